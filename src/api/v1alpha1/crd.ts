@@ -1,0 +1,67 @@
+// Builds the ServerlessApp CustomResourceDefinition from the schema in
+// serverlessapp.ts. scripts/generate-crds.ts writes it to crds/ and to the Helm
+// chart; a test fails when those files differ from what this returns.
+
+import { GROUP, KIND, PLURAL, VERSION, specSchema, statusSchema } from './serverlessapp.ts';
+
+const column = (name: string, jsonPath: string, type = 'string', description = '', priority = 0) =>
+  ({ name, type, jsonPath, ...(description ? { description } : {}), ...(priority ? { priority } : {}) });
+
+export function serverlessAppCRD() {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: {
+      name: `${PLURAL}.${GROUP}`,
+      labels: { 'app.kubernetes.io/part-of': 'serverlessapp-operator' },
+    },
+    spec: {
+      group: GROUP,
+      names: {
+        kind: KIND,
+        listKind: `${KIND}List`,
+        plural: PLURAL,
+        singular: 'serverlessapp',
+        shortNames: ['sapp'],
+        categories: ['serverless'],
+      },
+      scope: 'Namespaced',
+      versions: [{
+        name: VERSION,
+        served: true,
+        storage: true,
+        subresources: { status: {} },
+        additionalPrinterColumns: [
+          column('Ready', '.status.conditions[?(@.type=="Ready")].status', 'string', 'Whether the app serves its spec.'),
+          column('URL', '.status.url', 'string', 'Public URL.'),
+          column('Version', '.status.versions.stable.version', 'string', 'Stable version hash.'),
+          column('Canary %', '.status.canary.weight', 'integer', 'Traffic share of the candidate version.'),
+          column('Min', '.status.scaling.minScale', 'integer', 'Effective minimum replicas (after windows).'),
+          column('Max', '.status.scaling.maxScale', 'integer', 'Effective maximum replicas (after windows).'),
+          column('Phase', '.status.phase', 'string', 'Stable, Canary, Promoting, RolledBack, ...', 1),
+          column('Reason', '.status.conditions[?(@.type=="Ready")].reason', 'string', 'Why Ready is what it is.', 1),
+          column('Age', '.metadata.creationTimestamp', 'date'),
+        ],
+        schema: {
+          openAPIV3Schema: {
+            type: 'object',
+            description: 'ServerlessApp runs a container or a model as a serverless app: Knative or KServe for serving, Istio for routing, with canary rollouts by editing the spec, scheduled scale windows and prewarming.',
+            required: ['spec'],
+            // Revision names are `<app>-<hash>` and must stay DNS-1035 labels of at most 63 characters.
+            'x-kubernetes-validations': [{
+              rule: "self.metadata.name.size() <= 50 && self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",
+              message: 'metadata.name must be a DNS-1035 label (lowercase letters, digits and "-", starting with a letter) of at most 50 characters',
+            }],
+            properties: {
+              apiVersion: { type: 'string', description: 'APIVersion defines the versioned schema of this representation of an object.' },
+              kind: { type: 'string', description: 'Kind is a string value representing the REST resource this object represents.' },
+              metadata: { type: 'object' },
+              spec: specSchema.openapi,
+              status: statusSchema.openapi,
+            },
+          },
+        },
+      }],
+    },
+  };
+}

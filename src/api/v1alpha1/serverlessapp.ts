@@ -1,0 +1,282 @@
+// The ServerlessApp API (serverlessapp.io/v1alpha1): one small resource a
+// developer writes instead of a Knative Service or KServe InferenceService plus
+// an Istio VirtualService. This file is the single source of truth: the CRD in
+// crds/ and the chart, `kubectl explain` text, admission rules and the types
+// the operator uses are all derived from the schema below.
+
+import {
+  array, boolean, embedded, enumeration, integer, map, number, object, quantity, required, string,
+  type TypeOf,
+} from '../openapi.ts';
+import { DURATION_PATTERN } from './duration.ts';
+
+export const GROUP = 'serverlessapp.io';
+export const VERSION = 'v1alpha1';
+export const API_VERSION = `${GROUP}/${VERSION}`;
+export const KIND = 'ServerlessApp';
+export const PLURAL = 'serverlessapps';
+
+/** Model formats KServe ships runtimes for; anything else needs `runtime`. */
+export const MODEL_FORMATS = [
+  'sklearn', 'xgboost', 'lightgbm', 'tensorflow', 'pytorch', 'onnx', 'triton', 'pmml', 'paddle',
+  'mlflow', 'huggingface', 'custom',
+] as const;
+
+export const STORAGE_URI_PATTERN = '^(gs|s3|pvc|hf|oci|https?)://[^\\s]+$';
+const DNS_LABEL = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
+const HOSTNAME = '^(\\*\\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
+const HEADER_NAME = '^[A-Za-z0-9!#$%&\'*+.^_`|~-]+$';
+
+const duration = (description: string, extra: { default?: string } = {}) =>
+  string(`${description} A duration such as "30s", "15m" or "1h30m".`, { pattern: DURATION_PATTERN, maxLength: 32, ...extra });
+
+const resources = object('Compute resources, as in a Pod container: requests and limits of cpu, memory, nvidia.com/gpu, ...', {
+  requests: map(quantity('A quantity, e.g. "500m" or "2Gi".'), 'Minimum resources the scheduler reserves.', { maxProperties: 16 }),
+  limits: map(quantity('A quantity, e.g. "1" or "4Gi".'), 'Maximum resources the container may use. GPUs (nvidia.com/gpu) go here.', { maxProperties: 16 }),
+});
+
+const envVar = object('An environment variable for the container.', {
+  name: required(string('Variable name.', { minLength: 1, maxLength: 253 })),
+  value: string('Literal value.', { maxLength: 32768 }),
+  valueFrom: embedded('Source of the value, as in core/v1 EnvVarSource (secretKeyRef, configMapKeyRef, fieldRef, ...).'),
+});
+
+export const containerSchema = object(
+  'A container app, served by a Knative Service. Changing any field here makes a new version (a new revision).', {
+    image: required(string('Container image reference, e.g. ghcr.io/acme/shop:1.4.0. Prefer a tag or digest that never moves.', { minLength: 1, maxLength: 512, pattern: '^[^\\s]+$' })),
+    port: integer('Port the app listens on for HTTP; Knative sends requests here (its default is 8080).', { minimum: 1, maximum: 65535 }),
+    command: array(string('An argument.', { maxLength: 4096 }), 'Entrypoint override (the image ENTRYPOINT).', { maxItems: 64 }),
+    args: array(string('An argument.', { maxLength: 4096 }), 'Arguments to the entrypoint (the image CMD).', { maxItems: 256 }),
+    env: array(envVar, 'Environment variables.', { maxItems: 256, listType: 'map', listMapKeys: ['name'] }),
+    envFrom: array(embedded('A core/v1 EnvFromSource (configMapRef or secretRef).'), 'Environment variables taken from ConfigMaps or Secrets.', { maxItems: 32 }),
+    resources,
+    readinessProbe: embedded('A core/v1 Probe: when the container is ready for requests. Knative adds a default TCP probe when absent.'),
+    livenessProbe: embedded('A core/v1 Probe: when the container must be restarted.'),
+  });
+
+export const modelSchema = object(
+  'A model app, served by a KServe InferenceService in Knative (serverless) mode. Changing any field here makes a new version.', {
+    format: required(object('The model format; picks the KServe serving runtime.', {
+      name: required(enumeration(MODEL_FORMATS, 'Model format name. Use "custom" together with runtime for anything else.')),
+      version: string('Format version, e.g. "1" for sklearn 1.x.', { maxLength: 64 }),
+    })),
+    storageUri: required(string('Where the model is stored: gs://, s3://, pvc://, hf://, oci:// or http(s):// URI.', { pattern: STORAGE_URI_PATTERN, maxLength: 2048 })),
+    size: quantity('Approximate size of the model, e.g. "12Gi": the node cache reserves this much (required with prewarm.cacheModel).'),
+    runtime: string('Name of a ServingRuntime or ClusterServingRuntime to use instead of the one KServe picks for the format.', { maxLength: 253, pattern: DNS_LABEL }),
+    protocolVersion: enumeration(['v1', 'v2', 'grpc-v2'] as const, 'Inference protocol the runtime speaks.'),
+    args: array(string('An argument.', { maxLength: 4096 }), 'Extra arguments for the model server.', { maxItems: 64 }),
+    env: array(envVar, 'Environment variables for the model server.', { maxItems: 256, listType: 'map', listMapKeys: ['name'] }),
+    resources,
+  }, {
+    rules: [{ rule: `self.format.name != 'custom' || has(self.runtime)`, message: 'runtime is required when format.name is "custom"', fieldPath: '.runtime', reason: 'FieldValueRequired' }],
+  });
+
+export const windowSchema = object(
+  'A scheduled scale window: from each opening (schedule) for duration, the window\'s minScale (and maxScale) apply.', {
+    name: required(string('Window name, unique within the app (a DNS label), shown in status and events.', { pattern: DNS_LABEL, maxLength: 63 })),
+    schedule: required(string('When the window opens: a 5-field cron expression (minute hour day-of-month month day-of-week), e.g. "0 8 * * 1-5". Evaluated in timeZone.', { minLength: 9, maxLength: 128 })),
+    duration: required(duration('How long the window stays open after each opening (elapsed time, so it is exact across daylight-saving changes).')),
+    timeZone: string('IANA time zone of the schedule, e.g. Europe/Berlin.', { default: 'UTC', maxLength: 64 }),
+    minScale: required(integer('Minimum replicas while the window is open. 0 lets the app scale to zero inside the window.', { minimum: 0, maximum: 1000 })),
+    maxScale: integer('Maximum replicas while the window is open (unset: the app\'s maxScale).', { minimum: 1, maximum: 1000 }),
+  }, {
+    rules: [{ rule: '!has(self.maxScale) || self.minScale <= self.maxScale', message: 'minScale must be <= maxScale within a window', fieldPath: '.minScale' }],
+  });
+
+export const scalingSchema = object('How the app scales: bounds, the autoscaling target and scheduled windows.', {
+  minScale: integer('Minimum replicas outside every window. 0 = scale to zero when idle.', { minimum: 0, maximum: 1000, default: 0 }),
+  maxScale: integer('Maximum replicas (unset: no limit beyond the cluster\'s).', { minimum: 1, maximum: 1000 }),
+  target: integer('Autoscaling target per replica: in-flight requests (metric concurrency) or requests per second (metric rps).', { minimum: 1, maximum: 100000 }),
+  metric: enumeration(['concurrency', 'rps'] as const, 'What the autoscaler measures.', { default: 'concurrency' }),
+  scaleToZeroAfter: duration('How long the last replica is kept after traffic stops before scaling to zero (Knative scale-to-zero-pod-retention-period).'),
+  windows: array(windowSchema, 'Scheduled windows that raise or lower the scale on time, e.g. warm by day and zero at night. Where windows overlap, the largest minScale and the smallest maxScale apply.', {
+    maxItems: 16, listType: 'map', listMapKeys: ['name'],
+  }),
+}, {
+  rules: [{ rule: '!has(self.maxScale) || self.minScale <= self.maxScale', message: 'minScale must be <= maxScale', fieldPath: '.minScale' }],
+});
+
+export const warmupSchema = object(
+  'Warmup requests sent straight to a new version\'s revision (not the public route) once its replicas are ready, before it gets traffic.', {
+    path: required(string('Request path, starting with "/", e.g. /v1/models/m:predict.', { pattern: '^/[^\\s]*$', maxLength: 2048 })),
+    method: enumeration(['GET', 'POST', 'PUT', 'HEAD'] as const, 'HTTP method.', { default: 'GET' }),
+    headers: map(string('Header value.', { maxLength: 4096 }), 'Request headers.', { maxProperties: 32 }),
+    body: string('Request body (e.g. a JSON inference payload).', { maxLength: 65536 }),
+    count: integer('How many successful responses make the version warm.', { minimum: 1, maximum: 1000, default: 1 }),
+    timeout: duration('Timeout of one request.', { default: '10s' }),
+    deadline: duration('How long warmup may take in all, from the replicas being ready; past it the version is marked WarmupFailed and gets no traffic.', { default: '5m' }),
+  });
+
+export const prewarmSchema = object('Prewarming: start, cache and warm a version before users reach it, so nobody meets a cold start.', {
+  replicas: integer('Cold-start buffer: a new version is started with at least this many ready replicas before it gets traffic, and held there until warm.', { minimum: 0, maximum: 1000 }),
+  leadTime: duration('Apply a scale window\'s minScale this long before it opens, so replicas are up (and warm) at opening time.'),
+  warmup: warmupSchema,
+  cacheModel: boolean('Cache the model on the nodes with a KServe LocalModelCache (model apps only).'),
+});
+
+export const headerMatchSchema = object('A header rule: requests whose header matches go to the candidate, whatever canaryPercent is.', {
+  header: required(string('Header name, e.g. x-canary.', { pattern: HEADER_NAME, maxLength: 256 })),
+  exact: string('Matches when the value equals this.', { maxLength: 1024 }),
+  prefix: string('Matches when the value starts with this.', { maxLength: 1024 }),
+  regex: string('Matches when the value matches this RE2 regular expression.', { maxLength: 1024 }),
+}, {
+  rules: [{ rule: '[has(self.exact), has(self.prefix), has(self.regex)].filter(x, x).size() == 1', message: 'exactly one of exact, prefix or regex must be set' }],
+});
+
+export const analysisCheckSchema = object('A Prometheus check: the query\'s first value must lie within [min, max].', {
+  name: required(string('Check name, shown in status and events.', { pattern: DNS_LABEL, maxLength: 63 })),
+  query: required(string('PromQL instant query returning one number; {{app}}, {{namespace}}, {{revision}} and {{version}} are substituted.', { minLength: 1, maxLength: 8192 })),
+  min: number('Lowest passing value.'),
+  max: number('Highest passing value.'),
+}, {
+  rules: [{ rule: 'has(self.min) || has(self.max)', message: 'a check needs min or max' }],
+});
+
+export const rolloutSchema = object('How a new version is rolled out. Edit canaryPercent to move traffic; 100 (or removing it) promotes, 0 rolls back.', {
+  canaryPercent: integer('Share of traffic (0..100) for the candidate version; the stable version keeps the rest. 100 promotes, 0 rolls back (the candidate stays, scaled to zero).', { minimum: 0, maximum: 100 }),
+  match: array(headerMatchSchema, 'Header rules that send matching requests to the candidate (needs spec.ingress).', { maxItems: 16 }),
+  steps: array(integer('A canary percentage (1..99).', { minimum: 1, maximum: 99 }), 'Automated rollout: canary percentages to move through, e.g. [10, 25, 50]; after the last step the candidate is promoted. A manual canaryPercent always wins.', { maxItems: 20 }),
+  interval: duration('Time at each step before its checks decide.', { default: '1m' }),
+  analysis: object('Metric checks that gate each automated step.', {
+    prometheus: required(object('The Prometheus server to query.', {
+      address: required(string('Base URL, e.g. http://prometheus.monitoring:9090.', { pattern: '^https?://[^\\s]+$', maxLength: 2048 })),
+    })),
+    checks: required(array(analysisCheckSchema, 'Checks that must all pass for a step to advance. An empty result is not a pass: it halts the rollout.', { minItems: 1, maxItems: 16 })),
+    failureThreshold: integer('Failed check rounds before an automatic rollback.', { minimum: 1, maximum: 100, default: 2 }),
+  }),
+}, {
+  rules: [{ rule: '!has(self.analysis) || has(self.steps)', message: 'analysis needs steps', fieldPath: '.analysis' }],
+});
+
+export const ingressSchema = object('Public routing through an Istio VirtualService: hosts, gateways, timeout and retries; header rules from rollout.match.', {
+  hosts: required(array(string('A DNS host name, e.g. shop.example.com (a leading "*." is allowed).', { pattern: HOSTNAME, maxLength: 253 }), 'Host names the app answers on.', { minItems: 1, maxItems: 16, listType: 'set' })),
+  gateways: array(string('An Istio Gateway as "namespace/name" (or "name" in the app\'s namespace); must be allowed by the operator\'s configuration.', { pattern: '^([a-z0-9]([-a-z0-9]*[a-z0-9])?/)?[a-z0-9]([-a-z0-9.]*[a-z0-9])?$', maxLength: 253 }), 'Gateways to attach to (default: the mesh only).', { maxItems: 8, listType: 'set' }),
+  timeout: duration('Request timeout.'),
+  retries: object('Retry policy.', {
+    attempts: required(integer('Number of retries.', { minimum: 0, maximum: 10 })),
+    perTryTimeout: duration('Timeout of each try.'),
+    retryOn: string('Conditions to retry on, e.g. "5xx,connect-failure".', { maxLength: 256, pattern: '^[a-z0-9-]+(,[a-z0-9-]+)*$' }),
+  }),
+});
+
+export const specSchema = object('What the app runs and how it is served, scaled and rolled out.', {
+  container: containerSchema,
+  model: modelSchema,
+  scaling: scalingSchema,
+  prewarm: prewarmSchema,
+  rollout: rolloutSchema,
+  ingress: ingressSchema,
+}, {
+  rules: [
+    { rule: 'has(self.container) != has(self.model)', message: 'exactly one of container or model must be set' },
+    { rule: '!has(self.prewarm) || !has(self.prewarm.cacheModel) || !self.prewarm.cacheModel || has(self.model)', message: 'cacheModel needs a model app', fieldPath: '.prewarm.cacheModel' },
+    { rule: '!has(self.prewarm) || !has(self.prewarm.cacheModel) || !self.prewarm.cacheModel || !has(self.model) || has(self.model.size)', message: 'cacheModel needs model.size (the cache reserves it on each node)', fieldPath: '.model.size', reason: 'FieldValueRequired' },
+    { rule: '!has(self.rollout) || !has(self.rollout.match) || size(self.rollout.match) == 0 || has(self.ingress)', message: 'rollout.match needs spec.ingress (header routing is done by the VirtualService)', fieldPath: '.rollout.match' },
+  ],
+});
+
+// ---------------------------------------------------------------- status
+
+const conditionSchema = object('A Kubernetes condition.', {
+  type: required(string('Condition type: Ready, Prewarmed, CanaryProgressing, Promoted, ...', { maxLength: 316 })),
+  status: required(enumeration(['True', 'False', 'Unknown'] as const, 'Status of the condition.')),
+  reason: required(string('Machine-readable CamelCase reason.', { maxLength: 1024 })),
+  message: required(string('Human-readable details.', { maxLength: 32768 })),
+  observedGeneration: integer('The spec generation the condition was computed from.', { minimum: 0 }),
+  lastTransitionTime: required(string('When the status last changed.', { format: 'date-time' })),
+});
+
+const versionStatusSchema = object('A version of the app (a hash of container or model) and the revision serving it.', {
+  version: required(string('Version hash of the workload spec.')),
+  revision: string('Knative revision serving this version.'),
+  image: string('Container image (container apps).'),
+  storageUri: string('Model URI (model apps).'),
+  ready: boolean('The revision is ready.'),
+  warm: boolean('Ready and prewarmed (warmup passed, if configured).'),
+  replicas: integer('Ready replicas reported by the revision.'),
+});
+
+export const phases = ['Pending', 'Stable', 'Canary', 'Promoting', 'RolledBack', 'Failed'] as const;
+
+export const statusSchema = object('Observed state, written by the operator.', {
+  observedGeneration: integer('The spec generation this status describes.'),
+  phase: enumeration(phases, 'Pending (first version starting), Stable (one version serving), Canary (traffic split), Promoting (candidate taking all traffic), RolledBack (candidate kept at 0%), Failed (the spec cannot be served).'),
+  url: string('Public URL of the app.'),
+  conditions: array(conditionSchema, 'Ready, Prewarmed, CanaryProgressing, Promoted, ...', { listType: 'map', listMapKeys: ['type'] }),
+  versions: object('The stable version and the candidate, if any.', {
+    stable: versionStatusSchema,
+    candidate: versionStatusSchema,
+  }),
+  traffic: array(object('Where traffic goes.', {
+    revision: required(string('Revision name.')),
+    version: string('Version hash.'),
+    percent: required(integer('Share of traffic.')),
+    tag: string('Route tag: stable or candidate (each has its own URL).'),
+    url: string('URL that reaches this target only.'),
+  }), 'The traffic split in force.'),
+  canary: object('Progress of the current canary (kept here so a restart resumes).', {
+    weight: integer('Current candidate percentage.'),
+    step: integer('Index of the automated step in force (0-based).'),
+    stepStartedAt: string('When the current step began.', { format: 'date-time' }),
+    failedChecks: integer('Failed check rounds so far.'),
+    message: string('Latest analysis outcome.'),
+    abortedVersion: string('A candidate version rolled back automatically; not retried until the workload spec changes.'),
+  }),
+  prewarm: object('Prewarming of the candidate (or first) version.', {
+    version: required(string('Version being prewarmed.')),
+    startedAt: string('When its replicas were first ready and warmup began.', { format: 'date-time' }),
+    warmedAt: string('When it became warm.', { format: 'date-time' }),
+    requestsSent: integer('Warmup requests sent.'),
+    succeeded: integer('Warmup requests that succeeded.'),
+    lastError: string('Last warmup failure.'),
+  }),
+  scaling: object('The scale in force after windows and prewarm lead.', {
+    minScale: integer('Effective minimum replicas.'),
+    maxScale: integer('Effective maximum replicas (absent: unbounded).'),
+    openWindows: array(string('Window name.'), 'Windows open now.'),
+    prewarmingWindows: array(string('Window name.'), 'Windows in their lead time.'),
+    nextTransition: object('The next scheduled change.', {
+      at: required(string('When.', { format: 'date-time' })),
+      window: required(string('Which window.')),
+      change: required(enumeration(['prewarm', 'open', 'close'] as const, 'What happens.')),
+      minScale: integer('Minimum from then on.'),
+      maxScale: integer('Maximum from then on.'),
+    }),
+  }),
+  modelCache: string('Name of the LocalModelCache for this app\'s model.'),
+});
+
+export type ServerlessAppSpec = TypeOf<typeof specSchema>;
+export type ServerlessAppStatus = TypeOf<typeof statusSchema>;
+export type ContainerSpec = TypeOf<typeof containerSchema>;
+export type ModelSpec = TypeOf<typeof modelSchema>;
+export type ScalingSpec = TypeOf<typeof scalingSchema>;
+export type PrewarmSpec = TypeOf<typeof prewarmSchema>;
+export type WarmupSpec = TypeOf<typeof warmupSchema>;
+export type RolloutSpec = TypeOf<typeof rolloutSchema>;
+export type IngressSpec = TypeOf<typeof ingressSchema>;
+export type HeaderMatch = TypeOf<typeof headerMatchSchema>;
+export type VersionStatus = TypeOf<typeof versionStatusSchema>;
+export type TrafficStatus = NonNullable<ServerlessAppStatus['traffic']>[number];
+export type Phase = (typeof phases)[number];
+
+export interface ObjectMeta {
+  name: string;
+  namespace: string;
+  uid?: string;
+  generation?: number;
+  resourceVersion?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  finalizers?: string[];
+  deletionTimestamp?: string;
+  creationTimestamp?: string;
+}
+
+export interface ServerlessApp {
+  apiVersion: typeof API_VERSION;
+  kind: typeof KIND;
+  metadata: ObjectMeta;
+  spec: ServerlessAppSpec;
+  status?: ServerlessAppStatus;
+}

@@ -1,0 +1,101 @@
+// Operator configuration from flags and environment variables (flags win).
+// Everything a cluster admin may tune lives here, with the Helm chart's values
+// mapping onto the environment variables.
+
+import { parseArgs } from 'node:util';
+
+export type InPlaceScaling = 'auto' | 'true' | 'false';
+
+export interface OperatorConfig {
+  kubeconfig?: string;
+  /** Watched namespaces; empty = all. */
+  namespaces: string[];
+  concurrency: number;
+  logLevel: string;
+  metricsAddr: string;
+  probeAddr: string;
+  leaderElect: boolean;
+  leaderElectionNamespace: string;
+  leaderElectionId: string;
+  identity: string;
+  /** Gateways apps may use: "ns/name", "ns/*", "*"; "{namespace}" = the app's own. */
+  allowedGateways: string[];
+  /** How the operator reaches one revision for warmup requests. */
+  warmupUrlTemplate: string;
+  modelCacheNodeGroup: string;
+  modelCacheScope: 'auto' | 'cluster' | 'namespace';
+  /** Knative >= 1.21 changes a live Revision's scale bounds in place; older ones need a new revision. */
+  knativeInPlaceScaling: InPlaceScaling;
+  /** Knative's cluster-local gateway Service that VirtualServices route to. */
+  localGateway: string;
+  /** Start the clock here (demo/tests): time then runs in real time from this instant. */
+  clockStart?: string;
+}
+
+const OPTIONS = {
+  kubeconfig: { type: 'string', env: 'KUBECONFIG', help: 'kubeconfig path (default: in-cluster, then $KUBECONFIG, ~/.kube/config)' },
+  namespaces: { type: 'string', env: 'WATCH_NAMESPACES', help: 'comma-separated namespaces to watch (default: all)' },
+  concurrency: { type: 'string', env: 'MAX_CONCURRENT_RECONCILES', help: 'reconcile workers (default 4)' },
+  'log-level': { type: 'string', env: 'LOG_LEVEL', help: 'error|warn|info|debug (default info)' },
+  'metrics-bind-address': { type: 'string', env: 'METRICS_BIND_ADDRESS', help: 'metrics listen address (default :8080)' },
+  'health-probe-bind-address': { type: 'string', env: 'HEALTH_PROBE_BIND_ADDRESS', help: 'probe listen address (default :8081)' },
+  'leader-elect': { type: 'string', env: 'LEADER_ELECT', help: 'true|false (default true)' },
+  'leader-election-namespace': { type: 'string', env: 'POD_NAMESPACE', help: 'namespace of the Lease (default serverlessapp-system)' },
+  'leader-election-id': { type: 'string', env: 'LEADER_ELECTION_ID', help: 'Lease name (default serverlessapp-operator-leader)' },
+  identity: { type: 'string', env: 'POD_NAME', help: 'this replica\'s identity (default hostname-pid)' },
+  'allowed-gateways': { type: 'string', env: 'ALLOWED_GATEWAYS', help: 'comma-separated gateways apps may use: ns/name, ns/*, *, {namespace}/* (default: none, mesh only)' },
+  'warmup-url-template': { type: 'string', env: 'WARMUP_URL_TEMPLATE', help: 'URL of one revision, with {revision} {namespace} {app} {version} {path}' },
+  'model-cache-node-group': { type: 'string', env: 'MODEL_CACHE_NODE_GROUP', help: 'LocalModelNodeGroup for model caches (default "default")' },
+  'model-cache-scope': { type: 'string', env: 'MODEL_CACHE_SCOPE', help: 'auto|cluster|namespace (default auto)' },
+  'knative-inplace-scaling': { type: 'string', env: 'KNATIVE_INPLACE_SCALING', help: 'auto|true|false (default auto: detect Knative >= 1.21)' },
+  'local-gateway': { type: 'string', env: 'KNATIVE_LOCAL_GATEWAY', help: 'Knative local gateway host (default knative-local-gateway.istio-system.svc.cluster.local)' },
+  'clock-start': { type: 'string', env: 'CLOCK_START', help: 'demo clock: start time (RFC 3339); time runs from there' },
+  help: { type: 'boolean', env: '', help: 'show this help' },
+} as const;
+
+export class ConfigError extends Error {}
+
+export function usage(): string {
+  return ['Usage: serverlessapp-operator [flags]', '', ...Object.entries(OPTIONS).map(([k, o]) => `  --${k.padEnd(28)} ${o.help}${o.env ? ` [$${o.env}]` : ''}`)].join('\n');
+}
+
+const list = (s: string | undefined) => (s ?? '').split(',').map((x) => x.trim()).filter(Boolean);
+
+function oneOf<T extends string>(name: string, value: string, allowed: readonly T[]): T {
+  if (!(allowed as readonly string[]).includes(value)) throw new ConfigError(`--${name}: ${JSON.stringify(value)} is not one of ${allowed.join(', ')}`);
+  return value as T;
+}
+
+export function parseConfig(argv: string[], env: NodeJS.ProcessEnv): OperatorConfig & { help: boolean } {
+  const { values } = parseArgs({ args: argv, options: Object.fromEntries(Object.entries(OPTIONS).map(([k, o]) => [k, { type: o.type }])), strict: true, allowPositionals: false });
+  const get = (k: keyof typeof OPTIONS): string | undefined => {
+    const v = values[k];
+    if (typeof v === 'string') return v;
+    const e = OPTIONS[k].env;
+    return e ? env[e] || undefined : undefined;
+  };
+  const concurrency = Number(get('concurrency') ?? 4);
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 256) throw new ConfigError('--concurrency must be an integer from 1 to 256');
+  const clockStart = get('clock-start');
+  if (clockStart && Number.isNaN(Date.parse(clockStart))) throw new ConfigError(`--clock-start: ${JSON.stringify(clockStart)} is not an RFC 3339 time`);
+  return {
+    help: values.help === true,
+    ...(get('kubeconfig') ? { kubeconfig: get('kubeconfig')! } : {}),
+    namespaces: list(get('namespaces')),
+    concurrency,
+    logLevel: oneOf('log-level', get('log-level') ?? 'info', ['error', 'warn', 'info', 'debug'] as const),
+    metricsAddr: get('metrics-bind-address') ?? ':8080',
+    probeAddr: get('health-probe-bind-address') ?? ':8081',
+    leaderElect: oneOf('leader-elect', get('leader-elect') ?? 'true', ['true', 'false'] as const) === 'true',
+    leaderElectionNamespace: get('leader-election-namespace') ?? 'serverlessapp-system',
+    leaderElectionId: get('leader-election-id') ?? 'serverlessapp-operator-leader',
+    identity: get('identity') ?? `${env.HOSTNAME ?? 'local'}-${process.pid}`,
+    allowedGateways: list(get('allowed-gateways')),
+    warmupUrlTemplate: get('warmup-url-template') ?? 'http://{revision}-private.{namespace}.svc.cluster.local{path}',
+    modelCacheNodeGroup: get('model-cache-node-group') ?? 'default',
+    modelCacheScope: oneOf('model-cache-scope', get('model-cache-scope') ?? 'auto', ['auto', 'cluster', 'namespace'] as const),
+    knativeInPlaceScaling: oneOf('knative-inplace-scaling', get('knative-inplace-scaling') ?? 'auto', ['auto', 'true', 'false'] as const),
+    localGateway: get('local-gateway') ?? 'knative-local-gateway.istio-system.svc.cluster.local',
+    ...(clockStart ? { clockStart } : {}),
+  };
+}

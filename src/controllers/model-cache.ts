@@ -1,0 +1,96 @@
+// The model-cache controller: keeps one KServe LocalModelCache per model app
+// with prewarm.cacheModel, replaces it when the model changes and removes it
+// when the app goes. A cluster-scoped cache cannot be owned by a namespaced app,
+// so the app carries a finalizer; deleting an app never hangs on a cache that
+// is already gone (NotFound counts as done).
+
+import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
+import { API_VERSION, KIND } from '../api/v1alpha1/serverlessapp.ts';
+import { APP_LABEL, MANAGED_BY } from '../render/metadata.ts';
+import { CACHE_NAMESPACE_LABEL, modelCacheName, renderLocalModelCache, type CacheScope } from '../render/local-model-cache.ts';
+import { Controller, type ReconcileContext, type Request } from '../runtime/controller.ts';
+import type { Informer } from '../runtime/informer.ts';
+import { Kinds } from '../runtime/kinds.ts';
+import type { Manager } from '../runtime/manager.ts';
+import { ChildWriter } from './children.ts';
+
+export const CACHE_FINALIZER = 'serverlessapp.io/model-cache';
+
+interface Cache {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; uid?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  spec?: unknown;
+}
+
+export function wantsCache(app: ServerlessApp): boolean {
+  return !!app.spec.model && app.spec.prewarm?.cacheModel === true && !app.metadata.deletionTimestamp;
+}
+
+export class ModelCacheReconciler {
+  readonly controller: Controller;
+  private readonly apps: Informer<ServerlessApp>;
+  private readonly caches: Informer<Cache>;
+  private readonly children: ChildWriter;
+
+  constructor(private readonly mgr: Manager, private readonly o: { scope: CacheScope; nodeGroup: string }) {
+    this.apps = mgr.informer<ServerlessApp>(Kinds.ServerlessApp);
+    const kind = o.scope === 'cluster' ? Kinds.LocalModelCache : Kinds.LocalModelNamespaceCache;
+    this.caches = mgr.informer<Cache>(kind, { labelSelector: `app.kubernetes.io/managed-by=${MANAGED_BY}` });
+    this.children = new ChildWriter(mgr.client);
+    this.controller = new Controller({
+      name: 'modelcache', reconcile: (req, ctx) => this.reconcile(req, ctx), concurrency: 2, logger: mgr.logger, metrics: mgr.metrics,
+    })
+      .watches(this.apps, (a) => a.spec.model || a.metadata.finalizers?.includes(CACHE_FINALIZER) ? [{ namespace: a.metadata.namespace, name: a.metadata.name }] : [])
+      .watches(this.caches, (c) => {
+        const name = c.metadata.labels?.[APP_LABEL];
+        const namespace = c.metadata.namespace ?? c.metadata.labels?.[CACHE_NAMESPACE_LABEL];
+        return name && namespace ? [{ namespace, name }] : [];
+      });
+    mgr.add(this.controller);
+  }
+
+  private cachesOf(namespace: string, name: string): Cache[] {
+    return this.caches.list(this.o.scope === 'cluster' ? undefined : namespace).filter((c) =>
+      c.metadata.labels?.[APP_LABEL] === name && (c.metadata.namespace ?? c.metadata.labels?.[CACHE_NAMESPACE_LABEL]) === namespace);
+  }
+
+  async reconcile(req: Request, ctx: ReconcileContext): Promise<void> {
+    const kind = this.o.scope === 'cluster' ? Kinds.LocalModelCache : Kinds.LocalModelNamespaceCache;
+    const app = this.apps.get(req.namespace, req.name);
+    const existing = this.cachesOf(req.namespace, req.name);
+    const wanted = app && wantsCache(app) ? renderLocalModelCache(app, this.o.scope, this.o.nodeGroup) : undefined;
+
+    // Remove every cache of this app that is not the wanted one (model changed, caching off, app gone).
+    for (const c of existing) {
+      if (c.metadata.name === wanted?.metadata.name) continue;
+      await this.mgr.client.delete(kind, c.metadata.namespace, c.metadata.name);
+      ctx.log.info('removed model cache', { cache: c.metadata.name });
+      if (app) this.mgr.events.record(app, 'Normal', 'ModelCacheRemoved', `removed ${c.kind} ${c.metadata.name}`);
+    }
+    if (!app) return;
+
+    const needsFinalizer = this.o.scope === 'cluster' && !!wanted;
+    const hasFinalizer = app.metadata.finalizers?.includes(CACHE_FINALIZER) ?? false;
+    if (needsFinalizer && !hasFinalizer) await this.setFinalizer(app, true);
+    if (wanted) {
+      const live = existing.find((c) => c.metadata.name === wanted.metadata.name);
+      if (await this.children.ensure(kind, wanted, live)) {
+        this.mgr.events.record(app, 'Normal', 'ModelCacheApplied', `${wanted.kind} ${wanted.metadata.name} caches ${app.spec.model?.storageUri} on node group ${this.o.nodeGroup}`);
+      }
+    }
+    if (!needsFinalizer && hasFinalizer) await this.setFinalizer(app, false);
+  }
+
+  /** Server-side apply of our finalizer alone (finalizers are a set: others' entries stay). */
+  private async setFinalizer(app: ServerlessApp, present: boolean): Promise<void> {
+    await this.mgr.client.apply({
+      apiVersion: API_VERSION, kind: KIND,
+      metadata: { name: app.metadata.name, namespace: app.metadata.namespace, finalizers: present ? [CACHE_FINALIZER] : [] },
+    });
+  }
+}
+
+export function cacheNameFor(app: ServerlessApp, scope: CacheScope): string | undefined {
+  return wantsCache(app) ? modelCacheName(app, scope) : undefined;
+}

@@ -1,0 +1,46 @@
+// Reading Knative Revisions (the data plane's report of each version): which
+// version a revision serves (our label, propagated from the template by Knative
+// and KServe), whether it is ready, and how many replicas it runs.
+
+import { VERSION_LABEL } from '../render/metadata.ts';
+import type { ObservedRevision } from '../rollout/canary.ts';
+
+export interface KnativeCondition { type: string; status: string; reason?: string; message?: string }
+
+export interface Revision {
+  apiVersion?: string;
+  kind?: string;
+  metadata: { name: string; namespace: string; labels?: Record<string, string>; annotations?: Record<string, string>; creationTimestamp?: string; uid?: string; resourceVersion?: string };
+  status?: { conditions?: KnativeCondition[]; actualReplicas?: number; desiredReplicas?: number };
+}
+
+export function conditionOf(conditions: KnativeCondition[] | undefined, type: string): KnativeCondition | undefined {
+  return conditions?.find((c) => c.type === type);
+}
+
+export function observeRevision(r: Revision): ObservedRevision {
+  return {
+    name: r.metadata.name,
+    version: r.metadata.labels?.[VERSION_LABEL] ?? '',
+    ready: conditionOf(r.status?.conditions, 'Ready')?.status === 'True',
+    replicas: r.status?.actualReplicas ?? 0,
+  };
+}
+
+/** Newest first: by the configuration generation Knative stamps, then creation time, then name. */
+export function newestFirst(revisions: Revision[]): Revision[] {
+  const gen = (r: Revision) => Number(r.metadata.labels?.['serving.knative.dev/configurationGeneration'] ?? 0);
+  return [...revisions].sort((a, b) => gen(b) - gen(a)
+    || (b.metadata.creationTimestamp ?? '').localeCompare(a.metadata.creationTimestamp ?? '')
+    || b.metadata.name.localeCompare(a.metadata.name));
+}
+
+/** Keep only what the operator reads: informer caches stay small at 10,000 apps. */
+export function slimRevision(r: Revision): Revision {
+  const { name, namespace, labels, annotations, creationTimestamp, uid, resourceVersion } = r.metadata;
+  return {
+    apiVersion: r.apiVersion, kind: r.kind,
+    metadata: { name, namespace, ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}), ...(creationTimestamp ? { creationTimestamp } : {}), ...(uid ? { uid } : {}), ...(resourceVersion ? { resourceVersion } : {}) },
+    ...(r.status ? { status: { ...(r.status.conditions ? { conditions: r.status.conditions.map(({ type, status, reason, message }) => ({ type, status, ...(reason ? { reason } : {}), ...(message ? { message } : {}) })) } : {}), ...(r.status.actualReplicas !== undefined ? { actualReplicas: r.status.actualReplicas } : {}) } } : {}),
+  };
+}

@@ -1,0 +1,105 @@
+// Composes an app's status from what the reconcile decided and observed. Pure,
+// and deterministic for the same inputs, so a converged app writes nothing.
+
+import type { ServerlessApp, ServerlessAppStatus, VersionStatus } from '../api/v1alpha1/serverlessapp.ts';
+import type { SpecProblem } from '../api/v1alpha1/validation.ts';
+import type { PrewarmEvaluation } from '../prewarm/prewarm.ts';
+import type { ObservedRevision, RolloutPlan } from '../rollout/canary.ts';
+import { setCondition, type Condition } from '../runtime/conditions.ts';
+import type { EffectiveScale } from '../scaling/windows.ts';
+import type { WorkloadSummary } from './workloads.ts';
+
+type ConditionInput = Omit<Condition, 'lastTransitionTime' | 'observedGeneration'>;
+
+export function withConditions(app: ServerlessApp, conditions: ConditionInput[], now: Date): Condition[] {
+  let list = (app.status?.conditions ?? []) as Condition[];
+  for (const c of conditions) list = setCondition(list, { ...c, observedGeneration: app.metadata.generation ?? 0 }, now);
+  return list;
+}
+
+/** Status for a spec the operator cannot serve: Ready=False naming the field; everything else kept as it was. */
+export function invalidSpecStatus(app: ServerlessApp, problems: SpecProblem[], now: Date): ServerlessAppStatus {
+  const first = problems[0]!;
+  const message = problems.map((p) => `${p.field}: ${p.message}`).join('; ') + '. The running version is left as it was.';
+  return {
+    ...app.status,
+    observedGeneration: app.metadata.generation ?? 0,
+    conditions: withConditions(app, [{ type: 'Ready', status: 'False', reason: first.reason, message }], now),
+  };
+}
+
+export interface StatusInput {
+  plan: RolloutPlan;
+  workload: WorkloadSummary;
+  revisions: Map<string, ObservedRevision>;
+  prewarm?: PrewarmEvaluation;
+  scale: EffectiveScale;
+  describe: (version: string) => Pick<VersionStatus, 'image' | 'storageUri'>;
+  modelCache?: string;
+  extraConditions?: ConditionInput[];
+  now: Date;
+}
+
+function versionStatus(ref: { version: string; revision?: string }, warm: boolean, s: StatusInput): VersionStatus {
+  const r = ref.revision ? s.revisions.get(ref.revision) : undefined;
+  return {
+    version: ref.version,
+    ...(ref.revision ? { revision: ref.revision } : {}),
+    ...s.describe(ref.version),
+    ready: !!r?.ready,
+    warm: warm && !!r?.ready,
+    replicas: r?.replicas ?? 0,
+  };
+}
+
+function readyCondition(s: StatusInput): ConditionInput {
+  const { plan, workload } = s;
+  const stable = plan.stable ? s.revisions.get(plan.stable.revision) : undefined;
+  if (plan.stable && stable?.ready && workload.traffic.length > 0) {
+    return { type: 'Ready', status: 'True', reason: 'Serving', message: `version ${plan.stable.version} serves on ${plan.stable.revision}` };
+  }
+  if (plan.stable && stable && !stable.ready) {
+    return { type: 'Ready', status: 'False', reason: 'StableNotReady', message: `stable revision ${plan.stable.revision} is not ready: ${workload.message}` };
+  }
+  if (s.prewarm?.condition.reason === 'WarmupFailed') return { type: 'Ready', status: 'False', reason: 'WarmupFailed', message: s.prewarm.condition.message };
+  return { type: 'Ready', status: 'False', reason: workload.ready === false ? workload.reason : 'Deploying', message: plan.promoted.message + (workload.ready === false ? `: ${workload.message}` : '') };
+}
+
+export function composeStatus(app: ServerlessApp, s: StatusInput): ServerlessAppStatus {
+  const { plan, scale } = s;
+  const c = plan.candidate;
+  const conditions: ConditionInput[] = [
+    readyCondition(s),
+    ...(s.prewarm ? [{ type: 'Prewarmed', ...s.prewarm.condition }] : []),
+    { type: 'CanaryProgressing', ...plan.progressing },
+    { type: 'Promoted', ...plan.promoted },
+    ...(s.extraConditions ?? []),
+  ];
+  const next = scale.next;
+  return {
+    observedGeneration: app.metadata.generation ?? 0,
+    phase: plan.phase,
+    ...(s.workload.url ? { url: s.workload.url } : {}),
+    conditions: withConditions(app, conditions, s.now),
+    versions: {
+      ...(plan.stable ? { stable: versionStatus(plan.stable, true, s) } : plan.initial ? { stable: versionStatus(plan.initial, plan.initial.warm, s) } : {}),
+      ...(c ? { candidate: versionStatus(c, c.warm, s) } : {}),
+    },
+    traffic: s.workload.traffic,
+    ...(plan.canary ? { canary: plan.canary } : {}),
+    ...(s.prewarm?.status ? { prewarm: s.prewarm.status } : app.status?.prewarm ? { prewarm: app.status.prewarm } : {}),
+    scaling: {
+      minScale: scale.minScale,
+      ...(scale.maxScale !== undefined ? { maxScale: scale.maxScale } : {}),
+      openWindows: scale.openWindows,
+      prewarmingWindows: scale.prewarmingWindows,
+      ...(next ? {
+        nextTransition: {
+          at: next.at.toISOString(), window: next.window, change: next.change, minScale: next.minScale,
+          ...(next.maxScale !== undefined ? { maxScale: next.maxScale } : {}),
+        },
+      } : {}),
+    },
+    ...(s.modelCache ? { modelCache: s.modelCache } : {}),
+  };
+}

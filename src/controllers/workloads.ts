@@ -1,0 +1,129 @@
+// The two kinds of workload an app can have, behind one small interface: a
+// Knative Service (container apps) or a KServe InferenceService (model apps).
+// Each knows its kind, the revision a version runs on, how to render itself
+// from the rollout plan, and how to read readiness and traffic back.
+
+import type { ServerlessApp, TrafficStatus } from '../api/v1alpha1/serverlessapp.ts';
+import { boundsAnnotations, templateAutoscaling } from '../render/autoscaling.ts';
+import { renderInferenceService } from '../render/inference-service.ts';
+import { knativeTemplate, renderKnativeService } from '../render/knative-service.ts';
+import { kserveRouter, knativeRouter, type KnativeTrafficTarget, type TrafficPlan } from '../render/traffic.ts';
+import type { RolloutPlan } from '../rollout/canary.ts';
+import { Kinds, type ResourceKind } from '../runtime/kinds.ts';
+import { latestBounds } from '../scaling/revision-bounds.ts';
+import type { ScaleBounds } from '../scaling/windows.ts';
+import { conditionOf, newestFirst, observeRevision, type KnativeCondition, type Revision } from './revisions.ts';
+
+export interface WorkloadObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; uid?: string; labels?: Record<string, string>; annotations?: Record<string, string>; ownerReferences?: Array<{ uid: string; kind: string; controller?: boolean }>; generation?: number };
+  spec?: unknown;
+  status?: {
+    observedGeneration?: number;
+    conditions?: KnativeCondition[];
+    url?: string;
+    traffic?: KnativeTrafficTarget[];
+    components?: { predictor?: { traffic?: KnativeTrafficTarget[]; url?: string } };
+  };
+}
+
+export interface WorkloadSummary {
+  /** Ready as the data plane reports it; undefined while it has not said. */
+  ready?: boolean;
+  reason: string;
+  message: string;
+  url?: string;
+  traffic: TrafficStatus[];
+}
+
+export interface RenderContext {
+  app: ServerlessApp;
+  version: string;
+  plan: RolloutPlan;
+  effective: ScaleBounds;
+  prewarmReplicas: number;
+  revisions: Revision[];
+}
+
+export interface Workload {
+  readonly kind: ResourceKind;
+  /** Whether scale bounds are set on live Revisions (Knative >= 1.21) rather than in the workload. */
+  readonly boundsOnRevisions: boolean;
+  /** The revision the spec's version runs on: known in advance (Knative) or read back (KServe). */
+  desiredRevision(app: ServerlessApp, version: string, effective: ScaleBounds, revisions: Revision[]): string | undefined;
+  render(ctx: RenderContext): WorkloadObject;
+  /** Cluster-local hosts of the app and of its candidate, for the VirtualService. */
+  hosts(app: ServerlessApp): { defaultHost: string; candidateHost: string };
+  summarize(live: WorkloadObject | undefined, versionOf: (revision: string) => string | undefined): WorkloadSummary;
+}
+
+export function trafficPlan(plan: RolloutPlan, latest?: string): TrafficPlan {
+  const c = plan.candidate;
+  return {
+    ...(plan.initial ? { initial: { version: plan.initial.version, ...(plan.initial.revision ? { revision: plan.initial.revision } : {}) } } : {}),
+    ...(plan.stable ? { stable: plan.stable } : {}),
+    ...(c && c.revision ? { candidate: { revision: c.revision, version: c.version, percent: c.percent, ready: c.ready && c.warm, rolledBack: c.state === 'rolledBack' } } : {}),
+    ...(latest ? { latest } : {}),
+  };
+}
+
+function summarizeConditions(live: WorkloadObject | undefined, traffic: KnativeTrafficTarget[] | undefined, url: string | undefined, versionOf: (r: string) => string | undefined): WorkloadSummary {
+  if (!live?.status?.conditions) return { reason: 'Pending', message: `waiting for ${live?.kind ?? 'the workload'} to report status`, traffic: [] };
+  const ready = conditionOf(live.status.conditions, 'Ready');
+  const routes = conditionOf(live.status.conditions, 'RoutesReady') ?? conditionOf(live.status.conditions, 'PredictorRouteReady');
+  const notReady = live.status.conditions.find((c) => c.status !== 'True' && c.type !== 'Ready');
+  return {
+    ...(ready ? { ready: ready.status === 'True' } : {}),
+    reason: ready?.status === 'True' ? 'Ready' : (ready?.reason ?? notReady?.reason ?? 'Pending'),
+    message: ready?.status === 'True' ? `${live.kind} is ready` : (ready?.message ?? notReady?.message ?? routes?.message ?? `${live.kind} is not ready`),
+    ...(url ? { url } : {}),
+    traffic: knativeRouter.inForce({ ...(traffic ? { traffic } : {}) }, versionOf),
+  };
+}
+
+export function knativeWorkload(inPlaceBounds: boolean): Workload {
+  const template = (app: ServerlessApp, version: string, effective: ScaleBounds) => {
+    const annotations = templateAutoscaling(app.spec.scaling);
+    if (inPlaceBounds) return knativeTemplate(app, version, annotations);
+    // Legacy Knative: bounds are baked into the revision, and the prewarm buffer rides on initial-scale.
+    const replicas = app.spec.prewarm?.replicas ?? 0;
+    return knativeTemplate(app, version, {
+      ...annotations, ...boundsAnnotations(effective),
+      ...(replicas > 0 ? { 'autoscaling.knative.dev/initial-scale': String(replicas) } : {}),
+    });
+  };
+  return {
+    kind: Kinds.KnativeService,
+    boundsOnRevisions: inPlaceBounds,
+    desiredRevision: (app, version, effective) => template(app, version, effective).revision,
+    render: ({ app, version, plan, effective, revisions }) => {
+      const t = template(app, version, effective);
+      const latest = newestFirst(revisions)[0]?.metadata.name;
+      return renderKnativeService(app, version, t, knativeRouter.routes(trafficPlan(plan, latest)).traffic) as unknown as WorkloadObject;
+    },
+    hosts: (app) => ({
+      defaultHost: `${app.metadata.name}.${app.metadata.namespace}.svc.cluster.local`,
+      candidateHost: `candidate-${app.metadata.name}.${app.metadata.namespace}.svc.cluster.local`,
+    }),
+    summarize: (live, versionOf) => summarizeConditions(live, live?.status?.traffic, live?.status?.url, versionOf),
+  };
+}
+
+export const kserveWorkload: Workload = {
+  kind: Kinds.InferenceService,
+  boundsOnRevisions: false,
+  desiredRevision: (_app, version, _effective, revisions) =>
+    newestFirst(revisions).find((r) => observeRevision(r).version === version)?.metadata.name,
+  render: ({ app, version, plan, effective, prewarmReplicas, revisions }) => {
+    const latest = newestFirst(revisions)[0]?.metadata.name;
+    const bounds = latestBounds(plan, effective, prewarmReplicas);
+    return renderInferenceService(app, version, bounds, kserveRouter.routes(trafficPlan(plan, latest))) as unknown as WorkloadObject;
+  },
+  hosts: (app) => ({
+    defaultHost: `${app.metadata.name}-predictor.${app.metadata.namespace}.svc.cluster.local`,
+    // KServe tags the latest (candidate) revision "latest" when tag routing is enabled.
+    candidateHost: `latest-${app.metadata.name}-predictor.${app.metadata.namespace}.svc.cluster.local`,
+  }),
+  summarize: (live, versionOf) => summarizeConditions(live, live?.status?.components?.predictor?.traffic, live?.status?.url, versionOf),
+};

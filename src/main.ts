@@ -1,0 +1,35 @@
+// serverlessapp-operator: flags and wiring only.
+
+import { KubeConfig } from '@kubernetes/client-node';
+import { ConfigError, parseConfig, usage } from './config.ts';
+import { createOperator } from './operator.ts';
+import { OffsetClock, systemClock } from './runtime/clock.ts';
+import { createLogger } from './runtime/logging.ts';
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = parseConfig(process.argv.slice(2), process.env);
+  } catch (e) {
+    console.error(`${(e as Error).message}\n\n${usage()}`);
+    process.exit(2);
+  }
+  if (config.help) {
+    console.log(usage());
+    return;
+  }
+  const logger = createLogger({ level: config.logLevel });
+  const kc = new KubeConfig();
+  if (config.kubeconfig) kc.loadFromFile(config.kubeconfig);
+  else if (process.env.KUBERNETES_SERVICE_HOST) kc.loadFromCluster();
+  else kc.loadFromDefault();
+  const clock = config.clockStart ? new OffsetClock(new Date(config.clockStart)) : systemClock;
+  const operator = await createOperator(kc, config, { logger, clock });
+  operator.manager.installSignalHandlers();
+  await operator.manager.start();
+}
+
+main().catch((e: unknown) => {
+  console.error(JSON.stringify({ level: 'error', msg: 'operator failed', error: e instanceof Error ? e.message : String(e) }));
+  process.exit(1);
+});

@@ -1,0 +1,63 @@
+// Assembles the operator: a manager with its two controllers (ServerlessApps and
+// model caches), configured from OperatorConfig. Used by main.ts, and by the
+// tests, demo and benchmarks, which run the same operator in-process.
+
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { AxiosInstance } from 'axios';
+import type { OperatorConfig } from './config.ts';
+import { ModelCacheReconciler } from './controllers/model-cache.ts';
+import { ServerlessAppReconciler } from './controllers/serverlessapp.ts';
+import type { CacheScope } from './render/local-model-cache.ts';
+import type { Clock } from './runtime/clock.ts';
+import type { KubeClient } from './runtime/client.ts';
+import { Kinds } from './runtime/kinds.ts';
+import type { Logger } from './runtime/logging.ts';
+import { Manager } from './runtime/manager.ts';
+
+export const VERSION = '0.1.0';
+
+export interface Operator {
+  manager: Manager;
+  apps: ServerlessAppReconciler;
+  caches: ModelCacheReconciler;
+  settings: { inPlaceBounds: boolean; cacheScope: CacheScope };
+}
+
+const CRD = { group: 'apiextensions.k8s.io', version: 'v1', kind: 'CustomResourceDefinition', plural: 'customresourcedefinitions', namespaced: false };
+
+/** Knative >= 1.21 scales live Revisions in place (knative/serving PR #16186); read the version its CRDs carry. */
+export async function detectInPlaceScaling(client: KubeClient, setting: OperatorConfig['knativeInPlaceScaling']): Promise<boolean> {
+  if (setting !== 'auto') return setting === 'true';
+  const crd = await client.get<{ metadata?: { labels?: Record<string, string> } }>(CRD, undefined, 'services.serving.knative.dev');
+  const labels = crd?.metadata?.labels ?? {};
+  const v = labels['app.kubernetes.io/version'] ?? labels['serving.knative.dev/release'] ?? '';
+  const m = /^v?(\d+)\.(\d+)/.exec(v);
+  // A development build ("devel") is newer than any release.
+  return m ? Number(m[1]) > 1 || (Number(m[1]) === 1 && Number(m[2]) >= 21) : v === 'devel' || v === '';
+}
+
+/** The namespace-scoped cache exists in newer KServe and can be garbage-collected; prefer it. */
+export async function detectCacheScope(client: KubeClient, setting: OperatorConfig['modelCacheScope']): Promise<CacheScope> {
+  if (setting !== 'auto') return setting;
+  const crd = await client.get(CRD, undefined, `${Kinds.LocalModelNamespaceCache.plural}.${Kinds.LocalModelNamespaceCache.group}`);
+  return crd ? 'namespace' : 'cluster';
+}
+
+export async function createOperator(kc: KubeConfig, config: OperatorConfig, deps: { logger: Logger; clock: Clock; http?: AxiosInstance; warmupBackoffMs?: number }): Promise<Operator> {
+  const manager = new Manager({
+    kubeConfig: kc, namespaces: config.namespaces, identity: config.identity,
+    leaderElection: { enabled: config.leaderElect, namespace: config.leaderElectionNamespace, name: config.leaderElectionId },
+    metricsAddr: config.metricsAddr, probeAddr: config.probeAddr,
+    logger: deps.logger, clock: deps.clock, userAgent: `serverlessapp-operator/${VERSION}`,
+  });
+  const inPlaceBounds = await detectInPlaceScaling(manager.client, config.knativeInPlaceScaling);
+  const cacheScope = await detectCacheScope(manager.client, config.modelCacheScope);
+  deps.logger.info('settings', { inPlaceBounds, cacheScope, namespaces: config.namespaces });
+  const apps = new ServerlessAppReconciler(manager, {
+    allowedGateways: config.allowedGateways, warmupUrlTemplate: config.warmupUrlTemplate, localGateway: config.localGateway,
+    inPlaceBounds, concurrency: config.concurrency, modelCacheScope: cacheScope,
+    ...(deps.http ? { http: deps.http } : {}), ...(deps.warmupBackoffMs ? { warmupBackoffMs: deps.warmupBackoffMs } : {}),
+  });
+  const caches = new ModelCacheReconciler(manager, { scope: cacheScope, nodeGroup: config.modelCacheNodeGroup });
+  return { manager, apps, caches, settings: { inPlaceBounds, cacheScope } };
+}

@@ -1,0 +1,65 @@
+import assert from 'node:assert/strict';
+import { LoopbackServer } from '../../test/support/http-server.ts';
+import { systemClock } from '../runtime/clock.ts';
+import { WarmupRunner, warmupUrl, type WarmupProgress } from './warmup-runner.ts';
+
+const target = { key: 'team-a/shop', version: 'v2', revision: 'shop-abc', namespace: 'team-a', app: 'shop' };
+
+function until(runner: WarmupRunner, phase: WarmupProgress['phase']): Promise<WarmupProgress> {
+  return new Promise((resolve, reject) => {
+    const t = setInterval(() => {
+      const p = runner.progress(target);
+      if (p?.phase === phase) { clearInterval(t); resolve(p); }
+    }, 5);
+    setTimeout(() => { clearInterval(t); reject(new Error(`never reached ${phase}`)); }, 5000);
+  });
+}
+
+describe('warmup runner', () => {
+  let server: LoopbackServer;
+  beforeEach(async () => { server = await new LoopbackServer().start(); });
+  afterEach(() => server.stop());
+
+  it('fills the URL template for one revision', () => {
+    assert.equal(warmupUrl('http://{revision}-private.{namespace}.svc.cluster.local', target, '/v1/x'), 'http://shop-abc-private.team-a.svc.cluster.local/v1/x');
+    assert.equal(warmupUrl('http://127.0.0.1:9/{namespace}/{revision}{path}?v={version}', target, '/p'), 'http://127.0.0.1:9/team-a/shop-abc/p?v=v2');
+  });
+
+  it('sends `count` requests with method, headers and body straight to the revision', async () => {
+    const runner = new WarmupRunner({ clock: systemClock, urlTemplate: `${server.url}/{revision}{path}`, onProgress: () => {} });
+    runner.ensure(target, { path: '/predict', method: 'POST', headers: { 'x-warmup': '1' }, body: '{"a":1}', count: 3 }, new Date());
+    const p = await until(runner, 'succeeded');
+    assert.equal(p.succeeded, 3);
+    assert.equal(server.requests.length, 3);
+    assert.deepEqual([server.requests[0]!.method, server.requests[0]!.url, server.requests[0]!.headers['x-warmup'], server.requests[0]!.body], ['POST', '/shop-abc/predict', '1', '{"a":1}']);
+  });
+
+  it('retries a 503 with backoff, reports each retry, and succeeds when the server recovers', async () => {
+    let calls = 0;
+    server.handler = (_r, res) => { res.statusCode = ++calls <= 2 ? 503 : 200; res.end(); };
+    const retries: string[] = [];
+    const runner = new WarmupRunner({ clock: systemClock, urlTemplate: server.url, onProgress: () => {}, onRetry: (_k, m) => retries.push(m), initialBackoffMs: 10 });
+    runner.ensure(target, { path: '/', count: 1 }, new Date());
+    const p = await until(runner, 'succeeded');
+    assert.deepEqual([p.sent, p.succeeded, retries.length], [3, 1, 2]);
+    assert.match(retries[0]!, /HTTP 503/);
+  });
+
+  it('fails past the deadline when the endpoint keeps answering 5xx', async () => {
+    server.handler = (_r, res) => { res.statusCode = 500; res.end(); };
+    const runner = new WarmupRunner({ clock: systemClock, urlTemplate: server.url, onProgress: () => {}, initialBackoffMs: 10 });
+    runner.ensure(target, { path: '/', deadline: '300ms' }, new Date());
+    const p = await until(runner, 'failed');
+    assert.equal(p.succeeded, 0);
+    assert.equal(p.lastError, 'HTTP 500');
+  });
+
+  it('gives up on a hanging endpoint at the deadline without blocking anything else', async () => {
+    server.handler = () => { /* never answers */ };
+    const runner = new WarmupRunner({ clock: systemClock, urlTemplate: server.url, onProgress: () => {}, initialBackoffMs: 10 });
+    const started = Date.now();
+    runner.ensure(target, { path: '/', timeout: '100ms', deadline: '400ms' }, new Date());
+    await until(runner, 'failed');
+    assert.ok(Date.now() - started < 2000);
+  });
+});

@@ -1,0 +1,140 @@
+// Sends warmup requests to a version's revision, off the reconcile path: a
+// warmup endpoint that hangs or answers 5xx holds only its own task, never a
+// reconcile worker. Each task retries with exponential backoff until `count`
+// requests succeeded or the deadline passed, reports progress through
+// callbacks (which enqueue the app and record Events), and is forgotten when
+// its version is no longer being prewarmed.
+
+import axios, { type AxiosInstance } from 'axios';
+import type { WarmupSpec } from '../api/v1alpha1/serverlessapp.ts';
+import { parseDuration } from '../api/v1alpha1/duration.ts';
+import type { Clock } from '../runtime/clock.ts';
+
+export type WarmupProgress =
+  | { phase: 'running'; sent: number; succeeded: number; lastError?: string }
+  | { phase: 'succeeded'; sent: number; succeeded: number; lastError?: string; finishedAt: Date }
+  | { phase: 'failed'; sent: number; succeeded: number; lastError?: string; finishedAt: Date };
+
+export interface WarmupTarget {
+  /** The app's "namespace/name". */
+  key: string;
+  version: string;
+  revision: string;
+  namespace: string;
+  app: string;
+}
+
+export interface WarmupRunnerOptions {
+  clock: Clock;
+  /** e.g. "http://{revision}-private.{namespace}.svc.cluster.local"; {path} may appear, else the path is appended. */
+  urlTemplate: string;
+  /** Called whenever a task makes progress or ends: the owner re-enqueues the app. */
+  onProgress: (key: string) => void;
+  onRetry?: (key: string, message: string) => void;
+  http?: AxiosInstance;
+  initialBackoffMs?: number;
+  maxBackoffMs?: number;
+}
+
+export function warmupUrl(template: string, t: WarmupTarget, path: string): string {
+  const filled = template
+    .replaceAll('{revision}', t.revision).replaceAll('{namespace}', t.namespace)
+    .replaceAll('{app}', t.app).replaceAll('{version}', t.version);
+  return filled.includes('{path}') ? filled.replaceAll('{path}', path) : filled.replace(/\/$/, '') + path;
+}
+
+interface Task { id: string; progress: WarmupProgress; cancelled: boolean }
+
+export class WarmupRunner {
+  private readonly tasks = new Map<string, Task>();
+  private readonly http: AxiosInstance;
+  private readonly o: WarmupRunnerOptions;
+  /** Requests sent in all, for tests and metrics. */
+  sent = 0;
+
+  constructor(o: WarmupRunnerOptions) {
+    this.o = o;
+    this.http = o.http ?? axios.create({ validateStatus: () => true, maxRedirects: 0 });
+  }
+
+  progress(t: WarmupTarget): WarmupProgress | undefined {
+    return this.tasks.get(t.key)?.id === taskId(t) ? this.tasks.get(t.key)!.progress : undefined;
+  }
+
+  /** Starts warming a revision unless already done or under way; `startedAt` anchors the deadline. */
+  ensure(t: WarmupTarget, spec: WarmupSpec, startedAt: Date): WarmupProgress {
+    const existing = this.tasks.get(t.key);
+    if (existing && existing.id === taskId(t)) return existing.progress;
+    if (existing) existing.cancelled = true;
+    const task: Task = { id: taskId(t), progress: { phase: 'running', sent: 0, succeeded: 0 }, cancelled: false };
+    this.tasks.set(t.key, task);
+    void this.run(task, t, spec, startedAt);
+    return task.progress;
+  }
+
+  /** Forget an app's task (deleted app, or its version no longer prewarming). */
+  forget(key: string): void {
+    const task = this.tasks.get(key);
+    if (task) task.cancelled = true;
+    this.tasks.delete(key);
+  }
+
+  stop(): void {
+    for (const key of [...this.tasks.keys()]) this.forget(key);
+  }
+
+  private async run(task: Task, t: WarmupTarget, spec: WarmupSpec, startedAt: Date): Promise<void> {
+    const want = spec.count ?? 1;
+    const deadline = startedAt.getTime() + parseDuration(spec.deadline ?? '5m');
+    const timeout = parseDuration(spec.timeout ?? '10s');
+    const url = warmupUrl(this.o.urlTemplate, t, spec.path);
+    let backoff = this.o.initialBackoffMs ?? 500;
+    const p = { sent: 0, succeeded: 0, lastError: undefined as string | undefined };
+    while (!task.cancelled) {
+      if (this.o.clock.now().getTime() >= deadline) {
+        task.progress = { phase: 'failed', ...p, finishedAt: this.o.clock.now() };
+        break;
+      }
+      p.sent++; this.sent++;
+      const error = await this.send(url, spec, Math.min(timeout, Math.max(1, deadline - this.o.clock.now().getTime())));
+      if (task.cancelled) return;
+      if (!error) {
+        p.succeeded++;
+        backoff = this.o.initialBackoffMs ?? 500;
+        if (p.succeeded >= want) {
+          task.progress = { phase: 'succeeded', ...p, finishedAt: this.o.clock.now() };
+          break;
+        }
+        task.progress = { phase: 'running', ...p };
+        continue;
+      }
+      p.lastError = error;
+      task.progress = { phase: 'running', ...p };
+      this.o.onRetry?.(t.key, `warmup request ${p.sent} to ${url} failed (${error}); retrying in ${backoff} ms`);
+      this.o.onProgress(t.key);
+      await sleep(Math.min(backoff, Math.max(0, deadline - this.o.clock.now().getTime())));
+      backoff = Math.min(backoff * 2, this.o.maxBackoffMs ?? 30_000);
+    }
+    if (!task.cancelled) this.o.onProgress(t.key);
+  }
+
+  private async send(url: string, spec: WarmupSpec, timeoutMs: number): Promise<string | undefined> {
+    try {
+      const res = await this.http.request({
+        url, method: spec.method ?? 'GET', headers: spec.headers ?? {}, data: spec.body, timeout: timeoutMs,
+        signal: AbortSignal.timeout(timeoutMs + 100), responseType: 'text', transformResponse: (x) => x,
+      });
+      return res.status >= 200 && res.status < 300 ? undefined : `HTTP ${res.status}`;
+    } catch (e) {
+      return (e as Error).message || String(e);
+    }
+  }
+}
+
+function taskId(t: WarmupTarget): string {
+  return `${t.version}/${t.revision}`;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

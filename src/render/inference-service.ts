@@ -1,0 +1,65 @@
+// Model app -> KServe InferenceService (serving.kserve.io/v1beta1) in Knative
+// (serverless) mode. Pure. KServe names revisions itself, so the version is
+// carried as a predictor label that KServe propagates to the Knative revisions;
+// that is how the operator knows which revision serves which version.
+
+import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
+import type { ScaleBounds } from '../scaling/windows.ts';
+import { VERSION_LABEL, appLabels, childMetadata } from './metadata.ts';
+
+/** KServe v0.20 renamed "Serverless" to "Knative"; older releases still read "Serverless". */
+export const DEPLOYMENT_MODE = 'Knative';
+
+export interface InferenceService {
+  apiVersion: 'serving.kserve.io/v1beta1';
+  kind: 'InferenceService';
+  metadata: ReturnType<typeof childMetadata> & { annotations: Record<string, string> };
+  spec: { predictor: Record<string, unknown> };
+  status?: Record<string, unknown>;
+}
+
+export function renderInferenceService(app: ServerlessApp, version: string, bounds: ScaleBounds, traffic: { canaryTrafficPercent?: number }): InferenceService {
+  const model = app.spec.model;
+  if (!model) throw new Error('renderInferenceService needs a model app');
+  const scaling = app.spec.scaling ?? {};
+  return {
+    apiVersion: 'serving.kserve.io/v1beta1',
+    kind: 'InferenceService',
+    metadata: {
+      ...childMetadata(app),
+      annotations: {
+        'serving.kserve.io/deploymentMode': DEPLOYMENT_MODE,
+        // Tags latest/prev give the candidate and the stable revision their own addresses.
+        'serving.kserve.io/enable-tag-routing': 'true',
+      },
+    },
+    spec: {
+      predictor: {
+        // KServe's minReplicas defaults to 1: scale-to-zero must be explicit.
+        minReplicas: bounds.minScale,
+        ...(bounds.maxScale !== undefined ? { maxReplicas: bounds.maxScale } : {}),
+        ...(scaling.target !== undefined ? { scaleTarget: scaling.target } : {}),
+        scaleMetric: scaling.metric ?? 'concurrency',
+        ...(traffic.canaryTrafficPercent !== undefined ? { canaryTrafficPercent: traffic.canaryTrafficPercent } : {}),
+        labels: { ...appLabels(app), [VERSION_LABEL]: version },
+        ...(scaling.scaleToZeroAfter ? { annotations: { 'autoscaling.knative.dev/scale-to-zero-pod-retention-period': scaling.scaleToZeroAfter } } : {}),
+        model: {
+          modelFormat: { name: model.format.name, ...(model.format.version ? { version: model.format.version } : {}) },
+          storageUri: model.storageUri,
+          ...(model.runtime ? { runtime: model.runtime } : {}),
+          ...(model.protocolVersion ? { protocolVersion: model.protocolVersion } : {}),
+          ...(model.args ? { args: model.args } : {}),
+          ...(model.env ? { env: model.env } : {}),
+          ...(model.resources ? { resources: model.resources } : {}),
+        },
+      },
+    },
+  };
+}
+
+/** GPUs requested or limited: scale-to-zero is risky for these (kserve#1247). */
+export function requestsGpu(app: ServerlessApp): boolean {
+  const r = app.spec.model?.resources ?? app.spec.container?.resources;
+  const keys = [...Object.keys(r?.limits ?? {}), ...Object.keys(r?.requests ?? {})];
+  return keys.some((k) => k.endsWith('/gpu'));
+}

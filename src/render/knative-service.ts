@@ -1,0 +1,57 @@
+// Container app -> Knative Service (serving.knative.dev/v1). Pure: the same app
+// and plan always give the same object. The template carries a deterministic
+// revision name (`<app>-<hash>`), so every version is addressable and traffic
+// can be pinned to it by name.
+
+import type { IService } from '@kubernetes-models/knative/serving.knative.dev/v1/Service';
+import type { ContainerSpec, ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
+import { revisionName } from '../rollout/version.ts';
+import { VERSION_LABEL, appLabels, childMetadata } from './metadata.ts';
+import type { KnativeTrafficTarget } from './traffic.ts';
+
+export interface KnativeTemplate {
+  /** The revision this template creates. */
+  revision: string;
+  annotations: Record<string, string>;
+}
+
+/** The template identity of a version: its revision name follows from its annotations. */
+export function knativeTemplate(app: ServerlessApp, version: string, annotations: Record<string, string>): KnativeTemplate {
+  return { revision: revisionName(app.metadata.name, version, annotations), annotations };
+}
+
+export function renderContainer(c: ContainerSpec) {
+  return {
+    name: 'app',
+    image: c.image,
+    ...(c.port ? { ports: [{ name: 'http1', containerPort: c.port }] } : {}),
+    ...(c.command ? { command: c.command } : {}),
+    ...(c.args ? { args: c.args } : {}),
+    ...(c.env ? { env: c.env } : {}),
+    ...(c.envFrom ? { envFrom: c.envFrom } : {}),
+    ...(c.resources ? { resources: c.resources } : {}),
+    ...(c.readinessProbe ? { readinessProbe: c.readinessProbe } : {}),
+    ...(c.livenessProbe ? { livenessProbe: c.livenessProbe } : {}),
+  };
+}
+
+export function renderKnativeService(app: ServerlessApp, version: string, template: KnativeTemplate, traffic: KnativeTrafficTarget[]): IService {
+  const container = app.spec.container;
+  if (!container) throw new Error('renderKnativeService needs a container app');
+  return {
+    apiVersion: 'serving.knative.dev/v1',
+    kind: 'Service',
+    metadata: childMetadata(app),
+    spec: {
+      template: {
+        metadata: {
+          name: template.revision,
+          labels: { ...appLabels(app), [VERSION_LABEL]: version },
+          annotations: template.annotations,
+        },
+        spec: { containers: [renderContainer(container)] },
+      },
+      traffic,
+    },
+  } as IService;
+}

@@ -1,0 +1,104 @@
+import assert from 'node:assert/strict';
+import { Service } from '@kubernetes-models/knative/serving.knative.dev/v1/Service';
+import { VirtualService } from '@kubernetes-models/istio/networking.istio.io/v1/VirtualService';
+import { assertGolden } from '../../test/support/golden.ts';
+import { versionOf } from '../rollout/version.ts';
+import { boundsAnnotations, templateAutoscaling } from './autoscaling.ts';
+import { containerApp, modelApp } from './fixtures.ts';
+import { renderInferenceService, requestsGpu } from './inference-service.ts';
+import { knativeTemplate, renderKnativeService } from './knative-service.ts';
+import { modelCacheName, renderLocalModelCache } from './local-model-cache.ts';
+import { knativeRouter, kserveRouter } from './traffic.ts';
+import { renderVirtualService } from './virtual-service.ts';
+
+const golden = (name: string) => new URL(`./testdata/${name}.golden.yaml`, import.meta.url).pathname;
+
+describe('render', () => {
+  describe('Knative Service', () => {
+    it('renders a container app with autoscaling annotations and a deterministic revision name (golden)', () => {
+      const app = containerApp();
+      const version = versionOf(app.spec);
+      const template = knativeTemplate(app, version, templateAutoscaling(app.spec.scaling));
+      const ksvc = renderKnativeService(app, version, template, knativeRouter.routes({ stable: { revision: 'shop-aaaa', version: 'x' }, candidate: { revision: template.revision, version, percent: 20, ready: true, rolledBack: false } }).traffic);
+      assertGolden(golden('knative-service'), ksvc);
+      new Service(ksvc).validate();
+      assert.match(template.revision, /^shop-[0-9a-f]{8}$/);
+    });
+
+    it('gives the same version the same revision name, and a new image a new one', () => {
+      const a = containerApp();
+      const b = containerApp({ scaling: { minScale: 3, maxScale: 10, target: 100, metric: 'concurrency', scaleToZeroAfter: '15m' } });
+      const c = containerApp({ container: { ...a.spec.container!, image: 'ghcr.io/acme/shop:1.5.0' } });
+      const name = (x: typeof a) => knativeTemplate(x, versionOf(x.spec), templateAutoscaling(x.spec.scaling)).revision;
+      assert.equal(versionOf(a.spec), versionOf(b.spec), 'scaling is not part of the version');
+      assert.equal(name(a), name(b), 'in-place bounds: a minScale change keeps the revision');
+      assert.notEqual(name(a), name(c));
+    });
+
+    it('in legacy mode bakes the bounds into the template, so a bounds change makes a new revision of the same version', () => {
+      const app = containerApp();
+      const v = versionOf(app.spec);
+      const t1 = knativeTemplate(app, v, { ...templateAutoscaling(app.spec.scaling), ...boundsAnnotations({ minScale: 0, maxScale: 10 }) });
+      const t2 = knativeTemplate(app, v, { ...templateAutoscaling(app.spec.scaling), ...boundsAnnotations({ minScale: 2, maxScale: 10 }) });
+      assert.notEqual(t1.revision, t2.revision);
+      assert.equal(t2.annotations['autoscaling.knative.dev/min-scale'], '2');
+    });
+
+    it('pins the first revision, then stable plus a ready candidate by name with tags', () => {
+      assert.deepEqual(knativeRouter.routes({ initial: { revision: 'a', version: '1' } }).traffic, [{ revisionName: 'a', percent: 100, tag: 'stable' }]);
+      assert.deepEqual(knativeRouter.routes({ stable: { revision: 'a', version: '1' }, candidate: { revision: 'b', version: '2', percent: 30, ready: false, rolledBack: false } }).traffic,
+        [{ revisionName: 'a', percent: 100, tag: 'stable' }], 'a candidate that is not ready is not in traffic at all');
+      assert.deepEqual(knativeRouter.routes({ stable: { revision: 'a', version: '1' }, candidate: { revision: 'b', version: '2', percent: 30, ready: true, rolledBack: false } }).traffic,
+        [{ revisionName: 'a', percent: 70, tag: 'stable' }, { revisionName: 'b', percent: 30, tag: 'candidate' }]);
+    });
+  });
+
+  describe('InferenceService', () => {
+    it('renders a model app with GPU resources, explicit minReplicas and the version label (golden)', () => {
+      const app = modelApp();
+      const isvc = renderInferenceService(app, versionOf(app.spec), { minScale: 0, maxScale: 4 }, {});
+      assertGolden(golden('inference-service'), isvc);
+      assert.equal(isvc.spec.predictor.minReplicas, 0, 'scale-to-zero is explicit: KServe defaults to 1');
+      assert.ok(requestsGpu(app));
+    });
+
+    it('maps the plan to canaryTrafficPercent: 0 until ready, P when ready, unset once promoted', () => {
+      const stable = { revision: 'fraud-predictor-00001', version: '1' };
+      assert.deepEqual(kserveRouter.routes({ stable, candidate: { revision: 'r2', version: '2', percent: 20, ready: false, rolledBack: false } }), { canaryTrafficPercent: 0 });
+      assert.deepEqual(kserveRouter.routes({ stable, candidate: { revision: 'r2', version: '2', percent: 20, ready: true, rolledBack: false } }), { canaryTrafficPercent: 20 });
+      assert.deepEqual(kserveRouter.routes({ stable }), {});
+      assert.deepEqual(kserveRouter.routes({ stable, latest: 'fraud-predictor-00003' }), { canaryTrafficPercent: 0 }, 'a newer revision that is not stable gets nothing');
+    });
+  });
+
+  describe('VirtualService', () => {
+    it('renders hosts, gateways, header routes to the candidate, timeout and retries (golden)', () => {
+      const app = containerApp({
+        ingress: { hosts: ['shop.example.com'], gateways: ['istio-system/public'], timeout: '10s', retries: { attempts: 3, perTryTimeout: '2s', retryOn: '5xx,connect-failure' } },
+        rollout: { canaryPercent: 10, match: [{ header: 'X-Canary', exact: 'always' }, { header: 'x-user', regex: '^qa-.*' }] },
+      });
+      const vs = renderVirtualService(app, { localGateway: 'knative-local-gateway.istio-system.svc.cluster.local', candidateReady: true, defaultHost: 'shop.team-a.svc.cluster.local', candidateHost: 'candidate-shop.team-a.svc.cluster.local' });
+      assertGolden(golden('virtual-service'), vs);
+      new VirtualService(vs).validate();
+    });
+
+    it('has no header route while the candidate is not ready', () => {
+      const app = containerApp({ ingress: { hosts: ['shop.example.com'] }, rollout: { match: [{ header: 'x-canary', exact: '1' }] } });
+      const vs = renderVirtualService(app, { localGateway: 'gw', candidateReady: false, defaultHost: 'd', candidateHost: 'c' });
+      assert.deepEqual(vs.spec?.http?.map((h) => h.name), ['default']);
+    });
+  });
+
+  describe('LocalModelCache', () => {
+    it('renders a cluster-scoped cache named after namespace, app and model (golden)', () => {
+      const app = modelApp();
+      assertGolden(golden('local-model-cache'), renderLocalModelCache(app, 'cluster', 'gpu-nodes'));
+    });
+
+    it('names a new cache when the model changes', () => {
+      const a = modelApp();
+      const b = modelApp({ model: { ...a.spec.model!, storageUri: 'gs://models/fraud/v8' } });
+      assert.notEqual(modelCacheName(a, 'cluster'), modelCacheName(b, 'cluster'));
+    });
+  });
+});

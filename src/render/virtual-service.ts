@@ -1,0 +1,61 @@
+// Istio VirtualService (networking.istio.io/v1) for spec.ingress: the app's
+// hosts and gateways, header-matched routes to the candidate, the default route,
+// timeout and retries. Weights stay in Knative/KServe; the VirtualService adds
+// what they cannot do: routing on any header (knative/serving#4736). Requests
+// enter Knative through its local gateway with the authority rewritten to the
+// target's cluster-local host (a tag host for the candidate), as KServe does.
+
+import type { IVirtualService } from '@kubernetes-models/istio/networking.istio.io/v1/VirtualService';
+import type { HeaderMatch, ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
+import { childMetadata } from './metadata.ts';
+
+export interface VirtualServiceOptions {
+  /** Knative's cluster-local gateway Service. */
+  localGateway: string;
+  /** Whether the candidate is ready to receive header-matched requests. */
+  candidateReady: boolean;
+  /** Cluster-local hosts of the app's default route and of the candidate tag. */
+  defaultHost: string;
+  candidateHost: string;
+}
+
+function headerMatch(m: HeaderMatch) {
+  const value = m.exact !== undefined ? { exact: m.exact } : m.prefix !== undefined ? { prefix: m.prefix } : { regex: m.regex ?? '' };
+  return { headers: { [m.header.toLowerCase()]: value } };
+}
+
+export function renderVirtualService(app: ServerlessApp, o: VirtualServiceOptions): IVirtualService {
+  const ingress = app.spec.ingress;
+  if (!ingress) throw new Error('renderVirtualService needs spec.ingress');
+  const policy = {
+    ...(ingress.timeout ? { timeout: ingress.timeout } : {}),
+    ...(ingress.retries ? {
+      retries: {
+        attempts: ingress.retries.attempts,
+        ...(ingress.retries.perTryTimeout ? { perTryTimeout: ingress.retries.perTryTimeout } : {}),
+        ...(ingress.retries.retryOn ? { retryOn: ingress.retries.retryOn } : {}),
+      },
+    } : {}),
+  };
+  const to = (host: string) => ({
+    rewrite: { authority: host },
+    route: [{ destination: { host: o.localGateway, port: { number: 80 } }, weight: 100 }],
+    ...policy,
+  });
+  const matches = app.spec.rollout?.match ?? [];
+  const http = [
+    // Any matching rule sends the request to the candidate (match entries are ORed).
+    ...(matches.length && o.candidateReady ? [{ name: 'candidate-by-header', match: matches.map(headerMatch), ...to(o.candidateHost) }] : []),
+    { name: 'default', ...to(o.defaultHost) },
+  ];
+  return {
+    apiVersion: 'networking.istio.io/v1',
+    kind: 'VirtualService',
+    metadata: childMetadata(app),
+    spec: {
+      hosts: ingress.hosts,
+      ...(ingress.gateways?.length ? { gateways: ingress.gateways } : {}),
+      http,
+    },
+  } as IVirtualService;
+}

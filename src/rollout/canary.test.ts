@@ -1,0 +1,247 @@
+import assert from 'node:assert/strict';
+import type { RolloutSpec } from '../api/v1alpha1/serverlessapp.ts';
+import { planRollout, type AnalysisOutcome, type CanaryProgress, type ObservedRevision, type RevisionRef, type RolloutPlan } from './canary.ts';
+
+// A tiny driver: feeds each plan's stable/canary back in as status, like the controller does.
+class Rollout {
+  stable?: RevisionRef;
+  canary?: CanaryProgress;
+  revisions = new Map<string, ObservedRevision>();
+  warm = new Set<string>();
+  now = new Date('2026-11-21T10:00:00Z');
+
+  revision(name: string, version: string, ready = true): this {
+    this.revisions.set(name, { name, version, ready, replicas: ready ? 1 : 0 });
+    if (ready) this.warm.add(version);
+    return this;
+  }
+
+  step(version: string, revision: string | undefined, rollout?: RolloutSpec, analysis?: AnalysisOutcome): RolloutPlan {
+    const plan = planRollout({
+      now: this.now, desired: { version, ...(revision ? { revision } : {}) }, ...(rollout ? { rollout } : {}),
+      previous: { ...(this.stable ? { stable: this.stable } : {}), ...(this.canary ? { canary: this.canary } : {}) },
+      revisions: [...this.revisions.values()], isWarm: (v) => this.warm.has(v), ...(analysis ? { analysis } : {}),
+    });
+    this.stable = plan.stable;
+    this.canary = plan.canary;
+    return plan;
+  }
+
+  advance(ms: number): void {
+    this.now = new Date(this.now.getTime() + ms);
+  }
+}
+
+const split = (p: RolloutPlan) => ({ phase: p.phase, stable: p.stable?.revision, candidate: p.candidate?.revision, percent: p.candidate?.percent ?? 0 });
+
+describe('rollout state machine', () => {
+  it('keeps the first version pending until its revision is ready, then makes it stable', () => {
+    const r = new Rollout().revision('shop-v1', 'v1', false);
+    let p = r.step('v1', 'shop-v1');
+    assert.equal(p.phase, 'Pending');
+    assert.equal(p.stable, undefined);
+    assert.deepEqual(p.initial, { version: 'v1', revision: 'shop-v1', ready: false, warm: false });
+    r.revision('shop-v1', 'v1', true);
+    p = r.step('v1', 'shop-v1');
+    assert.deepEqual(split(p), { phase: 'Stable', stable: 'shop-v1', candidate: undefined, percent: 0 });
+    assert.equal(p.promoted.status, 'True');
+  });
+
+  it('waits for the first version to be warm when prewarm is configured', () => {
+    const r = new Rollout().revision('shop-v1', 'v1');
+    r.warm.delete('v1');
+    assert.equal(r.step('v1', 'shop-v1').phase, 'Pending');
+    r.warm.add('v1');
+    assert.equal(r.step('v1', 'shop-v1').phase, 'Stable');
+  });
+
+  it('re-applying the same spec is a no-op: same plan, no events', () => {
+    const r = new Rollout().revision('shop-v1', 'v1');
+    r.step('v1', 'shop-v1');
+    const again = r.step('v1', 'shop-v1');
+    assert.deepEqual(split(again), { phase: 'Stable', stable: 'shop-v1', candidate: undefined, percent: 0 });
+    assert.deepEqual(again.events, []);
+  });
+
+  it('without canaryPercent, a new version takes all traffic only once ready', () => {
+    const r = new Rollout().revision('shop-v1', 'v1');
+    r.step('v1', 'shop-v1');
+    r.revision('shop-v2', 'v2', false);
+    let p = r.step('v2', 'shop-v2');
+    assert.deepEqual(split(p), { phase: 'Promoting', stable: 'shop-v1', candidate: 'shop-v2', percent: 0 });
+    r.revision('shop-v2', 'v2', true);
+    p = r.step('v2', 'shop-v2');
+    assert.deepEqual(split(p), { phase: 'Stable', stable: 'shop-v2', candidate: undefined, percent: 0 });
+    assert.ok(p.events.some((e) => e.reason === 'Promoted'));
+  });
+
+  it('walks v1 -> v2 at 20% -> 50% -> 100% promoted, asserting weights after each edit', () => {
+    const r = new Rollout().revision('shop-v1', 'v1');
+    r.step('v1', 'shop-v1');
+    r.revision('shop-v2', 'v2');
+    assert.deepEqual(split(r.step('v2', 'shop-v2', { canaryPercent: 20 })), { phase: 'Canary', stable: 'shop-v1', candidate: 'shop-v2', percent: 20 });
+    assert.deepEqual(split(r.step('v2', 'shop-v2', { canaryPercent: 50 })), { phase: 'Canary', stable: 'shop-v1', candidate: 'shop-v2', percent: 50 });
+    const promoted = r.step('v2', 'shop-v2', { canaryPercent: 100 });
+    assert.deepEqual(split(promoted), { phase: 'Stable', stable: 'shop-v2', candidate: undefined, percent: 0 });
+    assert.equal(promoted.promoted.status, 'True');
+    // Removing canaryPercent afterwards changes nothing.
+    assert.deepEqual(split(r.step('v2', 'shop-v2')), { phase: 'Stable', stable: 'shop-v2', candidate: undefined, percent: 0 });
+  });
+
+  it('gives a candidate that never gets ready no traffic, whatever canaryPercent says', () => {
+    const r = new Rollout().revision('shop-v1', 'v1');
+    r.step('v1', 'shop-v1');
+    r.revision('shop-v2', 'v2', false);
+    for (const canaryPercent of [20, 50, 100]) {
+      const p = r.step('v2', 'shop-v2', { canaryPercent });
+      assert.equal(p.candidate?.percent, 0, `at ${canaryPercent}%`);
+      assert.equal(p.stable?.revision, 'shop-v1');
+    }
+  });
+
+  it('gives a ready but not yet warm candidate no traffic', () => {
+    const r = new Rollout().revision('shop-v1', 'v1').revision('shop-v2', 'v2');
+    r.step('v1', 'shop-v1');
+    r.warm.delete('v2');
+    const p = r.step('v2', 'shop-v2', { canaryPercent: 30 });
+    assert.equal(p.candidate?.percent, 0);
+    assert.equal(p.progressing.reason, 'WaitingForCandidate');
+  });
+
+  it('rolls back with canaryPercent 0 and keeps the candidate at 0%', () => {
+    const r = new Rollout().revision('shop-v1', 'v1').revision('shop-v2', 'v2');
+    r.step('v1', 'shop-v1');
+    r.step('v2', 'shop-v2', { canaryPercent: 20 });
+    const p = r.step('v2', 'shop-v2', { canaryPercent: 0 });
+    assert.deepEqual(split(p), { phase: 'RolledBack', stable: 'shop-v1', candidate: 'shop-v2', percent: 0 });
+    assert.equal(p.candidate?.state, 'rolledBack');
+    assert.ok(p.events.some((e) => e.reason === 'RolledBack'));
+    // And forward again.
+    assert.deepEqual(split(r.step('v2', 'shop-v2', { canaryPercent: 10 })), { phase: 'Canary', stable: 'shop-v1', candidate: 'shop-v2', percent: 10 });
+  });
+
+  it('treats reverting the workload spec to stable as an instant rollback', () => {
+    const r = new Rollout().revision('shop-v1', 'v1').revision('shop-v2', 'v2');
+    r.step('v1', 'shop-v1');
+    r.step('v2', 'shop-v2', { canaryPercent: 40 });
+    const p = r.step('v1', 'shop-v1', { canaryPercent: 40 });
+    assert.deepEqual(split(p), { phase: 'Stable', stable: 'shop-v1', candidate: undefined, percent: 0 });
+    assert.ok(p.events.some((e) => e.reason === 'RolledBack'));
+  });
+
+  it('replaces the candidate when the workload changes during a canary; stable stays', () => {
+    const r = new Rollout().revision('shop-v1', 'v1').revision('shop-v2', 'v2');
+    r.step('v1', 'shop-v1');
+    r.step('v2', 'shop-v2', { canaryPercent: 30 });
+    r.revision('shop-v3', 'v3', false);
+    let p = r.step('v3', 'shop-v3', { canaryPercent: 30 });
+    assert.deepEqual(split(p), { phase: 'Canary', stable: 'shop-v1', candidate: 'shop-v3', percent: 0 });
+    r.revision('shop-v3', 'v3', true);
+    p = r.step('v3', 'shop-v3', { canaryPercent: 30 });
+    assert.deepEqual(split(p), { phase: 'Canary', stable: 'shop-v1', candidate: 'shop-v3', percent: 30 });
+  });
+
+  it('moves stable to a newer revision of the same version only once it is ready', () => {
+    const r = new Rollout().revision('shop-a', 'v1');
+    r.step('v1', 'shop-a');
+    r.revision('shop-b', 'v1', false);
+    assert.equal(r.step('v1', 'shop-b').stable?.revision, 'shop-a');
+    r.revision('shop-b', 'v1', true);
+    const p = r.step('v1', 'shop-b');
+    assert.equal(p.stable?.revision, 'shop-b');
+    assert.ok(p.events.some((e) => e.reason === 'RevisionReplaced'));
+  });
+
+  it('resumes after a restart with the same split: status alone carries the state', () => {
+    const r = new Rollout().revision('shop-v1', 'v1').revision('shop-v2', 'v2');
+    r.step('v1', 'shop-v1');
+    r.step('v2', 'shop-v2', { canaryPercent: 35 });
+    const restarted = new Rollout();
+    restarted.revisions = r.revisions;
+    restarted.warm = r.warm;
+    restarted.stable = r.stable;
+    restarted.canary = r.canary;
+    const p = restarted.step('v2', 'shop-v2', { canaryPercent: 35 });
+    assert.deepEqual(split(p), { phase: 'Canary', stable: 'shop-v1', candidate: 'shop-v2', percent: 35 });
+    assert.deepEqual(p.events, [], 'no transition event after a restart');
+  });
+
+  describe('automated steps', () => {
+    const steps: RolloutSpec = { steps: [10, 25, 50], interval: '1m', analysis: { prometheus: { address: 'http://127.0.0.1:9' }, checks: [{ name: 'ok', query: 'up', min: 1 }], failureThreshold: 2 } };
+    const pass: AnalysisOutcome = { result: 'pass', message: 'ok' };
+    const fail: AnalysisOutcome = { result: 'fail', message: 'error rate too high' };
+
+    function started(): Rollout {
+      const r = new Rollout().revision('shop-v1', 'v1').revision('shop-v2', 'v2');
+      r.step('v1', 'shop-v1');
+      return r;
+    }
+
+    it('advances one step per interval when checks pass, then promotes after the last', () => {
+      const r = started();
+      let p = r.step('v2', 'shop-v2', steps);
+      assert.deepEqual(split(p), { phase: 'Canary', stable: 'shop-v1', candidate: 'shop-v2', percent: 10 });
+      assert.equal(p.requeueAfterMs, 60_000);
+      r.advance(30_000);
+      p = r.step('v2', 'shop-v2', steps);
+      assert.equal(p.candidate?.percent, 10, 'no advance before the interval');
+      assert.equal(p.requeueAfterMs, 30_000);
+      r.advance(30_000);
+      p = r.step('v2', 'shop-v2', steps);
+      assert.equal(p.analysisDue, true, 'checks are due at the interval');
+      p = r.step('v2', 'shop-v2', steps, pass);
+      assert.equal(p.candidate?.percent, 25);
+      r.advance(60_000);
+      p = r.step('v2', 'shop-v2', steps, pass);
+      assert.equal(p.candidate?.percent, 50);
+      r.advance(60_000);
+      p = r.step('v2', 'shop-v2', steps, pass);
+      assert.deepEqual(split(p), { phase: 'Stable', stable: 'shop-v2', candidate: undefined, percent: 0 });
+    });
+
+    it('halts on no data: stays at its weight, says so, and does not count a failure', () => {
+      const r = started();
+      r.step('v2', 'shop-v2', steps);
+      r.advance(60_000);
+      const p = r.step('v2', 'shop-v2', steps, { result: 'nodata', message: 'query returned no data' });
+      assert.equal(p.candidate?.percent, 10);
+      assert.equal(p.progressing.reason, 'AnalysisNoData');
+      assert.equal(p.canary?.failedChecks, 0);
+      assert.ok(p.events.some((e) => e.reason === 'AnalysisNoData' && e.type === 'Warning'));
+    });
+
+    it('rolls back automatically once failures reach the threshold, and stays rolled back', () => {
+      const r = started();
+      r.step('v2', 'shop-v2', steps);
+      r.advance(60_000);
+      let p = r.step('v2', 'shop-v2', steps, fail);
+      assert.equal(p.candidate?.percent, 10);
+      assert.equal(p.canary?.failedChecks, 1);
+      r.advance(60_000);
+      p = r.step('v2', 'shop-v2', steps, fail);
+      assert.deepEqual(split(p), { phase: 'RolledBack', stable: 'shop-v1', candidate: 'shop-v2', percent: 0 });
+      assert.equal(p.canary?.abortedVersion, 'v2');
+      r.advance(600_000);
+      assert.equal(r.step('v2', 'shop-v2', steps).phase, 'RolledBack', 'an aborted version is not retried');
+    });
+
+    it('lets a manual canaryPercent win over the steps', () => {
+      const r = started();
+      r.step('v2', 'shop-v2', steps);
+      const p = r.step('v2', 'shop-v2', { ...steps, canaryPercent: 70 });
+      assert.equal(p.candidate?.percent, 70);
+    });
+
+    it('resumes the step it was on after a restart', () => {
+      const r = started();
+      r.step('v2', 'shop-v2', steps);
+      r.advance(60_000);
+      r.step('v2', 'shop-v2', steps, pass);
+      const restarted = new Rollout();
+      Object.assign(restarted, { revisions: r.revisions, warm: r.warm, stable: r.stable, canary: r.canary, now: r.now });
+      const p = restarted.step('v2', 'shop-v2', steps);
+      assert.equal(p.candidate?.percent, 25);
+      assert.equal(p.canary?.step, 1);
+    });
+  });
+});

@@ -1,0 +1,41 @@
+// Version identity. A version is the hash of the workload part of the spec
+// (container or model) only, so edits to scaling, windows, prewarm, rollout or
+// ingress never start a canary. Hashes are of canonical JSON (sorted keys), so
+// key order in the user's YAML does not matter.
+
+import { createHash } from 'node:crypto';
+import type { ServerlessAppSpec } from '../api/v1alpha1/serverlessapp.ts';
+
+/** JSON with object keys sorted at every level; undefined members dropped. */
+export function canonicalJSON(value: unknown): string {
+  return JSON.stringify(sortKeys(value));
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.keys(value).sort()
+      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+      .map((k) => [k, sortKeys((value as Record<string, unknown>)[k])]));
+  }
+  return value;
+}
+
+export function shortHash(value: unknown, length = 10): string {
+  return createHash('sha256').update(canonicalJSON(value)).digest('hex').slice(0, length);
+}
+
+/** The version of an app's workload: a stable hash of `container` or `model`. */
+export function versionOf(spec: ServerlessAppSpec): string {
+  return shortHash(spec.container ? { container: spec.container } : { model: spec.model });
+}
+
+/**
+ * The deterministic Knative revision name for a version: `<app>-<hash>`. The hash
+ * covers the version and the revision-template settings that Knative bakes into a
+ * revision (autoscaling class, metric, target, and in legacy scaling mode the
+ * bounds), because Knative refuses a template change under an unchanged name.
+ */
+export function revisionName(app: string, version: string, templateSettings: Record<string, string>): string {
+  return `${app}-${shortHash({ version, templateSettings }, 8)}`;
+}

@@ -1,0 +1,198 @@
+// One controller: informer events become "namespace/name" keys on a work queue,
+// and N workers reconcile them, never the same key twice at once. The result
+// decides what happens next, as in controller-runtime: a requested delay is a
+// requeue after that delay, a user's mistake (TerminalError) is reported and
+// left alone until the object changes, any other failure is retried with
+// backoff. A reconcile that throws never takes its worker down.
+
+import { randomUUID } from 'node:crypto';
+import type { Informer } from './informer.ts';
+import type { Logger } from './logging.ts';
+import type { OperatorMetrics, ReconcileObserver, ReconcileResult } from './metrics.ts';
+import { WorkQueue, type WorkQueueOptions } from './workqueue.ts';
+
+export interface Request {
+  namespace: string;
+  name: string;
+}
+
+export interface Result {
+  requeueAfterMs?: number;
+}
+
+/** A failure retrying cannot fix (a user's mistake): logged and counted, not retried. */
+export class TerminalError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'TerminalError';
+  }
+}
+
+export interface ReconcileContext {
+  log: Logger;
+  reconcileID: string;
+}
+
+export type Reconcile = (req: Request, ctx: ReconcileContext) => Promise<Result | void>;
+
+export interface ControllerOptions {
+  name: string;
+  reconcile: Reconcile;
+  concurrency?: number;
+  logger: Logger;
+  metrics: OperatorMetrics;
+  queue?: Omit<WorkQueueOptions, 'hooks'>;
+}
+
+interface Primary {
+  list(): unknown[];
+  map: (obj: unknown) => Request[];
+}
+
+export class Controller {
+  readonly name: string;
+  private readonly reconcile: Reconcile;
+  private readonly concurrency: number;
+  private readonly logger: Logger;
+  private readonly metrics: OperatorMetrics;
+  private readonly observer: ReconcileObserver;
+  private readonly queueOptions: Omit<WorkQueueOptions, 'hooks'>;
+  private queue: WorkQueue;
+  private primary: Primary | undefined;
+  private workers: Promise<void>[] = [];
+  private running = false;
+  private inFlight = 0;
+
+  constructor(opts: ControllerOptions) {
+    this.name = opts.name;
+    this.reconcile = opts.reconcile;
+    this.concurrency = Math.max(1, opts.concurrency ?? 4);
+    this.logger = opts.logger.child({ controller: opts.name });
+    this.metrics = opts.metrics;
+    this.observer = opts.metrics.reconcileObserver(opts.name);
+    this.observer.maxConcurrent(this.concurrency);
+    this.queueOptions = opts.queue ?? {};
+    this.queue = this.newQueue();
+  }
+
+  /**
+   * Reconciles the requests `map` derives from each added, updated or deleted
+   * object: identity for the primary kind, the owner for children. The first
+   * informer watched is the primary one, walked by `enqueueAll`.
+   */
+  watches<T>(informer: Informer<T>, map: (obj: T) => Request[]): this {
+    const enqueueMapped = (obj: T) => {
+      for (const req of map(obj)) this.enqueue(req);
+    };
+    informer.on('add', enqueueMapped);
+    // An update may move a child to another owner: both must hear about it.
+    informer.on('update', (obj: T, old?: T) => {
+      enqueueMapped(obj);
+      if (old !== undefined) enqueueMapped(old);
+    });
+    informer.on('delete', enqueueMapped);
+    this.primary ??= { list: () => informer.list(), map: map as (obj: unknown) => Request[] };
+    return this;
+  }
+
+  enqueue(req: Request): void {
+    this.queue.add(keyOf(req));
+  }
+
+  /** Queues every object of the primary informer (after a leadership change or a clock jump). */
+  enqueueAll(): void {
+    if (!this.primary) return;
+    for (const obj of this.primary.list()) for (const req of this.primary.map(obj)) this.enqueue(req);
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.enqueueAll();
+    this.logger.info('starting workers', { workerCount: this.concurrency });
+    this.workers = Array.from({ length: this.concurrency }, () => this.work());
+  }
+
+  /** Stops taking work and resolves once in-flight reconciles have finished. A later start() begins afresh. */
+  async stop(): Promise<void> {
+    if (!this.running) return;
+    this.running = false;
+    const queue = this.queue;
+    queue.shutDown();
+    await Promise.all(this.workers);
+    this.workers = [];
+    // Events that arrive while stopped wait on a fresh queue for the next start().
+    this.queue = this.newQueue();
+    this.logger.info('stopped workers');
+  }
+
+  /** Nothing queued and nothing running (keys waiting on a delay do not count). */
+  isIdle(): boolean {
+    return this.queue.length === 0 && this.inFlight === 0;
+  }
+
+  private newQueue(): WorkQueue {
+    const queue = new WorkQueue(this.name, { ...this.queueOptions, hooks: this.metrics.queueHooks(this.name) });
+    this.metrics.watchQueue(queue);
+    return queue;
+  }
+
+  private async work(): Promise<void> {
+    const queue = this.queue;
+    for (let key = await queue.get(); key !== undefined; key = await queue.get()) {
+      this.inFlight++;
+      this.observer.workerStarted();
+      try {
+        await this.process(queue, key);
+      } finally {
+        this.observer.workerFinished();
+        this.inFlight--;
+        queue.done(key);
+      }
+    }
+  }
+
+  private async process(queue: WorkQueue, key: string): Promise<void> {
+    const req = requestOf(key);
+    const reconcileID = randomUUID();
+    const log = this.logger.child({ namespace: req.namespace, name: req.name, reconcileID });
+    const started = performance.now();
+    let outcome: ReconcileResult = 'success';
+    let terminal = false;
+    try {
+      const result = await this.reconcile(req, { log, reconcileID });
+      const after = result?.requeueAfterMs;
+      queue.forget(key);
+      if (after !== undefined && after > 0) {
+        outcome = 'requeue_after';
+        queue.addAfter(key, after);
+      }
+    } catch (err) {
+      outcome = 'error';
+      if (err instanceof TerminalError) {
+        terminal = true;
+        queue.forget(key);
+        log.error('Reconciler error (terminal, not retried)', { err: errorFields(err) });
+      } else {
+        queue.addRateLimited(key);
+        log.error('Reconciler error', { err: errorFields(err), retries: queue.numRequeues(key) });
+      }
+    } finally {
+      this.observer.reconciled(outcome, (performance.now() - started) / 1000, terminal);
+    }
+  }
+}
+
+/** client-go's key: "namespace/name", or just "name" for cluster-scoped objects. */
+export function keyOf(req: Request): string {
+  return req.namespace ? `${req.namespace}/${req.name}` : req.name;
+}
+
+export function requestOf(key: string): Request {
+  const i = key.indexOf('/');
+  return i < 0 ? { namespace: '', name: key } : { namespace: key.slice(0, i), name: key.slice(i + 1) };
+}
+
+function errorFields(err: unknown): unknown {
+  return err instanceof Error ? { message: err.message, name: err.name, stack: err.stack, ...('code' in err ? { code: err.code } : {}) } : String(err);
+}

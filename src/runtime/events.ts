@@ -1,0 +1,210 @@
+// Kubernetes Events about the objects the operator manages, like client-go's
+// recorder: `kubectl describe` shows them. Recording is fire-and-forget: the
+// caller only enqueues, a single background writer talks to the API server,
+// and a failure is logged, never thrown into a reconcile. A repeat of the same
+// event within ten minutes bumps the existing Event's series count instead of
+// creating another object, and a per-object token bucket stops a hot loop from
+// flooding etcd.
+
+import type { KubeClient } from './client.ts';
+import { isNotFound } from './client.ts';
+import { systemClock, type Clock } from './clock.ts';
+import { Kinds } from './kinds.ts';
+import type { Logger } from './logging.ts';
+
+export const REPORTING_CONTROLLER = 'serverlessapp.io/operator';
+
+/** What an event is about; objects read from the caches satisfy it. */
+export interface KubernetesObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: { name: string; namespace?: string; uid?: string; resourceVersion?: string };
+}
+
+export type EventType = 'Normal' | 'Warning';
+
+/** Repeats within this window join the existing Event's series. */
+const AGGREGATION_WINDOW_MS = 10 * 60_000;
+/** client-go's spam filter: 25 events per object at once, then one per five minutes. */
+const SPAM_BURST = 25;
+const SPAM_REFILL_MS = 5 * 60_000;
+/** Pending writes beyond this are dropped: events are best effort, memory is not. */
+const MAX_PENDING = 1_000;
+
+interface Series {
+  namespace: string;
+  /** Set once the Event exists. */
+  name?: string;
+  regardingName: string;
+  body: Record<string, unknown>;
+  count: number;
+  written: number;
+  lastSeen: Date;
+}
+
+interface Bucket {
+  tokens: number;
+  at: number;
+}
+
+export class EventRecorder {
+  private readonly client: KubeClient;
+  private readonly identity: string;
+  private readonly clock: Clock;
+  private readonly logger: Logger | undefined;
+  private readonly series = new Map<string, Series>();
+  private readonly buckets = new Map<string, Bucket>();
+  private readonly pending = new Set<string>();
+  private draining: Promise<void> | undefined;
+  private lastSweep = 0;
+  private sequence = 0;
+
+  constructor(client: KubeClient, opts: { identity: string; clock?: Clock; logger?: Logger }) {
+    this.client = client;
+    this.identity = opts.identity;
+    this.clock = opts.clock ?? systemClock;
+    this.logger = opts.logger;
+  }
+
+  record(obj: KubernetesObject, type: EventType, reason: string, note: string, action?: string): void {
+    try {
+      this.enqueue(obj, type, reason, note, action ?? reason);
+    } catch (err) {
+      this.logger?.warn('event not recorded', { reason, err });
+    }
+  }
+
+  /** Resolves when every event recorded so far has been written (or given up on). */
+  async flush(): Promise<void> {
+    while (this.draining) await this.draining;
+  }
+
+  private enqueue(obj: KubernetesObject, type: EventType, reason: string, note: string, action: string): void {
+    const now = this.clock.now();
+    this.sweep(now);
+    const objectKey = `${obj.apiVersion}/${obj.kind}/${obj.metadata.namespace ?? ''}/${obj.metadata.name}/${obj.metadata.uid ?? ''}`;
+    if (!this.admit(objectKey, now.getTime())) return;
+
+    // The API server caps a note at 1 kB; keep the tail that fits.
+    const text = note.length > 1024 ? `${note.slice(0, 1021)}...` : note;
+    const key = `${objectKey}\0${type}\0${reason}\0${text}`;
+    const existing = this.series.get(key);
+    if (existing && now.getTime() - existing.lastSeen.getTime() < AGGREGATION_WINDOW_MS) {
+      existing.count++;
+      existing.lastSeen = now;
+    } else {
+      if (!this.pending.has(key) && this.pending.size >= MAX_PENDING) {
+        this.logger?.warn('event dropped: too many pending', { reason });
+        return;
+      }
+      this.series.set(key, {
+        namespace: obj.metadata.namespace || 'default',
+        regardingName: obj.metadata.name,
+        body: this.eventBody(obj, type, reason, text, action, now),
+        count: 1,
+        written: 0,
+        lastSeen: now,
+      });
+    }
+    this.pending.add(key);
+    this.drain();
+  }
+
+  /** Token bucket per object; refills with the injected clock. */
+  private admit(objectKey: string, nowMs: number): boolean {
+    const b = this.buckets.get(objectKey) ?? { tokens: SPAM_BURST, at: nowMs };
+    const refill = Math.floor((nowMs - b.at) / SPAM_REFILL_MS);
+    if (refill > 0) {
+      b.tokens = Math.min(SPAM_BURST, b.tokens + refill);
+      b.at += refill * SPAM_REFILL_MS;
+    }
+    if (b.tokens === SPAM_BURST) b.at = nowMs;
+    this.buckets.set(objectKey, b);
+    if (b.tokens <= 0) return false;
+    b.tokens--;
+    return true;
+  }
+
+  private eventBody(obj: KubernetesObject, type: EventType, reason: string, note: string, action: string, now: Date): Record<string, unknown> {
+    const m = obj.metadata;
+    return {
+      apiVersion: 'events.k8s.io/v1',
+      kind: 'Event',
+      eventTime: microTime(now),
+      type,
+      reason,
+      action,
+      note,
+      reportingController: REPORTING_CONTROLLER,
+      reportingInstance: this.identity,
+      regarding: {
+        ...(obj.apiVersion ? { apiVersion: obj.apiVersion } : {}),
+        ...(obj.kind ? { kind: obj.kind } : {}),
+        name: m.name,
+        ...(m.namespace ? { namespace: m.namespace } : {}),
+        ...(m.uid ? { uid: m.uid } : {}),
+        ...(m.resourceVersion ? { resourceVersion: m.resourceVersion } : {}),
+      },
+    };
+  }
+
+  private drain(): void {
+    if (this.draining) return;
+    this.draining = (async () => {
+      for (let key = first(this.pending); key !== undefined; key = first(this.pending)) {
+        this.pending.delete(key);
+        const s = this.series.get(key);
+        if (s && s.count > s.written) await this.write(s);
+      }
+      this.draining = undefined;
+    })();
+  }
+
+  private async write(s: Series): Promise<void> {
+    const count = s.count;
+    const series = count > 1 ? { series: { count, lastObservedTime: microTime(s.lastSeen) } } : {};
+    try {
+      if (s.name) {
+        try {
+          await this.client.mergePatch(Kinds.Event, s.namespace, s.name, series);
+          s.written = count;
+          return;
+        } catch (err) {
+          // Events expire (the server's event TTL); start a fresh one.
+          if (!isNotFound(err)) throw err;
+        }
+      }
+      const name = `${s.regardingName.slice(0, 200)}.${this.uniqueSuffix()}`;
+      await this.client.create(Kinds.Event, { ...s.body, metadata: { name, namespace: s.namespace }, ...series });
+      s.name = name;
+      s.written = count;
+    } catch (err) {
+      // Best effort: a later repeat tries again; nothing propagates to the reconcile.
+      s.written = count;
+      this.logger?.warn('event not written', { reason: s.body['reason'], err });
+    }
+  }
+
+  /** client-go names events "<object>.<hex nanoseconds>"; a counter keeps same-millisecond events apart. */
+  private uniqueSuffix(): string {
+    return (BigInt(this.clock.now().getTime()) * 1_000_000n + BigInt(this.sequence++ % 1_000_000)).toString(16);
+  }
+
+  /** Forgets series and buckets nobody has touched for longer than they matter. */
+  private sweep(now: Date): void {
+    const t = now.getTime();
+    if (t - this.lastSweep < 60_000) return;
+    this.lastSweep = t;
+    for (const [k, s] of this.series) if (t - s.lastSeen.getTime() >= AGGREGATION_WINDOW_MS && !this.pending.has(k)) this.series.delete(k);
+    for (const [k, b] of this.buckets) if (t - b.at >= SPAM_BURST * SPAM_REFILL_MS) this.buckets.delete(k);
+  }
+}
+
+function first(set: Set<string>): string | undefined {
+  return set.values().next().value;
+}
+
+/** metav1.MicroTime: RFC 3339 with microseconds. */
+function microTime(d: Date): string {
+  return d.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+}

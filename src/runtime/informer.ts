@@ -1,0 +1,389 @@
+// A shared informer: one cache per kind, kept current by list + watch, that
+// never silently stops. client-node's makeInformer gives up on the first
+// non-410 error and trusts a TCP connection that may be dead (#364, #958), so
+// this one owns its loop: it lists, watches from the list's resourceVersion
+// with bookmarks and a server-side timeout (so a healthy watch always carries
+// traffic and connections are recycled), aborts a watch that goes quiet, backs
+// off and relists after any failure, and relists periodically anyway. A relist
+// is diffed against the cache, so handlers only hear about real changes, in
+// order per object.
+
+import { HttpMethod, IsomorphicFetchHttpLibrary, RequestContext } from '@kubernetes/client-node';
+import type { KubeConfig, KubernetesObject, ResponseContext } from '@kubernetes/client-node';
+import { type Clock, systemClock } from './clock.ts';
+import { apiVersionOf, resourcePath, type ResourceKind } from './kinds.ts';
+
+export interface Logger {
+  info(msg: string, meta?: Record<string, unknown>): void;
+  warn(msg: string, meta?: Record<string, unknown>): void;
+  error(msg: string, meta?: Record<string, unknown>): void;
+  debug(msg: string, meta?: Record<string, unknown>): void;
+}
+
+export interface InformerHooks {
+  /** The watch was restarted after an error, a stall (watchdog) or an expired resourceVersion. */
+  onRestart?(reason: string): void;
+  /** A watch event arrived: ADDED, MODIFIED, DELETED, BOOKMARK or ERROR. */
+  onEvent?(type: string): void;
+}
+
+export interface InformerOptions<T> {
+  /** Empty or undefined = all namespaces; otherwise one list/watch per namespace. */
+  namespaces?: string[];
+  labelSelector?: string;
+  /** Applied before caching; the default drops metadata.managedFields. */
+  transform?: (obj: T) => T;
+  relistPeriodMs?: number;
+  watchdogMs?: number;
+  backoff?: { initialMs: number; maxMs: number };
+  logger?: Logger;
+  hooks?: InformerHooks;
+  clock?: Clock;
+}
+
+type EventName = 'add' | 'update' | 'delete';
+type Handler<T> = (obj: T, old?: T) => void;
+
+/** Why a watch ended without throwing. */
+type WatchEnd = 'closed' | 'relist' | 'expired' | 'watchdog' | 'stopped';
+
+interface WatchEvent {
+  type: string;
+  object: KubernetesObject & { code?: number; message?: string; reason?: string };
+}
+
+/** A non-2xx answer from the API server. */
+export class ApiStatusError extends Error {
+  readonly code: number;
+  constructor(code: number, message: string) {
+    super(message);
+    this.name = 'ApiStatusError';
+    this.code = code;
+  }
+}
+
+const LIST_PAGE_SIZE = 500;
+/** A watch that ends this soon without a single event is a failure, not a normal close (client-go's "very short watch"). */
+const SHORT_WATCH_MS = 1_000;
+const noopLogger: Logger = { info() {}, warn() {}, error() {}, debug() {} };
+
+export class Informer<T extends KubernetesObject> {
+  readonly kind: ResourceKind;
+  readonly stats: { restarts: number; lastEventAt?: Date } = { restarts: 0 };
+
+  readonly #kc: KubeConfig;
+  readonly #scopes: Array<string | undefined>;
+  readonly #labelSelector: string | undefined;
+  readonly #transform: (obj: T) => T;
+  readonly #relistPeriodMs: number;
+  readonly #watchdogMs: number;
+  readonly #backoff: { initialMs: number; maxMs: number };
+  readonly #log: Logger;
+  readonly #hooks: InformerHooks;
+  readonly #clock: Clock;
+  readonly #http = new IsomorphicFetchHttpLibrary();
+  readonly #cache = new Map<string, T>();
+  readonly #handlers: Record<EventName, Array<Handler<T>>> = { add: [], update: [], delete: [] };
+  readonly #stop = new AbortController();
+  #synced: Promise<void> | undefined;
+
+  constructor(kc: KubeConfig, kind: ResourceKind, opts: InformerOptions<T> = {}) {
+    this.#kc = kc;
+    this.kind = kind;
+    const namespaces = [...new Set(opts.namespaces ?? [])];
+    this.#scopes = kind.namespaced && namespaces.length > 0 ? namespaces : [undefined];
+    this.#labelSelector = opts.labelSelector;
+    this.#transform = opts.transform ?? stripManagedFields;
+    this.#relistPeriodMs = opts.relistPeriodMs ?? 10 * 60_000;
+    this.#watchdogMs = opts.watchdogMs ?? 60_000;
+    this.#backoff = opts.backoff ?? { initialMs: 500, maxMs: 30_000 };
+    this.#log = opts.logger ?? noopLogger;
+    this.#hooks = opts.hooks ?? {};
+    this.#clock = opts.clock ?? systemClock;
+  }
+
+  on(event: EventName, handler: Handler<T>): void {
+    this.#handlers[event].push(handler);
+  }
+
+  /** Resolves once every namespace has been listed into the cache; rejects if stopped before that. */
+  start(): Promise<void> {
+    this.#synced ??= new Promise((resolve, reject) => {
+      let pending = this.#scopes.length;
+      const synced = () => {
+        if (--pending === 0) resolve();
+      };
+      this.#stop.signal.addEventListener('abort', () => reject(new Error(`informer for ${this.kind.plural} stopped before it synced`)));
+      for (const ns of this.#scopes) void this.#run(ns, synced);
+    });
+    return this.#synced;
+  }
+
+  stop(): void {
+    this.#stop.abort();
+  }
+
+  hasSynced(): boolean {
+    return this.#syncedScopes.size === this.#scopes.length;
+  }
+
+  get(namespace: string | undefined, name: string): T | undefined {
+    return this.#cache.get(cacheKey(this.kind.namespaced ? namespace : undefined, name));
+  }
+
+  list(namespace?: string): T[] {
+    const all = [...this.#cache.values()];
+    return namespace === undefined ? all : all.filter((o) => o.metadata?.namespace === namespace);
+  }
+
+  /** Emits 'update' (old === new) for every cached object, to force a full reconcile. */
+  resync(): void {
+    for (const obj of this.#cache.values()) this.#emit('update', obj, obj);
+  }
+
+  readonly #syncedScopes = new Set<string | undefined>();
+
+  /** The list/watch loop of one namespace (or of all): runs until stop(), whatever fails. */
+  async #run(ns: string | undefined, onFirstSync: () => void): Promise<void> {
+    const signal = this.#stop.signal;
+    let resourceVersion: string | undefined;
+    let listedAt = 0;
+    let failures = 0;
+    while (!signal.aborted) {
+      try {
+        if (resourceVersion === undefined) {
+          resourceVersion = await this.#relist(ns);
+          listedAt = performance.now();
+          if (!this.#syncedScopes.has(ns)) {
+            this.#syncedScopes.add(ns);
+            onFirstSync();
+          }
+        }
+        const relistInMs = listedAt + this.#relistPeriodMs - performance.now();
+        const started = performance.now();
+        const watch = await this.#watch(ns, resourceVersion, relistInMs);
+        resourceVersion = watch.resourceVersion;
+        if (watch.end === 'closed' && watch.events === 0 && performance.now() - started < SHORT_WATCH_MS) {
+          throw new Error('watch closed at once without any event');
+        }
+        if (watch.end === 'watchdog') throw new Error(`no watch traffic for ${this.#watchdogMs} ms`);
+        if (watch.end === 'expired') this.#restarted('expired', ns, 'resourceVersion too old; relisting');
+        if (watch.end === 'expired' || watch.end === 'relist') resourceVersion = undefined;
+        if (watch.events > 0 || watch.end === 'closed') failures = 0;
+      } catch (err) {
+        if (signal.aborted) break;
+        resourceVersion = undefined;
+        if (err instanceof ApiStatusError && err.code === 410) {
+          this.#restarted('expired', ns, 'resourceVersion too old; relisting');
+          continue;
+        }
+        failures++;
+        const delay = backoffMs(failures, this.#backoff);
+        this.#restarted(err instanceof Error && err.message.startsWith('no watch traffic') ? 'watchdog' : 'error', ns, `${String(err)}; relisting in ${delay} ms`);
+        await sleep(delay, signal);
+      }
+    }
+  }
+
+  /** Lists the scope page by page, replaces its part of the cache and emits the differences. */
+  async #relist(ns: string | undefined): Promise<string> {
+    const fresh = new Map<string, T>();
+    let resourceVersion = '';
+    let cont: string | undefined;
+    do {
+      const query = { limit: String(LIST_PAGE_SIZE), labelSelector: this.#labelSelector, continue: cont };
+      const signal = AbortSignal.any([this.#stop.signal, AbortSignal.timeout(Math.max(this.#watchdogMs, 30_000))]);
+      const res = await this.#get(resourcePath(this.kind, ns), query, signal);
+      if (res.httpStatusCode !== 200) throw await statusError(res);
+      const page = JSON.parse(await res.body.text()) as { items: T[]; metadata: { resourceVersion: string; continue?: string } };
+      resourceVersion = page.metadata.resourceVersion;
+      cont = page.metadata.continue || undefined;
+      for (const item of page.items) {
+        item.apiVersion ??= apiVersionOf(this.kind);
+        item.kind ??= this.kind.kind;
+        const obj = this.#transform(item);
+        fresh.set(keyOf(obj), obj);
+      }
+    } while (cont !== undefined);
+    if (this.#stop.signal.aborted) return resourceVersion;
+    for (const [key, obj] of fresh) this.#upsert(key, obj);
+    for (const [key, old] of this.#cache) {
+      if (!fresh.has(key) && (ns === undefined || old.metadata?.namespace === ns)) {
+        this.#cache.delete(key);
+        this.#emit('delete', old);
+      }
+    }
+    this.#log.debug('listed', { kind: this.kind.plural, namespace: ns, count: fresh.size, resourceVersion });
+    return resourceVersion;
+  }
+
+  /**
+   * Watches from `resourceVersion` until the server closes the stream, the
+   * resourceVersion expires, the stream goes quiet for watchdogMs, it is time
+   * to relist, or the informer stops. Returns the last resourceVersion seen.
+   */
+  async #watch(ns: string | undefined, resourceVersion: string, relistInMs: number): Promise<{ resourceVersion: string; end: WatchEnd; events: number }> {
+    const conn = new AbortController();
+    let end: WatchEnd | undefined;
+    let events = 0;
+    const finish = (why: WatchEnd) => {
+      end ??= why;
+      conn.abort();
+    };
+    const onStop = () => finish('stopped');
+    this.#stop.signal.addEventListener('abort', onStop);
+    let watchdog = setTimeout(() => finish('watchdog'), this.#watchdogMs);
+    const relist = setTimeout(() => finish('relist'), Math.max(0, relistInMs));
+    const feed = () => {
+      clearTimeout(watchdog);
+      watchdog = setTimeout(() => finish('watchdog'), this.#watchdogMs);
+    };
+    try {
+      const query = {
+        watch: 'true',
+        resourceVersion,
+        allowWatchBookmarks: 'true',
+        timeoutSeconds: String(Math.round(240 + Math.random() * 120)),
+        labelSelector: this.#labelSelector,
+      };
+      const res = await this.#get(resourcePath(this.kind, ns), query, conn.signal);
+      if (res.httpStatusCode !== 200) throw await statusError(res);
+      const stream = res.body.stream();
+      if (!stream) throw new Error('watch response has no body');
+      for await (const line of lines(stream, feed)) {
+        const event = JSON.parse(line) as WatchEvent;
+        events++;
+        this.stats.lastEventAt = this.#clock.now();
+        this.#hooks.onEvent?.(event.type);
+        if (event.type === 'ERROR') {
+          if (event.object.code === 410) {
+            finish('expired');
+            break;
+          }
+          throw new ApiStatusError(event.object.code ?? 500, event.object.message ?? 'watch error');
+        }
+        resourceVersion = event.object.metadata?.resourceVersion ?? resourceVersion;
+        if (event.type !== 'BOOKMARK') this.#apply(event);
+      }
+      end ??= 'closed';
+    } catch (err) {
+      if (end === undefined) throw err;
+    } finally {
+      clearTimeout(watchdog);
+      clearTimeout(relist);
+      this.#stop.signal.removeEventListener('abort', onStop);
+      conn.abort();
+    }
+    return { resourceVersion, end, events };
+  }
+
+  #apply(event: WatchEvent): void {
+    const obj = this.#transform(event.object as T);
+    const key = keyOf(obj);
+    if (event.type === 'DELETED') {
+      const old = this.#cache.get(key);
+      if (old === undefined) return;
+      this.#cache.delete(key);
+      this.#emit('delete', obj);
+    } else {
+      this.#upsert(key, obj);
+    }
+  }
+
+  #upsert(key: string, obj: T): void {
+    const old = this.#cache.get(key);
+    if (old?.metadata?.resourceVersion === obj.metadata?.resourceVersion && old !== undefined) return;
+    this.#cache.set(key, obj);
+    if (old === undefined) this.#emit('add', obj);
+    else this.#emit('update', obj, old);
+  }
+
+  #emit(event: EventName, obj: T, old?: T): void {
+    for (const handler of this.#handlers[event]) {
+      try {
+        handler(obj, old);
+      } catch (err) {
+        this.#log.error('informer handler failed', { kind: this.kind.plural, event, name: obj.metadata?.name, error: String(err) });
+      }
+    }
+  }
+
+  #restarted(reason: string, ns: string | undefined, detail: string): void {
+    this.stats.restarts++;
+    this.#hooks.onRestart?.(reason);
+    this.#log.warn(`${this.kind.plural} watch restarted: ${detail}`, { kind: this.kind.plural, namespace: ns, reason });
+  }
+
+  /** A GET through client-node's transport; credentials are read from the KubeConfig on every call, so rotated tokens are used. */
+  async #get(path: string, query: Record<string, string | undefined>, signal: AbortSignal): Promise<ResponseContext> {
+    const cluster = this.#kc.getCurrentCluster();
+    if (!cluster) throw new Error('the kubeconfig has no current cluster');
+    const url = new URL(cluster.server.replace(/\/$/, '') + path);
+    for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, v);
+    const ctx = new RequestContext(url.toString(), HttpMethod.GET);
+    ctx.setHeaderParam('Accept', 'application/json');
+    ctx.setSignal(signal);
+    await this.#kc.applySecurityAuthentication(ctx);
+    return this.#http.send(ctx).toPromise();
+  }
+}
+
+function stripManagedFields<T extends KubernetesObject>(obj: T): T {
+  if (obj.metadata?.managedFields !== undefined) delete obj.metadata.managedFields;
+  return obj;
+}
+
+function cacheKey(namespace: string | undefined, name: string): string {
+  return `${namespace ?? ''}/${name}`;
+}
+
+function keyOf(obj: KubernetesObject): string {
+  return cacheKey(obj.metadata?.namespace, obj.metadata?.name ?? '');
+}
+
+/** Exponential from initialMs to maxMs, each delay drawn from its upper half so restarts of many informers spread out. */
+function backoffMs(failures: number, b: { initialMs: number; maxMs: number }): number {
+  const ceiling = Math.min(b.maxMs, b.initialMs * 2 ** (failures - 1));
+  return Math.round(ceiling * (0.5 + Math.random() / 2));
+}
+
+/** Splits a byte stream into lines; `onBytes` runs for every chunk, so a slow large object still counts as traffic. */
+async function* lines(stream: ReadableStream<Uint8Array>, onBytes: () => void): AsyncGenerator<string> {
+  const decoder = new TextDecoder();
+  let buffered = '';
+  for await (const chunk of stream) {
+    onBytes();
+    buffered += decoder.decode(chunk, { stream: true });
+    let nl: number;
+    while ((nl = buffered.indexOf('\n')) >= 0) {
+      const line = buffered.slice(0, nl).trim();
+      buffered = buffered.slice(nl + 1);
+      if (line) yield line;
+    }
+  }
+  if (buffered.trim()) yield buffered.trim();
+}
+
+async function statusError(res: ResponseContext): Promise<ApiStatusError> {
+  const text = await res.body.text().catch(() => '');
+  let message = text;
+  try {
+    message = (JSON.parse(text) as { message?: string }).message ?? text;
+  } catch {
+    // not a Status object: keep the raw body
+  }
+  return new ApiStatusError(res.httpStatusCode, `HTTP ${res.httpStatusCode}: ${message}`);
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done);
+  });
+}

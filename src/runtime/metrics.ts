@@ -1,0 +1,132 @@
+// The operator's Prometheus metrics, under the names controller-runtime and
+// client-go use, so existing dashboards and alerts work unchanged. Each
+// operator process (each Manager, in tests) owns its own Registry rather than
+// prom-client's global one. Labels stay low-cardinality: never an object's
+// name or namespace.
+
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { QueueMetricsHooks, WorkQueue } from './workqueue.ts';
+
+export type ReconcileResult = 'success' | 'error' | 'requeue' | 'requeue_after';
+
+/** What a controller reports about its reconciles. */
+export interface ReconcileObserver {
+  maxConcurrent(n: number): void;
+  workerStarted(): void;
+  workerFinished(): void;
+  /** One finished reconcile; `terminal` marks an error that will not be retried. */
+  reconciled(result: ReconcileResult, seconds: number, terminal?: boolean): void;
+}
+
+/** controller-runtime's reconcile_time buckets. */
+const RECONCILE_BUCKETS = [
+  0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1, 1.25, 1.5, 1.75, 2, 2.5, 3, 3.5, 4, 4.5, 5,
+  6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60,
+];
+/** client-go's workqueue buckets: 10ns to 1000s, exponential. */
+const QUEUE_BUCKETS = Array.from({ length: 12 }, (_, i) => 1e-8 * 10 ** i);
+
+export class OperatorMetrics {
+  readonly registry: Registry;
+  private readonly reconcileTotal: Counter<'controller' | 'result'>;
+  private readonly reconcileErrors: Counter<'controller'>;
+  private readonly terminalErrors: Counter<'controller'>;
+  private readonly reconcileTime: Histogram<'controller'>;
+  private readonly activeWorkers: Gauge<'controller'>;
+  private readonly maxConcurrentReconciles: Gauge<'controller'>;
+  private readonly depth: Gauge<'name'>;
+  private readonly adds: Counter<'name'>;
+  private readonly retries: Counter<'name'>;
+  private readonly queueDuration: Histogram<'name'>;
+  private readonly workDuration: Histogram<'name'>;
+  private readonly leader: Gauge<'name'>;
+  private readonly restRequests: Counter<'code' | 'method' | 'host'>;
+  private readonly queues = new Map<string, WorkQueue>();
+
+  constructor(opts: { defaultMetrics?: boolean } = {}) {
+    this.registry = new Registry();
+    const registers = [this.registry];
+    if (opts.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+
+    this.reconcileTotal = new Counter({ name: 'controller_runtime_reconcile_total', help: 'Total number of reconciliations per controller', labelNames: ['controller', 'result'], registers });
+    this.reconcileErrors = new Counter({ name: 'controller_runtime_reconcile_errors_total', help: 'Total number of reconciliation errors per controller', labelNames: ['controller'], registers });
+    this.terminalErrors = new Counter({ name: 'controller_runtime_terminal_reconcile_errors_total', help: 'Total number of terminal reconciliation errors per controller', labelNames: ['controller'], registers });
+    this.reconcileTime = new Histogram({ name: 'controller_runtime_reconcile_time_seconds', help: 'Length of time per reconciliation per controller', labelNames: ['controller'], buckets: RECONCILE_BUCKETS, registers });
+    this.activeWorkers = new Gauge({ name: 'controller_runtime_active_workers', help: 'Number of currently used workers per controller', labelNames: ['controller'], registers });
+    this.maxConcurrentReconciles = new Gauge({ name: 'controller_runtime_max_concurrent_reconciles', help: 'Maximum number of concurrent reconciles per controller', labelNames: ['controller'], registers });
+
+    this.depth = new Gauge({ name: 'workqueue_depth', help: 'Current depth of workqueue', labelNames: ['name'], registers });
+    this.adds = new Counter({ name: 'workqueue_adds_total', help: 'Total number of adds handled by workqueue', labelNames: ['name'], registers });
+    this.retries = new Counter({ name: 'workqueue_retries_total', help: 'Total number of retries handled by workqueue', labelNames: ['name'], registers });
+    this.queueDuration = new Histogram({ name: 'workqueue_queue_duration_seconds', help: 'How long in seconds an item stays in workqueue before being requested', labelNames: ['name'], buckets: QUEUE_BUCKETS, registers });
+    this.workDuration = new Histogram({ name: 'workqueue_work_duration_seconds', help: 'How long in seconds processing an item from workqueue takes', labelNames: ['name'], buckets: QUEUE_BUCKETS, registers });
+    // Sampled at scrape time from the queues themselves.
+    const queues = this.queues;
+    new Gauge({
+      name: 'workqueue_unfinished_work_seconds',
+      help: 'How many seconds of work has been done that is in progress and hasn\'t been observed by work_duration',
+      labelNames: ['name'], registers,
+      collect() {
+        for (const [name, q] of queues) this.set({ name }, q.unfinishedWorkSeconds());
+      },
+    });
+    new Gauge({
+      name: 'workqueue_longest_running_processor_seconds',
+      help: 'How many seconds has the longest running processor for workqueue been running',
+      labelNames: ['name'], registers,
+      collect() {
+        for (const [name, q] of queues) this.set({ name }, q.longestRunningProcessorSeconds());
+      },
+    });
+
+    this.leader = new Gauge({ name: 'leader_election_master_status', help: 'Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master', labelNames: ['name'], registers });
+    this.restRequests = new Counter({ name: 'rest_client_requests_total', help: 'Number of HTTP requests, partitioned by status code, method, and host', labelNames: ['code', 'method', 'host'], registers });
+  }
+
+  /** Callbacks for a WorkQueue named `name`; pass the queue to `watchQueue` too for the sampled gauges. */
+  queueHooks(name: string): QueueMetricsHooks {
+    const labels = { name };
+    this.depth.set(labels, 0);
+    this.adds.inc(labels, 0);
+    this.retries.inc(labels, 0);
+    return {
+      onAdd: () => this.adds.inc(labels),
+      onDepth: (n) => this.depth.set(labels, n),
+      onRetry: () => this.retries.inc(labels),
+      onQueued: (s) => this.queueDuration.observe(labels, s),
+      onWork: (s) => this.workDuration.observe(labels, s),
+    };
+  }
+
+  watchQueue(queue: WorkQueue): void {
+    this.queues.set(queue.name, queue);
+  }
+
+  reconcileObserver(controller: string): ReconcileObserver {
+    const labels = { controller };
+    // Zero series up front, as controller-runtime does, so rate() works from the first scrape.
+    for (const result of ['success', 'error', 'requeue', 'requeue_after'] as const) this.reconcileTotal.inc({ controller, result }, 0);
+    this.reconcileErrors.inc(labels, 0);
+    this.terminalErrors.inc(labels, 0);
+    this.activeWorkers.set(labels, 0);
+    return {
+      maxConcurrent: (n) => this.maxConcurrentReconciles.set(labels, n),
+      workerStarted: () => this.activeWorkers.inc(labels),
+      workerFinished: () => this.activeWorkers.dec(labels),
+      reconciled: (result, seconds, terminal = false) => {
+        this.reconcileTotal.inc({ controller, result });
+        this.reconcileTime.observe(labels, seconds);
+        if (result === 'error') this.reconcileErrors.inc(labels);
+        if (terminal) this.terminalErrors.inc(labels);
+      },
+    };
+  }
+
+  leaderStatus(name: string, isLeader: boolean): void {
+    this.leader.set({ name }, isLeader ? 1 : 0);
+  }
+
+  restRequest(code: string, method: string, host: string): void {
+    this.restRequests.inc({ code, method, host });
+  }
+}

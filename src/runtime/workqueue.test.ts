@@ -1,0 +1,219 @@
+import assert from 'node:assert/strict';
+import { RetryLimiter, WorkQueue, type QueueMetricsHooks } from './workqueue.ts';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Resolves with the key if get() hands one out within `ms`, else with 'timeout' (the getter then stays parked). */
+function getWithin(q: WorkQueue, ms: number): Promise<string | undefined | 'timeout'> {
+  return Promise.race([q.get(), sleep(ms).then(() => 'timeout' as const)]);
+}
+
+/** Settles within `ms` with the promise's value, or 'pending'. */
+function peek<T>(p: Promise<T>, ms: number): Promise<T | 'pending'> {
+  return Promise.race([p, sleep(ms).then(() => 'pending' as const)]);
+}
+
+describe('WorkQueue', () => {
+  it('queues a key once however often it is added', async () => {
+    const q = new WorkQueue('t');
+    q.add('a');
+    q.add('b');
+    q.add('a');
+    assert.equal(q.length, 2);
+    assert.equal(await q.get(), 'a');
+    assert.equal(await q.get(), 'b');
+    assert.equal(q.length, 0);
+  });
+
+  it('never hands a key being processed to a second worker, and re-queues it after done when it was added meanwhile', async () => {
+    const q = new WorkQueue('t');
+    q.add('a');
+    const first = await q.get();
+    q.add('a');
+    assert.equal(q.length, 0, 'a dirty key in flight is not queued');
+    const second = q.get();
+    assert.equal(await peek(second, 20), 'pending');
+    q.done(first!);
+    assert.equal(await peek(second, 20), 'a');
+  });
+
+  it('does not re-queue a processed key that was not added again', async () => {
+    const q = new WorkQueue('t');
+    q.add('a');
+    q.done((await q.get())!);
+    assert.equal(q.length, 0);
+    assert.equal(await getWithin(q, 20), 'timeout');
+  });
+
+  it('hands keys to waiting workers in the order they were added', async () => {
+    const q = new WorkQueue('t');
+    const w1 = q.get();
+    const w2 = q.get();
+    q.add('x');
+    q.add('y');
+    assert.deepEqual(await Promise.all([w1, w2]), ['x', 'y']);
+  });
+
+  it('adds delayed keys when their delay has passed, earliest first', async () => {
+    const q = new WorkQueue('t');
+    q.addAfter('late', 60);
+    q.addAfter('early', 20);
+    assert.equal(q.length, 0);
+    await sleep(40);
+    assert.equal(q.length, 1);
+    assert.equal(await q.get(), 'early');
+    assert.equal(await getWithin(q, 100), 'late');
+  });
+
+  it('keeps the earliest of several pending delays for one key', async () => {
+    const q = new WorkQueue('t');
+    q.addAfter('a', 500);
+    q.addAfter('a', 20);
+    q.addAfter('a', 300);
+    assert.equal(await getWithin(q, 100), 'a');
+    q.done('a');
+    assert.equal(await getWithin(q, 100), 'timeout', 'the later delays were merged into the earliest');
+  });
+
+  it('adds at once when the delay is zero or negative', () => {
+    const q = new WorkQueue('t');
+    q.addAfter('a', 0);
+    q.addAfter('b', -5);
+    assert.equal(q.length, 2);
+  });
+
+  it('retries a failing key with exponential backoff and counts requeues until forgotten', async () => {
+    const q = new WorkQueue('t', { baseDelayMs: 10 });
+    q.addRateLimited('a');
+    assert.equal(q.numRequeues('a'), 1);
+    assert.equal(q.length, 0);
+    assert.equal(await getWithin(q, 100), 'a');
+    q.done('a');
+    q.addRateLimited('a');
+    q.addRateLimited('a');
+    assert.equal(q.numRequeues('a'), 3);
+    q.forget('a');
+    assert.equal(q.numRequeues('a'), 0);
+  });
+
+  it('stops handing out work on shutdown: waiting workers get undefined and delayed keys are dropped', async () => {
+    const q = new WorkQueue('t');
+    const waiting = q.get();
+    q.shutDown();
+    assert.equal(await waiting, undefined);
+    q.add('a');
+    q.addAfter('b', 10);
+    assert.equal(q.length, 0);
+    assert.equal(await q.get(), undefined);
+  });
+
+  it('drops queued and delayed keys on shutdown', async () => {
+    const q = new WorkQueue('t');
+    q.add('a');
+    q.addAfter('b', 10);
+    q.shutDown();
+    assert.equal(q.length, 0);
+    await sleep(30);
+    assert.equal(await q.get(), undefined);
+  });
+
+  it('drains: resolves once every key in flight is done, and not re-queued after shutdown', async () => {
+    const q = new WorkQueue('t');
+    q.add('a');
+    q.add('b');
+    const a = (await q.get())!;
+    const b = (await q.get())!;
+    q.add('a');
+    q.shutDown();
+    let drained = false;
+    const drain = q.drain().then(() => (drained = true));
+    q.done(a);
+    await sleep(5);
+    assert.equal(drained, false, 'b is still in flight');
+    q.done(b);
+    await drain;
+    assert.equal(q.length, 0, 'a was dirty but the queue is shut down');
+  });
+
+  it('drains at once when nothing is in flight', async () => {
+    await new WorkQueue('t').drain();
+  });
+
+  it('reports adds, depth, retries and durations to its hooks', async () => {
+    const seen = { adds: 0, depth: [] as number[], retries: 0, queued: [] as number[], work: [] as number[] };
+    const hooks: QueueMetricsHooks = {
+      onAdd: () => seen.adds++,
+      onDepth: (n) => seen.depth.push(n),
+      onRetry: () => seen.retries++,
+      onQueued: (s) => seen.queued.push(s),
+      onWork: (s) => seen.work.push(s),
+    };
+    let now = 1_000_000;
+    const q = new WorkQueue('t', { hooks, clock: { now: () => new Date(now) } });
+    q.add('a');
+    q.add('a');
+    q.add('b');
+    now += 2_000;
+    const key = (await q.get())!;
+    now += 500;
+    assert.equal(q.unfinishedWorkSeconds(), 0.5);
+    assert.equal(q.longestRunningProcessorSeconds(), 0.5);
+    q.done(key);
+    q.addRateLimited('c');
+    assert.equal(seen.adds, 2, 'a duplicate add is not an add');
+    assert.deepEqual(seen.depth, [1, 2, 1]);
+    assert.equal(seen.retries, 1);
+    assert.deepEqual(seen.queued, [2]);
+    assert.deepEqual(seen.work, [0.5]);
+    q.shutDown();
+  });
+});
+
+describe('RetryLimiter', () => {
+  it('doubles the per-key delay from the base delay and caps it at the maximum', () => {
+    const l = new RetryLimiter({ baseDelayMs: 5, maxDelayMs: 100, qps: 1_000_000, burst: 1_000_000 }, 0);
+    const delays = Array.from({ length: 7 }, () => l.when('a', 0));
+    assert.deepEqual(delays, [5, 10, 20, 40, 80, 100, 100]);
+  });
+
+  it('uses client-go defaults: 5 ms doubling up to 1000 s', () => {
+    const l = new RetryLimiter({ qps: 1e9, burst: 1e9 }, 0);
+    assert.equal(l.when('a', 0), 5);
+    assert.equal(l.when('a', 0), 10);
+    for (let i = 0; i < 40; i++) l.when('a', 0);
+    assert.equal(l.when('a', 0), 1_000_000);
+  });
+
+  it('backs off each key on its own and restarts a forgotten key from the base delay', () => {
+    const l = new RetryLimiter({ baseDelayMs: 5, qps: 1e9, burst: 1e9 }, 0);
+    l.when('a', 0);
+    l.when('a', 0);
+    assert.equal(l.when('b', 0), 5);
+    assert.equal(l.numRequeues('a'), 2);
+    l.forget('a');
+    assert.equal(l.numRequeues('a'), 0);
+    assert.equal(l.when('a', 0), 5);
+  });
+
+  it('lets a burst through at once, then spaces retries at the bucket rate', () => {
+    const l = new RetryLimiter({ baseDelayMs: 0, qps: 10, burst: 3 }, 0);
+    const delays = ['a', 'b', 'c', 'd', 'e'].map((k) => l.when(k, 0));
+    assert.deepEqual(delays, [0, 0, 0, 100, 200]);
+  });
+
+  it('refills the bucket over time, up to the burst', () => {
+    const l = new RetryLimiter({ baseDelayMs: 0, qps: 10, burst: 2 }, 0);
+    l.when('a', 0);
+    l.when('b', 0);
+    assert.equal(l.when('c', 0), 100);
+    assert.equal(l.when('d', 10_000), 0, 'refilled after 10 s');
+    assert.equal(l.when('e', 10_000), 0);
+    assert.equal(l.when('f', 10_000), 100, 'but never beyond the burst');
+  });
+
+  it('takes the slower of the per-key backoff and the bucket', () => {
+    const l = new RetryLimiter({ baseDelayMs: 50, qps: 10, burst: 1 }, 0);
+    assert.equal(l.when('a', 0), 50, 'per-key backoff dominates');
+    assert.equal(l.when('b', 0), 100, 'the bucket dominates');
+  });
+});

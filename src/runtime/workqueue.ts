@@ -1,0 +1,265 @@
+// client-go's rate-limited delaying work queue, the buffer between informer
+// events and reconcilers. A key is queued at most once however often it is
+// added; a key being reconciled is never handed to a second worker, and if it
+// changes meanwhile it is queued again when the first worker finishes. Retries
+// back off per key (5 ms doubling to 1000 s) and, across all keys, through a
+// token bucket (10 qps, burst 100): controller-runtime's default limiter.
+
+import { type Clock, systemClock } from './clock.ts';
+
+/** setTimeout fires at once beyond 2^31-1 ms; longer delays re-arm in steps. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Plain callbacks, so the metrics module can feed prom-client's workqueue_* series. */
+export interface QueueMetricsHooks {
+  /** A key entered the queue (workqueue_adds_total). */
+  onAdd?(): void;
+  /** Keys waiting to be handed out (workqueue_depth). */
+  onDepth?(depth: number): void;
+  /** A failed key was re-added with backoff (workqueue_retries_total). */
+  onRetry?(): void;
+  /** Time a key waited between add and get (workqueue_queue_duration_seconds). */
+  onQueued?(seconds: number): void;
+  /** Time between get and done (workqueue_work_duration_seconds). */
+  onWork?(seconds: number): void;
+}
+
+export interface WorkQueueOptions {
+  baseDelayMs?: number;
+  maxDelayMs?: number;
+  qps?: number;
+  burst?: number;
+  hooks?: QueueMetricsHooks;
+  clock?: Clock;
+}
+
+export class WorkQueue {
+  readonly name: string;
+  readonly #hooks: QueueMetricsHooks;
+  readonly #clock: Clock;
+  readonly #limiter: RetryLimiter;
+
+  #queue: string[] = [];
+  /** Keys that need processing: queued, or re-added while being processed. */
+  readonly #dirty = new Set<string>();
+  /** Keys handed to a worker, with the time they were handed out. */
+  readonly #processing = new Map<string, number>();
+  readonly #addedAt = new Map<string, number>();
+  /** Delayed adds: key -> time it becomes ready. */
+  readonly #waiting = new Map<string, number>();
+  #getters: Array<(key: string | undefined) => void> = [];
+  #drainers: Array<() => void> = [];
+  #timer: NodeJS.Timeout | undefined;
+  #shuttingDown = false;
+
+  constructor(name: string, opts: WorkQueueOptions = {}) {
+    this.name = name;
+    this.#hooks = opts.hooks ?? {};
+    this.#clock = opts.clock ?? systemClock;
+    this.#limiter = new RetryLimiter(opts, this.#nowMs());
+  }
+
+  /** Keys ready to be handed out. */
+  get length(): number {
+    return this.#queue.length;
+  }
+
+  add(key: string): void {
+    if (this.#shuttingDown || this.#dirty.has(key)) return;
+    this.#hooks.onAdd?.();
+    this.#addedAt.set(key, this.#nowMs());
+    this.#dirty.add(key);
+    if (this.#processing.has(key)) return;
+    this.#enqueue(key);
+  }
+
+  /** Adds the key once `delayMs` has passed; of several pending delays for one key the earliest wins. */
+  addAfter(key: string, delayMs: number): void {
+    if (this.#shuttingDown) return;
+    if (delayMs <= 0) return this.add(key);
+    const readyAt = this.#nowMs() + delayMs;
+    const pending = this.#waiting.get(key);
+    if (pending !== undefined && pending <= readyAt) return;
+    this.#waiting.set(key, readyAt);
+    this.#armTimer();
+  }
+
+  /** Re-adds a failed key after max(its exponential backoff, the shared token bucket's delay). */
+  addRateLimited(key: string): void {
+    if (this.#shuttingDown) return;
+    this.#hooks.onRetry?.();
+    this.addAfter(key, this.#limiter.when(key, this.#nowMs()));
+  }
+
+  /** The key succeeded: its next failure starts again from the base delay. */
+  forget(key: string): void {
+    this.#limiter.forget(key);
+  }
+
+  numRequeues(key: string): number {
+    return this.#limiter.numRequeues(key);
+  }
+
+  /** The next key to process; waits for one. Undefined once the queue is shut down. */
+  get(): Promise<string | undefined> {
+    if (this.#shuttingDown) return Promise.resolve(undefined);
+    if (this.#queue.length > 0) return Promise.resolve(this.#take());
+    return new Promise((resolve) => this.#getters.push(resolve));
+  }
+
+  /** The worker finished `key`; if it was added meanwhile it is queued again. */
+  done(key: string): void {
+    const startedAt = this.#processing.get(key);
+    if (startedAt === undefined) return;
+    this.#processing.delete(key);
+    this.#hooks.onWork?.((this.#nowMs() - startedAt) / 1000);
+    if (this.#dirty.has(key) && !this.#shuttingDown) this.#enqueue(key);
+    if (this.#processing.size === 0) {
+      const drainers = this.#drainers;
+      this.#drainers = [];
+      for (const resolve of drainers) resolve();
+    }
+  }
+
+  /** Stops handing out work: waiting getters get undefined, queued and delayed keys are dropped. */
+  shutDown(): void {
+    if (this.#shuttingDown) return;
+    this.#shuttingDown = true;
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#waiting.clear();
+    this.#queue = [];
+    for (const key of this.#dirty) if (!this.#processing.has(key)) this.#dirty.delete(key);
+    this.#hooks.onDepth?.(0);
+    const getters = this.#getters;
+    this.#getters = [];
+    for (const resolve of getters) resolve(undefined);
+  }
+
+  /** Resolves once no key is being processed. */
+  drain(): Promise<void> {
+    if (this.#processing.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#drainers.push(resolve));
+  }
+
+  /** Seconds of work in progress, summed over workers (workqueue_unfinished_work_seconds). */
+  unfinishedWorkSeconds(): number {
+    const now = this.#nowMs();
+    let total = 0;
+    for (const startedAt of this.#processing.values()) total += now - startedAt;
+    return total / 1000;
+  }
+
+  /** How long the oldest running worker has been at it (workqueue_longest_running_processor_seconds). */
+  longestRunningProcessorSeconds(): number {
+    const now = this.#nowMs();
+    let oldest = now;
+    for (const startedAt of this.#processing.values()) oldest = Math.min(oldest, startedAt);
+    return (now - oldest) / 1000;
+  }
+
+  #enqueue(key: string): void {
+    this.#queue.push(key);
+    this.#hooks.onDepth?.(this.#queue.length);
+    while (this.#getters.length > 0 && this.#queue.length > 0) this.#getters.shift()!(this.#take());
+  }
+
+  #take(): string {
+    const key = this.#queue.shift()!;
+    const now = this.#nowMs();
+    this.#dirty.delete(key);
+    this.#processing.set(key, now);
+    this.#hooks.onDepth?.(this.#queue.length);
+    const addedAt = this.#addedAt.get(key);
+    this.#addedAt.delete(key);
+    if (addedAt !== undefined) this.#hooks.onQueued?.((now - addedAt) / 1000);
+    return key;
+  }
+
+  /** One timer, for the earliest delayed key; it re-arms itself for the rest. */
+  #armTimer(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    if (this.#waiting.size === 0) return;
+    const earliest = Math.min(...this.#waiting.values());
+    const delay = Math.min(Math.max(0, earliest - this.#nowMs()), MAX_TIMER_MS);
+    this.#timer = setTimeout(() => this.#releaseDue(), delay);
+    this.#timer.unref();
+  }
+
+  #releaseDue(): void {
+    const now = this.#nowMs();
+    const due = [...this.#waiting].filter(([, readyAt]) => readyAt <= now).sort((a, b) => a[1] - b[1]);
+    for (const [key] of due) {
+      this.#waiting.delete(key);
+      this.add(key);
+    }
+    this.#armTimer();
+  }
+
+  #nowMs(): number {
+    return this.#clock.now().getTime();
+  }
+}
+
+/**
+ * controller-runtime's default rate limiter: the slower of a per-key
+ * exponential backoff and a token bucket shared by all keys, so one failing
+ * key backs off alone while a storm of failures is throttled as a whole.
+ */
+export class RetryLimiter {
+  readonly #baseDelayMs: number;
+  readonly #maxDelayMs: number;
+  readonly #bucket: TokenBucket;
+  readonly #failures = new Map<string, number>();
+
+  constructor(opts: { baseDelayMs?: number; maxDelayMs?: number; qps?: number; burst?: number }, nowMs: number) {
+    this.#baseDelayMs = opts.baseDelayMs ?? 5;
+    this.#maxDelayMs = opts.maxDelayMs ?? 1_000_000;
+    this.#bucket = new TokenBucket(opts.qps ?? 10, opts.burst ?? 100, nowMs);
+  }
+
+  /** Records one more failure of `key` and returns how long to wait before retrying it, in ms. */
+  when(key: string, nowMs: number): number {
+    const failures = this.#failures.get(key) ?? 0;
+    this.#failures.set(key, failures + 1);
+    const perKey = Math.min(this.#baseDelayMs * 2 ** failures, this.#maxDelayMs);
+    return Math.max(perKey, this.#bucket.reserve(nowMs));
+  }
+
+  forget(key: string): void {
+    this.#failures.delete(key);
+  }
+
+  numRequeues(key: string): number {
+    return this.#failures.get(key) ?? 0;
+  }
+}
+
+/**
+ * golang.org/x/time/rate's reservation model: the bucket starts full, refills
+ * at `qps`, and a reservation may drive it negative; the caller then waits
+ * until the debt is paid back.
+ */
+class TokenBucket {
+  readonly #qps: number;
+  readonly #burst: number;
+  #tokens: number;
+  #lastMs: number;
+
+  constructor(qps: number, burst: number, nowMs: number) {
+    this.#qps = qps;
+    this.#burst = burst;
+    this.#tokens = burst;
+    this.#lastMs = nowMs;
+  }
+
+  /** Takes one token; returns how long the caller must wait for it, in ms. */
+  reserve(nowMs: number): number {
+    const elapsedMs = Math.max(0, nowMs - this.#lastMs);
+    this.#tokens = Math.min(this.#burst, this.#tokens + (elapsedMs / 1000) * this.#qps);
+    this.#lastMs = nowMs;
+    this.#tokens -= 1;
+    return this.#tokens >= 0 ? 0 : (-this.#tokens / this.#qps) * 1000;
+  }
+}

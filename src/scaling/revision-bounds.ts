@@ -1,0 +1,38 @@
+// The scale bounds each live revision of an app should have right now: the
+// effective bounds from windows for the revisions that serve, a raised minimum
+// for a version still being prewarmed, zero for a rolled-back candidate and for
+// retired revisions (a min-scale left behind would keep them running forever:
+// knative/serving#4183). Pure.
+
+import type { RolloutPlan } from '../rollout/canary.ts';
+import type { ScaleBounds } from './windows.ts';
+
+/** Bounds raised to hold a prewarm buffer of `replicas`. */
+export function withBuffer(b: ScaleBounds, replicas: number): ScaleBounds {
+  if (replicas <= b.minScale) return b;
+  return { minScale: replicas, ...(b.maxScale !== undefined ? { maxScale: Math.max(b.maxScale, replicas) } : {}) };
+}
+
+export const RETIRED: ScaleBounds = { minScale: 0 };
+
+/** Bounds for the revisions the plan uses, by revision name. */
+export function revisionBounds(plan: RolloutPlan, effective: ScaleBounds, prewarmReplicas: number): Map<string, ScaleBounds> {
+  const out = new Map<string, ScaleBounds>();
+  if (plan.initial?.revision) out.set(plan.initial.revision, plan.initial.warm ? effective : withBuffer(effective, prewarmReplicas));
+  if (plan.stable) out.set(plan.stable.revision, effective);
+  const c = plan.candidate;
+  if (c?.revision && c.revision !== plan.stable?.revision) {
+    out.set(c.revision, c.state === 'rolledBack'
+      ? { minScale: 0, ...(effective.maxScale !== undefined ? { maxScale: effective.maxScale } : {}) }
+      : c.warm ? effective : withBuffer(effective, prewarmReplicas));
+  }
+  return out;
+}
+
+/** Bounds for the workload as a whole (KServe: minReplicas/maxReplicas apply to its latest revision). */
+export function latestBounds(plan: RolloutPlan, effective: ScaleBounds, prewarmReplicas: number): ScaleBounds {
+  const c = plan.candidate;
+  if (c) return c.state === 'rolledBack' ? { minScale: 0, ...(effective.maxScale !== undefined ? { maxScale: effective.maxScale } : {}) } : c.warm ? effective : withBuffer(effective, prewarmReplicas);
+  if (plan.initial) return plan.initial.warm ? effective : withBuffer(effective, prewarmReplicas);
+  return effective;
+}

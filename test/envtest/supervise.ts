@@ -1,0 +1,133 @@
+// Starts the control-plane binaries so they can never outlive whoever started
+// them. A supervised process runs under a tiny bash wrapper whose stdin is a pipe
+// held by this Node process: when the pipe reaches EOF (we close it, or the kernel
+// does because Node died, even by SIGKILL) the wrapper terminates the binary.
+// A detached process (for `npm run cluster up`) instead gets its own session and
+// lives until someone kills its pid from the state file.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export interface RunningProcess {
+  readonly name: string;
+  readonly pid: number;
+  /** Resolves with the exit code (or the signal name) once the binary is gone. */
+  readonly exited: Promise<number | string>;
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves when the binary is gone. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+// Reads EOF on fd 3 (our pipe) in the background, then stops the binary; exits
+// with the binary's status so Node sees when the binary itself is gone.
+const WRAPPER = [
+  'exec 3<&0',
+  '"$@" </dev/null & c=$!',
+  '{ read -r -u 3 _; kill -TERM "$c" 2>/dev/null; sleep 20; kill -KILL "$c" 2>/dev/null; } &',
+  'w=$!',
+  'wait "$c"; rc=$?',
+  'kill "$w" 2>/dev/null',
+  'exit "$rc"',
+].join('\n');
+
+const live = new Set<{ pid: number; dir: string | undefined }>();
+let handlersInstalled = false;
+
+/** Runs `binary args` with output appended to `logPath`, tied to this process's lifetime. */
+export function supervise(name: string, binary: string, args: string[], logPath: string, cleanupDir?: string): RunningProcess {
+  const log = openSync(logPath, 'a');
+  const child = spawn('bash', ['-c', WRAPPER, `${name}-supervisor`, binary, ...args], {
+    stdio: ['pipe', log, log],
+    detached: true, // its own process group, so Ctrl-C reaches us first and we kill the group
+  });
+  closeSync(log);
+  const entry = { pid: child.pid ?? -1, dir: cleanupDir };
+  live.add(entry);
+  installExitHandlers();
+  const exited = exitOf(child).finally(() => live.delete(entry));
+  child.stdin?.on('error', () => {});
+  return {
+    name,
+    pid: entry.pid,
+    exited,
+    async stop(graceMs = 20_000) {
+      child.stdin?.end();
+      if (await settlesWithin(exited, graceMs)) return;
+      killGroup(entry.pid, 'SIGKILL');
+      await exited;
+    },
+  };
+}
+
+/** Runs `binary args` in its own session, surviving this process; output goes to `logPath`. */
+export function spawnDetached(name: string, binary: string, args: string[], logPath: string): RunningProcess {
+  const log = openSync(logPath, 'a');
+  const child = spawn(binary, args, { stdio: ['ignore', log, log], detached: true });
+  closeSync(log);
+  child.unref();
+  const pid = child.pid ?? -1;
+  const exited = exitOf(child);
+  return { name, pid, exited, stop: (graceMs) => terminate(pid, binary, graceMs) };
+}
+
+/** Stops a detached process found in a state file, if it is still the binary we started. */
+export async function terminate(pid: number, binary: string, graceMs = 20_000): Promise<void> {
+  if (!isRunning(pid, binary)) return;
+  killGroup(pid, 'SIGTERM');
+  const deadline = performance.now() + graceMs;
+  while (isRunning(pid, binary) && performance.now() < deadline) await sleep(100);
+  if (isRunning(pid, binary)) killGroup(pid, 'SIGKILL');
+  while (isRunning(pid, binary)) await sleep(50);
+}
+
+/** True when `pid` is alive and runs `binary` (guards against a recycled pid). */
+export function isRunning(pid: number, binary: string): boolean {
+  try {
+    const argv0 = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0] ?? '';
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return argv0 === binary && !/\) Z /.test(stat);
+  } catch {
+    return false;
+  }
+}
+
+function exitOf(child: ChildProcess): Promise<number | string> {
+  return new Promise((resolve) => {
+    child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown'));
+    child.once('error', (err) => resolve(err.message));
+  });
+}
+
+async function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
+  const timer = sleep(ms, false, { ref: false });
+  return Promise.race([p.then(() => true), timer]);
+}
+
+function killGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // already gone
+  }
+}
+
+// Last resort when Node is about to die without running our teardown: kill every
+// supervised group at once and remove its directory.
+function killAllNow(): void {
+  for (const entry of live) {
+    killGroup(entry.pid, 'SIGKILL');
+    if (entry.dir) rmSync(entry.dir, { recursive: true, force: true });
+  }
+  live.clear();
+}
+
+function installExitHandlers(): void {
+  if (handlersInstalled) return;
+  handlersInstalled = true;
+  process.on('exit', killAllNow);
+  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]] as const) {
+    process.on(signal, () => {
+      killAllNow();
+      process.exit(code);
+    });
+  }
+}

@@ -1,0 +1,156 @@
+// Installs the real CustomResourceDefinitions our operator writes against
+// (Knative Serving, KServe, Istio networking), read at setup time from the
+// upstream Go modules at the versions pinned below, plus this project's own CRDs
+// from crds/. Nothing upstream is copied into the repository: `go mod download`
+// fetches each module once into GOMODCACHE, checked against the Go checksum database.
+import { execFile } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import {
+  ApiextensionsV1Api, PatchStrategy, setHeaderOptions,
+  type KubeConfig, type V1CustomResourceDefinition,
+} from '@kubernetes/client-node';
+import { parseAllDocuments } from 'yaml';
+import { EnvtestError } from './errors.ts';
+
+// The one place the upstream versions are pinned. Each was checked to exist on
+// proxy.golang.org with `go list -m <module>@<version>` (2026-11): these are the
+// newest releases the proxy serves for knative.dev/serving and istio.io/api, and
+// the KServe release whose CRDs match the InferenceService fields we render.
+export const UPSTREAM_CRD_SOURCES: readonly CrdSource[] = [
+  { module: 'knative.dev/serving', version: 'v0.51.0', path: 'config/core/300-resources' },
+  { module: 'github.com/kserve/kserve', version: 'v0.20.0', path: 'config/crd/full' },
+  { module: 'istio.io/api', version: 'v1.31.1', path: 'kubernetes/customresourcedefinitions.gen.yaml' },
+];
+
+export interface CrdSource {
+  module: string;
+  version: string;
+  /** A YAML file, or a directory searched recursively for YAML files, inside the module. */
+  path: string;
+}
+
+type Crd = V1CustomResourceDefinition & { metadata: { name: string } };
+
+const projectRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const FIELD_MANAGER = 'envtest';
+const ESTABLISH_TIMEOUT_MS = 60_000;
+const run = promisify(execFile);
+
+/** Installs upstream and project CRDs and waits until all are Established; returns their names. */
+export async function installAllCrds(kc: KubeConfig): Promise<string[]> {
+  const crds = [...(await upstreamCrds()), ...projectCrds()];
+  await installCrds(kc, crds);
+  return crds.map((crd) => crd.metadata.name);
+}
+
+/** Every CRD in the pinned upstream modules. */
+export async function upstreamCrds(): Promise<Crd[]> {
+  const dirs = await Promise.all(UPSTREAM_CRD_SOURCES.map((src) => downloadModule(src.module, src.version)));
+  return UPSTREAM_CRD_SOURCES.flatMap((src, i) => yamlFiles(join(dirs[i] ?? '', src.path)).flatMap(crdsInFile));
+}
+
+/** This project's generated CRDs (crds/*.yaml); none yet is fine. */
+export function projectCrds(root = projectRoot): Crd[] {
+  return yamlFiles(join(root, 'crds')).flatMap(crdsInFile);
+}
+
+/** Creates or updates `crds` by server-side apply (huge schemas fit: no last-applied annotation), then waits for Established. */
+export async function installCrds(kc: KubeConfig, crds: Crd[]): Promise<void> {
+  const api = kc.makeApiClient(ApiextensionsV1Api);
+  const apply = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
+  await forEachLimited(crds, 4, async (crd) => {
+    try {
+      await api.patchCustomResourceDefinition({ name: crd.metadata.name, body: crd, fieldManager: FIELD_MANAGER, force: true }, apply);
+    } catch (err) {
+      throw new Error(`installing CRD ${crd.metadata.name} failed: ${describeApiError(err)}`);
+    }
+  });
+  await waitEstablished(api, new Set(crds.map((crd) => crd.metadata.name)));
+}
+
+/** `go mod download` one module version into GOMODCACHE (a no-op when cached); returns its directory. */
+export async function downloadModule(module: string, version: string): Promise<string> {
+  const env = { ...process.env, GOTOOLCHAIN: 'local', GOWORK: 'off', GOFLAGS: '-mod=mod' };
+  let stdout: string;
+  try {
+    ({ stdout } = await run('go', ['mod', 'download', '-json', `${module}@${version}`], { cwd: tmpdir(), env }));
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException & { stdout?: string; stderr?: string };
+    if (e.code === 'ENOENT') throw new EnvtestError('Go is not installed; install Go >= 1.25 (the machine image has it at /usr/local/go/bin) and put it on PATH.');
+    const detail = parseDownload(e.stdout ?? '')?.Error ?? e.stderr?.trim() ?? e.message;
+    throw new EnvtestError(`could not download ${module}@${version} for its CRDs (${detail}); check that the Go module proxy is reachable (go env GOPROXY).`);
+  }
+  const dir = parseDownload(stdout)?.Dir;
+  if (!dir) throw new EnvtestError(`go mod download ${module}@${version} printed no directory.`);
+  return dir;
+}
+
+function parseDownload(stdout: string): { Dir?: string; Error?: string } | undefined {
+  try {
+    return JSON.parse(stdout) as { Dir?: string; Error?: string };
+  } catch {
+    return undefined;
+  }
+}
+
+function yamlFiles(path: string): string[] {
+  if (!existsSync(path)) return [];
+  if (!statSync(path).isDirectory()) return [path];
+  return readdirSync(path, { recursive: true, encoding: 'utf8' })
+    .filter((name) => /\.ya?ml$/.test(name))
+    .sort()
+    .map((name) => join(path, name));
+}
+
+function crdsInFile(path: string): Crd[] {
+  return parseAllDocuments(readFileSync(path, 'utf8'))
+    .map((doc) => doc.toJS({ maxAliasCount: -1 }) as Crd | null)
+    // kustomize patches next to the CRDs are partial CRD documents: only whole definitions count.
+    .filter((obj): obj is Crd => obj?.kind === 'CustomResourceDefinition' && obj.apiVersion === 'apiextensions.k8s.io/v1'
+      && Boolean(obj.spec?.group) && (obj.spec?.versions?.length ?? 0) > 0)
+    .map(({ status: _status, ...crd }) => {
+      const { creationTimestamp: _created, ...metadata } = crd.metadata;
+      return { ...crd, metadata };
+    });
+}
+
+async function waitEstablished(api: ApiextensionsV1Api, names: Set<string>): Promise<void> {
+  const deadline = performance.now() + ESTABLISH_TIMEOUT_MS;
+  let pending: V1CustomResourceDefinition[] = [];
+  while (performance.now() < deadline) {
+    const { items } = await api.listCustomResourceDefinition();
+    pending = items.filter((crd) => names.has(crd.metadata?.name ?? '') && !isEstablished(crd));
+    if (pending.length === 0 && items.filter((crd) => names.has(crd.metadata?.name ?? '')).length === names.size) return;
+    await sleep(200);
+  }
+  const why = pending.map((crd) => `${crd.metadata?.name}: ${(crd.status?.conditions ?? [])
+    .filter((c) => c.status !== 'True').map((c) => `${c.type}=${c.status} ${c.message ?? ''}`).join('; ')}`);
+  throw new Error(`CRDs not Established after ${ESTABLISH_TIMEOUT_MS / 1000}s:\n${why.join('\n')}`);
+}
+
+function isEstablished(crd: V1CustomResourceDefinition): boolean {
+  return crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
+}
+
+async function forEachLimited<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  const queue = [...items];
+  await Promise.all(Array.from({ length: Math.min(limit, queue.length) }, async () => {
+    for (let item = queue.shift(); item !== undefined; item = queue.shift()) await fn(item);
+  }));
+}
+
+function describeApiError(err: unknown): string {
+  const e = err as { code?: number; body?: unknown; message?: string };
+  if (e.code === undefined) return e.message ?? String(err);
+  const body = typeof e.body === 'string' ? e.body : JSON.stringify(e.body);
+  try {
+    return `${e.code} ${(JSON.parse(body) as { message?: string }).message ?? body}`;
+  } catch {
+    return `${e.code} ${body}`;
+  }
+}

@@ -1,0 +1,70 @@
+// A user's view for integration tests: apply ServerlessApps like `kubectl apply
+// --server-side`, read them and their children, and wait for conditions.
+import type { ServerlessApp } from '../../src/api/v1alpha1/serverlessapp.ts';
+import { KubeClient } from '../../src/runtime/client.ts';
+import { Kinds } from '../../src/runtime/kinds.ts';
+import { testKubeConfig } from './operator.ts';
+
+export const USER_AGENT = 'kubectl-test';
+
+let shared: KubeClient | undefined;
+/** A client acting as the user (its own field manager and user agent). */
+export function userClient(): KubeClient {
+  shared ??= new KubeClient(testKubeConfig(), { fieldManager: 'kubectl', userAgent: USER_AGENT });
+  return shared;
+}
+
+export type AppSpec = ServerlessApp['spec'];
+
+export function app(namespace: string, name: string, spec: AppSpec): ServerlessApp {
+  return { apiVersion: 'serverlessapp.io/v1alpha1', kind: 'ServerlessApp', metadata: { name, namespace }, spec };
+}
+
+export async function applyApp(a: ServerlessApp): Promise<ServerlessApp> {
+  return userClient().apply(a);
+}
+
+export async function getApp(namespace: string, name: string): Promise<ServerlessApp> {
+  const a = await userClient().get<ServerlessApp>(Kinds.ServerlessApp, namespace, name);
+  if (!a) throw new Error(`ServerlessApp ${namespace}/${name} not found`);
+  return a;
+}
+
+export function condition(a: ServerlessApp, type: string) {
+  return a.status?.conditions?.find((c) => c.type === type);
+}
+
+export async function eventually<T>(fn: () => Promise<T | undefined | false>, message: string, timeoutMs = 30_000, intervalMs = 100): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v !== undefined && v !== false) return v;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out: ${message}${last ? ` (last error: ${(last as Error).message})` : ''}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+/** Waits until the app's status satisfies `pred` for the current generation. */
+export async function waitForApp(namespace: string, name: string, pred: (a: ServerlessApp) => boolean, message: string, timeoutMs = 30_000): Promise<ServerlessApp> {
+  return eventually(async () => {
+    const a = await getApp(namespace, name);
+    return a.status?.observedGeneration === a.metadata.generation && pred(a) ? a : undefined;
+  }, message, timeoutMs);
+}
+
+export interface KnativeService {
+  metadata: { name: string; namespace: string; annotations?: Record<string, string>; labels?: Record<string, string>; ownerReferences?: unknown[]; resourceVersion?: string };
+  spec: { template: { metadata: { name: string; annotations?: Record<string, string> }; spec: { containers: Array<{ image: string; env?: unknown[] }> } }; traffic: Array<{ revisionName?: string; percent: number; tag?: string }> };
+  status?: { url?: string; traffic?: Array<{ revisionName?: string; percent: number; tag?: string }> };
+}
+
+export async function getKsvc(namespace: string, name: string): Promise<KnativeService | undefined> {
+  return userClient().get<KnativeService>(Kinds.KnativeService, namespace, name);
+}
+
+export const readyTrue = (a: ServerlessApp) => condition(a, 'Ready')?.status === 'True';
