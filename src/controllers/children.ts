@@ -1,9 +1,10 @@
 // The one path by which rendered children reach the API server (KServe's
 // per-child reconcile): compare the desired object with the cached one and
-// server-side apply it only when it differs, or was edited by hand (drift).
+// server-side apply it only when it differs: edited by hand (drift), or
+// holding a field we applied before and no longer want.
 // Fields other managers set are not in our apply, so they are left alone.
 
-import { needsApply, stampAppliedHash } from '../runtime/apply.ts';
+import { needsApply } from '../runtime/apply.ts';
 import type { KubeClient } from '../runtime/client.ts';
 import type { Request } from '../runtime/controller.ts';
 import type { ResourceKind } from '../runtime/kinds.ts';
@@ -21,13 +22,16 @@ export function ownedBy(obj: Owned): Request[] {
 }
 
 export class ChildWriter {
-  constructor(private readonly client: KubeClient) {}
+  private readonly client: KubeClient;
+
+  constructor(client: KubeClient) {
+    this.client = client;
+  }
 
   /** Applies `desired` when it differs from `live`; returns whether it wrote. */
   async ensure(_kind: ResourceKind, desired: object, live: object | undefined): Promise<boolean> {
-    const stamped = stampAppliedHash(desired);
-    if (!needsApply(stamped, live)) return false;
-    await this.client.apply(stamped);
+    if (!needsApply(desired, live, this.client.fieldManager)) return false;
+    await this.client.apply(desired);
     return true;
   }
 

@@ -8,6 +8,7 @@ import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { API_VERSION, KIND } from '../api/v1alpha1/serverlessapp.ts';
 import { APP_LABEL, MANAGED_BY } from '../render/metadata.ts';
 import { CACHE_NAMESPACE_LABEL, modelCacheName, renderLocalModelCache, type CacheScope } from '../render/local-model-cache.ts';
+import { keepAppliedFields } from '../runtime/apply.ts';
 import { Controller, type ReconcileContext, type Request } from '../runtime/controller.ts';
 import type { Informer } from '../runtime/informer.ts';
 import { Kinds } from '../runtime/kinds.ts';
@@ -33,10 +34,15 @@ export class ModelCacheReconciler {
   private readonly caches: Informer<Cache>;
   private readonly children: ChildWriter;
 
-  constructor(private readonly mgr: Manager, private readonly o: { scope: CacheScope; nodeGroup: string }) {
+  private readonly mgr: Manager;
+  private readonly o: { scope: CacheScope; nodeGroup: string };
+
+  constructor(mgr: Manager, o: { scope: CacheScope; nodeGroup: string }) {
+    this.mgr = mgr;
+    this.o = o;
     this.apps = mgr.informer<ServerlessApp>(Kinds.ServerlessApp);
     const kind = o.scope === 'cluster' ? Kinds.LocalModelCache : Kinds.LocalModelNamespaceCache;
-    this.caches = mgr.informer<Cache>(kind, { labelSelector: `app.kubernetes.io/managed-by=${MANAGED_BY}` });
+    this.caches = mgr.informer<Cache>(kind, { labelSelector: `app.kubernetes.io/managed-by=${MANAGED_BY}`, transform: keepAppliedFields(mgr.client.fieldManager) });
     this.children = new ChildWriter(mgr.client);
     this.controller = new Controller({
       name: 'modelcache', reconcile: (req, ctx) => this.reconcile(req, ctx), concurrency: 2, logger: mgr.logger, metrics: mgr.metrics,

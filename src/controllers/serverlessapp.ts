@@ -9,7 +9,7 @@ import type { AxiosInstance } from 'axios';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { parseDuration } from '../api/v1alpha1/duration.ts';
 import { validateApp } from '../api/v1alpha1/validation.ts';
-import { evaluatePrewarm, prewarmConfigured, type PrewarmEvaluation } from '../prewarm/prewarm.ts';
+import { bufferReplicas, evaluatePrewarm, prewarmConfigured, type PrewarmEvaluation } from '../prewarm/prewarm.ts';
 import { WarmupRunner } from '../prewarm/warmup-runner.ts';
 import { MIN_SCALE, boundsAnnotations } from '../render/autoscaling.ts';
 import { requestsGpu } from '../render/inference-service.ts';
@@ -18,7 +18,7 @@ import { renderVirtualService } from '../render/virtual-service.ts';
 import { runChecks } from '../rollout/analysis.ts';
 import { planRollout, type RevisionRef } from '../rollout/canary.ts';
 import { versionOf } from '../rollout/version.ts';
-import { isSemanticSubset } from '../runtime/apply.ts';
+import { isSemanticSubset, keepAppliedFields } from '../runtime/apply.ts';
 import { Controller, type ReconcileContext, type Request, type Result } from '../runtime/controller.ts';
 import type { Informer } from '../runtime/informer.ts';
 import { Kinds } from '../runtime/kinds.ts';
@@ -64,12 +64,19 @@ export class ServerlessAppReconciler {
   private readonly metrics: RolloutMetrics;
   private readonly knative: Workload;
 
-  constructor(private readonly mgr: Manager, private readonly o: ServerlessAppOptions) {
+  private readonly mgr: Manager;
+  private readonly o: ServerlessAppOptions;
+
+  constructor(mgr: Manager, o: ServerlessAppOptions) {
+    this.mgr = mgr;
+    this.o = o;
     const managed = `app.kubernetes.io/managed-by=${MANAGED_BY}`;
     this.apps = mgr.informer<ServerlessApp>(Kinds.ServerlessApp);
-    this.services = mgr.informer<WorkloadObject>(Kinds.KnativeService, { labelSelector: managed });
-    this.inferenceServices = mgr.informer<WorkloadObject>(Kinds.InferenceService, { labelSelector: managed });
-    this.virtualServices = mgr.informer<WorkloadObject>(Kinds.VirtualService, { labelSelector: managed });
+    // Children keep our own managedFields entry: it tells which fields we applied (see needsApply).
+    const transform = keepAppliedFields(mgr.client.fieldManager);
+    this.services = mgr.informer<WorkloadObject>(Kinds.KnativeService, { labelSelector: managed, transform });
+    this.inferenceServices = mgr.informer<WorkloadObject>(Kinds.InferenceService, { labelSelector: managed, transform });
+    this.virtualServices = mgr.informer<WorkloadObject>(Kinds.VirtualService, { labelSelector: managed, transform });
     this.revisions = mgr.informer<Revision>(Kinds.KnativeRevision, { labelSelector: APP_LABEL, transform: slimRevision });
     this.status = new StatusWriter(mgr.client);
     this.children = new ChildWriter(mgr.client);
@@ -132,7 +139,9 @@ export class ServerlessAppReconciler {
     // Prewarm the version the spec asks for, unless it is the stable one.
     const prewarming = !stable || stable.version !== version;
     const prewarm = prewarming ? this.prewarm(app, key, version, desiredRevision, observed, now) : undefined;
-    const isWarm = (v: string) => v === stable?.version || (v === version && (prewarm?.warm ?? false));
+    if (!prewarming) this.warmups.forget(key);
+    // Without prewarm a version is warm as soon as it is ready (readiness is checked by the rollout step).
+    const isWarm = (v: string) => v === stable?.version || (v === version && (prewarm ? prewarm.warm : true));
 
     const input = {
       now, desired: { version, ...(desiredRevision ? { revision: desiredRevision } : {}) },
@@ -148,7 +157,7 @@ export class ServerlessAppReconciler {
     }
 
     // Workload, revision bounds, VirtualService: each written only when it differs.
-    const prewarmReplicas = app.spec.prewarm?.replicas ?? 0;
+    const prewarmReplicas = bufferReplicas(app.spec.prewarm);
     const desired = workload.render({ app, version, plan, effective: scale, prewarmReplicas, revisions });
     const other = workload === kserveWorkload ? this.services : this.inferenceServices;
     const otherKind = workload === kserveWorkload ? Kinds.KnativeService : Kinds.InferenceService;
@@ -197,7 +206,8 @@ export class ServerlessAppReconciler {
       const progress = this.warmups.ensure(target, app.spec.prewarm.warmup, new Date(evaluation.status?.startedAt ?? now.toISOString()));
       evaluation = evaluatePrewarm(app.spec.prewarm, version, rev, previous, progress, now);
     }
-    if (evaluation.warm || evaluation.condition.reason === 'WarmupFailed') this.warmups.forget(key);
+    // A finished task is kept (not forgotten) until its version stops prewarming: the cache may
+    // not show the status that records its outcome yet, and warmup must not run twice.
     return evaluation;
   }
 

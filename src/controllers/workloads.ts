@@ -63,7 +63,10 @@ export function trafficPlan(plan: RolloutPlan, latest?: string): TrafficPlan {
   return {
     ...(plan.initial ? { initial: { version: plan.initial.version, ...(plan.initial.revision ? { revision: plan.initial.revision } : {}) } } : {}),
     ...(plan.stable ? { stable: plan.stable } : {}),
-    ...(c && c.revision ? { candidate: { revision: c.revision, version: c.version, percent: c.percent, ready: c.ready && c.warm, rolledBack: c.state === 'rolledBack' } } : {}),
+    // A ready candidate joins the traffic block at 0% even before it is warm: Knative keeps an
+    // unrouted revision in "reserve" at zero replicas, whatever its min-scale, so it could not be
+    // prewarmed otherwise. Its weight stays 0 until it is warm (the rollout plan decides that).
+    ...(c && c.revision ? { candidate: { revision: c.revision, version: c.version, percent: c.percent, ready: c.ready, rolledBack: c.state === 'rolledBack' } } : {}),
     ...(latest ? { latest } : {}),
   };
 }

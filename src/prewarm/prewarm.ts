@@ -18,7 +18,12 @@ export interface PrewarmEvaluation {
 }
 
 export function prewarmConfigured(p: PrewarmSpec | undefined): boolean {
-  return !!p && ((p.replicas ?? 0) > 0 || !!p.warmup);
+  return bufferReplicas(p) > 0;
+}
+
+/** Replicas a version is held at until warm: warmup needs at least one running pod to talk to. */
+export function bufferReplicas(p: PrewarmSpec | undefined): number {
+  return Math.max(p?.replicas ?? 0, p?.warmup ? 1 : 0);
 }
 
 export function evaluatePrewarm(
@@ -33,7 +38,7 @@ export function evaluatePrewarm(
   if (prev?.warmedAt) {
     return { warm: true, startWarmup: false, status: prev, condition: { status: 'True', reason: 'Warm', message: `version ${version} is warm since ${prev.warmedAt}` } };
   }
-  const want = spec!.replicas ?? 0;
+  const want = bufferReplicas(spec);
   const have = revision?.replicas ?? 0;
   if (!ready || have < Math.max(want, 1)) {
     return {

@@ -11,7 +11,7 @@ export interface TrafficPlan {
   /** The first version, before anything is stable: all traffic, served once ready. */
   initial?: { revision?: string; version: string };
   stable?: { revision: string; version: string };
-  /** `ready` = ready and warm: only then may it be routed to (by weight, tag or header). */
+  /** `ready`: its revision is ready, so it may be tagged (at 0% until the plan gives it weight). */
   candidate?: { revision: string; version: string; percent: number; ready: boolean; rolledBack: boolean };
   /** The newest revision the workload runs (KServe routes "latest" unless told otherwise). */
   latest?: string;

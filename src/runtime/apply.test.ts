@@ -1,11 +1,22 @@
 import assert from 'node:assert/strict';
-import { APPLIED_HASH_ANNOTATION, isSemanticSubset, needsApply, stampAppliedHash } from './apply.ts';
+import { dropsOwnedField, isSemanticSubset, keepAppliedFields, needsApply, type FieldSet } from './apply.ts';
+
+interface Meta { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> }
+
+
+const M = 'serverlessapp-operator';
+/** The field set the API server records for desiredService() applied by M. */
+const APPLIED: FieldSet = {
+  'f:metadata': { 'f:labels': { 'f:app': {} } },
+  'f:spec': { 'f:template': { 'f:spec': { 'f:containers': {} } } },
+};
 
 function desiredService(image = 'ghcr.io/acme/web:1') {
+  const metadata: Meta = { name: 'web', namespace: 'demo', labels: { app: 'web' } };
   return {
     apiVersion: 'serving.knative.dev/v1',
     kind: 'Service',
-    metadata: { name: 'web', namespace: 'demo', labels: { app: 'web' } },
+    metadata,
     spec: { template: { spec: { containers: [{ image, env: [{ name: 'A', value: '1' }] }] } } },
   };
 }
@@ -15,39 +26,12 @@ function liveFrom(desired: ReturnType<typeof desiredService>) {
   const { apiVersion: _a, kind: _k, ...rest } = structuredClone(desired);
   return {
     ...rest,
-    metadata: { ...rest.metadata, uid: 'u-1', resourceVersion: '42', generation: 1, managedFields: [{ manager: 'serverlessapp-operator' }] },
+    metadata: { ...rest.metadata, uid: 'u-1', resourceVersion: '42', generation: 1, managedFields: [{ manager: 'serverlessapp-operator', operation: 'Apply', fieldsV1: APPLIED }, { manager: 'kubectl', operation: 'Update', fieldsV1: { 'f:spec': { 'f:traffic': {} } } }] },
     spec: { template: { spec: { ...rest.spec.template.spec, containerConcurrency: 0, timeoutSeconds: 300 } }, traffic: [{ latestRevision: true, percent: 100 }] },
     status: { conditions: [{ type: 'Ready', status: 'True' }] },
   };
 }
 
-describe('stampAppliedHash', () => {
-  it('annotates a copy with a short hash and leaves the input alone', () => {
-    const desired = desiredService();
-    const stamped = stampAppliedHash(desired);
-    assert.match(stamped.metadata.annotations![APPLIED_HASH_ANNOTATION]!, /^[0-9a-f]{16}$/);
-    assert.equal((desired.metadata as { annotations?: unknown }).annotations, undefined);
-  });
-
-  it('gives the same hash whatever the key order and however often it is stamped', () => {
-    const a = stampAppliedHash(desiredService());
-    const d = desiredService();
-    const reordered = { spec: d.spec, metadata: { labels: d.metadata.labels, namespace: 'demo', name: 'web' }, kind: d.kind, apiVersion: d.apiVersion };
-    assert.equal(stampAppliedHash(reordered).metadata.annotations[APPLIED_HASH_ANNOTATION], a.metadata.annotations[APPLIED_HASH_ANNOTATION]);
-    assert.deepEqual(stampAppliedHash(a), a);
-  });
-
-  it('changes the hash when any desired field changes', () => {
-    const a = stampAppliedHash(desiredService('img:1')).metadata.annotations[APPLIED_HASH_ANNOTATION];
-    const b = stampAppliedHash(desiredService('img:2')).metadata.annotations[APPLIED_HASH_ANNOTATION];
-    assert.notEqual(a, b);
-  });
-
-  it('keeps other annotations next to the hash', () => {
-    const d = { ...desiredService(), metadata: { name: 'web', annotations: { team: 'ml' } } };
-    assert.deepEqual(Object.keys(stampAppliedHash(d).metadata.annotations), ['team', APPLIED_HASH_ANNOTATION]);
-  });
-});
 
 describe('isSemanticSubset', () => {
   it('ignores fields only the live object has (server defaults, other managers)', () => {
@@ -80,41 +64,56 @@ describe('isSemanticSubset', () => {
   });
 });
 
-describe('needsApply', () => {
-  it('is true when nothing is live yet', () => {
-    assert.equal(needsApply(stampAppliedHash(desiredService()), undefined), true);
+
+describe('dropsOwnedField', () => {
+  it('sees a map field we applied and no longer set', () => {
+    assert.equal(dropsOwnedField({ 'f:spec': { 'f:predictor': { 'f:canaryTrafficPercent': {}, 'f:minReplicas': {} } } }, { spec: { predictor: { minReplicas: 0 } } }), true);
+    assert.equal(dropsOwnedField({ 'f:spec': { 'f:predictor': { 'f:minReplicas': {} } } }, { spec: { predictor: { minReplicas: 0 } } }), false);
   });
 
-  it('is false when the live object holds everything we applied, plus defaults', () => {
-    const d = stampAppliedHash(desiredService());
-    assert.equal(needsApply(d, liveFrom(d)), false);
+  it('matches list-map items by key and set items by value', () => {
+    const owned = { 'f:env': { 'k:{"name":"A"}': { '.': {}, 'f:value': {} } }, 'f:finalizers': { 'v:"x"': {} } };
+    assert.equal(dropsOwnedField(owned, { env: [{ name: 'A', value: '1' }], finalizers: ['x'] }), false);
+    assert.equal(dropsOwnedField(owned, { env: [{ name: 'B', value: '1' }], finalizers: ['x'] }), true);
+    assert.equal(dropsOwnedField(owned, { env: [{ name: 'A' }], finalizers: ['x'] }), true, 'the item stays but its value field went');
+    assert.equal(dropsOwnedField(owned, { env: [{ name: 'A', value: '1' }], finalizers: [] }), true);
+  });
+});
+
+describe('needsApply', () => {
+  it('is true when nothing is live yet', () => {
+    assert.equal(needsApply(desiredService(), undefined, M), true);
+  });
+
+  it('is false when the live object holds everything we applied, plus defaults and other managers\' fields', () => {
+    const d = desiredService();
+    assert.equal(needsApply(d, liveFrom(d), M), false);
   });
 
   it('is true when someone edited a field we own (drift)', () => {
-    const d = stampAppliedHash(desiredService());
+    const d = desiredService();
     const live = liveFrom(d);
-    live.metadata.labels.app = 'hijacked';
-    assert.equal(needsApply(d, live), true);
+    live.metadata.labels = { app: 'hijacked' };
+    assert.equal(needsApply(d, live, M), true);
   });
 
-  it('is true when the applied hash differs, e.g. a field we no longer set is still live', () => {
-    const withEnv = stampAppliedHash(desiredService());
-    const live = liveFrom(withEnv);
-    const withoutEnv = desiredService();
-    delete (withoutEnv.spec.template.spec.containers[0] as { env?: unknown }).env;
-    const d = stampAppliedHash(withoutEnv);
-    // The subset test alone cannot see a dropped field ...
-    assert.equal(isSemanticSubset(d.spec, live.spec), true);
-    // ... the hash of what was applied can.
-    assert.equal(needsApply(d, live), true);
+  it('is true when we stopped setting a field we applied before, which a subset test cannot see', () => {
+    const live = liveFrom(desiredService());
+    const withoutLabels = desiredService();
+    delete (withoutLabels.metadata as { labels?: unknown }).labels;
+    assert.equal(isSemanticSubset(withoutLabels.metadata, live.metadata), true);
+    assert.equal(needsApply(withoutLabels, live, M), true);
   });
 
   it('is true when a container was added to the desired list', () => {
     const d = desiredService();
-    const live = liveFrom(stampAppliedHash(d));
+    const live = liveFrom(d);
     d.spec.template.spec.containers.push({ image: 'sidecar', env: [] });
-    // Same hash on purpose: only the subset test can see the change.
-    const stamped = { ...d, metadata: { ...d.metadata, annotations: live.metadata.annotations } };
-    assert.equal(needsApply(stamped, live), true);
+    assert.equal(needsApply(d, live, M), true);
+  });
+
+  it('keeps only the manager\'s own applied entry when caching', () => {
+    const live = keepAppliedFields(M)(liveFrom(desiredService()));
+    assert.deepEqual(live.metadata.managedFields.map((e) => e.manager), [M]);
   });
 });

@@ -1,26 +1,23 @@
 // Decides whether a desired object has to be written at all (KServe's
 // semanticEquals, adapted to server-side apply). Live objects carry defaults
 // from the API server, webhooks and other field managers, so equality is a
-// subset test: everything we want is there, whatever else is there too. The
-// hash of what we last applied catches changes the subset test cannot see,
-// such as a field we stopped setting.
+// subset test: everything we want is there, whatever else is there too. What a
+// subset test cannot see, a field we applied before and no longer want, is
+// read from our own managedFields entry, exactly as the API server tracks it.
+// (No marker annotation: KServe copies an InferenceService's annotations into
+// its revision template, so a changing annotation would cut a new revision.)
 
-import { createHash } from 'node:crypto';
+export type FieldSet = { [key: string]: FieldSet };
 
-export const APPLIED_HASH_ANNOTATION = 'serverlessapp.io/applied-hash';
-
-interface WithMetadata {
-  metadata?: { annotations?: Record<string, string> };
+export interface ManagedFieldsEntry {
+  manager?: string;
+  operation?: string;
+  subresource?: string;
+  fieldsV1?: FieldSet;
 }
 
-/** A copy of `desired` annotated with the hash of its own content (the annotation itself excluded). */
-export function stampAppliedHash<T>(desired: T): T {
-  const obj = desired as T & WithMetadata;
-  const { [APPLIED_HASH_ANNOTATION]: _previous, ...annotations } = obj.metadata?.annotations ?? {};
-  const unstamped = { ...obj, metadata: { ...obj.metadata, annotations } };
-  if (Object.keys(annotations).length === 0) delete (unstamped.metadata as { annotations?: unknown }).annotations;
-  const hash = createHash('sha256').update(canonicalJson(unstamped)).digest('hex').slice(0, 16);
-  return { ...obj, metadata: { ...obj.metadata, annotations: { ...annotations, [APPLIED_HASH_ANNOTATION]: hash } } };
+interface WithManagedFields {
+  metadata?: { managedFields?: ManagedFieldsEntry[] };
 }
 
 /**
@@ -42,22 +39,74 @@ export function isSemanticSubset(desired: unknown, live: unknown): boolean {
   return desired === live;
 }
 
+const hasChildren = (set: FieldSet) => Object.keys(set).some((k) => k !== '.');
+
 /**
- * Whether `desired` (stamped) must be applied over `live`: it is missing, the
- * last applied content differs, or someone edited a field we own. apiVersion
+ * Whether `owned` (a managedFields fieldsV1 set) holds a field that `desired`
+ * no longer sets: applying again would remove it. Keys are "f:<field>",
+ * "k:<json of list-map keys>", "v:<json set value>" and "i:<index>".
+ */
+export function dropsOwnedField(owned: FieldSet, desired: unknown): boolean {
+  for (const [key, child] of Object.entries(owned)) {
+    if (key === '.') continue;
+    const tag = key.slice(0, 2);
+    const rest = key.slice(2);
+    let next: unknown;
+    if (tag === 'f:') {
+      if (desired === null || typeof desired !== 'object' || Array.isArray(desired)) return true;
+      next = (desired as Record<string, unknown>)[rest];
+    } else if (tag === 'k:') {
+      if (!Array.isArray(desired)) return true;
+      const keys = JSON.parse(rest) as Record<string, unknown>;
+      next = desired.find((item) => item && typeof item === 'object' && Object.entries(keys).every(([k, v]) => (item as Record<string, unknown>)[k] === v));
+    } else if (tag === 'v:') {
+      if (!Array.isArray(desired)) return true;
+      const value = canonicalJson(JSON.parse(rest));
+      next = desired.find((item) => canonicalJson(item) === value);
+    } else if (tag === 'i:') {
+      next = Array.isArray(desired) ? desired[Number(rest)] : undefined;
+    } else {
+      continue;
+    }
+    if (next === undefined) return true;
+    if (hasChildren(child) && dropsOwnedField(child, next)) return true;
+  }
+  return false;
+}
+
+/** The fields `manager` last applied to the object itself (not a subresource). */
+export function appliedFields(live: unknown, manager: string): FieldSet | undefined {
+  return (live as WithManagedFields).metadata?.managedFields
+    ?.find((e) => e.manager === manager && e.operation === 'Apply' && !e.subresource)?.fieldsV1;
+}
+
+/**
+ * Informer transform for children: keep only `manager`'s own applied field set
+ * (all needsApply reads) and drop everyone else's, to keep caches small.
+ */
+export function keepAppliedFields(manager: string) {
+  return <T>(obj: T): T => {
+    const meta = (obj as WithManagedFields).metadata;
+    if (meta?.managedFields) meta.managedFields = meta.managedFields.filter((e) => e.manager === manager && e.operation === 'Apply' && !e.subresource);
+    return obj;
+  };
+}
+
+/**
+ * Whether `desired` must be applied over `live`: it is missing, someone edited
+ * a field we own (drift), or we applied a field we no longer want. apiVersion
  * and kind are not compared: list responses leave them out of their items, and
  * the caller already matched the object by kind.
  */
-export function needsApply(desired: unknown, live: unknown): boolean {
+export function needsApply(desired: unknown, live: unknown, manager: string): boolean {
   if (live === undefined || live === null) return true;
-  const want = (desired as WithMetadata).metadata?.annotations?.[APPLIED_HASH_ANNOTATION];
-  const have = (live as WithMetadata).metadata?.annotations?.[APPLIED_HASH_ANNOTATION];
-  if (want !== undefined && want !== have) return true;
   const { apiVersion: _a, kind: _k, ...rest } = desired as Record<string, unknown>;
-  return !isSemanticSubset(rest, live);
+  if (!isSemanticSubset(rest, live)) return true;
+  const owned = appliedFields(live, manager);
+  return owned !== undefined && dropsOwnedField(owned, desired);
 }
 
-/** JSON with object keys sorted, so equal content always hashes the same. */
+/** JSON with object keys sorted, so equal content always compares (and hashes) the same. */
 export function canonicalJson(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) => {
     if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;

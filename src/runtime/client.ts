@@ -35,10 +35,6 @@ export function isNotFound(err: unknown): boolean {
   return err instanceof ApiError && err.code === 404;
 }
 
-export function isConflict(err: unknown): boolean {
-  return err instanceof ApiError && err.code === 409;
-}
-
 interface ObjectMeta {
   name: string;
   namespace?: string;
@@ -65,7 +61,7 @@ interface RequestSpec {
 
 export class KubeClient {
   private readonly kc: KubeConfig;
-  private readonly fieldManager: string;
+  readonly fieldManager: string;
   private readonly userAgent: string;
   private readonly metrics: OperatorMetrics | undefined;
   private agent: { fingerprint: string; agent: http.Agent } | undefined;

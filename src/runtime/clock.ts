@@ -1,7 +1,8 @@
 // The one source of "now" for the operator's logic. Production code reads the
 // system clock; demos and tests run a real-time clock shifted to a chosen
 // instant ("the demo starts at 05:59:50 Berlin"), so window and rollout math
-// can be exercised without waiting for the wall clock.
+// can be exercised without waiting for the wall clock. Waiting (sleep) is real
+// time whatever the clock says: it paces I/O, not logic.
 
 export interface Clock {
   now(): Date;
@@ -28,4 +29,18 @@ export class OffsetClock implements Clock {
   advance(ms: number): void {
     this.#offsetMs += ms;
   }
+}
+
+/** Waits `ms` of real time; resolves early, without error, once `signal` aborts. */
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done);
+  });
 }

@@ -223,11 +223,15 @@ describe('Controller', () => {
 
   it('reports the active workers while reconciles run', async () => {
     const g = gate();
-    const { c, metrics } = makeController(async () => g.opened, { concurrency: 2 });
+    let started = 0;
+    const { c, metrics } = makeController(async () => {
+      started++;
+      await g.opened;
+    }, { concurrency: 2 });
     c.start();
     c.enqueue({ namespace: 'demo', name: 'a' });
     c.enqueue({ namespace: 'demo', name: 'b' });
-    await sleep(20);
+    await until(() => started === 2);
     assert.equal(await metricValue(metrics, 'controller_runtime_active_workers', { controller: 'test' }), 2);
     assert.equal(c.isIdle(), false);
     g.open();

@@ -6,7 +6,8 @@
 // backoff. A reconcile that throws never takes its worker down.
 
 import { randomUUID } from 'node:crypto';
-import type { Informer } from './informer.ts';
+
+import type { Informer, KubeObject } from './informer.ts';
 import type { Logger } from './logging.ts';
 import type { OperatorMetrics, ReconcileObserver, ReconcileResult } from './metrics.ts';
 import { WorkQueue, type WorkQueueOptions } from './workqueue.ts';
@@ -80,7 +81,7 @@ export class Controller {
    * object: identity for the primary kind, the owner for children. The first
    * informer watched is the primary one, walked by `enqueueAll`.
    */
-  watches<T>(informer: Informer<T>, map: (obj: T) => Request[]): this {
+  watches<T extends KubeObject>(informer: Informer<T>, map: (obj: T) => Request[]): this {
     const enqueueMapped = (obj: T) => {
       for (const req of map(obj)) this.enqueue(req);
     };

@@ -9,9 +9,20 @@
 // order per object.
 
 import { HttpMethod, IsomorphicFetchHttpLibrary, RequestContext } from '@kubernetes/client-node';
-import type { KubeConfig, KubernetesObject, ResponseContext } from '@kubernetes/client-node';
-import { type Clock, systemClock } from './clock.ts';
+import type { KubeConfig, ResponseContext } from '@kubernetes/client-node';
+import { type Clock, sleep, systemClock } from './clock.ts';
 import { apiVersionOf, resourcePath, type ResourceKind } from './kinds.ts';
+
+/**
+ * What the informer needs of an object. Objects stay the API server's plain
+ * JSON (timestamps are strings), so this is looser than client-node's
+ * KubernetesObject, whose typed models claim Date fields.
+ */
+export interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: { name?: string; namespace?: string; resourceVersion?: string; managedFields?: unknown };
+}
 
 export interface Logger {
   info(msg: string, meta?: Record<string, unknown>): void;
@@ -49,7 +60,7 @@ type WatchEnd = 'closed' | 'relist' | 'expired' | 'watchdog' | 'stopped';
 
 interface WatchEvent {
   type: string;
-  object: KubernetesObject & { code?: number; message?: string; reason?: string };
+  object: KubeObject & { code?: number; message?: string };
 }
 
 /** A non-2xx answer from the API server. */
@@ -67,7 +78,7 @@ const LIST_PAGE_SIZE = 500;
 const SHORT_WATCH_MS = 1_000;
 const noopLogger: Logger = { info() {}, warn() {}, error() {}, debug() {} };
 
-export class Informer<T extends KubernetesObject> {
+export class Informer<T extends KubeObject> {
   readonly kind: ResourceKind;
   readonly stats: { restarts: number; lastEventAt?: Date } = { restarts: 0 };
 
@@ -85,6 +96,7 @@ export class Informer<T extends KubernetesObject> {
   readonly #cache = new Map<string, T>();
   readonly #handlers: Record<EventName, Array<Handler<T>>> = { add: [], update: [], delete: [] };
   readonly #stop = new AbortController();
+  readonly #syncedScopes = new Set<string | undefined>();
   #synced: Promise<void> | undefined;
 
   constructor(kc: KubeConfig, kind: ResourceKind, opts: InformerOptions<T> = {}) {
@@ -102,6 +114,7 @@ export class Informer<T extends KubernetesObject> {
     this.#clock = opts.clock ?? systemClock;
   }
 
+  /** Handlers run synchronously, in event order; the objects are the cache's own, so handlers must not mutate them. */
   on(event: EventName, handler: Handler<T>): void {
     this.#handlers[event].push(handler);
   }
@@ -113,7 +126,9 @@ export class Informer<T extends KubernetesObject> {
       const synced = () => {
         if (--pending === 0) resolve();
       };
-      this.#stop.signal.addEventListener('abort', () => reject(new Error(`informer for ${this.kind.plural} stopped before it synced`)));
+      const stopped = () => reject(new Error(`informer for ${this.kind.plural} stopped before it synced`));
+      if (this.#stop.signal.aborted) return stopped();
+      this.#stop.signal.addEventListener('abort', stopped);
       for (const ns of this.#scopes) void this.#run(ns, synced);
     });
     return this.#synced;
@@ -141,8 +156,6 @@ export class Informer<T extends KubernetesObject> {
     for (const obj of this.#cache.values()) this.#emit('update', obj, obj);
   }
 
-  readonly #syncedScopes = new Set<string | undefined>();
-
   /** The list/watch loop of one namespace (or of all): runs until stop(), whatever fails. */
   async #run(ns: string | undefined, onFirstSync: () => void): Promise<void> {
     const signal = this.#stop.signal;
@@ -150,6 +163,7 @@ export class Informer<T extends KubernetesObject> {
     let listedAt = 0;
     let failures = 0;
     while (!signal.aborted) {
+      let failure: { reason: 'error' | 'watchdog'; detail: string } | undefined;
       try {
         if (resourceVersion === undefined) {
           resourceVersion = await this.#relist(ns);
@@ -159,27 +173,27 @@ export class Informer<T extends KubernetesObject> {
             onFirstSync();
           }
         }
-        const relistInMs = listedAt + this.#relistPeriodMs - performance.now();
         const started = performance.now();
-        const watch = await this.#watch(ns, resourceVersion, relistInMs);
+        const watch = await this.#watch(ns, resourceVersion, listedAt + this.#relistPeriodMs - started);
         resourceVersion = watch.resourceVersion;
-        if (watch.end === 'closed' && watch.events === 0 && performance.now() - started < SHORT_WATCH_MS) {
-          throw new Error('watch closed at once without any event');
-        }
-        if (watch.end === 'watchdog') throw new Error(`no watch traffic for ${this.#watchdogMs} ms`);
-        if (watch.end === 'expired') this.#restarted('expired', ns, 'resourceVersion too old; relisting');
+        const short = watch.events === 0 && performance.now() - started < SHORT_WATCH_MS;
+        if (watch.events > 0 || (watch.end === 'closed' && !short)) failures = 0;
+        if (watch.end === 'closed' && short) failure = { reason: 'error', detail: 'the watch closed at once without any event' };
+        if (watch.end === 'watchdog') failure = { reason: 'watchdog', detail: `no traffic on the watch for ${this.#watchdogMs} ms` };
+        if (watch.end === 'expired') this.#restarted('expired', ns, 'resourceVersion too old');
         if (watch.end === 'expired' || watch.end === 'relist') resourceVersion = undefined;
-        if (watch.events > 0 || watch.end === 'closed') failures = 0;
       } catch (err) {
-        if (signal.aborted) break;
-        resourceVersion = undefined;
         if (err instanceof ApiStatusError && err.code === 410) {
-          this.#restarted('expired', ns, 'resourceVersion too old; relisting');
-          continue;
+          this.#restarted('expired', ns, 'resourceVersion too old');
+          resourceVersion = undefined;
+        } else {
+          failure = { reason: 'error', detail: String(err) };
         }
-        failures++;
-        const delay = backoffMs(failures, this.#backoff);
-        this.#restarted(err instanceof Error && err.message.startsWith('no watch traffic') ? 'watchdog' : 'error', ns, `${String(err)}; relisting in ${delay} ms`);
+      }
+      if (failure && !signal.aborted) {
+        resourceVersion = undefined;
+        const delay = backoffMs(++failures, this.#backoff);
+        this.#restarted(failure.reason, ns, `${failure.detail}; relisting in ${delay} ms`);
         await sleep(delay, signal);
       }
     }
@@ -192,7 +206,7 @@ export class Informer<T extends KubernetesObject> {
     let cont: string | undefined;
     do {
       const query = { limit: String(LIST_PAGE_SIZE), labelSelector: this.#labelSelector, continue: cont };
-      const signal = AbortSignal.any([this.#stop.signal, AbortSignal.timeout(Math.max(this.#watchdogMs, 30_000))]);
+      const signal = AbortSignal.any([this.#stop.signal, AbortSignal.timeout(Math.ceil(Math.max(this.#watchdogMs, 30_000)))]);
       const res = await this.#get(resourcePath(this.kind, ns), query, signal);
       if (res.httpStatusCode !== 200) throw await statusError(res);
       const page = JSON.parse(await res.body.text()) as { items: T[]; metadata: { resourceVersion: string; continue?: string } };
@@ -232,6 +246,7 @@ export class Informer<T extends KubernetesObject> {
     };
     const onStop = () => finish('stopped');
     this.#stop.signal.addEventListener('abort', onStop);
+    if (this.#stop.signal.aborted) onStop();
     let watchdog = setTimeout(() => finish('watchdog'), this.#watchdogMs);
     const relist = setTimeout(() => finish('relist'), Math.max(0, relistInMs));
     const feed = () => {
@@ -243,7 +258,7 @@ export class Informer<T extends KubernetesObject> {
         watch: 'true',
         resourceVersion,
         allowWatchBookmarks: 'true',
-        timeoutSeconds: String(Math.round(240 + Math.random() * 120)),
+        timeoutSeconds: String(watchTimeoutSeconds(this.#watchdogMs)),
         labelSelector: this.#labelSelector,
       };
       const res = await this.#get(resourcePath(this.kind, ns), query, conn.signal);
@@ -292,7 +307,7 @@ export class Informer<T extends KubernetesObject> {
 
   #upsert(key: string, obj: T): void {
     const old = this.#cache.get(key);
-    if (old?.metadata?.resourceVersion === obj.metadata?.resourceVersion && old !== undefined) return;
+    if (old !== undefined && old.metadata?.resourceVersion === obj.metadata?.resourceVersion) return;
     this.#cache.set(key, obj);
     if (old === undefined) this.#emit('add', obj);
     else this.#emit('update', obj, old);
@@ -328,7 +343,7 @@ export class Informer<T extends KubernetesObject> {
   }
 }
 
-function stripManagedFields<T extends KubernetesObject>(obj: T): T {
+function stripManagedFields<T extends KubeObject>(obj: T): T {
   if (obj.metadata?.managedFields !== undefined) delete obj.metadata.managedFields;
   return obj;
 }
@@ -337,8 +352,20 @@ function cacheKey(namespace: string | undefined, name: string): string {
   return `${namespace ?? ''}/${name}`;
 }
 
-function keyOf(obj: KubernetesObject): string {
+function keyOf(obj: KubeObject): string {
   return cacheKey(obj.metadata?.namespace, obj.metadata?.name ?? '');
+}
+
+/**
+ * The server-side timeout of one watch, randomised so watches do not expire
+ * together. An idle resource gets no bookmarks for minutes (the API server
+ * only sends them when its resourceVersion moves on), so the timeout is kept
+ * inside the watchdog: a healthy watch always ends, or speaks, before the
+ * watchdog would call it stalled. At most ~5 minutes, as client-go recycles them.
+ */
+function watchTimeoutSeconds(watchdogMs: number): number {
+  const ceiling = Math.min(watchdogMs * 0.75, 5 * 60_000);
+  return Math.max(2, Math.round((ceiling * (0.7 + Math.random() * 0.3)) / 1000));
 }
 
 /** Exponential from initialMs to maxMs, each delay drawn from its upper half so restarts of many informers spread out. */
@@ -373,17 +400,4 @@ async function statusError(res: ResponseContext): Promise<ApiStatusError> {
     // not a Status object: keep the raw body
   }
   return new ApiStatusError(res.httpStatusCode, `HTTP ${res.httpStatusCode}: ${message}`);
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done);
-  });
 }

@@ -34,6 +34,7 @@ export interface ControlPlane {
   readonly adminToken: string;
   readonly nobodyToken: string;
   readonly caPem: string;
+  /** Current process ids (the apiserver's changes on restart); supervisor pids unless detached. */
   readonly pids: { etcd: number; apiserver: number };
   /** A fresh client configuration for the admin user. */
   kubeConfig(): KubeConfig;
@@ -56,7 +57,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
   const launch = (name: string, args: string[]): RunningProcess => {
     const binary = join(binDir, name);
     const logPath = join(dir, `${name}.log`);
-    return opts.detached ? spawnDetached(name, binary, args, logPath) : supervise(name, binary, args, logPath, dir);
+    return (opts.detached ? spawnDetached : supervise)(name, binary, args, logPath, dir);
   };
   let etcd: RunningProcess | undefined;
   let apiserver: RunningProcess | undefined;

@@ -47,20 +47,24 @@ export async function writeControlPlaneFiles(dir: string): Promise<Credentials> 
   return { caPem: readFileSync(at('ca.crt'), 'utf8'), adminToken, nobodyToken };
 }
 
-// Only writes are interesting (tests count them per user agent), and only once
-// the response is known, so each write is exactly one line.
+// Writes are interesting (tests count them per user agent), and only once the
+// response is known, so each request is exactly one line. Reads are logged too
+// for ServiceAccounts, which only the chart test uses: it proves the operator,
+// running as the chart's ServiceAccount, uses every permission the chart grants.
 const AUDIT_POLICY = {
   apiVersion: 'audit.k8s.io/v1',
   kind: 'Policy',
   omitStages: ['RequestReceived', 'ResponseStarted', 'Panic'],
   rules: [
     { level: 'Metadata', verbs: ['create', 'update', 'patch', 'delete', 'deletecollection'] },
+    { level: 'Metadata', userGroups: ['system:serviceaccounts'] },
     { level: 'None' },
   ],
 };
 
 /** A kubeconfig with one context, `envtest`, authenticating with `token`. */
-export function kubeconfigYaml(server: string, caPem: string, token: string, user = 'envtest-admin'): string {
+export function kubeconfigYaml(server: string, caPem: string, token: string): string {
+  const user = 'envtest-admin';
   return stringify({
     apiVersion: 'v1',
     kind: 'Config',

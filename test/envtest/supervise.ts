@@ -17,30 +17,35 @@ export interface RunningProcess {
   stop(graceMs?: number): Promise<void>;
 }
 
-// Reads EOF on fd 3 (our pipe) in the background, then stops the binary; exits
-// with the binary's status so Node sees when the binary itself is gone.
+// The watcher reads fd 3 (our pipe) in the background: a line means "stop
+// gracefully" (SIGTERM, SIGKILL after 20 s); EOF means Node is gone, so the
+// binary is killed at once and the run's directory removed. The wrapper exits with
+// the binary's status, so Node sees when the binary itself is gone.
 const WRAPPER = [
+  'dir=$1; shift',
   'exec 3<&0',
   '"$@" </dev/null & c=$!',
-  '{ read -r -u 3 _; kill -TERM "$c" 2>/dev/null; sleep 20; kill -KILL "$c" 2>/dev/null; } &',
+  '{ if read -r -u 3 _; then kill -TERM "$c"; sleep 20; kill -KILL "$c";',
+  '  else [ -n "$dir" ] && : > "$dir/.abandoned"; kill -KILL "$c"; fi; } 2>/dev/null &',
   'w=$!',
   'wait "$c"; rc=$?',
   'kill "$w" 2>/dev/null',
+  '[ -n "$dir" ] && [ -e "$dir/.abandoned" ] && rm -rf "$dir"',
   'exit "$rc"',
 ].join('\n');
 
-const live = new Set<{ pid: number; dir: string | undefined }>();
+const live = new Set<{ pid: number; dir: string | undefined; detached: boolean }>();
 let handlersInstalled = false;
 
 /** Runs `binary args` with output appended to `logPath`, tied to this process's lifetime. */
 export function supervise(name: string, binary: string, args: string[], logPath: string, cleanupDir?: string): RunningProcess {
   const log = openSync(logPath, 'a');
-  const child = spawn('bash', ['-c', WRAPPER, `${name}-supervisor`, binary, ...args], {
+  const child = spawn('bash', ['-c', WRAPPER, `${name}-supervisor`, cleanupDir ?? '', binary, ...args], {
     stdio: ['pipe', log, log],
     detached: true, // its own process group, so Ctrl-C reaches us first and we kill the group
   });
   closeSync(log);
-  const entry = { pid: child.pid ?? -1, dir: cleanupDir };
+  const entry = { pid: child.pid ?? -1, dir: cleanupDir, detached: false };
   live.add(entry);
   installExitHandlers();
   const exited = exitOf(child).finally(() => live.delete(entry));
@@ -50,7 +55,7 @@ export function supervise(name: string, binary: string, args: string[], logPath:
     pid: entry.pid,
     exited,
     async stop(graceMs = 20_000) {
-      child.stdin?.end();
+      child.stdin?.end('stop\n');
       if (await settlesWithin(exited, graceMs)) return;
       killGroup(entry.pid, 'SIGKILL');
       await exited;
@@ -58,15 +63,26 @@ export function supervise(name: string, binary: string, args: string[], logPath:
   };
 }
 
-/** Runs `binary args` in its own session, surviving this process; output goes to `logPath`. */
-export function spawnDetached(name: string, binary: string, args: string[], logPath: string): RunningProcess {
+/**
+ * Runs `binary args` in its own session so it can outlive this process; output
+ * goes to `logPath`. Until releaseDetached() it still dies with us, so a start
+ * interrupted by Ctrl-C leaves nothing behind.
+ */
+export function spawnDetached(name: string, binary: string, args: string[], logPath: string, cleanupDir?: string): RunningProcess {
   const log = openSync(logPath, 'a');
   const child = spawn(binary, args, { stdio: ['ignore', log, log], detached: true });
   closeSync(log);
   child.unref();
-  const pid = child.pid ?? -1;
-  const exited = exitOf(child);
-  return { name, pid, exited, stop: (graceMs) => terminate(pid, binary, graceMs) };
+  const entry = { pid: child.pid ?? -1, dir: cleanupDir, detached: true };
+  live.add(entry);
+  installExitHandlers();
+  const exited = exitOf(child).finally(() => live.delete(entry));
+  return { name, pid: entry.pid, exited, stop: (graceMs) => terminate(entry.pid, binary, graceMs) };
+}
+
+/** Lets the detached processes started so far outlive this process. */
+export function releaseDetached(): void {
+  for (const entry of live) if (entry.detached) live.delete(entry);
 }
 
 /** Stops a detached process found in a state file, if it is still the binary we started. */

@@ -18,9 +18,9 @@ import { parseAllDocuments } from 'yaml';
 import { EnvtestError } from './errors.ts';
 
 // The one place the upstream versions are pinned. Each was checked to exist on
-// proxy.golang.org with `go list -m <module>@<version>` (2026-11): these are the
-// newest releases the proxy serves for knative.dev/serving and istio.io/api, and
-// the KServe release whose CRDs match the InferenceService fields we render.
+// proxy.golang.org (`go list -m <module>@<version>`, November 2026); for
+// knative.dev/serving and istio.io/api they are the newest the proxy lists.
+// Bump a pin here and every test run installs that release's CRDs.
 export const UPSTREAM_CRD_SOURCES: readonly CrdSource[] = [
   { module: 'knative.dev/serving', version: 'v0.51.0', path: 'config/core/300-resources' },
   { module: 'github.com/kserve/kserve', version: 'v0.20.0', path: 'config/crd/full' },

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { Kinds } from '../../src/runtime/kinds.ts';
-import { APPLIED_HASH_ANNOTATION } from '../../src/runtime/apply.ts';
 import { startStandins } from '../standin/standin.ts';
 import { app, applyApp, condition, eventually, getApp, getKsvc, readyTrue, userClient, waitForApp, type AppSpec } from '../support/apps.ts';
 import { freshNamespace, writesSince } from '../support/cluster.ts';
@@ -114,7 +113,6 @@ describe('container app on Knative (integration)', function () {
       return k?.spec.template.spec.containers[0]?.image === 'ghcr.io/acme/shop:1.4.0' ? k : undefined;
     }, 'image restored');
     assert.equal(restored.metadata.annotations?.['team.example.com/owner'], 'alice', 'the other manager\'s field is kept');
-    assert.ok(restored.metadata.annotations?.[APPLIED_HASH_ANNOTATION]);
   });
 
   it('recreates a Knative Service deleted by hand', async () => {

@@ -1,0 +1,138 @@
+import assert from 'node:assert/strict';
+import { ApiError, type KubeClient } from './client.ts';
+import { EventRecorder } from './events.ts';
+import type { ResourceKind } from './kinds.ts';
+
+class ManualClock {
+  t = new Date('2026-03-01T10:00:00Z').getTime();
+  now(): Date {
+    return new Date(this.t);
+  }
+}
+
+interface Written { op: 'create' | 'patch'; name: string; body: Record<string, unknown> }
+
+/** Records the calls the recorder makes; `fail` makes every call reject. */
+class FakeClient {
+  calls: Written[] = [];
+  events = new Map<string, Record<string, unknown>>();
+  fail: Error | undefined;
+
+  async create(_k: ResourceKind, obj: Record<string, unknown>) {
+    await Promise.resolve();
+    if (this.fail) throw this.fail;
+    const name = (obj['metadata'] as { name: string }).name;
+    this.calls.push({ op: 'create', name, body: obj });
+    this.events.set(name, obj);
+    return obj;
+  }
+
+  async mergePatch(_k: ResourceKind, _ns: string, name: string, patch: Record<string, unknown>) {
+    await Promise.resolve();
+    if (this.fail) throw this.fail;
+    if (!this.events.has(name)) throw new ApiError(404, `events.events.k8s.io "${name}" not found`, 'NotFound');
+    this.calls.push({ op: 'patch', name, body: patch });
+    this.events.set(name, { ...this.events.get(name), ...patch });
+    return this.events.get(name);
+  }
+
+  asClient(): KubeClient {
+    return this as unknown as KubeClient;
+  }
+}
+
+const app = { apiVersion: 'serverlessapp.io/v1alpha1', kind: 'ServerlessApp', metadata: { name: 'web', namespace: 'demo', uid: 'u-1' } };
+
+function setup() {
+  const clock = new ManualClock();
+  const client = new FakeClient();
+  const recorder = new EventRecorder(client.asClient(), { identity: 'pod-a', clock });
+  return { clock, client, recorder };
+}
+
+describe('EventRecorder', () => {
+  it('creates an events.k8s.io/v1 Event regarding the object, from this controller and instance', async () => {
+    const { client, recorder } = setup();
+    recorder.record(app, 'Normal', 'RolloutStarted', 'canary 10% on web-00002');
+    await recorder.flush();
+    assert.equal(client.calls.length, 1);
+    const e = client.calls[0]!.body;
+    assert.equal(e['type'], 'Normal');
+    assert.equal(e['reason'], 'RolloutStarted');
+    assert.equal(e['action'], 'RolloutStarted');
+    assert.equal(e['note'], 'canary 10% on web-00002');
+    assert.equal(e['reportingController'], 'serverlessapp.io/operator');
+    assert.equal(e['reportingInstance'], 'pod-a');
+    assert.equal(e['eventTime'], '2026-03-01T10:00:00.000000Z');
+    assert.deepEqual(e['regarding'], { apiVersion: 'serverlessapp.io/v1alpha1', kind: 'ServerlessApp', name: 'web', namespace: 'demo', uid: 'u-1' });
+    assert.deepEqual(e['metadata'], { name: client.calls[0]!.name, namespace: 'demo' });
+    assert.match(client.calls[0]!.name, /^web\.[0-9a-f]+$/);
+  });
+
+  it('folds repeats within ten minutes into one Event with a series count', async () => {
+    const { clock, client, recorder } = setup();
+    recorder.record(app, 'Warning', 'WarmupRetry', 'GET / returned 503');
+    await recorder.flush();
+    clock.t += 60_000;
+    recorder.record(app, 'Warning', 'WarmupRetry', 'GET / returned 503');
+    recorder.record(app, 'Warning', 'WarmupRetry', 'GET / returned 503');
+    await recorder.flush();
+    assert.equal(client.events.size, 1);
+    const e = [...client.events.values()][0]!;
+    assert.deepEqual(e['series'], { count: 3, lastObservedTime: '2026-03-01T10:01:00.000000Z' });
+    assert.ok(client.calls.filter((c) => c.op === 'patch').length <= 2);
+  });
+
+  it('starts a new Event for a different note, and after the window has passed', async () => {
+    const { clock, client, recorder } = setup();
+    recorder.record(app, 'Warning', 'WarmupRetry', 'GET / returned 503');
+    recorder.record(app, 'Warning', 'WarmupRetry', 'GET / returned 500');
+    await recorder.flush();
+    clock.t += 11 * 60_000;
+    recorder.record(app, 'Warning', 'WarmupRetry', 'GET / returned 503');
+    await recorder.flush();
+    assert.equal(client.events.size, 3);
+  });
+
+  it('creates a fresh Event when the aggregated one has expired on the server', async () => {
+    const { clock, client, recorder } = setup();
+    recorder.record(app, 'Normal', 'Scaled', 'minScale 2');
+    await recorder.flush();
+    client.events.clear();
+    clock.t += 1_000;
+    recorder.record(app, 'Normal', 'Scaled', 'minScale 2');
+    await recorder.flush();
+    assert.equal(client.events.size, 1);
+    assert.deepEqual(client.calls.map((c) => c.op), ['create', 'create']);
+  });
+
+  it('stops recording for an object that floods events, and lets it speak again later', async () => {
+    const { clock, client, recorder } = setup();
+    for (let i = 0; i < 40; i++) recorder.record(app, 'Normal', 'Tick', `tick ${i}`);
+    await recorder.flush();
+    assert.equal(client.events.size, 25);
+    const other = { ...app, metadata: { ...app.metadata, name: 'api', uid: 'u-2' } };
+    recorder.record(other, 'Normal', 'Tick', 'tick');
+    await recorder.flush();
+    assert.equal(client.events.size, 26, 'another object is not throttled');
+    clock.t += 5 * 60_000;
+    recorder.record(app, 'Normal', 'Tick', 'after a pause');
+    await recorder.flush();
+    assert.equal(client.events.size, 27);
+  });
+
+  it('never throws into the caller, even when the API server refuses', async () => {
+    const { client, recorder } = setup();
+    client.fail = new ApiError(403, 'events is forbidden', 'Forbidden');
+    assert.doesNotThrow(() => recorder.record(app, 'Warning', 'Oops', 'x'));
+    await recorder.flush();
+    assert.equal(client.events.size, 0);
+    assert.doesNotThrow(() => recorder.record({} as typeof app, 'Warning', 'Oops', 'x'));
+  });
+
+  it('records without waiting for the API server', () => {
+    const { client, recorder } = setup();
+    recorder.record(app, 'Normal', 'Created', 'x');
+    assert.equal(client.calls.length, 0);
+  });
+});

@@ -1,0 +1,268 @@
+// Lease-based leader election, as client-go and controller-runtime do it, so
+// only one replica reconciles while standbys wait. Every write to the Lease
+// carries the resourceVersion last read, so two candidates can never both
+// win: the API server accepts one update and answers 409 to the other. A
+// lease counts as expired only after this process has seen it unchanged for
+// leaseDuration on its own monotonic clock, never by comparing renewTime with
+// the local wall clock, so clock skew between nodes cannot cause two leaders.
+// A leader that cannot renew for renewDeadline (< leaseDuration) steps down
+// before any standby may take over.
+
+import { HttpMethod, IsomorphicFetchHttpLibrary, RequestContext } from '@kubernetes/client-node';
+import type { KubeConfig, ResponseContext } from '@kubernetes/client-node';
+import { sleep, systemClock } from './clock.ts';
+import { Kinds, apiVersionOf, resourcePath } from './kinds.ts';
+
+export interface Logger {
+  info(msg: string, meta?: Record<string, unknown>): void;
+  warn(msg: string, meta?: Record<string, unknown>): void;
+  error(msg: string, meta?: Record<string, unknown>): void;
+  debug(msg: string, meta?: Record<string, unknown>): void;
+}
+
+export interface LeaderElectorOptions {
+  namespace: string;
+  name: string;
+  identity: string;
+  leaseDurationMs?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
+  logger?: Logger;
+  /** For leader_election_master_status. */
+  hooks?: { onLeaderChange?(isLeader: boolean): void };
+}
+
+export interface LeaderCallbacks {
+  onStartedLeading(): void;
+  /** Awaited (when it returns a promise) before the lease is released, so work stops before a standby starts. */
+  onStoppedLeading(): void | Promise<void>;
+}
+
+export interface LeaseSpec {
+  holderIdentity?: string;
+  leaseDurationSeconds?: number;
+  acquireTime?: string;
+  renewTime?: string;
+  leaseTransitions?: number;
+}
+
+interface Lease {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace: string; resourceVersion?: string };
+  spec?: LeaseSpec;
+}
+
+/** RFC 3339 with microseconds, the format of metav1.MicroTime (Lease and Event times; client-node #828). */
+export function microTime(d: Date): string {
+  return d.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+}
+
+/** Whether another candidate holds the lease: it names a holder that is not us and has not expired since we last saw it change. */
+export function heldByOther(spec: LeaseSpec | undefined, identity: string, unchangedForMs: number): boolean {
+  const holder = spec?.holderIdentity;
+  if (!holder || holder === identity) return false;
+  return unchangedForMs < (spec?.leaseDurationSeconds ?? 0) * 1000;
+}
+
+/** The spec to write to acquire or renew: a renewal keeps acquireTime, a takeover counts one more transition. */
+export function claimLease(spec: LeaseSpec | undefined, identity: string, now: Date, leaseDurationMs: number): LeaseSpec {
+  const stamp = microTime(now);
+  const leaseDurationSeconds = Math.ceil(leaseDurationMs / 1000);
+  if (spec?.holderIdentity === identity) return { ...spec, leaseDurationSeconds, renewTime: stamp };
+  return {
+    holderIdentity: identity,
+    leaseDurationSeconds,
+    acquireTime: stamp,
+    renewTime: stamp,
+    leaseTransitions: spec === undefined ? 0 : (spec.leaseTransitions ?? 0) + 1,
+  };
+}
+
+/** What client-go writes on ReleaseOnCancel: no holder, a 1 s lease, so any standby may take it at once. */
+export function releasedLease(spec: LeaseSpec | undefined, now: Date): LeaseSpec {
+  const stamp = microTime(now);
+  return { holderIdentity: '', leaseDurationSeconds: 1, acquireTime: stamp, renewTime: stamp, leaseTransitions: spec?.leaseTransitions ?? 0 };
+}
+
+const noopLogger: Logger = { info() {}, warn() {}, error() {}, debug() {} };
+
+export class LeaderElector {
+  readonly #kc: KubeConfig;
+  readonly #namespace: string;
+  readonly #name: string;
+  readonly #identity: string;
+  readonly #leaseDurationMs: number;
+  readonly #renewDeadlineMs: number;
+  readonly #retryPeriodMs: number;
+  readonly #log: Logger;
+  readonly #hooks: { onLeaderChange?(isLeader: boolean): void };
+  readonly #http = new IsomorphicFetchHttpLibrary();
+  readonly #stop = new AbortController();
+  /** The lease as last read or written, and when (monotonic ms) it last changed. */
+  #observed: { lease: Lease; changedAt: number } | undefined;
+  #leading = false;
+  #running: Promise<void> | undefined;
+
+  constructor(kc: KubeConfig, opts: LeaderElectorOptions) {
+    this.#kc = kc;
+    this.#namespace = opts.namespace;
+    this.#name = opts.name;
+    this.#identity = opts.identity;
+    this.#leaseDurationMs = opts.leaseDurationMs ?? 15_000;
+    this.#renewDeadlineMs = opts.renewDeadlineMs ?? 10_000;
+    this.#retryPeriodMs = opts.retryPeriodMs ?? 2_000;
+    this.#log = opts.logger ?? noopLogger;
+    this.#hooks = opts.hooks ?? {};
+    if (this.#renewDeadlineMs >= this.#leaseDurationMs) throw new Error('leader election: renewDeadline must be shorter than leaseDuration');
+  }
+
+  isLeader(): boolean {
+    return this.#leading;
+  }
+
+  /** Campaigns, leads while it can renew, and campaigns again after losing the lease, until stop(). */
+  run(callbacks: LeaderCallbacks): Promise<void> {
+    this.#running ??= this.#loop(callbacks);
+    return this.#running;
+  }
+
+  /** Stops campaigning; a leader calls onStoppedLeading, then releases the lease so a standby takes over at once. */
+  async stop(): Promise<void> {
+    this.#stop.abort();
+    await this.#running;
+  }
+
+  async #loop(callbacks: LeaderCallbacks): Promise<void> {
+    const signal = this.#stop.signal;
+    while (!signal.aborted) {
+      const attemptAt = performance.now();
+      if (!(await this.#tryAcquireOrRenew(this.#renewDeadlineMs))) {
+        await sleep(this.#retryPeriodMs * (1 + Math.random() * 1.2), signal);
+        continue;
+      }
+      this.#setLeading(true);
+      this.#log.info('acquired the leader lease', { lease: `${this.#namespace}/${this.#name}`, identity: this.#identity });
+      try {
+        callbacks.onStartedLeading();
+      } catch (err) {
+        this.#log.error('onStartedLeading failed', { error: String(err) });
+      }
+      await this.#renewWhileLeading(attemptAt);
+      this.#setLeading(false);
+      try {
+        await callbacks.onStoppedLeading();
+      } catch (err) {
+        this.#log.error('onStoppedLeading failed', { error: String(err) });
+      }
+    }
+    await this.#release();
+  }
+
+  /** Renews every retryPeriod; returns on stop, when the lease is taken, or when renewals fail for renewDeadline. */
+  async #renewWhileLeading(lastRenewAt: number): Promise<void> {
+    const signal = this.#stop.signal;
+    while (!signal.aborted) {
+      await sleep(this.#retryPeriodMs, signal);
+      if (signal.aborted) return;
+      const attemptAt = performance.now();
+      const left = lastRenewAt + this.#renewDeadlineMs - attemptAt;
+      if (left > 0 && (await this.#tryAcquireOrRenew(left))) {
+        lastRenewAt = attemptAt;
+        continue;
+      }
+      if (signal.aborted) return;
+      const holder = this.#observed?.lease.spec?.holderIdentity;
+      if (holder && holder !== this.#identity) {
+        this.#log.warn('lost the leader lease to another candidate', { holder });
+        return;
+      }
+      if (performance.now() - lastRenewAt >= this.#renewDeadlineMs) {
+        this.#log.error('failed to renew the leader lease within the renew deadline; stepping down', { renewDeadlineMs: this.#renewDeadlineMs });
+        return;
+      }
+    }
+  }
+
+  /** One read-then-write round; true when this candidate holds the lease afterwards. */
+  async #tryAcquireOrRenew(timeoutMs: number): Promise<boolean> {
+    try {
+      const signal = AbortSignal.any([this.#stop.signal, AbortSignal.timeout(Math.max(1, Math.ceil(timeoutMs)))]);
+      const now = systemClock.now();
+      const current = await this.#getLease(signal);
+      if (current === undefined) {
+        const lease: Lease = {
+          apiVersion: apiVersionOf(Kinds.Lease),
+          kind: Kinds.Lease.kind,
+          metadata: { name: this.#name, namespace: this.#namespace },
+          spec: claimLease(undefined, this.#identity, now, this.#leaseDurationMs),
+        };
+        return await this.#write('POST', resourcePath(Kinds.Lease, this.#namespace), lease, signal);
+      }
+      if (heldByOther(current.spec, this.#identity, performance.now() - this.#observed!.changedAt)) return false;
+      const claimed: Lease = { ...current, spec: claimLease(current.spec, this.#identity, now, this.#leaseDurationMs) };
+      return await this.#write('PUT', resourcePath(Kinds.Lease, this.#namespace, this.#name), claimed, signal);
+    } catch (err) {
+      if (!this.#stop.signal.aborted) this.#log.warn('leader election request failed', { lease: `${this.#namespace}/${this.#name}`, error: String(err) });
+      return false;
+    }
+  }
+
+  /** Gives the lease up if (and only if) the server says we hold it. */
+  async #release(): Promise<void> {
+    try {
+      const signal = AbortSignal.timeout(Math.ceil(this.#renewDeadlineMs));
+      const current = await this.#getLease(signal);
+      if (current?.spec?.holderIdentity !== this.#identity) return;
+      const released: Lease = { ...current, spec: releasedLease(current.spec, systemClock.now()) };
+      if (await this.#write('PUT', resourcePath(Kinds.Lease, this.#namespace, this.#name), released, signal)) {
+        this.#log.info('released the leader lease', { lease: `${this.#namespace}/${this.#name}` });
+      }
+    } catch (err) {
+      this.#log.warn('could not release the leader lease; standbys take over once it expires', { error: String(err) });
+    }
+  }
+
+  async #getLease(signal: AbortSignal): Promise<Lease | undefined> {
+    const res = await this.#send('GET', resourcePath(Kinds.Lease, this.#namespace, this.#name), undefined, signal);
+    if (res.httpStatusCode === 404) return undefined;
+    if (res.httpStatusCode !== 200) throw new Error(`GET lease: HTTP ${res.httpStatusCode}: ${await res.body.text()}`);
+    const lease = JSON.parse(await res.body.text()) as Lease;
+    this.#observe(lease);
+    return lease;
+  }
+
+  /** Creates or updates the lease; false on a conflict (someone else wrote first). */
+  async #write(method: 'POST' | 'PUT', path: string, lease: Lease, signal: AbortSignal): Promise<boolean> {
+    const res = await this.#send(method, path, lease, signal);
+    if (res.httpStatusCode === 409) return false;
+    if (res.httpStatusCode !== 200 && res.httpStatusCode !== 201) throw new Error(`${method} lease: HTTP ${res.httpStatusCode}: ${await res.body.text()}`);
+    this.#observe(JSON.parse(await res.body.text()) as Lease);
+    return true;
+  }
+
+  #observe(lease: Lease): void {
+    if (this.#observed?.lease.metadata.resourceVersion === lease.metadata.resourceVersion) return;
+    this.#observed = { lease, changedAt: performance.now() };
+  }
+
+  #setLeading(leading: boolean): void {
+    this.#leading = leading;
+    this.#hooks.onLeaderChange?.(leading);
+  }
+
+  /** Raw JSON through client-node's transport, so MicroTime strings are sent exactly as written. */
+  async #send(method: 'GET' | 'POST' | 'PUT', path: string, body: unknown, signal: AbortSignal): Promise<ResponseContext> {
+    const cluster = this.#kc.getCurrentCluster();
+    if (!cluster) throw new Error('the kubeconfig has no current cluster');
+    const ctx = new RequestContext(cluster.server.replace(/\/$/, '') + path, HttpMethod[method]);
+    ctx.setHeaderParam('Accept', 'application/json');
+    if (body !== undefined) {
+      ctx.setHeaderParam('Content-Type', 'application/json');
+      ctx.setBody(JSON.stringify(body));
+    }
+    ctx.setSignal(signal);
+    await this.#kc.applySecurityAuthentication(ctx);
+    return this.#http.send(ctx).toPromise();
+  }
+}

@@ -1,0 +1,242 @@
+// Wires the runtime together and owns the process-level concerns, like
+// controller-runtime's manager: the health and metrics listeners, one shared
+// informer per (kind, selector), leader election, and an orderly shutdown.
+// Informers run on every replica so a standby has warm caches; controllers run
+// only on the leader. Losing the lease ends the process (a restarted pod is
+// the simplest proof that two leaders never reconcile at once).
+
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { KubeClient } from './client.ts';
+import { systemClock, type Clock } from './clock.ts';
+import type { Controller } from './controller.ts';
+import { EventRecorder } from './events.ts';
+import { startHealthServers, type HealthServers } from './health.ts';
+import { Informer, type KubeObject } from './informer.ts';
+import type { ResourceKind } from './kinds.ts';
+import { LeaderElector } from './leader-election.ts';
+import { flushLogger, type Logger } from './logging.ts';
+import { OperatorMetrics } from './metrics.ts';
+
+export interface LeaderElectionOptions {
+  enabled: boolean;
+  namespace: string;
+  name?: string;
+  leaseDurationMs?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
+}
+
+export interface ManagerOptions {
+  kubeConfig: KubeConfig;
+  /** Namespaces to watch; empty or unset = all. */
+  namespaces?: string[];
+  /** This replica's name in the Lease and in events; default hostname_uuid. */
+  identity?: string;
+  leaderElection?: LeaderElectionOptions;
+  metricsAddr?: string;
+  probeAddr?: string;
+  logger: Logger;
+  clock?: Clock;
+  userAgent?: string;
+  /** Called after the controllers have stopped because the lease was lost; default: flush logs and exit(1). */
+  onLostLeadership?: () => void;
+}
+
+export const DEFAULT_LEASE_NAME = 'serverlessapp-operator';
+
+type State = 'new' | 'running' | 'stopping' | 'stopped';
+
+export class Manager {
+  readonly client: KubeClient;
+  readonly events: EventRecorder;
+  readonly metrics: OperatorMetrics;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly identity: string;
+  readonly ports = { metrics: 0, probe: 0 };
+
+  private readonly opts: ManagerOptions;
+  private readonly informers = new Map<string, Informer<KubeObject>>();
+  private readonly controllers: Controller[] = [];
+  private elector: LeaderElector | undefined;
+  private servers: HealthServers | undefined;
+  private state: State = 'new';
+  private leading = false;
+  private stopping: Promise<void> | undefined;
+
+  constructor(opts: ManagerOptions) {
+    this.opts = opts;
+    this.logger = opts.logger;
+    this.clock = opts.clock ?? systemClock;
+    this.identity = opts.identity || `${hostname()}_${randomUUID()}`;
+    this.metrics = new OperatorMetrics();
+    this.client = new KubeClient(opts.kubeConfig, { metrics: this.metrics, ...(opts.userAgent ? { userAgent: opts.userAgent } : {}) });
+    this.events = new EventRecorder(this.client, { identity: this.identity, clock: this.clock, logger: this.logger });
+  }
+
+  /**
+   * The shared informer of `kind` with `labelSelector`, created on first use.
+   * The first caller's transform wins, so callers of one (kind, selector)
+   * must agree on it.
+   */
+  informer<T extends KubeObject>(kind: ResourceKind, opts: { labelSelector?: string; transform?: (o: T) => T } = {}): Informer<T> {
+    const key = `${kind.group}/${kind.version}/${kind.plural}?${opts.labelSelector ?? ''}`;
+    let informer = this.informers.get(key);
+    if (!informer) {
+      informer = new Informer<T>(this.opts.kubeConfig, kind, {
+        ...(kind.namespaced && this.opts.namespaces?.length ? { namespaces: this.opts.namespaces } : {}),
+        ...(opts.labelSelector ? { labelSelector: opts.labelSelector } : {}),
+        ...(opts.transform ? { transform: opts.transform } : {}),
+        logger: this.logger.child({ informer: kind.plural }),
+        clock: this.clock,
+      }) as unknown as Informer<KubeObject>;
+      this.informers.set(key, informer);
+      if (this.state === 'running') this.startInformer(informer);
+    }
+    return informer as unknown as Informer<T>;
+  }
+
+  add(controller: Controller): void {
+    this.controllers.push(controller);
+    if (this.state === 'running' && this.leading) controller.start();
+  }
+
+  /**
+   * Serves probes and metrics, syncs every informer, then starts the
+   * controllers, at once or when this replica becomes the leader. Resolves
+   * once the caches have synced; a standby's controllers start later.
+   */
+  async start(): Promise<void> {
+    if (this.state !== 'new') throw new Error(`manager cannot start: it is ${this.state}`);
+    this.state = 'running';
+    this.servers = await startHealthServers({
+      metricsAddr: this.opts.metricsAddr ?? ':8080',
+      probeAddr: this.opts.probeAddr ?? ':8081',
+      registry: this.metrics.registry,
+      readyCheck: () => this.hasSynced(),
+    });
+    if (this.state !== 'running') {
+      // stop() ran while the listeners were opening.
+      await this.servers.close();
+      return;
+    }
+    this.ports.metrics = this.servers.metricsPort;
+    this.ports.probe = this.servers.probePort;
+    this.logger.info('starting manager', { identity: this.identity, metricsPort: this.ports.metrics, probePort: this.ports.probe, namespaces: this.opts.namespaces ?? [] });
+
+    try {
+      await Promise.all([...this.informers.values()].map((i) => this.startInformer(i)));
+    } catch (err) {
+      if (this.state !== 'running') return;
+      throw err;
+    }
+    if (this.state !== 'running') return;
+    this.logger.info('caches synced', { informers: this.informers.size });
+
+    const le = this.opts.leaderElection;
+    if (!le?.enabled) {
+      this.startControllers();
+      return;
+    }
+    const name = le.name || DEFAULT_LEASE_NAME;
+    this.metrics.leaderStatus(name, false);
+    this.elector = new LeaderElector(this.opts.kubeConfig, {
+      namespace: le.namespace, name, identity: this.identity, logger: this.logger.child({ lease: `${le.namespace}/${name}` }),
+      ...(le.leaseDurationMs ? { leaseDurationMs: le.leaseDurationMs } : {}),
+      ...(le.renewDeadlineMs ? { renewDeadlineMs: le.renewDeadlineMs } : {}),
+      ...(le.retryPeriodMs ? { retryPeriodMs: le.retryPeriodMs } : {}),
+      hooks: { onLeaderChange: (isLeader) => this.metrics.leaderStatus(name, isLeader) },
+    });
+    this.elector
+      .run({ onStartedLeading: () => this.startControllers(), onStoppedLeading: () => this.lostLeadership() })
+      .catch((err: unknown) => {
+        this.logger.error('leader election failed', { err: String(err) });
+        void this.lostLeadership();
+      });
+  }
+
+  /** Graceful: no new work, in-flight reconciles finish, the lease is released, then everything closes. Idempotent. */
+  stop(): Promise<void> {
+    this.stopping ??= this.shutDown();
+    return this.stopping;
+  }
+
+  /** SIGTERM/SIGINT stop gracefully and exit 0; a second signal exits at once with 1. */
+  installSignalHandlers(): void {
+    let signals = 0;
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (++signals > 1) process.exit(1);
+      this.logger.info('shutting down', { signal });
+      this.stop().then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  }
+
+  isLeader(): boolean {
+    return this.leading;
+  }
+
+  /** Resolves when no controller has queued or running work and recorded events are written (tests, benchmarks). */
+  async waitIdle(pollMs = 10): Promise<void> {
+    let quietChecks = 0;
+    while (quietChecks < 2) {
+      await this.events.flush();
+      quietChecks = this.controllers.every((c) => c.isIdle()) ? quietChecks + 1 : 0;
+      await new Promise((r) => setTimeout(r, pollMs));
+    }
+  }
+
+  private hasSynced(): boolean {
+    return [...this.informers.values()].every((i) => i.hasSynced());
+  }
+
+  private startInformer(informer: Informer<KubeObject>): Promise<void> {
+    const started = informer.start();
+    // Stopping before the first sync rejects; the caller that awaits decides what that means.
+    started.catch(() => {});
+    return started;
+  }
+
+  private startControllers(): void {
+    if (this.state !== 'running' || this.leading) return;
+    this.leading = true;
+    this.logger.info('starting controllers', { controllers: this.controllers.map((c) => c.name) });
+    for (const c of this.controllers) c.start();
+  }
+
+  /** The elector awaits this before it would release the lease, so no reconcile outlives leadership. */
+  private async lostLeadership(): Promise<void> {
+    // During stop() the controllers are already stopped and losing the lease is the plan.
+    if (!this.leading || this.state !== 'running') return;
+    this.leading = false;
+    this.logger.error('leader election lost: stopping controllers', { identity: this.identity });
+    await Promise.all(this.controllers.map((c) => c.stop()));
+    if (this.opts.onLostLeadership) return this.opts.onLostLeadership();
+    await flushLogger(this.logger);
+    process.exit(1);
+  }
+
+  private async shutDown(): Promise<void> {
+    const wasRunning = this.state === 'running';
+    this.state = 'stopping';
+    if (wasRunning) {
+      await Promise.all(this.controllers.map((c) => c.stop()));
+      this.leading = false;
+      // Released only after in-flight work is done, so a successor never overlaps with it.
+      await this.elector?.stop();
+      for (const i of this.informers.values()) i.stop();
+      await this.events.flush();
+      await this.servers?.close();
+    }
+    this.client.close();
+    this.state = 'stopped';
+    this.logger.info('manager stopped');
+    await flushLogger(this.logger);
+  }
+}

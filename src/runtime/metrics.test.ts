@@ -1,0 +1,73 @@
+import assert from 'node:assert/strict';
+import { OperatorMetrics } from './metrics.ts';
+import { WorkQueue } from './workqueue.ts';
+
+describe('OperatorMetrics', () => {
+  it('exposes controller-runtime, workqueue, leader election and REST client series under their upstream names', async () => {
+    const m = new OperatorMetrics();
+    const queue = new WorkQueue('serverlessapp', { hooks: m.queueHooks('serverlessapp') });
+    m.watchQueue(queue);
+    m.reconcileObserver('serverlessapp').maxConcurrent(4);
+    m.leaderStatus('serverlessapp-operator', true);
+    m.restRequest('200', 'GET', '127.0.0.1:6443');
+    const text = await m.registry.metrics();
+    for (const name of [
+      'controller_runtime_reconcile_total{controller="serverlessapp",result="success"} 0',
+      'controller_runtime_reconcile_total{controller="serverlessapp",result="requeue_after"} 0',
+      'controller_runtime_reconcile_errors_total{controller="serverlessapp"} 0',
+      'controller_runtime_terminal_reconcile_errors_total{controller="serverlessapp"} 0',
+      '# TYPE controller_runtime_reconcile_time_seconds histogram',
+      'controller_runtime_active_workers{controller="serverlessapp"} 0',
+      'controller_runtime_max_concurrent_reconciles{controller="serverlessapp"} 4',
+      'workqueue_depth{name="serverlessapp"} 0',
+      'workqueue_adds_total{name="serverlessapp"} 0',
+      'workqueue_retries_total{name="serverlessapp"} 0',
+      '# TYPE workqueue_queue_duration_seconds histogram',
+      '# TYPE workqueue_work_duration_seconds histogram',
+      'workqueue_unfinished_work_seconds{name="serverlessapp"} 0',
+      'workqueue_longest_running_processor_seconds{name="serverlessapp"} 0',
+      'leader_election_master_status{name="serverlessapp-operator"} 1',
+      'rest_client_requests_total{code="200",method="GET",host="127.0.0.1:6443"} 1',
+      'process_cpu_seconds_total',
+    ]) assert.ok(text.includes(name), `missing: ${name}`);
+  });
+
+  it('follows a work queue: adds, depth, queue and work durations', async () => {
+    const m = new OperatorMetrics({ defaultMetrics: false });
+    const queue = new WorkQueue('q', { hooks: m.queueHooks('q') });
+    m.watchQueue(queue);
+    queue.add('a');
+    queue.add('b');
+    let text = await m.registry.metrics();
+    assert.ok(text.includes('workqueue_adds_total{name="q"} 2'));
+    assert.ok(text.includes('workqueue_depth{name="q"} 2'));
+    const key = await queue.get();
+    queue.done(key!);
+    text = await m.registry.metrics();
+    assert.ok(text.includes('workqueue_depth{name="q"} 1'));
+    assert.ok(text.includes('workqueue_queue_duration_seconds_count{name="q"} 1'));
+    assert.ok(text.includes('workqueue_work_duration_seconds_count{name="q"} 1'));
+    queue.shutDown();
+  });
+
+  it('keeps each operator\'s registry separate, so several managers can share a process', async () => {
+    const a = new OperatorMetrics();
+    const b = new OperatorMetrics();
+    a.restRequest('500', 'PATCH', 'x');
+    assert.ok((await a.registry.metrics()).includes('rest_client_requests_total{code="500"'));
+    assert.ok(!(await b.registry.metrics()).includes('rest_client_requests_total{code="500"'));
+  });
+
+  it('counts a reconcile by result and times it', async () => {
+    const m = new OperatorMetrics({ defaultMetrics: false });
+    const o = m.reconcileObserver('c');
+    o.reconciled('success', 0.02);
+    o.reconciled('error', 0.5, true);
+    const text = await m.registry.metrics();
+    assert.ok(text.includes('controller_runtime_reconcile_total{controller="c",result="success"} 1'));
+    assert.ok(text.includes('controller_runtime_reconcile_total{controller="c",result="error"} 1'));
+    assert.ok(text.includes('controller_runtime_reconcile_errors_total{controller="c"} 1'));
+    assert.ok(text.includes('controller_runtime_terminal_reconcile_errors_total{controller="c"} 1'));
+    assert.ok(text.includes('controller_runtime_reconcile_time_seconds_count{controller="c"} 2'));
+  });
+});

@@ -1,0 +1,393 @@
+// Scheduled scale windows: a pure function from the spec and the clock to the
+// bounds in force now and the next instant they change, so the controller keeps
+// no timers and simply requeues at `next.at` (KEDA's cron scaler works the same
+// way: whether a window is open depends only on its latest opening before now).
+//
+// Time zones. A schedule is matched against the wall clock of its timeZone, and
+// each matching wall time opens the window once, at an instant chosen like this:
+//  - a wall time that does not exist (skipped by a spring-forward change, e.g.
+//    02:30 Europe/Berlin on 2026-03-29) opens at the first instant after the gap
+//    (03:00 local, 01:00 UTC): it is moved, never skipped;
+//  - a wall time that happens twice (the repeated hour of an autumn change, e.g.
+//    02:30 Europe/Berlin on 2026-10-25) opens once, at its first occurrence
+//    (00:30 UTC). Schedules whose hour field is `*` are the exception: they fire
+//    in both passes, because for them the clock only spells out a period, and
+//    skipping the second pass would leave an hour-long hole in, say, `*/10`;
+//  - duration is elapsed time: 22:00 + 8h closes at 07:00 local after a
+//    spring-forward night and at 05:00 after a fall-back night.
+// cron-parser 5.10 is used to parse and to step through wall-clock time, always
+// in UTC, where it is exact; its own zone handling is not used because it fires
+// a skipped 02:30 at 03:30, and its next() and prev() disagree around changes
+// (prev() skips the spring-forward day and returns the repeated 02:30 twice).
+// Wall time is mapped to instants here, with offsets from Intl.
+
+import { CronExpressionParser, type CronExpression } from 'cron-parser';
+import { parseDuration } from '../api/v1alpha1/duration.ts';
+
+export interface ScaleWindow { name: string; schedule: string; duration: string; timeZone?: string; minScale: number; maxScale?: number }
+/** maxScale undefined = unbounded. */
+export interface ScaleBounds { minScale: number; maxScale?: number }
+export interface WindowProblem { window: string; field: 'schedule' | 'timeZone' | 'duration' | 'minScale' | 'maxScale' | 'name'; message: string }
+export interface WindowTransition {
+  at: Date; window: string; change: 'prewarm' | 'open' | 'close';
+  /** The effective bounds from `at` on. */
+  minScale: number; maxScale?: number;
+}
+export interface EffectiveScale extends ScaleBounds {
+  /** Names, sorted. */
+  openWindows: string[];
+  /** In their lead time, not open yet. */
+  prewarmingWindows: string[];
+  /** The earliest instant after now at which the bounds or either set change; undefined if none within the search horizon. */
+  next?: WindowTransition;
+}
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+/** How far ahead an opening is looked for: a little over 8 years, the longest gap between two Feb 29s (2096 to 2104). */
+const SEARCH_HORIZON_MS = 2930 * DAY;
+/** Steps (one opening, or a whole day of close-packed ones) followed to find where an open window closes; past them, `next` stops short of the close. */
+const CHAIN_LIMIT = 256;
+const MACROS = ['@yearly', '@annually', '@monthly', '@weekly', '@daily', '@hourly', '@weekdays', '@weekends'];
+const ALLOWED_CRON = `a 5-field cron expression "minute hour day-of-month month day-of-week" (e.g. "0 8 * * 1-5" or "30 22 * * *") using * , - / ? L # and the names JAN-DEC and SUN-SAT, or one of ${MACROS.join(' ')}`;
+const ALLOWED_ZONE = 'an IANA time zone such as "UTC", "Europe/Berlin" or "America/New_York"';
+
+// ---- Wall clock <-> instants ----
+
+const offsetFormats = new Map<string, Intl.DateTimeFormat>();
+
+/** UTC offset of `tz` at instant `t`, in ms. */
+function offsetAt(tz: string, t: number): number {
+  if (tz === 'UTC') return 0;
+  let format = offsetFormats.get(tz);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-US', { timeZone: tz, timeZoneName: 'longOffset' });
+    offsetFormats.set(tz, format);
+  }
+  const name = format.formatToParts(t).find((p) => p.type === 'timeZoneName')?.value ?? '';
+  const m = /GMT([+-])(\d\d):(\d\d)(?::(\d\d))?/.exec(name);
+  if (!m) return 0;
+  return (m[1] === '-' ? -1 : 1) * (Number(m[2]) * HOUR + Number(m[3]) * MINUTE + Number(m[4] ?? 0) * 1000);
+}
+
+/**
+ * The instants whose wall clock reads `wall` (wall time written as if it were UTC):
+ * none in a gap, two in a repeated hour. `shift` is the size of a change within
+ * a day of it (0 when none), which bounds how far out of order wall times and
+ * instants can be there.
+ */
+function instantsAt(tz: string, wall: number): { instants: number[]; gapEnd?: number; shift: number } {
+  const before = offsetAt(tz, wall - DAY);
+  const after = offsetAt(tz, wall + DAY);
+  const instants = [...new Set([wall - before, wall - after])].filter((t) => offsetAt(tz, t) === wall - t).sort((a, b) => a - b);
+  const shift = Math.abs(after - before);
+  if (instants.length > 0 || after <= before) return { instants, shift };
+  // In a spring-forward gap: find the first instant on the later offset.
+  let lo = wall - after;
+  let hi = wall - before;
+  while (hi - lo > 1) {
+    const mid = Math.floor((lo + hi) / 2);
+    if (offsetAt(tz, mid) === before) lo = mid; else hi = mid;
+  }
+  return { instants, gapEnd: hi, shift };
+}
+
+/** The largest change of offset over the year from `t` (DST amount), cached per zone. */
+const zoneShifts = new Map<string, number>();
+function zoneShift(tz: string, t: number): number {
+  let shift = zoneShifts.get(tz);
+  if (shift === undefined) {
+    const offsets = Array.from({ length: 13 }, (_, k) => offsetAt(tz, t + k * 30 * DAY));
+    shift = Math.max(...offsets) - Math.min(...offsets);
+    zoneShifts.set(tz, shift);
+  }
+  return shift;
+}
+
+/** A small least-recently-used cache: effectiveScale runs on every reconcile of every app, mostly with the same few schedules. */
+class Lru<V> {
+  readonly #max: number;
+  readonly #entries = new Map<string, V>();
+  constructor(max: number) {
+    this.#max = max;
+  }
+  get(key: string): V | undefined {
+    const v = this.#entries.get(key);
+    if (v !== undefined) {
+      this.#entries.delete(key);
+      this.#entries.set(key, v);
+    }
+    return v;
+  }
+  set(key: string, v: V): void {
+    this.#entries.delete(key);
+    this.#entries.set(key, v);
+    if (this.#entries.size > this.#max) this.#entries.delete(this.#entries.keys().next().value!);
+  }
+}
+
+// ---- Schedules ----
+
+interface Schedule {
+  /** Parsed in UTC and used on wall time only. Stateful: reset before each use. */
+  cron: CronExpression;
+  /** The hour field is `*`: fires in both passes of a repeated hour. */
+  everyHour: boolean;
+  /** Every matching day has the same times (hour x minute): the last one and the longest gap between two of them, in minutes. */
+  lastMinute: number;
+  sameDayGap: number;
+  /** The longest gap including the one across midnight, when every day matches (day-of-month, month and day-of-week all `*`). */
+  dailyGap?: number;
+}
+
+const schedules = new Lru<Schedule>(1000);
+
+function scheduleOf(expression: string): Schedule {
+  const cached = schedules.get(expression);
+  if (cached) return cached;
+  const problem = scheduleProblem(expression);
+  if (problem) throw new Error(`invalid schedule ${JSON.stringify(expression)}: ${problem}`);
+  const cron = CronExpressionParser.parse(expression.trim(), { tz: 'UTC' });
+  const { minute, hour, dayOfMonth, month, dayOfWeek } = cron.fields;
+  const times = hour.values.flatMap((h) => minute.values.map((m) => Number(h) * 60 + Number(m))).sort((a, b) => a - b);
+  const first = times[0]!;
+  const lastMinute = times[times.length - 1]!;
+  const sameDayGap = times.reduce((gap, m, i) => Math.max(gap, m - (times[i - 1] ?? m)), 0);
+  const daily = dayOfMonth.isWildcard && dayOfWeek.isWildcard && month.values.length === 12;
+  const schedule: Schedule = {
+    cron, everyHour: hour.values.length === 24, lastMinute, sameDayGap,
+    ...(daily ? { dailyGap: Math.max(sameDayGap, first + 1440 - lastMinute) } : {}),
+  };
+  schedules.set(expression, schedule);
+  return schedule;
+}
+
+function scheduleProblem(expression: string): string | undefined {
+  const text = expression.trim();
+  if (/^(CRON_TZ|TZ)=/.test(text)) return `set the time zone in timeZone, not in the schedule; expected ${ALLOWED_CRON}`;
+  if (text.startsWith('@')) return MACROS.includes(text) ? undefined : `unknown macro ${JSON.stringify(text)}; expected ${ALLOWED_CRON}`;
+  const fields = text === '' ? [] : text.split(/\s+/);
+  if (fields.length === 6) return `6 fields given, but seconds are not supported; expected ${ALLOWED_CRON}`;
+  if (fields.length !== 5) return `${fields.length} fields given; expected ${ALLOWED_CRON}`;
+  if (fields.some((f) => /(^|[^A-Za-z])H($|[^A-Za-z])/.test(f))) return `H (hashed values) is not supported; expected ${ALLOWED_CRON}`;
+  try {
+    CronExpressionParser.parse(text, { tz: 'UTC', currentDate: 0 }).next();
+  } catch (e) {
+    return `${(e as Error).message}; expected ${ALLOWED_CRON}`;
+  }
+  return undefined;
+}
+
+function zoneProblem(tz: string): string | undefined {
+  if (!/^[A-Za-z]/.test(tz)) return `${JSON.stringify(tz)} is not ${ALLOWED_ZONE}`;
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return undefined;
+  } catch {
+    return `unknown time zone ${JSON.stringify(tz)}; expected ${ALLOWED_ZONE}`;
+  }
+}
+
+/** Wall time of the first match after `wall`, or of the last match at or before it. */
+function stepWall(s: Schedule, wall: number, direction: 'next' | 'prev'): number | undefined {
+  s.cron.reset(new Date(direction === 'next' ? wall : wall + 1));
+  try {
+    return s.cron[direction]().getTime();
+  } catch {
+    return undefined; // no match within cron-parser's search limit
+  }
+}
+
+/** The instants a matching wall time opens the window at (see the module comment). */
+function opensAt(s: Schedule, tz: string, wall: number): { instants: number[]; shift: number } {
+  const { instants, gapEnd, shift } = instantsAt(tz, wall);
+  if (gapEnd !== undefined) return { instants: [gapEnd], shift };
+  return { instants: s.everyHour ? instants : instants.slice(0, 1), shift };
+}
+
+/** The first opening after `t`, looked for until `until`. */
+function nextOpening(s: Schedule, tz: string, t: number, until: number): number | undefined {
+  let wall = t + Math.min(offsetAt(tz, t), offsetAt(tz, t + DAY)) - 1;
+  let best: number | undefined;
+  let stopAt = Infinity;
+  for (;;) {
+    const w = stepWall(s, wall, 'next');
+    if (w === undefined || w >= stopAt || w - 14 * HOUR > until) return best !== undefined && best <= until ? best : undefined;
+    const { instants, shift } = opensAt(s, tz, w);
+    for (const i of instants) {
+      if (i > t && (best === undefined || i < best)) {
+        best = i;
+        // Only a repeated hour puts a later wall time at an earlier instant, by less than its size.
+        stopAt = Math.min(stopAt, w + shift);
+      }
+    }
+    if (best !== undefined && shift === 0) return best <= until ? best : undefined;
+    wall = w;
+  }
+}
+
+/** The last opening at or before `t`, not looked for before `since`. */
+function lastOpening(s: Schedule, tz: string, t: number, since: number): number | undefined {
+  let wall = t + Math.max(offsetAt(tz, t), offsetAt(tz, t - DAY));
+  let best: number | undefined;
+  let stopAt = -Infinity;
+  for (;;) {
+    const w = stepWall(s, wall, 'prev');
+    if (w === undefined || w <= stopAt || w + 14 * HOUR < since) return best;
+    const { instants, shift } = opensAt(s, tz, w);
+    for (const i of instants) {
+      if (i <= t && (best === undefined || i > best)) {
+        best = i;
+        stopAt = Math.max(stopAt, w - shift);
+      }
+    }
+    if (best !== undefined && shift === 0) return best;
+    wall = w - 1;
+  }
+}
+
+// ---- Windows ----
+
+interface Compiled { window: ScaleWindow; schedule: Schedule; tz: string; key: string; durationMs: number }
+interface State { open: boolean; prewarming: boolean; last?: number; next?: number }
+/** The openings around an instant; any instant in [from, to) has the same ones. */
+interface Bracket { from: number; to: number; last?: number; next?: number }
+
+const brackets = new Lru<Bracket[]>(2000);
+const closings = new Lru<{ at?: number; knownOpenUntil?: number }>(2000);
+
+function compile(w: ScaleWindow): Compiled {
+  const tz = w.timeZone ?? 'UTC';
+  return { window: w, schedule: scheduleOf(w.schedule), tz, key: `${w.schedule}\u0000${tz}`, durationMs: parseDuration(w.duration) };
+}
+
+function bracketAt(c: Compiled, t: number): Bracket {
+  const cached = brackets.get(c.key) ?? [];
+  const hit = cached.find((b) => b.from <= t && t < b.to);
+  if (hit) return hit;
+  const last = lastOpening(c.schedule, c.tz, t, -Infinity);
+  const next = nextOpening(c.schedule, c.tz, t, t + SEARCH_HORIZON_MS);
+  const b: Bracket = { from: last ?? t, to: next ?? t + 1, ...(last !== undefined ? { last } : {}), ...(next !== undefined ? { next } : {}) };
+  // A few per schedule: effectiveScale looks at now and at the next transition.
+  brackets.set(c.key, [b, ...cached.slice(0, 3)]);
+  return b;
+}
+
+/** How much longer than on the wall clock a gap between openings can be in elapsed time (the second pass of a repeated hour has none). */
+function dstSlack(c: Compiled, now: number): number {
+  const shift = zoneShift(c.tz, now);
+  return c.schedule.everyHour && shift % HOUR === 0 ? 0 : shift;
+}
+
+/** Open at every instant: every day alike and no gap between openings longer than the duration. */
+function alwaysOpen(c: Compiled, now: number): boolean {
+  return c.schedule.dailyGap !== undefined && c.durationMs >= c.schedule.dailyGap * MINUTE + dstSlack(c, now);
+}
+
+function stateAt(c: Compiled, leadTimeMs: number, t: number): State {
+  if (alwaysOpen(c, t)) return { open: true, prewarming: false };
+  const { last, next } = bracketAt(c, t);
+  if (last !== undefined && t < last + c.durationMs) return { open: true, prewarming: false, last };
+  const prewarming = leadTimeMs > 0 && next !== undefined && next - leadTimeMs <= t;
+  return { open: false, prewarming, ...(next !== undefined ? { next } : {}) };
+}
+
+/** When a window open since `last` closes: an opening before it would close keeps it open. */
+function closing(c: Compiled, last: number): { at?: number; knownOpenUntil?: number } {
+  const key = `${c.key}\u0000${c.durationMs}\u0000${last}`;
+  const cached = closings.get(key);
+  if (cached) return cached;
+  // When no two openings on a day are further apart than the duration, the window stays open to the day's last one.
+  const wholeDays = c.durationMs >= c.schedule.sameDayGap * MINUTE + dstSlack(c, last);
+  let current = last;
+  let result: { at?: number; knownOpenUntil?: number } | undefined;
+  for (let i = 0; i < CHAIN_LIMIT && !result; i++) {
+    if (wholeDays) {
+      const wall = current + offsetAt(c.tz, current);
+      const dayLast = opensAt(c.schedule, c.tz, Math.floor(wall / DAY) * DAY + c.schedule.lastMinute * MINUTE).instants.at(-1);
+      if (dayLast !== undefined && dayLast > current) current = dayLast;
+    }
+    const end = current + c.durationMs;
+    const latest = lastOpening(c.schedule, c.tz, end, current);
+    if (latest === undefined || latest <= current) result = { at: end };
+    else current = latest;
+  }
+  result ??= { knownOpenUntil: current + c.durationMs };
+  closings.set(key, result);
+  return result;
+}
+
+function boundsOf(base: ScaleBounds, compiled: Compiled[], states: State[]): ScaleBounds {
+  const open = compiled.filter((_, i) => states[i]!.open).map((c) => c.window);
+  let minScale = open.length > 0 ? Math.max(...open.map((w) => w.minScale)) : base.minScale;
+  // A lead only brings capacity forward: a prewarming window never lowers the minimum early.
+  for (const [i, c] of compiled.entries()) if (states[i]!.prewarming) minScale = Math.max(minScale, c.window.minScale);
+  const maxes = open.flatMap((w) => (w.maxScale !== undefined ? [w.maxScale] : []));
+  const maxScale = maxes.length > 0 ? Math.min(...maxes) : base.maxScale;
+  // Overlapping windows (or a window above the base maximum) can ask for min > max: the maximum wins.
+  if (maxScale !== undefined && minScale > maxScale) minScale = maxScale;
+  return maxScale !== undefined ? { minScale, maxScale } : { minScale };
+}
+
+function evaluate(base: ScaleBounds, compiled: Compiled[], leadTimeMs: number, t: number) {
+  const states = compiled.map((c) => stateAt(c, leadTimeMs, t));
+  return { states, bounds: boundsOf(base, compiled, states) };
+}
+
+export function effectiveScale(base: ScaleBounds, windows: ScaleWindow[], leadTimeMs: number, now: Date): EffectiveScale {
+  const t = now.getTime();
+  const compiled = windows.map(compile).sort((a, b) => (a.window.name < b.window.name ? -1 : a.window.name > b.window.name ? 1 : 0));
+  const { states, bounds } = evaluate(base, compiled, leadTimeMs, t);
+  let horizon = t + SEARCH_HORIZON_MS;
+  let next: { at: number; window: string; change: WindowTransition['change'] } | undefined;
+  const consider = (at: number, window: string, change: WindowTransition['change']) => {
+    if (at > t && (next === undefined || at < next.at)) next = { at, window, change };
+  };
+  for (const [i, c] of compiled.entries()) {
+    const s = states[i]!;
+    const name = c.window.name;
+    if (s.open && s.last !== undefined) {
+      const close = closing(c, s.last);
+      if (close.at !== undefined) consider(close.at, name, 'close');
+      else horizon = Math.min(horizon, close.knownOpenUntil!);
+    } else if (!s.open && s.next !== undefined) {
+      if (s.prewarming || leadTimeMs <= 0) consider(s.next, name, 'open');
+      else consider(s.next - leadTimeMs, name, 'prewarm');
+    }
+  }
+  const result: EffectiveScale = {
+    ...bounds,
+    openWindows: compiled.filter((_, i) => states[i]!.open).map((c) => c.window.name),
+    prewarmingWindows: compiled.filter((_, i) => states[i]!.prewarming).map((c) => c.window.name),
+  };
+  if (next !== undefined && next.at < horizon) {
+    const after = evaluate(base, compiled, leadTimeMs, next.at).bounds;
+    result.next = { at: new Date(next.at), window: next.window, change: next.change, ...after };
+  }
+  return result;
+}
+
+export function validateWindows(windows: ScaleWindow[]): WindowProblem[] {
+  const problems: WindowProblem[] = [];
+  const seen = new Set<string>();
+  for (const w of windows) {
+    const problem = (field: WindowProblem['field'], message: string) => problems.push({ window: w.name, field, message });
+    if (!w.name) problem('name', 'a window needs a name');
+    else if (seen.has(w.name)) problem('name', `duplicate window name ${JSON.stringify(w.name)}: names must be unique within the app`);
+    seen.add(w.name);
+    const scheduleWhy = typeof w.schedule === 'string' ? scheduleProblem(w.schedule) : ALLOWED_CRON;
+    if (scheduleWhy) problem('schedule', `invalid schedule ${JSON.stringify(w.schedule)}: ${scheduleWhy}`);
+    const zoneWhy = w.timeZone !== undefined ? zoneProblem(w.timeZone) : undefined;
+    if (zoneWhy) problem('timeZone', zoneWhy);
+    try {
+      if (parseDuration(w.duration) === 0) problem('duration', `duration must be longer than zero, e.g. "8h" or "90m"`);
+    } catch (e) {
+      problem('duration', (e as Error).message);
+    }
+    if (!Number.isInteger(w.minScale) || w.minScale < 0) problem('minScale', `minScale must be a whole number >= 0, got ${w.minScale}`);
+    if (w.maxScale !== undefined && (!Number.isInteger(w.maxScale) || w.maxScale < 1)) problem('maxScale', `maxScale must be a whole number >= 1, got ${w.maxScale}`);
+    else if (w.maxScale !== undefined && w.minScale > w.maxScale) problem('minScale', `minScale (${w.minScale}) must be <= maxScale (${w.maxScale}) within a window`);
+  }
+  return problems;
+}

@@ -1,0 +1,99 @@
+// `npm run cluster -- up|down|status`: a long-lived local control plane with the
+// upstream and project CRDs installed, for the demo and for poking at by hand.
+// Unlike the per-test-run control plane it outlives this command: its processes
+// run in their own session and are found again through a state file.
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { startControlPlane } from './controlplane.ts';
+import { describeFailure } from './errors.ts';
+import { isRunning, releaseDetached, terminate } from './supervise.ts';
+import { installAllCrds } from './upstream-crds.ts';
+
+interface ClusterState {
+  dir: string;
+  server: string;
+  kubeconfigPath: string;
+  nobodyToken: string;
+  processes: Array<{ name: string; pid: number; binary: string }>;
+}
+
+const cacheRoot = process.env.SERVERLESSAPP_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'serverlessapp-operator');
+const clusterDir = join(cacheRoot, 'cluster');
+const statePath = join(clusterDir, 'state.json');
+
+async function up(): Promise<void> {
+  const state = readState();
+  if (state && isAlive(state)) {
+    console.error(`cluster already running at ${state.server}`);
+    console.log(`export KUBECONFIG=${state.kubeconfigPath}`);
+    return;
+  }
+  await down(true);
+  const cp = await startControlPlane({ dir: clusterDir, detached: true });
+  const pids = cp.pids;
+  writeState({
+    dir: cp.dir, server: cp.server, kubeconfigPath: cp.kubeconfigPath, nobodyToken: cp.nobodyToken,
+    processes: [
+      { name: 'kube-apiserver', pid: pids.apiserver, binary: join(cp.binDir, 'kube-apiserver') },
+      { name: 'etcd', pid: pids.etcd, binary: join(cp.binDir, 'etcd') },
+    ],
+  });
+  try {
+    const crds = await installAllCrds(cp.kubeConfig());
+    console.error(`installed ${crds.length} CRDs`);
+  } catch (err) {
+    await cp.stop();
+    throw err;
+  }
+  releaseDetached();
+  console.error(`cluster running at ${cp.server}; stop it with: npm run cluster -- down`);
+  console.log(`export KUBECONFIG=${cp.kubeconfigPath}`);
+}
+
+async function down(quiet = false): Promise<void> {
+  const state = readState();
+  for (const proc of state?.processes ?? []) await terminate(proc.pid, proc.binary);
+  const existed = existsSync(clusterDir);
+  rmSync(clusterDir, { recursive: true, force: true });
+  if (!quiet) console.error(state || existed ? 'cluster stopped' : 'cluster was not running');
+}
+
+function status(): void {
+  const state = readState();
+  if (state && isAlive(state)) {
+    console.log(`running at ${state.server} (pids ${state.processes.map((p) => `${p.name}=${p.pid}`).join(', ')})`);
+    console.log(`export KUBECONFIG=${state.kubeconfigPath}`);
+  } else {
+    console.log(state ? 'not running (stale state; `npm run cluster -- down` cleans it up)' : 'not running');
+  }
+}
+
+function isAlive(state: ClusterState): boolean {
+  return state.processes.every((p) => isRunning(p.pid, p.binary));
+}
+
+function readState(): ClusterState | undefined {
+  try {
+    return JSON.parse(readFileSync(statePath, 'utf8')) as ClusterState;
+  } catch {
+    return undefined;
+  }
+}
+
+function writeState(state: ClusterState): void {
+  writeFileSync(statePath, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
+}
+
+const commands: Record<string, () => Promise<void> | void> = { up, down: () => down(), status };
+const command = commands[process.argv[2] ?? ''];
+if (!command) {
+  console.error('usage: npm run cluster -- up|down|status');
+  process.exit(2);
+}
+try {
+  await command();
+} catch (err) {
+  console.error(describeFailure(err));
+  process.exit(1);
+}

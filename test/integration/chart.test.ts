@@ -1,0 +1,333 @@
+// The Helm chart. Rendered: it lints, maps every operator setting onto the
+// Deployment, runs restricted, and its values schema refuses bad input by name.
+// Installed into the test control plane: the operator runs in-process as the
+// chart's ServiceAccount through a full scenario, and the audit log shows it
+// was refused nothing and used every permission the chart grants.
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { AppsV1Api, CoreV1Api, KubeConfig, RbacAuthorizationV1Api, type V1EnvVar } from '@kubernetes/client-node';
+import { parseConfig, usage } from '../../src/config.ts';
+import { CACHE_FINALIZER } from '../../src/controllers/model-cache.ts';
+import { Kinds } from '../../src/runtime/kinds.ts';
+import { startStandins } from '../standin/standin.ts';
+import { app, applyApp, condition, eventually, getApp, getKsvc, readyTrue, userClient, waitForApp, type AppSpec } from '../support/apps.ts';
+import { freshNamespace, testEnv, waitFor } from '../support/cluster.ts';
+import {
+  CHART_DIR, auditedRequests, grantedPermissions, helm, installChart, permissionsUsed, renderChart, templateChart,
+  type PolicyRule, type RenderedObject,
+} from '../support/helm.ts';
+import { startOperator, type RunningOperator } from '../support/operator.ts';
+
+interface Container {
+  env: V1EnvVar[];
+  securityContext: Record<string, unknown>;
+  ports: Array<{ name: string; containerPort: number }>;
+  livenessProbe: { httpGet: { path: string; port: string } };
+  readinessProbe: { httpGet: { path: string; port: string } };
+}
+interface PodSpec { containers: Container[]; securityContext: Record<string, unknown>; terminationGracePeriodSeconds: number; serviceAccountName: string }
+interface Deployment { spec: { replicas: number; template: { spec: PodSpec } } }
+
+const find = <T>(objects: RenderedObject[], kind: string, name?: string): T & RenderedObject => {
+  const o = objects.find((x) => x.kind === kind && (!name || x.metadata.name === name));
+  assert.ok(o, `the chart renders a ${kind}${name ? ` ${name}` : ''}`);
+  return o as T & RenderedObject;
+};
+const operatorContainer = (objects: RenderedObject[]) => find<Deployment>(objects, 'Deployment').spec.template.spec.containers[0]!;
+const rulesOf = (objects: RenderedObject[], kind: 'ClusterRole' | 'Role') => objects.filter((o) => o.kind === kind).flatMap((o) => o.rules as PolicyRule[]);
+
+/** The environment a pod of this Deployment sees, with the downward API filled in. */
+function podEnv(env: V1EnvVar[], pod: { namespace: string; name: string }): Record<string, string> {
+  const fields: Record<string, string> = { 'metadata.namespace': pod.namespace, 'metadata.name': pod.name };
+  return Object.fromEntries(env.map((e) => [e.name, e.value ?? fields[e.valueFrom?.fieldRef?.fieldPath ?? ''] ?? '']));
+}
+
+describe('Helm chart: rendering', function () {
+  this.timeout(60_000);
+
+  it('passes helm lint --strict', async () => {
+    const r = await helm(['lint', CHART_DIR, '--strict']);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+  });
+
+  it('runs two replicas with leader election on, identity and Lease namespace from the downward API', async () => {
+    const objects = await renderChart();
+    assert.equal(find<Deployment>(objects, 'Deployment').spec.replicas, 2);
+    const env = operatorContainer(objects).env;
+    assert.equal(env.find((e) => e.name === 'LEADER_ELECT')?.value, 'true');
+    assert.deepEqual(env.find((e) => e.name === 'POD_NAMESPACE')?.valueFrom, { fieldRef: { fieldPath: 'metadata.namespace' } });
+    assert.deepEqual(env.find((e) => e.name === 'POD_NAME')?.valueFrom, { fieldRef: { fieldPath: 'metadata.name' } });
+    assert.equal(find<{ spec: { minAvailable: number } }>(objects, 'PodDisruptionBudget').spec.minAvailable, 1);
+  });
+
+  it('sets every environment variable the operator reads, except the kubeconfig and the demo clock', async () => {
+    const read = new Set([...usage().matchAll(/\[\$([A-Z_]+)\]/g)].map((m) => m[1]!));
+    const set = new Set(operatorContainer(await renderChart()).env.map((e) => e.name));
+    assert.deepEqual([...read].filter((v) => !set.has(v)).sort(), ['CLOCK_START', 'KUBECONFIG']);
+  });
+
+  it('hands each value to the operator as its own parser reads it', async () => {
+    const values = {
+      watchNamespaces: ['team-a', 'team-b'], allowedGateways: ['istio-system/public', '{namespace}/*'],
+      warmupUrlTemplate: 'http://{revision}.{namespace}.svc:8012{path}', modelCache: { nodeGroup: 'gpu-a100', scope: 'cluster' },
+      knativeInPlaceScaling: 'false', localGateway: 'local-gw.istio-system.svc.cluster.local', logLevel: 'debug', concurrency: 12,
+      metrics: { port: 9090 }, healthProbePort: 9091, leaderElection: { leaseName: 'my-lease' },
+    };
+    const env = podEnv(operatorContainer(await renderChart(values, { namespace: 'ops' })).env, { namespace: 'ops', name: 'pod-1' });
+    const { help: _help, ...config } = parseConfig([], env);
+    assert.deepEqual(config, {
+      namespaces: ['team-a', 'team-b'], concurrency: 12, logLevel: 'debug', metricsAddr: ':9090', probeAddr: ':9091',
+      leaderElect: true, leaderElectionNamespace: 'ops', leaderElectionId: 'my-lease', identity: 'pod-1',
+      allowedGateways: ['istio-system/public', '{namespace}/*'], warmupUrlTemplate: 'http://{revision}.{namespace}.svc:8012{path}',
+      modelCacheNodeGroup: 'gpu-a100', modelCacheScope: 'cluster', knativeInPlaceScaling: 'false',
+      localGateway: 'local-gw.istio-system.svc.cluster.local',
+    });
+  });
+
+  it('runs restricted: non-root 65532, read-only root, no privilege escalation, no capabilities, RuntimeDefault seccomp', async () => {
+    const objects = await renderChart();
+    const pod = find<Deployment>(objects, 'Deployment').spec.template.spec;
+    const c = pod.containers[0]!.securityContext;
+    assert.equal(c.runAsNonRoot, true);
+    assert.equal(c.runAsUser, 65532);
+    assert.equal(c.readOnlyRootFilesystem, true);
+    assert.equal(c.allowPrivilegeEscalation, false);
+    assert.deepEqual(c.capabilities, { drop: ['ALL'] });
+    assert.deepEqual(c.seccompProfile, { type: 'RuntimeDefault' });
+    assert.equal(pod.securityContext.runAsNonRoot, true);
+    assert.equal(pod.terminationGracePeriodSeconds, 30);
+  });
+
+  it('probes /healthz and /readyz on 8081 and serves metrics on 8080 behind a Service port named http-metrics', async () => {
+    const objects = await renderChart();
+    const c = operatorContainer(objects);
+    assert.deepEqual(c.ports.map((p) => [p.name, p.containerPort]), [['http-metrics', 8080], ['http-probes', 8081]]);
+    assert.deepEqual(c.livenessProbe.httpGet, { path: '/healthz', port: 'http-probes' });
+    assert.deepEqual(c.readinessProbe.httpGet, { path: '/readyz', port: 'http-probes' });
+    const svc = find<{ spec: { ports: Array<{ name: string; port: number }> } }>(objects, 'Service');
+    assert.deepEqual(svc.spec.ports.map((p) => [p.name, p.port]), [['http-metrics', 8080]]);
+    assert.equal(objects.some((o) => o.kind === 'ServiceMonitor'), false, 'no ServiceMonitor unless asked');
+    const monitored = await renderChart({ metrics: { serviceMonitor: { enabled: true, labels: { release: 'prom' } } } });
+    const sm = find<{ spec: { endpoints: Array<{ port: string; path: string }> } }>(monitored, 'ServiceMonitor');
+    assert.equal(sm.apiVersion, 'monitoring.coreos.com/v1');
+    assert.equal(sm.metadata.labels?.release, 'prom');
+    assert.deepEqual(sm.spec.endpoints.map((e) => [e.port, e.path]), [['http-metrics', '/metrics']]);
+  });
+
+  it('grants no wildcard and nothing on Secrets, ConfigMaps or Pods, whatever the settings', async () => {
+    for (const values of [{}, { modelCache: { scope: 'cluster' } }, { knativeInPlaceScaling: 'false', modelCache: { scope: 'namespace' } }, { watchNamespaces: ['a'] }]) {
+      const objects = await renderChart(values);
+      for (const rule of [...rulesOf(objects, 'ClusterRole'), ...rulesOf(objects, 'Role')]) {
+        for (const field of [rule.apiGroups, rule.resources, rule.verbs, rule.resourceNames]) assert.ok(!field?.includes('*'), `wildcard in ${JSON.stringify(rule)}`);
+        assert.equal(rule.nonResourceURLs, undefined);
+        for (const r of ['secrets', 'configmaps', 'pods']) assert.ok(!rule.resources?.includes(r), `${r} granted with ${JSON.stringify(values)}`);
+      }
+    }
+  });
+
+  it('reads only the named CRDs, and grants only the cache kinds and revision writes the settings can use', async () => {
+    const granted = async (values: object) => grantedPermissions(rulesOf(await renderChart(values), 'ClusterRole'));
+    const crdRule = rulesOf(await renderChart(), 'ClusterRole').find((r) => r.resources?.includes('customresourcedefinitions'));
+    assert.deepEqual(crdRule?.verbs, ['get']);
+    assert.deepEqual(crdRule?.resourceNames, ['services.serving.knative.dev', 'localmodelnamespacecaches.serving.kserve.io']);
+    const cluster = await granted({ modelCache: { scope: 'cluster' } });
+    assert.ok(cluster.has('create localmodelcaches.serving.kserve.io') && !cluster.has('create localmodelnamespacecaches.serving.kserve.io'));
+    const fixed = await granted({ modelCache: { scope: 'namespace' }, knativeInPlaceScaling: 'false' });
+    assert.ok(fixed.has('create localmodelnamespacecaches.serving.kserve.io') && !fixed.has('create localmodelcaches.serving.kserve.io'));
+    assert.ok(!fixed.has('patch revisions.serving.knative.dev'), 'no revision writes without in-place scaling');
+    assert.ok(!fixed.has('get customresourcedefinitions.apiextensions.k8s.io'), 'nothing to detect when no setting is auto');
+    const role = rulesOf(await renderChart({}, { namespace: 'ops' }), 'Role');
+    assert.deepEqual(role, [
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: ['serverlessapp-operator-leader'], verbs: ['get', 'update'] },
+    ]);
+  });
+
+  it('renders no PodDisruptionBudget for a single replica, which may run without leader election', async () => {
+    const objects = await renderChart({ replicaCount: 1, leaderElection: { enabled: false } });
+    assert.equal(objects.some((o) => o.kind === 'PodDisruptionBudget' || o.kind === 'Role'), false);
+    assert.equal(operatorContainer(objects).env.find((e) => e.name === 'LEADER_ELECT')?.value, 'false');
+  });
+
+  const refuses = async (values: object, message: RegExp) => {
+    const r = await templateChart(values);
+    assert.notEqual(r.code, 0, `helm template accepted ${JSON.stringify(values)}`);
+    assert.match(r.stderr, message);
+  };
+
+  it('refuses invalid values with a message naming the value', async () => {
+    await refuses({ replicaCount: -1 }, /at '\/replicaCount': minimum: got -1, want 0/);
+    await refuses({ logLevel: 'loud' }, /at '\/logLevel': value must be one of 'error', 'warn', 'info', 'debug'/);
+    await refuses({ replicas: 3 }, /additional properties 'replicas' not allowed/);
+    await refuses({ image: { repo: 'x' } }, /at '\/image': additional properties 'repo' not allowed/);
+    await refuses({ concurrency: 0 }, /at '\/concurrency': minimum: got 0, want 1/);
+    await refuses({ modelCache: { scope: 'global' } }, /at '\/modelCache\/scope': value must be one of 'auto', 'cluster', 'namespace'/);
+    await refuses({ allowedGateways: ['istio-system/public,evil/gw'] }, /at '\/allowedGateways\/0'/);
+  });
+
+  it('refuses settings that cannot work together, saying why', async () => {
+    await refuses({ leaderElection: { enabled: false } }, /replicaCount > 1 needs leaderElection.enabled=true/);
+    await refuses({ metrics: { port: 8081 } }, /metrics.port and healthProbePort must differ/);
+    await refuses({ replicaCount: 2, podDisruptionBudget: { minAvailable: 2 } }, /minAvailable must be below replicaCount/);
+  });
+});
+
+describe('Helm chart: installed, with the operator running as its ServiceAccount', function () {
+  this.timeout(180_000);
+  const release = 'sapp';
+  const values = { modelCache: { scope: 'cluster' }, allowedGateways: ['istio-system/public', '{namespace}/*'] };
+  let releaseNs: string;
+  let appsNs: string;
+  let username: string;
+  let op: RunningOperator | undefined;
+  let standins: Awaited<ReturnType<typeof startStandins>> | undefined;
+  let identity: string;
+
+  before(async () => {
+    const env = testEnv();
+    releaseNs = await freshNamespace('sapp-system');
+    appsNs = await freshNamespace('chart-apps');
+    // The global setup installed the CRD already, from the same generated file.
+    await installChart(release, releaseNs, values, { kubeconfig: env.kubeconfigPath, extraArgs: ['--skip-crds'] });
+
+    // What the kubelet would mount: a token for the chart's ServiceAccount.
+    const admin = env.kubeConfig();
+    const deployment = await admin.makeApiClient(AppsV1Api).readNamespacedDeployment({ namespace: releaseNs, name: `${release}-serverlessapp-operator` });
+    const sa = deployment.spec!.template.spec!.serviceAccountName!;
+    username = `system:serviceaccount:${releaseNs}:${sa}`;
+    const token = await admin.makeApiClient(CoreV1Api).createNamespacedServiceAccountToken({ namespace: releaseNs, name: sa, body: { spec: { audiences: [], expirationSeconds: 3600 } } });
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'envtest', server: env.server, caData: Buffer.from(env.caPem).toString('base64') }],
+      users: [{ name: sa, token: token.status!.token }],
+      contexts: [{ name: sa, cluster: 'envtest', user: sa }],
+      currentContext: sa,
+    });
+
+    // The operator configured exactly as the installed Deployment configures it; only the listeners move to loopback.
+    identity = `${deployment.metadata!.name}-7d9f8-x2k4q`;
+    const { help: _help, ...config } = parseConfig([], podEnv(deployment.spec!.template.spec!.containers[0]!.env ?? [], { namespace: releaseNs, name: identity }));
+    standins = await startStandins({ kubeConfig: admin, readyDelayMs: 100 });
+    op = await startOperator({ ...config, metricsAddr: '127.0.0.1:0', probeAddr: '127.0.0.1:0', logLevel: process.env.OPERATOR_LOG_LEVEL ?? 'error' }, { kubeConfig: kc });
+  });
+  after(async () => {
+    await op?.stop();
+    await standins?.stop();
+  });
+
+  it('creates every object the chart renders', async () => {
+    const manifest = await helm(['get', 'manifest', release, '--namespace', releaseNs], { kubeconfig: testEnv().kubeconfigPath });
+    const kinds = manifest.stdout.match(/^kind: \S+/gm)?.map((k) => k.slice(6)).sort();
+    assert.deepEqual(kinds, ['ClusterRole', 'ClusterRoleBinding', 'Deployment', 'PodDisruptionBudget', 'Role', 'RoleBinding', 'Service', 'ServiceAccount']);
+    const kc = testEnv().kubeConfig();
+    const name = `${release}-serverlessapp-operator`;
+    const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+    await rbac.readClusterRole({ name });
+    await rbac.readClusterRoleBinding({ name });
+    await rbac.readNamespacedRole({ namespace: releaseNs, name: `${name}-leader-election` });
+    await rbac.readNamespacedRoleBinding({ namespace: releaseNs, name: `${name}-leader-election` });
+    await kc.makeApiClient(CoreV1Api).readNamespacedService({ namespace: releaseNs, name: `${name}-metrics` });
+    assert.equal((await kc.makeApiClient(AppsV1Api).readNamespacedDeployment({ namespace: releaseNs, name })).spec?.replicas, 2);
+  });
+
+  it('takes the lead through a Lease in the release namespace', async () => {
+    const lease = await waitFor(async () => {
+      const l = await userClient().get<{ spec?: { holderIdentity?: string } }>(Kinds.Lease, releaseNs, 'serverlessapp-operator-leader');
+      return l?.spec?.holderIdentity === identity ? l : undefined;
+    }, { message: 'the operator holds the Lease', timeoutMs: 20_000 });
+    assert.ok(lease);
+  });
+
+  it('serves a container app through scaling, a 20% canary with header routing, promotion and removal of ingress', async () => {
+    const ingress = { hosts: ['shop.example.com'], gateways: ['istio-system/public'] };
+    const shop = (image: string, extra: Partial<AppSpec> = {}): AppSpec => ({ container: { image }, scaling: { minScale: 0, maxScale: 5 }, ...extra });
+    await applyApp(app(appsNs, 'shop', shop('shop:1')));
+    const v1 = await waitForApp(appsNs, 'shop', readyTrue, 'v1 Ready');
+
+    // Knative >= 1.21 (detected from its CRD): bounds change on the live revision.
+    await applyApp(app(appsNs, 'shop', shop('shop:1', { scaling: { minScale: 1, maxScale: 5 } })));
+    await eventually(async () => {
+      const rev = await userClient().get<{ metadata: { annotations?: Record<string, string> } }>(Kinds.KnativeRevision, appsNs, v1.status!.versions!.stable!.revision!);
+      return rev?.metadata.annotations?.['autoscaling.knative.dev/min-scale'] === '1';
+    }, 'min-scale set in place');
+
+    const canary = { canaryPercent: 20, match: [{ header: 'x-canary', exact: 'yes' }] };
+    await applyApp(app(appsNs, 'shop', shop('shop:2', { rollout: canary, ingress })));
+    await waitForApp(appsNs, 'shop', (a) => a.status?.canary?.weight === 20 && a.status.phase === 'Canary', 'canary at 20%');
+    const ksvc = await getKsvc(appsNs, 'shop');
+    assert.deepEqual(Object.fromEntries(ksvc!.spec.traffic.map((t) => [t.tag, t.percent])), { stable: 80, candidate: 20 });
+    await eventually(async () => {
+      const vs = await userClient().get<{ spec: { http: Array<{ name: string }> } }>(Kinds.VirtualService, appsNs, 'shop');
+      return vs?.spec.http.some((h) => h.name === 'candidate-by-header');
+    }, 'VirtualService with the header route');
+
+    await applyApp(app(appsNs, 'shop', shop('shop:2', { rollout: { canaryPercent: 100 }, ingress })));
+    const promoted = await waitForApp(appsNs, 'shop', (a) => a.status?.phase === 'Stable' && a.status.versions?.stable?.image === 'shop:2' && readyTrue(a), 'promoted');
+    assert.equal(condition(promoted, 'Promoted')?.status, 'True');
+
+    await applyApp(app(appsNs, 'shop', shop('shop:2')));
+    await eventually(async () => (await userClient().get(Kinds.VirtualService, appsNs, 'shop')) === undefined, 'VirtualService removed with ingress');
+  });
+
+  it('reports a gateway the chart does not allow as an Event, and counts its repeat on the same Event', async () => {
+    const spec = (gateway: string): AppSpec => ({ container: { image: 'gw:1' }, ingress: { hosts: ['gw.example.com'], gateways: [gateway] } });
+    const rejected = (a: Parameters<typeof readyTrue>[0]) => condition(a, 'Ready')?.reason === 'GatewayNotAllowed';
+    await applyApp(app(appsNs, 'gw', spec('elsewhere/public')));
+    await waitForApp(appsNs, 'gw', rejected, 'GatewayNotAllowed');
+    await applyApp(app(appsNs, 'gw', spec('istio-system/public')));
+    await waitForApp(appsNs, 'gw', readyTrue, 'Ready on an allowed gateway');
+    await applyApp(app(appsNs, 'gw', spec('elsewhere/public')));
+    await waitForApp(appsNs, 'gw', rejected, 'GatewayNotAllowed again');
+    await eventually(async () => (await userClient().list<{ reason?: string; series?: { count: number } }>(Kinds.Event, appsNs)).items
+      .some((e) => e.reason === 'GatewayNotAllowed' && (e.series?.count ?? 0) >= 2), 'one Event with a series of 2');
+  });
+
+  it('switches an app from container to model and back, deleting the other kind each time', async () => {
+    const container: AppSpec = { container: { image: 'flip:1' } };
+    const model: AppSpec = { model: { format: { name: 'sklearn' }, storageUri: 'gs://models/flip/v1' } };
+    await applyApp(app(appsNs, 'flip', container));
+    await waitForApp(appsNs, 'flip', readyTrue, 'container Ready');
+    await applyApp(app(appsNs, 'flip', model));
+    await eventually(async () => (await getKsvc(appsNs, 'flip')) === undefined && (await userClient().get(Kinds.InferenceService, appsNs, 'flip')) !== undefined, 'Knative Service replaced by an InferenceService');
+    await applyApp(app(appsNs, 'flip', container));
+    await eventually(async () => (await userClient().get(Kinds.InferenceService, appsNs, 'flip')) === undefined && (await getKsvc(appsNs, 'flip')) !== undefined, 'InferenceService replaced by a Knative Service');
+  });
+
+  it('caches a model app on the nodes and removes the cache and the finalizer when the app is deleted', async () => {
+    const caches = async () => (await userClient().list<{ metadata: { labels?: Record<string, string> } }>(Kinds.LocalModelCache)).items
+      .filter((c) => c.metadata.labels?.['serverlessapp.io/namespace'] === appsNs);
+    await applyApp(app(appsNs, 'iris', { model: { format: { name: 'sklearn' }, storageUri: 'gs://models/iris/v1', size: '1Gi' }, prewarm: { cacheModel: true } }));
+    await waitForApp(appsNs, 'iris', readyTrue, 'model app Ready');
+    await eventually(async () => (await caches()).length === 1, 'LocalModelCache created');
+    assert.ok((await getApp(appsNs, 'iris')).metadata.finalizers?.includes(CACHE_FINALIZER));
+    await userClient().delete(Kinds.ServerlessApp, appsNs, 'iris');
+    await eventually(async () => (await userClient().get(Kinds.ServerlessApp, appsNs, 'iris')) === undefined, 'app gone: finalizer cleared');
+    assert.deepEqual(await caches(), []);
+  });
+
+  it('was refused nothing, and used every permission the chart grants', async () => {
+    await op?.stop();
+    op = undefined;
+    const kc = testEnv().kubeConfig().makeApiClient(RbacAuthorizationV1Api);
+    const name = `${release}-serverlessapp-operator`;
+    const granted = grantedPermissions([
+      ...(await kc.readClusterRole({ name })).rules as PolicyRule[],
+      ...(await kc.readNamespacedRole({ namespace: releaseNs, name: `${name}-leader-election` })).rules as PolicyRule[],
+    ]);
+    // Checked by the OwnerReferencesPermissionEnforcement admission plugin when
+    // a child's ownerReference sets blockOwnerDeletion, not by a request of its own.
+    const admissionOnly = ['update serverlessapps/finalizers.serverlessapp.io'];
+    const auditLog = join(testEnv().dir, 'audit.log');
+    // A watch is logged when it ends, so the stopped operator's watches arrive a moment later.
+    const unused = () => {
+      const used = permissionsUsed(auditedRequests(auditLog, username));
+      return [...granted].filter((p) => !used.has(p) && !admissionOnly.includes(p)).sort();
+    };
+    await waitFor(() => unused().length === 0, { timeoutMs: 10_000, message: 'every granted permission in the audit log' }).catch(() => undefined);
+    const requests = auditedRequests(auditLog, username);
+    const refused = requests.filter((r) => r.code === 403).map((r) => `${r.verb} ${r.resource}${r.apiGroup ? `.${r.apiGroup}` : ''} ${r.namespace ?? ''}/${r.name ?? ''}`);
+    assert.deepEqual(refused, [], 'the operator was refused these requests: the chart grants too little');
+    assert.deepEqual(unused(), [], 'the chart grants these permissions the operator never used: it grants too much');
+    assert.ok(requests.filter((r) => r.resource === 'leases').every((r) => r.namespace === releaseNs), 'the Lease lives in the release namespace');
+  });
+});

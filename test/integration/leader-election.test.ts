@@ -1,0 +1,135 @@
+// Leader election on a real Lease: one leader among candidates, a fast handover
+// when the leader stops cleanly, and a takeover only after the lease expires
+// when the leader dies without a word (a child process killed with SIGKILL).
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { CoordinationV1Api } from '@kubernetes/client-node';
+import { LeaderElector, type LeaderElectorOptions } from '../../src/runtime/leader-election.ts';
+import { freshNamespace, testEnv, waitFor } from '../support/cluster.ts';
+
+const timing = { leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 250 };
+
+describe('LeaderElector against a real API server (integration)', function () {
+  this.timeout(60_000);
+  let ns: string;
+  let electors: LeaderElector[];
+  let child: ChildProcess | undefined;
+  /** Leadership changes as [identity, leading], in order. */
+  let timeline: Array<[string, boolean]>;
+
+  function candidate(identity: string, opts: Partial<LeaderElectorOptions> = {}): LeaderElector {
+    const e = new LeaderElector(testEnv().kubeConfig(), {
+      namespace: ns,
+      name: 'operator-lock',
+      identity,
+      ...timing,
+      hooks: { onLeaderChange: (leading) => timeline.push([identity, leading]) },
+      ...opts,
+    });
+    electors.push(e);
+    void e.run({ onStartedLeading() {}, onStoppedLeading() {} });
+    return e;
+  }
+
+  /** The most candidates that believed they led at the same time. */
+  function maxConcurrentLeaders(): number {
+    let leading = 0;
+    let max = 0;
+    for (const [, isLeader] of timeline) max = Math.max(max, (leading += isLeader ? 1 : -1));
+    return max;
+  }
+
+  const lease = () => testEnv().kubeConfig().makeApiClient(CoordinationV1Api).readNamespacedLease({ name: 'operator-lock', namespace: ns });
+
+  beforeEach(async () => {
+    ns = await freshNamespace('leader-election');
+    electors = [];
+    timeline = [];
+  });
+
+  afterEach(async () => {
+    child?.kill('SIGKILL');
+    child = undefined;
+    await Promise.all(electors.map((e) => e.stop()));
+  });
+
+  it('elects exactly one of two candidates and records it in the Lease', async () => {
+    const a = candidate('a');
+    const b = candidate('b');
+    await waitFor(() => a.isLeader() || b.isLeader(), { message: 'a leader', intervalMs: 20 });
+    await new Promise((r) => setTimeout(r, 2 * timing.leaseDurationMs));
+    assert.equal([a, b].filter((e) => e.isLeader()).length, 1);
+    assert.equal(maxConcurrentLeaders(), 1);
+    const l = await lease();
+    assert.equal(l.spec?.holderIdentity, a.isLeader() ? 'a' : 'b');
+    assert.equal(l.spec?.leaseDurationSeconds, 3);
+    assert.equal(l.spec?.leaseTransitions, 0);
+    const renewTime = String(l.spec?.renewTime);
+    assert.match(renewTime, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/, 'a MicroTime');
+    assert.ok(Math.abs(Date.parse(renewTime) - Date.now()) < 2_000, `renewed recently (${renewTime})`);
+    assert.ok(Date.parse(renewTime) > Date.parse(String(l.spec?.acquireTime)), 'renewed since it was acquired');
+  });
+
+  it('hands over at once when the leader stops and releases the lease', async () => {
+    const a = candidate('a');
+    await waitFor(() => a.isLeader(), { message: 'a to lead', intervalMs: 20 });
+    const b = candidate('b');
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal(b.isLeader(), false);
+
+    const stoppedAt = performance.now();
+    await a.stop();
+    await waitFor(() => b.isLeader(), { message: 'b to take over', intervalMs: 20 });
+    const tookMs = performance.now() - stoppedAt;
+    assert.ok(tookMs < timing.leaseDurationMs, `took over in ${Math.round(tookMs)} ms, without waiting for the lease to expire`);
+    assert.equal(maxConcurrentLeaders(), 1);
+    const l = await lease();
+    assert.equal(l.spec?.holderIdentity, 'b');
+    assert.equal(l.spec?.leaseTransitions, 1);
+  });
+
+  it('takes over from a killed leader only once its lease has expired', async () => {
+    child = spawnCandidate('killed', ns);
+    await waitForLine(child, 'LEADING');
+    const b = candidate('b');
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal(b.isLeader(), false);
+
+    child.kill('SIGKILL');
+    const killedAt = performance.now();
+    await waitFor(() => b.isLeader(), { message: 'b to take over', timeoutMs: 20_000, intervalMs: 20 });
+    const tookMs = performance.now() - killedAt;
+    assert.ok(tookMs >= timing.leaseDurationMs - timing.retryPeriodMs - 100, `waited for the lease to expire (${Math.round(tookMs)} ms)`);
+    assert.ok(tookMs < timing.leaseDurationMs + 3 * timing.retryPeriodMs + 1_000, `took over soon after expiry (${Math.round(tookMs)} ms)`);
+    assert.equal((await lease()).spec?.holderIdentity, 'b');
+  });
+});
+
+/** A candidate in its own process, so it can die without releasing anything. */
+function spawnCandidate(identity: string, namespace: string): ChildProcess {
+  const module = new URL('../../src/runtime/leader-election.ts', import.meta.url).href;
+  const script = `
+    import { KubeConfig } from '@kubernetes/client-node';
+    import { LeaderElector } from ${JSON.stringify(module)};
+    const kc = new KubeConfig();
+    kc.loadFromFile(process.env.KUBECONFIG);
+    const e = new LeaderElector(kc, { namespace: ${JSON.stringify(namespace)}, name: 'operator-lock', identity: ${JSON.stringify(identity)}, ...${JSON.stringify(timing)} });
+    e.run({ onStartedLeading: () => console.log('LEADING'), onStoppedLeading() {} });
+  `;
+  return spawn(process.execPath, ['--input-type=module', '-e', script], {
+    cwd: new URL('../..', import.meta.url),
+    env: { ...process.env, KUBECONFIG: testEnv().kubeconfigPath },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+}
+
+function waitForLine(proc: ChildProcess, line: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const lines = createInterface(proc.stdout!);
+    lines.on('line', (l) => {
+      if (l.trim() === line) resolve();
+    });
+    proc.once('exit', (code) => reject(new Error(`the candidate process exited (${code}) before printing ${line}`)));
+  });
+}

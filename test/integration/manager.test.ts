@@ -1,0 +1,163 @@
+// The manager against a real API server: probes and metrics, shared informers
+// feeding controllers, and leader election between two replicas.
+import assert from 'node:assert/strict';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { KubeClient } from '../../src/runtime/client.ts';
+import { Controller, type Request } from '../../src/runtime/controller.ts';
+import { Kinds } from '../../src/runtime/kinds.ts';
+import { createLogger } from '../../src/runtime/logging.ts';
+import { Manager, type ManagerOptions } from '../../src/runtime/manager.ts';
+import { freshNamespace, testEnv, waitFor } from '../support/cluster.ts';
+
+interface ConfigMap {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace: string };
+  data?: Record<string, string>;
+}
+
+interface Lease {
+  spec: { holderIdentity?: string; leaseDurationSeconds?: number; renewTime?: string; leaseTransitions?: number };
+}
+
+const logger = createLogger({ level: process.env.OPERATOR_LOG_LEVEL ?? 'info', silent: !process.env.OPERATOR_LOG_LEVEL });
+
+const kubeConfig = (): KubeConfig => testEnv().kubeConfig();
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const managers: Manager[] = [];
+
+function newManager(opts: Partial<ManagerOptions> = {}): Manager {
+  const m = new Manager({ kubeConfig: kubeConfig(), metricsAddr: '127.0.0.1:0', probeAddr: '127.0.0.1:0', logger, ...opts });
+  managers.push(m);
+  return m;
+}
+
+/** A controller that records the ConfigMaps it reconciles. */
+function recordingController(mgr: Manager, name = 'configmaps') {
+  const seen: Request[] = [];
+  const controller = new Controller({
+    name, logger: mgr.logger, metrics: mgr.metrics, concurrency: 2,
+    reconcile: async (req) => {
+      seen.push(req);
+    },
+  }).watches(mgr.informer<ConfigMap>(Kinds.ConfigMap), (cm) => [{ namespace: cm.metadata.namespace, name: cm.metadata.name }]);
+  mgr.add(controller);
+  return seen;
+}
+
+async function get(port: number, path: string): Promise<{ status: number; body: string }> {
+  const res = await fetch(`http://127.0.0.1:${port}${path}`);
+  return { status: res.status, body: await res.text() };
+}
+
+describe('Manager against the API server', function () {
+  this.timeout(60_000);
+  let ns: string;
+  let client: KubeClient;
+
+  beforeEach(async () => {
+    ns = await freshNamespace('rt-manager');
+    client = new KubeClient(kubeConfig());
+  });
+
+  afterEach(async () => {
+    await Promise.all(managers.splice(0).map((m) => m.stop()));
+    client.close();
+  });
+
+  it('serves /healthz, /readyz once caches synced, and the operator metrics', async () => {
+    const mgr = newManager({ namespaces: [ns] });
+    recordingController(mgr);
+    await mgr.start();
+    assert.ok(mgr.ports.metrics > 0 && mgr.ports.probe > 0);
+    assert.equal((await get(mgr.ports.probe, '/healthz')).status, 200);
+    assert.equal((await get(mgr.ports.probe, '/readyz')).status, 200);
+    const metrics = await get(mgr.ports.metrics, '/metrics');
+    assert.equal(metrics.status, 200);
+    for (const name of ['controller_runtime_reconcile_total{controller="configmaps"', 'workqueue_depth{name="configmaps"}', 'process_resident_memory_bytes']) {
+      assert.ok(metrics.body.includes(name), `metrics lack ${name}`);
+    }
+  });
+
+  it('is live but not ready while an informer cannot sync, and still stops cleanly', async () => {
+    const missing = { group: 'nothing.example.com', version: 'v1', kind: 'Nothing', plural: 'nothings', namespaced: true };
+    const mgr = newManager();
+    mgr.informer(missing);
+    const starting = mgr.start();
+    await waitFor(() => mgr.ports.probe > 0, { message: 'probe listener', intervalMs: 25 });
+    assert.equal((await get(mgr.ports.probe, '/healthz')).status, 200);
+    assert.equal((await get(mgr.ports.probe, '/readyz')).status, 503);
+    await mgr.stop();
+    await starting;
+  });
+
+  it('feeds informer events to its controllers, and waitIdle waits for the work', async () => {
+    const mgr = newManager({ namespaces: [ns] });
+    const seen = recordingController(mgr);
+    await mgr.start();
+    assert.equal(mgr.isLeader(), true, 'without leader election a manager leads');
+    for (const name of ['a', 'b', 'c']) await client.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data: { x: '1' } });
+    await waitFor(() => seen.length >= 3, { message: 'three reconciles', intervalMs: 25 });
+    await mgr.waitIdle();
+    assert.deepEqual([...new Set(seen.map((r) => `${r.namespace}/${r.name}`))].sort(), [`${ns}/a`, `${ns}/b`, `${ns}/c`]);
+  });
+
+  it('shares one informer per kind and selector', () => {
+    const mgr = newManager();
+    assert.equal(mgr.informer(Kinds.ConfigMap), mgr.informer(Kinds.ConfigMap));
+    assert.notEqual(mgr.informer(Kinds.ConfigMap), mgr.informer(Kinds.ConfigMap, { labelSelector: 'app=x' }));
+  });
+
+  it('elects one leader of two; only it reconciles; stop() hands the lease over quickly', async () => {
+    const election = { enabled: true, namespace: ns, name: 'rt-test', leaseDurationMs: 4_000, renewDeadlineMs: 3_000, retryPeriodMs: 250 };
+    const lost: string[] = [];
+    const a = newManager({ namespaces: [ns], identity: 'replica-a', leaderElection: election, onLostLeadership: () => lost.push('replica-a') });
+    const b = newManager({ namespaces: [ns], identity: 'replica-b', leaderElection: election, onLostLeadership: () => lost.push('replica-b') });
+    const seenA = recordingController(a);
+    const seenB = recordingController(b);
+    await Promise.all([a.start(), b.start()]);
+
+    const leader = await waitFor(() => [a, b].find((m) => m.isLeader()), { message: 'a leader', intervalMs: 25 });
+    await sleep(600);
+    assert.equal([a, b].filter((m) => m.isLeader()).length, 1, 'exactly one leader');
+    const standby = leader === a ? b : a;
+    const lease = await client.get<Lease>(Kinds.Lease, ns, 'rt-test');
+    assert.equal(lease?.spec.holderIdentity, leader.identity);
+    assert.match((await get(leader.ports.metrics, '/metrics')).body, /leader_election_master_status\{name="rt-test"\} 1/);
+    assert.match((await get(standby.ports.metrics, '/metrics')).body, /leader_election_master_status\{name="rt-test"\} 0/);
+    // Standbys keep warm caches, so they are ready too.
+    assert.equal((await get(standby.ports.probe, '/readyz')).status, 200);
+
+    await client.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'one', namespace: ns }, data: {} });
+    const [leaderSeen, standbySeen] = leader === a ? [seenA, seenB] : [seenB, seenA];
+    await waitFor(() => leaderSeen.some((r) => r.name === 'one'), { message: 'the leader reconciles', intervalMs: 25 });
+    await sleep(200);
+    assert.equal(standbySeen.length, 0, 'the standby does not reconcile');
+
+    const stoppedAt = Date.now();
+    await leader.stop();
+    await waitFor(() => standby.isLeader(), { message: 'the standby takes over', intervalMs: 25 });
+    const tookMs = Date.now() - stoppedAt;
+    assert.ok(tookMs < 2_000, `took over ${tookMs} ms after a release; a lease that expired would take ${election.leaseDurationMs} ms`);
+    // On taking over, the new leader reconciles everything it already has cached.
+    await waitFor(() => standbySeen.some((r) => r.name === 'one'), { message: 'the new leader reconciles', intervalMs: 25 });
+    assert.deepEqual(lost, [], 'a voluntary release is not a lost leadership');
+    await leader.stop();
+  });
+
+  it('stops its controllers and reports when another holder takes the lease', async () => {
+    let lost = 0;
+    const election = { enabled: true, namespace: ns, name: 'rt-stolen', leaseDurationMs: 2_000, renewDeadlineMs: 1_500, retryPeriodMs: 200 };
+    const mgr = newManager({ namespaces: [ns], identity: 'replica-a', leaderElection: election, onLostLeadership: () => lost++ });
+    recordingController(mgr);
+    await mgr.start();
+    await waitFor(() => mgr.isLeader(), { message: 'leadership', intervalMs: 25 });
+
+    // Another replica (that does not honour the lease) writes itself in as holder.
+    await client.mergePatch(Kinds.Lease, ns, 'rt-stolen', { spec: { holderIdentity: 'usurper', renewTime: new Date(Date.now() + 60_000).toISOString().replace(/Z$/, '000Z') } });
+    await waitFor(() => lost > 0, { message: 'onLostLeadership', intervalMs: 25, timeoutMs: 10_000 });
+    assert.equal(mgr.isLeader(), false);
+  });
+});

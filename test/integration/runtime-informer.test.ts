@@ -1,0 +1,191 @@
+// The informer against a real kube-apiserver, with its connection routed
+// through a loopback TCP proxy that the test can cut or freeze: the failures
+// that make client-node's own informer stop or hang (#364, #958, #589).
+import assert from 'node:assert/strict';
+import { createServer, connect, type Server, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { CoreV1Api, KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
+import { Informer } from '../../src/runtime/informer.ts';
+import { Kinds } from '../../src/runtime/kinds.ts';
+import { freshNamespace, testEnv, waitFor } from '../support/cluster.ts';
+
+/** The test cluster's admin config, optionally pointed at another address (the proxy). */
+function kubeConfig(server?: string): KubeConfig {
+  const kc = testEnv().kubeConfig();
+  if (server === undefined) return kc;
+  const current = kc.getCurrentCluster()!;
+  const clusters = kc.getClusters().map((c) => (c.name === current.name ? { ...c, server } : c));
+  kc.loadFromOptions({ clusters, users: kc.getUsers(), contexts: kc.getContexts(), currentContext: kc.getCurrentContext() });
+  return kc;
+}
+
+/** Forwards loopback connections to the API server; can cut them, refuse new ones, or freeze the open ones. */
+class TcpProxy {
+  refuse = false;
+  readonly #pairs = new Set<{ client: Socket; upstream: Socket; frozen: boolean }>();
+  readonly #target: URL;
+  #server: Server | undefined;
+
+  constructor(target: string) {
+    this.#target = new URL(target);
+  }
+
+  async start(): Promise<string> {
+    this.#server = createServer((client) => {
+      if (this.refuse) return client.destroy();
+      const upstream = connect(Number(this.#target.port), this.#target.hostname);
+      const pair = { client, upstream, frozen: false };
+      this.#pairs.add(pair);
+      // Bytes (and the FIN) travel only while the pair is not frozen: a frozen pair is a
+      // connection a middlebox keeps open while forwarding nothing.
+      client.on('data', (b) => pair.frozen || upstream.write(b));
+      upstream.on('data', (b) => pair.frozen || client.write(b));
+      client.on('end', () => pair.frozen || upstream.end());
+      upstream.on('end', () => pair.frozen || client.end());
+      const close = () => {
+        this.#pairs.delete(pair);
+        client.destroy();
+        upstream.destroy();
+      };
+      client.on('error', close).on('close', close);
+      upstream.on('error', close).on('close', () => pair.frozen || close());
+    });
+    await new Promise<void>((resolve) => this.#server!.listen(0, '127.0.0.1', resolve));
+    return `https://127.0.0.1:${(this.#server.address() as AddressInfo).port}`;
+  }
+
+  /** Resets every open connection. */
+  cut(): void {
+    for (const p of this.#pairs) p.client.resetAndDestroy();
+  }
+
+  /** Open connections stop forwarding but stay open; new ones work. */
+  freeze(): void {
+    for (const p of this.#pairs) p.frozen = true;
+  }
+
+  async stop(): Promise<void> {
+    for (const p of this.#pairs) {
+      p.client.destroy();
+      p.upstream.destroy();
+    }
+    await new Promise<void>((resolve) => this.#server?.close(() => resolve()));
+  }
+}
+
+const eventually = (message: string, cond: () => boolean, timeoutMs = 15_000) => waitFor(cond, { message, timeoutMs, intervalMs: 20 });
+
+describe('Informer against a real API server (integration)', function () {
+  this.timeout(60_000);
+  const core = () => kubeConfig().makeApiClient(CoreV1Api);
+  let ns: string;
+  let proxy: TcpProxy | undefined;
+  let informer: Informer<V1ConfigMap> | undefined;
+  let events: string[];
+
+  const put = (name: string, data: Record<string, string>) => core().createNamespacedConfigMap({ namespace: ns, body: { metadata: { name }, data } });
+  const change = async (name: string, data: Record<string, string>) => {
+    const cm = await core().readNamespacedConfigMap({ name, namespace: ns });
+    await core().replaceNamespacedConfigMap({ name, namespace: ns, body: { ...cm, data } });
+  };
+  const remove = (name: string) => core().deleteNamespacedConfigMap({ name, namespace: ns });
+
+  function open(kc: KubeConfig, opts: ConstructorParameters<typeof Informer<V1ConfigMap>>[2] = {}): Informer<V1ConfigMap> {
+    informer = new Informer<V1ConfigMap>(kc, Kinds.ConfigMap, { namespaces: [ns], backoff: { initialMs: 100, maxMs: 500 }, ...opts });
+    for (const e of ['add', 'update', 'delete'] as const) informer.on(e, (o) => events.push(`${e} ${o.metadata?.name}`));
+    return informer;
+  }
+
+  beforeEach(async () => {
+    ns = await freshNamespace('informer');
+    events = [];
+  });
+
+  afterEach(async () => {
+    informer?.stop();
+    informer = undefined;
+    await proxy?.stop();
+    proxy = undefined;
+  });
+
+  it('syncs what exists, then delivers add, update and delete in order', async () => {
+    await put('before', { v: '1' });
+    const inf = open(kubeConfig());
+    await inf.start();
+    assert.deepEqual(events, ['add before']);
+    assert.equal(inf.get(ns, 'before')?.data?.['v'], '1');
+    assert.equal(inf.get(ns, 'before')?.metadata?.managedFields, undefined);
+
+    await put('live', { v: '1' });
+    await change('live', { v: '2' });
+    await remove('live');
+    await eventually('three watch events', () => events.length === 4);
+    assert.deepEqual(events, ['add before', 'add live', 'update live', 'delete live']);
+    assert.equal(inf.get(ns, 'live'), undefined);
+    assert.equal(inf.stats.restarts, 0);
+  });
+
+  it('relists after its connection is cut and catches up with what changed meanwhile', async () => {
+    await put('kept', { v: '1' });
+    await put('changed', { v: '1' });
+    await put('deleted', { v: '1' });
+    proxy = new TcpProxy(kubeConfig().getCurrentCluster()!.server);
+    const inf = open(kubeConfig(await proxy.start()));
+    await inf.start();
+    events = [];
+
+    proxy.refuse = true;
+    proxy.cut();
+    await change('changed', { v: '2' });
+    await remove('deleted');
+    await put('created', { v: '1' });
+    await new Promise((r) => setTimeout(r, 300));
+    assert.deepEqual(events, [], 'nothing arrives while the API server is unreachable');
+    proxy.refuse = false;
+
+    await eventually('the relist', () => events.length === 3);
+    assert.deepEqual(events.sort(), ['add created', 'delete deleted', 'update changed']);
+    assert.ok(inf.stats.restarts >= 1);
+    assert.equal(inf.get(ns, 'changed')?.data?.['v'], '2');
+  });
+
+  it('aborts a watch whose connection stays open but forwards nothing, and recovers', async () => {
+    proxy = new TcpProxy(kubeConfig().getCurrentCluster()!.server);
+    const reasons: string[] = [];
+    const inf = open(kubeConfig(await proxy.start()), { watchdogMs: 5_000, hooks: { onRestart: (r) => reasons.push(r) } });
+    await inf.start();
+    await put('probe', {});
+    await eventually('the watch to deliver', () => events.includes('add probe'));
+
+    proxy.freeze();
+    const frozenAt = performance.now();
+    await put('during-stall', {});
+    await eventually('the object created during the stall', () => inf.get(ns, 'during-stall') !== undefined, 15_000);
+    const tookMs = performance.now() - frozenAt;
+    assert.ok(reasons.includes('watchdog'), `the watchdog restarted the watch (restarts: ${reasons.join(', ')})`);
+    assert.ok(tookMs >= 3_000, `the frozen watch delivered nothing until the watchdog fired (${Math.round(tookMs)} ms)`);
+  });
+
+  it('keeps its cache current across an API server restart', async () => {
+    await put('before', {});
+    const inf = open(kubeConfig());
+    await inf.start();
+    await testEnv().restartApiServer();
+    await put('after', {});
+    await change('before', { v: '2' });
+    await eventually('the changes made after the restart', () => inf.get(ns, 'after') !== undefined && inf.get(ns, 'before')?.data?.['v'] === '2', 30_000);
+    assert.ok(inf.stats.restarts >= 1);
+  });
+
+  it('keeps watching a cluster-wide scope across namespaces', async () => {
+    const inf = new Informer<V1ConfigMap>(kubeConfig(), Kinds.ConfigMap, { labelSelector: `test=${ns}` });
+    informer = inf;
+    await inf.start();
+    await core().createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'labelled', labels: { test: ns } } } });
+    await put('unlabelled', {});
+    await eventually('the labelled object', () => inf.get(ns, 'labelled') !== undefined);
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(inf.get(ns, 'unlabelled'), undefined, 'the label selector applies');
+    assert.deepEqual(inf.list().map((o) => o.metadata?.name), ['labelled']);
+  });
+});

@@ -1,0 +1,47 @@
+// `npm test`: runs mocha on the unit tests (src/) and then the integration tests
+// (test/), with one real control plane for the run when any integration test is
+// selected. Extra arguments go to mocha as they are, so
+// `npm test -- test/integration/smoke.test.ts` runs that file alone. The last line
+// of output is `N passed, N failed` (see test/support/reporter.cjs); the exit code
+// is non-zero on any failure.
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const DEFAULT_SPECS = ['src/**/*.test.ts', 'test/**/*.test.ts'];
+const SUMMARY = /^\d+ passed, \d+ failed(, \d+ skipped)?$/;
+
+const args = process.argv.slice(2);
+// A bare argument that names a path or a glob selects tests; anything else (flags, flag values) is for mocha.
+const specs = args.filter((arg) => !arg.startsWith('-') && (arg.includes('*') || existsSync(resolve(root, arg))));
+const selected = specs.length > 0 ? specs : DEFAULT_SPECS;
+const unitOnly = selected.every((spec) => relative(root, resolve(root, spec)).split('/')[0] === 'src');
+const env = { ...process.env, ENVTEST: process.env.ENVTEST ?? (unitOnly ? 'off' : 'on') };
+
+const color = process.stdout.isTTY && !args.some((arg) => /^--(no-)?colou?rs?$|^-c$|^-C$/.test(arg)) ? ['--color'] : [];
+const mochaArgs = [join(root, 'node_modules/mocha/bin/mocha.js'), ...color, ...args, ...(specs.length > 0 ? [] : DEFAULT_SPECS)];
+const mocha = spawn(process.execPath, mochaArgs, { cwd: root, env, stdio: ['inherit', 'pipe', 'inherit'] });
+
+// Output passes through; we only remember the last line to know whether the
+// reporter got to print its summary.
+let lastLine = '';
+mocha.stdout.on('data', (chunk: Buffer) => {
+  process.stdout.write(chunk);
+  const lines = chunk.toString('utf8').split('\n').filter((line) => line.trim() !== '');
+  lastLine = lines.at(-1) ?? lastLine;
+});
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => mocha.kill(signal));
+}
+mocha.on('close', (code, signal) => {
+  const status = code ?? 128 + (signal === 'SIGINT' ? 2 : 15);
+  if (status !== 0 && !SUMMARY.test(lastLine)) {
+    // Mocha died before reporting (a test file failed to load, the setup failed, a signal):
+    // keep the promised last line, counting the run itself as the one failure.
+    process.stderr.write('mocha stopped before it could report results (see above)\n');
+    process.stdout.write('0 passed, 1 failed\n');
+  }
+  process.exit(status);
+});

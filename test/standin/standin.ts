@@ -1,0 +1,100 @@
+// Starts both SIMULATED data-plane controllers in-process (stand-ins for
+// Knative Serving and KServe; no pods, no real traffic) against a cluster that
+// has their CRDs. One watch per kind, shared by both; each stand-in writes with
+// its own User-Agent and field manager ("knative-standin", "kserve-standin").
+
+import type { KubeConfig } from '@kubernetes/client-node';
+import { Informer } from './informer.ts';
+import { KubeClient } from './kube.ts';
+import { KSVC, KnativeStandin, REVISION } from './knative.ts';
+import type { Clock, Logger } from './knative.ts';
+import { ISVC, KServeStandin, LOCAL_MODEL_CACHE, LOCAL_MODEL_NAMESPACE_CACHE } from './kserve.ts';
+
+export const BANNER = 'SIMULATED data plane: this is a stand-in for Knative Serving and KServe controllers, not the real thing';
+
+export interface StandinOptions {
+  kubeConfig: KubeConfig;
+  /** Watch only these namespaces (cluster-scoped LocalModelCaches are always watched); default all. */
+  namespaces?: string[];
+  /** How long a revision takes to become Ready (and a cached model to download). Default 200 ms. */
+  readyDelayMs?: number;
+  /** If set, a revision not Ready after this long fails with ProgressDeadlineExceeded. Default: never. */
+  progressDeadlineMs?: number;
+  /** The cluster's external domain for URLs. Default example.com. */
+  domain?: string;
+  /** Keys handled at once, per stand-in. Default 8. */
+  concurrency?: number;
+  logger?: Logger;
+  clock?: Clock;
+}
+
+export interface Standins {
+  knative: {
+    /** Keeps a revision from becoming (or staying) Ready until released. */
+    hold(namespace: string, revision: string): void;
+    release(namespace: string, revision: string): void;
+  };
+  /** Resolves once both stand-ins have nothing queued or running. */
+  idle(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const quiet: Logger = { info: () => {}, warn: () => {} };
+/** STANDIN_LOG=1 prints what the stand-ins write, for debugging a test. */
+const consoleLogger: Logger = { info: (m) => console.log(`[SIMULATED] ${m}`), warn: (m) => console.warn(`[SIMULATED] WARN ${m}`) };
+const systemClock: Clock = { now: () => Date.now() };
+
+export async function startStandins(opts: StandinOptions): Promise<Standins> {
+  const logger = opts.logger ?? (process.env.STANDIN_LOG ? consoleLogger : quiet);
+  const clock = opts.clock ?? systemClock;
+  const concurrency = opts.concurrency ?? 8;
+  const readyDelayMs = opts.readyDelayMs ?? 200;
+  const domain = opts.domain ?? 'example.com';
+  const knativeClient = new KubeClient(opts.kubeConfig, 'knative-standin', concurrency + 2);
+  const kserveClient = new KubeClient(opts.kubeConfig, 'kserve-standin', concurrency + 2);
+  const onError = (who: string) => (err: unknown) => logger.warn(`${who}: watch: ${(err as Error).message}`);
+
+  const services = new Informer(knativeClient, KSVC, opts.namespaces, onError('knative-standin'));
+  const revisions = new Informer(knativeClient, REVISION, opts.namespaces, onError('knative-standin'));
+  const isvcs = new Informer(kserveClient, ISVC, opts.namespaces, onError('kserve-standin'));
+  const caches = new Informer(kserveClient, LOCAL_MODEL_CACHE, undefined, onError('kserve-standin'));
+  const namespaceCaches = new Informer(kserveClient, LOCAL_MODEL_NAMESPACE_CACHE, opts.namespaces, onError('kserve-standin'));
+  const informers = [services, revisions, isvcs, caches, namespaceCaches];
+
+  const knative = new KnativeStandin({
+    client: knativeClient, services, revisions, readyDelayMs, domain, concurrency, clock, logger,
+    ...(opts.progressDeadlineMs !== undefined ? { progressDeadlineMs: opts.progressDeadlineMs } : {}),
+  });
+  const kserve = new KServeStandin({
+    client: kserveClient, isvcs, services, revisions, caches, namespaceCaches, downloadDelayMs: readyDelayMs, domain, concurrency, clock, logger,
+  });
+
+  try {
+    await Promise.all(informers.map((i) => i.start()));
+  } catch (err) {
+    await Promise.all(informers.map((i) => i.stop()));
+    throw err;
+  }
+  knative.start();
+  kserve.start();
+
+  return {
+    knative: {
+      hold: (ns, rev) => knative.hold(ns, rev),
+      release: (ns, rev) => knative.release(ns, rev),
+    },
+    idle: async () => {
+      // Each stand-in's work can enqueue the other's; settle until both are quiet together.
+      for (let i = 0; i < 10; i++) {
+        await Promise.all([knative.idle(), kserve.idle()]);
+        await new Promise((r) => setImmediate(r));
+        if (!knative.busy() && !kserve.busy()) return;
+      }
+    },
+    stop: async () => {
+      await Promise.all(informers.map((i) => i.stop()));
+      await Promise.all([knative.stop(), kserve.stop()]);
+      await Promise.all([knativeClient.close(), kserveClient.close()]);
+    },
+  };
+}

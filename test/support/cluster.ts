@@ -1,0 +1,90 @@
+// Helpers for integration tests against the control plane that the global setup
+// started for this run: its connection details, a namespace per test (nothing
+// deletes namespaces here, as no controller-manager runs), applying YAML, polling,
+// and the audit log's record of writes.
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { CoreV1Api, KubernetesObjectApi, PatchStrategy, type KubernetesObject } from '@kubernetes/client-node';
+import { parseAllDocuments } from 'yaml';
+import type { AuditWrite } from '../envtest/audit.ts';
+import type { ControlPlane } from '../envtest/controlplane.ts';
+
+let current: ControlPlane | undefined;
+
+const fixturesDir = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures');
+const FIELD_MANAGER = 'integration-test';
+
+/** Called by the global setup; tests use testEnv(). */
+export function setTestEnv(cp: ControlPlane | undefined): void {
+  current = cp;
+}
+
+/** The control plane of this test run. */
+export function testEnv(): ControlPlane {
+  if (!current) {
+    throw new Error('no control plane is running: run integration tests with `npm test` (or mocha with .mocharc.json, which requires test/support/global-setup.ts), not with ENVTEST=off');
+  }
+  return current;
+}
+
+/** Creates a namespace with a unique name starting with `prefix`. */
+export async function freshNamespace(prefix = 'test'): Promise<string> {
+  const name = `${prefix}-${randomBytes(4).toString('hex')}`;
+  await testEnv().kubeConfig().makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name } } });
+  return name;
+}
+
+/** The text of test/fixtures/<name>. */
+export function fixture(name: string): string {
+  return readFileSync(join(fixturesDir, name), 'utf8');
+}
+
+/** Server-side applies every document in `yaml` (into `namespace` when given); returns what the server stored. */
+export async function applyYaml(yaml: string, opts: { namespace?: string } = {}): Promise<KubernetesObject[]> {
+  const client = KubernetesObjectApi.makeApiClient(testEnv().kubeConfig());
+  const applied: KubernetesObject[] = [];
+  for (const doc of parseAllDocuments(yaml)) {
+    const obj = doc.toJS() as KubernetesObject | null;
+    if (!obj) continue;
+    if (opts.namespace) obj.metadata = { ...obj.metadata, namespace: opts.namespace };
+    applied.push(await client.patch(obj, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply));
+  }
+  return applied;
+}
+
+export interface WaitOptions {
+  timeoutMs?: number;
+  intervalMs?: number;
+  /** What was awaited, for the timeout error. */
+  message?: string;
+}
+
+/**
+ * Calls `fn` until it returns something other than undefined, null or false and
+ * returns that; a throw counts as "not yet". Times out with `message` and the last error.
+ */
+export async function waitFor<T>(fn: () => T | Promise<T>, opts: WaitOptions = {}): Promise<Exclude<T, undefined | null | false>> {
+  const { timeoutMs = 10_000, intervalMs = 100, message = 'condition' } = opts;
+  const deadline = performance.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await fn();
+      if (value !== undefined && value !== null && value !== false) return value as Exclude<T, undefined | null | false>;
+    } catch (err) {
+      lastError = err;
+    }
+    if (performance.now() >= deadline) break;
+    await sleep(intervalMs);
+  }
+  const cause = lastError instanceof Error ? `; last error: ${lastError.message}` : '';
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${message}${cause}`);
+}
+
+/** Writes recorded by the audit log since `since` from clients whose User-Agent starts with `userAgentPrefix`. */
+export function writesSince(since: Date, userAgentPrefix: string): AuditWrite[] {
+  return testEnv().auditWrites({ since, userAgentPrefix });
+}

@@ -1,0 +1,37 @@
+// Mocha global fixtures: one control plane per test run, with the upstream and
+// project CRDs installed and KUBECONFIG pointing at it. Skipped when only unit
+// tests (src/) are selected, or when ENVTEST=off.
+import { startControlPlane, type ControlPlane } from '../envtest/controlplane.ts';
+import { describeFailure } from '../envtest/errors.ts';
+import { installAllCrds } from '../envtest/upstream-crds.ts';
+import { setTestEnv } from './cluster.ts';
+
+let controlPlane: ControlPlane | undefined;
+
+export async function mochaGlobalSetup(): Promise<void> {
+  if (!needsControlPlane(process.env.ENVTEST, process.argv.slice(2))) return;
+  try {
+    controlPlane = await startControlPlane();
+    await installAllCrds(controlPlane.kubeConfig());
+  } catch (err) {
+    console.error(describeFailure(err));
+    await controlPlane?.stop();
+    process.exit(1);
+  }
+  process.env.KUBECONFIG = controlPlane.kubeconfigPath;
+  setTestEnv(controlPlane);
+}
+
+export async function mochaGlobalTeardown(): Promise<void> {
+  setTestEnv(undefined);
+  await controlPlane?.stop();
+  controlPlane = undefined;
+}
+
+/** ENVTEST=off|on wins; otherwise a control plane is needed unless every spec named on the command line is under src/. */
+export function needsControlPlane(envtest: string | undefined, args: string[]): boolean {
+  if (envtest === 'off') return false;
+  if (envtest === 'on') return true;
+  const specs = args.filter((arg) => !arg.startsWith('-') && (/\.test\.[cm]?[jt]s$/.test(arg) || arg.includes('*')));
+  return specs.length === 0 || specs.some((spec) => !spec.replace(/^\.\//, '').startsWith('src/'));
+}
