@@ -3,6 +3,7 @@
 // mapping onto the environment variables.
 
 import { parseArgs } from 'node:util';
+import { parseDuration } from './api/v1alpha1/duration.ts';
 
 export type InPlaceScaling = 'auto' | 'true' | 'false';
 
@@ -30,6 +31,8 @@ export interface OperatorConfig {
   localGateway: string;
   /** Start the clock here (demo/tests): time then runs in real time from this instant. */
   clockStart?: string;
+  /** Restart a watch that carried nothing for this long (default: the informer's, 60 s). */
+  watchWatchdogMs?: number;
 }
 
 const OPTIONS = {
@@ -50,6 +53,7 @@ const OPTIONS = {
   'knative-inplace-scaling': { type: 'string', env: 'KNATIVE_INPLACE_SCALING', help: 'auto|true|false (default auto: detect Knative >= 1.21)' },
   'local-gateway': { type: 'string', env: 'KNATIVE_LOCAL_GATEWAY', help: 'Knative local gateway host (default knative-local-gateway.istio-system.svc.cluster.local)' },
   'clock-start': { type: 'string', env: 'CLOCK_START', help: 'demo clock: start time (RFC 3339); time runs from there' },
+  'watch-watchdog': { type: 'string', env: '', help: 'restart a watch that carried no traffic for this long, e.g. 30s (default 60s, at least 3s)' },
   help: { type: 'boolean', env: '', help: 'show this help' },
 } as const;
 
@@ -78,6 +82,8 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv): OperatorCon
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 256) throw new ConfigError('--concurrency must be an integer from 1 to 256');
   const clockStart = get('clock-start');
   if (clockStart && Number.isNaN(Date.parse(clockStart))) throw new ConfigError(`--clock-start: ${JSON.stringify(clockStart)} is not an RFC 3339 time`);
+  const watchdog = get('watch-watchdog');
+  const watchWatchdogMs = watchdog === undefined ? undefined : watchdogMs(watchdog);
   return {
     help: values.help === true,
     ...(get('kubeconfig') ? { kubeconfig: get('kubeconfig')! } : {}),
@@ -97,5 +103,18 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv): OperatorCon
     knativeInPlaceScaling: oneOf('knative-inplace-scaling', get('knative-inplace-scaling') ?? 'auto', ['auto', 'true', 'false'] as const),
     localGateway: get('local-gateway') ?? 'knative-local-gateway.istio-system.svc.cluster.local',
     ...(clockStart ? { clockStart } : {}),
+    ...(watchWatchdogMs !== undefined ? { watchWatchdogMs } : {}),
   };
+}
+
+/** A watch's server-side timeout is kept inside the watchdog, and is at least 2 s: below 3 s the two would race. */
+function watchdogMs(value: string): number {
+  let ms: number;
+  try {
+    ms = parseDuration(value);
+  } catch (e) {
+    throw new ConfigError(`--watch-watchdog: ${(e as Error).message}`);
+  }
+  if (ms < 3_000) throw new ConfigError(`--watch-watchdog: ${JSON.stringify(value)} is shorter than 3s`);
+  return ms;
 }

@@ -49,6 +49,7 @@ export async function createOperator(kc: KubeConfig, config: OperatorConfig, dep
     leaderElection: { enabled: config.leaderElect, namespace: config.leaderElectionNamespace, name: config.leaderElectionId },
     metricsAddr: config.metricsAddr, probeAddr: config.probeAddr,
     logger: deps.logger, clock: deps.clock, userAgent: `serverlessapp-operator/${VERSION}`,
+    ...(config.watchWatchdogMs ? { watchdogMs: config.watchWatchdogMs } : {}),
   });
   const inPlaceBounds = await detectInPlaceScaling(manager.client, config.knativeInPlaceScaling);
   const cacheScope = await detectCacheScope(manager.client, config.modelCacheScope);

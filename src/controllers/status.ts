@@ -24,6 +24,8 @@ export function invalidSpecStatus(app: ServerlessApp, problems: SpecProblem[], n
   return {
     ...app.status,
     observedGeneration: app.metadata.generation ?? 0,
+    // Nothing serves yet: the spec cannot be served at all.
+    ...(app.status?.versions?.stable?.ready ? {} : { phase: 'Failed' as const }),
     conditions: withConditions(app, [{ type: 'Ready', status: 'False', reason: first.reason, message }], now),
   };
 }

@@ -4,25 +4,11 @@
 // key order in the user's YAML does not matter.
 
 import { createHash } from 'node:crypto';
+import { canonicalJson } from '../runtime/apply.ts';
 import type { ServerlessAppSpec } from '../api/v1alpha1/serverlessapp.ts';
 
-/** JSON with object keys sorted at every level; undefined members dropped. */
-export function canonicalJSON(value: unknown): string {
-  return JSON.stringify(sortKeys(value));
-}
-
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.keys(value).sort()
-      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
-      .map((k) => [k, sortKeys((value as Record<string, unknown>)[k])]));
-  }
-  return value;
-}
-
 export function shortHash(value: unknown, length = 10): string {
-  return createHash('sha256').update(canonicalJSON(value)).digest('hex').slice(0, length);
+  return createHash('sha256').update(canonicalJson(value)).digest('hex').slice(0, length);
 }
 
 /** The version of an app's workload: a stable hash of `container` or `model`. */

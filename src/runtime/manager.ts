@@ -40,6 +40,8 @@ export interface ManagerOptions {
   logger: Logger;
   clock?: Clock;
   userAgent?: string;
+  /** Restart a watch that carried nothing for this long; default: the informer's. */
+  watchdogMs?: number;
   /** Called after the controllers have stopped because the lease was lost; default: flush logs and exit(1). */
   onLostLeadership?: () => void;
 }
@@ -89,6 +91,7 @@ export class Manager {
         ...(kind.namespaced && this.opts.namespaces?.length ? { namespaces: this.opts.namespaces } : {}),
         ...(opts.labelSelector ? { labelSelector: opts.labelSelector } : {}),
         ...(opts.transform ? { transform: opts.transform } : {}),
+        ...(this.opts.watchdogMs ? { watchdogMs: this.opts.watchdogMs } : {}),
         logger: this.logger.child({ informer: kind.plural }),
         clock: this.clock,
       }) as unknown as Informer<KubeObject>;

@@ -1,0 +1,87 @@
+// Everything the demo runs, started in order and stopped in reverse: a real
+// kube-apiserver + etcd (built from Go modules on first use), the real
+// Knative/KServe/Istio CRDs plus ours, a loopback HTTP server that answers the
+// model's warmup requests, the SIMULATED Knative/KServe data plane, and the
+// operator in-process on a demo clock. Every listener binds 127.0.0.1 on a port
+// the kernel picks, so a demo never clashes with anything on the machine.
+
+import type { KubeConfig } from '@kubernetes/client-node';
+import { parseConfig } from '../src/config.ts';
+import { createOperator, type Operator } from '../src/operator.ts';
+import { OffsetClock } from '../src/runtime/clock.ts';
+import { createLogger } from '../src/runtime/logging.ts';
+import { startControlPlane, type ControlPlane } from '../test/envtest/controlplane.ts';
+import { installAllCrds } from '../test/envtest/upstream-crds.ts';
+import { startStandins } from '../test/standin/standin.ts';
+import { LoopbackServer } from '../test/support/http-server.ts';
+import { DEMO_CLOCK_START } from './story.ts';
+
+export interface DemoEnvironment {
+  controlPlane: ControlPlane;
+  kubeConfig: KubeConfig;
+  operator: Operator;
+  clock: OffsetClock;
+  warmup: LoopbackServer;
+  /** Stops the operator, the stand-ins, the warmup server and the control plane. */
+  stop(): Promise<void>;
+}
+
+/** How long the simulated data plane takes to make a revision Ready: long enough to watch, short enough to wait for. */
+const READY_DELAY_MS = 500;
+/** A model server takes a moment to answer a prediction. */
+const WARMUP_ANSWER_MS = 150;
+
+export async function startEnvironment(log: (line: string) => void): Promise<DemoEnvironment> {
+  const stops: Array<() => Promise<void>> = [];
+  const stop = async () => {
+    for (const s of stops.splice(0).reverse()) await s().catch((err: Error) => log(`while stopping: ${err.message}`));
+  };
+  try {
+    log('starting a local control plane: kube-apiserver + etcd (the first run builds them from Go modules: about 15 minutes on 2 cores; later runs start in seconds)');
+    let started = performance.now();
+    const controlPlane = await startControlPlane({ log: () => {} });
+    stops.push(() => controlPlane.stop());
+    log(`control plane ready at ${controlPlane.server} in ${seconds(started)}`);
+    const kubeConfig = controlPlane.kubeConfig();
+
+    started = performance.now();
+    const crds = await installAllCrds(kubeConfig);
+    log(`installed ${crds.length} CRDs (Knative Serving, KServe and Istio from their Go modules, plus serverlessapps.serverlessapp.io) in ${seconds(started)}`);
+
+    const warmup = await new LoopbackServer().start();
+    warmup.handler = (_req, res) => setTimeout(() => res.end('{"predictions": [0]}'), WARMUP_ANSWER_MS);
+    stops.push(() => warmup.stop());
+
+    const standins = await startStandins({ kubeConfig, readyDelayMs: READY_DELAY_MS });
+    stops.push(() => standins.stop());
+    log(`SIMULATED Knative Serving + KServe stand-ins running (revisions Ready after ${READY_DELAY_MS} ms)`);
+
+    // The flags a user would pass to `npm start`; the demo clock is --clock-start.
+    const config = parseConfig([
+      '--clock-start', DEMO_CLOCK_START,
+      '--leader-elect', 'false',
+      '--metrics-bind-address', '127.0.0.1:0',
+      '--health-probe-bind-address', '127.0.0.1:0',
+      '--allowed-gateways', 'istio-system/public-gateway',
+      '--warmup-url-template', `${warmup.url}/{namespace}/{revision}{path}`,
+    ], { LOG_LEVEL: process.env.LOG_LEVEL ?? 'error' });
+    const clock = new OffsetClock(new Date(config.clockStart!));
+    const operator = await createOperator(kubeConfig, config, { logger: createLogger({ level: config.logLevel }), clock });
+    await operator.manager.start();
+    stops.push(async () => {
+      operator.apps.warmups.stop();
+      await operator.manager.stop();
+    });
+    log(`operator running in-process (metrics http://127.0.0.1:${operator.manager.ports.metrics}/metrics, `
+      + `warmup requests to ${warmup.url}, in-place revision scaling: ${operator.settings.inPlaceBounds})`);
+
+    return { controlPlane, kubeConfig, operator, clock, warmup, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+function seconds(since: number): string {
+  return `${((performance.now() - since) / 1000).toFixed(1)} s`;
+}

@@ -1,0 +1,145 @@
+// `npm run demo [-- --keep]`: the whole story on a laptop in one command. Starts
+// the environment (environment.ts), tells the story (story.ts), then stops
+// everything, or with --keep stays in the foreground serving the operator and
+// the stand-ins until Ctrl-C. One demo at a time: a second one says where the
+// first one is instead of starting another control plane on a 2-core laptop.
+
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { describeFailure, EnvtestError } from '../test/envtest/errors.ts';
+import { BANNER } from '../test/standin/standin.ts';
+import { startEnvironment, type DemoEnvironment } from './environment.ts';
+import { runStory } from './story.ts';
+
+const USAGE = `Usage: npm run demo [-- --keep]
+
+Runs the ServerlessApp operator's story on a local control plane and stops everything.
+  --keep   leave the control plane, operator and stand-ins running (in this terminal) until Ctrl-C
+Environment: LOG_LEVEL=info shows the operator's logs, STANDIN_LOG=1 the stand-ins' writes.`;
+
+const NAMESPACE = 'demo';
+const cacheRoot = process.env.SERVERLESSAPP_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'serverlessapp-operator');
+const lockPath = join(cacheRoot, 'demo.json');
+
+interface DemoLock { pid: number; keep: boolean; startedAt: string; kubeconfig?: string }
+
+let options: { keep: boolean };
+try {
+  const { values } = parseArgs({ options: { keep: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false } } });
+  if (values.help) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  options = { keep: values.keep };
+} catch (err) {
+  console.error(`demo: ${(err as Error).message}\n\n${USAGE}`);
+  process.exit(2);
+}
+
+const say = (line: string) => console.log(line);
+const began = performance.now();
+const elapsed = (since = began) => `${((performance.now() - since) / 1000).toFixed(1)} s`;
+
+/** Claims the one-demo-at-a-time lock, or explains who holds it and exits. */
+function claimLock(): void {
+  mkdirSync(cacheRoot, { recursive: true });
+  const mine: DemoLock = { pid: process.pid, keep: options.keep, startedAt: new Date().toISOString() };
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      writeFileSync(lockPath, JSON.stringify(mine), { flag: 'wx' });
+      return;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    const other = readLock();
+    if (other && other.pid !== process.pid && isDemo(other.pid)) {
+      console.error(`demo: another demo is already running (pid ${other.pid}, started ${other.startedAt}${other.keep ? ' with --keep' : ''}).`);
+      if (other.kubeconfig) console.error(`Use it:   export KUBECONFIG=${other.kubeconfig}`);
+      console.error(`Or stop it with Ctrl-C in its terminal (or: kill ${other.pid}), then run \`npm run demo\` again.`);
+      process.exit(1);
+    }
+    rmSync(lockPath, { force: true }); // left by a demo that is gone
+  }
+  throw new Error(`could not claim ${lockPath}; remove it if no demo is running`);
+}
+
+function readLock(): DemoLock | undefined {
+  try {
+    return JSON.parse(readFileSync(lockPath, 'utf8')) as DemoLock;
+  } catch {
+    return undefined;
+  }
+}
+
+function isDemo(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('demo/main.ts');
+  } catch {
+    return false;
+  }
+}
+
+function releaseLock(): void {
+  if (readLock()?.pid === process.pid) rmSync(lockPath, { force: true });
+}
+
+claimLock();
+process.on('exit', releaseLock);
+// The control plane's supervisor kills kube-apiserver and etcd when this process
+// exits, however it exits; the operator and stand-ins live in this process.
+for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]] as const) {
+  process.on(signal, () => {
+    console.error(`\ndemo: ${signal}: stopping everything (operator, stand-ins, kube-apiserver, etcd)`);
+    process.exit(code);
+  });
+}
+
+say(`ServerlessApp operator demo
+  REAL:      kube-apiserver, etcd, and the CRDs of Knative Serving, KServe, Istio and ServerlessApp
+  SIMULATED: the Knative/KServe data plane. ${BANNER}: it writes the status
+             their controllers would write; no pods run and no requests are served by it.
+  The operator runs in this process on a demo clock, so the 08:00 and 18:00 window transitions come in seconds.
+`);
+
+let env: DemoEnvironment | undefined;
+try {
+  env = await startEnvironment((line) => say(`setup: ${line}`));
+  const running = env;
+  writeFileSync(lockPath, JSON.stringify({ ...readLock(), kubeconfig: running.controlPlane.kubeconfigPath }));
+  const storyStarted = performance.now();
+  await runStory({
+    kubeConfig: running.kubeConfig, namespace: NAMESPACE, clock: running.clock, print: say,
+    resync: () => running.operator.apps.controller.enqueueAll(),
+    warmupRequests: () => running.warmup.requests,
+  });
+  say(`\nthe story took ${elapsed(storyStarted)}; the whole demo so far ${elapsed()}`);
+} catch (err) {
+  console.error(`\ndemo failed: ${err instanceof EnvtestError ? describeFailure(err) : (err as Error).message}`);
+  if (/address already in use/.test(String(err))) {
+    console.error('A port picked for the control plane was taken by another program just before it started: run `npm run demo` again.');
+  } else if (!(err instanceof EnvtestError)) {
+    console.error('For details run again with LOG_LEVEL=info (operator logs) and STANDIN_LOG=1 (stand-in writes).');
+  }
+  await env?.stop();
+  process.exit(1);
+}
+
+if (options.keep) {
+  say(`
+Everything keeps running in this terminal: press Ctrl-C to stop everything (operator, stand-ins, control plane).
+In another terminal:
+  export KUBECONFIG=${env.controlPlane.kubeconfigPath}
+  kubectl get sapp -A
+  kubectl explain serverlessapp.spec.scaling
+  kubectl describe sapp shop -n ${NAMESPACE}
+  kubectl get ksvc,revisions,virtualservices -n ${NAMESPACE}
+The demo clock keeps running from where the story left it; edits you apply are reconciled as usual.`);
+  setInterval(() => {}, 1 << 30); // stay in the foreground until a signal
+} else {
+  await env.stop();
+  say(`stopped everything (operator, stand-ins, kube-apiserver, etcd); total ${elapsed()}`);
+  say('Explore on your own with `npm run demo -- --keep`.');
+  process.exit(0);
+}

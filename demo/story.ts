@@ -1,0 +1,178 @@
+// The demo's story, told against whatever cluster and operator it is given:
+// two example apps become Ready (the model one prewarmed), the web app gets a
+// canary, a header route, a promotion, then a scale window opens and closes on
+// the demo clock. Each step edits the spec as a user would, waits for the real
+// status and prints what `kubectl` would show. `npm run demo` runs it on a
+// local control plane; test/integration/demo.test.ts runs it so it cannot rot.
+
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { parse } from 'yaml';
+import type { ServerlessApp } from '../src/api/v1alpha1/serverlessapp.ts';
+import type { OffsetClock } from '../src/runtime/clock.ts';
+import { Kinds } from '../src/runtime/kinds.ts';
+import { condition, Observer } from './observe.ts';
+import { berlinTime, formatApps, formatRevisions, formatRoutes } from './table.ts';
+
+/** Monday 23 November 2026, 07:59:30 in Berlin (CET, UTC+1): half a minute before business hours. */
+export const DEMO_CLOCK_START = '2026-11-23T06:59:30Z';
+const WINDOW_OPENS = new Date('2026-11-23T07:00:00Z'); // 08:00 Berlin
+const WINDOW = { name: 'business-hours', schedule: '0 8 * * 1-5', duration: '10h', timeZone: 'Europe/Berlin', minScale: 2 };
+const WINDOW_CLOSES = new Date(WINDOW_OPENS.getTime() + 10 * 3600_000); // 18:00 Berlin
+const NEW_IMAGE = 'ghcr.io/acme/shop:1.5.0';
+
+export interface StoryEnv {
+  kubeConfig: KubeConfig;
+  namespace: string;
+  /** The operator's clock (started at DEMO_CLOCK_START); the story moves it. */
+  clock: OffsetClock;
+  /** Re-queues every app: after a clock jump, requeues already timed in real time would come late. */
+  resync(): void;
+  /** Requests the loopback warmup server has received. */
+  warmupRequests(): Array<{ method: string; url: string }>;
+  print(text: string): void;
+  /** Per step; default 60 s. */
+  timeoutMs?: number;
+}
+
+const examplesDir = join(dirname(fileURLToPath(import.meta.url)), '..', 'examples');
+
+function example(file: string, namespace: string): ServerlessApp {
+  const app = parse(readFileSync(join(examplesDir, file), 'utf8')) as ServerlessApp;
+  app.metadata.namespace = namespace;
+  return app;
+}
+
+export async function runStory(env: StoryEnv): Promise<void> {
+  const see = new Observer(env.kubeConfig, env.namespace, env.timeoutMs ?? 60_000);
+  const { print, clock } = env;
+  const ns = env.namespace;
+  const shop = example('web-app-canary.yaml', ns);
+  const fraud = example('model-gpu-prewarm.yaml', ns);
+  const apply = (app: ServerlessApp) => see.client.apply(app);
+
+  async function show(title: string, apps: ServerlessApp[], note: string[]): Promise<void> {
+    print(`\n$ kubectl get sapp -n ${ns} -o wide        # demo clock: ${berlinTime(clock.now())}`);
+    print(formatApps(await Promise.all([shop, fraud].map((a) => see.app(a.metadata.name)))));
+    for (const app of apps) print(formatRevisions(app.metadata.name, await see.revisions(app)));
+    for (const line of note) print(`  > ${line}`);
+    const events = await see.newEvents([shop.metadata.name, fraud.metadata.name]);
+    for (const line of events.length ? events : ['(no new Events)']) print(`  > ${line}`);
+    print(`  [${title}: done]`);
+  }
+  const heading = (text: string) => print(`\n==== ${text} ${'='.repeat(Math.max(0, 72 - text.length))}`);
+
+  try {
+    heading(`a) two apps from examples/ in namespace ${ns}`);
+    await see.client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }, { kind: Kinds.Namespace });
+    await apply(shop);
+    await apply(fraud);
+    print(`applied examples/web-app-canary.yaml (shop: a container app) and examples/model-gpu-prewarm.yaml (fraud: a GPU model)`);
+    print('waiting for both to be Ready; fraud is prewarmed first: 2 ready replicas and 5 warmup requests...');
+    let maxFraudReplicas = 0;
+    const [shopA, fraudA] = await see.until('both apps Ready with a URL, fraud prewarmed', ['shop', 'fraud'], async (apps) => {
+      const [s, f] = [apps.get('shop')!, apps.get('fraud')!];
+      for (const r of await see.revisions(f)) maxFraudReplicas = Math.max(maxFraudReplicas, r.replicas ?? 0);
+      const ok = condition(s, 'Ready')?.status === 'True' && s.status?.url && condition(f, 'Ready')?.status === 'True' && f.status?.url
+        && condition(f, 'Prewarmed')?.status === 'True' && await see.hasEvent('shop', 'Ready') && await see.hasEvent('fraud', 'Ready');
+      return ok ? [s, f] as const : undefined;
+    });
+    const warmups = env.warmupRequests();
+    const p = fraudA.status?.prewarm;
+    await show('a', [shopA, fraudA], [
+      `both Ready with a URL; the stand-in created their revisions and reported them ready (no pods ran)`,
+      `fraud prewarmed before it served: held at >= ${fraud.spec.prewarm?.replicas} ready replicas (highest seen: ${maxFraudReplicas}), `
+        + `warmup ${p?.succeeded ?? 0}/${fraud.spec.prewarm?.warmup?.count} succeeded, warm at ${p?.warmedAt ?? '?'}`,
+      `the demo's loopback server answered ${warmups.length} warmup requests: ${[...new Set(warmups.map((r) => `${r.method} ${r.url}`))].join(', ')}`,
+      ...(fraudA.status?.modelCache ? [`model cached on the nodes: ${fraudA.status.modelCache} (KServe LocalModel cache, simulated download)`] : []),
+    ]);
+
+    heading('b) a new version of shop at 20%');
+    shop.spec.container!.image = NEW_IMAGE;
+    shop.spec.rollout = { canaryPercent: 20 };
+    await apply(shop);
+    print(`edited shop: container.image ${NEW_IMAGE}, rollout.canaryPercent 20`);
+    const shopB = await see.until('shop split 80/20 between stable and candidate', ['shop'], async (apps) => {
+      const s = apps.get('shop')!;
+      const split = (s.status?.traffic ?? []).map((t) => `${t.tag}=${t.percent}`).sort().join(',');
+      return s.status?.phase === 'Canary' && s.status.canary?.weight === 20 && split === 'candidate=20,stable=80'
+        && await see.hasEvent('shop', 'CanaryWeightChanged') ? s : undefined;
+    });
+    await show('b', [shopB], [`the candidate (${shopB.status?.versions?.candidate?.revision}) gets 20%, stable keeps 80%; each has its own tag URL`]);
+
+    heading('c) testers reach the candidate with a header');
+    shop.spec.rollout = { canaryPercent: 20, match: [{ header: 'x-canary', exact: 'always' }] };
+    await apply(shop);
+    print('edited shop: rollout.match [{header: x-canary, exact: always}]');
+    const vs = await see.until('a header-matched route to the candidate in the VirtualService', ['shop'], async () => {
+      const v = await see.virtualService('shop');
+      return v?.spec.http?.some((r) => r.name === 'candidate-by-header') ? v : undefined;
+    });
+    print(`\n$ kubectl get virtualservice shop -n ${ns}      # hosts ${vs.spec.hosts?.join(',')}, gateways ${vs.spec.gateways?.join(',') ?? 'mesh'}`);
+    print(formatRoutes('shop', vs.spec.http ?? []));
+    await show('c', [await see.app('shop')], ['requests with "x-canary: always" go to the candidate whatever the weights; all others follow the 80/20 split']);
+
+    heading('d) promote: canaryPercent 100');
+    shop.spec.rollout = { canaryPercent: 100 };
+    await apply(shop);
+    print('edited shop: rollout.canaryPercent 100 (and the header rule removed)');
+    const shopD = await see.until('shop promoted (Promoted=True, all traffic on the new version)', ['shop'], async (apps) => {
+      const s = apps.get('shop')!;
+      const all = s.status?.traffic?.length === 1 && s.status.traffic[0]?.percent === 100;
+      const idle = (await see.revisions(s)).filter((r) => r.percent === 0);
+      return s.status?.phase === 'Stable' && s.status.versions?.stable?.image === NEW_IMAGE && !s.status.versions.candidate && all
+        && idle.every((r) => r.replicas === 0) && condition(s, 'Promoted')?.status === 'True' && await see.hasEvent('shop', 'Promoted') ? s : undefined;
+    });
+    const promoted = condition(shopD, 'Promoted')!;
+    await show('d', [shopD], [`condition Promoted=${promoted.status} (${promoted.reason}): ${promoted.message}`, 'the old revision is idle: no traffic, scaled to zero']);
+
+    heading('e) a scale window opens on the demo clock');
+    const lead = WINDOW_OPENS.getTime() - clock.now().getTime();
+    if (lead < 3_000 || lead > 20_000) {
+      clock.jumpTo(new Date(WINDOW_OPENS.getTime() - 8_000));
+      print(`(demo clock set to ${berlinTime(clock.now())} so the window opens in a few seconds)`);
+    }
+    shop.spec.scaling = { ...shop.spec.scaling, windows: [WINDOW] };
+    await apply(shop);
+    print(`edited shop: scaling.windows [{name: business-hours, schedule: "0 8 * * 1-5", duration: 10h, timeZone: Europe/Berlin, minScale: 2}]`);
+    const pending = await see.until('the window\'s opening as the next transition', ['shop'], (apps) => {
+      const next = apps.get('shop')!.status?.scaling?.nextTransition;
+      return next?.change === 'open' && next.at === WINDOW_OPENS.toISOString() ? next : undefined;
+    });
+    print(`status.scaling.nextTransition: ${pending.change} ${pending.window} at ${berlinTime(new Date(pending.at))} -> minScale ${pending.minScale}`);
+    print(`waiting for the demo clock to pass 08:00 (${Math.max(0, Math.ceil((WINDOW_OPENS.getTime() - clock.now().getTime()) / 1000))} s of real time)...`);
+    const shopE = await see.until('window business-hours open with min-scale 2 on the live revision', ['shop'], async (apps) => {
+      const s = apps.get('shop')!;
+      const live = (await see.revisions(s)).find((r) => r.name === s.status?.versions?.stable?.revision);
+      return s.status?.scaling?.minScale === 2 && s.status.scaling.openWindows?.includes(WINDOW.name) && live?.minScale === '2'
+        && live.replicas === 2 && await see.hasEvent('shop', 'WindowOpened') ? s : undefined;
+    });
+    await show('e', [shopE], [
+      `window open: min-scale 2 set on the live revision ${shopE.status?.versions?.stable?.revision} in place (no new revision, no new version)`,
+      `next transition: ${shopE.status?.scaling?.nextTransition?.change} at ${berlinTime(new Date(shopE.status!.scaling!.nextTransition!.at))}`,
+    ]);
+
+    heading('f) the window closes: back to scale-to-zero');
+    clock.jumpTo(new Date(WINDOW_CLOSES.getTime() - 2_000));
+    env.resync();
+    print(`demo clock jumped to ${berlinTime(clock.now())}, 2 s before the window closes (the operator re-reads every app)`);
+    const shopF = await see.until('window closed, min-scale 0 and the idle revision at 0 replicas', ['shop'], async (apps) => {
+      const s = apps.get('shop')!;
+      const revs = await see.revisions(s);
+      const live = revs.find((r) => r.name === s.status?.versions?.stable?.revision);
+      const idle = revs.filter((r) => r.percent === 0);
+      return s.status?.scaling?.minScale === 0 && s.status.scaling.openWindows?.length === 0 && live?.minScale === '0'
+        && idle.length > 0 && idle.every((r) => r.replicas === 0) && await see.hasEvent('shop', 'WindowClosed') ? s : undefined;
+    });
+    await show('f', [shopF], [
+      'MIN 0: nothing holds replicas any more; the idle revision reports 0 replicas',
+      'the stand-in does not simulate request-driven autoscaling: it keeps 1 replica for the revision with traffic '
+        + `(real Knative scales it to zero after ${shop.spec.scaling?.scaleToZeroAfter ?? 'its retention period'} without requests)`,
+      `next transition: ${shopF.status?.scaling?.nextTransition?.change} at ${berlinTime(new Date(shopF.status!.scaling!.nextTransition!.at))}`,
+    ]);
+  } finally {
+    see.close();
+  }
+}

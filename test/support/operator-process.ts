@@ -1,0 +1,196 @@
+// The real operator as a child process (`node src/main.ts`), for the
+// benchmarks and fault tests: it can be SIGKILLed mid-reconcile, two replicas
+// can elect a leader, and its RSS and CPU are its own. Loopback ports are
+// chosen here so /readyz and /metrics can be polled; its log lines are kept
+// (the tail) so a test can show what it said before it failed.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const TAIL_LINES = 400;
+
+export interface OperatorProcessOptions {
+  kubeconfigPath: string;
+  /** Watched namespaces (default: all). Restrict them so a test's operator ignores other tests' apps. */
+  namespaces?: string[];
+  concurrency?: number;
+  /** Default false. With true, `leaderElectionNamespace` must exist. */
+  leaderElect?: boolean;
+  leaderElectionNamespace?: string;
+  identity?: string;
+  clockStart?: string;
+  /** Default warn. */
+  logLevel?: string;
+  allowedGateways?: string[];
+  /** Further flags, e.g. ['--watch-watchdog', '5s'] or ['--cpu-prof'] for node (use nodeArgs for those). */
+  args?: string[];
+  /** Flags for node itself, e.g. ['--cpu-prof', '--cpu-prof-dir=/tmp/prof']. */
+  nodeArgs?: string[];
+}
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export class OperatorProcess {
+  readonly pid: number;
+  readonly metricsPort: number;
+  readonly probePort: number;
+  /** When it was spawned (performance.now()). */
+  readonly startedAt: number;
+  /** Resolves when the process has exited, however. */
+  readonly exited: Promise<Exit>;
+  private readonly child: ChildProcess;
+  private readonly lines: string[] = [];
+  private exit: Exit | undefined;
+
+  private constructor(child: ChildProcess, ports: { metrics: number; probe: number }, startedAt: number) {
+    this.child = child;
+    this.pid = child.pid!;
+    this.metricsPort = ports.metrics;
+    this.probePort = ports.probe;
+    this.startedAt = startedAt;
+    for (const stream of [child.stdout!, child.stderr!]) {
+      let partial = '';
+      stream.setEncoding('utf8');
+      stream.on('data', (chunk: string) => {
+        const parts = (partial + chunk).split('\n');
+        partial = parts.pop() ?? '';
+        for (const line of parts) this.keep(line);
+      });
+      stream.on('end', () => { if (partial) this.keep(partial); });
+    }
+    this.exited = new Promise((resolve) => child.once('exit', (code, signal) => {
+      this.exit = { code, signal };
+      resolve(this.exit);
+    }));
+  }
+
+  /** Spawns the operator; it is not ready yet (see waitReady). */
+  static async start(o: OperatorProcessOptions): Promise<OperatorProcess> {
+    const [metrics, probe] = await freePorts(2);
+    const args = [
+      ...(o.nodeArgs ?? []), join(root, 'src', 'main.ts'),
+      '--kubeconfig', o.kubeconfigPath,
+      '--leader-elect', String(o.leaderElect ?? false),
+      '--metrics-bind-address', `127.0.0.1:${metrics}`,
+      '--health-probe-bind-address', `127.0.0.1:${probe}`,
+      '--log-level', o.logLevel ?? 'warn',
+      '--concurrency', String(o.concurrency ?? 4),
+      ...(o.namespaces?.length ? ['--namespaces', o.namespaces.join(',')] : []),
+      ...(o.leaderElectionNamespace ? ['--leader-election-namespace', o.leaderElectionNamespace] : []),
+      ...(o.identity ? ['--identity', o.identity] : []),
+      ...(o.clockStart ? ['--clock-start', o.clockStart] : []),
+      ...(o.allowedGateways ? ['--allowed-gateways', o.allowedGateways.join(',')] : []),
+      ...(o.args ?? []),
+    ];
+    const startedAt = performance.now();
+    // The environment must not leak settings the flags do not override (LEADER_ELECT, WATCH_NAMESPACES, ...).
+    const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', NODE_OPTIONS: '' };
+    const child = spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    return new OperatorProcess(child, { metrics, probe }, startedAt);
+  }
+
+  get alive(): boolean {
+    return this.exit === undefined;
+  }
+
+  /** The last lines it wrote (stdout and stderr interleaved). */
+  output(): string[] {
+    return [...this.lines];
+  }
+
+  /** Resolves once /readyz answers 200 (its caches have synced); rejects if it exits first. */
+  async waitReady(timeoutMs = 60_000): Promise<void> {
+    const deadline = performance.now() + timeoutMs;
+    while (performance.now() < deadline) {
+      if (!this.alive) throw new Error(`the operator exited (${JSON.stringify(this.exit)}) before it was ready:\n${this.output().slice(-20).join('\n')}`);
+      if (await this.ready()) return;
+      await sleep(25);
+    }
+    throw new Error(`the operator was not ready after ${timeoutMs} ms:\n${this.output().slice(-20).join('\n')}`);
+  }
+
+  async ready(): Promise<boolean> {
+    try {
+      const res = await fetch(`http://127.0.0.1:${this.probePort}/readyz`, { signal: AbortSignal.timeout(2_000) });
+      await res.text();
+      return res.status === 200;
+    } catch {
+      return false;
+    }
+  }
+
+  /** The /metrics samples, by name and labels. */
+  async metrics(): Promise<Sample[]> {
+    const res = await fetch(`http://127.0.0.1:${this.metricsPort}/metrics`, { signal: AbortSignal.timeout(10_000) });
+    return parsePrometheus(await res.text());
+  }
+
+  /** Sends `signal` (default SIGKILL) and waits for the exit. */
+  async kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<Exit> {
+    if (this.alive) this.child.kill(signal);
+    return this.exited;
+  }
+
+  /** SIGTERM (a graceful stop), then SIGKILL after `graceMs`. */
+  async stop(graceMs = 10_000): Promise<Exit> {
+    if (!this.alive) return this.exited;
+    this.child.kill('SIGTERM');
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), graceMs);
+    const exit = await this.exited;
+    clearTimeout(timer);
+    return exit;
+  }
+
+  private keep(line: string): void {
+    this.lines.push(line);
+    if (this.lines.length > TAIL_LINES) this.lines.shift();
+  }
+}
+
+export interface Sample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+
+/** Reads the Prometheus text format (what prom-client writes: no escapes in label values, no timestamps). */
+export function parsePrometheus(text: string): Sample[] {
+  const samples: Sample[] = [];
+  for (const line of text.split('\n')) {
+    if (!line || line.startsWith('#')) continue;
+    const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})?\s+(\S+)/.exec(line);
+    if (!m) continue;
+    const labels: Record<string, string> = {};
+    for (const [, k, v] of (m[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)) labels[k!] = v!;
+    samples.push({ name: m[1]!, labels, value: Number(m[3]) });
+  }
+  return samples;
+}
+
+/** The sum of every sample named `name` whose labels include `labels`. */
+export function metricValue(samples: Sample[], name: string, labels: Record<string, string> = {}): number {
+  return samples
+    .filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
+    .reduce((sum, s) => sum + s.value, 0);
+}
+
+export async function freePorts(count: number): Promise<number[]> {
+  const servers = Array.from({ length: count }, () => createServer());
+  try {
+    return await Promise.all(servers.map((srv) => new Promise<number>((resolve, reject) => {
+      srv.once('error', reject);
+      srv.listen(0, '127.0.0.1', () => {
+        const address = srv.address();
+        resolve(typeof address === 'object' && address ? address.port : 0);
+      });
+    })));
+  } finally {
+    for (const srv of servers) srv.close();
+  }
+}
