@@ -97,10 +97,11 @@ for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]
 }
 
 say(`ServerlessApp operator demo
-  REAL:      kube-apiserver, etcd, and the CRDs of Knative Serving, KServe, Istio and ServerlessApp
-  SIMULATED: the Knative/KServe data plane. ${BANNER}: it writes the status
-             their controllers would write; no pods run and no requests are served by it.
-  The operator runs in this process on a demo clock, so the 08:00 and 18:00 window transitions come in seconds.
+  REAL:      kube-apiserver, etcd, and the CRDs of Knative Serving, KServe, Istio and ServerlessApp.
+  SIMULATED: the Knative/KServe data plane. It writes the status their controllers would write
+             (revisions, readiness, replica counts, traffic); no pods run, no app requests are served.
+             (${BANNER}.)
+  The operator runs in this process on a demo clock, so the 08:00 and 18:00 window transitions take seconds.
 `);
 
 let env: DemoEnvironment | undefined;

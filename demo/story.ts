@@ -14,7 +14,7 @@ import type { ServerlessApp } from '../src/api/v1alpha1/serverlessapp.ts';
 import type { OffsetClock } from '../src/runtime/clock.ts';
 import { Kinds } from '../src/runtime/kinds.ts';
 import { condition, Observer } from './observe.ts';
-import { berlinTime, formatApps, formatRevisions, formatRoutes } from './table.ts';
+import { berlinTime, formatApps, formatRevisions, formatRoutes, type RevisionRow } from './table.ts';
 
 /** Monday 23 November 2026, 07:59:30 in Berlin (CET, UTC+1): half a minute before business hours. */
 export const DEMO_CLOCK_START = '2026-11-23T06:59:30Z';
@@ -38,6 +38,12 @@ export interface StoryEnv {
 }
 
 const examplesDir = join(dirname(fileURLToPath(import.meta.url)), '..', 'examples');
+
+/** The live revision carries the app's effective bounds and every other revision is idle at 0 replicas. */
+function settled(app: ServerlessApp, revisions: RevisionRow[]): boolean {
+  const live = revisions.find((r) => r.name === app.status?.versions?.stable?.revision);
+  return live?.minScale === String(app.status?.scaling?.minScale) && revisions.every((r) => r === live || (r.percent === 0 && r.replicas === 0));
+}
 
 function example(file: string, namespace: string): ServerlessApp {
   const app = parse(readFileSync(join(examplesDir, file), 'utf8')) as ServerlessApp;
@@ -72,11 +78,13 @@ export async function runStory(env: StoryEnv): Promise<void> {
     print(`applied examples/web-app-canary.yaml (shop: a container app) and examples/model-gpu-prewarm.yaml (fraud: a GPU model)`);
     print('waiting for both to be Ready; fraud is prewarmed first: 2 ready replicas and 5 warmup requests...');
     let maxFraudReplicas = 0;
-    const [shopA, fraudA] = await see.until('both apps Ready with a URL, fraud prewarmed', ['shop', 'fraud'], async (apps) => {
+    const [shopA, fraudA] = await see.until('both apps Ready with a URL, fraud prewarmed, bounds settled', ['shop', 'fraud'], async (apps) => {
       const [s, f] = [apps.get('shop')!, apps.get('fraud')!];
-      for (const r of await see.revisions(f)) maxFraudReplicas = Math.max(maxFraudReplicas, r.replicas ?? 0);
+      const fraudRevisions = await see.revisions(f);
+      for (const r of fraudRevisions) maxFraudReplicas = Math.max(maxFraudReplicas, r.replicas ?? 0);
       const ok = condition(s, 'Ready')?.status === 'True' && s.status?.url && condition(f, 'Ready')?.status === 'True' && f.status?.url
-        && condition(f, 'Prewarmed')?.status === 'True' && await see.hasEvent('shop', 'Ready') && await see.hasEvent('fraud', 'Ready');
+        && condition(f, 'Prewarmed')?.status === 'True' && settled(f, fraudRevisions)
+        && await see.hasEvent('shop', 'Ready') && await see.hasEvent('fraud', 'Ready');
       return ok ? [s, f] as const : undefined;
     });
     const warmups = env.warmupRequests();
@@ -84,7 +92,8 @@ export async function runStory(env: StoryEnv): Promise<void> {
     await show('a', [shopA, fraudA], [
       `both Ready with a URL; the stand-in created their revisions and reported them ready (no pods ran)`,
       `fraud prewarmed before it served: held at >= ${fraud.spec.prewarm?.replicas} ready replicas (highest seen: ${maxFraudReplicas}), `
-        + `warmup ${p?.succeeded ?? 0}/${fraud.spec.prewarm?.warmup?.count} succeeded, warm at ${p?.warmedAt ?? '?'}`,
+        + `warmup ${p?.succeeded ?? 0}/${fraud.spec.prewarm?.warmup?.count} succeeded, warm at ${p?.warmedAt ?? '?'}; then the buffer was released `
+        + '(KServe makes a new predictor revision for a minReplicas change; traffic moved once it was ready)',
       `the demo's loopback server answered ${warmups.length} warmup requests: ${[...new Set(warmups.map((r) => `${r.method} ${r.url}`))].join(', ')}`,
       ...(fraudA.status?.modelCache ? [`model cached on the nodes: ${fraudA.status.modelCache} (KServe LocalModel cache, simulated download)`] : []),
     ]);
@@ -131,8 +140,9 @@ export async function runStory(env: StoryEnv): Promise<void> {
     heading('e) a scale window opens on the demo clock');
     const lead = WINDOW_OPENS.getTime() - clock.now().getTime();
     if (lead < 3_000 || lead > 20_000) {
+      const from = berlinTime(clock.now());
       clock.jumpTo(new Date(WINDOW_OPENS.getTime() - 8_000));
-      print(`(demo clock set to ${berlinTime(clock.now())} so the window opens in a few seconds)`);
+      print(`demo clock ${lead > 0 ? 'fast-forwarded' : 'set back'} from ${from} to ${berlinTime(clock.now())}: the window opens in 8 s`);
     }
     shop.spec.scaling = { ...shop.spec.scaling, windows: [WINDOW] };
     await apply(shop);

@@ -67,12 +67,19 @@ function readyCondition(s: StatusInput): ConditionInput {
   return { type: 'Ready', status: 'False', reason: workload.ready === false ? workload.reason : 'Deploying', message: plan.promoted.message + (workload.ready === false ? `: ${workload.message}` : '') };
 }
 
+/** The data plane's own Ready (Knative Service or InferenceService), reason and message passed through. */
+function workloadCondition(w: WorkloadSummary): ConditionInput {
+  const status = w.ready === undefined ? 'Unknown' : w.ready ? 'True' : 'False';
+  return { type: 'WorkloadReady', status, reason: w.reason, message: w.message };
+}
+
 export function composeStatus(app: ServerlessApp, s: StatusInput): ServerlessAppStatus {
   const { plan, scale } = s;
   const c = plan.candidate;
   const conditions: ConditionInput[] = [
     readyCondition(s),
     ...(s.prewarm ? [{ type: 'Prewarmed', ...s.prewarm.condition }] : []),
+    workloadCondition(s.workload),
     { type: 'CanaryProgressing', ...plan.progressing },
     { type: 'Promoted', ...plan.promoted },
     ...(s.extraConditions ?? []),

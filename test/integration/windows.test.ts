@@ -32,7 +32,7 @@ describe('scale windows (integration, controlled clock)', function () {
   beforeEach(async () => {
     ns = await freshNamespace('windows');
     await op?.stop();
-    clock = new OffsetClock(new Date('2026-11-23T06:59:50Z')); // Monday, 07:59:50 in Berlin
+    clock = new OffsetClock(new Date('2026-11-23T06:59:55Z')); // Monday, 07:59:55 in Berlin
     op = await startOperator({}, { clock });
   });
 
@@ -98,5 +98,27 @@ describe('scale windows (integration, controlled clock)', function () {
     assert.equal((await getApp(ns, 'shop')).status?.scaling?.minScale, 3);
     const writes = (await writesSince(since, 'serverlessapp-operator')).filter((w) => w.namespace === ns);
     assert.deepEqual(writes, []);
+  });
+  it('on Knative before 1.21 (bounds in the template): a transition makes a new revision of the same version, routed only once ready', async () => {
+    await op.stop();
+    op = await startOperator({ knativeInPlaceScaling: 'false' }, { clock });
+    await applyApp(app(ns, 'shop', spec('shop:1')));
+    const before = await waitForApp(ns, 'shop', readyTrue, 'ready');
+    const ksvcBefore = await getKsvc(ns, 'shop');
+    assert.equal(ksvcBefore?.spec.template.metadata.annotations?.['autoscaling.knative.dev/min-scale'], '0');
+    const after = await waitForApp(ns, 'shop', (a) => a.status?.scaling?.minScale === 3 && a.status?.versions?.stable?.revision !== before.status?.versions?.stable?.revision && readyTrue(a), 'new revision serving', 20_000);
+    assert.equal(after.status?.versions?.stable?.version, before.status?.versions?.stable?.version, 'same version: no canary');
+    const ksvc = await getKsvc(ns, 'shop');
+    assert.equal(ksvc?.spec.template.metadata.annotations?.['autoscaling.knative.dev/min-scale'], '3');
+    assert.deepEqual(ksvc?.spec.traffic, [{ revisionName: after.status?.versions?.stable?.revision, percent: 100, tag: 'stable' }]);
+  });
+
+  it('model apps: the window raises the InferenceService\'s minReplicas', async () => {
+    interface Isvc { spec: { predictor: { minReplicas?: number } } }
+    await applyApp(app(ns, 'fraud', { model: { format: { name: 'sklearn' }, storageUri: 'gs://m/v1' }, scaling: { minScale: 0, maxScale: 10, windows: [day] } }));
+    await waitForApp(ns, 'fraud', readyTrue, 'model ready');
+    assert.equal((await userClient().get<Isvc>(Kinds.InferenceService, ns, 'fraud'))?.spec.predictor.minReplicas, 0);
+    await waitForApp(ns, 'fraud', (a) => a.status?.scaling?.minScale === 3, 'window open', 20_000);
+    await eventually(async () => (await userClient().get<Isvc>(Kinds.InferenceService, ns, 'fraud'))?.spec.predictor.minReplicas === 3 || undefined, 'minReplicas raised');
   });
 });

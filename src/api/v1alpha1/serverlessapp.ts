@@ -178,7 +178,7 @@ export const specSchema = object('What the app runs and how it is served, scaled
 // ---------------------------------------------------------------- status
 
 const conditionSchema = object('A Kubernetes condition.', {
-  type: required(string('Condition type: Ready, Prewarmed, CanaryProgressing, Promoted, ...', { maxLength: 316 })),
+  type: required(string('Condition type: Ready, WorkloadReady (the Knative Service or InferenceService), Prewarmed, CanaryProgressing, Promoted.', { maxLength: 316 })),
   status: required(enumeration(['True', 'False', 'Unknown'] as const, 'Status of the condition.')),
   reason: required(string('Machine-readable CamelCase reason.', { maxLength: 1024 })),
   message: required(string('Human-readable details.', { maxLength: 32768 })),
@@ -202,7 +202,7 @@ export const statusSchema = object('Observed state, written by the operator.', {
   observedGeneration: integer('The spec generation this status describes.'),
   phase: enumeration(phases, 'Pending (first version starting), Stable (one version serving), Canary (traffic split), Promoting (candidate taking all traffic), RolledBack (candidate kept at 0%), Failed (the spec cannot be served).'),
   url: string('Public URL of the app.'),
-  conditions: array(conditionSchema, 'Ready, Prewarmed, CanaryProgressing, Promoted, ...', { listType: 'map', listMapKeys: ['type'] }),
+  conditions: array(conditionSchema, 'Ready (the app serves its stable version), WorkloadReady (Knative/KServe\'s own Ready, reason and message), Prewarmed, CanaryProgressing, Promoted.', { listType: 'map', listMapKeys: ['type'] }),
   versions: object('The stable version and the candidate, if any.', {
     stable: versionStatusSchema,
     candidate: versionStatusSchema,
