@@ -43,13 +43,24 @@ export async function detectCacheScope(client: KubeClient, setting: OperatorConf
   return crd ? 'namespace' : 'cluster';
 }
 
-export async function createOperator(kc: KubeConfig, config: OperatorConfig, deps: { logger: Logger; clock: Clock; http?: AxiosInstance; warmupBackoffMs?: number }): Promise<Operator> {
+export interface OperatorDeps {
+  logger: Logger;
+  clock: Clock;
+  /** For Prometheus analysis queries (tests inject one). */
+  http?: AxiosInstance;
+  warmupBackoffMs?: number;
+  /** Default: exit the process, as controller-runtime does. Tests running several operators in one process override it. */
+  onLostLeadership?: () => void;
+}
+
+export async function createOperator(kc: KubeConfig, config: OperatorConfig, deps: OperatorDeps): Promise<Operator> {
   const manager = new Manager({
     kubeConfig: kc, namespaces: config.namespaces, identity: config.identity,
     leaderElection: { enabled: config.leaderElect, namespace: config.leaderElectionNamespace, name: config.leaderElectionId },
     metricsAddr: config.metricsAddr, probeAddr: config.probeAddr,
     logger: deps.logger, clock: deps.clock, userAgent: `serverlessapp-operator/${VERSION}`,
     ...(config.watchWatchdogMs ? { watchdogMs: config.watchWatchdogMs } : {}),
+    ...(deps.onLostLeadership ? { onLostLeadership: deps.onLostLeadership } : {}),
   });
   const inPlaceBounds = await detectInPlaceScaling(manager.client, config.knativeInPlaceScaling);
   const cacheScope = await detectCacheScope(manager.client, config.modelCacheScope);

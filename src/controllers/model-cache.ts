@@ -9,6 +9,7 @@ import { API_VERSION, KIND } from '../api/v1alpha1/serverlessapp.ts';
 import { APP_LABEL, MANAGED_BY } from '../render/metadata.ts';
 import { CACHE_NAMESPACE_LABEL, modelCacheName, renderLocalModelCache, type CacheScope } from '../render/local-model-cache.ts';
 import { keepAppliedFields } from '../runtime/apply.ts';
+import { isNotFound } from '../runtime/client.ts';
 import { Controller, type ReconcileContext, type Request } from '../runtime/controller.ts';
 import type { Informer } from '../runtime/informer.ts';
 import { Kinds } from '../runtime/kinds.ts';
@@ -88,12 +89,23 @@ export class ModelCacheReconciler {
     if (!needsFinalizer && hasFinalizer) await this.setFinalizer(app, false);
   }
 
-  /** Server-side apply of our finalizer alone (finalizers are a set: others' entries stay). */
+  /**
+   * Adds our finalizer by server-side apply (finalizers are a set: others' entries
+   * stay). Removes it by a merge patch guarded by resourceVersion, never by apply:
+   * an apply to an app that has just gone would try to create it again. A conflict
+   * is retried by the queue; an app already gone needs nothing.
+   */
   private async setFinalizer(app: ServerlessApp, present: boolean): Promise<void> {
-    await this.mgr.client.apply({
-      apiVersion: API_VERSION, kind: KIND,
-      metadata: { name: app.metadata.name, namespace: app.metadata.namespace, finalizers: present ? [CACHE_FINALIZER] : [] },
-    });
+    if (present) {
+      await this.mgr.client.apply({ apiVersion: API_VERSION, kind: KIND, metadata: { name: app.metadata.name, namespace: app.metadata.namespace, finalizers: [CACHE_FINALIZER] } });
+      return;
+    }
+    const finalizers = (app.metadata.finalizers ?? []).filter((f) => f !== CACHE_FINALIZER);
+    try {
+      await this.mgr.client.mergePatch(Kinds.ServerlessApp, app.metadata.namespace, app.metadata.name, { metadata: { finalizers, resourceVersion: app.metadata.resourceVersion } });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
   }
 }
 

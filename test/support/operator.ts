@@ -31,7 +31,9 @@ export async function startOperator(overrides: Partial<OperatorConfig> = {}, opt
   };
   const clock = opts.clock ?? new OffsetClock();
   const logger = createLogger({ level: config.logLevel });
-  const op = await createOperator(opts.kubeConfig ?? testKubeConfig(), config, { logger, clock, ...(opts.warmupBackoffMs ? { warmupBackoffMs: opts.warmupBackoffMs } : {}) });
+  // Several operators share this test process: losing the lease must stop one, not exit the process.
+  const onLostLeadership = () => logger.warn('lost leadership (test operator keeps the process alive)');
+  const op = await createOperator(opts.kubeConfig ?? testKubeConfig(), config, { logger, clock, onLostLeadership, ...(opts.warmupBackoffMs ? { warmupBackoffMs: opts.warmupBackoffMs } : {}) });
   await op.manager.start();
   return {
     ...op, clock,
