@@ -136,7 +136,8 @@ In another terminal:
   kubectl explain serverlessapp.spec.scaling
   kubectl describe sapp shop -n ${NAMESPACE}
   kubectl get ksvc,revisions,virtualservices -n ${NAMESPACE}
-The demo clock keeps running from where the story left it; edits you apply are reconciled as usual.`);
+The demo clock keeps running from where the story left it; edits you apply are reconciled as usual.
+(Event ages in kubectl look odd, e.g. <invalid>: the operator stamps Events with the demo clock.)`);
   setInterval(() => {}, 1 << 30); // stay in the foreground until a signal
 } else {
   await env.stop();

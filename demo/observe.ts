@@ -123,6 +123,6 @@ export function summarize(app: ServerlessApp): string {
   const s = app.status;
   const ready = condition(app, 'Ready');
   return `${app.metadata.name}: generation ${app.metadata.generation}, observed ${s?.observedGeneration ?? 'none'}; phase ${s?.phase ?? 'none'}; `
-    + `canary ${s?.canary?.weight ?? 'none'}%; min ${s?.scaling?.minScale ?? 'none'}; `
+    + `canary ${s?.canary?.weight !== undefined ? `${s.canary.weight}%` : 'none'}; min ${s?.scaling?.minScale ?? 'none'}; `
     + `Ready=${ready?.status ?? 'none'} ${ready?.reason ?? ''}: ${ready?.message ?? ''}`;
 }

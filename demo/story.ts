@@ -92,7 +92,7 @@ export async function runStory(env: StoryEnv): Promise<void> {
     await show('a', [shopA, fraudA], [
       `both Ready with a URL; the stand-in created their revisions and reported them ready (no pods ran)`,
       `fraud prewarmed before it served: held at >= ${fraud.spec.prewarm?.replicas} ready replicas (highest seen: ${maxFraudReplicas}), `
-        + `warmup ${p?.succeeded ?? 0}/${fraud.spec.prewarm?.warmup?.count} succeeded, warm at ${p?.warmedAt ?? '?'}; then the buffer was released `
+        + `warmup ${p?.succeeded ?? 0}/${fraud.spec.prewarm?.warmup?.count} succeeded, warm at ${p?.warmedAt ? berlinTime(new Date(p.warmedAt)) : '?'}; then the buffer was released `
         + '(KServe makes a new predictor revision for a minReplicas change; traffic moved once it was ready)',
       `the demo's loopback server answered ${warmups.length} warmup requests: ${[...new Set(warmups.map((r) => `${r.method} ${r.url}`))].join(', ')}`,
       ...(fraudA.status?.modelCache ? [`model cached on the nodes: ${fraudA.status.modelCache} (KServe LocalModel cache, simulated download)`] : []),

@@ -20,18 +20,17 @@ export interface HttpRoute {
   rewrite?: { authority?: string };
 }
 
-const NONE = '<none>';
-
 /** Columns padded to their widest cell, three spaces apart, as kubectl aligns them. */
 export function formatTable(header: string[], rows: string[][], indent = ''): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]) => indent + cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('   ');
+  const line = (cells: string[]) => (indent + cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('   ')).trimEnd();
   return [line(header), ...rows.map(line)].join('\n');
 }
 
-const cell = (v: string | number | undefined) => (v === undefined || v === '' ? NONE : String(v));
+/** An unset field prints as an empty cell, as kubectl prints printer columns. */
+const cell = (v: string | number | undefined) => (v === undefined ? '' : String(v));
 
-/** `kubectl get sapp -o wide`, with this project's printer columns (Age and Reason left out). */
+/** `kubectl get sapp -o wide`, with this project's printer columns (Reason and Age left out). */
 export function formatApps(apps: ServerlessApp[]): string {
   const rows = [...apps]
     .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name))
@@ -48,7 +47,7 @@ export function formatApps(apps: ServerlessApp[]): string {
         cell(s?.phase),
       ];
     });
-  return formatTable(['NAME', 'READY', 'URL', 'VERSION', 'CANARY%', 'MIN', 'MAX', 'PHASE'], rows);
+  return formatTable(['NAME', 'READY', 'URL', 'VERSION', 'CANARY %', 'MIN', 'MAX', 'PHASE'], rows);
 }
 
 /** One app's revisions, those with traffic first; idle ones show 0%. */
@@ -63,9 +62,9 @@ export function formatRevisions(app: string, revisions: RevisionRow[]): string {
 /** A VirtualService's HTTP routes in order: which requests go where. */
 export function formatRoutes(name: string, routes: HttpRoute[]): string {
   const rows = routes.map((r) => [
-    r.name ?? NONE,
+    cell(r.name),
     r.match?.length ? r.match.map(describeMatch).join(' or ') : '(all other requests)',
-    `-> ${r.rewrite?.authority ?? NONE}`,
+    `-> ${r.rewrite?.authority ?? '?'}`,
   ]);
   return `  VirtualService ${name}: HTTP routes, first match wins\n` + formatTable(['ROUTE', 'MATCH', 'DESTINATION (authority)'], rows, '    ');
 }

@@ -16,7 +16,7 @@ import { requestsGpu } from '../render/inference-service.ts';
 import { APP_LABEL, MANAGED_BY } from '../render/metadata.ts';
 import { renderVirtualService } from '../render/virtual-service.ts';
 import { runChecks } from '../rollout/analysis.ts';
-import { planRollout, type RevisionRef } from '../rollout/canary.ts';
+import { planRollout, type ObservedRevision, type RevisionRef, type RolloutPlan } from '../rollout/canary.ts';
 import { versionOf } from '../rollout/version.ts';
 import { isSemanticSubset, keepAppliedFields } from '../runtime/apply.ts';
 import { Controller, type ReconcileContext, type Request, type Result } from '../runtime/controller.ts';
@@ -25,7 +25,7 @@ import { Kinds } from '../runtime/kinds.ts';
 import type { Manager } from '../runtime/manager.ts';
 import { StatusWriter } from '../runtime/status.ts';
 import { RETIRED, revisionBounds } from '../scaling/revision-bounds.ts';
-import { effectiveScale } from '../scaling/windows.ts';
+import { effectiveScale, type EffectiveScale } from '../scaling/windows.ts';
 import type { CacheScope } from '../render/local-model-cache.ts';
 import { ChildWriter, ownedBy } from './children.ts';
 import { cacheNameFor } from './model-cache.ts';
@@ -46,6 +46,18 @@ export interface ServerlessAppOptions {
   /** Backoff of failing warmup requests (tests shorten it). */
   warmupBackoffMs?: number;
   modelCacheScope: CacheScope;
+}
+
+/** What one reconcile decided; the apply and report phases act on it. */
+interface Decision {
+  workload: Workload;
+  version: string;
+  revisions: Revision[];
+  observed: Map<string, ObservedRevision>;
+  scale: EffectiveScale;
+  prewarm: PrewarmEvaluation | undefined;
+  prewarmReplicas: number;
+  plan: RolloutPlan;
 }
 
 /** While a version warms up or its replicas come up, look again this often even without events. */
@@ -126,9 +138,25 @@ export class ServerlessAppReconciler {
       return;
     }
 
+    const d = await this.decide(app, key, now, ctx);
+    await this.applyChildren(app, d);
+    const wrote = await this.report(app, d, now);
+
+    const waits = [
+      d.scale.next ? d.scale.next.at.getTime() - now.getTime() + 1 : undefined,
+      d.plan.requeueAfterMs,
+      d.prewarm && !d.prewarm.warm && d.prewarm.condition.reason !== 'WarmupFailed' ? PREWARM_POLL_MS : undefined,
+    ].filter((x): x is number => x !== undefined && x >= 0);
+    ctx.log.debug('reconciled', { phase: d.plan.phase, wroteStatus: wrote });
+    return waits.length ? { requeueAfterMs: Math.max(1, Math.min(...waits)) } : undefined;
+  }
+
+  /** Everything the reconcile decides, from the caches and the clock: window math, prewarm, the rollout step. */
+  private async decide(app: ServerlessApp, key: string, now: Date, ctx: ReconcileContext): Promise<Decision> {
+    const { namespace, name } = app.metadata;
     const workload = app.spec.model ? kserveWorkload : this.knative;
     const version = versionOf(app.spec);
-    const revisions = this.revisions.list(req.namespace).filter((r) => r.metadata.labels?.[APP_LABEL] === req.name);
+    const revisions = this.revisions.list(namespace).filter((r) => r.metadata.labels?.[APP_LABEL] === name);
     const observed = new Map(revisions.map((r) => [r.metadata.name, observeRevision(r)]));
     const scaling = app.spec.scaling ?? {};
     const leadMs = app.spec.prewarm?.leadTime ? parseDuration(app.spec.prewarm.leadTime) : 0;
@@ -151,49 +179,51 @@ export class ServerlessAppReconciler {
     };
     let plan = planRollout(input);
     if (plan.analysisDue && app.spec.rollout?.analysis && plan.candidate) {
-      const outcome = await runChecks(app.spec.rollout.analysis, { app: req.name, namespace: req.namespace, revision: plan.candidate.revision, version }, this.o.http);
+      const outcome = await runChecks(app.spec.rollout.analysis, { app: name, namespace, revision: plan.candidate.revision, version }, this.o.http);
       ctx.log.info('analysis', { outcome });
       plan = planRollout({ ...input, analysis: outcome });
     }
+    return { workload, version, revisions, observed, scale, prewarm, prewarmReplicas: bufferReplicas(app.spec.prewarm), plan };
+  }
 
-    // Workload, revision bounds, VirtualService: each written only when it differs.
-    const prewarmReplicas = bufferReplicas(app.spec.prewarm);
-    const desired = workload.render({ app, version, plan, effective: scale, prewarmReplicas, revisions });
-    const other = workload === kserveWorkload ? this.services : this.inferenceServices;
-    const otherKind = workload === kserveWorkload ? Kinds.KnativeService : Kinds.InferenceService;
-    const live = (workload === kserveWorkload ? this.inferenceServices : this.services).get(req.namespace, req.name);
-    await this.children.ensure(workload.kind, desired, live);
+  /** Workload, revision bounds, VirtualService: each written only when it differs from the cache. */
+  private async applyChildren(app: ServerlessApp, d: Decision): Promise<void> {
+    const { namespace, name } = app.metadata;
+    const { workload, plan, scale, prewarmReplicas } = d;
+    const isModel = workload === kserveWorkload;
+    const desired = workload.render({ app, version: d.version, plan, effective: scale, prewarmReplicas, revisions: d.revisions });
+    await this.children.ensure(workload.kind, desired, (isModel ? this.inferenceServices : this.services).get(namespace, name));
     // Switching between container and model removes the other kind.
-    await this.children.remove(otherKind, other.get(req.namespace, req.name), app);
-    if (workload.boundsOnRevisions) await this.applyRevisionBounds(revisions, revisionBounds(plan, scale, prewarmReplicas));
-    await this.reconcileVirtualService(app, workload, plan.candidate?.ready && plan.candidate.warm ? true : false);
+    await this.children.remove(isModel ? Kinds.KnativeService : Kinds.InferenceService, (isModel ? this.services : this.inferenceServices).get(namespace, name), app);
+    if (workload.boundsOnRevisions) await this.applyRevisionBounds(d.revisions, revisionBounds(plan, scale, prewarmReplicas));
+    await this.reconcileVirtualService(app, workload, !!(plan.candidate?.ready && plan.candidate.warm));
+  }
 
-    // Status, events, metrics.
-    const summary = workload.summarize(live, (r) => observed.get(r)?.version);
+  /** Status (only when it changed), the Events of the transitions it records, and metrics. */
+  private async report(app: ServerlessApp, d: Decision, now: Date): Promise<boolean> {
+    const { namespace, name } = app.metadata;
+    const { plan, scale, prewarm, version } = d;
+    const live = (d.workload === kserveWorkload ? this.inferenceServices : this.services).get(namespace, name);
+    const cache = cacheNameFor(app, this.o.modelCacheScope);
     const status = composeStatus(app, {
-      plan, workload: summary, revisions: observed, ...(prewarm ? { prewarm } : {}), scale, now,
+      plan, workload: d.workload.summarize(live, (r) => d.observed.get(r)?.version), revisions: d.observed,
+      ...(prewarm ? { prewarm } : {}), scale, now,
       describe: (v) => v === version ? describeWorkload(app) : describeFrom(app.status, v),
-      ...(cacheNameFor(app, this.o.modelCacheScope) ? { modelCache: cacheNameFor(app, this.o.modelCacheScope)! } : {}),
+      ...(cache ? { modelCache: cache } : {}),
     });
     const wrote = await this.status.write(app, status);
     if (wrote) {
       for (const e of plan.events) this.mgr.events.record(app, e.type, e.reason, e.message);
-      this.recordWindowEvents(app, status.scaling?.openWindows ?? [], status.scaling?.prewarmingWindows ?? []);
-      if (requestsGpu(app) && scale.minScale === 0 && prewarmReplicas === 0 && app.status?.observedGeneration !== app.metadata.generation) {
+      this.recordWindowEvents(app, scale);
+      if (requestsGpu(app) && scale.minScale === 0 && d.prewarmReplicas === 0 && app.status?.observedGeneration !== app.metadata.generation) {
         this.mgr.events.record(app, 'Warning', 'GpuScaleToZero', 'a GPU app may scale to zero without a warm buffer: a pod waiting for a GPU node can be scaled away before it is ready (kserve#1247); consider prewarm.replicas or a window with minScale >= 1');
       }
     }
     this.metrics.observe(app, plan, wrote);
-
-    const waits = [
-      scale.next ? scale.next.at.getTime() - now.getTime() + 1 : undefined,
-      plan.requeueAfterMs,
-      prewarm && !prewarm.warm && prewarm.condition.reason !== 'WarmupFailed' ? PREWARM_POLL_MS : undefined,
-    ].filter((x): x is number => x !== undefined && x >= 0);
-    return waits.length ? { requeueAfterMs: Math.max(1, Math.min(...waits)) } : undefined;
+    return wrote;
   }
 
-  private prewarm(app: ServerlessApp, key: string, version: string, revision: string | undefined, observed: Map<string, ReturnType<typeof observeRevision>>, now: Date): PrewarmEvaluation | undefined {
+  private prewarm(app: ServerlessApp, key: string, version: string, revision: string | undefined, observed: Map<string, ObservedRevision>, now: Date): PrewarmEvaluation | undefined {
     if (!prewarmConfigured(app.spec.prewarm)) {
       this.warmups.forget(key);
       return undefined;
@@ -237,13 +267,15 @@ export class ServerlessAppReconciler {
     await this.children.ensure(Kinds.VirtualService, desired as unknown as WorkloadObject, live);
   }
 
-  private recordWindowEvents(app: ServerlessApp, open: string[], prewarming: string[]): void {
+  private recordWindowEvents(app: ServerlessApp, scale: EffectiveScale): void {
     const before = app.status?.scaling;
     if (!before) return;
-    for (const w of open) if (!before.openWindows?.includes(w)) this.mgr.events.record(app, 'Normal', 'WindowOpened', `scale window ${w} opened: minScale ${app.status?.scaling?.minScale ?? '?'} -> effective bounds applied`);
-    for (const w of before.openWindows ?? []) if (!open.includes(w)) this.mgr.events.record(app, 'Normal', 'WindowClosed', `scale window ${w} closed`);
-    for (const w of prewarming) if (!before.prewarmingWindows?.includes(w)) this.mgr.events.record(app, 'Normal', 'WindowPrewarming', `scale window ${w} opens soon: its minScale applies now (prewarm lead time)`);
+    const bounds = `min ${scale.minScale}, max ${scale.maxScale ?? 'unbounded'}`;
+    for (const w of scale.openWindows) if (!before.openWindows?.includes(w)) this.mgr.events.record(app, 'Normal', 'WindowOpened', `scale window ${w} opened: bounds now ${bounds}`);
+    for (const w of before.openWindows ?? []) if (!scale.openWindows.includes(w)) this.mgr.events.record(app, 'Normal', 'WindowClosed', `scale window ${w} closed: bounds now ${bounds}`);
+    for (const w of scale.prewarmingWindows) if (!before.prewarmingWindows?.includes(w)) this.mgr.events.record(app, 'Normal', 'WindowPrewarming', `scale window ${w} opens soon: its minimum applies now (prewarm lead time): bounds now ${bounds}`);
   }
+
 }
 
 function stableOf(app: ServerlessApp): RevisionRef | undefined {

@@ -75,7 +75,8 @@ export class Manager {
     this.identity = opts.identity || `${hostname()}_${randomUUID()}`;
     this.metrics = new OperatorMetrics();
     this.client = new KubeClient(opts.kubeConfig, { metrics: this.metrics, ...(opts.userAgent ? { userAgent: opts.userAgent } : {}) });
-    this.events = new EventRecorder(this.client, { identity: this.identity, clock: this.clock, logger: this.logger });
+    // Events carry real time whatever clock the controllers use: the API server and kubectl compare them with their own.
+    this.events = new EventRecorder(this.client, { identity: this.identity, clock: systemClock, logger: this.logger });
   }
 
   /**

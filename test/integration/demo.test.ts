@@ -64,7 +64,7 @@ describe('the demo story (integration)', function () {
 });
 
 describe('the demo table', () => {
-  it('prints apps like kubectl get sapp -o wide, sorted by name, <none> for what is not set', () => {
+  it('prints apps like kubectl get sapp -o wide, sorted by name, with empty cells for what is not set', () => {
     const app = (name: string, status: ServerlessApp['status']): ServerlessApp => ({
       apiVersion: 'serverlessapp.io/v1alpha1', kind: 'ServerlessApp', metadata: { name, namespace: 'demo' }, spec: {}, ...(status ? { status } : {}),
     });
@@ -74,9 +74,9 @@ describe('the demo table', () => {
       app('api', undefined),
     ]);
     assert.equal(table, [
-      'NAME   READY    URL                            VERSION   CANARY%   MIN      MAX      PHASE',
-      'api    <none>   <none>                         <none>    <none>    <none>   <none>   <none>',
-      'shop   True     http://shop.demo.example.com   abc       20        2        10       Canary',
+      'NAME   READY   URL                            VERSION   CANARY %   MIN   MAX   PHASE',
+      'api',
+      'shop   True    http://shop.demo.example.com   abc       20         2     10    Canary',
     ].join('\n'));
   });
 });

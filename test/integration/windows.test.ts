@@ -101,6 +101,7 @@ describe('scale windows (integration, controlled clock)', function () {
   });
   it('on Knative before 1.21 (bounds in the template): a transition makes a new revision of the same version, routed only once ready', async () => {
     await op.stop();
+    clock = new OffsetClock(new Date('2026-11-23T06:59:55Z'));
     op = await startOperator({ knativeInPlaceScaling: 'false' }, { clock });
     await applyApp(app(ns, 'shop', spec('shop:1')));
     const before = await waitForApp(ns, 'shop', readyTrue, 'ready');

@@ -72,7 +72,7 @@ export class OperatorProcess {
 
   /** Spawns the operator; it is not ready yet (see waitReady). */
   static async start(o: OperatorProcessOptions): Promise<OperatorProcess> {
-    const [metrics, probe] = await freePorts(2);
+    const [metrics = 0, probe = 0] = await freePorts(2);
     const args = [
       ...(o.nodeArgs ?? []), join(root, 'src', 'main.ts'),
       '--kubeconfig', o.kubeconfigPath,
