@@ -75,6 +75,7 @@ export class ServerlessAppReconciler {
   private readonly children: ChildWriter;
   private readonly metrics: RolloutMetrics;
   private readonly knative: Workload;
+  private readonly kserve: Workload;
 
   private readonly mgr: Manager;
   private readonly o: ServerlessAppOptions;
@@ -94,6 +95,7 @@ export class ServerlessAppReconciler {
     this.children = new ChildWriter(mgr.client);
     this.metrics = new RolloutMetrics(mgr.metrics.registry);
     this.knative = knativeWorkload(o.inPlaceBounds);
+    this.kserve = kserveWorkload(o.inPlaceBounds);
     this.warmups = new WarmupRunner({
       clock: mgr.clock, urlTemplate: o.warmupUrlTemplate,
       onProgress: (key) => this.controller.enqueue(splitKey(key)),
@@ -154,7 +156,7 @@ export class ServerlessAppReconciler {
   /** Everything the reconcile decides, from the caches and the clock: window math, prewarm, the rollout step. */
   private async decide(app: ServerlessApp, key: string, now: Date, ctx: ReconcileContext): Promise<Decision> {
     const { namespace, name } = app.metadata;
-    const workload = app.spec.model ? kserveWorkload : this.knative;
+    const workload = app.spec.model ? this.kserve : this.knative;
     const version = versionOf(app.spec);
     const revisions = this.revisions.list(namespace).filter((r) => r.metadata.labels?.[APP_LABEL] === name);
     const observed = new Map(revisions.map((r) => [r.metadata.name, observeRevision(r)]));
@@ -190,7 +192,7 @@ export class ServerlessAppReconciler {
   private async applyChildren(app: ServerlessApp, d: Decision): Promise<void> {
     const { namespace, name } = app.metadata;
     const { workload, plan, scale, prewarmReplicas } = d;
-    const isModel = workload === kserveWorkload;
+    const isModel = workload === this.kserve;
     const desired = workload.render({ app, version: d.version, plan, effective: scale, prewarmReplicas, revisions: d.revisions });
     await this.children.ensure(workload.kind, desired, (isModel ? this.inferenceServices : this.services).get(namespace, name));
     // Switching between container and model removes the other kind.
@@ -203,7 +205,7 @@ export class ServerlessAppReconciler {
   private async report(app: ServerlessApp, d: Decision, now: Date): Promise<boolean> {
     const { namespace, name } = app.metadata;
     const { plan, scale, prewarm, version } = d;
-    const live = (d.workload === kserveWorkload ? this.inferenceServices : this.services).get(namespace, name);
+    const live = (d.workload === this.kserve ? this.inferenceServices : this.services).get(namespace, name);
     const cache = cacheNameFor(app, this.o.modelCacheScope);
     const status = composeStatus(app, {
       plan, workload: d.workload.summarize(live, (r) => d.observed.get(r)?.version), revisions: d.observed,

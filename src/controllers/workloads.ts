@@ -113,20 +113,30 @@ export function knativeWorkload(inPlaceBounds: boolean): Workload {
   };
 }
 
-export const kserveWorkload: Workload = {
-  kind: Kinds.InferenceService,
-  boundsOnRevisions: false,
-  desiredRevision: (_app, version, _effective, revisions) =>
-    newestFirst(revisions).find((r) => observeRevision(r).version === version)?.metadata.name,
-  render: ({ app, version, plan, effective, prewarmReplicas, revisions }) => {
-    const latest = newestFirst(revisions)[0]?.metadata.name;
-    const bounds = latestBounds(plan, effective, prewarmReplicas);
-    return renderInferenceService(app, version, bounds, kserveRouter.routes(trafficPlan(plan, latest))) as unknown as WorkloadObject;
-  },
-  hosts: (app) => ({
-    defaultHost: `${app.metadata.name}-predictor.${app.metadata.namespace}.svc.cluster.local`,
-    // KServe tags the latest (candidate) revision "latest" when tag routing is enabled.
-    candidateHost: `latest-${app.metadata.name}-predictor.${app.metadata.namespace}.svc.cluster.local`,
-  }),
-  summarize: (live, versionOf) => summarizeConditions(live, live?.status?.components?.predictor?.traffic, live?.status?.url, versionOf),
-};
+/**
+ * Model apps. minReplicas/maxReplicas carry the effective bounds (windows). A
+ * change there makes KServe cut a new predictor revision, so what differs per
+ * revision (a prewarm buffer, a rolled-back candidate at zero) is set on the
+ * live Revisions in place where Knative allows it (>= 1.21): releasing a
+ * buffer must not replace the warm revision with a cold one. Older Knative
+ * gets it all through minReplicas.
+ */
+export function kserveWorkload(inPlaceBounds: boolean): Workload {
+  return {
+    kind: Kinds.InferenceService,
+    boundsOnRevisions: inPlaceBounds,
+    desiredRevision: (_app, version, _effective, revisions) =>
+      newestFirst(revisions).find((r) => observeRevision(r).version === version)?.metadata.name,
+    render: ({ app, version, plan, effective, prewarmReplicas, revisions }) => {
+      const latest = newestFirst(revisions)[0]?.metadata.name;
+      const bounds = inPlaceBounds ? effective : latestBounds(plan, effective, prewarmReplicas);
+      return renderInferenceService(app, version, bounds, kserveRouter.routes(trafficPlan(plan, latest))) as unknown as WorkloadObject;
+    },
+    hosts: (app) => ({
+      defaultHost: `${app.metadata.name}-predictor.${app.metadata.namespace}.svc.cluster.local`,
+      // KServe tags the latest (candidate) revision "latest" when tag routing is enabled.
+      candidateHost: `latest-${app.metadata.name}-predictor.${app.metadata.namespace}.svc.cluster.local`,
+    }),
+    summarize: (live, versionOf) => summarizeConditions(live, live?.status?.components?.predictor?.traffic, live?.status?.url, versionOf),
+  };
+}

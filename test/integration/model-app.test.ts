@@ -78,6 +78,12 @@ describe('model app on KServe, with prewarming (integration)', function () {
     const revision = await userClient().get<{ status?: { actualReplicas?: number } }>(Kinds.KnativeRevision, ns, rev);
     assert.ok((revision?.status?.actualReplicas ?? 0) >= 2 || v2.status?.prewarm?.warmedAt, 'the buffer of 2 was reported ready');
     console.log(`      prewarm: version created -> warm and promoted in ${tookMs} ms, ${toV2.length} warmup requests sent`);
+    // Releasing the buffer must not replace the warm revision with a cold one (it is set in place, not via minReplicas).
+    await new Promise((r) => setTimeout(r, 1500));
+    const settled = await getApp(ns, 'fraud');
+    assert.equal(settled.status?.versions?.stable?.revision, rev, 'the warmed revision keeps serving');
+    const revMin = (await userClient().get<{ metadata: { annotations?: Record<string, string> } }>(Kinds.KnativeRevision, ns, rev))?.metadata.annotations?.['autoscaling.knative.dev/min-scale'];
+    assert.equal(revMin, '0', 'the buffer is released on the live revision');
   });
 
   it('retries a warmup endpoint answering 503, records Events, then marks WarmupFailed and gives the version no traffic', async () => {
