@@ -126,7 +126,10 @@ export class ServerlessAppReconciler {
     if (!app || app.metadata.deletionTimestamp) {
       // Children go with their owner (garbage collection); only in-memory work is ours to drop.
       this.warmups.forget(key);
-      if (!app) this.metrics.forget(req.namespace, req.name);
+      if (!app) {
+        this.metrics.forget(req.namespace, req.name);
+        this.status.forget(req.namespace, req.name);
+      }
       return;
     }
     const now = this.mgr.clock.now();

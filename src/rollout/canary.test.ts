@@ -208,6 +208,14 @@ describe('rollout state machine', () => {
       assert.equal(p.progressing.reason, 'AnalysisNoData');
       assert.equal(p.canary?.failedChecks, 0);
       assert.ok(p.events.some((e) => e.reason === 'AnalysisNoData' && e.type === 'Warning'));
+      // Still halted on a reconcile between check rounds, and no repeated event.
+      r.advance(500);
+      const between = r.step('v2', 'shop-v2', steps);
+      assert.deepEqual([between.progressing.reason, between.candidate?.percent, between.events.length], ['AnalysisNoData', 10, 0]);
+      // A round with data resumes the rollout.
+      r.advance(60_000);
+      const resumed = r.step('v2', 'shop-v2', steps, pass);
+      assert.deepEqual([resumed.progressing.reason, resumed.candidate?.percent, resumed.canary?.halted], ['CanaryInProgress', 25, undefined]);
     });
 
     it('rolls back automatically once failures reach the threshold, and stays rolled back', () => {

@@ -28,6 +28,8 @@ export type AnalysisOutcome =
 
 export interface CanaryProgress {
   weight?: number;
+  /** The last check round returned no data: the rollout stays where it is until a round has data. */
+  halted?: boolean;
   step?: number;
   stepStartedAt?: string;
   failedChecks?: number;
@@ -182,7 +184,9 @@ function candidateStep(input: RolloutInput, stable: RevisionRef, ready: boolean)
       stable, candidate: { ...base, percent, state: 'canary' }, phase: 'Canary', events, analysisDue: false,
       canary: { ...canary, weight: percent },
       promoted: { status: 'False', reason: 'CanaryInProgress', message: `candidate ${desired.version} at ${percent}%` },
-      progressing: { status: 'True', reason: 'CanaryInProgress', message: canary.message ?? `candidate ${desired.version} at ${percent}%` },
+      progressing: canary.halted
+        ? { status: 'False', reason: 'AnalysisNoData', message: canary.message ?? `halted at ${percent}%: no data` }
+        : { status: 'True', reason: 'CanaryInProgress', message: canary.message ?? `candidate ${desired.version} at ${percent}%` },
       ...extra,
     };
   };
@@ -204,7 +208,10 @@ function candidateStep(input: RolloutInput, stable: RevisionRef, ready: boolean)
   const intervalMs = parseDuration(rollout?.interval ?? '1m');
   const step = Math.min(fresh.step ?? 0, steps.length - 1);
   const startedAt = fresh.stepStartedAt && fresh.weight !== undefined && fresh.weight > 0 ? new Date(fresh.stepStartedAt) : now;
-  const progress: CanaryProgress = { step, stepStartedAt: startedAt.toISOString(), failedChecks: fresh.failedChecks ?? 0, ...(fresh.message ? { message: fresh.message } : {}) };
+  const progress: CanaryProgress = {
+    step, stepStartedAt: startedAt.toISOString(), failedChecks: fresh.failedChecks ?? 0,
+    ...(fresh.message ? { message: fresh.message } : {}), ...(fresh.halted ? { halted: true } : {}),
+  };
   const dueAt = startedAt.getTime() + intervalMs;
   const percent = steps[step]!;
 
@@ -217,10 +224,8 @@ function candidateStep(input: RolloutInput, stable: RevisionRef, ready: boolean)
   const outcome: AnalysisOutcome = input.analysis ?? { result: 'pass', message: 'no checks configured' };
   const restart = { stepStartedAt: now.toISOString() };
   if (outcome.result === 'nodata') {
-    events.push({ type: 'Warning', reason: 'AnalysisNoData', message: `rollout halted at ${percent}%: ${outcome.message} (no data is not a pass)` });
-    const halted = { ...progress, ...restart, message: `halted: ${outcome.message}` };
-    const plan = canaryAt(percent, halted, { requeueAfterMs: intervalMs });
-    return { ...plan, progressing: { status: 'False', reason: 'AnalysisNoData', message: halted.message } };
+    if (!progress.halted) events.push({ type: 'Warning', reason: 'AnalysisNoData', message: `rollout halted at ${percent}%: ${outcome.message} (no data is not a pass)` });
+    return canaryAt(percent, { ...progress, ...restart, halted: true, message: `halted: ${outcome.message}` }, { requeueAfterMs: intervalMs });
   }
   if (outcome.result === 'fail') {
     const failed = progress.failedChecks! + 1;
@@ -230,7 +235,8 @@ function candidateStep(input: RolloutInput, stable: RevisionRef, ready: boolean)
         { failedChecks: failed, abortedVersion: desired.version, message: outcome.message });
     }
     events.push({ type: 'Warning', reason: 'AnalysisFailed', message: `check round failed at ${percent}% (${failed}/${threshold}): ${outcome.message}` });
-    return canaryAt(percent, { ...progress, ...restart, failedChecks: failed, message: outcome.message }, { requeueAfterMs: intervalMs });
+    const { halted: _h, ...resumed } = progress;
+    return canaryAt(percent, { ...resumed, ...restart, failedChecks: failed, message: outcome.message }, { requeueAfterMs: intervalMs });
   }
   if (step + 1 >= steps.length) return promote();
   const nextPercent = steps[step + 1]!;

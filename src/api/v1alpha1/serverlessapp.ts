@@ -219,6 +219,7 @@ export const statusSchema = object('Observed state, written by the operator.', {
     step: integer('Index of the automated step in force (0-based).'),
     stepStartedAt: string('When the current step began.', { format: 'date-time' }),
     failedChecks: integer('Failed check rounds so far.'),
+    halted: boolean('The last check round returned no data: the rollout stays at its step until a round has data (no data is not a pass).'),
     message: string('Latest analysis outcome.'),
     abortedVersion: string('A candidate version rolled back automatically; not retried until the workload spec changes.'),
   }),

@@ -1,0 +1,41 @@
+import assert from 'node:assert/strict';
+import type { KubeClient } from './client.ts';
+import { StatusWriter } from './status.ts';
+
+function fakeClient() {
+  const applied: unknown[] = [];
+  return { applied, client: { apply: async (obj: unknown) => { applied.push(obj); return obj; } } as unknown as KubeClient };
+}
+
+const app = (status?: object, generation = 1, uid = 'u1') =>
+  ({ apiVersion: 'serverlessapp.io/v1alpha1', kind: 'ServerlessApp', metadata: { name: 'shop', namespace: 'a', uid, generation }, ...(status ? { status } : {}) });
+
+describe('StatusWriter', () => {
+  it('writes through the status subresource only when the status differs from the live one', async () => {
+    const { client, applied } = fakeClient();
+    const w = new StatusWriter(client);
+    assert.equal(await w.write(app({ phase: 'Stable' }), { phase: 'Stable' }), false);
+    assert.equal(await w.write(app({ phase: 'Pending' }), { phase: 'Stable' }), true);
+    assert.deepEqual(applied, [{ apiVersion: 'serverlessapp.io/v1alpha1', kind: 'ServerlessApp', metadata: { name: 'shop', namespace: 'a' }, status: { phase: 'Stable' } }]);
+  });
+
+  it('does not write the same status twice while the cache has not caught up with its own write', async () => {
+    const { client, applied } = fakeClient();
+    const w = new StatusWriter(client);
+    const stale = app({ phase: 'Pending' });
+    assert.equal(await w.write(stale, { phase: 'Stable' }), true);
+    assert.equal(await w.write(stale, { phase: 'Stable' }), false);
+    assert.equal(applied.length, 1);
+  });
+
+  it('writes again for a new generation, a recreated object, or after forget()', async () => {
+    const { client, applied } = fakeClient();
+    const w = new StatusWriter(client);
+    await w.write(app({ phase: 'Pending' }), { phase: 'Stable' });
+    assert.equal(await w.write(app({ phase: 'Pending' }, 2), { phase: 'Stable' }), true, 'new generation');
+    assert.equal(await w.write(app({ phase: 'Pending' }, 2, 'u2'), { phase: 'Stable' }), true, 'same name, new object');
+    w.forget('a', 'shop');
+    assert.equal(await w.write(app({ phase: 'Pending' }, 2, 'u2'), { phase: 'Stable' }), true, 'forgotten');
+    assert.equal(applied.length, 4);
+  });
+});
