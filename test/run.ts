@@ -20,7 +20,7 @@ const selected = specs.length > 0 ? specs : DEFAULT_SPECS;
 const unitOnly = selected.every((spec) => relative(root, resolve(root, spec)).split('/')[0] === 'src');
 const env = { ...process.env, ENVTEST: process.env.ENVTEST ?? (unitOnly ? 'off' : 'on') };
 
-const color = process.stdout.isTTY && !args.some((arg) => /^--(no-)?colou?rs?$|^-c$|^-C$/.test(arg)) ? ['--color'] : [];
+const color = args.some((arg) => /^--(no-)?colou?rs?$|^-c$|^-C$/.test(arg)) ? [] : process.stdout.isTTY ? ['--color'] : ['--no-color'];
 const mochaArgs = [join(root, 'node_modules/mocha/bin/mocha.js'), ...color, ...args, ...(specs.length > 0 ? [] : DEFAULT_SPECS)];
 const mocha = spawn(process.execPath, mochaArgs, { cwd: root, env, stdio: ['inherit', 'pipe', 'inherit'] });
 
