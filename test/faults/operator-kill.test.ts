@@ -52,9 +52,12 @@ describe('operator SIGKILLed during canary flows (fault injection)', function ()
     await Promise.all(flows.map((f) => eventually(async () => readyTrue(await getApp(ns, f.app)) || undefined, `${f.app} v1 ready`, 60_000, 200)));
 
     const recoveries: number[] = [];
+    let interrupted = 0;
     for (const [i, flow] of flows.entries()) {
       try {
-        recoveries.push(await runTrial(flow));
+        const trial = await runTrial(flow);
+        recoveries.push(trial.recoveryMs);
+        if (trial.interrupted) interrupted++;
       } catch (e) {
         throw new Error(`trial ${i} (${flow.app}: ${describeFlow(flow)}) failed: ${(e as Error).message}\noperator output:\n${op.output().slice(-15).join('\n')}`);
       }
@@ -66,16 +69,21 @@ describe('operator SIGKILLed during canary flows (fault injection)', function ()
     assert.deepEqual(violations, [], `rollout invariants broken:\n${violations.map((v) => `rv ${v.rv} ${v.app}: ${v.message}`).join('\n')}`);
     const sorted = [...recoveries].sort((a, b) => a - b);
     const midFlow = flows.filter((f) => f.killAtMs < f.edits.at(-1)!.atMs).length;
-    console.log(`      ${TRIALS} kills (${midFlow} before the flow's last edit, ${flows.filter((f) => f.unready).length} flows with an unready candidate), ${history.trafficBlocks()} traffic blocks checked;`
+    console.log(`      ${TRIALS} kills (${midFlow} before the flow's last edit, ${interrupted} before the app had reached the end state it was heading for; ${flows.filter((f) => f.unready).length} flows with an unready candidate), ${history.trafficBlocks()} traffic blocks checked;`
       + ` end state ${sorted[Math.floor(sorted.length / 2)]} ms (median), ${sorted.at(-1)} ms (max) after the restarted operator was ready and the last edit made`);
   });
 
-  /** Runs the flow's edits and the kill on one timeline; returns ms from the new operator being ready (and the last edit made) to the end state. */
-  async function runTrial(flow: Flow): Promise<number> {
+  /**
+   * Runs the flow's edits and the kill on one timeline. Returns ms from the new operator being ready (and the
+   * last edit made) to the end state, and whether the kill interrupted work: the app was not yet where the
+   * edits so far were taking it.
+   */
+  async function runTrial(flow: Flow): Promise<{ recoveryMs: number; interrupted: boolean }> {
     const start = performance.now();
     const at = (ms: number) => sleep(Math.max(0, start + ms - performance.now()));
     let readyAt = 0;
     let editedAt = 0;
+    let interrupted = false;
     await Promise.all([
       (async () => {
         for (const edit of flow.edits) {
@@ -86,6 +94,8 @@ describe('operator SIGKILLed during canary flows (fault injection)', function ()
       })(),
       (async () => {
         await at(flow.killAtMs);
+        const done = flow.edits.filter((e) => e.atMs <= flow.killAtMs);
+        interrupted = done.length < flow.edits.length || (await endStateMismatch(flow.app, expectedEnd({ ...flow, edits: done }))) !== '';
         const exit = await op.kill('SIGKILL');
         assert.equal(exit.signal, 'SIGKILL', `the operator died by itself before the kill: ${JSON.stringify(exit)}`);
         await sleep(flow.deadForMs);
@@ -101,7 +111,7 @@ describe('operator SIGKILLed during canary flows (fault injection)', function ()
     }, `end state ${JSON.stringify(want)}`, 20_000, 100).catch((e: Error) => {
       throw new Error(`${e.message}; last difference: ${last}`);
     });
-    return Math.round(performance.now() - Math.max(readyAt, editedAt));
+    return { recoveryMs: Math.round(performance.now() - Math.max(readyAt, editedAt)), interrupted };
   }
 
   /** '' when the app and its Knative Service are where `want` says; otherwise what differs. */

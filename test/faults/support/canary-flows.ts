@@ -54,12 +54,12 @@ export function planFlow(rng: Random, app: string): Flow {
     if (ending === 'revert') edits.push({ image: stableImage, canaryPercent: edits.at(-1)!.canaryPercent! });
   }
   let at = 0;
-  const timed = edits.map((e) => {
-    const edit = { ...e, atMs: at };
-    at += rng.int(100, 600);
-    return edit;
+  const timed = edits.map((e, i) => {
+    if (i > 0) at += rng.int(100, 600);
+    return { ...e, atMs: at };
   });
-  return { app, stableImage, candidateImage, unready, edits: timed, killAtMs: rng.int(0, at + 800), deadForMs: rng.int(0, 400) };
+  // While the operator still has work: from the first edit to shortly after the last.
+  return { app, stableImage, candidateImage, unready, edits: timed, killAtMs: rng.int(0, at + 300), deadForMs: rng.int(0, 400) };
 }
 
 /** What the last edit asks for, given that nothing before it promoted. */
