@@ -1,0 +1,88 @@
+// Throughput: N apps created at once until every one is Ready, against the
+// ceiling of the same API server taking the same number of rendered Knative
+// Services from a bare client with the same concurrency. The ratio says how
+// much of the API server's capacity the operator's pipeline turns into apps.
+import type { ServerlessApp } from '../src/api/v1alpha1/serverlessapp.ts';
+import { Kinds } from '../src/runtime/kinds.ts';
+import type { OperatorProcess } from '../test/support/operator-process.ts';
+import { BENCH_USER_AGENT, OPERATOR_USER_AGENT, STANDIN_USER_AGENT, type BenchEnv } from './environment.ts';
+import { cpuDuring } from './proc.ts';
+import { secondsSince, sleep } from './stats.ts';
+import { SlimWatch } from './watch.ts';
+import { IN_FLIGHT, benchApp, deleteKnativeServices, forEachBounded, imageOf, renderedKnativeService, type AppRef } from './workload.ts';
+
+export interface Ceiling {
+  seconds: number;
+  perSecond: number;
+}
+
+/** Writes N rendered Knative Services into `namespace` (nobody watches it), then deletes them. */
+export async function measureCeiling(env: BenchEnv, refs: AppRef[], namespace: string): Promise<Ceiling> {
+  const objects = refs.map((r) => renderedKnativeService({ ...benchApp(r, imageOf(r, 1)), metadata: { name: r.name, namespace } }));
+  const start = performance.now();
+  await forEachBounded(objects, IN_FLIGHT, (o) => env.client.apply(o, { kind: Kinds.KnativeService }));
+  const seconds = secondsSince(start);
+  await deleteKnativeServices(env.kc, namespace);
+  return { seconds, perSecond: refs.length / seconds };
+}
+
+export interface AppState {
+  ready: boolean;
+  /** status.observedGeneration === metadata.generation */
+  current: boolean;
+}
+
+export function watchApps(env: BenchEnv): SlimWatch<AppState> {
+  return new SlimWatch<AppState>(env.kc, Kinds.ServerlessApp, (o) => {
+    const a = o as unknown as ServerlessApp;
+    return {
+      ready: a.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
+      current: a.status?.observedGeneration === a.metadata.generation,
+    };
+  });
+}
+
+export interface Convergence {
+  createSeconds: number;
+  seconds: number;
+  perSecond: number;
+  /** CPU seconds used meanwhile by the operator, the API server, etcd, the stand-ins and this benchmark. */
+  cpuSeconds: Record<'operator' | 'apiServer' | 'etcd' | 'standins' | 'bench', number>;
+  writes: { operator: number; standins: number; bench: number; total: number };
+  startedAt: Date;
+  endedAt: Date;
+}
+
+const ready = (s: AppState) => s.ready && s.current;
+
+export async function measureConvergence(env: BenchEnv, op: OperatorProcess, refs: AppRef[], apps: SlimWatch<AppState>, log: (l: string) => void): Promise<Convergence> {
+  const pids = { operator: op.pid, ...env.pids, bench: process.pid };
+  const { result, cpuSeconds } = await cpuDuring(pids, () => converge(env, refs, apps, log));
+  return { ...result, cpuSeconds: { apiServer: 0, etcd: 0, standins: 0, ...cpuSeconds } as Convergence['cpuSeconds'] };
+}
+
+async function converge(env: BenchEnv, refs: AppRef[], apps: SlimWatch<AppState>, log: (l: string) => void): Promise<Omit<Convergence, 'cpuSeconds'>> {
+  const startedAt = new Date();
+  const start = performance.now();
+  const creating = forEachBounded(refs, IN_FLIGHT, (r) => env.client.apply(benchApp(r, imageOf(r, 1))));
+  let createSeconds = 0;
+  void creating.then(() => { createSeconds = secondsSince(start); });
+  let lastLog = start;
+  while (apps.count(ready) < refs.length) {
+    await sleep(50);
+    if (performance.now() - lastLog >= 5_000) {
+      lastLog = performance.now();
+      log(`  ${apps.count(ready)}/${refs.length} ready after ${secondsSince(start).toFixed(0)} s`);
+    }
+  }
+  const seconds = secondsSince(start);
+  await creating;
+  const endedAt = new Date();
+  const writes = env.cp.auditWrites({ since: startedAt }).filter((w) => w.timestamp <= endedAt);
+  const by = (ua: string) => writes.filter((w) => w.userAgent.startsWith(ua)).length;
+  return {
+    createSeconds, seconds, perSecond: refs.length / seconds,
+    writes: { operator: by(OPERATOR_USER_AGENT), standins: by(STANDIN_USER_AGENT), bench: by(BENCH_USER_AGENT), total: writes.length },
+    startedAt, endedAt,
+  };
+}

@@ -1,0 +1,127 @@
+// `npm run bench [-- --apps N --json FILE]`: measures the operator (a child
+// process) on its own control plane with the stand-ins: convergence against
+// the API server's ceiling, steady-state writes and CPU, edit latency, memory,
+// restart, and scale-window precision. Prints a table; --json writes the
+// record (see docs/benchmarks.md for what each figure means).
+import { writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { measureCeiling, measureConvergence, watchApps } from './convergence.ts';
+import { measureEditLatency } from './edits.ts';
+import { startBenchEnv } from './environment.ts';
+import { waitIdle } from './operator-metrics.ts';
+import { table, toRecord, type Results } from './report.ts';
+import { measureRestart } from './restart.ts';
+import { secondsSince } from './stats.ts';
+import { measureSteady } from './steady.ts';
+import { NO_STARTUP_READS, clockCreatedBy, measureWindowLag, windowAt } from './windows.ts';
+import { appRefs } from './workload.ts';
+
+const USAGE = `Usage: npm run bench -- [--apps 1000] [--json FILE] [--concurrency 8] [--edits 50] [--window-apps 50]
+                       [--steady-seconds 30] [--no-real-clock] [--cpu-prof DIR]`;
+
+const { values } = parseArgs({
+  options: {
+    apps: { type: 'string', default: '1000' },
+    json: { type: 'string' },
+    concurrency: { type: 'string', default: '8' },
+    edits: { type: 'string', default: '50' },
+    'window-apps': { type: 'string', default: '50' },
+    'steady-seconds': { type: 'string', default: '30' },
+    'no-real-clock': { type: 'boolean', default: false },
+    'cpu-prof': { type: 'string' },
+    help: { type: 'boolean', short: 'h', default: false },
+  },
+});
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+const int = (name: keyof typeof values, min: number) => {
+  const n = Number(values[name]);
+  if (!Number.isInteger(n) || n < min) {
+    console.error(`--${name} must be an integer >= ${min}\n${USAGE}`);
+    process.exit(2);
+  }
+  return n;
+};
+const apps = int('apps', 10);
+const concurrency = int('concurrency', 1);
+const editCount = Math.min(int('edits', 1), apps);
+const windowApps = int('window-apps', 1);
+const steadyMs = int('steady-seconds', 1) * 1000;
+
+const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
+const APP_NAMESPACES = Array.from({ length: 10 }, (_, i) => `bench-${i}`);
+const WINDOWS = 'bench-windows';
+const REAL_WINDOWS = 'bench-windows-real';
+const CEILING = 'bench-ceiling';
+/** A Monday morning far from any daylight-saving change: the controlled clock's window opens here. */
+const CONTROLLED_OPENING = new Date('2030-01-07T08:00:00Z');
+const REAL_CLOCK_APPS = 10;
+
+const started = performance.now();
+const startedAt = new Date();
+log(`${apps} apps, operator --concurrency ${concurrency}; starting the control plane`);
+const env = await startBenchEnv({
+  namespaces: [...APP_NAMESPACES, WINDOWS, REAL_WINDOWS], otherNamespaces: [CEILING],
+  operatorConcurrency: concurrency, readyDelayMs: 100, log,
+});
+let exitCode = 0;
+try {
+  const refs = appRefs(apps, APP_NAMESPACES);
+  log('ceiling: a bare client applies the rendered Knative Services');
+  const ceiling = await measureCeiling(env, refs, CEILING);
+  log(`  ${ceiling.perSecond.toFixed(1)} objects/s`);
+
+  const nodeArgs = values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${values['cpu-prof']}`] : [];
+  let op = await env.startOperator({ nodeArgs });
+  const watch = watchApps(env);
+  await watch.start();
+  log('convergence');
+  const convergence = await measureConvergence(env, op, refs, watch, log);
+  log(`  ${convergence.seconds.toFixed(1)} s, ${convergence.perSecond.toFixed(1)} apps/s`);
+
+  log(`steady state: ${steadyMs / 1000} s with nothing to do`);
+  const steady = await measureSteady(env, op, steadyMs);
+  log(`edit latency: ${editCount} canaryPercent edits`);
+  const edits = await measureEditLatency(env, refs, editCount);
+
+  log(`restart: ${values['cpu-prof'] ? 'SIGTERM (to write the profile)' : 'SIGKILL'}, then a new operator`);
+  const restart = await measureRestart(env, op, apps, values['cpu-prof'] ? 'SIGTERM' : 'SIGKILL');
+  op = restart.operator;
+  log(`  ready ${restart.readySeconds.toFixed(1)} s, drained ${restart.syncSeconds.toFixed(1)} s, ${restart.writes} writes`);
+
+  let realClockWindowLag: Results['realClockWindowLag'];
+  if (!values['no-real-clock']) {
+    // The next minute at least 20 s away: time to create the apps and see them serve first.
+    const opening = new Date(Math.ceil((Date.now() + 20_000) / 60_000) * 60_000);
+    log(`window precision on the real clock: ${REAL_CLOCK_APPS} apps, window opens at ${opening.toISOString()}`);
+    realClockWindowLag = await measureWindowLag(env, appRefs(REAL_CLOCK_APPS, [REAL_WINDOWS]), windowAt(opening, 1), opening.getTime());
+  }
+
+  // The new operator must sync every app and serve the window's apps before its clock reaches the opening.
+  const leadMs = Math.round(restart.syncSeconds * 1000 * 1.5) + 25_000;
+  await op.stop();
+  const clockStart = new Date(CONTROLLED_OPENING.getTime() - leadMs);
+  log(`window precision on a controlled clock: ${windowApps} apps, --clock-start ${clockStart.toISOString()} (${leadMs / 1000} s before the opening)`);
+  op = await env.startOperator({ clockStart: clockStart.toISOString(), logLevel: 'info', args: NO_STARTUP_READS });
+  await waitIdle(op, { minReconciles: apps });
+  const windowLag = await measureWindowLag(env, appRefs(windowApps, [WINDOWS]), windowAt(CONTROLLED_OPENING, 2), clockCreatedBy(op) + leadMs);
+
+  const record = toRecord({
+    apps, operatorConcurrency: concurrency, ceiling, convergence, steady, edits, restart,
+    windowLag, ...(realClockWindowLag ? { realClockWindowLag } : {}),
+    startedAt, seconds: secondsSince(started),
+  });
+  console.log(table(record));
+  if (values.json) {
+    writeFileSync(values.json, `${JSON.stringify(record, null, 2)}\n`);
+    log(`wrote ${values.json}`);
+  }
+} catch (err) {
+  log(`failed: ${(err as Error).stack ?? String(err)}`);
+  exitCode = 1;
+} finally {
+  await env.stop();
+}
+process.exit(exitCode);

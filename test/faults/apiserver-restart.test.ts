@@ -1,0 +1,135 @@
+// Fault injection: the API server restarts while 200 apps are being rolled
+// out. On its own control plane, since every other client would notice.
+// Once it is back, every app must converge and none may be left half-applied:
+// each Knative Service (and VirtualService) renders its app's spec, status
+// describes the current generation, and the app is Ready.
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CoreV1Api } from '@kubernetes/client-node';
+import type { ServerlessApp } from '../../src/api/v1alpha1/serverlessapp.ts';
+import { KubeClient } from '../../src/runtime/client.ts';
+import { Kinds, type ResourceKind } from '../../src/runtime/kinds.ts';
+import { startControlPlane, type ControlPlane } from '../envtest/controlplane.ts';
+import { installAllCrds } from '../envtest/upstream-crds.ts';
+import { startStandins, type Standins } from '../standin/standin.ts';
+import { app, readyTrue, type KnativeService } from '../support/apps.ts';
+import { OperatorProcess } from '../support/operator-process.ts';
+
+const APPS = 200;
+const IN_FLIGHT = 16;
+const ns = 'rollout';
+
+interface VirtualService { metadata: { name: string }; spec: { hosts: string[] } }
+
+describe('API server restart mid-rollout (fault injection)', function () {
+  this.timeout(300_000);
+  let cp: ControlPlane;
+  let standins: Standins | undefined;
+  let op: OperatorProcess | undefined;
+  let client: KubeClient;
+
+  before(async () => {
+    cp = await startControlPlane();
+    await installAllCrds(cp.kubeConfig());
+    await cp.kubeConfig().makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: ns } } });
+    client = new KubeClient(cp.kubeConfig(), { fieldManager: 'kubectl', userAgent: 'fault-test' });
+    standins = await startStandins({ kubeConfig: cp.kubeConfig(), namespaces: [ns], readyDelayMs: 100, concurrency: 16 });
+    op = await OperatorProcess.start({ kubeconfigPath: cp.kubeconfigPath, concurrency: 8 });
+    await op.waitReady();
+  });
+  after(async () => {
+    await op?.kill();
+    await standins?.stop();
+    client?.close();
+    await cp?.stop();
+  });
+
+  it(`converges all ${APPS} apps once the API server is back, none half-applied`, async () => {
+    const specs = Array.from({ length: APPS }, (_, i) => app(ns, `app-${i}`, {
+      container: { image: `app-${i}:1` },
+      ...(i % 2 === 0 ? { ingress: { hosts: [`app-${i}.example.com`] } } : {}),
+    }));
+    let next = 0;
+    let restart: Promise<number> | undefined;
+    const restartAfter = APPS / 2;
+    const create = async () => {
+      while (next < APPS) {
+        const a = specs[next++]!;
+        if (next === restartAfter) restart = timed(() => cp.restartApiServer());
+        await withRetries(() => client.apply(a));
+      }
+    };
+    const started = performance.now();
+    await Promise.all(Array.from({ length: IN_FLIGHT }, create));
+    const downMs = await restart!;
+    const backAt = performance.now();
+
+    let pending: string[] = [];
+    const deadline = performance.now() + 120_000;
+    do {
+      pending = await halfApplied(specs);
+      if (pending.length === 0) break;
+      await sleep(500);
+    } while (performance.now() < deadline);
+    assert.deepEqual(pending.slice(0, 10), [], `${pending.length} apps not converged, e.g. the above`);
+    assert.ok(op!.alive, 'the operator survived the restart');
+    console.log(`      API server down and back in ${downMs} ms after ${restartAfter} creates; all ${APPS} apps converged ${Math.round(performance.now() - backAt)} ms after it was back (${Math.round(performance.now() - started)} ms in all)`);
+  });
+
+  /** Apps whose children or status do not (yet) match their spec, with what differs. */
+  async function halfApplied(specs: ServerlessApp[]): Promise<string[]> {
+    const [apps, ksvcs, vss] = await Promise.all([
+      listAll<ServerlessApp>(Kinds.ServerlessApp), listAll<KnativeService>(Kinds.KnativeService), listAll<VirtualService>(Kinds.VirtualService),
+    ]);
+    const problems: string[] = [];
+    for (const want of specs) {
+      const name = want.metadata.name;
+      const a = apps.get(name);
+      const k = ksvcs.get(name);
+      const image = want.spec.container!.image;
+      const stable = a?.status?.versions?.stable;
+      const traffic = k?.spec.traffic ?? [];
+      const why = !a ? 'app missing'
+        : a.status?.observedGeneration !== a.metadata.generation ? `observedGeneration ${a.status?.observedGeneration} of ${a.metadata.generation}`
+        : !readyTrue(a) ? 'not Ready'
+        : stable?.image !== image ? `stable image ${stable?.image}`
+        : k?.spec.template.spec.containers[0]?.image !== image ? `ksvc image ${k?.spec.template.spec.containers[0]?.image}`
+        : traffic.length !== 1 || traffic[0]?.percent !== 100 || traffic[0]?.revisionName !== stable?.revision ? `ksvc traffic ${JSON.stringify(traffic)}`
+        : want.spec.ingress && vss.get(name)?.spec.hosts.join() !== want.spec.ingress.hosts.join() ? `VirtualService hosts ${vss.get(name)?.spec.hosts}`
+        : !want.spec.ingress && vss.has(name) ? 'unexpected VirtualService'
+        : '';
+      if (why) problems.push(`${name}: ${why}`);
+    }
+    return problems;
+  }
+
+  async function listAll<T extends { metadata: { name: string } }>(kind: ResourceKind): Promise<Map<string, T>> {
+    const out = new Map<string, T>();
+    let cont: string | undefined;
+    do {
+      const page = await client.list<T>(kind, ns, { limit: 500, ...(cont ? { continue: cont } : {}) });
+      for (const o of page.items) out.set(o.metadata.name, o);
+      cont = page.metadata.continue;
+    } while (cont);
+    return out;
+  }
+});
+
+async function timed(fn: () => Promise<void>): Promise<number> {
+  const t = performance.now();
+  await fn();
+  return Math.round(performance.now() - t);
+}
+
+/** A user's client keeps trying while the API server is away. */
+async function withRetries<T>(fn: () => Promise<T>, timeoutMs = 60_000): Promise<T> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await fn();
+    } catch (e) {
+      if (performance.now() > deadline) throw e;
+      await sleep(200);
+    }
+  }
+}

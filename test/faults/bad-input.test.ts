@@ -1,0 +1,110 @@
+// Fault injection: a seeded corpus of invalid ServerlessApps. Each must be
+// refused with a message that names the broken field, by admission or by the
+// operator (Ready=False with a reason saying why); the operator must stay up,
+// create nothing for them, and leave the children of the apps that were there
+// before exactly as they were, also when an existing app is edited into an
+// invalid spec.
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { ServerlessApp } from '../../src/api/v1alpha1/serverlessapp.ts';
+import { ApiError } from '../../src/runtime/client.ts';
+import { Kinds } from '../../src/runtime/kinds.ts';
+import { startStandins, type Standins } from '../standin/standin.ts';
+import { app, applyApp, condition, eventually, getApp, readyTrue, userClient, waitForApp, type AppSpec } from '../support/apps.ts';
+import { freshNamespace, testEnv } from '../support/cluster.ts';
+import { OperatorProcess } from '../support/operator-process.ts';
+import { FAULT_COUNT, badApps, namesField, type BadApp } from './support/bad-apps.ts';
+import { seedFor } from './support/seeded.ts';
+
+const CORPUS = 200;
+const FLAGGED = new Set(['InvalidSpec', 'InvalidSchedule', 'GatewayNotAllowed']);
+/** Every tenth fault is applied as an edit to this running app rather than as a new app. */
+const VICTIM = 'victim';
+const KEEP = ['keep-a', 'keep-b', VICTIM];
+
+type Outcome = { kind: 'rejected' | 'flagged'; message: string; reason?: string; code?: number };
+
+describe('invalid ServerlessApps (fault injection)', function () {
+  this.timeout(240_000);
+  let ns: string;
+  let standins: Standins;
+  let op: OperatorProcess | undefined;
+
+  before(async () => {
+    ns = await freshNamespace('badinput');
+    standins = await startStandins({ kubeConfig: testEnv().kubeConfig(), namespaces: [ns], readyDelayMs: 100 });
+    op = await OperatorProcess.start({ kubeconfigPath: testEnv().kubeconfigPath, namespaces: [ns], allowedGateways: ['istio-system/public', '{namespace}/*'] });
+    await op.waitReady();
+  });
+  after(async () => {
+    await op?.kill();
+    await standins?.stop();
+  });
+
+  const validSpec = (name: string): AppSpec => ({ container: { image: `${name}:1` }, scaling: { minScale: 0, maxScale: 5 }, ingress: { hosts: [`${name}.example.com`] } });
+
+  it(`refuses ${CORPUS} invalid apps naming the field, never crashes, and touches nothing that runs`, async () => {
+    const rng = seedFor('bad input');
+    for (const name of KEEP) await applyApp(app(ns, name, validSpec(name)));
+    await Promise.all(KEEP.map((name) => waitForApp(ns, name, readyTrue, `${name} ready`)));
+    await sleep(500);
+    const before = await childVersions();
+
+    const corpus = badApps(rng, CORPUS);
+    const outcomes: Array<{ bad: BadApp; outcome: Outcome }> = [];
+    const created: string[] = [];
+    for (const [i, bad] of corpus.entries()) {
+      const asEdit = i % 10 === 0;
+      const name = asEdit ? VICTIM : `bad-${i}`;
+      const outcome = await submit(name, bad.spec);
+      if (outcome.kind === 'flagged' && !asEdit) created.push(name);
+      outcomes.push({ bad, outcome });
+    }
+
+    const wrong = outcomes.filter(({ bad, outcome }) => !namesField(outcome.message, bad.field) || (outcome.kind === 'flagged' && !FLAGGED.has(outcome.reason ?? '')));
+    assert.deepEqual(wrong.map(({ bad, outcome }) => `${bad.fault}: ${outcome.kind} ${outcome.reason ?? ''} without naming ${bad.field}: ${outcome.message}`), []);
+
+    assert.ok(op!.alive, `the operator is still running:\n${op!.output().slice(-10).join('\n')}`);
+    const crashes = op!.output().filter((l) => /unhandled|uncaught|operator failed/i.test(l));
+    assert.deepEqual(crashes, [], 'no unhandled rejection or exception');
+    for (const name of created) {
+      assert.equal(await userClient().get(Kinds.KnativeService, ns, name), undefined, `nothing is rendered for the invalid app ${name}`);
+    }
+    await sleep(500);
+    assert.deepEqual(await childVersions(), before, 'the children of the apps that were running are untouched');
+    assert.equal(condition(await getApp(ns, VICTIM), 'Ready')?.status, 'False', 'the victim reports its invalid spec');
+
+    const rejected = outcomes.filter((o) => o.outcome.kind === 'rejected').length;
+    const codes = Object.entries(Object.groupBy(outcomes.filter((o) => o.outcome.code), (o) => String(o.outcome.code))).map(([c, l]) => `${l!.length}x ${c}`).join(', ');
+    const reasons = [...new Set(outcomes.flatMap((o) => o.outcome.reason ?? []))].sort();
+    console.log(`      ${CORPUS} invalid apps (${FAULT_COUNT} kinds of fault, ${CORPUS / 10} as edits of a running app): ${rejected} rejected at admission (${codes}), ${CORPUS - rejected} flagged by the operator (${reasons.join(', ')})`);
+  });
+
+  /** Applies the spec; returns admission's refusal, or the operator's Ready=False once it is written for this generation. */
+  async function submit(name: string, spec: AppSpec): Promise<Outcome> {
+    let applied: ServerlessApp;
+    try {
+      applied = await applyApp(app(ns, name, spec));
+    } catch (e) {
+      // A wrong type fails server-side apply's typed conversion, which the API server answers with 500, not 422.
+      if (!(e instanceof ApiError) || ![400, 422, 500].includes(e.code)) throw e;
+      return { kind: 'rejected', message: e.message, code: e.code };
+    }
+    const a = await eventually(async () => {
+      const x = await getApp(ns, name);
+      return x.status?.observedGeneration === applied.metadata.generation ? x : undefined;
+    }, `the operator to judge ${name} generation ${applied.metadata.generation}`, 15_000, 50);
+    const ready = condition(a, 'Ready');
+    return { kind: 'flagged', message: ready?.status === 'False' ? ready.message : `accepted as valid (Ready=${ready?.status} ${ready?.reason})`, ...(ready?.reason ? { reason: ready.reason } : {}) };
+  }
+
+  /** resourceVersions of every Knative Service, Revision and VirtualService of the apps that ran before the corpus. */
+  async function childVersions(): Promise<Record<string, string>> {
+    const out: Record<string, string> = {};
+    for (const kind of [Kinds.KnativeService, Kinds.KnativeRevision, Kinds.VirtualService]) {
+      const list = await userClient().list<{ metadata: { name: string; resourceVersion?: string } }>(kind, ns);
+      for (const o of list.items) if (KEEP.some((k) => o.metadata.name === k || o.metadata.name.startsWith(`${k}-`))) out[`${kind.plural}/${o.metadata.name}`] = o.metadata.resourceVersion ?? '';
+    }
+    return out;
+  }
+});

@@ -1,0 +1,87 @@
+// Fault injection: two operator replicas (child processes) elect a leader;
+// the leader is SIGKILLed, so it cannot release the lease. The standby must
+// take over once the lease expires (15 s) plus at most its polling jitter,
+// must not have written anything while it was standby, and must then apply
+// the edit made while nobody led. Each replica authenticates with its own
+// client certificate, so the audit log tells their writes apart.
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CoordinationV1Api } from '@kubernetes/client-node';
+import { startStandins, type Standins } from '../standin/standin.ts';
+import { app, applyApp, eventually, readyTrue, waitForApp } from '../support/apps.ts';
+import { freshNamespace, testEnv } from '../support/cluster.ts';
+import { OperatorProcess } from '../support/operator-process.ts';
+import { kubeconfigAs } from './support/identity.ts';
+
+/** The elector's defaults (src/runtime/leader-election.ts). */
+const LEASE_DURATION_MS = 15_000;
+/** A standby polls every retryPeriod (2 s) stretched by up to 2.2x jitter, as client-go does. */
+const MAX_POLL_MS = 2_000 * 2.2;
+const LEASE = 'serverlessapp-operator-leader';
+const REPLICAS = ['replica-a', 'replica-b'] as const;
+
+describe('leader failover (fault injection)', function () {
+  this.timeout(120_000);
+  let ns: string;
+  let standins: Standins;
+  const replicas = new Map<string, OperatorProcess>();
+
+  before(async () => {
+    ns = await freshNamespace('failover');
+    standins = await startStandins({ kubeConfig: testEnv().kubeConfig(), namespaces: [ns], readyDelayMs: 100 });
+  });
+  after(async () => {
+    await Promise.all([...replicas.values()].map((r) => r.kill()));
+    await standins?.stop();
+  });
+
+  const leases = () => testEnv().kubeConfig().makeApiClient(CoordinationV1Api);
+  const holder = async () => (await leases().readNamespacedLease({ name: LEASE, namespace: ns }).catch(() => undefined))?.spec?.holderIdentity;
+
+  it('hands over to the standby within the lease duration, and the standby wrote nothing before', async () => {
+    for (const identity of REPLICAS) {
+      const kubeconfigPath = await kubeconfigAs(testEnv(), identity);
+      replicas.set(identity, await OperatorProcess.start({ kubeconfigPath, namespaces: [ns], leaderElect: true, leaderElectionNamespace: ns, identity }));
+    }
+    await Promise.all([...replicas.values()].map((r) => r.waitReady()));
+    const leader = await eventually(holder, 'a leader', 30_000, 100);
+    const standby = REPLICAS.find((r) => r !== leader)!;
+    const since = new Date(Date.now() - 60_000);
+
+    for (const name of ['a', 'b', 'c']) await applyApp(app(ns, name, { container: { image: `${name}:1` } }));
+    await Promise.all(['a', 'b', 'c'].map((name) => waitForApp(ns, name, readyTrue, `${name} ready`)));
+
+    const killedAt = Date.now();
+    await replicas.get(leader!)!.kill('SIGKILL');
+    // Made while nobody leads: the new leader must apply it.
+    await applyApp(app(ns, 'b', { container: { image: 'b:2' } }));
+
+    await eventually(async () => (await holder()) === standby || undefined, 'the standby to take the lease', LEASE_DURATION_MS + 2 * MAX_POLL_MS + 10_000, 100);
+    await waitForApp(ns, 'b', (x) => readyTrue(x) && x.status?.versions?.stable?.image === 'b:2', 'the new leader applies the edit', 30_000);
+    const appliedAt = Date.now();
+    await sleep(500);
+
+    const writes = testEnv().auditWrites({ since });
+    const byStandby = writes.filter((w) => w.user === standby);
+    const acquired = byStandby.find((w) => w.resource === 'leases' && (w.code === 200 || w.code === 201));
+    assert.ok(acquired, `the standby's lease write is in the audit log (${byStandby.length} writes by ${standby})`);
+    const before = byStandby.filter((w) => w.timestamp < acquired.timestamp);
+    assert.deepEqual(before.map((w) => `${w.verb} ${w.resource}/${w.name} ${w.code}`), [], 'the standby wrote nothing while it was not the leader');
+    const byLeader = writes.filter((w) => w.user === leader);
+    assert.ok(byLeader.length > 0, 'the leader\'s writes are in the audit log under its own user');
+    assert.ok(writes.filter((w) => w.user === leader && w.timestamp.getTime() > killedAt + 1_000).length === 0, 'the killed leader wrote nothing after its death');
+
+    const untouched = byStandby.filter((w) => /^[ac]([-.]|$)/.test(w.name ?? ''));
+    assert.deepEqual(untouched.map((w) => `${w.verb} ${w.resource}/${w.name}`), [], 'the new leader left the apps nobody edited alone');
+    // The leader's last renewal: its last lease write before it died.
+    const lastRenew = byLeader.filter((w) => w.resource === 'leases' && w.timestamp.getTime() <= killedAt).at(-1)!.timestamp.getTime();
+    const takeoverMs = acquired.timestamp.getTime() - killedAt;
+    const sinceRenewMs = acquired.timestamp.getTime() - lastRenew;
+    console.log(`      ${leader} killed; ${standby} took the lease ${takeoverMs} ms after the kill (${sinceRenewMs} ms after its last renewal), `
+      + `applied the edit made meanwhile ${appliedAt - killedAt} ms after the kill; ${byLeader.length} writes by the leader, ${byStandby.length} by the standby (all after taking over)`);
+    // Expiry is judged on the standby's own clock, from when it last saw the lease change (client-go's rule):
+    // that is up to one poll after the last renewal, and the takeover comes at the first poll after expiry.
+    assert.ok(sinceRenewMs >= LEASE_DURATION_MS - 100, `no takeover before the lease expired (${sinceRenewMs} ms after the last renewal)`);
+    assert.ok(sinceRenewMs <= LEASE_DURATION_MS + 2 * MAX_POLL_MS + 1_000, `took over within the lease duration plus two polls (${sinceRenewMs} ms after the last renewal)`);
+  });
+});
