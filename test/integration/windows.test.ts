@@ -32,9 +32,15 @@ describe('scale windows (integration, controlled clock)', function () {
   beforeEach(async () => {
     ns = await freshNamespace('windows');
     await op?.stop();
-    clock = new OffsetClock(new Date('2026-11-23T06:59:55Z')); // Monday, 07:59:55 in Berlin
+    clock = new OffsetClock(new Date('2026-11-23T06:00:00Z')); // Monday, 07:00 in Berlin: an hour before the window
     op = await startOperator({}, { clock });
   });
+
+  /** Moves the clock to 2 s before the window opens and has the operator look again (no waiting on a loaded machine). */
+  function openSoon(): void {
+    clock.jumpTo(new Date('2026-11-23T06:59:58Z'));
+    op.apps.controller.enqueueAll();
+  }
 
   it('raises min-scale on the live revision when the window opens, and reports the next transition', async () => {
     await applyApp(app(ns, 'shop', spec('shop:1')));
@@ -42,6 +48,7 @@ describe('scale windows (integration, controlled clock)', function () {
     const revision = before.status!.versions!.stable!.revision!;
     assert.equal(before.status?.scaling?.minScale, 0);
     assert.deepEqual(before.status?.scaling?.nextTransition, { at: '2026-11-23T07:00:00.000Z', window: 'business-hours', change: 'open', minScale: 3, maxScale: 10 });
+    openSoon();
     const open = await waitForApp(ns, 'shop', (a) => a.status?.scaling?.openWindows?.includes('business-hours') ?? false, 'window open', 20_000);
     assert.equal(open.status?.scaling?.minScale, 3);
     assert.equal(open.status?.scaling?.nextTransition?.change, 'close');
@@ -58,6 +65,7 @@ describe('scale windows (integration, controlled clock)', function () {
     await applyApp(app(ns, 'shop', spec('shop:2', { rollout: { canaryPercent: 20 } })));
     const canary = await waitForApp(ns, 'shop', (a) => a.status?.canary?.weight === 20, 'canary at 20%');
     const traffic = (await getKsvc(ns, 'shop'))?.spec.traffic;
+    openSoon();
     await waitForApp(ns, 'shop', (a) => a.status?.scaling?.minScale === 3, 'window open', 20_000);
     await eventually(async () => (await minScaleOf(ns, canary.status!.versions!.candidate!.revision!)) === '3' || undefined, 'candidate raised');
     assert.equal(await minScaleOf(ns, canary.status!.versions!.stable!.revision!), '3');
@@ -67,6 +75,7 @@ describe('scale windows (integration, controlled clock)', function () {
   });
 
   it('applies the window early by the prewarm lead time', async () => {
+    clock.jumpTo(new Date('2026-11-23T06:57:00Z')); // 3 minutes before opening: inside the 5-minute lead
     await applyApp(app(ns, 'shop', spec('shop:1', { prewarm: { leadTime: '5m' } })));
     const a = await waitForApp(ns, 'shop', (x) => readyTrue(x) && x.status?.scaling?.minScale === 3, 'raised early');
     assert.deepEqual(a.status?.scaling?.prewarmingWindows, ['business-hours']);
@@ -101,12 +110,13 @@ describe('scale windows (integration, controlled clock)', function () {
   });
   it('on Knative before 1.21 (bounds in the template): a transition makes a new revision of the same version, routed only once ready', async () => {
     await op.stop();
-    clock = new OffsetClock(new Date('2026-11-23T06:59:55Z'));
+    clock = new OffsetClock(new Date('2026-11-23T06:00:00Z'));
     op = await startOperator({ knativeInPlaceScaling: 'false' }, { clock });
     await applyApp(app(ns, 'shop', spec('shop:1')));
     const before = await waitForApp(ns, 'shop', readyTrue, 'ready');
     const ksvcBefore = await getKsvc(ns, 'shop');
     assert.equal(ksvcBefore?.spec.template.metadata.annotations?.['autoscaling.knative.dev/min-scale'], '0');
+    openSoon();
     const after = await waitForApp(ns, 'shop', (a) => a.status?.scaling?.minScale === 3 && a.status?.versions?.stable?.revision !== before.status?.versions?.stable?.revision && readyTrue(a), 'new revision serving', 20_000);
     assert.equal(after.status?.versions?.stable?.version, before.status?.versions?.stable?.version, 'same version: no canary');
     const ksvc = await getKsvc(ns, 'shop');
@@ -119,6 +129,7 @@ describe('scale windows (integration, controlled clock)', function () {
     await applyApp(app(ns, 'fraud', { model: { format: { name: 'sklearn' }, storageUri: 'gs://m/v1' }, scaling: { minScale: 0, maxScale: 10, windows: [day] } }));
     await waitForApp(ns, 'fraud', readyTrue, 'model ready');
     assert.equal((await userClient().get<Isvc>(Kinds.InferenceService, ns, 'fraud'))?.spec.predictor.minReplicas, 0);
+    openSoon();
     await waitForApp(ns, 'fraud', (a) => a.status?.scaling?.minScale === 3, 'window open', 20_000);
     await eventually(async () => (await userClient().get<Isvc>(Kinds.InferenceService, ns, 'fraud'))?.spec.predictor.minReplicas === 3 || undefined, 'minReplicas raised');
   });
