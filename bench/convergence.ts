@@ -7,6 +7,7 @@ import { Kinds } from '../src/runtime/kinds.ts';
 import type { OperatorProcess } from '../test/support/operator-process.ts';
 import { BENCH_USER_AGENT, OPERATOR_USER_AGENT, STANDIN_USER_AGENT, type BenchEnv } from './environment.ts';
 import { cpuDuring } from './proc.ts';
+import { describeWrites } from './steady.ts';
 import { secondsSince, sleep } from './stats.ts';
 import { SlimWatch } from './watch.ts';
 import { IN_FLIGHT, benchApp, deleteKnativeServices, forEachBounded, imageOf, renderedKnativeService, type AppRef } from './workload.ts';
@@ -49,6 +50,8 @@ export interface Convergence {
   /** CPU seconds used meanwhile by the operator, the API server, etcd, the stand-ins and this benchmark. */
   cpuSeconds: Record<'operator' | 'apiServer' | 'etcd' | 'standins' | 'bench', number>;
   writes: { operator: number; standins: number; bench: number; total: number };
+  /** The operator's writes by verb and resource, e.g. "1000 x patch services". */
+  operatorWrites: string;
   startedAt: Date;
   endedAt: Date;
 }
@@ -80,9 +83,10 @@ async function converge(env: BenchEnv, refs: AppRef[], apps: SlimWatch<AppState>
   const endedAt = new Date();
   const writes = env.cp.auditWrites({ since: startedAt }).filter((w) => w.timestamp <= endedAt);
   const by = (ua: string) => writes.filter((w) => w.userAgent.startsWith(ua)).length;
+  const operatorWrites = describeWrites(writes.filter((w) => w.userAgent.startsWith(OPERATOR_USER_AGENT)));
   return {
     createSeconds, seconds, perSecond: refs.length / seconds,
-    writes: { operator: by(OPERATOR_USER_AGENT), standins: by(STANDIN_USER_AGENT), bench: by(BENCH_USER_AGENT), total: writes.length },
+    writes: { operator: by(OPERATOR_USER_AGENT), standins: by(STANDIN_USER_AGENT), bench: by(BENCH_USER_AGENT), total: writes.length }, operatorWrites,
     startedAt, endedAt,
   };
 }

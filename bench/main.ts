@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import { measureCeiling, measureConvergence, watchApps } from './convergence.ts';
 import { measureEditLatency } from './edits.ts';
 import { startBenchEnv } from './environment.ts';
-import { waitIdle } from './operator-metrics.ts';
+import { logSummary, waitIdle } from './operator-metrics.ts';
 import { table, toRecord, type Results } from './report.ts';
 import { measureRestart } from './restart.ts';
 import { secondsSince } from './stats.ts';
@@ -79,17 +79,20 @@ try {
   await watch.start();
   log('convergence');
   const convergence = await measureConvergence(env, op, refs, watch, log);
-  log(`  ${convergence.seconds.toFixed(1)} s, ${convergence.perSecond.toFixed(1)} apps/s`);
+  log(`  ${convergence.seconds.toFixed(1)} s, ${convergence.perSecond.toFixed(1)} apps/s; the operator wrote ${convergence.operatorWrites}`);
 
   log(`steady state: ${steadyMs / 1000} s with nothing to do`);
   const steady = await measureSteady(env, op, steadyMs);
+  log(`  ${steady.writes} writes${steady.written ? ` (${steady.written})` : ''}, ${steady.cpuSeconds.toFixed(2)} s CPU`);
   log(`edit latency: ${editCount} canaryPercent edits`);
   const edits = await measureEditLatency(env, refs, editCount);
 
+  const operatorWarnings = logSummary(op);
+  if (operatorWarnings) log(`the operator warned: ${operatorWarnings}`);
   log(`restart: ${values['cpu-prof'] ? 'SIGTERM (to write the profile)' : 'SIGKILL'}, then a new operator`);
   const restart = await measureRestart(env, op, apps, values['cpu-prof'] ? 'SIGTERM' : 'SIGKILL');
   op = restart.operator;
-  log(`  ready ${restart.readySeconds.toFixed(1)} s, drained ${restart.syncSeconds.toFixed(1)} s, ${restart.writes} writes`);
+  log(`  ready ${restart.readySeconds.toFixed(1)} s, drained ${restart.syncSeconds.toFixed(1)} s, ${restart.writes} writes${restart.written ? ` (${restart.written})` : ''}`);
 
   let realClockWindowLag: Results['realClockWindowLag'];
   if (!values['no-real-clock']) {
@@ -109,7 +112,7 @@ try {
   const windowLag = await measureWindowLag(env, appRefs(windowApps, [WINDOWS]), windowAt(CONTROLLED_OPENING, 2), clockCreatedBy(op) + leadMs);
 
   const record = toRecord({
-    apps, operatorConcurrency: concurrency, ceiling, convergence, steady, edits, restart,
+    apps, operatorConcurrency: concurrency, ceiling, convergence, steady, edits, restart, operatorWarnings,
     windowLag, ...(realClockWindowLag ? { realClockWindowLag } : {}),
     startedAt, seconds: secondsSince(started),
   });

@@ -1,13 +1,16 @@
 // Reading the operator child's own account of its work from /metrics: how
 // many reconciles it has run, whether its queue is empty, its heap. "Idle"
-// means the queue is empty, no worker is busy and the reconcile count has
-// stopped moving, the way controller-runtime's metrics would tell an operator
-// engineer that a controller has caught up.
+// means the queue is empty, no worker is busy and neither the reconcile count
+// nor the count of write requests (Events are written after the reconcile
+// that recorded them) has moved for a while, the way controller-runtime's
+// metrics would tell an operator engineer that a controller has caught up.
 import { metricValue, type OperatorProcess } from '../test/support/operator-process.ts';
 import { sleep } from './stats.ts';
 
 export interface OperatorCounters {
   reconciles: number;
+  /** Write requests sent (POST, PUT, PATCH, DELETE), Events included. */
+  writes: number;
   queueDepth: number;
   activeWorkers: number;
   heapUsedBytes: number;
@@ -17,6 +20,7 @@ export async function counters(op: OperatorProcess): Promise<OperatorCounters> {
   const samples = await op.metrics();
   return {
     reconciles: metricValue(samples, 'controller_runtime_reconcile_total'),
+    writes: ['POST', 'PUT', 'PATCH', 'DELETE'].reduce((n, method) => n + metricValue(samples, 'rest_client_requests_total', { method }), 0),
     queueDepth: metricValue(samples, 'workqueue_depth'),
     activeWorkers: metricValue(samples, 'controller_runtime_active_workers'),
     heapUsedBytes: metricValue(samples, 'nodejs_heap_size_used_bytes'),
@@ -25,9 +29,9 @@ export async function counters(op: OperatorProcess): Promise<OperatorCounters> {
 
 /**
  * Waits until the operator has run at least `minReconciles` reconciles, its
- * queues are empty and no reconcile has finished for `quietMs`. Returns when
- * the last reconcile finished (performance.now(), to within the poll period)
- * and the count by then.
+ * queues are empty and no reconcile has finished nor write gone out for
+ * `quietMs`. Returns when the last of those happened (performance.now(), to
+ * within the poll period) and the reconcile count by then.
  */
 export async function waitIdle(op: OperatorProcess, opts: { minReconciles?: number; quietMs?: number; pollMs?: number; timeoutMs?: number } = {}): Promise<{ lastChangeAt: number; reconciles: number }> {
   const { minReconciles = 0, quietMs = 1_000, pollMs = 100, timeoutMs = 900_000 } = opts;
@@ -37,10 +41,15 @@ export async function waitIdle(op: OperatorProcess, opts: { minReconciles?: numb
   while (performance.now() < deadline) {
     await sleep(pollMs);
     const now = await counters(op);
-    if (now.reconciles !== last.reconciles) lastChangeAt = performance.now();
+    if (now.reconciles !== last.reconciles || now.writes !== last.writes) lastChangeAt = performance.now();
     last = now;
     const quiet = performance.now() - lastChangeAt >= quietMs;
     if (quiet && now.reconciles >= minReconciles && now.queueDepth === 0 && now.activeWorkers === 0) return { lastChangeAt, reconciles: now.reconciles };
   }
   throw new Error(`the operator was not idle after ${timeoutMs} ms: ${JSON.stringify(last)}`);
+}
+
+/** The operator's warnings and errors so far, counted by message, for the log. */
+export function logSummary(op: OperatorProcess): string {
+  return [...op.problems()].map(([message, n]) => `${n} x ${message}`).join('; ');
 }

@@ -20,6 +20,8 @@ export interface Results {
   /** Lags (ms) behind a window's opening, one per app. */
   windowLag: number[];
   realClockWindowLag?: number[];
+  /** What the first operator warned about while converging and serving edits (counted by message). */
+  operatorWarnings: string;
   startedAt: Date;
   seconds: number;
 }
@@ -33,6 +35,7 @@ export function toRecord(r: Results): Record<string, unknown> {
     ceilingAppsPerSecond: round(r.ceiling.perSecond, 1),
     ceilingRatio: round(c.perSecond / r.ceiling.perSecond, 3),
     writesPerApp: round(c.writes.operator / r.apps),
+    operatorWrites: c.operatorWrites,
     operatorWriteShare: round(c.writes.operator / c.writes.total, 3),
     standinWritesPerApp: round(c.writes.standins / r.apps),
     apiServerWritesPerApp: round(c.writes.total / r.apps),
@@ -66,6 +69,7 @@ export function toRecord(r: Results): Record<string, unknown> {
       realClockWindowLagP50Ms: round(median(r.realClockWindowLag), 0),
       realClockWindowLagMaxMs: round(Math.max(...r.realClockWindowLag), 0),
     } : {}),
+    operatorWarnings: r.operatorWarnings,
     operatorConcurrency: r.operatorConcurrency,
     environment: {
       node: process.version, cores: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', memoryGiB: round(totalmem() / 1024 ** 3, 1),

@@ -6,6 +6,7 @@
 import type { OperatorProcess } from '../test/support/operator-process.ts';
 import { OPERATOR_USER_AGENT, type BenchEnv } from './environment.ts';
 import { waitIdle } from './operator-metrics.ts';
+import { describeWrites } from './steady.ts';
 
 export interface Restart {
   operator: OperatorProcess;
@@ -13,6 +14,7 @@ export interface Restart {
   syncSeconds: number;
   reconciles: number;
   writes: number;
+  written: string;
 }
 
 /** `signal` SIGTERM lets a profiled operator (--cpu-prof) write its profile on the way out. */
@@ -26,6 +28,5 @@ export async function measureRestart(env: BenchEnv, old: OperatorProcess, apps: 
   const idle = await waitIdle(operator, { minReconciles: apps, quietMs: 1_000, pollMs: 100 });
   const syncSeconds = (idle.lastChangeAt - operator.startedAt) / 1000;
   const writes = env.cp.auditWrites({ since, userAgentPrefix: OPERATOR_USER_AGENT });
-  if (writes.length > 0) console.error(`bench: writes after the restart: ${writes.slice(0, 10).map((w) => `${w.verb} ${w.resource}${w.subresource ? `/${w.subresource}` : ''} ${w.namespace}/${w.name}`).join(', ')}`);
-  return { operator, readySeconds, syncSeconds, reconciles: idle.reconciles, writes: writes.length };
+  return { operator, readySeconds, syncSeconds, reconciles: idle.reconciles, writes: writes.length, written: describeWrites(writes) };
 }

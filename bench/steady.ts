@@ -2,6 +2,7 @@
 // should neither write nor burn CPU. Measured over a quiet window after it has
 // gone idle; memory is read at the same point (RSS from /proc, heap from its
 // own metrics).
+import type { AuditWrite } from '../test/envtest/audit.ts';
 import type { OperatorProcess } from '../test/support/operator-process.ts';
 import { OPERATOR_USER_AGENT, type BenchEnv } from './environment.ts';
 import { counters, waitIdle } from './operator-metrics.ts';
@@ -11,6 +12,8 @@ import { sleep } from './stats.ts';
 export interface Steady {
   windowSeconds: number;
   writes: number;
+  /** What was written, e.g. "3 x create events" (empty when nothing). */
+  written: string;
   cpuSeconds: number;
   reconciles: number;
   rssBytes: number;
@@ -30,7 +33,16 @@ export async function measureSteady(env: BenchEnv, op: OperatorProcess, windowMs
   const c = await counters(op);
   const writes = env.cp.auditWrites({ since, userAgentPrefix: OPERATOR_USER_AGENT }).filter((w) => w.timestamp <= until);
   return {
-    windowSeconds: windowMs / 1000, writes: writes.length, cpuSeconds: after.cpuSeconds - cpu,
+    windowSeconds: windowMs / 1000, writes: writes.length, written: describeWrites(writes), cpuSeconds: after.cpuSeconds - cpu,
     reconciles: c.reconciles - reconciles, rssBytes: after.rssBytes, peakRssBytes: after.peakRssBytes, heapUsedBytes: c.heapUsedBytes,
   };
+}
+
+export function describeWrites(writes: AuditWrite[]): string {
+  const counts = new Map<string, number>();
+  for (const w of writes) {
+    const key = `${w.verb} ${w.resource}${w.subresource ? `/${w.subresource}` : ''}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return [...counts].map(([k, n]) => `${n} x ${k}`).join(', ');
 }

@@ -3,12 +3,12 @@
 // load), written with bounded concurrency like a GitOps sync would; and, for
 // the ceiling, the Knative Services the operator would render for them,
 // written straight to the API server by a bare client.
+import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import type { ServerlessApp } from '../src/api/v1alpha1/serverlessapp.ts';
 import { templateAutoscaling } from '../src/render/autoscaling.ts';
 import { knativeTemplate, renderKnativeService } from '../src/render/knative-service.ts';
-import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
-import { Kinds } from '../src/runtime/kinds.ts';
 import { versionOf } from '../src/rollout/version.ts';
+import { Kinds } from '../src/runtime/kinds.ts';
 
 export const IN_FLIGHT = 32;
 

@@ -66,7 +66,7 @@ describe('leader failover (fault injection)', function () {
     const acquired = byStandby.find((w) => w.resource === 'leases' && (w.code === 200 || w.code === 201));
     assert.ok(acquired, `the standby's lease write is in the audit log (${byStandby.length} writes by ${standby})`);
     // Only accepted writes count: a standby's refused attempt to create the Lease (409, both replicas race at start-up) changes nothing.
-    const before = byStandby.filter((w) => w.timestamp < acquired.timestamp && w.code < 400);
+    const before = byStandby.filter((w) => w.timestamp < acquired.timestamp && (w.code ?? 0) < 400);
     assert.deepEqual(before.map((w) => `${w.verb} ${w.resource}/${w.name} ${w.code}`), [], 'the standby wrote nothing while it was not the leader');
     const byLeader = writes.filter((w) => w.user === leader);
     assert.ok(byLeader.length > 0, 'the leader\'s writes are in the audit log under its own user');

@@ -46,6 +46,7 @@ export class OperatorProcess {
   readonly exited: Promise<Exit>;
   private readonly child: ChildProcess;
   private readonly lines: string[] = [];
+  private readonly problemCounts = new Map<string, number>();
   private exit: Exit | undefined;
 
   private constructor(child: ChildProcess, ports: { metrics: number; probe: number }, startedAt: number) {
@@ -104,6 +105,11 @@ export class OperatorProcess {
     return [...this.lines];
   }
 
+  /** Every warning, error and line that is not a JSON log entry it wrote, counted by level and message. */
+  problems(): Map<string, number> {
+    return new Map(this.problemCounts);
+  }
+
   /** Resolves once /readyz answers 200 (its caches have synced); rejects if it exits first. */
   async waitReady(timeoutMs = 60_000): Promise<void> {
     const deadline = performance.now() + timeoutMs;
@@ -150,6 +156,16 @@ export class OperatorProcess {
   private keep(line: string): void {
     this.lines.push(line);
     if (this.lines.length > TAIL_LINES) this.lines.shift();
+    if (!line.trim()) return;
+    let entry: { level?: string; message?: string } | undefined;
+    try {
+      entry = JSON.parse(line) as typeof entry;
+    } catch {
+      // not a log entry: Node's own messages (a crash, a warning) land here
+    }
+    if (entry && entry.level !== 'warn' && entry.level !== 'error') return;
+    const key = entry ? `${entry.level}: ${entry.message ?? ''}` : line.slice(0, 200);
+    this.problemCounts.set(key, (this.problemCounts.get(key) ?? 0) + 1);
   }
 }
 
