@@ -67,6 +67,7 @@ const env = await startBenchEnv({
   operatorConcurrency: concurrency, readyDelayMs: 100, log,
 });
 let exitCode = 0;
+const watch = watchApps(env);
 try {
   const refs = appRefs(apps, APP_NAMESPACES);
   log('ceiling: a bare client applies the rendered Knative Services');
@@ -75,7 +76,6 @@ try {
 
   const nodeArgs = values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${values['cpu-prof']}`] : [];
   let op = await env.startOperator({ nodeArgs });
-  const watch = watchApps(env);
   await watch.start();
   log('convergence');
   const convergence = await measureConvergence(env, op, refs, watch, log);
@@ -125,6 +125,7 @@ try {
   log(`failed: ${(err as Error).stack ?? String(err)}`);
   exitCode = 1;
 } finally {
+  watch.stop();
   await env.stop();
 }
 process.exit(exitCode);
