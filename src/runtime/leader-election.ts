@@ -11,14 +11,8 @@
 import { HttpMethod, IsomorphicFetchHttpLibrary, RequestContext } from '@kubernetes/client-node';
 import type { KubeConfig, ResponseContext } from '@kubernetes/client-node';
 import { sleep, systemClock } from './clock.ts';
+import type { Logger } from './informer.ts';
 import { Kinds, apiVersionOf, resourcePath } from './kinds.ts';
-
-export interface Logger {
-  info(msg: string, meta?: Record<string, unknown>): void;
-  warn(msg: string, meta?: Record<string, unknown>): void;
-  error(msg: string, meta?: Record<string, unknown>): void;
-  debug(msg: string, meta?: Record<string, unknown>): void;
-}
 
 export interface LeaderElectorOptions {
   namespace: string;

@@ -146,7 +146,8 @@ function makeDir(dir: string | undefined): string {
   }
 }
 
-async function freePorts(count: number): Promise<number[]> {
+/** `count` free loopback TCP ports (the control plane, the operator's listeners, benchmarks). */
+export async function freePorts(count: number): Promise<number[]> {
   const servers = Array.from({ length: count }, () => createServer());
   try {
     return await Promise.all(servers.map((srv) => new Promise<number>((resolve, reject) => {

@@ -3,8 +3,8 @@
 // can elect a leader, and its RSS and CPU are its own. Loopback ports are
 // chosen here so /readyz and /metrics can be polled; its log lines are kept
 // (the tail) so a test can show what it said before it failed.
+import { freePorts } from '../envtest/controlplane.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -196,17 +196,4 @@ export function metricValue(samples: Sample[], name: string, labels: Record<stri
     .reduce((sum, s) => sum + s.value, 0);
 }
 
-export async function freePorts(count: number): Promise<number[]> {
-  const servers = Array.from({ length: count }, () => createServer());
-  try {
-    return await Promise.all(servers.map((srv) => new Promise<number>((resolve, reject) => {
-      srv.once('error', reject);
-      srv.listen(0, '127.0.0.1', () => {
-        const address = srv.address();
-        resolve(typeof address === 'object' && address ? address.port : 0);
-      });
-    })));
-  } finally {
-    for (const srv of servers) srv.close();
-  }
-}
+export { freePorts };
