@@ -1,21 +1,22 @@
-// A real kube-apiserver + etcd on loopback for integration tests, the demo and
+// A real kube-apiserver + etcd on loopback (and, on request, the data plane of
+// dataplane.ts beside them) for integration tests, the demo and
 // `npm run cluster`. Binaries come from build.sh (built once from pinned Go
 // modules, then cached); each control plane gets its own directory, certificates,
 // tokens, ports and audit log, and its processes die with the Node process that
 // started it unless it was started detached.
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { KubeConfig } from '@kubernetes/client-node';
 import { readAuditWrites, type AuditFilter, type AuditWrite } from './audit.ts';
+import { startDataPlane, writeEgressSelector, type DataPlane, type DataPlaneOptions } from './dataplane.ts';
 import { EnvtestError } from './errors.ts';
 import { kubeconfigYaml, writeControlPlaneFiles } from './pki.ts';
-import { spawnDetached, supervise, type RunningProcess } from './supervise.ts';
+import { spawnDetached, supervise, waitHealthy, type RunningProcess } from './supervise.ts';
 
 export interface ControlPlaneOptions {
   /** Directory to own (created, removed by stop()); default: a fresh `mktemp -d`. */
@@ -24,6 +25,14 @@ export interface ControlPlaneOptions {
   detached?: boolean;
   /** Progress lines; default: stderr. */
   log?: (line: string) => void;
+  /** Use the binaries in this directory instead of running build.sh. */
+  binDir?: string;
+  /**
+   * Also start the data plane (dataplane.ts): kube-controller-manager,
+   * kube-scheduler, KWOK nodes and, unless `{ knative: false }`, the real
+   * Knative Serving. Needs root (network namespaces). Default: off.
+   */
+  dataPlane?: boolean | DataPlaneOptions;
 }
 
 export interface ControlPlane {
@@ -34,6 +43,8 @@ export interface ControlPlane {
   readonly adminToken: string;
   readonly nobodyToken: string;
   readonly caPem: string;
+  /** The data plane, when started with `dataPlane`. */
+  readonly dataPlane: DataPlane | undefined;
   /** Current process ids (the apiserver's changes on restart); supervisor pids unless detached. */
   readonly pids: { etcd: number; apiserver: number };
   /** A fresh client configuration for the admin user. */
@@ -52,7 +63,7 @@ const READY_TIMEOUT_MS = 90_000;
 export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise<ControlPlane> {
   const log = opts.log ?? ((line: string) => process.stderr.write(`envtest: ${line}\n`));
   const started = performance.now();
-  const binDir = await buildBinaries();
+  const binDir = opts.binDir ?? await buildBinaries();
   const dir = makeDir(opts.dir);
   const launch = (name: string, args: string[]): RunningProcess => {
     const binary = join(binDir, name);
@@ -61,6 +72,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
   };
   let etcd: RunningProcess | undefined;
   let apiserver: RunningProcess | undefined;
+  let dataPlane: DataPlane | undefined;
   try {
     const creds = await writeControlPlaneFiles(dir);
     const [etcdPort, peerPort, apiPort] = await freePorts(3);
@@ -73,7 +85,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       `--listen-peer-urls=http://127.0.0.1:${peerPort}`, `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
       `--initial-cluster=envtest=http://127.0.0.1:${peerPort}`, '--unsafe-no-fsync', '--log-level=warn',
     ]);
-    await waitUntil(etcd, dir, () => etcdHealthy(etcdUrl));
+    await waitHealthy(etcd, dir, () => etcdHealthy(etcdUrl));
     const apiserverArgs = [
       `--etcd-servers=${etcdUrl}`, '--bind-address=127.0.0.1', '--advertise-address=127.0.0.1', `--secure-port=${apiPort}`,
       `--tls-cert-file=${join(dir, 'serving.crt')}`, `--tls-private-key-file=${join(dir, 'serving.key')}`,
@@ -85,37 +97,46 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       `--cert-dir=${join(dir, 'pki')}`,
       `--audit-policy-file=${join(dir, 'audit-policy.yaml')}`, `--audit-log-path=${join(dir, 'audit.log')}`,
       '--audit-log-format=json', '--audit-log-mode=blocking', '--audit-log-maxsize=100000', '--audit-log-maxbackup=1',
+      ...(opts.dataPlane ? [writeEgressSelector(dir)] : []),
     ];
     const isReady = () => apiserverReady(server, creds.caPem, creds.adminToken);
     apiserver = launch('kube-apiserver', apiserverArgs);
-    await waitUntil(apiserver, dir, isReady);
+    await waitHealthy(apiserver, dir, isReady, READY_TIMEOUT_MS);
     const kubeconfigPath = join(dir, 'kubeconfig');
     writeFileSync(kubeconfigPath, kubeconfigYaml(server, creds.caPem, creds.adminToken), { mode: 0o600 });
     log(`control plane ready at ${server} in ${((performance.now() - started) / 1000).toFixed(1)}s (${dir})`);
+    const kubeConfig = () => {
+      const kc = new KubeConfig();
+      kc.loadFromFile(kubeconfigPath);
+      return kc;
+    };
+    if (opts.dataPlane) {
+      dataPlane = await startDataPlane({
+        dir, binDir, apiPort: Number(apiPort), caPem: creds.caPem, adminToken: creds.adminToken, detached: opts.detached ?? false, log, kubeConfig,
+      }, opts.dataPlane === true ? {} : opts.dataPlane);
+    }
 
     let current = apiserver;
     const etcdProcess = etcd;
     return {
-      dir, binDir, kubeconfigPath, server, ...creds,
+      dir, binDir, kubeconfigPath, server, ...creds, dataPlane,
       get pids() { return { etcd: etcdProcess.pid, apiserver: current.pid }; },
-      kubeConfig() {
-        const kc = new KubeConfig();
-        kc.loadFromFile(kubeconfigPath);
-        return kc;
-      },
+      kubeConfig,
       auditWrites: (filter) => readAuditWrites(join(dir, 'audit.log'), filter),
       async restartApiServer() {
         await current.stop();
         current = launch('kube-apiserver', apiserverArgs);
-        await waitUntil(current, dir, isReady);
+        await waitHealthy(current, dir, isReady, READY_TIMEOUT_MS);
       },
       async stop() {
+        await dataPlane?.stop();
         await current.stop();
         await etcdProcess.stop();
         rmSync(dir, { recursive: true, force: true });
       },
     };
   } catch (err) {
+    await dataPlane?.stop();
     await apiserver?.stop(5_000);
     await etcd?.stop(5_000);
     rmSync(dir, { recursive: true, force: true });
@@ -162,30 +183,6 @@ export async function freePorts(count: number): Promise<number[]> {
   } finally {
     for (const srv of servers) srv.close();
   }
-}
-
-/** Polls `check` until it returns true; fails early, with the log's tail, when the process exits. */
-async function waitUntil(proc: RunningProcess, dir: string, check: () => Promise<boolean>): Promise<void> {
-  let exit: number | string | undefined;
-  void proc.exited.then((code) => { exit = code; });
-  const deadline = performance.now() + READY_TIMEOUT_MS;
-  while (performance.now() < deadline) {
-    if (exit !== undefined) throw startFailure(proc.name, dir, `exited (${exit}) before it was ready`);
-    if (await check()) return;
-    await sleep(250);
-  }
-  throw startFailure(proc.name, dir, `was not ready after ${READY_TIMEOUT_MS / 1000}s`);
-}
-
-function startFailure(name: string, dir: string, what: string): EnvtestError {
-  const logPath = join(dir, `${name}.log`);
-  let tail = '';
-  try {
-    tail = readFileSync(logPath, 'utf8').trimEnd().split('\n').slice(-30).join('\n');
-  } catch {
-    tail = '(no log written)';
-  }
-  return new EnvtestError(`${name} ${what}; last lines of its log:\n${tail}`);
 }
 
 async function etcdHealthy(url: string): Promise<boolean> {

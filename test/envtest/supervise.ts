@@ -6,7 +6,9 @@
 // lives until someone kills its pid from the state file.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { EnvtestError } from './errors.ts';
 
 export interface RunningProcess {
   readonly name: string;
@@ -34,14 +36,27 @@ const WRAPPER = [
   'exit "$rc"',
 ].join('\n');
 
+/** Where and with what environment a binary runs. */
+export interface LaunchOptions {
+  /** A network namespace (`ip netns exec`, which execs, so the pid is still the binary's). */
+  netns?: string;
+  /** Added to this process's environment. */
+  env?: Record<string, string>;
+}
+
+function commandLine(binary: string, args: string[], opts: LaunchOptions): string[] {
+  return opts.netns ? ['ip', 'netns', 'exec', opts.netns, binary, ...args] : [binary, ...args];
+}
+
 const live = new Set<{ pid: number; dir: string | undefined; detached: boolean }>();
 let handlersInstalled = false;
 
 /** Runs `binary args` with output appended to `logPath`, tied to this process's lifetime. */
-export function supervise(name: string, binary: string, args: string[], logPath: string, cleanupDir?: string): RunningProcess {
+export function supervise(name: string, binary: string, args: string[], logPath: string, cleanupDir?: string, opts: LaunchOptions = {}): RunningProcess {
   const log = openSync(logPath, 'a');
-  const child = spawn('bash', ['-c', WRAPPER, `${name}-supervisor`, cleanupDir ?? '', binary, ...args], {
+  const child = spawn('bash', ['-c', WRAPPER, `${name}-supervisor`, cleanupDir ?? '', ...commandLine(binary, args, opts)], {
     stdio: ['pipe', log, log],
+    env: { ...process.env, ...opts.env },
     detached: true, // its own process group, so Ctrl-C reaches us first and we kill the group
   });
   closeSync(log);
@@ -68,9 +83,10 @@ export function supervise(name: string, binary: string, args: string[], logPath:
  * goes to `logPath`. Until releaseDetached() it still dies with us, so a start
  * interrupted by Ctrl-C leaves nothing behind.
  */
-export function spawnDetached(name: string, binary: string, args: string[], logPath: string, cleanupDir?: string): RunningProcess {
+export function spawnDetached(name: string, binary: string, args: string[], logPath: string, cleanupDir?: string, opts: LaunchOptions = {}): RunningProcess {
   const log = openSync(logPath, 'a');
-  const child = spawn(binary, args, { stdio: ['ignore', log, log], detached: true });
+  const [command = binary, ...argv] = commandLine(binary, args, opts);
+  const child = spawn(command, argv, { stdio: ['ignore', log, log], detached: true, env: { ...process.env, ...opts.env } });
   closeSync(log);
   child.unref();
   const entry = { pid: child.pid ?? -1, dir: cleanupDir, detached: true };
@@ -146,4 +162,32 @@ function installExitHandlers(): void {
       process.exit(code);
     });
   }
+}
+
+/**
+ * Polls `check` until it returns true; fails early, naming the process and
+ * quoting the tail of its log (`logDir/<name>.log`), when the process exits or
+ * `timeoutMs` passes.
+ */
+export async function waitHealthy(proc: RunningProcess, logDir: string, check: () => Promise<boolean>, timeoutMs = 90_000): Promise<void> {
+  let exit: number | string | undefined;
+  void proc.exited.then((code) => { exit = code; });
+  const deadline = performance.now() + timeoutMs;
+  while (performance.now() < deadline) {
+    if (exit !== undefined) throw startFailure(proc.name, logDir, `exited (${exit}) before it was ready`);
+    if (await check()) return;
+    await sleep(250);
+  }
+  throw startFailure(proc.name, logDir, `was not ready after ${timeoutMs / 1000}s`);
+}
+
+/** An EnvtestError naming `name` with the last lines of its log. */
+export function startFailure(name: string, logDir: string, what: string): EnvtestError {
+  let tail = '';
+  try {
+    tail = readFileSync(join(logDir, `${name}.log`), 'utf8').trimEnd().split('\n').slice(-30).join('\n');
+  } catch {
+    tail = '(no log written)';
+  }
+  return new EnvtestError(`${name} ${what}; last lines of its log:\n${tail}`);
 }

@@ -17,12 +17,20 @@ import {
 import { parseAllDocuments } from 'yaml';
 import { EnvtestError } from './errors.ts';
 
-// The one place the upstream versions are pinned. Each was checked to exist on
-// proxy.golang.org (`go list -m <module>@<version>`, November 2026); for
-// knative.dev/serving and istio.io/api they are the newest the proxy lists.
+// The one place the upstream CRD versions are pinned, the same versions the
+// rig's controllers are built from (test/envtest/knative/go.mod, kserve/go.mod).
+// knative.dev/serving v0.48.1 is Knative Serving 1.21.1; its module zip lacks the
+// CRDs that are symlinks in its tree (Ingress, ServerlessService, Certificate,
+// ClusterDomainClaim from knative.dev/networking; Image from knative.dev/caching),
+// so those come from the networking and caching versions serving v0.48.1 requires.
+// Module-tree YAML says `app.kubernetes.io/version: devel`; the release
+// manifests say the release, so `release` is stamped on those CRDs.
 // Bump a pin here and every test run installs that release's CRDs.
+export const KNATIVE_RELEASE = '1.21.1';
 export const UPSTREAM_CRD_SOURCES: readonly CrdSource[] = [
-  { module: 'knative.dev/serving', version: 'v0.51.0', path: 'config/core/300-resources' },
+  { module: 'knative.dev/serving', version: 'v0.48.1', path: 'config/core/300-resources', release: KNATIVE_RELEASE },
+  { module: 'knative.dev/networking', version: 'v0.0.0-20260120131110-a7cdca238a0d', path: 'config', release: KNATIVE_RELEASE },
+  { module: 'knative.dev/caching', version: 'v0.0.0-20260120130310-f1fc03b7f5ee', path: 'config', release: KNATIVE_RELEASE },
   { module: 'github.com/kserve/kserve', version: 'v0.20.0', path: 'config/crd/full' },
   { module: 'istio.io/api', version: 'v1.31.1', path: 'kubernetes/customresourcedefinitions.gen.yaml' },
 ];
@@ -32,6 +40,8 @@ export interface CrdSource {
   version: string;
   /** A YAML file, or a directory searched recursively for YAML files, inside the module. */
   path: string;
+  /** The release these CRDs belong to, stamped as `app.kubernetes.io/version` where the tree says `devel`. */
+  release?: string;
 }
 
 type Crd = V1CustomResourceDefinition & { metadata: { name: string } };
@@ -49,9 +59,17 @@ export async function installAllCrds(kc: KubeConfig): Promise<string[]> {
 }
 
 /** Every CRD in the pinned upstream modules. */
-export async function upstreamCrds(): Promise<Crd[]> {
-  const dirs = await Promise.all(UPSTREAM_CRD_SOURCES.map((src) => downloadModule(src.module, src.version)));
-  return UPSTREAM_CRD_SOURCES.flatMap((src, i) => yamlFiles(join(dirs[i] ?? '', src.path)).flatMap(crdsInFile));
+export async function upstreamCrds(sources: readonly CrdSource[] = UPSTREAM_CRD_SOURCES): Promise<Crd[]> {
+  const dirs = await Promise.all(sources.map((src) => downloadModule(src.module, src.version)));
+  return sources.flatMap((src, i) => yamlFiles(join(dirs[i] ?? '', src.path)).flatMap(crdsInFile)
+    .map((crd) => (src.release ? withReleaseLabel(crd, src.release) : crd)));
+}
+
+/** `obj` with `app.kubernetes.io/version: release` where its YAML says `devel`, as in the release manifests. */
+export function withReleaseLabel<T extends { metadata?: { labels?: Record<string, string> } }>(obj: T, release: string): T {
+  const labels = obj.metadata?.labels;
+  if (labels?.['app.kubernetes.io/version'] !== 'devel') return obj;
+  return { ...obj, metadata: { ...obj.metadata, labels: { ...labels, 'app.kubernetes.io/version': release } } };
 }
 
 /** This project's generated CRDs (crds/*.yaml); none yet is fine. */

@@ -1,0 +1,279 @@
+// The rig's data plane beside a control plane: the real kube-controller-manager
+// (garbage collector, deployments, replica sets, endpoints, namespaces, ...),
+// kube-scheduler, KWOK (simulated nodes: pods are scheduled, get an IP and turn
+// Running/Ready, but no container runs) and the real Knative Serving, all from
+// build.sh. They run in network namespaces that reach only the API server and
+// each other, through netns-bridge.ts (the SIMULATED NETWORK); see netns.ts.
+// What is still simulated: the network (bridge), the nodes (KWOK), the ingress
+// (kingress-status.ts) and any traffic or metrics (no container runs).
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { connect as tlsConnect } from 'node:tls';
+import { fileURLToPath } from 'node:url';
+import { CoreV1Api, KubeConfig, type V1Node, type V1Pod } from '@kubernetes/client-node';
+import { stringify } from 'yaml';
+import { EnvtestError } from './errors.ts';
+import { installKnativeServing, KNATIVE_WEBHOOK_PORT, KNATIVE_WEBHOOK_SERVICE, knativeEnv, knativeWebhookAdmits } from './knative-serving.ts';
+import { dialThrough, serveUdsToTcp } from './netns-bridge.ts';
+import { createNetns, deleteNetns, netnsName, POD_CIDR } from './netns.ts';
+import { kubeconfigYaml } from './pki.ts';
+import { spawnDetached, supervise, waitHealthy, type LaunchOptions, type RunningProcess } from './supervise.ts';
+import { downloadModule } from './upstream-crds.ts';
+
+export interface DataPlaneOptions {
+  /** Run the real Knative Serving (controller, webhook, autoscaler) and the KIngress status stand-in. Default true. */
+  knative?: boolean;
+}
+
+/** Where the data plane's processes can be found: for tests, and for `npm run cluster` to stop them later. */
+export interface DataPlane {
+  /** Network namespaces: `main` runs everything but the Knative autoscaler, which has `autoscaler` to itself. */
+  readonly netns: { readonly main: string; readonly autoscaler: string };
+  /** Every data-plane process, by name (as in its log file `<dir>/<name>.log`). */
+  readonly processes: ReadonlyArray<{ readonly name: string; readonly pid: number; readonly binary: string }>;
+  /** The simulated nodes' names. */
+  readonly nodes: readonly string[];
+  /** True when the real Knative Serving runs. */
+  readonly knative: boolean;
+  /** Pods, as KWOK reports them (all namespaces when none is given). */
+  pods(namespace?: string): Promise<V1Pod[]>;
+  stop(): Promise<void>;
+}
+
+/** What the data plane needs from its control plane. */
+export interface DataPlaneHost {
+  dir: string;
+  binDir: string;
+  apiPort: number;
+  caPem: string;
+  adminToken: string;
+  detached: boolean;
+  log: (line: string) => void;
+  kubeConfig(): KubeConfig;
+}
+
+const here = dirname(fileURLToPath(import.meta.url));
+const KWOK = { module: 'sigs.k8s.io/kwok', version: 'v0.8.0' };
+/** The API server's port inside every namespace (the bridge's listener). */
+const NS_API_PORT = 6443;
+const MAIN_POD_IP = '10.250.0.2';
+const AUTOSCALER_POD_IP = '10.250.0.3';
+const KWOK_NODE_ANNOTATION = 'kwok.x-k8s.io/node';
+
+/** Unix socket paths in `dir`: the host's API socket and each namespace's CONNECT proxy. */
+export function socketPaths(dir: string): { api: string; mainConnect: string; autoscalerConnect: string } {
+  return { api: join(dir, 'apiserver.sock'), mainConnect: join(dir, 'netns-main.sock'), autoscalerConnect: join(dir, 'netns-autoscaler.sock') };
+}
+
+/**
+ * Writes the kube-apiserver's egress selector configuration: the `cluster`
+ * egress (Service-referenced webhooks) goes through the main namespace's
+ * CONNECT proxy. Returns the flag to pass.
+ */
+export function writeEgressSelector(dir: string): string {
+  const path = join(dir, 'egress-selector.yaml');
+  writeFileSync(path, stringify({
+    apiVersion: 'apiserver.k8s.io/v1beta1',
+    kind: 'EgressSelectorConfiguration',
+    egressSelections: [{
+      name: 'cluster',
+      connection: { proxyProtocol: 'HTTPConnect', transport: { uds: { udsName: socketPaths(dir).mainConnect } } },
+    }],
+  }));
+  return `--egress-selector-config-file=${path}`;
+}
+
+export async function startDataPlane(host: DataPlaneHost, opts: DataPlaneOptions = {}): Promise<DataPlane> {
+  const started = performance.now();
+  const withKnative = opts.knative ?? true;
+  const { dir } = host;
+  const sockets = socketPaths(dir);
+  const netns = { main: netnsName(), autoscaler: netnsName() };
+  const running: Array<RunningProcess & { binary: string }> = [];
+  let hostBridge: { close(): void } | undefined;
+  const launch = (name: string, binary: string, args: string[], launchOpts: LaunchOptions = {}): RunningProcess & { binary: string } => {
+    const proc = (host.detached ? spawnDetached : supervise)(name, binary, args, join(dir, `${name}.log`), undefined, launchOpts);
+    const entry = Object.assign(proc, { binary });
+    running.push(entry);
+    return entry;
+  };
+  const node = (name: string, script: string, args: string[], launchOpts: LaunchOptions = {}) =>
+    launch(name, process.execPath, ['--no-warnings', join(here, script), ...args], launchOpts);
+  const stopAll = async () => {
+    await Promise.all(running.reverse().map((p) => p.stop(5_000)));
+    hostBridge?.close();
+    await Promise.all([deleteNetns(netns.main), deleteNetns(netns.autoscaler)]);
+  };
+
+  try {
+    if (host.detached) node('netns-bridge-host', 'netns-bridge.ts', ['host', sockets.api, String(host.apiPort)]);
+    else hostBridge = await serveUdsToTcp(sockets.api, host.apiPort);
+    await Promise.all([createNetns(netns.main, MAIN_POD_IP), createNetns(netns.autoscaler, AUTOSCALER_POD_IP)]);
+
+    const bridges = [
+      { name: 'netns-bridge-main', ns: netns.main, connect: sockets.mainConnect, map: [`${KNATIVE_WEBHOOK_SERVICE}=${KNATIVE_WEBHOOK_PORT}`] },
+      { name: 'netns-bridge-autoscaler', ns: netns.autoscaler, connect: sockets.autoscalerConnect, map: [] },
+    ].map((b) => ({
+      ...b,
+      proc: node(b.name, 'netns-bridge.ts', ['ns', '--listen', String(NS_API_PORT), '--to', sockets.api, '--connect', b.connect,
+        ...b.map.flatMap((m) => ['--map', m])], { netns: b.ns }),
+    }));
+    await Promise.all(bridges.map((b) => waitHealthy(b.proc, dir, () => reachable(b.connect, NS_API_PORT))));
+
+    const kubeconfig = join(dir, 'netns.kubeconfig');
+    writeFileSync(kubeconfig, kubeconfigYaml(`https://127.0.0.1:${NS_API_PORT}`, host.caPem, host.adminToken), { mode: 0o600 });
+    const bin = (name: string) => join(host.binDir, name);
+    const inMain = { netns: netns.main };
+
+    mkdirSync(join(dir, 'kcm'), { recursive: true });
+    const kcm = launch('kube-controller-manager', bin('kube-controller-manager'), [
+      `--kubeconfig=${kubeconfig}`, '--bind-address=127.0.0.1', '--secure-port=10257', `--cert-dir=${join(dir, 'kcm')}`,
+      '--leader-elect=false', `--service-account-private-key-file=${join(dir, 'sa.key')}`, `--root-ca-file=${join(dir, 'ca.crt')}`,
+      '--kube-api-qps=200', '--kube-api-burst=400', '--concurrent-gc-syncs=10', '--v=1',
+    ], inMain);
+    mkdirSync(join(dir, 'scheduler'), { recursive: true });
+    const scheduler = launch('kube-scheduler', bin('kube-scheduler'), [
+      `--kubeconfig=${kubeconfig}`, '--bind-address=127.0.0.1', '--secure-port=10259', `--cert-dir=${join(dir, 'scheduler')}`,
+      '--leader-elect=false', '--kube-api-qps=200', '--kube-api-burst=400', '--v=1',
+    ], inMain);
+    const kwokConfig = await writeKwokStages(dir);
+    const kwok = launch('kwok', bin('kwok'), [
+      `--kubeconfig=${kubeconfig}`, `--config=${kwokConfig}`, `--manage-nodes-with-annotation-selector=${KWOK_NODE_ANNOTATION}=fake`,
+      // Without a lease duration KWOK renews no node lease, the node lifecycle controller marks the nodes NotReady and pods never turn Ready.
+      '--node-lease-duration-seconds=40', `--cidr=${POD_CIDR}`, `--node-ip=${MAIN_POD_IP}`,
+    ], inMain);
+
+    const kc = host.kubeConfig();
+    const core = kc.makeApiClient(CoreV1Api);
+    const nodes = rigNodes();
+    await Promise.all(nodes.map((n) => core.createNode({ body: n }).catch((err: { code?: number }) => {
+      if (err.code !== 409) throw err;
+    })));
+    const knativeInstalled = withKnative ? installKnativeServing(kc) : Promise.resolve();
+
+    await Promise.all([
+      waitHealthy(kcm, dir, () => httpsOk(sockets.mainConnect, 10257, '/healthz')),
+      waitHealthy(scheduler, dir, () => httpsOk(sockets.mainConnect, 10259, '/healthz')),
+      waitHealthy(kwok, dir, () => nodesReady(core, nodes.map((n) => n.metadata!.name!))),
+      knativeInstalled,
+    ]);
+
+    if (withKnative) {
+      const controller = launch('knative-controller', bin('knative-controller'), [`--kubeconfig=${kubeconfig}`], { ...inMain, env: knativeEnv('controller', MAIN_POD_IP) });
+      const webhook = launch('knative-webhook', bin('knative-webhook'), [`--kubeconfig=${kubeconfig}`], { ...inMain, env: knativeEnv('webhook', MAIN_POD_IP) });
+      const autoscaler = launch('knative-autoscaler', bin('knative-autoscaler'), [`--kubeconfig=${kubeconfig}`],
+        { netns: netns.autoscaler, env: knativeEnv('autoscaler', AUTOSCALER_POD_IP) });
+      const ingress = node('kingress-status', 'kingress-status.ts', [join(dir, 'kubeconfig')]);
+      await Promise.all([
+        waitHealthy(controller, dir, () => httpOk(sockets.mainConnect, 8080, '/readiness')),
+        waitHealthy(autoscaler, dir, () => reachable(sockets.autoscalerConnect, 8080)),
+        waitHealthy(webhook, dir, () => knativeWebhookAdmits(kc)),
+        waitHealthy(ingress, dir, async () => true),
+      ]);
+    }
+    host.log(`data plane ready in ${((performance.now() - started) / 1000).toFixed(1)}s (netns ${netns.main}, ${netns.autoscaler}; ${withKnative ? 'Knative Serving 1.21' : 'no Knative'})`);
+
+    return {
+      netns,
+      processes: running.map((p) => ({ name: p.name, pid: p.pid, binary: p.binary })),
+      nodes: nodes.map((n) => n.metadata!.name!),
+      knative: withKnative,
+      async pods(namespace) {
+        const list = namespace ? await core.listNamespacedPod({ namespace }) : await core.listPodForAllNamespaces();
+        return list.items;
+      },
+      stop: stopAll,
+    };
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}
+
+/** Removes what a detached data plane left: its namespaces (its processes are stopped by pid). */
+export async function deleteDataPlaneNetns(names: readonly string[]): Promise<void> {
+  await Promise.all(names.map(deleteNetns));
+}
+
+/** Two simulated nodes; the second has GPUs, the way the NVIDIA device plugin and GPU feature discovery label one. */
+function rigNodes(): V1Node[] {
+  const node = (name: string, index: number, extra: { labels?: Record<string, string>; capacity?: Record<string, string> }): V1Node => {
+    const capacity = { cpu: '16', memory: '64Gi', pods: '110', 'ephemeral-storage': '100Gi', ...extra.capacity };
+    return {
+      apiVersion: 'v1', kind: 'Node',
+      metadata: {
+        name,
+        annotations: { [KWOK_NODE_ANNOTATION]: 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
+        labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', type: 'kwok', ...extra.labels },
+      },
+      spec: { podCIDR: `10.244.${index}.0/24`, podCIDRs: [`10.244.${index}.0/24`] },
+      status: { capacity, allocatable: capacity },
+    };
+  };
+  return [
+    node('rig-node-1', 1, {}),
+    node('rig-gpu-node-1', 2, { labels: { 'nvidia.com/gpu.present': 'true', 'nvidia.com/gpu.product': 'simulated' }, capacity: { 'nvidia.com/gpu': '4' } }),
+  ];
+}
+
+/** KWOK's own stages (node initialise, lease heartbeat, pod ready/complete/delete) from its module, in one config file. */
+async function writeKwokStages(dir: string): Promise<string> {
+  const kwok = await downloadModule(KWOK.module, KWOK.version);
+  const docs = ['node/fast', 'node/heartbeat-with-lease', 'pod/fast'].flatMap((stage) => {
+    const stageDir = join(kwok, 'kustomize/stage', stage);
+    return readdirSync(stageDir).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml').sort()
+      .map((f) => readFileSync(join(stageDir, f), 'utf8'));
+  });
+  if (docs.length === 0) throw new EnvtestError(`no KWOK stages found in ${kwok}/kustomize/stage`);
+  const path = join(dir, 'kwok.yaml');
+  writeFileSync(path, docs.join('\n---\n'));
+  return path;
+}
+
+async function nodesReady(core: CoreV1Api, names: string[]): Promise<boolean> {
+  const { items } = await core.listNode();
+  return names.every((name) => items.find((n) => n.metadata?.name === name)?.status?.conditions
+    ?.some((c) => c.type === 'Ready' && c.status === 'True'));
+}
+
+/** True when something listens on `port` inside the namespace behind `connectSock`. */
+async function reachable(connectSock: string, port: number): Promise<boolean> {
+  try {
+    (await dialThrough(connectSock, port)).destroy();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function httpOk(connectSock: string, port: number, path: string): Promise<boolean> {
+  return get(connectSock, port, path, false);
+}
+
+function httpsOk(connectSock: string, port: number, path: string): Promise<boolean> {
+  return get(connectSock, port, path, true);
+}
+
+/** One HTTP/1.0 GET through the namespace's CONNECT proxy; true on a 2xx. Self-signed serving certs are expected. */
+async function get(connectSock: string, port: number, path: string, tls: boolean): Promise<boolean> {
+  let raw;
+  try {
+    raw = await dialThrough(connectSock, port);
+  } catch {
+    return false;
+  }
+  const socket = tls ? tlsConnect({ socket: raw, rejectUnauthorized: false, servername: 'localhost' }) : raw;
+  return new Promise((resolve) => {
+    let head = '';
+    const timer = setTimeout(() => { socket.destroy(); resolve(false); }, 2_000);
+    socket.on('data', (chunk: Buffer) => {
+      head += chunk.toString('latin1');
+      if (!head.includes('\r\n')) return;
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(/^HTTP\/1\.[01] 2\d\d/.test(head));
+    });
+    socket.on('error', () => { clearTimeout(timer); resolve(false); });
+    socket.write(`GET ${path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n`);
+  });
+}

@@ -1,0 +1,84 @@
+// SIMULATED NETWORK INGRESS: a stand-in for net-istio's status half, because
+// no network ingress (net-istio, Kourier) is available as a module here. For
+// every KIngress (networking.internal.knative.dev/v1alpha1 Ingress, types in
+// knative.dev/networking pkg/apis/networking/v1alpha1/ingress_{types,lifecycle}.go)
+// of the Istio ingress class it writes what net-istio's reconciler writes once
+// its prober has seen every gateway serve the new generation: NetworkConfigured,
+// LoadBalancerReady and Ready True, observedGeneration, and the load balancers
+// net-istio reports, the istio-ingressgateway Service for the public one and
+// knative-local-gateway for the private one. It programs no proxy and probes
+// nothing: no request is routed. With it, Routes (and so Services) become Ready.
+// Run as a program: node kingress-status.ts KUBECONFIG
+import { CustomObjectsApi, KubeConfig, Watch } from '@kubernetes/client-node';
+
+const GROUP = 'networking.internal.knative.dev';
+const VERSION = 'v1alpha1';
+const CLASS_ANNOTATION = 'networking.knative.dev/ingress.class';
+/** config-network's default ingress-class (knative.dev/networking pkg/config). */
+const ISTIO_CLASS = 'istio.ingress.networking.knative.dev';
+const PUBLIC_LB = 'istio-ingressgateway.istio-system.svc.cluster.local';
+const PRIVATE_LB = 'knative-local-gateway.istio-system.svc.cluster.local';
+
+interface KIngress {
+  metadata: { name: string; namespace: string; generation?: number; annotations?: Record<string, string> };
+  status?: { observedGeneration?: number; conditions?: Array<{ type: string; status: string }> };
+}
+
+/** The status net-istio writes for `ing` once it is programmed. */
+export function readyStatus(ing: KIngress, now: Date): object {
+  const at = now.toISOString().replace(/\.\d+Z$/, 'Z');
+  return {
+    observedGeneration: ing.metadata.generation,
+    conditions: ['LoadBalancerReady', 'NetworkConfigured', 'Ready'].map((type) => ({ type, status: 'True', lastTransitionTime: at })),
+    publicLoadBalancer: { ingress: [{ domainInternal: PUBLIC_LB }] },
+    privateLoadBalancer: { ingress: [{ domainInternal: PRIVATE_LB }] },
+  };
+}
+
+function needsStatus(ing: KIngress): boolean {
+  const cls = ing.metadata.annotations?.[CLASS_ANNOTATION] ?? ISTIO_CLASS;
+  if (cls !== ISTIO_CLASS) return false;
+  const ready = ing.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+  return !ready || ing.status?.observedGeneration !== ing.metadata.generation;
+}
+
+/** Watches all KIngresses until `signal` aborts, marking each ready as net-istio would. */
+export async function runKIngressStatus(kc: KubeConfig, signal: AbortSignal): Promise<void> {
+  const api = kc.makeApiClient(CustomObjectsApi);
+  const watch = new Watch(kc);
+  const mark = async (ing: KIngress) => {
+    if (!needsStatus(ing)) return;
+    try {
+      await api.patchNamespacedCustomObjectStatus({
+        group: GROUP, version: VERSION, plural: 'ingresses', namespace: ing.metadata.namespace, name: ing.metadata.name,
+        body: { status: readyStatus(ing, new Date()) }, fieldManager: 'net-istio-standin',
+      });
+    } catch (err) {
+      if ((err as { code?: number }).code !== 404) console.error(`kingress-status: ${ing.metadata.namespace}/${ing.metadata.name}: ${(err as Error).message}`);
+    }
+  };
+  while (!signal.aborted) {
+    const list = await api.listCustomObjectForAllNamespaces({ group: GROUP, version: VERSION, resourcePlural: 'ingresses' })
+      .catch(() => undefined) as { items: KIngress[]; metadata: { resourceVersion?: string } } | undefined;
+    if (!list) {
+      await new Promise((r) => setTimeout(r, 1_000));
+      continue;
+    }
+    await Promise.all(list.items.map(mark));
+    await new Promise<void>((resolve) => {
+      void watch.watch(`/apis/${GROUP}/${VERSION}/ingresses`, { resourceVersion: list.metadata.resourceVersion, allowWatchBookmarks: true },
+        (type, obj: KIngress) => { if (type === 'ADDED' || type === 'MODIFIED') void mark(obj); },
+        () => resolve(),
+      ).then((req) => signal.addEventListener('abort', () => req.abort(), { once: true }), () => resolve());
+    });
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const kc = new KubeConfig();
+  kc.loadFromFile(process.argv[2] ?? '');
+  const stop = new AbortController();
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => { stop.abort(); process.exit(0); });
+  console.log('kingress-status: SIMULATED net-istio status writer running');
+  await runKIngressStatus(kc, stop.signal);
+}

@@ -1,0 +1,95 @@
+// The real Knative Serving 1.21 (knative.dev/serving v0.48.1: controller,
+// webhook, autoscaler, built by build.sh) for the rig. Its namespace, config
+// maps, webhook configurations and webhook secret are read at setup time from
+// the pinned modules (nothing upstream is copied here), stamped with the
+// release version as the release manifests are, and changed only where the rig
+// must (see RIG_CONFIG). The processes run in the data plane's network
+// namespaces: the controller's health port and the autoscaler's stats port are
+// both a fixed 8080 in their code, so the autoscaler gets a namespace of its own.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { KubernetesObjectApi, PatchStrategy, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import { parseAllDocuments } from 'yaml';
+import { downloadModule, installCrds, KNATIVE_RELEASE, UPSTREAM_CRD_SOURCES, upstreamCrds, withReleaseLabel } from './upstream-crds.ts';
+
+export const KNATIVE_NAMESPACE = 'knative-serving';
+/** The Service the webhook configurations name, and the port its process listens on in the namespace. */
+export const KNATIVE_WEBHOOK_SERVICE = `webhook.${KNATIVE_NAMESPACE}.svc:443`;
+export const KNATIVE_WEBHOOK_PORT = 8443;
+
+const SERVING = UPSTREAM_CRD_SOURCES.find((s) => s.module === 'knative.dev/serving')!;
+const NETWORKING = UPSTREAM_CRD_SOURCES.find((s) => s.module === 'knative.dev/networking')!;
+
+// Registries whose tags the revision reconciler must not resolve to digests:
+// nothing here can reach a registry. Knative has no "skip all" setting
+// (pkg/reconciler/revision/resolve.go matches the registry exactly), so these
+// are the registries the repo's examples, fixtures and KServe's runtimes use.
+const SKIP_TAG_RESOLVING = ['kind.local', 'ko.local', 'dev.local', 'ghcr.io', 'index.docker.io', 'docker.io', 'gcr.io',
+  'quay.io', 'registry.k8s.io', 'nvcr.io', 'public.ecr.aws', 'example.com', 'registry.example.com'];
+
+/** The only config-map values the rig changes, and why. */
+const RIG_CONFIG: Record<string, Record<string, string>> = {
+  // -1: the activator is never put in the path, so the autoscaler never probes *.svc.cluster.local names.
+  'config-autoscaler': { 'target-burst-capacity': '-1' },
+  'config-deployment': {
+    // Never pulled (KWOK runs no containers), but it must be set; the release's image name.
+    'queue-sidecar-image': `gcr.io/knative-releases/knative.dev/serving/cmd/queue:v${KNATIVE_RELEASE}`,
+    'registries-skipping-tag-resolving': SKIP_TAG_RESOLVING.join(','),
+  },
+};
+
+/** Installs Knative's CRDs, namespace, config maps, webhook configurations and webhook secret. */
+export async function installKnativeServing(kc: KubeConfig): Promise<void> {
+  await installCrds(kc, await upstreamCrds(UPSTREAM_CRD_SOURCES.filter((s) => s.module.startsWith('knative.dev/'))));
+  const [serving, networking] = await Promise.all([
+    downloadModule(SERVING.module, SERVING.version), downloadModule(NETWORKING.module, NETWORKING.version),
+  ]);
+  const files = [
+    join(serving, 'config/core/100-namespace.yaml'),
+    ...['autoscaler', 'certmanager', 'defaults', 'deployment', 'domain', 'features', 'gc', 'leader-election', 'logging', 'observability', 'tracing']
+      .map((name) => join(serving, 'config/core/configmaps', `${name}.yaml`)),
+    join(networking, 'config/config-network.yaml'),
+    ...['secret', 'defaulting', 'resource-validation', 'configmap-validation'].map((name) => join(serving, 'config/core/webhooks', `${name}.yaml`)),
+  ];
+  const client = KubernetesObjectApi.makeApiClient(kc);
+  for (const file of files) {
+    for (const obj of objectsIn(file)) {
+      const rig = RIG_CONFIG[obj.metadata?.name ?? ''];
+      const desired = rig && obj.kind === 'ConfigMap' ? { ...obj, data: { ...(obj as { data?: object }).data, ...rig } } : obj;
+      await client.patch(withReleaseLabel(desired, KNATIVE_RELEASE), undefined, undefined, 'envtest', true, PatchStrategy.ServerSideApply);
+    }
+  }
+}
+
+/** Environment of each Knative process, as its Deployment in config/core/deployments sets it. */
+export function knativeEnv(component: 'controller' | 'webhook' | 'autoscaler', podIp: string): Record<string, string> {
+  const common = {
+    SYSTEM_NAMESPACE: KNATIVE_NAMESPACE, POD_NAME: `${component}-rig`, POD_IP: podIp,
+    CONFIG_LOGGING_NAME: 'config-logging', CONFIG_OBSERVABILITY_NAME: 'config-observability',
+  };
+  // The controller and the webhook share a namespace: distinct profiling ports (PROFILING_PORT, knative.dev/pkg).
+  if (component === 'webhook') return { ...common, WEBHOOK_NAME: 'webhook', WEBHOOK_PORT: String(KNATIVE_WEBHOOK_PORT), PROFILING_PORT: '8009' };
+  return { ...common, PROFILING_PORT: '8008' };
+}
+
+/** A Knative Service the webhook must admit (dry run): proves the API server reaches the webhook. */
+export async function knativeWebhookAdmits(kc: KubeConfig): Promise<boolean> {
+  const client = KubernetesObjectApi.makeApiClient(kc);
+  const probe = {
+    apiVersion: 'serving.knative.dev/v1', kind: 'Service', metadata: { name: 'rig-webhook-probe', namespace: 'default' },
+    spec: { template: { spec: { containers: [{ image: 'ghcr.io/example/hello:1.0.0' }] } } },
+  };
+  try {
+    await client.create(probe, undefined, 'All');
+    return true;
+  } catch (err) {
+    if ((err as { code?: number }).code === 409) return true;
+    return false;
+  }
+}
+
+function objectsIn(path: string): KubernetesObject[] {
+  return parseAllDocuments(readFileSync(path, 'utf8'))
+    .map((doc) => doc.toJS() as KubernetesObject | null)
+    .filter((obj): obj is KubernetesObject => Boolean(obj?.kind));
+}
