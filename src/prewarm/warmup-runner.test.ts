@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import type { ServerResponse } from 'node:http';
 import { LoopbackServer } from '../../test/support/http-server.ts';
 import { systemClock } from '../runtime/clock.ts';
 import { WarmupRunner, warmupUrl, type WarmupProgress } from './warmup-runner.ts';
@@ -61,5 +62,46 @@ describe('warmup runner', () => {
     runner.ensure(target, { path: '/', timeout: '100ms', deadline: '400ms' }, new Date());
     await until(runner, 'failed');
     assert.ok(Date.now() - started < 2000);
+  });
+
+  const hostile: Array<{ what: string; handler: (res: ServerResponse) => void; spec: { timeout?: string; deadline?: string }; error: RegExp }> = [
+    {
+      what: 'a server that trickles bytes past the request timeout',
+      handler: (res) => { res.writeHead(200); const t = setInterval(() => res.write('.'), 20); res.on('close', () => clearInterval(t)); },
+      spec: { timeout: '150ms', deadline: '500ms' }, error: /no complete response within/,
+    },
+    {
+      what: 'a body past the response cap',
+      handler: (res) => { res.writeHead(200); res.end(Buffer.alloc(64 * 1024, 'x')); },
+      spec: { deadline: '500ms' }, error: /larger than 1024 bytes/,
+    },
+    {
+      what: 'a redirect (never followed)',
+      handler: (res) => { res.writeHead(301, { location: 'http://127.0.0.1:1/' }); res.end(); },
+      spec: { deadline: '300ms' }, error: /^HTTP 301 \(redirects are not followed\)$/,
+    },
+  ];
+  for (const h of hostile) {
+    it(`fails at the deadline on ${h.what}, reporting a short fixed error`, async () => {
+      server.handler = (_r, res) => h.handler(res);
+      const retries: string[] = [];
+      const runner = new WarmupRunner({ clock: systemClock, urlTemplate: server.url, onProgress: () => {}, onRetry: (_k, m) => retries.push(m), initialBackoffMs: 10, maxResponseBytes: 1024 });
+      const started = Date.now();
+      runner.ensure(target, { path: '/', ...h.spec }, new Date());
+      const p = await until(runner, 'failed');
+      runner.stop();
+      assert.equal(p.succeeded, 0);
+      assert.match(p.lastError ?? '', h.error);
+      assert.ok(Date.now() - started < 2000, `took ${Date.now() - started} ms`);
+      assert.ok(retries.every((m) => !m.includes(String(server.port))), 'retry events do not name the address');
+    });
+  }
+
+  it('never sends a Host header a tenant set', async () => {
+    const runner = new WarmupRunner({ clock: systemClock, urlTemplate: server.url, onProgress: () => {}, initialBackoffMs: 10 });
+    runner.ensure(target, { path: '/', headers: { Host: 'internal-admin.example.com' }, deadline: '200ms' }, new Date());
+    const p = await until(runner, 'failed');
+    assert.match(p.lastError ?? '', /header "Host" is not allowed/);
+    assert.equal(server.requests.length, 0);
   });
 });

@@ -3,12 +3,14 @@
 // reconcile worker. Each task retries with exponential backoff until `count`
 // requests succeeded or the deadline passed, reports progress through
 // callbacks (which enqueue the app and record Events), and is forgotten when
-// its version is no longer being prewarmed.
+// its version is no longer being prewarmed. Each request is one bounded
+// outbound call (runtime/outbound.ts): a total deadline, a byte cap on a body
+// that is counted and dropped, no redirects, no Host or hop-by-hop headers.
 
-import axios, { type AxiosInstance } from 'axios';
 import type { WarmupSpec } from '../api/v1alpha1/serverlessapp.ts';
 import { parseDuration } from '../api/v1alpha1/duration.ts';
 import type { Clock } from '../runtime/clock.ts';
+import { OutboundError, describeStatus, outboundRequest } from '../runtime/outbound.ts';
 
 export type WarmupProgress =
   | { phase: 'running'; sent: number; succeeded: number; lastError?: string }
@@ -31,7 +33,8 @@ export interface WarmupRunnerOptions {
   /** Called whenever a task makes progress or ends: the owner re-enqueues the app. */
   onProgress: (key: string) => void;
   onRetry?: (key: string, message: string) => void;
-  http?: AxiosInstance;
+  /** Largest warmup response read before the request counts as failed (default WARMUP_MAX_BYTES). */
+  maxResponseBytes?: number;
   initialBackoffMs?: number;
   maxBackoffMs?: number;
 }
@@ -46,17 +49,17 @@ export function warmupUrl(template: string, t: WarmupTarget, path: string): stri
 interface Task { id: string; progress: WarmupProgress; cancelled: boolean }
 
 const MIN_REQUEST_MS = 20;
+/** Warmup reads a response only to its end (the body is dropped): 16 MiB covers large inference answers. */
+export const WARMUP_MAX_BYTES = 16 << 20;
 
 export class WarmupRunner {
   private readonly tasks = new Map<string, Task>();
-  private readonly http: AxiosInstance;
   private readonly o: WarmupRunnerOptions;
   /** Requests sent in all, for tests and metrics. */
   sent = 0;
 
   constructor(o: WarmupRunnerOptions) {
     this.o = o;
-    this.http = o.http ?? axios.create({ validateStatus: () => true, maxRedirects: 0 });
   }
 
   progress(t: WarmupTarget): WarmupProgress | undefined {
@@ -113,7 +116,7 @@ export class WarmupRunner {
       }
       p.lastError = error;
       task.progress = { phase: 'running', ...p };
-      this.o.onRetry?.(t.key, `warmup request ${p.sent} to ${url} failed (${error}); retrying in ${backoff} ms`);
+      this.o.onRetry?.(t.key, `warmup request ${p.sent} to revision ${t.revision} failed (${error}); retrying in ${backoff} ms`);
       this.o.onProgress(t.key);
       await sleep(Math.min(backoff, Math.max(0, deadline - this.o.clock.now().getTime())));
       backoff = Math.min(backoff * 2, this.o.maxBackoffMs ?? 30_000);
@@ -121,15 +124,16 @@ export class WarmupRunner {
     if (!task.cancelled) this.o.onProgress(t.key);
   }
 
+  /** Undefined on a 2xx answer, else a short fixed description (never the server's words or an address). */
   private async send(url: string, spec: WarmupSpec, timeoutMs: number): Promise<string | undefined> {
     try {
-      const res = await this.http.request({
-        url, method: spec.method ?? 'GET', headers: spec.headers ?? {}, data: spec.body, timeout: timeoutMs,
-        signal: AbortSignal.timeout(timeoutMs + 100), responseType: 'text', transformResponse: (x) => x,
+      const res = await outboundRequest({
+        url, method: spec.method ?? 'GET', headers: spec.headers ?? {}, ...(spec.body !== undefined ? { body: spec.body } : {}),
+        deadlineMs: timeoutMs, maxBytes: this.o.maxResponseBytes ?? WARMUP_MAX_BYTES, discardBody: true,
       });
-      return res.status >= 200 && res.status < 300 ? undefined : `HTTP ${res.status}`;
+      return res.status >= 200 && res.status < 300 ? undefined : describeStatus(res.status);
     } catch (e) {
-      return (e as Error).message || String(e);
+      return e instanceof OutboundError ? e.message : 'request failed';
     }
   }
 }
