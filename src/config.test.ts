@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { ConfigError, parseConfig, usage } from './config.ts';
+import { ConfigError, parseConfig, usage, validationPolicy } from './config.ts';
 
 describe('operator flags', () => {
   it('leaves the watch watchdog to the informer unless --watch-watchdog is given', () => {
@@ -23,5 +23,46 @@ describe('operator flags', () => {
     const line = usage().split('\n').find((l) => l.includes('--watch-watchdog'));
     assert.ok(line, 'listed in the usage');
     assert.doesNotMatch(line, /\[\$/);
+  });
+
+  describe('tenant-safety settings', () => {
+    it('defaults to the safe side: no providers, no addresses, no wildcards, namespace-scoped caches, 100Gi models, any host and storage URI', () => {
+      const c = parseConfig([], {});
+      assert.deepEqual(
+        [c.analysisProviders, c.allowAnalysisAddress, c.allowWildcardHosts, c.modelCacheScope, c.maxModelSizeBytes, c.allowedHostSuffixes, c.allowedStorageUriPrefixes],
+        [[], false, false, 'namespace', 100 * 2 ** 30, [], []],
+      );
+    });
+
+    const accepted: Array<{ what: string; argv: string[]; env?: Record<string, string>; pick: (c: ReturnType<typeof parseConfig>) => unknown; want: unknown }> = [
+      { what: 'analysis providers as name=url', argv: ['--analysis-providers', 'main=http://prometheus.monitoring:9090, team=https://thanos.example.com/q/'], pick: (c) => c.analysisProviders, want: [{ name: 'main', url: 'http://prometheus.monitoring:9090' }, { name: 'team', url: 'https://thanos.example.com/q/' }] },
+      { what: 'analysis providers from the environment', argv: [], env: { ANALYSIS_PROVIDERS: 'main=http://p:9090' }, pick: (c) => c.analysisProviders.map((p) => p.name), want: ['main'] },
+      { what: '--allow-analysis-address', argv: ['--allow-analysis-address', 'true'], pick: (c) => c.allowAnalysisAddress, want: true },
+      { what: 'host suffixes, lower-cased, a leading dot dropped', argv: ['--allowed-host-suffixes', '{namespace}.Apps.example.com,.shared.example.com'], pick: (c) => c.allowedHostSuffixes, want: ['{namespace}.apps.example.com', 'shared.example.com'] },
+      { what: '--allow-wildcard-hosts', argv: [], env: { ALLOW_WILDCARD_HOSTS: 'true' }, pick: (c) => c.allowWildcardHosts, want: true },
+      { what: '--max-model-size as a quantity', argv: ['--max-model-size', '500Gi'], pick: (c) => c.maxModelSizeBytes, want: 500 * 2 ** 30 },
+      { what: 'storage URI prefixes', argv: ['--allowed-storage-uri-prefixes', 's3://models/{namespace}/,hf://acme/'], pick: (c) => c.allowedStorageUriPrefixes, want: ['s3://models/{namespace}/', 'hf://acme/'] },
+      { what: 'cluster-scoped caches as an opt-in', argv: ['--model-cache-scope', 'cluster'], pick: (c) => c.modelCacheScope, want: 'cluster' },
+    ];
+    for (const c of accepted) it(`reads ${c.what}`, () => assert.deepEqual(c.pick(parseConfig(c.argv, c.env ?? {})), c.want));
+
+    const refused: Array<[string[], RegExp]> = [
+      [['--analysis-providers', 'http://p:9090'], /--analysis-providers: "http:\/\/p:9090" is not name=url/],
+      [['--analysis-providers', 'Main=http://p:9090'], /is not name=url with a lower-case DNS label/],
+      [['--analysis-providers', 'main=http://p:9090/#'], /provider "main": a query or fragment/],
+      [['--analysis-providers', 'main=http://a:1,main=http://b:2'], /defined twice/],
+      [['--allowed-host-suffixes', '*.example.com'], /--allowed-host-suffixes: "\*.example.com" is not a DNS suffix/],
+      [['--max-model-size', '12GB'], /--max-model-size: invalid quantity/],
+      [['--allow-wildcard-hosts', 'yes'], /--allow-wildcard-hosts: "yes" is not one of true, false/],
+    ];
+    for (const [argv, message] of refused) {
+      it(`refuses ${argv.join(' ')}, naming the flag`, () => assert.throws(() => parseConfig(argv, {}), (e: unknown) => e instanceof ConfigError && message.test(e.message)));
+    }
+
+    it('hands validation the policy it reads', () => {
+      const p = validationPolicy(parseConfig(['--analysis-providers', 'main=http://p:9090', '--allowed-gateways', 'istio-system/public'], {}));
+      assert.deepEqual(p.analysis, { providers: [{ name: 'main', url: 'http://p:9090' }], allowAddress: false });
+      assert.deepEqual(p.allowedGateways, ['istio-system/public']);
+    });
   });
 });

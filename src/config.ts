@@ -4,6 +4,9 @@
 
 import { parseArgs } from 'node:util';
 import { parseDuration } from './api/v1alpha1/duration.ts';
+import { parseQuantity } from './api/v1alpha1/quantity.ts';
+import { DEFAULT_MAX_MODEL_SIZE, type ValidationPolicy } from './api/v1alpha1/validation.ts';
+import { baseUrlProblem, type AnalysisProvider } from './rollout/analysis.ts';
 
 export type InPlaceScaling = 'auto' | 'true' | 'false';
 
@@ -21,9 +24,22 @@ export interface OperatorConfig {
   identity: string;
   /** Gateways apps may use: "ns/name", "ns/*", "*"; "{namespace}" = the app's own. */
   allowedGateways: string[];
+  /** Host suffixes apps may claim ("{namespace}" = the app's own); empty = any host. */
+  allowedHostSuffixes: string[];
+  /** Whether apps may claim wildcard hosts ("*.example.com"). */
+  allowWildcardHosts: boolean;
+  /** Prometheus servers apps may name in rollout.analysis.prometheus.provider. */
+  analysisProviders: AnalysisProvider[];
+  /** Whether apps may give their own rollout.analysis.prometheus.address. */
+  allowAnalysisAddress: boolean;
+  /** Largest model.size accepted for a model cache, in bytes. */
+  maxModelSizeBytes: number;
+  /** Prefixes model.storageUri must start with; empty = any. */
+  allowedStorageUriPrefixes: string[];
   /** How the operator reaches one revision for warmup requests. */
   warmupUrlTemplate: string;
   modelCacheNodeGroup: string;
+  /** namespace (default); cluster or auto (cluster when KServe lacks the namespaced kind) are the platform's opt-in to cluster-scoped caches. */
   modelCacheScope: 'auto' | 'cluster' | 'namespace';
   /** Knative >= 1.21 changes a live Revision's scale bounds in place; older ones need a new revision. */
   knativeInPlaceScaling: InPlaceScaling;
@@ -47,9 +63,15 @@ const OPTIONS = {
   'leader-election-id': { type: 'string', env: 'LEADER_ELECTION_ID', help: 'Lease name (default serverlessapp-operator-leader)' },
   identity: { type: 'string', env: 'POD_NAME', help: 'this replica\'s identity (default hostname-pid)' },
   'allowed-gateways': { type: 'string', env: 'ALLOWED_GATEWAYS', help: 'comma-separated gateways apps may use: ns/name, ns/*, *, {namespace}/* (default: none, mesh only)' },
+  'allowed-host-suffixes': { type: 'string', env: 'ALLOWED_HOST_SUFFIXES', help: 'comma-separated host suffixes apps may claim, {namespace} = the app\'s own, e.g. {namespace}.apps.example.com (default: any host)' },
+  'allow-wildcard-hosts': { type: 'string', env: 'ALLOW_WILDCARD_HOSTS', help: 'true|false: apps may claim *.domain hosts (default false)' },
+  'analysis-providers': { type: 'string', env: 'ANALYSIS_PROVIDERS', help: 'comma-separated Prometheus providers apps may name: name=url,... (default: none)' },
+  'allow-analysis-address': { type: 'string', env: 'ALLOW_ANALYSIS_ADDRESS', help: 'true|false: apps may give their own Prometheus address, which the operator will fetch (default false)' },
+  'max-model-size': { type: 'string', env: 'MAX_MODEL_SIZE', help: 'largest model.size a model cache may reserve on each node (default 100Gi)' },
+  'allowed-storage-uri-prefixes': { type: 'string', env: 'ALLOWED_STORAGE_URI_PREFIXES', help: 'comma-separated prefixes model.storageUri must start with, e.g. s3://models/,pvc://{namespace}/ (default: any)' },
   'warmup-url-template': { type: 'string', env: 'WARMUP_URL_TEMPLATE', help: 'URL of one revision, with {revision} {namespace} {app} {version} {path}' },
   'model-cache-node-group': { type: 'string', env: 'MODEL_CACHE_NODE_GROUP', help: 'LocalModelNodeGroup for model caches (default "default")' },
-  'model-cache-scope': { type: 'string', env: 'MODEL_CACHE_SCOPE', help: 'auto|cluster|namespace (default auto)' },
+  'model-cache-scope': { type: 'string', env: 'MODEL_CACHE_SCOPE', help: 'namespace|cluster|auto (default namespace; cluster and auto opt in to cluster-scoped caches)' },
   'knative-inplace-scaling': { type: 'string', env: 'KNATIVE_INPLACE_SCALING', help: 'auto|true|false (default auto: detect Knative >= 1.21)' },
   'local-gateway': { type: 'string', env: 'KNATIVE_LOCAL_GATEWAY', help: 'Knative local gateway host (default knative-local-gateway.istio-system.svc.cluster.local)' },
   'clock-start': { type: 'string', env: 'CLOCK_START', help: 'demo clock: start time (RFC 3339); time runs from there' },
@@ -97,14 +119,66 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv): OperatorCon
     leaderElectionId: get('leader-election-id') ?? 'serverlessapp-operator-leader',
     identity: get('identity') ?? `${env.HOSTNAME ?? 'local'}-${process.pid}`,
     allowedGateways: list(get('allowed-gateways')),
+    allowedHostSuffixes: list(get('allowed-host-suffixes')).map(hostSuffix),
+    allowWildcardHosts: bool('allow-wildcard-hosts', get('allow-wildcard-hosts'), false),
+    analysisProviders: providers(get('analysis-providers')),
+    allowAnalysisAddress: bool('allow-analysis-address', get('allow-analysis-address'), false),
+    maxModelSizeBytes: size('max-model-size', get('max-model-size') ?? DEFAULT_MAX_MODEL_SIZE),
+    allowedStorageUriPrefixes: list(get('allowed-storage-uri-prefixes')),
     warmupUrlTemplate: get('warmup-url-template') ?? 'http://{revision}-private.{namespace}.svc.cluster.local{path}',
     modelCacheNodeGroup: get('model-cache-node-group') ?? 'default',
-    modelCacheScope: oneOf('model-cache-scope', get('model-cache-scope') ?? 'auto', ['auto', 'cluster', 'namespace'] as const),
+    modelCacheScope: oneOf('model-cache-scope', get('model-cache-scope') ?? 'namespace', ['namespace', 'cluster', 'auto'] as const),
     knativeInPlaceScaling: oneOf('knative-inplace-scaling', get('knative-inplace-scaling') ?? 'auto', ['auto', 'true', 'false'] as const),
     localGateway: get('local-gateway') ?? 'knative-local-gateway.istio-system.svc.cluster.local',
     ...(clockStart ? { clockStart } : {}),
     ...(watchWatchdogMs !== undefined ? { watchWatchdogMs } : {}),
   };
+}
+
+/** The tenant-safety settings validation reads, from the operator's configuration. */
+export function validationPolicy(c: OperatorConfig): Required<ValidationPolicy> {
+  return {
+    allowedGateways: c.allowedGateways, allowedHostSuffixes: c.allowedHostSuffixes, allowWildcardHosts: c.allowWildcardHosts,
+    analysis: { providers: c.analysisProviders, allowAddress: c.allowAnalysisAddress },
+    maxModelSizeBytes: c.maxModelSizeBytes, allowedStorageUriPrefixes: c.allowedStorageUriPrefixes,
+  };
+}
+
+function bool(name: string, value: string | undefined, fallback: boolean): boolean {
+  return value === undefined ? fallback : oneOf(name, value, ['true', 'false'] as const) === 'true';
+}
+
+function size(name: string, value: string): number {
+  try {
+    return parseQuantity(value);
+  } catch (e) {
+    throw new ConfigError(`--${name}: ${(e as Error).message}`);
+  }
+}
+
+/** "name=url,...": names are DNS labels, URLs plain http(s) base URLs. */
+function providers(value: string | undefined): AnalysisProvider[] {
+  const out: AnalysisProvider[] = [];
+  for (const entry of list(value)) {
+    const at = entry.indexOf('=');
+    const name = entry.slice(0, at).trim();
+    const url = entry.slice(at + 1).trim();
+    if (at < 1 || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name)) throw new ConfigError(`--analysis-providers: ${JSON.stringify(entry)} is not name=url with a lower-case DNS label as name`);
+    const why = baseUrlProblem(url);
+    if (why) throw new ConfigError(`--analysis-providers: provider ${JSON.stringify(name)}: ${why}`);
+    if (out.some((p) => p.name === name)) throw new ConfigError(`--analysis-providers: provider ${JSON.stringify(name)} is defined twice`);
+    out.push({ name, url });
+  }
+  return out;
+}
+
+/** A host suffix: lower-case DNS labels, {namespace} allowed in place of a label; a leading dot is implied. */
+function hostSuffix(value: string): string {
+  const s = value.toLowerCase().replace(/^\.+/, '');
+  if (!/^(\{namespace\}|[a-z0-9]([-a-z0-9]*[a-z0-9])?)(\.(\{namespace\}|[a-z0-9]([-a-z0-9]*[a-z0-9])?))*$/.test(s)) {
+    throw new ConfigError(`--allowed-host-suffixes: ${JSON.stringify(value)} is not a DNS suffix such as {namespace}.apps.example.com`);
+  }
+  return s;
 }
 
 /** A watch's server-side timeout is kept inside the watchdog, and is at least 2 s: below 3 s the two would race. */

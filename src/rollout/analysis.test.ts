@@ -1,41 +1,101 @@
 import assert from 'node:assert/strict';
+import type { ServerResponse } from 'node:http';
 import { LoopbackServer, promVector } from '../../test/support/http-server.ts';
-import { renderQuery, runChecks } from './analysis.ts';
+import { analysisTarget, baseUrlProblem, queryUrl, renderQuery, runChecks, type Analysis, type AnalysisPolicy } from './analysis.ts';
 
 describe('Prometheus analysis', () => {
   let prom: LoopbackServer;
   beforeEach(async () => { prom = await new LoopbackServer().start(); });
   afterEach(() => prom.stop());
   const vars = { app: 'shop', namespace: 'team-a', revision: 'shop-abc', version: 'v2' };
-  const analysis = (min?: number, max?: number) => ({ prometheus: { address: prom.url }, checks: [{ name: 'success-rate', query: 'rate{revision="{{revision}}"}', ...(min !== undefined ? { min } : {}), ...(max !== undefined ? { max } : {}) }] });
+  const policy = (): AnalysisPolicy => ({ providers: [{ name: 'main', url: prom.url }], allowAddress: false });
+  const analysis = (min?: number, max?: number): Analysis => ({ prometheus: { provider: 'main' }, checks: [{ name: 'success-rate', query: 'rate{revision="{{revision}}"}', ...(min !== undefined ? { min } : {}), ...(max !== undefined ? { max } : {}) }] });
 
   it('substitutes app, namespace, revision and version into queries', () => {
     assert.equal(renderQuery('x{a="{{app}}",n="{{ namespace }}",r="{{revision}}",v="{{version}}"}', vars), 'x{a="shop",n="team-a",r="shop-abc",v="v2"}');
   });
 
-  it('passes when the value is within bounds, querying the instant query API', async () => {
+  it('passes when the value is within bounds, querying the named provider\'s instant query API', async () => {
     prom.handler = (_r, res) => res.end(promVector(0.995));
-    const outcome = await runChecks(analysis(0.99), vars);
+    const outcome = await runChecks(analysis(0.99), vars, policy());
     assert.equal(outcome.result, 'pass');
     assert.match(decodeURIComponent(prom.requests[0]!.url), /\/api\/v1\/query\?query=rate\{revision="shop-abc"\}/);
   });
 
   it('fails when the value is out of bounds', async () => {
     prom.handler = (_r, res) => res.end(promVector(0.8));
-    const outcome = await runChecks(analysis(0.99), vars);
+    const outcome = await runChecks(analysis(0.99), vars, policy());
     assert.equal(outcome.result, 'fail');
     assert.match(outcome.message, /success-rate=0.8/);
   });
 
   it('treats an empty result as no data, never as a pass', async () => {
     prom.handler = (_r, res) => res.end(promVector());
-    assert.equal((await runChecks(analysis(0.99), vars)).result, 'nodata');
+    assert.equal((await runChecks(analysis(0.99), vars, policy())).result, 'nodata');
   });
 
-  it('treats NaN and an unreachable server as no data', async () => {
+  it('treats NaN and an unreachable server as no data, naming the provider but not its address', async () => {
     prom.handler = (_r, res) => res.end(promVector('NaN'));
-    assert.equal((await runChecks(analysis(undefined, 1), vars)).result, 'nodata');
+    assert.equal((await runChecks(analysis(undefined, 1), vars, policy())).result, 'nodata');
+    const p = policy();
     await prom.stop();
-    assert.equal((await runChecks(analysis(0.5), vars, undefined, 500)).result, 'nodata');
+    const outcome = await runChecks(analysis(0.5), vars, p, { timeoutMs: 500 });
+    assert.equal(outcome.result, 'nodata');
+    assert.match(outcome.message, /no answer from Prometheus \(provider "main"\): connection refused/);
+    assert.doesNotMatch(outcome.message, new RegExp(`127\\.0\\.0\\.1|${prom.port}`));
+  });
+
+  const hostile: Array<{ what: string; handler: (res: ServerResponse) => void; message: RegExp; absent?: RegExp }> = [
+    { what: 'trickles its answer past the deadline', handler: (res) => { res.writeHead(200); const t = setInterval(() => res.write(' '), 20); res.on('close', () => clearInterval(t)); }, message: /no complete response within 300 ms/ },
+    { what: 'sends a body past the cap', handler: (res) => { res.writeHead(200); res.end(`{"status":"success","data":{"resultType":"vector","result":[${'{"metric":{},"value":[1,"1"]},'.repeat(100)}]}}`); }, message: /larger than 1024 bytes/ },
+    { what: 'redirects elsewhere', handler: (res) => { res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data' }); res.end(); }, message: /HTTP 302 \(redirects are not followed\)/, absent: /169\.254/ },
+    { what: 'answers HTML', handler: (res) => { res.statusCode = 200; res.end('<html>internal admin console\nsecret-token=abc</html>'); }, message: /not a Prometheus answer/, absent: /secret-token/ },
+    { what: 'puts control characters and a long text in its error', handler: (res) => { res.statusCode = 400; res.end(JSON.stringify({ status: 'error', error: `bad\r\n\u001b[31m${'x'.repeat(500)}` })); }, message: /HTTP 400: bad \[31mx+…$/ },
+    { what: 'answers a non-number sample', handler: (res) => res.end(JSON.stringify({ status: 'success', data: { resultType: 'vector', result: [{ value: [1, 'password=hunter2-and-much-more-text'] }] } })), message: /query returned password=hunter2-and-mu…, not a number/ },
+  ];
+  for (const h of hostile) {
+    it(`reports no data, briefly, when the server ${h.what}`, async () => {
+      prom.handler = (_r, res) => h.handler(res);
+      const outcome = await runChecks(analysis(0.5), vars, policy(), { timeoutMs: 300, maxBytes: 1024 });
+      assert.equal(outcome.result, 'nodata');
+      assert.match(outcome.message, h.message);
+      assert.ok(outcome.message.length < 240, `message is ${outcome.message.length} chars`);
+      if (h.absent) assert.doesNotMatch(outcome.message, h.absent);
+      assert.equal(prom.requests.length, 1, 'one request, nothing followed');
+    });
+  }
+
+  const targets: Array<{ what: string; prometheus: Analysis['prometheus']; policy: AnalysisPolicy; want: string }> = [
+    { what: 'a defined provider', prometheus: { provider: 'main' }, policy: { providers: [{ name: 'main', url: 'http://prometheus.monitoring:9090' }], allowAddress: false }, want: 'http://prometheus.monitoring:9090/' },
+    { what: 'an undefined provider', prometheus: { provider: 'other' }, policy: { providers: [{ name: 'main', url: 'http://p:9090' }], allowAddress: false }, want: 'AnalysisProviderNotFound spec.rollout.analysis.prometheus.provider' },
+    { what: 'an address where addresses are off (the default)', prometheus: { address: 'http://10.0.0.1:8080' }, policy: { providers: [], allowAddress: false }, want: 'AnalysisAddressNotAllowed spec.rollout.analysis.prometheus.address' },
+    { what: 'an address where addresses are allowed', prometheus: { address: 'http://prom.team-a:9090/prefix' }, policy: { providers: [], allowAddress: true }, want: 'http://prom.team-a:9090/prefix' },
+    { what: 'an allowed address with a fragment that would cut the API path', prometheus: { address: 'http://internal:8080/admin#' }, policy: { providers: [], allowAddress: true }, want: 'InvalidSpec spec.rollout.analysis.prometheus.address' },
+  ];
+  for (const t of targets) {
+    it(`resolves the query target for ${t.what}`, () => {
+      const r = analysisTarget({ prometheus: t.prometheus, checks: [{ name: 'c', query: 'up', min: 1 }] }, t.policy);
+      assert.equal('url' in r ? r.url.href : `${r.reason} ${r.field}`, t.want);
+    });
+  }
+
+  it('does not query at all when the provider is not defined', async () => {
+    const outcome = await runChecks({ prometheus: { provider: 'other' }, checks: [{ name: 'c', query: 'up', min: 1 }] }, vars, policy());
+    assert.equal(outcome.result, 'nodata');
+    assert.match(outcome.message, /provider "other" is not defined/);
+    assert.equal(prom.requests.length, 0);
+  });
+
+  const bases: Array<[string, string | undefined]> = [
+    ['http://prometheus:9090', undefined], ['https://prom.example.com/sub/', undefined],
+    ['http://user:pw@prom:9090', 'credentials in the URL are not allowed'], ['http://prom:9090/?x=1', 'a query or fragment (? or #) is not allowed in a base URL'],
+    ['file:///etc/passwd', 'file: is not allowed: use http:// or https://'], ['not a url', '"not a url" is not a URL'],
+  ];
+  for (const [base, why] of bases) {
+    it(`${why ? 'refuses' : 'accepts'} the base URL ${base}`, () => assert.equal(baseUrlProblem(base), why));
+  }
+
+  it('keeps a base path and encodes the query, so nothing in it can change the target', () => {
+    assert.equal(queryUrl(new URL('http://p:9090/prom/'), 'up#x?y').href, 'http://p:9090/prom/api/v1/query?query=up%23x%3Fy');
   });
 });

@@ -1,14 +1,90 @@
 // Metric checks for automated rollout steps: instant PromQL queries over the
-// Prometheus HTTP API (axios). An empty result, NaN or an unreachable server is
+// Prometheus HTTP API. An empty result, NaN or an unreachable server is
 // "no data", which halts the rollout: no data is not a pass (flagger#1035).
+// Queries go only where the platform allows: to a provider named in the
+// operator's configuration (as Flagger's MetricTemplate names its provider), or
+// to an app's own address when the platform explicitly allows addresses. Each
+// query is one bounded outbound call (runtime/outbound.ts), and what a server
+// says reaches the outcome only as a short sanitised excerpt.
 
-import axios, { type AxiosInstance } from 'axios';
 import type { RolloutSpec } from '../api/v1alpha1/serverlessapp.ts';
+import { OutboundError, describeStatus, excerpt, outboundRequest } from '../runtime/outbound.ts';
 import type { AnalysisOutcome } from './canary.ts';
 
 export type Analysis = NonNullable<RolloutSpec['analysis']>;
 
 export interface QueryVars { app: string; namespace: string; revision: string; version: string }
+
+/** A Prometheus server the platform lets apps query, by name. */
+export interface AnalysisProvider { name: string; url: string }
+
+export interface AnalysisPolicy {
+  providers: AnalysisProvider[];
+  /** Whether an app may give its own `prometheus.address` (off by default: the operator would fetch any URL a tenant names). */
+  allowAddress: boolean;
+}
+
+export interface AnalysisLimits {
+  /** Total time for one query, body included. */
+  timeoutMs?: number;
+  maxBytes?: number;
+}
+
+/** One number needs a few hundred bytes; a 1 MiB cap leaves room for a wide vector and bounds memory per query. */
+export const ANALYSIS_MAX_BYTES = 1 << 20;
+export const ANALYSIS_TIMEOUT_MS = 5_000;
+
+export type AnalysisTarget =
+  | { url: URL; label: string }
+  | { reason: 'AnalysisProviderNotFound' | 'AnalysisAddressNotAllowed' | 'InvalidSpec'; field: string; message: string };
+
+/** Where an app's queries go, or why they may go nowhere (a user's mistake, reported on the field). */
+export function analysisTarget(analysis: Analysis, policy: AnalysisPolicy): AnalysisTarget {
+  const { provider, address } = analysis.prometheus;
+  if (provider !== undefined) {
+    const found = policy.providers.find((p) => p.name === provider);
+    if (!found) {
+      return {
+        reason: 'AnalysisProviderNotFound', field: 'spec.rollout.analysis.prometheus.provider',
+        message: `analysis provider ${JSON.stringify(provider)} is not defined by the platform; defined: ${policy.providers.map((p) => p.name).join(', ') || '(none)'}`,
+      };
+    }
+    return { url: new URL(found.url), label: `provider ${JSON.stringify(found.name)}` };
+  }
+  if (address === undefined) return { reason: 'InvalidSpec', field: 'spec.rollout.analysis.prometheus', message: 'set provider (a Prometheus the platform defines)' };
+  if (!policy.allowAddress) {
+    return {
+      reason: 'AnalysisAddressNotAllowed', field: 'spec.rollout.analysis.prometheus.address',
+      message: `this platform does not allow analysis addresses; use provider with one of: ${policy.providers.map((p) => p.name).join(', ') || '(none defined)'}`,
+    };
+  }
+  const why = baseUrlProblem(address);
+  if (why) return { reason: 'InvalidSpec', field: 'spec.rollout.analysis.prometheus.address', message: why };
+  return { url: new URL(address), label: new URL(address).origin };
+}
+
+/** Why a Prometheus base URL cannot be used: only http(s), no credentials, query or fragment (a "#" would cut off the API path). */
+export function baseUrlProblem(address: string): string | undefined {
+  let u: URL;
+  try {
+    u = new URL(address);
+  } catch {
+    return `${JSON.stringify(excerpt(address, 64))} is not a URL`;
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') return `${u.protocol} is not allowed: use http:// or https://`;
+  if (u.username || u.password) return 'credentials in the URL are not allowed';
+  if (address.includes('?') || address.includes('#')) return 'a query or fragment (? or #) is not allowed in a base URL';
+  return undefined;
+}
+
+/** The instant-query URL under a base URL (its path kept: Prometheus may sit under a prefix). */
+export function queryUrl(base: URL, query: string): URL {
+  const u = new URL(base.href);
+  u.pathname = `${u.pathname.replace(/\/+$/, '')}/api/v1/query`;
+  u.search = new URLSearchParams({ query }).toString();
+  u.hash = '';
+  return u;
+}
 
 export function renderQuery(query: string, vars: QueryVars): string {
   return query.replace(/\{\{\s*(app|namespace|revision|version)\s*\}\}/g, (_, k: keyof QueryVars) => vars[k]);
@@ -16,32 +92,47 @@ export function renderQuery(query: string, vars: QueryVars): string {
 
 type QueryResult = { value: number } | { nodata: string };
 
-async function instantQuery(http: AxiosInstance, address: string, query: string, timeoutMs: number): Promise<QueryResult> {
+async function instantQuery(target: { url: URL; label: string }, query: string, limits: Required<AnalysisLimits>): Promise<QueryResult> {
+  let status: number;
+  let text: string;
   try {
-    const res = await http.get(`${address.replace(/\/$/, '')}/api/v1/query`, { params: { query }, timeout: timeoutMs, validateStatus: () => true });
-    const body = res.data as { status?: string; error?: string; data?: { resultType?: string; result?: unknown } };
-    if (res.status !== 200 || body?.status !== 'success') return { nodata: `query failed: HTTP ${res.status}${body?.error ? `: ${body.error}` : ''}` };
-    const r = body.data?.result;
-    const raw = body.data?.resultType === 'scalar' ? (r as [number, string])[1]
-      : Array.isArray(r) && r.length > 0 ? (r[0] as { value?: [number, string] }).value?.[1] : undefined;
-    if (raw === undefined) return { nodata: 'query returned no data' };
-    const value = Number(raw);
-    return Number.isFinite(value) ? { value } : { nodata: `query returned ${raw}` };
+    ({ status, body: text } = await outboundRequest({ url: queryUrl(target.url, query), headers: { accept: 'application/json' }, deadlineMs: limits.timeoutMs, maxBytes: limits.maxBytes }));
   } catch (e) {
-    return { nodata: `Prometheus unreachable: ${(e as Error).message}` };
+    return { nodata: `no answer from Prometheus (${target.label}): ${e instanceof OutboundError ? e.message : 'request failed'}` };
   }
+  let body: { status?: unknown; error?: unknown; data?: { resultType?: unknown; result?: unknown } } | undefined;
+  try {
+    body = JSON.parse(text) as typeof body;
+  } catch {
+    body = undefined;
+  }
+  if (status !== 200 || body?.status !== 'success') {
+    const said = typeof body?.error === 'string' ? `: ${excerpt(body.error)}` : body === undefined ? ' (not a Prometheus answer)' : '';
+    return { nodata: `query failed: ${describeStatus(status)}${said}` };
+  }
+  const r = body.data?.result;
+  const raw: unknown = body.data?.resultType === 'scalar' && Array.isArray(r) ? r[1]
+    : Array.isArray(r) && r.length > 0 ? (r[0] as { value?: unknown[] } | undefined)?.value?.[1] : undefined;
+  if (raw === undefined) return { nodata: 'query returned no data' };
+  const value = typeof raw === 'string' || typeof raw === 'number' ? Number(raw) : NaN;
+  return Number.isFinite(value) ? { value } : { nodata: `query returned ${excerpt(String(raw), 24)}, not a number` };
 }
 
-export async function runChecks(analysis: Analysis, vars: QueryVars, http: AxiosInstance = axios.create(), timeoutMs = 5000): Promise<AnalysisOutcome> {
+/** Runs every check against the app's target; the first without data halts the round. */
+export async function runChecks(analysis: Analysis, vars: QueryVars, policy: AnalysisPolicy = { providers: [], allowAddress: false }, limits: AnalysisLimits = {}): Promise<AnalysisOutcome> {
+  const target = analysisTarget(analysis, policy);
+  if (!('url' in target)) return { result: 'nodata', message: `${target.field}: ${target.message}` };
+  const bounds = { timeoutMs: limits.timeoutMs ?? ANALYSIS_TIMEOUT_MS, maxBytes: limits.maxBytes ?? ANALYSIS_MAX_BYTES };
   const failures: string[] = [];
   const passes: string[] = [];
   for (const check of analysis.checks) {
-    const r = await instantQuery(http, analysis.prometheus.address, renderQuery(check.query, vars), timeoutMs);
+    const r = await instantQuery(target, renderQuery(check.query, vars), bounds);
     if ('nodata' in r) return { result: 'nodata', message: `check ${check.name}: ${r.nodata}` };
     const low = check.min ?? -Infinity;
     const high = check.max ?? Infinity;
-    if (r.value < low || r.value > high) failures.push(`${check.name}=${r.value} outside [${check.min ?? '-inf'}, ${check.max ?? '+inf'}]`);
-    else passes.push(`${check.name}=${r.value}`);
+    const shown = Number(r.value.toPrecision(6));
+    if (r.value < low || r.value > high) failures.push(`${check.name}=${shown} outside [${check.min ?? '-inf'}, ${check.max ?? '+inf'}]`);
+    else passes.push(`${check.name}=${shown}`);
   }
   return failures.length
     ? { result: 'fail', message: failures.join('; ') }

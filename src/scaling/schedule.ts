@@ -191,6 +191,19 @@ export function nextOpening(s: Schedule, tz: string, t: number, until: number): 
   }
 }
 
+/**
+ * Whether the schedule opens in every year-long stretch. Starting from each New
+ * Year of a four-year cycle (2025 to 2028) catches a schedule that opens only
+ * on Feb 29 or on a weekday a date rarely falls on; a fixed cycle, not the
+ * clock, so the same spec gets the same answer on any day.
+ */
+export function opensEveryYear(s: Schedule, tz: string): boolean {
+  return [2025, 2026, 2027, 2028].every((year) => {
+    const t = Date.UTC(year, 0, 1);
+    return nextOpening(s, tz, t, t + 366 * DAY) !== undefined;
+  });
+}
+
 /** The last opening at or before `t`, not looked for before `since`. */
 export function lastOpening(s: Schedule, tz: string, t: number, since: number): number | undefined {
   let wall = t + Math.max(offsetAt(tz, t), offsetAt(tz, t - DAY));

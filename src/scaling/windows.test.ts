@@ -212,6 +212,10 @@ describe('scale windows', () => {
       assert.deepEqual(validateWindows([ok, { ...night, schedule: '@daily' }]), []);
     });
 
+    for (const schedule of ['@yearly', '0 0 31 12 *', '0 0 28 2 *', '0 0 13 * 5', '0 0 L 2 *']) {
+      it(`accepts ${schedule}, which opens every year`, () => assert.deepEqual(problems({ schedule }), []));
+    }
+
     const cases: { it: string; w: Partial<ScaleWindow>; field: string; message: RegExp }[] = [
       { it: 'rejects a cron value out of range, with the parser\'s message and what is allowed', w: { schedule: '0 25 * * *' }, field: 'schedule', message: /got value 25 expected range 0-23.*5-field cron expression "minute hour day-of-month month day-of-week"/ },
       { it: 'rejects a 6-field expression: seconds are not supported', w: { schedule: '0 0 8 * * 1-5' }, field: 'schedule', message: /seconds are not supported/ },
@@ -222,6 +226,8 @@ describe('scale windows', () => {
       { it: 'rejects hashed (H) values, which would differ per process', w: { schedule: 'H 8 * * *' }, field: 'schedule', message: /H \(hashed values\) is not supported/ },
       { it: 'rejects a time zone inside the schedule', w: { schedule: 'CRON_TZ=Europe/Berlin 0 8 * * *' }, field: 'schedule', message: /set the time zone in timeZone/ },
       { it: 'rejects a date that never exists', w: { schedule: '0 0 30 2 *' }, field: 'schedule', message: /Invalid explicit day of month/ },
+      { it: 'rejects a schedule that opens only on Feb 29 (not within every year)', w: { schedule: '0 0 29 2 *' }, field: 'schedule', message: /does not open in every year/ },
+      { it: 'rejects a weekday a date rarely falls on (the fifth Friday of February)', w: { schedule: '0 0 * 2 5#5' }, field: 'schedule', message: /does not open in every year/ },
       { it: 'rejects an unknown time zone', w: { timeZone: 'Mars/Olympus' }, field: 'timeZone', message: /unknown time zone "Mars\/Olympus"; expected an IANA time zone/ },
       { it: 'rejects a UTC offset instead of a zone', w: { timeZone: '+02:00' }, field: 'timeZone', message: /is not an IANA time zone/ },
       { it: 'rejects a zero duration', w: { duration: '0s' }, field: 'duration', message: /longer than zero/ },

@@ -23,7 +23,7 @@
 
 import { parseDuration } from '../api/v1alpha1/duration.ts';
 import {
-  ALLOWED_CRON, CHAIN_LIMIT, DAY, HOUR, Lru, MINUTE, SEARCH_HORIZON_MS, lastOpening, nextOpening, offsetAt, opensAt, scheduleOf, scheduleProblem,
+  ALLOWED_CRON, CHAIN_LIMIT, DAY, HOUR, Lru, MINUTE, SEARCH_HORIZON_MS, lastOpening, nextOpening, offsetAt, opensAt, opensEveryYear, scheduleOf, scheduleProblem,
   zoneProblem, zoneShift, type Schedule,
 } from './schedule.ts';
 
@@ -178,6 +178,9 @@ export function validateWindows(windows: ScaleWindow[]): WindowProblem[] {
     if (scheduleWhy) problem('schedule', `invalid schedule ${JSON.stringify(w.schedule)}: ${scheduleWhy}`);
     const zoneWhy = w.timeZone !== undefined ? zoneProblem(w.timeZone) : undefined;
     if (zoneWhy) problem('timeZone', zoneWhy);
+    if (!scheduleWhy && !zoneWhy && !opensEveryYear(scheduleOf(w.schedule), w.timeZone ?? 'UTC')) {
+      problem('schedule', `schedule ${JSON.stringify(w.schedule)} does not open in every year (e.g. only on Feb 29): a window must open at least once a year`);
+    }
     try {
       if (parseDuration(w.duration) === 0) problem('duration', `duration must be longer than zero, e.g. "8h" or "90m"`);
     } catch (e) {

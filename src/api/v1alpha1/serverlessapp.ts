@@ -26,9 +26,23 @@ export const STORAGE_URI_PATTERN = '^(gs|s3|pvc|hf|oci|https?)://[^\\s]+$';
 const DNS_LABEL = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
 const HOSTNAME = '^(\\*\\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
 const HEADER_NAME = '^[A-Za-z0-9!#$%&\'*+.^_`|~-]+$';
+/** "namespace/name": a namespace (DNS label) and a Gateway name (DNS subdomain). */
+const GATEWAY_REF = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?/[a-z0-9]([-a-z0-9.]*[a-z0-9])?$';
 
-const duration = (description: string, extra: { default?: string } = {}) =>
-  string(`${description} A duration such as "30s", "15m" or "1h30m".`, { pattern: DURATION_PATTERN, maxLength: 32, ...extra });
+/**
+ * A duration string. `min` is enforced at admission (CEL reads the same Go-style
+ * strings), for durations whose reader refuses small values: Istio refuses
+ * timeouts under 1ms, and analysis more often than every 10s only loads Prometheus.
+ */
+const duration = (description: string, extra: { default?: string; min?: { value: string; why: string } } = {}) => {
+  const { min, ...rest } = extra;
+  return string(`${description} A duration such as "30s", "15m" or "1h30m".${min ? ` At least ${min.value}.` : ''}`, {
+    pattern: DURATION_PATTERN, maxLength: 32, ...rest,
+    ...(min ? { rules: [{ rule: `duration(self) >= duration('${min.value}')`, message: `must be at least ${min.value} (${min.why})` }] } : {}),
+  });
+};
+const ISTIO_MIN = { value: '1ms', why: 'Istio refuses shorter durations, including 0s' };
+const MIN_ANALYSIS_INTERVAL = '10s';
 
 const resources = object('Compute resources, as in a Pod container: requests and limits of cpu, memory, nvidia.com/gpu, ...', {
   requests: map(quantity('A quantity, e.g. "500m" or "2Gi".'), 'Minimum resources the scheduler reserves.', { maxProperties: 16 }),
@@ -93,18 +107,21 @@ export const scalingSchema = object('How the app scales: bounds, the autoscaling
     maxItems: 16, listType: 'map', listMapKeys: ['name'],
   }),
 }, {
-  rules: [{ rule: '!has(self.maxScale) || self.minScale <= self.maxScale', message: 'minScale must be <= maxScale', fieldPath: '.minScale' }],
+  rules: [
+    { rule: '!has(self.maxScale) || self.minScale <= self.maxScale', message: 'minScale must be <= maxScale', fieldPath: '.minScale' },
+    { rule: '!has(self.maxScale) || !has(self.windows) || self.windows.all(w, w.minScale <= self.maxScale)', message: 'a window\'s minScale must be <= scaling.maxScale (it would be cut to maxScale)', fieldPath: '.windows' },
+  ],
 });
 
 export const warmupSchema = object(
   'Warmup requests sent straight to a new version\'s revision (not the public route) once its replicas are ready, before it gets traffic.', {
     path: required(string('Request path, starting with "/", e.g. /v1/models/m:predict.', { pattern: '^/[^\\s]*$', maxLength: 2048 })),
     method: enumeration(['GET', 'POST', 'PUT', 'HEAD'] as const, 'HTTP method.', { default: 'GET' }),
-    headers: map(string('Header value.', { maxLength: 4096 }), 'Request headers.', { maxProperties: 32 }),
+    headers: map(string('Header value.', { maxLength: 4096 }), 'Request headers. Host and hop-by-hop headers (Connection, Keep-Alive, Proxy-*, TE, Trailer, Transfer-Encoding, Upgrade) are refused.', { maxProperties: 32 }),
     body: string('Request body (e.g. a JSON inference payload).', { maxLength: 65536 }),
     count: integer('How many successful responses make the version warm.', { minimum: 1, maximum: 1000, default: 1 }),
-    timeout: duration('Timeout of one request.', { default: '10s' }),
-    deadline: duration('How long warmup may take in all, from the replicas being ready; past it the version is marked WarmupFailed and gets no traffic.', { default: '5m' }),
+    timeout: duration('Total time for one request, body included.', { default: '10s', min: { value: '1ms', why: 'a request needs time' } }),
+    deadline: duration('How long warmup may take in all, from the replicas being ready; past it the version is marked WarmupFailed and gets no traffic.', { default: '5m', min: { value: '1s', why: 'warmup needs time' } }),
   });
 
 export const prewarmSchema = object('Prewarming: start, cache and warm a version before users reach it, so nobody meets a cold start.', {
@@ -118,7 +135,7 @@ export const headerMatchSchema = object('A header rule: requests whose header ma
   header: required(string('Header name, e.g. x-canary.', { pattern: HEADER_NAME, maxLength: 256 })),
   exact: string('Matches when the value equals this.', { maxLength: 1024 }),
   prefix: string('Matches when the value starts with this.', { maxLength: 1024 }),
-  regex: string('Matches when the value matches this RE2 regular expression.', { maxLength: 1024 }),
+  regex: string('Matches when the value matches this RE2 regular expression (the syntax Envoy uses: no lookaround or backreferences).', { maxLength: 1024 }),
 }, {
   rules: [{ rule: '[has(self.exact), has(self.prefix), has(self.regex)].filter(x, x).size() == 1', message: 'exactly one of exact, prefix or regex must be set' }],
 });
@@ -136,10 +153,13 @@ export const rolloutSchema = object('How a new version is rolled out. Edit canar
   canaryPercent: integer('Share of traffic (0..100) for the candidate version; the stable version keeps the rest. 100 promotes, 0 rolls back (the candidate stays, scaled to zero).', { minimum: 0, maximum: 100 }),
   match: array(headerMatchSchema, 'Header rules that send matching requests to the candidate (needs spec.ingress).', { maxItems: 16 }),
   steps: array(integer('A canary percentage (1..99).', { minimum: 1, maximum: 99 }), 'Automated rollout: canary percentages to move through, e.g. [10, 25, 50]; after the last step the candidate is promoted. A manual canaryPercent always wins.', { maxItems: 20 }),
-  interval: duration('Time at each step before its checks decide.', { default: '1m' }),
+  interval: duration('Time at each step before its checks decide.', { default: '1m', min: { value: MIN_ANALYSIS_INTERVAL, why: 'each step queries Prometheus' } }),
   analysis: object('Metric checks that gate each automated step.', {
-    prometheus: required(object('The Prometheus server to query.', {
-      address: required(string('Base URL, e.g. http://prometheus.monitoring:9090.', { pattern: '^https?://[^\\s]+$', maxLength: 2048 })),
+    prometheus: required(object('The Prometheus server to query: a provider the platform defines (usual), or an address where the platform allows addresses.', {
+      provider: string('Name of a Prometheus provider defined in the operator\'s configuration (--analysis-providers), e.g. "main".', { pattern: DNS_LABEL, maxLength: 63 }),
+      address: string('Base URL, e.g. http://prometheus.monitoring:9090; accepted only where the platform allows analysis addresses (--allow-analysis-address). No credentials, query or fragment.', { pattern: '^https?://[^\\s?#@]+$', maxLength: 2048 }),
+    }, {
+      rules: [{ rule: 'has(self.provider) != has(self.address)', message: 'set exactly one of provider or address' }],
     })),
     checks: required(array(analysisCheckSchema, 'Checks that must all pass for a step to advance. An empty result is not a pass: it halts the rollout.', { minItems: 1, maxItems: 16 })),
     failureThreshold: integer('Failed check rounds before an automatic rollback.', { minimum: 1, maximum: 100, default: 2 }),
@@ -150,11 +170,11 @@ export const rolloutSchema = object('How a new version is rolled out. Edit canar
 
 export const ingressSchema = object('Public routing through an Istio VirtualService: hosts, gateways, timeout and retries; header rules from rollout.match.', {
   hosts: required(array(string('A DNS host name, e.g. shop.example.com (a leading "*." is allowed).', { pattern: HOSTNAME, maxLength: 253 }), 'Host names the app answers on.', { minItems: 1, maxItems: 16, listType: 'set' })),
-  gateways: array(string('An Istio Gateway as "namespace/name" (or "name" in the app\'s namespace); must be allowed by the operator\'s configuration.', { pattern: '^([a-z0-9]([-a-z0-9]*[a-z0-9])?/)?[a-z0-9]([-a-z0-9.]*[a-z0-9])?$', maxLength: 253 }), 'Gateways to attach to (default: the mesh only).', { maxItems: 8, listType: 'set' }),
-  timeout: duration('Request timeout.'),
+  gateways: array(string('An Istio Gateway as "namespace/name"; must be allowed by the operator\'s configuration. Short and dotted ("name.namespace") forms are not accepted.', { pattern: GATEWAY_REF, maxLength: 253 }), 'Gateways to attach to. Unset: the mesh only, and the VirtualService is visible in the app\'s namespace only (exportTo ".").', { maxItems: 8, listType: 'set' }),
+  timeout: duration('Request timeout.', { min: ISTIO_MIN }),
   retries: object('Retry policy.', {
     attempts: required(integer('Number of retries.', { minimum: 0, maximum: 10 })),
-    perTryTimeout: duration('Timeout of each try.'),
+    perTryTimeout: duration('Timeout of each try.', { min: ISTIO_MIN }),
     retryOn: string('Conditions to retry on, e.g. "5xx,connect-failure".', { maxLength: 256, pattern: '^[a-z0-9-]+(,[a-z0-9-]+)*$' }),
   }),
 });

@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
-import { containerApp } from '../../render/fixtures.ts';
-import { gatewayAllowed, validateApp } from './validation.ts';
+import { containerApp, modelApp } from '../../render/fixtures.ts';
+import type { ServerlessApp } from './serverlessapp.ts';
+import { gatewayAllowed, hostClaims, hostProblem, re2Problem, resolveGateway, validateApp, type ValidationPolicy } from './validation.ts';
 
 describe('controller-side validation', () => {
-  const policy = { allowedGateways: ['istio-system/public', '{namespace}/*'] };
+  const policy: ValidationPolicy = { allowedGateways: ['istio-system/public', '{namespace}/*'] };
+  const reasons = (app: ServerlessApp, p: ValidationPolicy = policy) => validateApp(app, p).map((x) => `${x.reason} ${x.field}`);
 
   it('accepts a valid app', () => {
     assert.deepEqual(validateApp(containerApp(), policy), []);
@@ -19,24 +21,127 @@ describe('controller-side validation', () => {
     assert.match(problems[0]!.message, /window "day"/);
   });
 
-  it('rejects an invalid header regex, naming the rule', () => {
-    const app = containerApp({ ingress: { hosts: ['a.example.com'] }, rollout: { match: [{ header: 'x', exact: 'y' }, { header: 'x-user', regex: '(unclosed' }] } });
+  it('refuses a window whose minScale exceeds the app\'s maxScale instead of clamping it', () => {
+    const app = containerApp({ scaling: { maxScale: 4, windows: [{ name: 'day', schedule: '0 8 * * *', duration: '8h', minScale: 6 }] } });
     const [p] = validateApp(app, policy);
-    assert.equal(p?.field, 'spec.rollout.match[1].regex');
-    assert.equal(p?.reason, 'InvalidSpec');
+    assert.deepEqual([p?.reason, p?.field], ['InvalidSpec', 'spec.scaling.windows[0].minScale']);
+    assert.match(p!.message, /minScale \(6\) exceeds scaling.maxScale \(4\)/);
   });
+
+  it('refuses a schedule that never opens within a year', () => {
+    const app = containerApp({ scaling: { windows: [{ name: 'leap', schedule: '0 0 29 2 *', duration: '1h', minScale: 1 }] } });
+    assert.deepEqual(reasons(app), ['InvalidSchedule spec.scaling.windows[0].schedule']);
+  });
+
+  const regexes: Array<[string, boolean]> = [
+    ['^qa-.*$', true], ['^(?P<u>qa-.*)$', true], ['(?i)^beta$', true], ['\\d+', true],
+    ['^(?!qa-).*', false], ['(a)\\1', false], ['(?<=x)y', false], ['(unclosed', false], ['a{2,1001}', false],
+  ];
+  for (const [regex, valid] of regexes) {
+    it(`${valid ? 'accepts' : 'refuses'} the header regex ${regex} as RE2 (Envoy) reads it`, () => {
+      assert.equal(re2Problem(regex) === undefined, valid);
+      const app = containerApp({ ingress: { hosts: ['a.example.com'] }, rollout: { match: [{ header: 'x', exact: 'y' }, { header: 'x-user', regex }] } });
+      assert.deepEqual(reasons(app), valid ? [] : ['InvalidSpec spec.rollout.match[1].regex']);
+    });
+  }
 
   it('rejects steps that do not increase', () => {
     assert.equal(validateApp(containerApp({ rollout: { steps: [10, 50, 25] } }), policy)[0]?.field, 'spec.rollout.steps');
   });
 
-  it('allows only configured gateways (a namespace cannot attach to another team\'s gateway)', () => {
-    assert.ok(gatewayAllowed('istio-system/public', 'team-a', policy.allowedGateways));
-    assert.ok(gatewayAllowed('own-gw', 'team-a', policy.allowedGateways), 'own namespace via {namespace}/*');
-    assert.ok(!gatewayAllowed('team-b/gw', 'team-a', policy.allowedGateways));
-    const app = containerApp({ ingress: { hosts: ['a.example.com'], gateways: ['team-b/private'] } });
-    const [p] = validateApp(app, policy);
-    assert.equal(p?.reason, 'GatewayNotAllowed');
-    assert.equal(p?.field, 'spec.ingress.gateways[0]');
+  for (const header of ['Host', 'connection', 'Proxy-Authorization', 'Transfer-Encoding', 'Upgrade']) {
+    it(`refuses the warmup header ${header}, naming it`, () => {
+      const app = containerApp({ prewarm: { warmup: { path: '/', headers: { 'x-ok': '1', [header]: 'x' } } } });
+      assert.deepEqual(reasons(app), [`InvalidSpec spec.prewarm.warmup.headers["${header}"]`]);
+    });
+  }
+
+  describe('analysis providers', () => {
+    const analysis = (prometheus: { provider?: string; address?: string }) => containerApp({ rollout: { steps: [10], analysis: { prometheus, checks: [{ name: 'ok', query: 'up', min: 1 }] } } });
+    const withProviders: ValidationPolicy = { ...policy, analysis: { providers: [{ name: 'main', url: 'http://prometheus.monitoring:9090' }], allowAddress: false } };
+    const cases: Array<{ what: string; app: ServerlessApp; policy: ValidationPolicy; want: string[] }> = [
+      { what: 'accepts a provider the platform defines', app: analysis({ provider: 'main' }), policy: withProviders, want: [] },
+      { what: 'refuses a provider the platform does not define', app: analysis({ provider: 'team-b-prom' }), policy: withProviders, want: ['AnalysisProviderNotFound spec.rollout.analysis.prometheus.provider'] },
+      { what: 'refuses an address by default', app: analysis({ address: 'http://10.0.0.1:8080' }), policy, want: ['AnalysisAddressNotAllowed spec.rollout.analysis.prometheus.address'] },
+      { what: 'accepts an address where the platform allows addresses', app: analysis({ address: 'http://prom.team-a:9090' }), policy: { ...policy, analysis: { providers: [], allowAddress: true } }, want: [] },
+    ];
+    for (const c of cases) it(c.what, () => assert.deepEqual(reasons(c.app, c.policy), c.want));
+  });
+
+  describe('gateways', () => {
+    const resolutions: Array<[string, string]> = [
+      ['istio-system/public', 'istio-system/public'], ['./gw', 'team-a/gw'], ['gw', 'team-a/gw'],
+      ['internal-admin.istio-system', 'istio-system/internal-admin'], ['gw.istio-system.svc.cluster.local', 'istio-system/gw'], ['mesh', 'mesh'],
+    ];
+    for (const [ref, want] of resolutions) it(`resolves ${ref} as Istio does, to ${want}`, () => assert.equal(resolveGateway(ref, 'team-a'), want));
+
+    const allowed: Array<[string, boolean]> = [
+      ['istio-system/public', true], ['team-a/own-gw', true], ['own-gw', true], ['./own-gw', true],
+      ['team-b/gw', false], ['internal-admin.istio-system', false], ['public.istio-system', true], ['mesh', false], ['team-a/x/y', false],
+    ];
+    for (const [ref, ok] of allowed) {
+      it(`${ok ? 'allows' : 'refuses'} ${ref} for team-a under [istio-system/public, {namespace}/*]`, () => assert.equal(gatewayAllowed(ref, 'team-a', policy.allowedGateways), ok));
+    }
+
+    it('says how Istio reads a dotted gateway in the problem', () => {
+      const app = containerApp({ ingress: { hosts: ['a.example.com'], gateways: ['internal-admin.istio-system'] } });
+      const [p] = validateApp(app, policy);
+      assert.deepEqual([p?.reason, p?.field], ['GatewayNotAllowed', 'spec.ingress.gateways[0]']);
+      assert.match(p!.message, /Istio reads as "istio-system\/internal-admin"/);
+    });
+  });
+
+  describe('hosts', () => {
+    const suffixes: ValidationPolicy = { ...policy, allowedHostSuffixes: ['{namespace}.apps.example.com', 'team-a.example.com'] };
+    const cases: Array<{ host: string; policy: ValidationPolicy; problem?: RegExp }> = [
+      { host: 'shop.example.com', policy },
+      { host: '*.example.com', policy, problem: /wildcard host "\*.example.com" is not allowed/ },
+      { host: '*.com', policy: { ...policy, allowWildcardHosts: true }, problem: /covers a whole top-level domain/ },
+      { host: '*.team-a.apps.example.com', policy: { ...suffixes, allowWildcardHosts: true } },
+      { host: 'checkout.team-b.svc.cluster.local', policy, problem: /service name of namespace team-b, not team-a/ },
+      { host: 'checkout.team-b.svc', policy, problem: /service name of namespace team-b/ },
+      { host: 'shop.team-a.svc.cluster.local', policy },
+      { host: 'shop.team-a.apps.example.com', policy: suffixes },
+      { host: 'SHOP.Team-A.apps.example.com.', policy: suffixes },
+      { host: 'team-a.apps.example.com', policy: suffixes },
+      { host: 'shop.team-b.apps.example.com', policy: suffixes, problem: /not allowed for namespace team-a; allowed: hosts under team-a.apps.example.com, team-a.example.com/ },
+      { host: 'evilteam-a.example.com', policy: suffixes, problem: /not allowed/ },
+      { host: 'checkout.example.com', policy: suffixes, problem: /not allowed/ },
+    ];
+    for (const c of cases) {
+      it(`${c.problem ? 'refuses' : 'allows'} ${c.host} for team-a${c.policy.allowedHostSuffixes ? ' under host suffixes' : ''}${c.policy.allowWildcardHosts ? ' with wildcards allowed' : ''}`, () => {
+        const why = hostProblem(c.host, 'team-a', c.policy);
+        if (c.problem) assert.match(why ?? '', c.problem);
+        else assert.equal(why, undefined);
+      });
+    }
+
+    it('reports a refused host as HostNotAllowed on its field', () => {
+      const app = containerApp({ ingress: { hosts: ['shop.team-a.apps.example.com', 'checkout.example.com'] } });
+      assert.deepEqual(reasons(app, suffixes), ['HostNotAllowed spec.ingress.hosts[1]']);
+    });
+
+    it('lists the hosts an app claims, normalised, once each', () => {
+      const app = containerApp({ ingress: { hosts: ['Shop.Example.com.', 'shop.example.com', 'a.example.com'] } });
+      assert.deepEqual(hostClaims(app), ['a.example.com', 'shop.example.com']);
+      assert.deepEqual(hostClaims(containerApp()), []);
+    });
+  });
+
+  describe('model limits', () => {
+    const cases: Array<{ what: string; app: ServerlessApp; policy: ValidationPolicy; want: string[] }> = [
+      { what: 'accepts a model under the default 100Gi limit', app: modelApp(), policy, want: [] },
+      { what: 'refuses a model over the default 100Gi limit', app: modelApp({ model: { format: { name: 'sklearn' }, storageUri: 'gs://m/x', size: '101Gi' } }), policy, want: ['ModelSizeNotAllowed spec.model.size'] },
+      { what: 'refuses a model over a configured limit', app: modelApp(), policy: { ...policy, maxModelSizeBytes: 2 ** 30 }, want: ['ModelSizeNotAllowed spec.model.size'] },
+      { what: 'accepts any storage URI when no prefixes are configured', app: modelApp(), policy, want: [] },
+      { what: 'accepts a storage URI under an allowed prefix with {namespace}', app: modelApp(), policy: { ...policy, allowedStorageUriPrefixes: ['s3://models/{namespace}/', 'gs://models/fraud/'] }, want: [] },
+      { what: 'refuses a storage URI under no allowed prefix', app: modelApp({ model: { format: { name: 'sklearn' }, storageUri: 'gs://other-team/model', size: '1Gi' } }), policy: { ...policy, allowedStorageUriPrefixes: ['gs://models/{namespace}/'] }, want: ['StorageUriNotAllowed spec.model.storageUri'] },
+    ];
+    for (const c of cases) it(c.what, () => assert.deepEqual(reasons(c.app, c.policy), c.want));
+
+    it('says the limit in the message', () => {
+      const [p] = validateApp(modelApp(), { ...policy, maxModelSizeBytes: 2 ** 30 });
+      assert.match(p!.message, /model.size 2Gi exceeds the platform's limit of 1Gi/);
+    });
   });
 });

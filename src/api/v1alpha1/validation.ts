@@ -1,59 +1,183 @@
 // What admission (schema and CEL) cannot judge: cron expressions and time
-// zones, regular expressions, step order, and gateways the operator allows.
+// zones, RE2 regular expressions, step order, and what the platform allows a
+// namespace (gateways, hosts, analysis providers, model sizes and sources).
 // Each problem names the field and says what is allowed; the controller turns
 // them into Ready=False with the problem's reason and leaves running objects as
 // they were.
 
+import { RE2JS } from 're2js';
+import { analysisTarget, type AnalysisPolicy } from '../../rollout/analysis.ts';
+import { forbiddenHeader } from '../../runtime/outbound.ts';
 import { validateWindows } from '../../scaling/windows.ts';
+import { parseQuantity } from './quantity.ts';
 import type { ServerlessApp } from './serverlessapp.ts';
 
-export type ProblemReason = 'InvalidSpec' | 'InvalidSchedule' | 'GatewayNotAllowed';
+export type ProblemReason =
+  | 'InvalidSpec' | 'InvalidSchedule' | 'GatewayNotAllowed' | 'HostNotAllowed'
+  | 'AnalysisProviderNotFound' | 'AnalysisAddressNotAllowed' | 'ModelSizeNotAllowed' | 'StorageUriNotAllowed';
 
 export interface SpecProblem { reason: ProblemReason; field: string; message: string }
 
+export const DEFAULT_MAX_MODEL_SIZE = '100Gi';
+
+/** What the platform allows apps; each field left out takes the operator's default (see config.ts). */
 export interface ValidationPolicy {
   /** Gateways apps may attach to: "namespace/name", "namespace/*" or "*"; "{namespace}" stands for the app's own. */
   allowedGateways: string[];
+  /** Host suffixes apps may claim, "{namespace}" standing for the app's own; empty or unset = any host. */
+  allowedHostSuffixes?: string[];
+  /** Whether "*.example.com" hosts may be claimed (default false). */
+  allowWildcardHosts?: boolean;
+  /** Where analysis queries may go (default: nowhere, no providers and no addresses). */
+  analysis?: AnalysisPolicy;
+  /** Largest model.size, in bytes (default 100Gi). */
+  maxModelSizeBytes?: number;
+  /** Prefixes model.storageUri must start with, "{namespace}" standing for the app's own; empty or unset = any. */
+  allowedStorageUriPrefixes?: string[];
 }
 
+/**
+ * A VirtualService's gateway reference as Istio resolves it (pilot/pkg/model,
+ * resolveGatewayName): "ns/name" as is, "./name" and a bare "name" in the
+ * VirtualService's namespace, and the legacy dotted form "name.ns" or
+ * "name.ns.svc.cluster.local" as "ns/name" (the namespace is the second label).
+ * "mesh" stays "mesh".
+ */
+export function resolveGateway(gateway: string, appNamespace: string): string {
+  if (gateway === 'mesh') return gateway;
+  const slash = gateway.indexOf('/');
+  if (slash >= 0) return gateway.slice(0, slash) === '.' ? `${appNamespace}/${gateway.slice(slash + 1)}` : gateway;
+  const labels = gateway.split('.');
+  return labels.length === 1 ? `${appNamespace}/${gateway}` : `${labels[1]}/${labels[0]}`;
+}
+
+/** Whether a gateway, resolved as Istio resolves it, matches the platform's allow-list; "mesh" is never allowed in a list (it would bind every sidecar). */
 export function gatewayAllowed(gateway: string, appNamespace: string, allowed: string[]): boolean {
-  const full = gateway.includes('/') ? gateway : `${appNamespace}/${gateway}`;
-  if (full === `${appNamespace}/mesh` || gateway === 'mesh') return true;
+  const full = resolveGateway(gateway, appNamespace);
+  if (full === 'mesh') return false;
   return allowed.some((pattern) => {
     const p = pattern.replaceAll('{namespace}', appNamespace);
     if (p === '*') return true;
-    if (p.endsWith('/*')) return full.startsWith(p.slice(0, -1));
+    if (p.endsWith('/*')) return full.startsWith(p.slice(0, -1)) && !full.slice(p.length - 1).includes('/');
     return p === full;
   });
 }
 
+/** A host as Istio compares it: lower case, no trailing dot. */
+export function normaliseHost(host: string): string {
+  return host.toLowerCase().replace(/\.+$/, '');
+}
+
+/** The hosts an app claims, normalised and without repeats: what a cross-app HostConflict check compares. */
+export function hostClaims(app: ServerlessApp): string[] {
+  return [...new Set((app.spec.ingress?.hosts ?? []).map(normaliseHost))].sort();
+}
+
+/** Why a namespace may not claim a host under the policy, or undefined when it may. */
+export function hostProblem(host: string, namespace: string, policy: ValidationPolicy): string | undefined {
+  const h = normaliseHost(host);
+  const wildcard = h.startsWith('*.');
+  const base = wildcard ? h.slice(2) : h;
+  if (wildcard && !policy.allowWildcardHosts) return `wildcard host ${JSON.stringify(host)} is not allowed on this platform`;
+  if (wildcard && !base.includes('.')) return `wildcard host ${JSON.stringify(host)} covers a whole top-level domain`;
+  // Service names belong to their namespace: "<svc>.<ns>.svc[.cluster.local]".
+  const labels = base.split('.');
+  const svc = labels.lastIndexOf('svc');
+  if (svc >= 1 && (svc === labels.length - 1 || labels.slice(svc + 1).join('.') === 'cluster.local') && labels[svc - 1] !== namespace) {
+    return `host ${JSON.stringify(host)} is a service name of namespace ${labels[svc - 1]}, not ${namespace}`;
+  }
+  const suffixes = (policy.allowedHostSuffixes ?? []).map((s) => s.replaceAll('{namespace}', namespace));
+  if (suffixes.length && !suffixes.some((s) => base === s || base.endsWith(`.${s}`))) {
+    return `host ${JSON.stringify(host)} is not allowed for namespace ${namespace}; allowed: hosts under ${suffixes.join(', ')}`;
+  }
+  return undefined;
+}
+
+/** RE2, as Envoy compiles header regexes: no lookaround, no backreferences, bounded repeats. */
+export function re2Problem(regex: string): string | undefined {
+  try {
+    RE2JS.compile(regex);
+    return undefined;
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
+
+function storageUriAllowed(uri: string, namespace: string, prefixes: string[]): boolean {
+  return prefixes.length === 0 || prefixes.some((p) => uri.startsWith(p.replaceAll('{namespace}', namespace)));
+}
+
 export function validateApp(app: ServerlessApp, policy: ValidationPolicy): SpecProblem[] {
   const problems: SpecProblem[] = [];
+  const add = (reason: ProblemReason, field: string, message: string) => problems.push({ reason, field, message });
   const { spec } = app;
+  const { namespace } = app.metadata;
   const windows = spec.scaling?.windows ?? [];
   for (const p of validateWindows(windows)) {
     const index = windows.findIndex((w) => w.name === p.window);
-    problems.push({ reason: 'InvalidSchedule', field: `spec.scaling.windows[${index}].${p.field}`, message: `window "${p.window}": ${p.message}` });
+    add('InvalidSchedule', `spec.scaling.windows[${index}].${p.field}`, `window "${p.window}": ${p.message}`);
   }
+  const maxScale = spec.scaling?.maxScale;
+  windows.forEach((w, i) => {
+    if (maxScale !== undefined && w.minScale > maxScale) {
+      add('InvalidSpec', `spec.scaling.windows[${i}].minScale`, `window "${w.name}": minScale (${w.minScale}) exceeds scaling.maxScale (${maxScale}); raise maxScale or lower the window's minScale`);
+    }
+  });
   (spec.rollout?.match ?? []).forEach((m, i) => {
     if (m.regex === undefined) return;
-    try {
-      new RegExp(m.regex);
-    } catch (e) {
-      problems.push({ reason: 'InvalidSpec', field: `spec.rollout.match[${i}].regex`, message: `invalid regular expression ${JSON.stringify(m.regex)}: ${(e as Error).message}` });
-    }
+    const why = re2Problem(m.regex);
+    if (why) add('InvalidSpec', `spec.rollout.match[${i}].regex`, `invalid RE2 regular expression ${JSON.stringify(m.regex)} (Envoy uses RE2): ${why}`);
   });
   const steps = spec.rollout?.steps ?? [];
   if (steps.some((s, i) => i > 0 && s <= steps[i - 1]!)) {
-    problems.push({ reason: 'InvalidSpec', field: 'spec.rollout.steps', message: `steps must increase strictly (e.g. [10, 25, 50]); got [${steps.join(', ')}]` });
+    add('InvalidSpec', 'spec.rollout.steps', `steps must increase strictly (e.g. [10, 25, 50]); got [${steps.join(', ')}]`);
+  }
+  const analysis = spec.rollout?.analysis;
+  if (analysis) {
+    const target = analysisTarget(analysis, policy.analysis ?? { providers: [], allowAddress: false });
+    if (!('url' in target)) add(target.reason, target.field, target.message);
+  }
+  for (const name of Object.keys(spec.prewarm?.warmup?.headers ?? {})) {
+    const why = forbiddenHeader(name);
+    if (why) add('InvalidSpec', `spec.prewarm.warmup.headers[${JSON.stringify(name)}]`, why);
   }
   for (const [i, g] of (spec.ingress?.gateways ?? []).entries()) {
-    if (!gatewayAllowed(g, app.metadata.namespace, policy.allowedGateways)) {
-      problems.push({
-        reason: 'GatewayNotAllowed', field: `spec.ingress.gateways[${i}]`,
-        message: `gateway ${JSON.stringify(g)} is not allowed for namespace ${app.metadata.namespace}; allowed: ${policy.allowedGateways.join(', ') || '(none: only the mesh)'}`,
-      });
+    if (!gatewayAllowed(g, namespace, policy.allowedGateways)) {
+      const resolved = resolveGateway(g, namespace);
+      add('GatewayNotAllowed', `spec.ingress.gateways[${i}]`,
+        `gateway ${JSON.stringify(g)}${resolved !== g ? ` (which Istio reads as ${JSON.stringify(resolved)})` : ''} is not allowed for namespace ${namespace}; allowed: ${policy.allowedGateways.join(', ') || '(none: only the mesh)'}`);
     }
   }
+  for (const [i, h] of (spec.ingress?.hosts ?? []).entries()) {
+    const why = hostProblem(h, namespace, policy);
+    if (why) add('HostNotAllowed', `spec.ingress.hosts[${i}]`, why);
+  }
+  problems.push(...modelProblems(app, policy));
   return problems;
+}
+
+/** The platform's limits on a model: its size (which a cache reserves on every node) and where it may be loaded from. */
+export function modelProblems(app: ServerlessApp, policy: Pick<ValidationPolicy, 'maxModelSizeBytes' | 'allowedStorageUriPrefixes'>): SpecProblem[] {
+  const problems: SpecProblem[] = [];
+  const model = app.spec.model;
+  if (!model) return problems;
+  const { namespace } = app.metadata;
+  if (model.size !== undefined) {
+    const max = policy.maxModelSizeBytes ?? parseQuantity(DEFAULT_MAX_MODEL_SIZE);
+    if (parseQuantity(model.size) > max) {
+      problems.push({ reason: 'ModelSizeNotAllowed', field: 'spec.model.size', message: `model.size ${model.size} exceeds the platform's limit of ${formatBytes(max)} (each cache reserves it on every node)` });
+    }
+  }
+  const prefixes = policy.allowedStorageUriPrefixes ?? [];
+  if (!storageUriAllowed(model.storageUri, namespace, prefixes)) {
+    problems.push({ reason: 'StorageUriNotAllowed', field: 'spec.model.storageUri', message: `storageUri must start with one of: ${prefixes.map((p) => p.replaceAll('{namespace}', namespace)).join(', ')}` });
+  }
+  return problems;
+}
+
+function formatBytes(n: number): string {
+  for (const [unit, size] of [['Ei', 2 ** 60], ['Pi', 2 ** 50], ['Ti', 2 ** 40], ['Gi', 2 ** 30], ['Mi', 2 ** 20], ['Ki', 2 ** 10]] as const) {
+    if (n >= size && Number.isInteger(n / size)) return `${n / size}${unit}`;
+  }
+  return String(n);
 }

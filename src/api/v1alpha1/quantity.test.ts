@@ -1,0 +1,14 @@
+import assert from 'node:assert/strict';
+import { QuantityError, parseQuantity } from './quantity.ts';
+
+describe('quantities', () => {
+  const cases: Array<[string | number, number]> = [
+    ['100Gi', 100 * 2 ** 30], ['12Gi', 12 * 2 ** 30], ['500M', 5e8], ['1.5Ti', 1.5 * 2 ** 40], ['1e9', 1e9], ['2E3', 2000],
+    ['500m', 0.5], ['4', 4], [4, 4], ['.5Ki', 512], ['1Ei', 2 ** 60],
+  ];
+  for (const [q, want] of cases) it(`reads ${JSON.stringify(q)} as ${want}`, () => assert.equal(parseQuantity(q), want));
+
+  for (const bad of ['', '12GB', 'Gi', '1.2.3', '12 Gi', 'abc']) {
+    it(`refuses ${JSON.stringify(bad)}`, () => assert.throws(() => parseQuantity(bad), QuantityError));
+  }
+});
