@@ -2,10 +2,14 @@
 // with prewarm.cacheModel, replaces it when the model changes and removes it
 // when the app goes. A cluster-scoped cache cannot be owned by a namespaced app,
 // so the app carries a finalizer; deleting an app never hangs on a cache that
-// is already gone (NotFound counts as done).
+// is already gone (NotFound counts as done). Every delete carries the cache's
+// UID as a precondition, so a cache recreated under the same name in between
+// is never removed; a model the platform's limits refuse gets no cache; and a
+// cache of that name that belongs to another app is left alone and reported.
 
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { API_VERSION, KIND } from '../api/v1alpha1/serverlessapp.ts';
+import { modelProblems, type ValidationPolicy } from '../api/v1alpha1/validation.ts';
 import { APP_LABEL, MANAGED_BY } from '../render/metadata.ts';
 import { CACHE_NAMESPACE_LABEL, modelCacheName, renderLocalModelCache, type CacheScope } from '../render/local-model-cache.ts';
 import { keepAppliedFields } from '../runtime/apply.ts';
@@ -25,8 +29,24 @@ interface Cache {
   spec?: unknown;
 }
 
-export function wantsCache(app: ServerlessApp): boolean {
-  return !!app.spec.model && app.spec.prewarm?.cacheModel === true && !app.metadata.deletionTimestamp;
+export type ModelPolicy = Pick<ValidationPolicy, 'maxModelSizeBytes' | 'allowedStorageUriPrefixes'>;
+
+export interface ModelCacheOptions {
+  scope: CacheScope;
+  nodeGroup: string;
+  /** The platform's model limits (default: 100Gi, any storage URI); a model over them gets no cache. */
+  policy?: ModelPolicy;
+}
+
+export function wantsCache(app: ServerlessApp, policy: ModelPolicy = {}): boolean {
+  return !!app.spec.model && app.spec.prewarm?.cacheModel === true && !app.metadata.deletionTimestamp && modelProblems(app, policy).length === 0;
+}
+
+/** The app a cache was made for, from its labels ("namespace/name"). */
+function cacheOwner(c: Cache): string | undefined {
+  const name = c.metadata.labels?.[APP_LABEL];
+  const namespace = c.metadata.namespace ?? c.metadata.labels?.[CACHE_NAMESPACE_LABEL];
+  return name && namespace ? `${namespace}/${name}` : undefined;
 }
 
 export class ModelCacheReconciler {
@@ -36,9 +56,9 @@ export class ModelCacheReconciler {
   private readonly children: ChildWriter;
 
   private readonly mgr: Manager;
-  private readonly o: { scope: CacheScope; nodeGroup: string };
+  private readonly o: ModelCacheOptions;
 
-  constructor(mgr: Manager, o: { scope: CacheScope; nodeGroup: string }) {
+  constructor(mgr: Manager, o: ModelCacheOptions) {
     this.mgr = mgr;
     this.o = o;
     this.apps = mgr.informer<ServerlessApp>(Kinds.ServerlessApp);
@@ -66,12 +86,12 @@ export class ModelCacheReconciler {
     const kind = this.o.scope === 'cluster' ? Kinds.LocalModelCache : Kinds.LocalModelNamespaceCache;
     const app = this.apps.get(req.namespace, req.name);
     const existing = this.cachesOf(req.namespace, req.name);
-    const wanted = app && wantsCache(app) ? renderLocalModelCache(app, this.o.scope, this.o.nodeGroup) : undefined;
+    const wanted = app && wantsCache(app, this.o.policy) ? renderLocalModelCache(app, this.o.scope, this.o.nodeGroup) : undefined;
 
     // Remove every cache of this app that is not the wanted one (model changed, caching off, app gone).
     for (const c of existing) {
       if (c.metadata.name === wanted?.metadata.name) continue;
-      await this.mgr.client.delete(kind, c.metadata.namespace, c.metadata.name);
+      await this.mgr.client.delete(kind, c.metadata.namespace, c.metadata.name, c.metadata.uid ? { uid: c.metadata.uid } : {});
       ctx.log.info('removed model cache', { cache: c.metadata.name });
       if (app) this.mgr.events.record(app, 'Normal', 'ModelCacheRemoved', `removed ${c.kind} ${c.metadata.name}`);
     }
@@ -80,7 +100,13 @@ export class ModelCacheReconciler {
     const needsFinalizer = this.o.scope === 'cluster' && !!wanted;
     const hasFinalizer = app.metadata.finalizers?.includes(CACHE_FINALIZER) ?? false;
     if (needsFinalizer && !hasFinalizer) await this.setFinalizer(app, true);
-    if (wanted) {
+    const taken = wanted && this.caches.get(wanted.metadata.namespace, wanted.metadata.name);
+    const takenBy = taken ? cacheOwner(taken) : undefined;
+    if (wanted && takenBy !== undefined && takenBy !== req.namespace + '/' + req.name) {
+      // Never reached with hashed names short of a collision; if it is, the other app's cache stays as it is.
+      ctx.log.info('model cache name taken by another app', { cache: wanted.metadata.name });
+      this.mgr.events.record(app, 'Warning', 'ModelCacheConflict', `${wanted.kind} ${wanted.metadata.name} belongs to another app; not changed`);
+    } else if (wanted) {
       const live = existing.find((c) => c.metadata.name === wanted.metadata.name);
       if (await this.children.ensure(kind, wanted, live)) {
         this.mgr.events.record(app, 'Normal', 'ModelCacheApplied', `${wanted.kind} ${wanted.metadata.name} caches ${app.spec.model?.storageUri} on node group ${this.o.nodeGroup}`);
@@ -109,6 +135,6 @@ export class ModelCacheReconciler {
   }
 }
 
-export function cacheNameFor(app: ServerlessApp, scope: CacheScope): string | undefined {
-  return wantsCache(app) ? modelCacheName(app, scope) : undefined;
+export function cacheNameFor(app: ServerlessApp, scope: CacheScope, policy: ModelPolicy = {}): string | undefined {
+  return wantsCache(app, policy) ? modelCacheName(app, scope) : undefined;
 }

@@ -1,8 +1,12 @@
 // KServe LocalModelCache (serving.kserve.io/v1alpha1) for a model app with
 // prewarm.cacheModel: the model is downloaded to the nodes of a node group once,
-// instead of by every pod (kserve#3869). The cluster-scoped kind cannot be owned
-// by a namespaced app, so it is named after the app and the model and cleaned up
-// by a finalizer; the namespace-scoped variant is owned and garbage-collected.
+// instead of by every pod (kserve#3869). The namespace-scoped variant is the
+// default: it is owned by the app and garbage-collected with it. The
+// cluster-scoped kind (only where the platform opts in) cannot be owned by a
+// namespaced app, so it is cleaned up by a finalizer, and its name must not let
+// one tenant's app land on another's cache: "team-a/chat" and "team/a-chat"
+// both read "team-a-chat", so the name ends in a hash of the namespace, name
+// and model as a JSON array, whose encoding cannot make two triples equal.
 
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { shortHash } from '../rollout/version.ts';
@@ -12,11 +16,17 @@ export const CACHE_NAMESPACE_LABEL = 'serverlessapp.io/namespace';
 
 export type CacheScope = 'cluster' | 'namespace';
 
-/** One cache object per (app, storageUri): a model change means a new object and the old one removed. */
+/** KServe derives further names (per node group) from the cache's, so it is held to a DNS label's 63 characters. */
+const MAX_NAME = 63;
+const HASH_LENGTH = 16;
+
+/** One cache object per (namespace, app, storageUri): a model change means a new object and the old one removed. */
 export function modelCacheName(app: ServerlessApp, scope: CacheScope): string {
-  const hash = shortHash(app.spec.model?.storageUri ?? '', 8);
-  const base = scope === 'cluster' ? `${app.metadata.namespace}-${app.metadata.name}` : app.metadata.name;
-  return `${base.slice(0, 240)}-${hash}`;
+  const { namespace, name } = app.metadata;
+  const hash = shortHash([namespace, name, app.spec.model?.storageUri ?? ''], HASH_LENGTH);
+  // The readable part is for people only; uniqueness comes from the hash.
+  const readable = (scope === 'cluster' ? `${namespace}-${name}` : name).slice(0, MAX_NAME - HASH_LENGTH - 1).replace(/[-.]+$/, '');
+  return `${readable}-${hash}`;
 }
 
 export function renderLocalModelCache(app: ServerlessApp, scope: CacheScope, nodeGroup: string) {

@@ -4,6 +4,7 @@ import { VirtualService } from '@kubernetes-models/istio/networking.istio.io/v1/
 import { assertGolden } from '../../test/support/golden.ts';
 import { versionOf } from '../rollout/version.ts';
 import { boundsAnnotations, templateAutoscaling } from './autoscaling.ts';
+import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { containerApp, modelApp } from './fixtures.ts';
 import { renderInferenceService, requestsGpu } from './inference-service.ts';
 import { knativeTemplate, renderKnativeService } from './knative-service.ts';
@@ -87,10 +88,23 @@ describe('render', () => {
       const vs = renderVirtualService(app, { localGateway: 'gw', candidateReady: false, defaultHost: 'd', candidateHost: 'c' });
       assert.deepEqual(vs.spec?.http?.map((h) => h.name), ['default']);
     });
+
+    const visibility: Array<{ what: string; gateways?: string[]; exportTo?: string[] }> = [
+      { what: 'exports a mesh-bound VirtualService to its own namespace only, so other namespaces\' clients are not rerouted', exportTo: ['.'] },
+      { what: 'leaves a gateway-bound VirtualService visible to the gateway\'s proxies', gateways: ['istio-system/public'] },
+    ];
+    for (const v of visibility) {
+      it(v.what, () => {
+        const app = containerApp({ ingress: { hosts: ['shop.example.com'], ...(v.gateways ? { gateways: v.gateways } : {}) } });
+        const vs = renderVirtualService(app, { localGateway: 'gw', candidateReady: false, defaultHost: 'd', candidateHost: 'c' });
+        assert.deepEqual(vs.spec?.exportTo, v.exportTo);
+        new VirtualService(vs).validate();
+      });
+    }
   });
 
   describe('LocalModelCache', () => {
-    it('renders a cluster-scoped cache named after namespace, app and model (golden)', () => {
+    it('renders a cluster-scoped cache named after namespace, app and a hash of both and the model (golden)', () => {
       const app = modelApp();
       assertGolden(golden('local-model-cache'), renderLocalModelCache(app, 'cluster', 'gpu-nodes'));
     });
@@ -99,6 +113,28 @@ describe('render', () => {
       const a = modelApp();
       const b = modelApp({ model: { ...a.spec.model!, storageUri: 'gs://models/fraud/v8' } });
       assert.notEqual(modelCacheName(a, 'cluster'), modelCacheName(b, 'cluster'));
+    });
+
+    const named = (namespace: string, name: string, storageUri = 'gs://m/x') => {
+      const app = modelApp({ model: { format: { name: 'sklearn' }, storageUri, size: '1Gi' } });
+      return { ...app, metadata: { ...app.metadata, namespace, name } };
+    };
+    const pairs: Array<{ what: string; a: ServerlessApp; b: ServerlessApp }> = [
+      { what: 'team-a/chat and team/a-chat', a: named('team-a', 'chat'), b: named('team', 'a-chat') },
+      { what: 'two apps whose long names share the first 46 characters', a: named('ns', `${'x'.repeat(50)}-one`), b: named('ns', `${'x'.repeat(50)}-two`) },
+      { what: 'the same app name in two namespaces', a: named('team-a', 'chat'), b: named('team-b', 'chat') },
+    ];
+    for (const scope of ['cluster', 'namespace'] as const) {
+      for (const p of pairs) {
+        it(`gives ${p.what} different ${scope}-scoped cache names`, () => assert.notEqual(modelCacheName(p.a, scope), modelCacheName(p.b, scope)));
+      }
+    }
+
+    it('keeps cache names within 63 characters, readable and without a trailing dash', () => {
+      const name = modelCacheName(named('a'.repeat(63), 'b'.repeat(63)), 'cluster');
+      assert.equal(name.length, 63);
+      assert.match(name, /^a+-[0-9a-f]{16}$/);
+      assert.match(modelCacheName(named('team-a', 'chat'), 'cluster'), /^team-a-chat-[0-9a-f]{16}$/);
     });
   });
 });

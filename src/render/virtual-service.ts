@@ -4,6 +4,12 @@
 // what they cannot do: routing on any header (knative/serving#4736). Requests
 // enter Knative through its local gateway with the authority rewritten to the
 // target's cluster-local host (a tag host for the candidate), as KServe does.
+// A VirtualService bound to the mesh only (no gateways) is exported to its own
+// namespace only (exportTo "."): by default Istio exports it everywhere, and
+// its hosts would then reroute clients in every namespace (Istio's
+// multi-tenancy guidance). Gateway-bound ones stay visible to the gateways'
+// proxies, which run in other namespaces; what they may claim is the host and
+// gateway policy's business (api/v1alpha1/validation.ts).
 
 import type { IVirtualService } from '@kubernetes-models/istio/networking.istio.io/v1/VirtualService';
 import type { HeaderMatch, ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
@@ -54,7 +60,7 @@ export function renderVirtualService(app: ServerlessApp, o: VirtualServiceOption
     metadata: childMetadata(app),
     spec: {
       hosts: ingress.hosts,
-      ...(ingress.gateways?.length ? { gateways: ingress.gateways } : {}),
+      ...(ingress.gateways?.length ? { gateways: ingress.gateways } : { exportTo: ['.'] }),
       http,
     },
   } as IVirtualService;

@@ -1,0 +1,20 @@
+import assert from 'node:assert/strict';
+import { modelApp } from '../render/fixtures.ts';
+import { cacheNameFor, wantsCache, type ModelPolicy } from './model-cache.ts';
+
+describe('model cache: which apps get one', () => {
+  const cases: Array<{ what: string; app: ReturnType<typeof modelApp>; policy?: ModelPolicy; want: boolean }> = [
+    { what: 'a model app with cacheModel within the default limits', app: modelApp(), want: true },
+    { what: 'a model over the platform\'s size limit', app: modelApp(), policy: { maxModelSizeBytes: 2 ** 30 }, want: false },
+    { what: 'a model over the default 100Gi limit', app: modelApp({ model: { format: { name: 'sklearn' }, storageUri: 'gs://models/fraud/v7', size: '200Gi' } }), want: false },
+    { what: 'a model from a storage URI the platform does not allow', app: modelApp(), policy: { allowedStorageUriPrefixes: ['s3://models/{namespace}/'] }, want: false },
+    { what: 'a model from an allowed prefix of its own namespace', app: modelApp({ model: { format: { name: 'sklearn' }, storageUri: 's3://models/ml/fraud', size: '2Gi' } }), policy: { allowedStorageUriPrefixes: ['s3://models/{namespace}/'] }, want: true },
+    { what: 'an app without cacheModel', app: modelApp({ prewarm: { replicas: 1 } }), want: false },
+  ];
+  for (const c of cases) {
+    it(`${c.want ? 'caches' : 'does not cache'} ${c.what}`, () => {
+      assert.equal(wantsCache(c.app, c.policy), c.want);
+      assert.equal(cacheNameFor(c.app, 'namespace', c.policy) !== undefined, c.want);
+    });
+  }
+});
