@@ -53,3 +53,12 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- define "serverlessapp-operator.image" -}}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
 {{- end }}
+
+{{/* Analysis providers as the operator reads them: name=url,... (sorted by name). */}}
+{{- define "serverlessapp-operator.analysisProviders" -}}
+{{- $entries := list -}}
+{{- range $name, $url := .Values.analysis.providers -}}
+{{- $entries = append $entries (printf "%s=%s" $name $url) -}}
+{{- end -}}
+{{- join "," $entries -}}
+{{- end }}
