@@ -1,11 +1,14 @@
-// `npm run cluster -- up|down|status`: a long-lived local control plane with the
-// upstream and project CRDs installed, for the demo and for poking at by hand.
+// `npm run cluster -- up|down|status`: a long-lived local control plane with its
+// data plane (dataplane.ts: controller-manager, scheduler, KWOK nodes, the real
+// Knative Serving) and the upstream and project CRDs installed, for the demo and
+// for poking at by hand.
 // Unlike the per-test-run control plane it outlives this command: its processes
 // run in their own session and are found again through a state file.
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { startControlPlane } from './controlplane.ts';
+import { deleteDataPlaneNetns } from './dataplane.ts';
 import { describeFailure } from './errors.ts';
 import { isRunning, releaseDetached, terminate } from './supervise.ts';
 import { installAllCrds } from './upstream-crds.ts';
@@ -16,6 +19,8 @@ interface ClusterState {
   kubeconfigPath: string;
   nobodyToken: string;
   processes: Array<{ name: string; pid: number; binary: string }>;
+  /** The data plane's network namespaces, removed by `down`. */
+  netns?: string[];
 }
 
 const cacheRoot = process.env.SERVERLESSAPP_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'serverlessapp-operator');
@@ -30,14 +35,16 @@ async function up(): Promise<void> {
     return;
   }
   await down(true);
-  const cp = await startControlPlane({ dir: clusterDir, detached: true });
+  const cp = await startControlPlane({ dir: clusterDir, detached: true, dataPlane: true });
   const pids = cp.pids;
   writeState({
     dir: cp.dir, server: cp.server, kubeconfigPath: cp.kubeconfigPath, nobodyToken: cp.nobodyToken,
     processes: [
+      ...[...(cp.dataPlane?.processes ?? [])].reverse(),
       { name: 'kube-apiserver', pid: pids.apiserver, binary: join(cp.binDir, 'kube-apiserver') },
       { name: 'etcd', pid: pids.etcd, binary: join(cp.binDir, 'etcd') },
     ],
+    netns: cp.dataPlane ? [cp.dataPlane.netns.main, cp.dataPlane.netns.autoscaler] : [],
   });
   try {
     const crds = await installAllCrds(cp.kubeConfig());
@@ -54,6 +61,7 @@ async function up(): Promise<void> {
 async function down(quiet = false): Promise<void> {
   const state = readState();
   for (const proc of state?.processes ?? []) await terminate(proc.pid, proc.binary);
+  await deleteDataPlaneNetns(state?.netns ?? []);
   const existed = existsSync(clusterDir);
   rmSync(clusterDir, { recursive: true, force: true });
   if (!quiet) console.error(state || existed ? 'cluster stopped' : 'cluster was not running');

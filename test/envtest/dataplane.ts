@@ -6,15 +6,15 @@
 // each other, through netns-bridge.ts (the SIMULATED NETWORK); see netns.ts.
 // What is still simulated: the network (bridge), the nodes (KWOK), the ingress
 // (kingress-status.ts) and any traffic or metrics (no container runs).
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import { CoreV1Api, KubeConfig, type V1Node, type V1Pod } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { EnvtestError } from './errors.ts';
-import { installKnativeServing, KNATIVE_WEBHOOK_PORT, KNATIVE_WEBHOOK_SERVICE, knativeEnv, knativeWebhookAdmits } from './knative-serving.ts';
-import { dialThrough, serveUdsToTcp } from './netns-bridge.ts';
+import { installKnativeServing, KNATIVE_NAMESPACE, KNATIVE_WEBHOOK_PORT, KNATIVE_WEBHOOK_SERVICE, knativeEnv, knativeWebhookAdmits } from './knative-serving.ts';
+import { dialThrough, readServices, serveUdsToTcp } from './netns-bridge.ts';
 import { createNetns, deleteNetns, netnsName, POD_CIDR } from './netns.ts';
 import { kubeconfigYaml } from './pki.ts';
 import { spawnDetached, supervise, waitHealthy, type LaunchOptions, type RunningProcess } from './supervise.ts';
@@ -35,6 +35,12 @@ export interface DataPlane {
   readonly nodes: readonly string[];
   /** True when the real Knative Serving runs. */
   readonly knative: boolean;
+  /**
+   * Makes Service `namespace/name`'s `port` reach `localPort` in the main
+   * namespace (where the process playing it listens), for kube-apiserver's
+   * webhook calls: the simulated kube-proxy.
+   */
+  exposeService(service: { namespace: string; name: string; port: number; localPort: number }): Promise<void>;
   /** Pods, as KWOK reports them (all namespaces when none is given). */
   pods(namespace?: string): Promise<V1Pod[]>;
   stop(): Promise<void>;
@@ -61,8 +67,11 @@ const AUTOSCALER_POD_IP = '10.250.0.3';
 const KWOK_NODE_ANNOTATION = 'kwok.x-k8s.io/node';
 
 /** Unix socket paths in `dir`: the host's API socket and each namespace's CONNECT proxy. */
-export function socketPaths(dir: string): { api: string; mainConnect: string; autoscalerConnect: string } {
-  return { api: join(dir, 'apiserver.sock'), mainConnect: join(dir, 'netns-main.sock'), autoscalerConnect: join(dir, 'netns-autoscaler.sock') };
+export function socketPaths(dir: string): { api: string; mainConnect: string; autoscalerConnect: string; services: string } {
+  return {
+    api: join(dir, 'apiserver.sock'), mainConnect: join(dir, 'netns-main.sock'), autoscalerConnect: join(dir, 'netns-autoscaler.sock'),
+    services: join(dir, 'netns-main.services.json'),
+  };
 }
 
 /**
@@ -111,12 +120,12 @@ export async function startDataPlane(host: DataPlaneHost, opts: DataPlaneOptions
     await Promise.all([createNetns(netns.main, MAIN_POD_IP), createNetns(netns.autoscaler, AUTOSCALER_POD_IP)]);
 
     const bridges = [
-      { name: 'netns-bridge-main', ns: netns.main, connect: sockets.mainConnect, map: [`${KNATIVE_WEBHOOK_SERVICE}=${KNATIVE_WEBHOOK_PORT}`] },
-      { name: 'netns-bridge-autoscaler', ns: netns.autoscaler, connect: sockets.autoscalerConnect, map: [] },
+      { name: 'netns-bridge-main', ns: netns.main, connect: sockets.mainConnect },
+      { name: 'netns-bridge-autoscaler', ns: netns.autoscaler, connect: sockets.autoscalerConnect },
     ].map((b) => ({
       ...b,
       proc: node(b.name, 'netns-bridge.ts', ['ns', '--listen', String(NS_API_PORT), '--to', sockets.api, '--connect', b.connect,
-        ...b.map.flatMap((m) => ['--map', m])], { netns: b.ns }),
+        '--services', sockets.services], { netns: b.ns }),
     }));
     await Promise.all(bridges.map((b) => waitHealthy(b.proc, dir, () => reachable(b.connect, NS_API_PORT))));
 
@@ -158,16 +167,29 @@ export async function startDataPlane(host: DataPlaneHost, opts: DataPlaneOptions
       knativeInstalled,
     ]);
 
+    const exposeService: DataPlane['exposeService'] = async ({ namespace, name, port, localPort }) => {
+      const svc = await core.readNamespacedService({ namespace, name });
+      const clusterIp = svc.spec?.clusterIP;
+      if (!clusterIp || clusterIp === 'None') throw new EnvtestError(`Service ${namespace}/${name} has no ClusterIP to expose`);
+      const services = { ...readServices(sockets.services), [`${clusterIp}:${port}`]: localPort, [`${name}.${namespace}.svc:${port}`]: localPort };
+      writeFileSync(`${sockets.services}.tmp`, JSON.stringify(services));
+      renameSync(`${sockets.services}.tmp`, sockets.services);
+    };
+
     if (withKnative) {
+      await exposeService({ namespace: KNATIVE_NAMESPACE, name: KNATIVE_WEBHOOK_SERVICE, port: 443, localPort: KNATIVE_WEBHOOK_PORT });
       const controller = launch('knative-controller', bin('knative-controller'), [`--kubeconfig=${kubeconfig}`], { ...inMain, env: knativeEnv('controller', MAIN_POD_IP) });
       const webhook = launch('knative-webhook', bin('knative-webhook'), [`--kubeconfig=${kubeconfig}`], { ...inMain, env: knativeEnv('webhook', MAIN_POD_IP) });
       const autoscaler = launch('knative-autoscaler', bin('knative-autoscaler'), [`--kubeconfig=${kubeconfig}`],
         { netns: netns.autoscaler, env: knativeEnv('autoscaler', AUTOSCALER_POD_IP) });
+      let lastRefusal = '(none)';
       const ingress = node('kingress-status', 'kingress-status.ts', [join(dir, 'kubeconfig')]);
       await Promise.all([
         waitHealthy(controller, dir, () => httpOk(sockets.mainConnect, 8080, '/readiness')),
         waitHealthy(autoscaler, dir, () => reachable(sockets.autoscalerConnect, 8080)),
-        waitHealthy(webhook, dir, () => knativeWebhookAdmits(kc)),
+        waitHealthy(webhook, dir, () => knativeWebhookAdmits(kc, (m) => { lastRefusal = m; })).catch((err: Error) => {
+          throw new EnvtestError(`${err.message}\nkube-apiserver's last answer to a dry-run Knative Service: ${lastRefusal}`);
+        }),
         waitHealthy(ingress, dir, async () => true),
       ]);
     }
@@ -178,6 +200,7 @@ export async function startDataPlane(host: DataPlaneHost, opts: DataPlaneOptions
       processes: running.map((p) => ({ name: p.name, pid: p.pid, binary: p.binary })),
       nodes: nodes.map((n) => n.metadata!.name!),
       knative: withKnative,
+      exposeService,
       async pods(namespace) {
         const list = namespace ? await core.listNamespacedPod({ namespace }) : await core.listPodForAllNamespaces();
         return list.items;

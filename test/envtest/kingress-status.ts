@@ -9,7 +9,7 @@
 // knative-local-gateway for the private one. It programs no proxy and probes
 // nothing: no request is routed. With it, Routes (and so Services) become Ready.
 // Run as a program: node kingress-status.ts KUBECONFIG
-import { CustomObjectsApi, KubeConfig, Watch } from '@kubernetes/client-node';
+import { CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions, Watch } from '@kubernetes/client-node';
 
 const GROUP = 'networking.internal.knative.dev';
 const VERSION = 'v1alpha1';
@@ -52,7 +52,7 @@ export async function runKIngressStatus(kc: KubeConfig, signal: AbortSignal): Pr
       await api.patchNamespacedCustomObjectStatus({
         group: GROUP, version: VERSION, plural: 'ingresses', namespace: ing.metadata.namespace, name: ing.metadata.name,
         body: { status: readyStatus(ing, new Date()) }, fieldManager: 'net-istio-standin',
-      });
+      }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
     } catch (err) {
       if ((err as { code?: number }).code !== 404) console.error(`kingress-status: ${ing.metadata.namespace}/${ing.metadata.name}: ${(err as Error).message}`);
     }

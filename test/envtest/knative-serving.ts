@@ -3,7 +3,9 @@
 // maps, webhook configurations and webhook secret are read at setup time from
 // the pinned modules (nothing upstream is copied here), stamped with the
 // release version as the release manifests are, and changed only where the rig
-// must (see RIG_CONFIG). The processes run in the data plane's network
+// must (see RIG_CONFIG); its Deployments are not installed (the processes run
+// beside the API server; the activator not at all), only the webhook's and the
+// activator's Services. The processes run in the data plane's network
 // namespaces: the controller's health port and the autoscaler's stats port are
 // both a fixed 8080 in their code, so the autoscaler gets a namespace of its own.
 import { readFileSync } from 'node:fs';
@@ -13,8 +15,8 @@ import { parseAllDocuments } from 'yaml';
 import { downloadModule, installCrds, KNATIVE_RELEASE, UPSTREAM_CRD_SOURCES, upstreamCrds, withReleaseLabel } from './upstream-crds.ts';
 
 export const KNATIVE_NAMESPACE = 'knative-serving';
-/** The Service the webhook configurations name, and the port its process listens on in the namespace. */
-export const KNATIVE_WEBHOOK_SERVICE = `webhook.${KNATIVE_NAMESPACE}.svc:443`;
+/** The Service the webhook configurations name, and the port (its targetPort) its process listens on in the namespace. */
+export const KNATIVE_WEBHOOK_SERVICE = 'webhook';
 export const KNATIVE_WEBHOOK_PORT = 8443;
 
 const SERVING = UPSTREAM_CRD_SOURCES.find((s) => s.module === 'knative.dev/serving')!;
@@ -50,10 +52,15 @@ export async function installKnativeServing(kc: KubeConfig): Promise<void> {
       .map((name) => join(serving, 'config/core/configmaps', `${name}.yaml`)),
     join(networking, 'config/config-network.yaml'),
     ...['secret', 'defaulting', 'resource-validation', 'configmap-validation'].map((name) => join(serving, 'config/core/webhooks', `${name}.yaml`)),
+    // Only their Services. kube-apiserver resolves a webhook's Service to its ClusterIP before dialling;
+    // the ServerlessService reconciler reads the activator's Endpoints, and with none (no activator runs)
+    // puts every revision in Serve mode, straight to its pods.
+    join(serving, 'config/core/deployments/webhook.yaml'),
+    join(serving, 'config/core/deployments/activator.yaml'),
   ];
   const client = KubernetesObjectApi.makeApiClient(kc);
   for (const file of files) {
-    for (const obj of objectsIn(file)) {
+    for (const obj of objectsIn(file).filter((o) => !file.includes('/deployments/') || o.kind === 'Service')) {
       const rig = RIG_CONFIG[obj.metadata?.name ?? ''];
       const desired = rig && obj.kind === 'ConfigMap' ? { ...obj, data: { ...(obj as { data?: object }).data, ...rig } } : obj;
       await client.patch(withReleaseLabel(desired, KNATIVE_RELEASE), undefined, undefined, 'envtest', true, PatchStrategy.ServerSideApply);
@@ -72,8 +79,8 @@ export function knativeEnv(component: 'controller' | 'webhook' | 'autoscaler', p
   return { ...common, PROFILING_PORT: '8008' };
 }
 
-/** A Knative Service the webhook must admit (dry run): proves the API server reaches the webhook. */
-export async function knativeWebhookAdmits(kc: KubeConfig): Promise<boolean> {
+/** A Knative Service the webhook must admit (dry run): proves the API server reaches the webhook. Refusals go to `onRefusal`. */
+export async function knativeWebhookAdmits(kc: KubeConfig, onRefusal: (message: string) => void = () => {}): Promise<boolean> {
   const client = KubernetesObjectApi.makeApiClient(kc);
   const probe = {
     apiVersion: 'serving.knative.dev/v1', kind: 'Service', metadata: { name: 'rig-webhook-probe', namespace: 'default' },
@@ -83,7 +90,9 @@ export async function knativeWebhookAdmits(kc: KubeConfig): Promise<boolean> {
     await client.create(probe, undefined, 'All');
     return true;
   } catch (err) {
-    if ((err as { code?: number }).code === 409) return true;
+    const e = err as { code?: number; body?: unknown; message?: string };
+    if (e.code === 409) return true;
+    onRefusal(typeof e.body === 'string' ? e.body : JSON.stringify(e.body ?? e.message));
     return false;
   }
 }

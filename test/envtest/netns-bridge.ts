@@ -9,12 +9,14 @@
 //    certificate is valid for it);
 //  - inside a namespace: an HTTP CONNECT proxy on a unix socket, which
 //    kube-apiserver's egress selector (`cluster`) uses to reach Service-
-//    referenced webhooks: it maps `NAME.NAMESPACE.svc:PORT` to the local port
-//    of the process playing that Service, as kube-proxy would. The harness uses
-//    it too, with `127.0.0.1:PORT`, to probe components inside the namespace.
+//    referenced webhooks: kube-apiserver dials the Service's ClusterIP:PORT,
+//    which this maps to the local port of the process playing that Service, as
+//    kube-proxy would. The map is a JSON file ({"CLUSTERIP:PORT": LOCALPORT})
+//    the harness adds to as Services appear; it is read on every CONNECT. The
+//    harness also dials `127.0.0.1:PORT` through it to probe components inside.
 // Run as a program: node netns-bridge.ts host UDS PORT
-//                   node netns-bridge.ts ns --listen PORT --to UDS [--connect UDS] [--map HOST:PORT=LOCALPORT]...
-import { rmSync } from 'node:fs';
+//                   node netns-bridge.ts ns --listen PORT --to UDS [--connect UDS --services FILE]
+import { readFileSync, rmSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { parseArgs } from 'node:util';
 
@@ -28,8 +30,8 @@ export function serveTcpToUds(port: number, udsPath: string): Promise<Server> {
   return listen(createServer((client) => pipe(client, connect(udsPath))), port);
 }
 
-/** An HTTP CONNECT proxy on `udsPath`: Service names via `services`, or `127.0.0.1:PORT` directly. */
-export function serveConnectProxy(udsPath: string, services: ReadonlyMap<string, number>): Promise<Server> {
+/** An HTTP CONNECT proxy on `udsPath`: Service addresses via `services()`, or `127.0.0.1:PORT` directly. */
+export function serveConnectProxy(udsPath: string, services: () => Record<string, number>): Promise<Server> {
   return listen(createServer((client) => {
     let head = Buffer.alloc(0);
     const onData = (chunk: Buffer) => {
@@ -41,7 +43,7 @@ export function serveConnectProxy(udsPath: string, services: ReadonlyMap<string,
       }
       client.off('data', onData);
       const target = /^CONNECT (\S+) HTTP\/1\.[01]\r\n/.exec(head.toString('latin1'))?.[1] ?? '';
-      const port = services.get(target) ?? localPort(target);
+      const port = services()[target] ?? localPort(target);
       if (port === undefined) {
         client.end(`HTTP/1.1 502 Bad Gateway\r\n\r\nno simulated Service ${target}\n`);
         return;
@@ -85,6 +87,15 @@ export function dialThrough(udsPath: string, port: number, timeoutMs = 2_000): P
   });
 }
 
+/** The Service map file; missing or half-written counts as empty (the harness writes it atomically). */
+export function readServices(path: string): Record<string, number> {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as Record<string, number>;
+  } catch {
+    return {};
+  }
+}
+
 function localPort(target: string): number | undefined {
   const m = /^127\.0\.0\.1:(\d+)$/.exec(target);
   return m ? Number(m[1]) : undefined;
@@ -117,17 +128,12 @@ async function main(argv: string[]): Promise<void> {
   }
   const { values } = parseArgs({
     args: rest,
-    options: { listen: { type: 'string' }, to: { type: 'string' }, connect: { type: 'string' }, map: { type: 'string', multiple: true } },
+    options: { listen: { type: 'string' }, to: { type: 'string' }, connect: { type: 'string' }, services: { type: 'string' } },
   });
-  if (role !== 'ns' || !values.listen || !values.to) throw new Error('usage: netns-bridge.ts host UDS PORT | ns --listen PORT --to UDS [--connect UDS] [--map HOST:PORT=LOCALPORT]...');
+  if (role !== 'ns' || !values.listen || !values.to) throw new Error('usage: netns-bridge.ts host UDS PORT | ns --listen PORT --to UDS [--connect UDS --services FILE]');
   await serveTcpToUds(Number(values.listen), values.to);
-  if (values.connect) {
-    const services = new Map((values.map ?? []).map((m) => {
-      const at = m.lastIndexOf('=');
-      return [m.slice(0, at), Number(m.slice(at + 1))] as const;
-    }));
-    await serveConnectProxy(values.connect, services);
-  }
+  const servicesFile = values.services;
+  if (values.connect) await serveConnectProxy(values.connect, () => (servicesFile ? readServices(servicesFile) : {}));
   console.log(`netns-bridge ${role} ready`);
 }
 

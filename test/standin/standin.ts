@@ -3,7 +3,7 @@
 // has their CRDs. One watch per kind, shared by both; each stand-in writes with
 // its own User-Agent and field manager ("knative-standin", "kserve-standin").
 
-import type { KubeConfig } from '@kubernetes/client-node';
+import { AdmissionregistrationV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { Informer } from './informer.ts';
 import { KubeClient } from './kube.ts';
 import { KSVC, KnativeStandin, REVISION } from './knative.ts';
@@ -26,6 +26,12 @@ export interface StandinOptions {
   concurrency?: number;
   logger?: Logger;
   clock?: Clock;
+  /**
+   * Run the Knative half. Default: only when the cluster has no real Knative
+   * Serving (its webhook configuration, installed by the rig's data plane), so
+   * the stand-in never writes Knative status beside the real controllers.
+   */
+  knative?: boolean;
 }
 
 export interface Standins {
@@ -69,19 +75,25 @@ export async function startStandins(opts: StandinOptions): Promise<Standins> {
     client: kserveClient, isvcs, services, revisions, caches, namespaceCaches, downloadDelayMs: readyDelayMs, domain, concurrency, clock, logger,
   });
 
+  const simulateKnative = opts.knative ?? !(await realKnativeRuns(opts.kubeConfig));
   try {
     await Promise.all(informers.map((i) => i.start()));
   } catch (err) {
     await Promise.all(informers.map((i) => i.stop()));
     throw err;
   }
-  knative.start();
+  if (simulateKnative) knative.start();
+  else logger.info('knative-standin: off, the real Knative Serving runs in this cluster');
   kserve.start();
+  const simulated = (what: () => void) => {
+    if (!simulateKnative) throw new Error('the real Knative Serving runs in this cluster: revisions cannot be held by the stand-in');
+    what();
+  };
 
   return {
     knative: {
-      hold: (ns, rev) => knative.hold(ns, rev),
-      release: (ns, rev) => knative.release(ns, rev),
+      hold: (ns, rev) => simulated(() => knative.hold(ns, rev)),
+      release: (ns, rev) => simulated(() => knative.release(ns, rev)),
     },
     idle: async () => {
       // Each stand-in's work can enqueue the other's; settle until both are quiet together.
@@ -97,4 +109,14 @@ export async function startStandins(opts: StandinOptions): Promise<Standins> {
       await Promise.all([knativeClient.close(), kserveClient.close()]);
     },
   };
+}
+
+/** True when the cluster runs the real Knative Serving: its validating webhook is registered. */
+async function realKnativeRuns(kubeConfig: KubeConfig): Promise<boolean> {
+  try {
+    await kubeConfig.makeApiClient(AdmissionregistrationV1Api).readValidatingWebhookConfiguration({ name: 'validation.webhook.serving.knative.dev' });
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -1,4 +1,6 @@
-// Mocha global fixtures: one control plane per test run, with the upstream and
+// Mocha global fixtures: one control plane per test run, with its data plane
+// (kube-controller-manager, kube-scheduler, KWOK nodes, the real Knative
+// Serving; ENVTEST_DATAPLANE=off for the API server alone), the upstream and
 // project CRDs installed and KUBECONFIG pointing at it. Skipped when only unit
 // tests (src/) are selected, or when ENVTEST=off.
 import { startControlPlane, type ControlPlane } from '../envtest/controlplane.ts';
@@ -11,7 +13,7 @@ let controlPlane: ControlPlane | undefined;
 export async function mochaGlobalSetup(): Promise<void> {
   if (!needsControlPlane(process.env.ENVTEST, process.argv.slice(2))) return;
   try {
-    controlPlane = await startControlPlane();
+    controlPlane = await startControlPlane({ dataPlane: process.env.ENVTEST_DATAPLANE !== 'off' });
     await installAllCrds(controlPlane.kubeConfig());
   } catch (err) {
     console.error(describeFailure(err));
