@@ -116,7 +116,7 @@ export async function runStory(env: StoryEnv): Promise<void> {
     await apply(shop);
     print('edited shop: rollout.match [{header: x-canary, exact: always}]');
     const vs = await see.until('a header-matched route to the candidate in the VirtualService', ['shop'], async () => {
-      const v = await see.virtualService('shop');
+      const v = await see.virtualService('shop-routes');
       return v?.spec.http?.some((r) => r.name === 'candidate-by-header') ? v : undefined;
     });
     print(`\n$ kubectl get virtualservice shop -n ${ns}      # hosts ${vs.spec.hosts?.join(',')}, gateways ${vs.spec.gateways?.join(',') ?? 'mesh'}`);

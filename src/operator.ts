@@ -3,8 +3,7 @@
 // tests, demo and benchmarks, which run the same operator in-process.
 
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { AxiosInstance } from 'axios';
-import type { OperatorConfig } from './config.ts';
+import { validationPolicy, type OperatorConfig } from './config.ts';
 import { ModelCacheReconciler } from './controllers/model-cache.ts';
 import { ServerlessAppReconciler } from './controllers/serverlessapp.ts';
 import type { CacheScope } from './render/local-model-cache.ts';
@@ -25,15 +24,23 @@ export interface Operator {
 
 const CRD = { group: 'apiextensions.k8s.io', version: 'v1', kind: 'CustomResourceDefinition', plural: 'customresourcedefinitions', namespaced: false };
 
-/** Knative >= 1.21 scales live Revisions in place (knative/serving PR #16186); read the version its CRDs carry. */
+/**
+ * Knative >= 1.21 scales live Revisions in place (knative/serving PR #16186, in
+ * serving v0.48.0). Release manifests label the CRDs with the release
+ * (`app.kubernetes.io/version: "1.21.1"`); YAML taken from the source tree says
+ * `devel`, which tells nothing, so anything but a release >= 1.21 gets the
+ * template bounds that work on every Knative (the flag overrides).
+ */
+export function inPlaceScalingFromLabels(labels: Record<string, string>): boolean {
+  const v = labels['app.kubernetes.io/version'] ?? labels['serving.knative.dev/release'] ?? '';
+  const m = /^v?(\d+)\.(\d+)/.exec(v);
+  return !!m && (Number(m[1]) > 1 || (Number(m[1]) === 1 && Number(m[2]) >= 21));
+}
+
 export async function detectInPlaceScaling(client: KubeClient, setting: OperatorConfig['knativeInPlaceScaling']): Promise<boolean> {
   if (setting !== 'auto') return setting === 'true';
   const crd = await client.get<{ metadata?: { labels?: Record<string, string> } }>(CRD, undefined, 'services.serving.knative.dev');
-  const labels = crd?.metadata?.labels ?? {};
-  const v = labels['app.kubernetes.io/version'] ?? labels['serving.knative.dev/release'] ?? '';
-  const m = /^v?(\d+)\.(\d+)/.exec(v);
-  // A development build ("devel") is newer than any release.
-  return m ? Number(m[1]) > 1 || (Number(m[1]) === 1 && Number(m[2]) >= 21) : v === 'devel' || v === '';
+  return inPlaceScalingFromLabels(crd?.metadata?.labels ?? {});
 }
 
 /** The namespace-scoped cache exists in newer KServe and can be garbage-collected; prefer it. */
@@ -46,8 +53,6 @@ export async function detectCacheScope(client: KubeClient, setting: OperatorConf
 export interface OperatorDeps {
   logger: Logger;
   clock: Clock;
-  /** For Prometheus analysis queries (tests inject one). */
-  http?: AxiosInstance;
   warmupBackoffMs?: number;
   /** Default: exit the process, as controller-runtime does. Tests running several operators in one process override it. */
   onLostLeadership?: () => void;
@@ -65,11 +70,12 @@ export async function createOperator(kc: KubeConfig, config: OperatorConfig, dep
   const inPlaceBounds = await detectInPlaceScaling(manager.client, config.knativeInPlaceScaling);
   const cacheScope = await detectCacheScope(manager.client, config.modelCacheScope);
   deps.logger.info('settings', { inPlaceBounds, cacheScope, namespaces: config.namespaces });
+  const policy = validationPolicy(config);
   const apps = new ServerlessAppReconciler(manager, {
-    allowedGateways: config.allowedGateways, warmupUrlTemplate: config.warmupUrlTemplate, localGateway: config.localGateway,
+    policy, warmupUrlTemplate: config.warmupUrlTemplate, localGateway: config.localGateway,
     inPlaceBounds, concurrency: config.concurrency, modelCacheScope: cacheScope,
-    ...(deps.http ? { http: deps.http } : {}), ...(deps.warmupBackoffMs ? { warmupBackoffMs: deps.warmupBackoffMs } : {}),
+    ...(deps.warmupBackoffMs ? { warmupBackoffMs: deps.warmupBackoffMs } : {}),
   });
-  const caches = new ModelCacheReconciler(manager, { scope: cacheScope, nodeGroup: config.modelCacheNodeGroup });
+  const caches = new ModelCacheReconciler(manager, { scope: cacheScope, nodeGroup: config.modelCacheNodeGroup, policy: { maxModelSizeBytes: policy.maxModelSizeBytes, allowedStorageUriPrefixes: policy.allowedStorageUriPrefixes } });
   return { manager, apps, caches, settings: { inPlaceBounds, cacheScope } };
 }

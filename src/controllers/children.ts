@@ -3,16 +3,36 @@
 // server-side apply it only when it differs: edited by hand (drift), or
 // holding a field we applied before and no longer want.
 // Fields other managers set are not in our apply, so they are left alone.
+//
+// Two facts of real admission webhooks shape this file:
+//  - Server-side apply attributes what a mutating webhook defaults during our
+//    request to our field manager. A field we "own" but never rendered is
+//    usually such a default, not a field we dropped; a dry-run apply tells the
+//    two apart before we write (and the verdict is remembered per object version).
+//  - Knative refuses any change to a revision template whose BYO name stays
+//    the same, and does not default a template again on update. So a Knative
+//    Service's template is written only when its revision name changes (with
+//    the desired traffic, so that write never drops the routes), and traffic
+//    moves through a second field manager that owns no template field
+//    (knative.dev/serving pkg/apis/serving/v1/configuration_defaults.go,
+//    configuration_validation.go: "Saw the following changes without a name change").
 
-import { needsApply } from '../runtime/apply.ts';
-import type { KubeClient } from '../runtime/client.ts';
+import { applyNeed, canonicalJson, isSemanticSubset } from '../runtime/apply.ts';
+import { ApiError, type KubeClient } from '../runtime/client.ts';
 import type { Request } from '../runtime/controller.ts';
-import type { ResourceKind } from '../runtime/kinds.ts';
+import { Kinds, type ResourceKind } from '../runtime/kinds.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { KIND } from '../api/v1alpha1/serverlessapp.ts';
+import { shortHash } from '../rollout/version.ts';
 
 interface Owned {
-  metadata: { name: string; namespace?: string; uid?: string; ownerReferences?: Array<{ uid: string; kind: string; name?: string; controller?: boolean }> };
+  metadata: { name: string; namespace?: string; uid?: string; resourceVersion?: string; ownerReferences?: Array<{ uid: string; kind: string; name?: string; controller?: boolean }> };
+}
+
+interface Child extends Owned {
+  apiVersion: string;
+  kind: string;
+  spec?: unknown;
 }
 
 /** Maps a child to the app that controls it (its controller owner reference). */
@@ -21,23 +41,112 @@ export function ownedBy(obj: Owned): Request[] {
   return ref?.name && obj.metadata.namespace ? [{ namespace: obj.metadata.namespace, name: ref.name }] : [];
 }
 
+/** The field manager that moves a Knative Service's traffic; it never owns the template. */
+export function routingManager(fieldManager: string): string {
+  return `${fieldManager}-routing`;
+}
+
+/**
+ * A write the API server refused for a reason retrying will not fix by itself:
+ * an admission webhook's denial, a schema or CEL error, a field owned by
+ * another controller. The app shows it (Ready=False ApplyRejected).
+ */
+export class WriteRejected extends Error {
+  readonly kind: string;
+  readonly object: string;
+  readonly code: number;
+
+  constructor(kind: string, object: string, cause: ApiError) {
+    super(cause.message, { cause });
+    this.name = 'WriteRejected';
+    this.kind = kind;
+    this.object = object;
+    this.code = cause.code;
+  }
+}
+
+/** 4xx other than "not found", "too many requests" and optimistic-lock conflicts: the request itself is wrong. */
+export function isRejection(err: unknown): err is ApiError {
+  return err instanceof ApiError && err.code >= 400 && err.code < 500 && ![404, 408, 409, 429].includes(err.code);
+}
+
 export class ChildWriter {
   private readonly client: KubeClient;
+  /** uid -> "resourceVersion/desired hash" for which a dry run showed the apply would change nothing. */
+  private readonly noOps = new Map<string, string>();
 
   constructor(client: KubeClient) {
     this.client = client;
   }
 
   /** Applies `desired` when it differs from `live`; returns whether it wrote. */
-  async ensure(_kind: ResourceKind, desired: object, live: object | undefined): Promise<boolean> {
-    if (!needsApply(desired, live, this.client.fieldManager)) return false;
-    await this.client.apply(desired);
+  async ensure(kind: ResourceKind, desired: Child, live: Child | undefined): Promise<boolean> {
+    if (kind === Kinds.KnativeService) return this.ensureKnativeService(desired, live);
+    return this.applyIfChanged(kind, desired, live, this.client.fieldManager);
+  }
+
+  /** Deletes a child this app controls (never one it does not own), guarded by its uid. */
+  async remove(kind: ResourceKind, live: Owned | undefined, app: ServerlessApp): Promise<boolean> {
+    if (!live || !live.metadata.ownerReferences?.some((r) => r.controller && r.uid === app.metadata.uid)) return false;
+    return this.write(kind, live, () => this.client.delete(kind, live.metadata.namespace, live.metadata.name, { ...(live.metadata.uid ? { uid: live.metadata.uid } : {}) }));
+  }
+
+  /** Sets annotations on a live object under our field manager (Knative >= 1.21 revision bounds). */
+  async annotate(kind: ResourceKind, live: Child, annotations: Record<string, string>): Promise<boolean> {
+    if (isSemanticSubset({ metadata: { annotations } }, live)) return false;
+    const { name, namespace } = live.metadata;
+    await this.write(kind, live, () => this.client.apply({ apiVersion: live.apiVersion, kind: live.kind, metadata: { name, ...(namespace ? { namespace } : {}), annotations } }, { kind }));
     return true;
   }
 
-  /** Deletes a child this app controls (never one it does not own). */
-  async remove(kind: ResourceKind, live: Owned | undefined, app: ServerlessApp): Promise<boolean> {
-    if (!live || !live.metadata.ownerReferences?.some((r) => r.controller && r.uid === app.metadata.uid)) return false;
-    return this.client.delete(kind, live.metadata.namespace, live.metadata.name, { ...(live.metadata.uid ? { uid: live.metadata.uid } : {}) });
+  private async ensureKnativeService(desired: Child, live: Child | undefined): Promise<boolean> {
+    if (!live || templateName(live) !== templateName(desired)) {
+      // A new revision (or no Service yet): the whole object, traffic included.
+      await this.write(Kinds.KnativeService, desired, () => this.client.apply(desired));
+      return true;
+    }
+    const { spec, ...rest } = desired;
+    const routing = { ...rest, spec: { traffic: (spec as { traffic?: unknown }).traffic ?? [] } };
+    return this.applyIfChanged(Kinds.KnativeService, routing, live, routingManager(this.client.fieldManager));
   }
+
+  private async applyIfChanged(kind: ResourceKind, desired: Child, live: Child | undefined, manager: string): Promise<boolean> {
+    const need = applyNeed(desired, live, manager);
+    if (need === 'none') return false;
+    // We own a field we did not render: usually a webhook's default, which an
+    // apply would only remove for the webhook to add again. Ask the server.
+    if (need === 'dropsOwned' && live && await this.wouldChangeNothing(kind, desired, live, manager)) return false;
+    await this.write(kind, desired, () => this.client.apply(desired, { kind, fieldManager: manager }));
+    return true;
+  }
+
+  private async wouldChangeNothing(kind: ResourceKind, desired: Child, live: Child, manager: string): Promise<boolean> {
+    const uid = live.metadata.uid ?? '';
+    const verdict = `${live.metadata.resourceVersion ?? ''}/${shortHash(desired)}`;
+    if (uid && this.noOps.get(uid) === verdict) return true;
+    const after = await this.write(kind, desired, () => this.client.apply(desired, { kind, fieldManager: manager, dryRun: true }));
+    const same = canonicalJson(comparable(after)) === canonicalJson(comparable(live));
+    if (same && uid) this.noOps.set(uid, verdict);
+    return same;
+  }
+
+  private async write<T>(kind: ResourceKind, obj: Owned, request: () => Promise<T>): Promise<T> {
+    try {
+      return await request();
+    } catch (err) {
+      if (isRejection(err)) throw new WriteRejected(kind.kind, `${obj.metadata.namespace ? `${obj.metadata.namespace}/` : ''}${obj.metadata.name}`, err);
+      throw err;
+    }
+  }
+}
+
+function templateName(obj: Child): string | undefined {
+  return (obj.spec as { template?: { metadata?: { name?: string } } } | undefined)?.template?.metadata?.name;
+}
+
+/** What an apply can change: everything but the server's bookkeeping. */
+function comparable(obj: unknown): unknown {
+  const o = (obj ?? {}) as { metadata?: Record<string, unknown>; spec?: unknown };
+  const { managedFields: _m, resourceVersion: _r, generation: _g, creationTimestamp: _c, uid: _u, ...metadata } = o.metadata ?? {};
+  return { metadata, spec: o.spec };
 }

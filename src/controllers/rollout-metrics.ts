@@ -11,10 +11,12 @@ export class RolloutMetrics {
   private readonly weight: Gauge<'namespace' | 'name'>;
   private readonly status: Gauge<'namespace' | 'name'>;
   private readonly outcomes: Counter<'result'>;
+  private readonly rejections: Counter<'kind'>;
 
   constructor(registry: Registry) {
     this.weight = new Gauge({ name: 'serverlessapp_canary_weight', help: 'Traffic percentage of the candidate version.', labelNames: ['namespace', 'name'], registers: [registry] });
     this.status = new Gauge({ name: 'serverlessapp_rollout_status', help: 'Rollout status: 0 progressing, 1 stable, 2 rolled back.', labelNames: ['namespace', 'name'], registers: [registry] });
+    this.rejections = new Counter({ name: 'serverlessapp_write_rejections_total', help: 'Writes of children the API server refused (admission webhook, schema, ownership), by kind; each is shown as Ready=False ApplyRejected.', labelNames: ['kind'], registers: [registry] });
     this.outcomes = new Counter({ name: 'serverlessapp_rollouts_total', help: 'Rollouts finished, by result (promoted, rolled_back, rolled_back_automatically).', labelNames: ['result'], registers: [registry] });
   }
 
@@ -28,6 +30,10 @@ export class RolloutMetrics {
       if (e.reason === 'RolledBack') this.outcomes.inc({ result: 'rolled_back' });
       if (e.reason === 'RollbackAutomatic') this.outcomes.inc({ result: 'rolled_back_automatically' });
     }
+  }
+
+  rejected(kind: string): void {
+    this.rejections.inc({ kind });
   }
 
   forget(namespace: string, name: string): void {

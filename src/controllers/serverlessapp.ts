@@ -5,20 +5,20 @@
 // requeue at the next window transition, rollout step or warmup poll.
 // Everything it decides is in status; nothing needs remembering across restarts.
 
-import type { AxiosInstance } from 'axios';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { parseDuration } from '../api/v1alpha1/duration.ts';
-import { validateApp } from '../api/v1alpha1/validation.ts';
+import { validateApp, type ValidationPolicy } from '../api/v1alpha1/validation.ts';
 import { bufferReplicas, evaluatePrewarm, prewarmConfigured, type PrewarmEvaluation } from '../prewarm/prewarm.ts';
 import { WarmupRunner } from '../prewarm/warmup-runner.ts';
 import { MIN_SCALE, boundsAnnotations } from '../render/autoscaling.ts';
 import { requestsGpu } from '../render/inference-service.ts';
 import { APP_LABEL, MANAGED_BY } from '../render/metadata.ts';
-import { renderVirtualService } from '../render/virtual-service.ts';
+import { renderVirtualService, virtualServiceName } from '../render/virtual-service.ts';
 import { runChecks } from '../rollout/analysis.ts';
+import { AnalysisRunner } from '../rollout/analysis-runner.ts';
 import { planRollout, type ObservedRevision, type RevisionRef, type RolloutPlan } from '../rollout/canary.ts';
 import { versionOf } from '../rollout/version.ts';
-import { isSemanticSubset, keepAppliedFields } from '../runtime/apply.ts';
+import { keepAppliedFields } from '../runtime/apply.ts';
 import { Controller, type ReconcileContext, type Request, type Result } from '../runtime/controller.ts';
 import type { Informer } from '../runtime/informer.ts';
 import { Kinds } from '../runtime/kinds.ts';
@@ -27,22 +27,21 @@ import { StatusWriter } from '../runtime/status.ts';
 import { RETIRED, revisionBounds } from '../scaling/revision-bounds.ts';
 import { effectiveScale, type EffectiveScale } from '../scaling/windows.ts';
 import type { CacheScope } from '../render/local-model-cache.ts';
-import { ChildWriter, ownedBy } from './children.ts';
+import { ChildWriter, WriteRejected, ownedBy, routingManager } from './children.ts';
 import { cacheNameFor } from './model-cache.ts';
 import { RolloutMetrics } from './rollout-metrics.ts';
 import { observeRevision, slimRevision, type Revision } from './revisions.ts';
 import { composeStatus, invalidSpecStatus } from './status.ts';
-import { kserveWorkload, knativeWorkload, type Workload, type WorkloadObject } from './workloads.ts';
+import { kserveWorkload, knativeWorkload, type Workload, type WorkloadObject, type WorkloadSummary } from './workloads.ts';
 
 export interface ServerlessAppOptions {
-  allowedGateways: string[];
+  /** What tenants may claim: gateways, hosts, analysis providers, model limits (the platform's settings). */
+  policy: Required<ValidationPolicy>;
   warmupUrlTemplate: string;
   localGateway: string;
   /** Knative >= 1.21: set scale bounds on live Revisions instead of making new ones. */
   inPlaceBounds: boolean;
   concurrency?: number;
-  /** For Prometheus analysis (tests inject one). */
-  http?: AxiosInstance;
   /** Backoff of failing warmup requests (tests shorten it). */
   warmupBackoffMs?: number;
   modelCacheScope: CacheScope;
@@ -51,6 +50,10 @@ export interface ServerlessAppOptions {
 /** What one reconcile decided; the apply and report phases act on it. */
 interface Decision {
   workload: Workload;
+  /** The other kind's workload while a container <-> model switch is in progress: it serves until the new one is stable. */
+  previous?: { workload: Workload; live: WorkloadObject };
+  /** What the data plane reports for the workload that serves now. */
+  serving: WorkloadSummary;
   version: string;
   revisions: Revision[];
   observed: Map<string, ObservedRevision>;
@@ -66,6 +69,7 @@ const PREWARM_POLL_MS = 5_000;
 export class ServerlessAppReconciler {
   readonly controller: Controller;
   readonly warmups: WarmupRunner;
+  readonly analyses: AnalysisRunner;
   private readonly apps: Informer<ServerlessApp>;
   private readonly services: Informer<WorkloadObject>;
   private readonly inferenceServices: Informer<WorkloadObject>;
@@ -86,7 +90,7 @@ export class ServerlessAppReconciler {
     const managed = `app.kubernetes.io/managed-by=${MANAGED_BY}`;
     this.apps = mgr.informer<ServerlessApp>(Kinds.ServerlessApp);
     // Children keep our own managedFields entry: it tells which fields we applied (see needsApply).
-    const transform = keepAppliedFields(mgr.client.fieldManager);
+    const transform = keepAppliedFields(mgr.client.fieldManager, routingManager(mgr.client.fieldManager));
     this.services = mgr.informer<WorkloadObject>(Kinds.KnativeService, { labelSelector: managed, transform });
     this.inferenceServices = mgr.informer<WorkloadObject>(Kinds.InferenceService, { labelSelector: managed, transform });
     this.virtualServices = mgr.informer<WorkloadObject>(Kinds.VirtualService, { labelSelector: managed, transform });
@@ -102,6 +106,7 @@ export class ServerlessAppReconciler {
       onRetry: (key, message) => this.recordFor(key, 'Warning', 'WarmupRetry', message),
       ...(o.warmupBackoffMs ? { initialBackoffMs: o.warmupBackoffMs } : {}),
     });
+    this.analyses = new AnalysisRunner({ onDone: (key) => this.controller.enqueue(splitKey(key)) });
     this.controller = new Controller({
       name: 'serverlessapp', reconcile: (req, ctx) => this.reconcile(req, ctx),
       concurrency: o.concurrency ?? 4, logger: mgr.logger, metrics: mgr.metrics,
@@ -126,6 +131,7 @@ export class ServerlessAppReconciler {
     if (!app || app.metadata.deletionTimestamp) {
       // Children go with their owner (garbage collection); only in-memory work is ours to drop.
       this.warmups.forget(key);
+      this.analyses.forget(key);
       if (!app) {
         this.metrics.forget(req.namespace, req.name);
         this.status.forget(req.namespace, req.name);
@@ -134,7 +140,7 @@ export class ServerlessAppReconciler {
     }
     const now = this.mgr.clock.now();
 
-    const problems = validateApp(app, { allowedGateways: this.o.allowedGateways });
+    const problems = validateApp(app, this.o.policy);
     if (problems.length) {
       // A bad edit never takes down what runs: children are left exactly as they are.
       const wrote = await this.status.write(app, invalidSpecStatus(app, problems, now));
@@ -144,8 +150,13 @@ export class ServerlessAppReconciler {
     }
 
     const d = await this.decide(app, key, now, ctx);
-    await this.applyChildren(app, d);
-    const wrote = await this.report(app, d, now);
+    const rejected = await this.applyChildren(app, d);
+    const wrote = await this.report(app, d, now, rejected);
+    if (rejected) {
+      // Shown on the app (Ready=False ApplyRejected, an Event, a metric) and retried with backoff.
+      this.metrics.rejected(rejected.kind);
+      throw rejected;
+    }
 
     const waits = [
       d.scale.next ? d.scale.next.at.getTime() - now.getTime() + 1 : undefined,
@@ -168,6 +179,14 @@ export class ServerlessAppReconciler {
     const scale = effectiveScale({ minScale: scaling.minScale ?? 0, ...(scaling.maxScale !== undefined ? { maxScale: scaling.maxScale } : {}) }, scaling.windows ?? [], leadMs, now);
     const desiredRevision = workload.desiredRevision(app, version, scale, revisions);
     const stable = stableOf(app);
+    const live = this.liveOf(workload, namespace, name);
+    const otherKind = workload === this.kserve ? this.knative : this.kserve;
+    const other = this.liveOf(otherKind, namespace, name);
+    // Make before break: the other kind keeps serving until this kind's version is stable.
+    const switching = other && ownedBy(other).length > 0 && stable?.version !== version && !!stable;
+    const previous = switching ? { workload: otherKind, live: other } : undefined;
+    const summary = workload.summarize(live, (r) => observed.get(r)?.version);
+    const serving = previous ? otherKind.summarize(previous.live, (r) => observed.get(r)?.version) : summary;
 
     // Prewarm the version the spec asks for, unless it is the stable one.
     const prewarming = !stable || stable.version !== version;
@@ -181,37 +200,68 @@ export class ServerlessAppReconciler {
       ...(app.spec.rollout ? { rollout: app.spec.rollout } : {}),
       previous: { ...(stable ? { stable } : {}), ...(app.status?.canary ? { canary: app.status.canary } : {}) },
       revisions: [...observed.values()], isWarm,
+      // The promotion gate reads the new workload's own report: during a kind switch that is the new kind's.
+      traffic: summary.traffic.map((t) => ({ revision: t.revision, percent: t.percent })),
     };
     let plan = planRollout(input);
-    if (plan.analysisDue && app.spec.rollout?.analysis && plan.candidate) {
-      const outcome = await runChecks(app.spec.rollout.analysis, { app: name, namespace, revision: plan.candidate.revision, version }, this.o.http);
-      ctx.log.info('analysis', { outcome });
-      plan = planRollout({ ...input, analysis: outcome });
+    const analysis = app.spec.rollout?.analysis;
+    if (plan.analysisDue && analysis && plan.candidate) {
+      // Off the workers: the round's end re-queues this app, and a later pass reads its outcome.
+      const candidate = plan.candidate;
+      const round = `${candidate.version}/${plan.canary?.step ?? 0}/${plan.canary?.stepStartedAt ?? ''}`;
+      const outcome = this.analyses.outcome(key, round, () => runChecks(analysis, { app: name, namespace, revision: candidate.revision, version }, this.o.policy.analysis));
+      if (outcome) {
+        ctx.log.info('analysis', { outcome });
+        plan = planRollout({ ...input, analysis: outcome });
+      }
     }
-    return { workload, version, revisions, observed, scale, prewarm, prewarmReplicas: bufferReplicas(app.spec.prewarm), plan };
+    return { workload, ...(previous ? { previous } : {}), serving, version, revisions, observed, scale, prewarm, prewarmReplicas: bufferReplicas(app.spec.prewarm), plan };
   }
 
-  /** Workload, revision bounds, VirtualService: each written only when it differs from the cache. */
-  private async applyChildren(app: ServerlessApp, d: Decision): Promise<void> {
+  private liveOf(workload: Workload, namespace: string, name: string): WorkloadObject | undefined {
+    return (workload === this.kserve ? this.inferenceServices : this.services).get(namespace, name);
+  }
+
+  /**
+   * Workload, revision bounds, VirtualService: each written only when it differs
+   * from the cache. A write the API server refuses does not stop the others; the
+   * first refusal is returned for the status to show.
+   */
+  private async applyChildren(app: ServerlessApp, d: Decision): Promise<WriteRejected | undefined> {
     const { namespace, name } = app.metadata;
-    const { workload, plan, scale, prewarmReplicas } = d;
-    const isModel = workload === this.kserve;
-    const desired = workload.render({ app, version: d.version, plan, effective: scale, prewarmReplicas, revisions: d.revisions });
-    await this.children.ensure(workload.kind, desired, (isModel ? this.inferenceServices : this.services).get(namespace, name));
-    // Switching between container and model removes the other kind.
-    await this.children.remove(isModel ? Kinds.KnativeService : Kinds.InferenceService, (isModel ? this.services : this.inferenceServices).get(namespace, name), app);
-    if (workload.boundsOnRevisions) await this.applyRevisionBounds(d.revisions, revisionBounds(plan, scale, prewarmReplicas));
-    await this.reconcileVirtualService(app, workload, !!(plan.candidate?.ready && plan.candidate.warm));
+    const { workload, plan, scale, prewarmReplicas, previous } = d;
+    const rejections: WriteRejected[] = [];
+    const attempt = async (write: () => Promise<unknown>) => {
+      try {
+        await write();
+      } catch (err) {
+        if (!(err instanceof WriteRejected)) throw err;
+        rejections.push(err);
+      }
+    };
+    // During a kind switch the new workload starts on its own, all traffic to its first revision once ready.
+    const renderPlan = previous && plan.candidate
+      ? { ...plan, stable: undefined, candidate: undefined, initial: { version: plan.candidate.version, revision: plan.candidate.revision, ready: plan.candidate.ready, warm: plan.candidate.warm } }
+      : plan;
+    const desired = workload.render({ app, version: d.version, plan: renderPlan, effective: scale, prewarmReplicas, revisions: d.revisions });
+    await attempt(() => this.children.ensure(workload.kind, desired, this.liveOf(workload, namespace, name)));
+    if (workload.boundsOnRevisions) await attempt(() => this.applyRevisionBounds(d.revisions, revisionBounds(plan, scale, prewarmReplicas)));
+    const servingWorkload = previous?.workload ?? workload;
+    const vs = await this.reconcileVirtualService(app, servingWorkload, !previous && !!(plan.candidate?.ready && plan.candidate.warm), attempt);
+    // The other kind goes once this kind serves: the VirtualService (if any) routes here already.
+    const otherKind = workload === this.kserve ? this.knative : this.kserve;
+    const other = this.liveOf(otherKind, namespace, name);
+    if (!previous && other && (!app.spec.ingress || vs === 'current')) await attempt(() => this.children.remove(otherKind.kind, other, app));
+    return rejections[0];
   }
 
   /** Status (only when it changed), the Events of the transitions it records, and metrics. */
-  private async report(app: ServerlessApp, d: Decision, now: Date): Promise<boolean> {
-    const { namespace, name } = app.metadata;
+  private async report(app: ServerlessApp, d: Decision, now: Date, rejected: WriteRejected | undefined): Promise<boolean> {
     const { plan, scale, prewarm, version } = d;
-    const live = (d.workload === this.kserve ? this.inferenceServices : this.services).get(namespace, name);
-    const cache = cacheNameFor(app, this.o.modelCacheScope);
+    const cache = cacheNameFor(app, this.o.modelCacheScope, this.o.policy);
     const status = composeStatus(app, {
-      plan, workload: d.workload.summarize(live, (r) => d.observed.get(r)?.version), revisions: d.observed,
+      plan, workload: d.serving, revisions: d.observed,
+      ...(rejected ? { rejected: { kind: rejected.kind, object: rejected.object, message: rejected.message } } : {}),
       ...(prewarm ? { prewarm } : {}), scale, now,
       describe: (v) => v === version ? describeWorkload(app) : describeFrom(app.status, v),
       ...(cache ? { modelCache: cache } : {}),
@@ -219,6 +269,7 @@ export class ServerlessAppReconciler {
     const wrote = await this.status.write(app, status);
     if (wrote) {
       for (const e of plan.events) this.mgr.events.record(app, e.type, e.reason, e.message);
+      if (rejected) this.mgr.events.record(app, 'Warning', 'ApplyRejected', `the API server refused the ${rejected.kind} ${rejected.object}: ${rejected.message}`);
       this.recordWindowEvents(app, scale);
       if (requestsGpu(app) && scale.minScale === 0 && d.prewarmReplicas === 0 && app.status?.observedGeneration !== app.metadata.generation) {
         this.mgr.events.record(app, 'Warning', 'GpuScaleToZero', 'a GPU app may scale to zero without a warm buffer: a pod waiting for a GPU node can be scaled away before it is ready (kserve#1247); consider prewarm.replicas or a window with minScale >= 1');
@@ -257,19 +308,24 @@ export class ServerlessAppReconciler {
         want = RETIRED;
       }
       const annotations = want === RETIRED ? { [MIN_SCALE]: '0' } : boundsAnnotations(want);
-      if (isSemanticSubset({ metadata: { annotations } }, r)) continue;
-      await this.mgr.client.apply({ apiVersion: 'serving.knative.dev/v1', kind: 'Revision', metadata: { name: r.metadata.name, namespace: r.metadata.namespace, annotations } });
+      await this.children.annotate(Kinds.KnativeRevision, { apiVersion: 'serving.knative.dev/v1', kind: 'Revision', ...r }, annotations);
     }
   }
 
-  private async reconcileVirtualService(app: ServerlessApp, workload: Workload, candidateReady: boolean): Promise<void> {
-    const live = this.virtualServices.get(app.metadata.namespace, app.metadata.name);
+  /** Returns 'current' when the live VirtualService already routes as desired (nothing written). */
+  private async reconcileVirtualService(app: ServerlessApp, workload: Workload, candidateReady: boolean, attempt: (write: () => Promise<unknown>) => Promise<void>): Promise<'current' | 'written' | 'rejected' | 'none'> {
+    const live = this.virtualServices.get(app.metadata.namespace, virtualServiceName(app));
+    // Before 0.2 ours carried the app's name, which KServe also uses for its own: ours goes.
+    const legacy = this.virtualServices.get(app.metadata.namespace, app.metadata.name);
+    if (legacy) await attempt(() => this.children.remove(Kinds.VirtualService, legacy, app));
     if (!app.spec.ingress) {
-      await this.children.remove(Kinds.VirtualService, live, app);
-      return;
+      await attempt(() => this.children.remove(Kinds.VirtualService, live, app));
+      return 'none';
     }
     const desired = renderVirtualService(app, { localGateway: this.o.localGateway, candidateReady, ...workload.hosts(app) });
-    await this.children.ensure(Kinds.VirtualService, desired as unknown as WorkloadObject, live);
+    let outcome: 'current' | 'written' | 'rejected' = 'rejected';
+    await attempt(async () => { outcome = (await this.children.ensure(Kinds.VirtualService, desired as unknown as WorkloadObject, live)) ? 'written' : 'current'; });
+    return outcome;
   }
 
   private recordWindowEvents(app: ServerlessApp, scale: EffectiveScale): void {

@@ -4,7 +4,7 @@
 import type { ServerlessApp, ServerlessAppStatus, VersionStatus } from '../api/v1alpha1/serverlessapp.ts';
 import type { SpecProblem } from '../api/v1alpha1/validation.ts';
 import type { PrewarmEvaluation } from '../prewarm/prewarm.ts';
-import type { ObservedRevision, RolloutPlan } from '../rollout/canary.ts';
+import { reportedPercent, type ObservedRevision, type RolloutPlan } from '../rollout/canary.ts';
 import { setCondition, type Condition } from '../runtime/conditions.ts';
 import type { EffectiveScale } from '../scaling/windows.ts';
 import type { WorkloadSummary } from './workloads.ts';
@@ -38,8 +38,17 @@ export interface StatusInput {
   scale: EffectiveScale;
   describe: (version: string) => Pick<VersionStatus, 'image' | 'storageUri'>;
   modelCache?: string;
-  extraConditions?: ConditionInput[];
+  /** A write the API server refused in this reconcile. */
+  rejected?: { kind: string; object: string; message: string };
   now: Date;
+}
+
+const MAX_SERVER_MESSAGE = 400;
+
+/** The server's message, trimmed: Knative's refusals quote whole diffs. */
+function trimmed(message: string): string {
+  const flat = message.replace(/\s+/g, ' ').trim();
+  return flat.length > MAX_SERVER_MESSAGE ? `${flat.slice(0, MAX_SERVER_MESSAGE - 3)}...` : flat;
 }
 
 function versionStatus(ref: { version: string; revision?: string }, warm: boolean, s: StatusInput): VersionStatus {
@@ -56,6 +65,12 @@ function versionStatus(ref: { version: string; revision?: string }, warm: boolea
 
 function readyCondition(s: StatusInput): ConditionInput {
   const { plan, workload } = s;
+  if (s.rejected) {
+    return {
+      type: 'Ready', status: 'False', reason: 'ApplyRejected',
+      message: `the API server refused the ${s.rejected.kind} ${s.rejected.object}: ${trimmed(s.rejected.message)}. What runs keeps serving; retrying with backoff.`,
+    };
+  }
   const stable = plan.stable ? s.revisions.get(plan.stable.revision) : undefined;
   if (plan.stable && stable?.ready && workload.traffic.length > 0) {
     return { type: 'Ready', status: 'True', reason: 'Serving', message: `version ${plan.stable.version} serves on ${plan.stable.revision}` };
@@ -82,7 +97,6 @@ export function composeStatus(app: ServerlessApp, s: StatusInput): ServerlessApp
     workloadCondition(s.workload),
     { type: 'CanaryProgressing', ...plan.progressing },
     { type: 'Promoted', ...plan.promoted },
-    ...(s.extraConditions ?? []),
   ];
   const next = scale.next;
   return {
@@ -95,7 +109,7 @@ export function composeStatus(app: ServerlessApp, s: StatusInput): ServerlessApp
       ...(c ? { candidate: versionStatus(c, c.warm, s) } : {}),
     },
     traffic: s.workload.traffic,
-    ...(plan.canary ? { canary: plan.canary } : {}),
+    ...(plan.canary ? { canary: { ...plan.canary, trafficPercent: c ? reportedPercent(s.workload.traffic, c.revision) : 0 } } : {}),
     ...(s.prewarm?.status ? { prewarm: s.prewarm.status } : app.status?.prewarm ? { prewarm: app.status.prewarm } : {}),
     scaling: {
       minScale: scale.minScale,

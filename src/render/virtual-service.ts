@@ -30,6 +30,17 @@ function headerMatch(m: HeaderMatch) {
   return { headers: { [m.header.toLowerCase()]: value } };
 }
 
+/**
+ * The VirtualService's name: `<app>-routes`. Not the app's own name: in Knative
+ * mode KServe creates and updates a VirtualService named after the
+ * InferenceService (kserve pkg/controller/v1beta1/inferenceservice/reconcilers/
+ * ingress/ingress_reconciler.go, reconcileVirtualService), and net-istio names
+ * its own `<route>-ingress` and `<route>-mesh`.
+ */
+export function virtualServiceName(app: ServerlessApp): string {
+  return `${app.metadata.name}-routes`;
+}
+
 export function renderVirtualService(app: ServerlessApp, o: VirtualServiceOptions): IVirtualService {
   const ingress = app.spec.ingress;
   if (!ingress) throw new Error('renderVirtualService needs spec.ingress');
@@ -57,7 +68,7 @@ export function renderVirtualService(app: ServerlessApp, o: VirtualServiceOption
   return {
     apiVersion: 'networking.istio.io/v1',
     kind: 'VirtualService',
-    metadata: childMetadata(app),
+    metadata: childMetadata(app, virtualServiceName(app)),
     spec: {
       hosts: ingress.hosts,
       ...(ingress.gateways?.length ? { gateways: ingress.gateways } : { exportTo: ['.'] }),

@@ -2,13 +2,27 @@ import assert from 'node:assert/strict';
 import type { RolloutSpec } from '../api/v1alpha1/serverlessapp.ts';
 import { planRollout, type AnalysisOutcome, type CanaryProgress, type ObservedRevision, type RevisionRef, type RolloutPlan } from './canary.ts';
 
-// A tiny driver: feeds each plan's stable/canary back in as status, like the controller does.
+/** The split a data plane reports once it has applied `plan`'s routes (a ready revision only). */
+function routed(plan: RolloutPlan, revisions: Map<string, ObservedRevision>): Array<{ revision: string; percent: number }> {
+  const ready = (name?: string) => !!name && !!revisions.get(name)?.ready;
+  if (!plan.stable) return plan.initial?.revision && ready(plan.initial.revision) ? [{ revision: plan.initial.revision, percent: 100 }] : [];
+  const c = plan.candidate;
+  const p = c && ready(c.revision) ? c.percent : 0;
+  return [{ revision: plan.stable.revision, percent: 100 - p }, ...(c && p > 0 ? [{ revision: c.revision, percent: p }] : [])];
+}
+
+// A tiny driver: feeds each plan's stable/canary back in as status, like the
+// controller does. `step` reconciles until the data plane reports what was asked
+// (as the controller does on the data plane's status events), unless `lagging`
+// holds the data plane back, in which case one step is one reconcile.
 class Rollout {
   stable?: RevisionRef;
   canary?: CanaryProgress;
   revisions = new Map<string, ObservedRevision>();
   warm = new Set<string>();
   now = new Date('2026-11-21T10:00:00Z');
+  traffic: Array<{ revision: string; percent: number }> = [];
+  lagging = false;
 
   revision(name: string, version: string, ready = true): this {
     this.revisions.set(name, { name, version, ready, replicas: ready ? 1 : 0 });
@@ -17,14 +31,27 @@ class Rollout {
   }
 
   step(version: string, revision: string | undefined, rollout?: RolloutSpec, analysis?: AnalysisOutcome): RolloutPlan {
-    const plan = planRollout({
-      now: this.now, desired: { version, ...(revision ? { revision } : {}) }, ...(rollout ? { rollout } : {}),
-      previous: { ...(this.stable ? { stable: this.stable } : {}), ...(this.canary ? { canary: this.canary } : {}) },
-      revisions: [...this.revisions.values()], isWarm: (v) => this.warm.has(v), ...(analysis ? { analysis } : {}),
-    });
-    this.stable = plan.stable;
-    this.canary = plan.canary;
-    return plan;
+    const events: RolloutPlan['events'] = [];
+    for (let pass = 0; ; pass++) {
+      const plan = planRollout({
+        now: this.now, desired: { version, ...(revision ? { revision } : {}) }, ...(rollout ? { rollout } : {}),
+        previous: { ...(this.stable ? { stable: this.stable } : {}), ...(this.canary ? { canary: this.canary } : {}) },
+        revisions: [...this.revisions.values()], isWarm: (v) => this.warm.has(v), ...(analysis ? { analysis } : {}),
+        traffic: this.traffic,
+      });
+      this.stable = plan.stable;
+      this.canary = plan.canary;
+      events.push(...plan.events);
+      const next = routed(plan, this.revisions);
+      const moved = JSON.stringify(next) !== JSON.stringify(this.traffic);
+      if (this.lagging || !moved || pass >= 3) return { ...plan, events };
+      this.traffic = next;
+    }
+  }
+
+  /** The lagging data plane catches up with the last plan's routes. */
+  catchUp(plan: RolloutPlan): void {
+    this.traffic = routed(plan, this.revisions);
   }
 
   advance(ms: number): void {
@@ -73,6 +100,35 @@ describe('rollout state machine', () => {
     p = r.step('v2', 'shop-v2');
     assert.deepEqual(split(p), { phase: 'Stable', stable: 'shop-v2', candidate: undefined, percent: 0 });
     assert.ok(p.events.some((e) => e.reason === 'Promoted'));
+  });
+
+  it('is Promoting, not Promoted, until the data plane reports all traffic on the candidate', () => {
+    const r = new Rollout().revision('shop-v1', 'v1');
+    r.step('v1', 'shop-v1');
+    r.revision('shop-v2', 'v2', true);
+    r.lagging = true;
+    let p = r.step('v2', 'shop-v2');
+    assert.deepEqual(split(p), { phase: 'Promoting', stable: 'shop-v1', candidate: 'shop-v2', percent: 100 });
+    assert.deepEqual([p.promoted.status, p.promoted.reason], ['False', 'TrafficMoving']);
+    assert.ok(!p.events.some((e) => e.reason === 'Promoted'), 'no Promoted event before traffic moved');
+    p = r.step('v2', 'shop-v2');
+    assert.equal(p.phase, 'Promoting', 'a refused or slow route change keeps it Promoting');
+    r.catchUp(p);
+    p = r.step('v2', 'shop-v2');
+    assert.deepEqual(split(p), { phase: 'Stable', stable: 'shop-v2', candidate: undefined, percent: 0 });
+    assert.deepEqual([p.promoted.status, p.promoted.reason], ['True', 'Promoted']);
+    assert.ok(p.events.some((e) => e.reason === 'Promoted'));
+  });
+
+  it('keeps the first version Pending until the data plane routes to it', () => {
+    const r = new Rollout().revision('shop-v1', 'v1');
+    r.lagging = true;
+    let p = r.step('v1', 'shop-v1');
+    assert.equal(p.phase, 'Pending');
+    assert.match(p.promoted.message, /waiting for the data plane/);
+    r.catchUp(p);
+    p = r.step('v1', 'shop-v1');
+    assert.equal(p.phase, 'Stable');
   });
 
   it('walks v1 -> v2 at 20% -> 50% -> 100% promoted, asserting weights after each edit', () => {
@@ -246,7 +302,7 @@ describe('rollout state machine', () => {
       r.advance(60_000);
       r.step('v2', 'shop-v2', steps, pass);
       const restarted = new Rollout();
-      Object.assign(restarted, { revisions: r.revisions, warm: r.warm, stable: r.stable, canary: r.canary, now: r.now });
+      Object.assign(restarted, { revisions: r.revisions, warm: r.warm, stable: r.stable, canary: r.canary, now: r.now, traffic: r.traffic });
       const p = restarted.step('v2', 'shop-v2', steps);
       assert.equal(p.candidate?.percent, 25);
       assert.equal(p.canary?.step, 1);

@@ -47,6 +47,8 @@ export interface RolloutInput {
   /** Whether a version has finished prewarming (always true when prewarm is not configured). */
   isWarm: (version: string) => boolean;
   analysis?: AnalysisOutcome;
+  /** The traffic split the data plane reports now; a version counts as serving only once it is here. */
+  traffic: Array<{ revision: string; percent: number }>;
 }
 
 export type CandidateState = 'starting' | 'canary' | 'promoting' | 'rolledBack';
@@ -77,8 +79,13 @@ export interface RolloutPlan {
   requeueAfterMs?: number;
 }
 
+/** Share of traffic the data plane reports for `revision`. */
+export function reportedPercent(traffic: RolloutInput['traffic'], revision: string | undefined): number {
+  return revision ? traffic.filter((t) => t.revision === revision).reduce((sum, t) => sum + t.percent, 0) : 0;
+}
+
 export function planRollout(input: RolloutInput): RolloutPlan {
-  const { desired, previous, now } = input;
+  const { desired, previous } = input;
   const byName = new Map(input.revisions.map((r) => [r.name, r]));
   const isReady = (name?: string) => !!name && !!byName.get(name)?.ready;
   const stable = previous.stable;
@@ -108,7 +115,7 @@ export function planRollout(input: RolloutInput): RolloutPlan {
 function firstVersion(input: RolloutInput, ready: boolean): RolloutPlan {
   const { version, revision } = input.desired;
   const warm = ready && input.isWarm(version);
-  if (ready && warm && revision) {
+  if (ready && warm && revision && reportedPercent(input.traffic, revision) === 100) {
     return {
       stable: { version, revision }, phase: 'Stable', analysisDue: false,
       events: [{ type: 'Normal', reason: 'Ready', message: `first version ${version} is ready on revision ${revision}` }],
@@ -116,7 +123,7 @@ function firstVersion(input: RolloutInput, ready: boolean): RolloutPlan {
       progressing: { status: 'False', reason: 'NoCandidate', message: 'no rollout in progress' },
     };
   }
-  const waiting = !ready ? 'waiting for its revision to be ready' : 'waiting for it to be prewarmed';
+  const waiting = !ready ? 'waiting for its revision to be ready' : !warm ? 'waiting for it to be prewarmed' : 'waiting for the data plane to route all traffic to it';
   return {
     initial: { version, ...(revision ? { revision } : {}), ready, warm },
     phase: 'Pending', events: [], analysisDue: false,
@@ -139,13 +146,25 @@ function candidateStep(input: RolloutInput, stable: RevisionRef, ready: boolean)
   // A new candidate version (or a replaced one) starts from a clean slate.
   const fresh = prev.abortedVersion !== undefined && prev.abortedVersion !== desired.version ? {} : prev;
 
-  const promote = (): RolloutPlan => {
+  /** `progress`: kept while traffic moves, so automated steps resume promoting on the next pass. */
+  const promote = (progress: CanaryProgress = {}): RolloutPlan => {
     if (!ready || !warm || !revision) {
       return {
         stable, candidate: { ...base, percent: 0, state: 'promoting' }, phase: 'Promoting', events, analysisDue: false,
         canary: { weight: 0 },
         promoted: { status: 'False', reason: 'WaitingForCandidate', message: `promotion waits: ${notYet}` },
         progressing: { status: 'True', reason: 'WaitingForCandidate', message: notYet },
+      };
+    }
+    const served = reportedPercent(input.traffic, revision);
+    if (served < 100) {
+      // Asked for, not done: the candidate is stable only once the data plane routes all traffic to it.
+      const moving = `traffic moving to candidate ${desired.version}: the data plane reports ${served}% on ${revision}`;
+      return {
+        stable, candidate: { ...base, percent: 100, state: 'promoting' }, phase: 'Promoting', events, analysisDue: false,
+        canary: { ...progress, weight: 100 },
+        promoted: { status: 'False', reason: 'TrafficMoving', message: moving },
+        progressing: { status: 'True', reason: 'Promoting', message: moving },
       };
     }
     events.push({ type: 'Normal', reason: 'Promoted', message: `version ${desired.version} (revision ${revision}) promoted to stable with all traffic; ${stable.version} retired` });
@@ -204,6 +223,8 @@ function candidateStep(input: RolloutInput, stable: RevisionRef, ready: boolean)
     return rollback('RollbackAutomatic', fresh.message ?? `candidate ${desired.version} failed its checks and was rolled back`, fresh);
   }
   if (!ready || !warm || !revision) return canaryAt(0, { step: 0, failedChecks: 0 });
+  // Past the last step: promoting, waiting for the data plane to move the traffic.
+  if ((fresh.step ?? 0) >= steps.length) return promote({ step: steps.length, failedChecks: fresh.failedChecks ?? 0 });
 
   const intervalMs = parseDuration(rollout?.interval ?? '1m');
   const step = Math.min(fresh.step ?? 0, steps.length - 1);
@@ -238,7 +259,7 @@ function candidateStep(input: RolloutInput, stable: RevisionRef, ready: boolean)
     const { halted: _h, ...resumed } = progress;
     return canaryAt(percent, { ...resumed, ...restart, failedChecks: failed, message: outcome.message }, { requeueAfterMs: intervalMs });
   }
-  if (step + 1 >= steps.length) return promote();
+  if (step + 1 >= steps.length) return promote({ step: steps.length, failedChecks: progress.failedChecks ?? 0 });
   const nextPercent = steps[step + 1]!;
   return canaryAt(nextPercent, { step: step + 1, ...restart, failedChecks: progress.failedChecks, message: outcome.message }, { requeueAfterMs: intervalMs });
 }

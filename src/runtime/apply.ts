@@ -81,29 +81,35 @@ export function appliedFields(live: unknown, manager: string): FieldSet | undefi
 }
 
 /**
- * Informer transform for children: keep only `manager`'s own applied field set
- * (all needsApply reads) and drop everyone else's, to keep caches small.
+ * Informer transform for children: keep only our own managers' applied field
+ * sets (all the write path reads) and drop everyone else's, to keep caches small.
  */
-export function keepAppliedFields(manager: string) {
+export function keepAppliedFields(...managers: string[]) {
   return <T>(obj: T): T => {
     const meta = (obj as WithManagedFields).metadata;
-    if (meta?.managedFields) meta.managedFields = meta.managedFields.filter((e) => e.manager === manager && e.operation === 'Apply' && !e.subresource);
+    if (meta?.managedFields) meta.managedFields = meta.managedFields.filter((e) => managers.includes(e.manager ?? '') && e.operation === 'Apply' && !e.subresource);
     return obj;
   };
 }
 
 /**
- * Whether `desired` must be applied over `live`: it is missing, someone edited
- * a field we own (drift), or we applied a field we no longer want. apiVersion
- * and kind are not compared: list responses leave them out of their items, and
- * the caller already matched the object by kind.
+ * Why `desired` would have to be applied over `live`: `missing`, `changed` (a
+ * field we want differs: drift or a new value), `dropsOwned` (we own a field we
+ * no longer render: one we dropped, or a webhook's default attributed to us),
+ * or `none`. apiVersion and kind are not compared: list responses leave them
+ * out of their items, and the caller already matched the object by kind.
  */
-export function needsApply(desired: unknown, live: unknown, manager: string): boolean {
-  if (live === undefined || live === null) return true;
+export function applyNeed(desired: unknown, live: unknown, manager: string): 'none' | 'missing' | 'changed' | 'dropsOwned' {
+  if (live === undefined || live === null) return 'missing';
   const { apiVersion: _a, kind: _k, ...rest } = desired as Record<string, unknown>;
-  if (!isSemanticSubset(rest, live)) return true;
+  if (!isSemanticSubset(rest, live)) return 'changed';
   const owned = appliedFields(live, manager);
-  return owned !== undefined && dropsOwnedField(owned, desired);
+  return owned !== undefined && dropsOwnedField(owned, desired) ? 'dropsOwned' : 'none';
+}
+
+/** Whether `desired` must be applied over `live` (see applyNeed). */
+export function needsApply(desired: unknown, live: unknown, manager: string): boolean {
+  return applyNeed(desired, live, manager) !== 'none';
 }
 
 /** JSON with object keys sorted, so equal content always compares (and hashes) the same. */

@@ -94,7 +94,7 @@ export class KubeClient {
    * field we own; fields we stop stating are removed, fields other managers
    * own are left alone. `kind` is only needed for kinds outside `Kinds`.
    */
-  async apply<T>(obj: T, opts: { subresource?: 'status'; force?: boolean; dryRun?: boolean; kind?: ResourceKind } = {}): Promise<T> {
+  async apply<T>(obj: T, opts: { subresource?: 'status'; force?: boolean; dryRun?: boolean; kind?: ResourceKind; fieldManager?: string } = {}): Promise<T> {
     const o = obj as TypedObject;
     const kind = opts.kind ?? kindOf(o);
     const { name, namespace } = metaOf(o);
@@ -104,7 +104,7 @@ export class KubeClient {
       // JSON is YAML, so the object goes as it is.
       contentType: 'application/apply-patch+yaml',
       body: { ...o, apiVersion: apiVersionOf(kind), kind: kind.kind },
-      query: { fieldManager: this.fieldManager, force: String(opts.force ?? true), dryRun: opts.dryRun ? 'All' : undefined },
+      query: { fieldManager: opts.fieldManager ?? this.fieldManager, force: String(opts.force ?? true), dryRun: opts.dryRun ? 'All' : undefined },
     })) as T;
   }
 

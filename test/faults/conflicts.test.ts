@@ -118,9 +118,9 @@ describe('concurrent writers against the operator (fault injection)', function (
           return;
         }
         case 'routes':
-          return void await drifter.mergePatch(kinds.vs, ns, name, { spec: { http: [{ name: 'hijack', route: [{ destination: { host: 'elsewhere.example.com' } }] }] } });
+          return void await drifter.mergePatch(kinds.vs, ns, `${name}-routes`, { spec: { http: [{ name: 'hijack', route: [{ destination: { host: 'elsewhere.example.com' } }] }] } });
         case 'label':
-          await drifter.mergePatch(kinds.vs, ns, name, { metadata: { labels: { [LABEL]: 'yes' } } });
+          await drifter.mergePatch(kinds.vs, ns, `${name}-routes`, { metadata: { labels: { [LABEL]: 'yes' } } });
           mine.vsLabel = true;
           return;
         case 'bounds': {
@@ -144,7 +144,7 @@ describe('concurrent writers against the operator (fault injection)', function (
   async function differences(name: string, want: Edit, foreign: Foreign): Promise<string> {
     const a = await getApp(ns, name);
     const k = await getKsvc(ns, name);
-    const vs = await userClient().get<VirtualService>(Kinds.VirtualService, ns, name);
+    const vs = await userClient().get<VirtualService>(Kinds.VirtualService, ns, `${name}-routes`);
     const s = a.status;
     const p = want.canaryPercent;
     const tag = (t: string) => k?.spec.traffic.find((x) => x.tag === t);

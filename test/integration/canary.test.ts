@@ -54,7 +54,7 @@ describe('canary rollouts by editing the spec (integration)', function () {
     assert.equal(condition(a, 'Promoted')?.status, 'False');
 
     const vs = await eventually(async () => {
-      const v = await userClient().get<VS>(Kinds.VirtualService, ns, 'shop');
+      const v = await userClient().get<VS>(Kinds.VirtualService, ns, 'shop-routes');
       return v?.spec.http.some((h) => h.name === 'candidate-by-header') ? v : undefined;
     }, 'header route present');
     assert.deepEqual(vs.spec.hosts, ['shop.example.com']);
@@ -78,7 +78,7 @@ describe('canary rollouts by editing the spec (integration)', function () {
     a = await waitForApp(ns, 'shop', (x) => x.status?.phase === 'Stable' && x.status?.versions?.stable?.image === 'shop:2', 'promoted');
     assert.equal(condition(a, 'Promoted')?.status, 'True');
     assert.deepEqual(await ksvcSplit(ns), { stable: 100 });
-    const afterVs = await userClient().get<VS>(Kinds.VirtualService, ns, 'shop');
+    const afterVs = await userClient().get<VS>(Kinds.VirtualService, ns, 'shop-routes');
     assert.deepEqual(afterVs?.spec.http.map((h) => h.name), ['default'], 'no header route without a candidate');
   });
 

@@ -257,7 +257,7 @@ describe('Helm chart: installed, with the operator running as its ServiceAccount
     const ksvc = await getKsvc(appsNs, 'shop');
     assert.deepEqual(Object.fromEntries(ksvc!.spec.traffic.map((t) => [t.tag, t.percent])), { stable: 80, candidate: 20 });
     await eventually(async () => {
-      const vs = await userClient().get<{ spec: { http: Array<{ name: string }> } }>(Kinds.VirtualService, appsNs, 'shop');
+      const vs = await userClient().get<{ spec: { http: Array<{ name: string }> } }>(Kinds.VirtualService, appsNs, 'shop-routes');
       return vs?.spec.http.some((h) => h.name === 'candidate-by-header');
     }, 'VirtualService with the header route');
 
@@ -266,7 +266,7 @@ describe('Helm chart: installed, with the operator running as its ServiceAccount
     assert.equal(condition(promoted, 'Promoted')?.status, 'True');
 
     await applyApp(app(appsNs, 'shop', shop('shop:2')));
-    await eventually(async () => (await userClient().get(Kinds.VirtualService, appsNs, 'shop')) === undefined, 'VirtualService removed with ingress');
+    await eventually(async () => (await userClient().get(Kinds.VirtualService, appsNs, 'shop-routes')) === undefined, 'VirtualService removed with ingress');
   });
 
   it('reports a gateway the chart does not allow as an Event, and counts its repeat on the same Event', async () => {

@@ -35,7 +35,7 @@ export function serverlessAppCRD() {
           column('Ready', '.status.conditions[?(@.type=="Ready")].status', 'string', 'Whether the app serves its spec.'),
           column('URL', '.status.url', 'string', 'Public URL.'),
           column('Version', '.status.versions.stable.version', 'string', 'Stable version hash.'),
-          column('Canary %', '.status.canary.weight', 'integer', 'Traffic share of the candidate version.'),
+          column('Canary %', '.status.canary.trafficPercent', 'integer', 'Traffic share of the candidate version, as the data plane reports it.'),
           column('Min', '.status.scaling.minScale', 'integer', 'Effective minimum replicas (after windows).'),
           column('Max', '.status.scaling.maxScale', 'integer', 'Effective maximum replicas (after windows).'),
           column('Phase', '.status.phase', 'string', 'Stable, Canary, Promoting, RolledBack, ...', 1),

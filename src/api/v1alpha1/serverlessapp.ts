@@ -235,7 +235,8 @@ export const statusSchema = object('Observed state, written by the operator.', {
     url: string('URL that reaches this target only.'),
   }), 'The traffic split in force.'),
   canary: object('Progress of the current canary (kept here so a restart resumes).', {
-    weight: integer('Current candidate percentage.'),
+    weight: integer('Candidate percentage the rollout asks for (the rollout\'s own progress).'),
+    trafficPercent: integer('Candidate percentage the data plane reports serving now (what the Canary % column shows).'),
     step: integer('Index of the automated step in force (0-based).'),
     stepStartedAt: string('When the current step began.', { format: 'date-time' }),
     failedChecks: integer('Failed check rounds so far.'),

@@ -1,0 +1,123 @@
+import assert from 'node:assert/strict';
+import { ApiError, type KubeClient } from '../runtime/client.ts';
+import { Kinds } from '../runtime/kinds.ts';
+import { ChildWriter, WriteRejected, routingManager } from './children.ts';
+
+const M = 'serverlessapp-operator';
+
+interface Call { verb: 'apply' | 'delete'; obj?: unknown; fieldManager?: string; dryRun?: boolean }
+
+/** Records requests; `respond` decides what the "server" answers. */
+function fakeClient(respond: (call: Call) => unknown = (c) => c.obj): { client: KubeClient; calls: Call[] } {
+  const calls: Call[] = [];
+  const client = {
+    fieldManager: M,
+    async apply(obj: unknown, opts: { fieldManager?: string; dryRun?: boolean } = {}) {
+      const call: Call = { verb: 'apply', obj, fieldManager: opts.fieldManager ?? M, ...(opts.dryRun ? { dryRun: true } : {}) };
+      calls.push(call);
+      const out = respond(call);
+      if (out instanceof Error) throw out;
+      return out;
+    },
+    async delete() {
+      calls.push({ verb: 'delete' });
+      return true;
+    },
+  } as unknown as KubeClient;
+  return { client, calls };
+}
+
+function ksvc(revision: string, traffic: unknown[], extra: Record<string, unknown> = {}) {
+  return {
+    apiVersion: 'serving.knative.dev/v1', kind: 'Service',
+    metadata: { name: 'shop', namespace: 'team-a', labels: { app: 'shop' } },
+    spec: { template: { metadata: { name: revision }, spec: { containers: [{ image: 'shop:1', ...extra }] } }, traffic },
+  };
+}
+
+/** A live object as the cache shows it: what we applied plus what Knative's webhook defaulted, owned by `manager`. */
+function live(obj: ReturnType<typeof ksvc>, owned: Record<string, unknown>) {
+  return {
+    ...obj,
+    metadata: { ...obj.metadata, uid: 'u1', resourceVersion: '7', managedFields: Object.entries(owned).map(([manager, fieldsV1]) => ({ manager, operation: 'Apply', fieldsV1 })) },
+    spec: {
+      ...obj.spec,
+      template: { ...obj.spec.template, spec: { containers: [{ ...obj.spec.template.spec.containers[0], name: 'user-container', readinessProbe: { successThreshold: 1 } }], containerConcurrency: 0 } },
+    },
+  };
+}
+
+const TEMPLATE_FIELDS = { 'f:spec': { 'f:template': { 'f:spec': { 'f:containerConcurrency': {}, 'f:containers': {} } }, 'f:traffic': {} } };
+
+describe('ChildWriter', () => {
+  describe('Knative Services', () => {
+    it('moves traffic with the routing manager only, never re-sending the defaulted template', async () => {
+      const { client, calls } = fakeClient();
+      const was = live(ksvc('shop-aaa', [{ revisionName: 'shop-aaa', percent: 100 }]), { [M]: TEMPLATE_FIELDS });
+      const want = ksvc('shop-aaa', [{ revisionName: 'shop-aaa', percent: 80 }, { revisionName: 'shop-bbb', percent: 20 }]);
+      assert.equal(await new ChildWriter(client).ensure(Kinds.KnativeService, want, was), true);
+      assert.equal(calls.length, 1);
+      assert.equal(calls[0]!.fieldManager, routingManager(M));
+      const sent = calls[0]!.obj as { spec: Record<string, unknown> };
+      assert.deepEqual(Object.keys(sent.spec), ['traffic'], 'the routing write holds no template field');
+    });
+
+    it('writes the whole object, traffic included, when the revision name changes', async () => {
+      const { client, calls } = fakeClient();
+      const was = live(ksvc('shop-aaa', [{ revisionName: 'shop-aaa', percent: 100 }]), { [M]: TEMPLATE_FIELDS });
+      const want = ksvc('shop-bbb', [{ revisionName: 'shop-aaa', percent: 100 }], { image: 'shop:2' });
+      await new ChildWriter(client).ensure(Kinds.KnativeService, want, was);
+      assert.deepEqual(calls.map((c) => [c.fieldManager, (c.obj as typeof want).spec.template.metadata.name, (c.obj as typeof want).spec.traffic.length]), [[M, 'shop-bbb', 1]]);
+    });
+
+    it('writes nothing when template name and traffic are as desired, whatever Knative defaulted', async () => {
+      const { client, calls } = fakeClient();
+      const want = ksvc('shop-aaa', [{ revisionName: 'shop-aaa', percent: 100 }]);
+      assert.equal(await new ChildWriter(client).ensure(Kinds.KnativeService, want, live(want, { [M]: TEMPLATE_FIELDS })), false);
+      assert.deepEqual(calls, []);
+    });
+
+    it('creates a missing Service in one write', async () => {
+      const { client, calls } = fakeClient();
+      await new ChildWriter(client).ensure(Kinds.KnativeService, ksvc('shop-aaa', []), undefined);
+      assert.equal(calls.length, 1);
+      assert.equal(calls[0]!.fieldManager, M);
+    });
+  });
+
+  describe('fields we own but did not render', () => {
+    const vs = (hosts: string[]) => ({ apiVersion: 'networking.istio.io/v1', kind: 'VirtualService', metadata: { name: 'shop', namespace: 'team-a' }, spec: { hosts } });
+    const ownedWithDefault = { [M]: { 'f:spec': { 'f:hosts': {}, 'f:defaulted': {} } } };
+    const liveVs = (spec: Record<string, unknown>) => ({ ...vs(['a']), metadata: { ...vs(['a']).metadata, uid: 'u1', resourceVersion: '3', managedFields: [{ manager: M, operation: 'Apply', fieldsV1: ownedWithDefault[M] }] }, spec });
+
+    it('asks the server with a dry run, and skips the write when the apply would change nothing (a webhook default)', async () => {
+      const current = liveVs({ hosts: ['a'], defaulted: true });
+      const { client, calls } = fakeClient((c) => (c.dryRun ? current : c.obj));
+      const writer = new ChildWriter(client);
+      assert.equal(await writer.ensure(Kinds.VirtualService, vs(['a']), current), false);
+      assert.deepEqual(calls.map((c) => c.dryRun ?? false), [true]);
+      assert.equal(await writer.ensure(Kinds.VirtualService, vs(['a']), current), false);
+      assert.equal(calls.length, 1, 'the verdict is remembered for this resourceVersion');
+    });
+
+    it('writes when the dry run shows a field we dropped would go', async () => {
+      const current = liveVs({ hosts: ['a'], defaulted: true });
+      const { client, calls } = fakeClient((c) => (c.dryRun ? liveVs({ hosts: ['a'] }) : c.obj));
+      assert.equal(await new ChildWriter(client).ensure(Kinds.VirtualService, vs(['a']), current), true);
+      assert.deepEqual(calls.map((c) => c.dryRun ?? false), [true, false]);
+    });
+  });
+
+  it('turns a refused write into WriteRejected naming the kind and object; other failures pass through', async () => {
+    const denied = new ApiError(400, 'admission webhook "validation.webhook.serving.knative.dev" denied the request: validation failed');
+    const { client } = fakeClient(() => denied);
+    const err = await new ChildWriter(client).ensure(Kinds.KnativeService, ksvc('shop-aaa', []), undefined).catch((e: unknown) => e);
+    assert.ok(err instanceof WriteRejected);
+    assert.equal(err.kind, 'Service');
+    assert.equal(err.object, 'team-a/shop');
+    assert.match(err.message, /denied the request/);
+    const busy = new ApiError(429, 'too many requests');
+    const { client: c2 } = fakeClient(() => busy);
+    assert.equal(await new ChildWriter(c2).ensure(Kinds.KnativeService, ksvc('shop-aaa', []), undefined).catch((e: unknown) => e), busy);
+  });
+});

@@ -1,0 +1,68 @@
+import assert from 'node:assert/strict';
+import { AnalysisRunner } from './analysis-runner.ts';
+import type { AnalysisOutcome } from './canary.ts';
+
+/** A check round the test finishes by hand. */
+function deferred(): { run: () => Promise<AnalysisOutcome>; finish: (o: AnalysisOutcome) => void; started: () => boolean } {
+  let resolve: ((o: AnalysisOutcome) => void) | undefined;
+  let started = false;
+  return {
+    run: () => { started = true; return new Promise((r) => { resolve = r; }); },
+    finish: (o) => resolve?.(o),
+    started: () => started,
+  };
+}
+
+const pass: AnalysisOutcome = { result: 'pass', message: 'ok' };
+const tick = () => new Promise((r) => setImmediate(r));
+
+describe('AnalysisRunner', () => {
+  it('starts a round on the first ask, answers undefined while it runs, and re-queues the app when it ends', async () => {
+    const done: string[] = [];
+    const runner = new AnalysisRunner({ onDone: (k) => done.push(k) });
+    const r = deferred();
+    assert.equal(runner.outcome('ns/a', 'v2/0/t0', r.run), undefined);
+    await tick();
+    assert.ok(r.started());
+    assert.equal(runner.outcome('ns/a', 'v2/0/t0', r.run), undefined, 'still running');
+    r.finish(pass);
+    await tick();
+    assert.deepEqual(done, ['ns/a']);
+    assert.deepEqual(runner.outcome('ns/a', 'v2/0/t0', r.run), pass);
+  });
+
+  it('a new round replaces the old: the old one ends without re-queueing', async () => {
+    const done: string[] = [];
+    const runner = new AnalysisRunner({ onDone: (k) => done.push(k) });
+    const old = deferred();
+    const next = deferred();
+    runner.outcome('ns/a', 'round-1', old.run);
+    await tick();
+    runner.outcome('ns/a', 'round-2', next.run);
+    old.finish(pass);
+    await tick();
+    assert.deepEqual(done, []);
+    next.finish(pass);
+    await tick();
+    assert.deepEqual(done, ['ns/a']);
+  });
+
+  it('runs at most maxConcurrent rounds at once; a stalled endpoint never blocks the others beyond its slot', async () => {
+    const runner = new AnalysisRunner({ onDone: () => {}, maxConcurrent: 2 });
+    const rounds = [deferred(), deferred(), deferred()];
+    rounds.forEach((r, i) => runner.outcome(`ns/app-${i}`, 'r', r.run));
+    await tick();
+    assert.deepEqual(rounds.map((r) => r.started()), [true, true, false]);
+    rounds[1]!.finish(pass);
+    await tick();
+    await tick();
+    assert.equal(rounds[2]!.started(), true, 'the waiting round takes the freed slot');
+  });
+
+  it('reports a round that throws as no data, which halts the rollout', async () => {
+    const runner = new AnalysisRunner({ onDone: () => {} });
+    runner.outcome('ns/a', 'r', async () => { throw new Error('boom'); });
+    await tick();
+    assert.deepEqual(runner.outcome('ns/a', 'r', async () => pass), { result: 'nodata', message: 'analysis failed: boom' });
+  });
+});
