@@ -28,6 +28,7 @@ import { RETIRED, revisionBounds } from '../scaling/revision-bounds.ts';
 import { effectiveScale, type EffectiveScale } from '../scaling/windows.ts';
 import type { CacheScope } from '../render/local-model-cache.ts';
 import { ChildWriter, WriteRejected, ownedBy, routingManager } from './children.ts';
+import { HostClaims } from './host-claims.ts';
 import { cacheNameFor } from './model-cache.ts';
 import { RolloutMetrics } from './rollout-metrics.ts';
 import { observeRevision, slimRevision, type Revision } from './revisions.ts';
@@ -76,6 +77,7 @@ export class ServerlessAppReconciler {
   private readonly virtualServices: Informer<WorkloadObject>;
   private readonly revisions: Informer<Revision>;
   private readonly status: StatusWriter;
+  private readonly hosts = new HostClaims();
   private readonly children: ChildWriter;
   private readonly metrics: RolloutMetrics;
   private readonly knative: Workload;
@@ -116,6 +118,11 @@ export class ServerlessAppReconciler {
       .watches(this.inferenceServices, ownedBy)
       .watches(this.virtualServices, ownedBy)
       .watches(this.revisions, (r) => r.metadata.labels?.[APP_LABEL] ? [{ namespace: r.metadata.namespace, name: r.metadata.labels[APP_LABEL] }] : []);
+    // A host freed or newly claimed can change who may route it: look at every app involved again.
+    const recheck = (keys: string[]) => { for (const k of keys) this.controller.enqueue(splitKey(k)); };
+    this.apps.on('add', (a) => recheck(this.hosts.set(a)));
+    this.apps.on('update', (a) => recheck(this.hosts.set(a)));
+    this.apps.on('delete', (a) => recheck(this.hosts.delete(a)));
     mgr.add(this.controller);
   }
 
@@ -140,7 +147,7 @@ export class ServerlessAppReconciler {
     }
     const now = this.mgr.clock.now();
 
-    const problems = validateApp(app, this.o.policy);
+    const problems = [...validateApp(app, this.o.policy), ...this.hosts.conflicts(app)];
     if (problems.length) {
       // A bad edit never takes down what runs: children are left exactly as they are.
       const wrote = await this.status.write(app, invalidSpecStatus(app, problems, now));

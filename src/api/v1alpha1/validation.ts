@@ -14,7 +14,8 @@ import type { ServerlessApp } from './serverlessapp.ts';
 
 export type ProblemReason =
   | 'InvalidSpec' | 'InvalidSchedule' | 'GatewayNotAllowed' | 'HostNotAllowed'
-  | 'AnalysisProviderNotFound' | 'AnalysisAddressNotAllowed' | 'ModelSizeNotAllowed' | 'StorageUriNotAllowed';
+  | 'AnalysisProviderNotFound' | 'AnalysisAddressNotAllowed' | 'ModelSizeNotAllowed' | 'StorageUriNotAllowed'
+  | 'HostConflict';
 
 export interface SpecProblem { reason: ProblemReason; field: string; message: string }
 
