@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { CoreV1Api, KubeConfig, type V1Node, type V1Pod } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { EnvtestError } from './errors.ts';
+import { runKIngressStatus } from './kingress-status.ts';
 import { installKnativeServing, KNATIVE_NAMESPACE, KNATIVE_WEBHOOK_PORT, KNATIVE_WEBHOOK_SERVICE, knativeEnv, knativeWebhookAdmits } from './knative-serving.ts';
 import { dialThrough, readServices, serveUdsToTcp } from './netns-bridge.ts';
 import { createNetns, deleteNetns, netnsName, POD_CIDR } from './netns.ts';
@@ -100,6 +101,7 @@ export async function startDataPlane(host: DataPlaneHost, opts: DataPlaneOptions
   const netns = { main: netnsName(), autoscaler: netnsName() };
   const running: Array<RunningProcess & { binary: string }> = [];
   let hostBridge: { close(): void } | undefined;
+  const ingressStop = new AbortController();
   const launch = (name: string, binary: string, args: string[], launchOpts: LaunchOptions = {}): RunningProcess & { binary: string } => {
     const proc = (host.detached ? spawnDetached : supervise)(name, binary, args, join(dir, `${name}.log`), undefined, launchOpts);
     const entry = Object.assign(proc, { binary });
@@ -109,6 +111,7 @@ export async function startDataPlane(host: DataPlaneHost, opts: DataPlaneOptions
   const node = (name: string, script: string, args: string[], launchOpts: LaunchOptions = {}) =>
     launch(name, process.execPath, ['--no-warnings', join(here, script), ...args], launchOpts);
   const stopAll = async () => {
+    ingressStop.abort();
     await Promise.all(running.reverse().map((p) => p.stop(5_000)));
     hostBridge?.close();
     await Promise.all([deleteNetns(netns.main), deleteNetns(netns.autoscaler)]);
@@ -183,14 +186,15 @@ export async function startDataPlane(host: DataPlaneHost, opts: DataPlaneOptions
       const autoscaler = launch('knative-autoscaler', bin('knative-autoscaler'), [`--kubeconfig=${kubeconfig}`],
         { netns: netns.autoscaler, env: knativeEnv('autoscaler', AUTOSCALER_POD_IP) });
       let lastRefusal = '(none)';
-      const ingress = node('kingress-status', 'kingress-status.ts', [join(dir, 'kubeconfig')]);
+      // In the harness's process unless detached: it only talks to the API server, and a Node process of its own costs ~140 MiB.
+      if (host.detached) node('kingress-status', 'kingress-status.ts', [join(dir, 'kubeconfig')]);
+      else void runKIngressStatus(kc, ingressStop.signal);
       await Promise.all([
         waitHealthy(controller, dir, () => httpOk(sockets.mainConnect, 8080, '/readiness')),
         waitHealthy(autoscaler, dir, () => reachable(sockets.autoscalerConnect, 8080)),
         waitHealthy(webhook, dir, () => knativeWebhookAdmits(kc, (m) => { lastRefusal = m; })).catch((err: Error) => {
           throw new EnvtestError(`${err.message}\nkube-apiserver's last answer to a dry-run Knative Service: ${lastRefusal}`);
         }),
-        waitHealthy(ingress, dir, async () => true),
       ]);
     }
     host.log(`data plane ready in ${((performance.now() - started) / 1000).toFixed(1)}s (netns ${netns.main}, ${netns.autoscaler}; ${withKnative ? 'Knative Serving 1.21' : 'no Knative'})`);

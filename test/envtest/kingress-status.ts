@@ -69,7 +69,10 @@ export async function runKIngressStatus(kc: KubeConfig, signal: AbortSignal): Pr
       void watch.watch(`/apis/${GROUP}/${VERSION}/ingresses`, { resourceVersion: list.metadata.resourceVersion, allowWatchBookmarks: true },
         (type, obj: KIngress) => { if (type === 'ADDED' || type === 'MODIFIED') void mark(obj); },
         () => resolve(),
-      ).then((req) => signal.addEventListener('abort', () => req.abort(), { once: true }), () => resolve());
+      ).then((req) => {
+        if (signal.aborted) req.abort();
+        else signal.addEventListener('abort', () => req.abort(), { once: true });
+      }, () => resolve());
     });
   }
 }
