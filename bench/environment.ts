@@ -39,7 +39,7 @@ export interface BenchEnv {
 }
 
 export async function startBenchEnv(o: BenchEnvOptions): Promise<BenchEnv> {
-  const cp = await startControlPlane({ log: o.log });
+  const cp = await startControlPlane({ log: o.log, dataPlane: true });
   let standins: ChildProcess | undefined;
   const operators: OperatorProcess[] = [];
   try {

@@ -1,8 +1,10 @@
 // Everything the demo runs, started in order and stopped in reverse: a real
-// kube-apiserver + etcd (built from Go modules on first use), the real
+// kube-apiserver + etcd and the rig's data plane (kube-controller-manager,
+// kube-scheduler, KWOK's simulated nodes, the real Knative Serving 1.21 on a
+// simulated network; all built from Go modules on first use), the real
 // Knative/KServe/Istio CRDs plus ours, a loopback HTTP server that answers the
-// model's warmup requests, the SIMULATED Knative/KServe data plane, and the
-// operator in-process on a demo clock. Every listener binds 127.0.0.1 on a port
+// model's warmup requests, the SIMULATED KServe stand-in, and the operator
+// in-process on a demo clock. Every listener binds 127.0.0.1 on a port
 // the kernel picks, so a demo never clashes with anything on the machine.
 
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -37,9 +39,9 @@ export async function startEnvironment(log: (line: string) => void): Promise<Dem
     for (const s of stops.splice(0).reverse()) await s().catch((err: Error) => log(`while stopping: ${err.message}`));
   };
   try {
-    log('starting a local control plane: kube-apiserver + etcd (the first run builds them from Go modules: about 15 minutes on 2 cores; later runs start in seconds)');
+    log('starting a local cluster: kube-apiserver + etcd, kube-controller-manager, kube-scheduler, KWOK nodes and the real Knative Serving 1.21 (the first run builds them from Go modules: about 30 minutes on 2 cores; later runs start in seconds)');
     let started = performance.now();
-    const controlPlane = await startControlPlane({ log: () => {} });
+    const controlPlane = await startControlPlane({ log: () => {}, dataPlane: true });
     stops.push(() => controlPlane.stop());
     log(`control plane ready at ${controlPlane.server} in ${seconds(started)}`);
     const kubeConfig = controlPlane.kubeConfig();
@@ -54,7 +56,7 @@ export async function startEnvironment(log: (line: string) => void): Promise<Dem
 
     const standins = await startStandins({ kubeConfig, readyDelayMs: READY_DELAY_MS });
     stops.push(() => standins.stop());
-    log(`SIMULATED Knative Serving + KServe stand-ins running (revisions Ready after ${READY_DELAY_MS} ms)`);
+    log(`SIMULATED KServe stand-in running (predictors Ready after ${READY_DELAY_MS} ms); Knative Serving is the real one`);
 
     // The flags a user would pass to `npm start`; the demo clock is --clock-start.
     const config = parseConfig([

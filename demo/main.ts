@@ -97,10 +97,11 @@ for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]
 }
 
 say(`ServerlessApp operator demo
-  REAL:      kube-apiserver, etcd, and the CRDs of Knative Serving, KServe, Istio and ServerlessApp.
-  SIMULATED: the Knative/KServe data plane. It writes the status their controllers would write
-             (revisions, readiness, replica counts, traffic); no pods run, no app requests are served.
-             (${BANNER}.)
+  REAL:      kube-apiserver, etcd, kube-controller-manager, kube-scheduler, Knative Serving 1.21
+             (controller, webhook, autoscaler), and the CRDs of Knative Serving, KServe, Istio and ServerlessApp.
+  SIMULATED: the nodes (KWOK: pods are scheduled and turn Ready, no container runs), the network
+             (a bridge standing in for kube-proxy and cluster DNS), the ingress (KIngresses marked
+             ready as net-istio would; no request is routed) and KServe (${BANNER}).
   The operator runs in this process on a demo clock, so the 08:00 and 18:00 window transitions take seconds.
 `);
 
