@@ -32,6 +32,13 @@ export interface DataPlane {
   readonly netns: { readonly main: string; readonly autoscaler: string };
   /** Every data-plane process, by name (as in its log file `<dir>/<name>.log`). */
   readonly processes: ReadonlyArray<{ readonly name: string; readonly pid: number; readonly binary: string }>;
+  /** An admin kubeconfig that works inside the main namespace (the bridge's https://127.0.0.1:6443). */
+  readonly kubeconfigInNs: string;
+  /**
+   * Starts `binary args` inside the main namespace with `env` added, output to
+   * `<dir>/<name>.log`; stopped with the data plane and listed in `processes`.
+   */
+  launchInNs(name: string, binary: string, args: string[], env?: Record<string, string>): RunningProcess;
   /** The simulated nodes' names. */
   readonly nodes: readonly string[];
   /** True when the real Knative Serving runs. */
@@ -201,7 +208,9 @@ export async function startDataPlane(host: DataPlaneHost, opts: DataPlaneOptions
 
     return {
       netns,
-      processes: running.map((p) => ({ name: p.name, pid: p.pid, binary: p.binary })),
+      get processes() { return running.map((p) => ({ name: p.name, pid: p.pid, binary: p.binary })); },
+      kubeconfigInNs: kubeconfig,
+      launchInNs: (name, binary, args, env = {}) => launch(name, binary, args, { ...inMain, env }),
       nodes: nodes.map((n) => n.metadata!.name!),
       knative: withKnative,
       exposeService,
