@@ -11,6 +11,9 @@ import { validateApp, type ValidationPolicy } from '../api/v1alpha1/validation.t
 import { bufferReplicas, evaluatePrewarm, prewarmConfigured, type PrewarmEvaluation } from '../prewarm/prewarm.ts';
 import { WarmupRunner } from '../prewarm/warmup-runner.ts';
 import { MIN_SCALE, boundsAnnotations } from '../render/autoscaling.ts';
+
+/** Knative labels each Revision with the Knative Service it belongs to (KServe's is `<isvc>-predictor`). */
+const KNATIVE_SERVICE_LABEL = 'serving.knative.dev/service';
 import { requestsGpu } from '../render/inference-service.ts';
 import { APP_LABEL, MANAGED_BY } from '../render/metadata.ts';
 import { renderVirtualService, virtualServiceName } from '../render/virtual-service.ts';
@@ -51,6 +54,8 @@ export interface ServerlessAppOptions {
 /** What one reconcile decided; the apply and report phases act on it. */
 interface Decision {
   workload: Workload;
+  /** The stable version runs on the other kind: this workload starts on its own (all traffic to its first revision). */
+  fresh: boolean;
   /** The other kind's workload while a container <-> model switch is in progress: it serves until the new one is stable. */
   previous?: { workload: Workload; live: WorkloadObject };
   /** What the data plane reports for the workload that serves now. */
@@ -189,9 +194,12 @@ export class ServerlessAppReconciler {
     const live = this.liveOf(workload, namespace, name);
     const otherKind = workload === this.kserve ? this.knative : this.kserve;
     const other = this.liveOf(otherKind, namespace, name);
-    // Make before break: the other kind keeps serving until this kind's version is stable.
-    const switching = other && ownedBy(other).length > 0 && stable?.version !== version && !!stable;
-    const previous = switching ? { workload: otherKind, live: other } : undefined;
+    // A stable revision that does not run in this kind's workload (a container <-> model switch): the
+    // new kind starts on its own, and (make before break) the other kind serves until it is stable here.
+    const knativeService = workload === this.kserve ? `${name}-predictor` : name;
+    const stableHere = !!stable && revisions.some((r) => r.metadata.name === stable.revision && r.metadata.labels?.[KNATIVE_SERVICE_LABEL] === knativeService);
+    const fresh = !!stable && !stableHere && stable.version !== version;
+    const previous = fresh && other && ownedBy(other).length > 0 ? { workload: otherKind, live: other } : undefined;
     const summary = workload.summarize(live, (r) => observed.get(r)?.version);
     const serving = previous ? otherKind.summarize(previous.live, (r) => observed.get(r)?.version) : summary;
 
@@ -222,7 +230,7 @@ export class ServerlessAppReconciler {
         plan = planRollout({ ...input, analysis: outcome });
       }
     }
-    return { workload, ...(previous ? { previous } : {}), serving, version, revisions, observed, scale, prewarm, prewarmReplicas: bufferReplicas(app.spec.prewarm), plan };
+    return { workload, fresh, ...(previous ? { previous } : {}), serving, version, revisions, observed, scale, prewarm, prewarmReplicas: bufferReplicas(app.spec.prewarm), plan };
   }
 
   private liveOf(workload: Workload, namespace: string, name: string): WorkloadObject | undefined {
@@ -236,7 +244,7 @@ export class ServerlessAppReconciler {
    */
   private async applyChildren(app: ServerlessApp, d: Decision): Promise<WriteRejected | undefined> {
     const { namespace, name } = app.metadata;
-    const { workload, plan, scale, prewarmReplicas, previous } = d;
+    const { workload, plan, scale, prewarmReplicas, previous, fresh } = d;
     const rejections: WriteRejected[] = [];
     const attempt = async (write: () => Promise<unknown>) => {
       try {
@@ -247,7 +255,7 @@ export class ServerlessAppReconciler {
       }
     };
     // During a kind switch the new workload starts on its own, all traffic to its first revision once ready.
-    const renderPlan = previous && plan.candidate
+    const renderPlan = fresh && plan.candidate
       ? { ...plan, stable: undefined, candidate: undefined, initial: { version: plan.candidate.version, revision: plan.candidate.revision, ready: plan.candidate.ready, warm: plan.candidate.warm } }
       : plan;
     const desired = workload.render({ app, version: d.version, plan: renderPlan, effective: scale, prewarmReplicas, revisions: d.revisions });
@@ -259,6 +267,13 @@ export class ServerlessAppReconciler {
     const otherKind = workload === this.kserve ? this.knative : this.kserve;
     const other = this.liveOf(otherKind, namespace, name);
     if (!previous && other && (!app.spec.ingress || vs === 'current')) await attempt(() => this.children.remove(otherKind.kind, other, app));
+    // Model -> container: with KServe's default ingress (disableIstioVirtualHost: false) KServe holds an
+    // ExternalName Service named after the app, and Knative's Route cannot create its placeholder Service
+    // of that name ("NotOwned") while it exists. So the new revision is made ready and warm first, then the
+    // InferenceService goes and the Route follows (seconds without a route, documented).
+    if (previous?.workload === this.kserve && plan.candidate?.ready && plan.candidate.warm) {
+      await attempt(() => this.children.remove(Kinds.InferenceService, previous.live, app));
+    }
     return rejections[0];
   }
 
