@@ -31,6 +31,8 @@ const SKIP_TAG_RESOLVING = ['kind.local', 'ko.local', 'dev.local', 'ghcr.io', 'i
 
 /** The only config-map values the rig changes, and why. */
 const RIG_CONFIG: Record<string, Record<string, string>> = {
+  // The installation docs' "Real DNS" step: URLs are http://NAME.NAMESPACE.example.com, not svc.cluster.local.
+  'config-domain': { 'example.com': '' },
   // -1: the activator is never put in the path, so the autoscaler never probes *.svc.cluster.local names.
   'config-autoscaler': { 'target-burst-capacity': '-1' },
   'config-deployment': {
