@@ -19,11 +19,14 @@ import { dialThrough, readServices, serveUdsToTcp } from './netns-bridge.ts';
 import { createNetns, deleteNetns, netnsName, POD_CIDR } from './netns.ts';
 import { kubeconfigYaml } from './pki.ts';
 import { spawnDetached, supervise, waitHealthy, type LaunchOptions, type RunningProcess } from './supervise.ts';
+import { startKServe } from './kserve.ts';
 import { downloadModule } from './upstream-crds.ts';
 
 export interface DataPlaneOptions {
   /** Run the real Knative Serving (controller, webhook, autoscaler) and the KIngress status stand-in. Default true. */
   knative?: boolean;
+  /** Run the real KServe controller (Knative mode, its webhooks and ClusterServingRuntimes); needs Knative. Default: with Knative. */
+  kserve?: boolean;
 }
 
 /** Where the data plane's processes can be found: for tests, and for `npm run cluster` to stop them later. */
@@ -43,6 +46,8 @@ export interface DataPlane {
   readonly nodes: readonly string[];
   /** True when the real Knative Serving runs. */
   readonly knative: boolean;
+  /** Whether the real KServe controller runs. */
+  readonly kserve: boolean;
   /**
    * Makes Service `namespace/name`'s `port` reach `localPort` in the main
    * namespace (where the process playing it listens), for kube-apiserver's
@@ -103,6 +108,7 @@ export function writeEgressSelector(dir: string): string {
 export async function startDataPlane(host: DataPlaneHost, opts: DataPlaneOptions = {}): Promise<DataPlane> {
   const started = performance.now();
   const withKnative = opts.knative ?? true;
+  const withKServe = withKnative && (opts.kserve ?? true);
   const { dir } = host;
   const sockets = socketPaths(dir);
   const netns = { main: netnsName(), autoscaler: netnsName() };
@@ -204,7 +210,13 @@ export async function startDataPlane(host: DataPlaneHost, opts: DataPlaneOptions
         }),
       ]);
     }
-    host.log(`data plane ready in ${((performance.now() - started) / 1000).toFixed(1)}s (netns ${netns.main}, ${netns.autoscaler}; ${withKnative ? 'Knative Serving 1.21' : 'no Knative'})`);
+    if (withKServe) {
+      await startKServe({
+        binDir: host.binDir, dir, kubeConfig: kc, kubeconfigInNs: kubeconfig, exposeService,
+        launchInNs: (name, binary, args, env) => launch(name, binary, args, { ...inMain, env }),
+      });
+    }
+    host.log(`data plane ready in ${((performance.now() - started) / 1000).toFixed(1)}s (netns ${netns.main}, ${netns.autoscaler}; ${withKnative ? 'Knative Serving 1.21' : 'no Knative'}${withKServe ? ', KServe 0.20' : ''})`);
 
     return {
       netns,
@@ -213,6 +225,7 @@ export async function startDataPlane(host: DataPlaneHost, opts: DataPlaneOptions
       launchInNs: (name, binary, args, env = {}) => launch(name, binary, args, { ...inMain, env }),
       nodes: nodes.map((n) => n.metadata!.name!),
       knative: withKnative,
+      kserve: withKServe,
       exposeService,
       async pods(namespace) {
         const list = namespace ? await core.listNamespacedPod({ namespace }) : await core.listPodForAllNamespaces();

@@ -26,6 +26,8 @@ const CACHE_DEBOUNCE_MS = 500;
 
 export interface KServeStandinOptions {
   client: KubeClient;
+  /** Simulate the InferenceService controller (off when the real KServe runs; caches are simulated either way). */
+  inferenceServices?: boolean;
   isvcs: Informer;
   services: Informer;
   revisions: Informer;
@@ -85,7 +87,7 @@ export class KServeStandin {
 
   private handle(key: string): Promise<{ requeueAfterMs?: number } | void> {
     const [kind, rest] = [key.slice(0, key.indexOf(':')), key.slice(key.indexOf(':') + 1)];
-    if (kind === 'isvc') return this.reconcileIsvc(rest);
+    if (kind === 'isvc') return this.o.inferenceServices === false ? Promise.resolve() : this.reconcileIsvc(rest);
     if (kind === 'lmc') return this.reconcileCache(this.o.caches, LOCAL_MODEL_CACHE, 'LocalModelCache', rest);
     return this.reconcileCache(this.o.namespaceCaches, LOCAL_MODEL_NAMESPACE_CACHE, 'LocalModelNamespaceCache', rest);
   }

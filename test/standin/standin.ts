@@ -32,6 +32,8 @@ export interface StandinOptions {
    * the stand-in never writes Knative status beside the real controllers.
    */
   knative?: boolean;
+  /** Run the InferenceService half of the KServe stand-in. Default: only when the real KServe does not run (its webhook is not registered). */
+  kserve?: boolean;
 }
 
 export interface Standins {
@@ -71,8 +73,9 @@ export async function startStandins(opts: StandinOptions): Promise<Standins> {
     client: knativeClient, services, revisions, readyDelayMs, domain, concurrency, clock, logger,
     ...(opts.progressDeadlineMs !== undefined ? { progressDeadlineMs: opts.progressDeadlineMs } : {}),
   });
+  const simulateKServe = opts.kserve ?? !(await realKServeRuns(opts.kubeConfig));
   const kserve = new KServeStandin({
-    client: kserveClient, isvcs, services, revisions, caches, namespaceCaches, downloadDelayMs: readyDelayMs, domain, concurrency, clock, logger,
+    client: kserveClient, inferenceServices: simulateKServe, isvcs, services, revisions, caches, namespaceCaches, downloadDelayMs: readyDelayMs, domain, concurrency, clock, logger,
   });
 
   const simulateKnative = opts.knative ?? !(await realKnativeRuns(opts.kubeConfig));
@@ -109,6 +112,16 @@ export async function startStandins(opts: StandinOptions): Promise<Standins> {
       await Promise.all([knativeClient.close(), kserveClient.close()]);
     },
   };
+}
+
+/** True when the cluster runs the real KServe controller: its InferenceService webhook is registered. */
+async function realKServeRuns(kubeConfig: KubeConfig): Promise<boolean> {
+  try {
+    await kubeConfig.makeApiClient(AdmissionregistrationV1Api).readMutatingWebhookConfiguration({ name: 'inferenceservice.serving.kserve.io' });
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** True when the cluster runs the real Knative Serving: its validating webhook is registered. */
