@@ -16,7 +16,7 @@ import { EnvtestError } from './errors.ts';
 import { runKIngressStatus } from './kingress-status.ts';
 import { installKnativeServing, KNATIVE_NAMESPACE, KNATIVE_WEBHOOK_PORT, KNATIVE_WEBHOOK_SERVICE, knativeEnv, knativeWebhookAdmits } from './knative-serving.ts';
 import { dialThrough, readServices, serveUdsToTcp } from './netns-bridge.ts';
-import { createNetns, deleteNetns, netnsName, POD_CIDR } from './netns.ts';
+import { createNetns, deleteNetns, netnsName, POD_CIDR, sweepLeakedNetns } from './netns.ts';
 import { kubeconfigYaml } from './pki.ts';
 import { spawnDetached, supervise, waitHealthy, type LaunchOptions, type RunningProcess } from './supervise.ts';
 import { startKServe } from './kserve.ts';
@@ -131,6 +131,8 @@ export async function startDataPlane(host: DataPlaneHost, opts: DataPlaneOptions
   };
 
   try {
+    const swept = await sweepLeakedNetns();
+    if (swept.length > 0) host.log(`removed ${swept.length} network namespaces left by killed runs: ${swept.join(', ')}`);
     if (host.detached) node('netns-bridge-host', 'netns-bridge.ts', ['host', sockets.api, String(host.apiPort)]);
     else hostBridge = await serveUdsToTcp(sockets.api, host.apiPort);
     await Promise.all([createNetns(netns.main, MAIN_POD_IP), createNetns(netns.autoscaler, AUTOSCALER_POD_IP)]);
