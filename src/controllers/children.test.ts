@@ -5,13 +5,17 @@ import { ChildWriter, WriteRejected, routingManager } from './children.ts';
 
 const M = 'serverlessapp-operator';
 
-interface Call { verb: 'apply' | 'delete'; obj?: unknown; fieldManager?: string; dryRun?: boolean }
+interface Call { verb: 'get' | 'apply' | 'delete'; obj?: unknown; name?: string; fieldManager?: string; dryRun?: boolean }
 
-/** Records requests; `respond` decides what the "server" answers. */
-function fakeClient(respond: (call: Call) => unknown = (c) => c.obj): { client: KubeClient; calls: Call[] } {
+/** Records requests; `respond` decides what the "server" answers; `stored` is what a GET finds (default: nothing). */
+function fakeClient(respond: (call: Call) => unknown = (c) => c.obj, stored: unknown = undefined): { client: KubeClient; calls: Call[] } {
   const calls: Call[] = [];
   const client = {
     fieldManager: M,
+    async get(_kind: unknown, _namespace: string | undefined, name: string) {
+      calls.push({ verb: 'get', name });
+      return stored;
+    },
     async apply(obj: unknown, opts: { fieldManager?: string; dryRun?: boolean } = {}) {
       const call: Call = { verb: 'apply', obj, fieldManager: opts.fieldManager ?? M, ...(opts.dryRun ? { dryRun: true } : {}) };
       calls.push(call);
@@ -77,11 +81,10 @@ describe('ChildWriter', () => {
       assert.deepEqual(calls, []);
     });
 
-    it('creates a missing Service in one write', async () => {
+    it('creates a missing Service in one write, after reading that it does not exist', async () => {
       const { client, calls } = fakeClient();
       await new ChildWriter(client).ensure(Kinds.KnativeService, ksvc('shop-aaa', []), undefined);
-      assert.equal(calls.length, 1);
-      assert.equal(calls[0]!.fieldManager, M);
+      assert.deepEqual(calls.map((c) => [c.verb, c.fieldManager]), [['get', undefined], ['apply', M]]);
     });
   });
 
@@ -113,11 +116,73 @@ describe('ChildWriter', () => {
     const { client } = fakeClient(() => denied);
     const err = await new ChildWriter(client).ensure(Kinds.KnativeService, ksvc('shop-aaa', []), undefined).catch((e: unknown) => e);
     assert.ok(err instanceof WriteRejected);
+    assert.equal(err.reason, 'ApplyRejected');
+    assert.equal(err.retry, true, 'a refusal may pass later (a webhook back): retried with backoff');
     assert.equal(err.kind, 'Service');
     assert.equal(err.object, 'team-a/shop');
     assert.match(err.message, /denied the request/);
     const busy = new ApiError(429, 'too many requests');
     const { client: c2 } = fakeClient(() => busy);
     assert.equal(await new ChildWriter(c2).ensure(Kinds.KnativeService, ksvc('shop-aaa', []), undefined).catch((e: unknown) => e), busy);
+  });
+
+  describe('objects this app does not own', () => {
+    const APP_UID = 'app-uid-1';
+    const ours = (uid = APP_UID) => ({ ...ksvc('shop-aaa', []), metadata: { ...ksvc('shop-aaa', []).metadata, ownerReferences: [{ apiVersion: 'serverlessapp.io/v1alpha1', kind: 'ServerlessApp', name: 'shop', uid, controller: true }] } });
+    const stored = (metadata: Record<string, unknown>) => ({ ...ksvc('shop-old', []), metadata: { name: 'shop', namespace: 'team-a', uid: 'k1', resourceVersion: '9', ...metadata } });
+    const notOwned = async (writer: ChildWriter, live?: unknown) => {
+      const err = await writer.ensure(Kinds.KnativeService, ours(), live as never).catch((e: unknown) => e);
+      assert.ok(err instanceof WriteRejected, `expected NotOwned, got ${String(err)}`);
+      assert.equal(err.reason, 'NotOwned');
+      assert.equal(err.retry, false, 'nothing to retry until the app or the object changes');
+      assert.equal(err.object, 'team-a/shop');
+      return err;
+    };
+
+    it('leaves a platform-made Service the cache does not show untouched, naming who wrote it', async () => {
+      const platform = stored({ labels: { team: 'platform' }, managedFields: [{ manager: 'kubectl', operation: 'Apply' }, { manager: 'helm', operation: 'Update' }] });
+      const { client, calls } = fakeClient(undefined, platform);
+      const err = await notOwned(new ChildWriter(client));
+      assert.match(err.message, /no controller; written by kubectl, helm/);
+      assert.match(err.summary, /^Service team-a\/shop is not controlled by this app/);
+      assert.deepEqual(calls.map((c) => c.verb), ['get'], 'read, never written');
+    });
+
+    it('leaves a Service another owner controls untouched, naming the owner', async () => {
+      const other = stored({ ownerReferences: [{ apiVersion: 'serverlessapp.io/v1alpha1', kind: 'ServerlessApp', name: 'shop', uid: 'a-deleted-app', controller: true }] });
+      const { client, calls } = fakeClient(undefined, other);
+      const err = await notOwned(new ChildWriter(client));
+      assert.match(err.message, /controlled by ServerlessApp shop \(uid a-deleted-app\)/, 'same name, another UID: not ours');
+      assert.deepEqual(calls.map((c) => c.verb), ['get']);
+    });
+
+    it('refuses a cached object another app controls without asking the server', async () => {
+      const { client, calls } = fakeClient();
+      await notOwned(new ChildWriter(client), { ...ours('someone-else'), metadata: { ...ours('someone-else').metadata, uid: 'k1' } });
+      assert.deepEqual(calls, []);
+    });
+
+    it('writes over the server\'s copy when this app controls it (the cache has not caught up), and only when it differs', async () => {
+      const lagging = { ...ours(), metadata: { ...ours().metadata, uid: 'k1', resourceVersion: '3' } };
+      const { client, calls } = fakeClient(undefined, lagging);
+      assert.equal(await new ChildWriter(client).ensure(Kinds.KnativeService, ours(), undefined), false, 'already as desired');
+      assert.deepEqual(calls.map((c) => c.verb), ['get']);
+      const { client: c2, calls: calls2 } = fakeClient(undefined, lagging);
+      const changed = ours();
+      changed.spec.traffic = [{ revisionName: 'shop-aaa', percent: 100 }] as never;
+      assert.equal(await new ChildWriter(c2).ensure(Kinds.KnativeService, changed, undefined), true);
+      assert.deepEqual(calls2.map((c) => c.verb), ['get', 'apply']);
+    });
+
+    it('judges a child that cannot have an owner reference (a cluster-scoped cache) by the labels naming its app', async () => {
+      const cache = (labels: Record<string, string>) => ({ apiVersion: 'serving.kserve.io/v1alpha1', kind: 'LocalModelCache', metadata: { name: 'team-a-chat-0123', labels }, spec: { sourceModelUri: 's3://m' } });
+      const mine = { 'serverlessapp.io/app': 'chat', 'serverlessapp.io/namespace': 'team-a' };
+      const { client } = fakeClient(undefined, { ...cache({ 'serverlessapp.io/app': 'a-chat', 'serverlessapp.io/namespace': 'team' }), metadata: { ...cache({}).metadata, uid: 'c1', labels: { 'serverlessapp.io/app': 'a-chat', 'serverlessapp.io/namespace': 'team' } } });
+      const err = await new ChildWriter(client).ensure(Kinds.LocalModelCache, cache(mine), undefined).catch((e: unknown) => e);
+      assert.ok(err instanceof WriteRejected && err.reason === 'NotOwned');
+      const { client: c2, calls } = fakeClient(undefined, { ...cache(mine), metadata: { ...cache(mine).metadata, uid: 'c1' } });
+      assert.equal(await new ChildWriter(c2).ensure(Kinds.LocalModelCache, cache(mine), undefined), false);
+      assert.deepEqual(calls.map((c) => c.verb), ['get']);
+    });
   });
 });

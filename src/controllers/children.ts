@@ -3,6 +3,11 @@
 // server-side apply it only when it differs: edited by hand (drift), or
 // holding a field we applied before and no longer want.
 // Fields other managers set are not in our apply, so they are left alone.
+// Nothing is written that this app does not own: a child the cache does not
+// show is read from the API server first (the caches only see objects with our
+// labels), and one that exists but is not controlled by this app (by UID) is
+// left untouched and reported (NotOwned), as KServe's reconcilers do
+// (controllerutil.SetControllerReference refuses an object another controls).
 //
 // Two facts of real admission webhooks shape this file:
 //  - Server-side apply attributes what a mutating webhook defaults during our
@@ -26,7 +31,11 @@ import { KIND } from '../api/v1alpha1/serverlessapp.ts';
 import { shortHash } from '../rollout/version.ts';
 
 interface Owned {
-  metadata: { name: string; namespace?: string; uid?: string; resourceVersion?: string; ownerReferences?: Array<{ uid: string; kind: string; name?: string; controller?: boolean }> };
+  metadata: {
+    name: string; namespace?: string; uid?: string; resourceVersion?: string; labels?: Record<string, string>;
+    ownerReferences?: Array<{ uid: string; kind: string; name?: string; controller?: boolean }>;
+    managedFields?: unknown;
+  };
 }
 
 interface Child extends Owned {
@@ -47,21 +56,41 @@ export function routingManager(fieldManager: string): string {
 }
 
 /**
- * A write the API server refused for a reason retrying will not fix by itself:
- * an admission webhook's denial, a schema or CEL error, a field owned by
- * another controller. The app shows it (Ready=False ApplyRejected).
+ * A child this reconcile could not write, for a reason on the API server's side.
+ * `ApplyRejected`: the API server refused the write (an admission webhook's
+ * denial, a schema or CEL error, a field owned by another controller); retried
+ * with backoff. `NotOwned`: the object exists and this app does not control it,
+ * so the operator wrote nothing; it looks again only when the app changes.
+ * Either way the app shows it as Ready=False with the reason.
  */
 export class WriteRejected extends Error {
   readonly kind: string;
   readonly object: string;
-  readonly code: number;
+  readonly reason: 'ApplyRejected' | 'NotOwned';
+  /** The API server's status code (ApplyRejected only). */
+  readonly code?: number;
 
-  constructor(kind: string, object: string, cause: ApiError) {
-    super(cause.message, { cause });
+  /** `cause`: the API server's refusal, or who controls the object instead of this app. */
+  constructor(kind: string, object: string, cause: ApiError | { owner: string }) {
+    const refused = cause instanceof ApiError;
+    super(refused ? cause.message : cause.owner, refused ? { cause } : undefined);
     this.name = 'WriteRejected';
     this.kind = kind;
     this.object = object;
-    this.code = cause.code;
+    this.reason = refused ? 'ApplyRejected' : 'NotOwned';
+    if (refused) this.code = cause.code;
+  }
+
+  /** Whether retrying with backoff can help: the API server may accept it later (a webhook back, a conflict gone). */
+  get retry(): boolean {
+    return this.reason === 'ApplyRejected';
+  }
+
+  /** One line for the Event. */
+  get summary(): string {
+    return this.reason === 'NotOwned'
+      ? `${this.kind} ${this.object} is not controlled by this app (${this.message}): left untouched`
+      : `the API server refused the ${this.kind} ${this.object}: ${this.message}`;
   }
 }
 
@@ -79,10 +108,18 @@ export class ChildWriter {
     this.client = client;
   }
 
-  /** Applies `desired` when it differs from `live`; returns whether it wrote. */
+  /**
+   * Applies `desired` when it differs from `live` (the cache's copy); returns
+   * whether it wrote. Throws WriteRejected (NotOwned) when the object exists and
+   * this app does not control it: a cached one, or one the cache does not show,
+   * which is read from the API server before the first write.
+   */
   async ensure(kind: ResourceKind, desired: Child, live: Child | undefined): Promise<boolean> {
-    if (kind === Kinds.KnativeService) return this.ensureKnativeService(desired, live);
-    return this.applyIfChanged(kind, desired, live, this.client.fieldManager);
+    const current = live ?? await this.client.get<Child>(kind, desired.metadata.namespace, desired.metadata.name);
+    const owner = current && notControlledBy(desired, current);
+    if (owner) throw new WriteRejected(kind.kind, nameOf(desired), { owner });
+    if (kind === Kinds.KnativeService) return this.ensureKnativeService(desired, current);
+    return this.applyIfChanged(kind, desired, current, this.client.fieldManager);
   }
 
   /** Deletes a child this app controls (never one it does not own), guarded by its uid. */
@@ -134,10 +171,35 @@ export class ChildWriter {
     try {
       return await request();
     } catch (err) {
-      if (isRejection(err)) throw new WriteRejected(kind.kind, `${obj.metadata.namespace ? `${obj.metadata.namespace}/` : ''}${obj.metadata.name}`, err);
+      if (isRejection(err)) throw new WriteRejected(kind.kind, nameOf(obj), err);
       throw err;
     }
   }
+}
+
+function nameOf(obj: Owned): string {
+  return `${obj.metadata.namespace ? `${obj.metadata.namespace}/` : ''}${obj.metadata.name}`;
+}
+
+/**
+ * Why `live` is not the app's to write, or undefined when it is: its controller
+ * owner reference must carry the UID `desired` names. A child that cannot have
+ * an owner reference (a cluster-scoped cache of a namespaced app) must carry
+ * the labels `desired` renders, which name the app and its namespace, and no controller.
+ */
+export function notControlledBy(desired: Owned, live: Owned): string | undefined {
+  const want = desired.metadata.ownerReferences?.find((r) => r.controller);
+  const have = live.metadata.ownerReferences?.find((r) => r.controller);
+  const owner = have ? `controlled by ${[have.kind, have.name].filter(Boolean).join(' ')} (uid ${have.uid})` : `no controller; written by ${writers(live)}`;
+  if (want) return have?.uid === want.uid ? undefined : owner;
+  const labelsMatch = Object.entries(desired.metadata.labels ?? {}).every(([k, v]) => live.metadata.labels?.[k] === v);
+  return !have && labelsMatch ? undefined : owner;
+}
+
+/** The field managers that wrote the object, for a person to find its owner ("kubectl", "helm", ...). */
+function writers(obj: Owned): string {
+  const names = [...new Set(((obj.metadata.managedFields ?? []) as Array<{ manager?: string }>).map((e) => e.manager).filter((m): m is string => !!m))];
+  return names.length ? names.join(', ') : 'an unknown client';
 }
 
 function templateName(obj: Child): string | undefined {

@@ -18,7 +18,7 @@ import { Controller, type ReconcileContext, type Request } from '../runtime/cont
 import type { Informer } from '../runtime/informer.ts';
 import { Kinds } from '../runtime/kinds.ts';
 import type { Manager } from '../runtime/manager.ts';
-import { ChildWriter } from './children.ts';
+import { ChildWriter, WriteRejected } from './children.ts';
 
 export const CACHE_FINALIZER = 'serverlessapp.io/model-cache';
 
@@ -108,9 +108,13 @@ export class ModelCacheReconciler {
       this.mgr.events.record(app, 'Warning', 'ModelCacheConflict', `${wanted.kind} ${wanted.metadata.name} belongs to another app; not changed`);
     } else if (wanted) {
       const live = existing.find((c) => c.metadata.name === wanted.metadata.name);
-      if (await this.children.ensure(kind, wanted, live)) {
-        this.mgr.events.record(app, 'Normal', 'ModelCacheApplied', `${wanted.kind} ${wanted.metadata.name} caches ${app.spec.model?.storageUri} on node group ${this.o.nodeGroup}`);
-      }
+      const written = await this.children.ensure(kind, wanted, live).catch((err: unknown) => {
+        // A cache of that name the cache did not show, and not this app's: left as it is, not retried.
+        if (!(err instanceof WriteRejected && !err.retry)) throw err;
+        this.mgr.events.record(app, 'Warning', 'ModelCacheConflict', err.summary);
+        return false;
+      });
+      if (written) this.mgr.events.record(app, 'Normal', 'ModelCacheApplied', `${wanted.kind} ${wanted.metadata.name} caches ${app.spec.model?.storageUri} on node group ${this.o.nodeGroup}`);
     }
     if (!needsFinalizer && hasFinalizer) await this.setFinalizer(app, false);
   }

@@ -165,9 +165,11 @@ export class ServerlessAppReconciler {
     const rejected = await this.applyChildren(app, d);
     const wrote = await this.report(app, d, now, rejected);
     if (rejected) {
-      // Shown on the app (Ready=False ApplyRejected, an Event, a metric) and retried with backoff.
+      // Shown on the app (Ready=False ApplyRejected or NotOwned, an Event, a metric). A refused write is
+      // retried with backoff; an object the app does not own waits for the app to change (no retry loop).
       this.metrics.rejected(rejected.kind);
-      throw rejected;
+      if (rejected.retry) throw rejected;
+      return;
     }
 
     const waits = [
@@ -283,7 +285,7 @@ export class ServerlessAppReconciler {
     const cache = cacheNameFor(app, this.o.modelCacheScope, this.o.policy);
     const status = composeStatus(app, {
       plan, workload: d.serving, revisions: d.observed,
-      ...(rejected ? { rejected: { kind: rejected.kind, object: rejected.object, message: rejected.message } } : {}),
+      ...(rejected ? { rejected: { kind: rejected.kind, object: rejected.object, message: rejected.message, reason: rejected.reason } } : {}),
       ...(prewarm ? { prewarm } : {}), scale, now,
       describe: (v) => v === version ? describeWorkload(app) : describeFrom(app.status, v),
       ...(cache ? { modelCache: cache } : {}),
@@ -291,7 +293,7 @@ export class ServerlessAppReconciler {
     const wrote = await this.status.write(app, status);
     if (wrote) {
       for (const e of plan.events) this.mgr.events.record(app, e.type, e.reason, e.message);
-      if (rejected) this.mgr.events.record(app, 'Warning', 'ApplyRejected', `the API server refused the ${rejected.kind} ${rejected.object}: ${rejected.message}`);
+      if (rejected) this.mgr.events.record(app, 'Warning', rejected.reason, rejected.summary);
       this.recordWindowEvents(app, scale);
       if (requestsGpu(app) && scale.minScale === 0 && d.prewarmReplicas === 0 && app.status?.observedGeneration !== app.metadata.generation) {
         this.mgr.events.record(app, 'Warning', 'GpuScaleToZero', 'a GPU app may scale to zero without a warm buffer: a pod waiting for a GPU node can be scaled away before it is ready (kserve#1247); consider prewarm.replicas or a window with minScale >= 1');

@@ -38,8 +38,8 @@ export interface StatusInput {
   scale: EffectiveScale;
   describe: (version: string) => Pick<VersionStatus, 'image' | 'storageUri'>;
   modelCache?: string;
-  /** A write the API server refused in this reconcile. */
-  rejected?: { kind: string; object: string; message: string };
+  /** A child not written in this reconcile: the API server refused it (ApplyRejected, the default) or the app does not own it (NotOwned). */
+  rejected?: { kind: string; object: string; message: string; reason?: 'ApplyRejected' | 'NotOwned' };
   now: Date;
 }
 
@@ -65,6 +65,12 @@ function versionStatus(ref: { version: string; revision?: string }, warm: boolea
 
 function readyCondition(s: StatusInput): ConditionInput {
   const { plan, workload } = s;
+  if (s.rejected?.reason === 'NotOwned') {
+    return {
+      type: 'Ready', status: 'False', reason: 'NotOwned',
+      message: `${s.rejected.kind} ${s.rejected.object} already exists and this app does not control it (${trimmed(s.rejected.message)}); nothing was written to it. Rename the app, or have its owner remove it; the operator looks again when this app changes.`,
+    };
+  }
   if (s.rejected) {
     return {
       type: 'Ready', status: 'False', reason: 'ApplyRejected',
