@@ -63,7 +63,8 @@ export class ModelCacheReconciler {
     this.o = o;
     this.apps = mgr.informer<ServerlessApp>(Kinds.ServerlessApp);
     const kind = o.scope === 'cluster' ? Kinds.LocalModelCache : Kinds.LocalModelNamespaceCache;
-    this.caches = mgr.informer<Cache>(kind, { labelSelector: `app.kubernetes.io/managed-by=${MANAGED_BY}`, transform: keepAppliedFields(mgr.client.fieldManager) });
+    // Optional: KServe without its LocalModel feature (or no KServe) only means no model is cached.
+    this.caches = mgr.informer<Cache>(kind, { labelSelector: `app.kubernetes.io/managed-by=${MANAGED_BY}`, transform: keepAppliedFields(mgr.client.fieldManager), optional: true });
     this.children = new ChildWriter(mgr.client);
     this.controller = new Controller({
       name: 'modelcache', reconcile: (req, ctx) => this.reconcile(req, ctx), concurrency: 2, logger: mgr.logger, metrics: mgr.metrics,
@@ -74,6 +75,7 @@ export class ModelCacheReconciler {
         const namespace = c.metadata.namespace ?? c.metadata.labels?.[CACHE_NAMESPACE_LABEL];
         return name && namespace ? [{ namespace, name }] : [];
       });
+    this.caches.onServedChange(() => this.controller.enqueueAll());
     mgr.add(this.controller);
   }
 
@@ -97,7 +99,7 @@ export class ModelCacheReconciler {
     }
     if (!app) return;
 
-    const needsFinalizer = this.o.scope === 'cluster' && !!wanted;
+    const needsFinalizer = this.o.scope === 'cluster' && !!wanted && this.caches.served();
     const hasFinalizer = app.metadata.finalizers?.includes(CACHE_FINALIZER) ?? false;
     if (needsFinalizer && !hasFinalizer) await this.setFinalizer(app, true);
     const taken = wanted && this.caches.get(wanted.metadata.namespace, wanted.metadata.name);
@@ -106,6 +108,8 @@ export class ModelCacheReconciler {
       // Never reached with hashed names short of a collision; if it is, the other app's cache stays as it is.
       ctx.log.info('model cache name taken by another app', { cache: wanted.metadata.name });
       this.mgr.events.record(app, 'Warning', 'ModelCacheConflict', `${wanted.kind} ${wanted.metadata.name} belongs to another app; not changed`);
+    } else if (wanted && !this.caches.served()) {
+      this.mgr.events.record(app, 'Warning', 'ModelCacheNotInstalled', `prewarm.cacheModel needs KServe's ${wanted.kind} (${this.caches.kind.plural}.${this.caches.kind.group}), which this cluster does not serve: the model is not cached; install KServe's LocalModel feature`);
     } else if (wanted) {
       const live = existing.find((c) => c.metadata.name === wanted.metadata.name);
       const written = await this.children.ensure(kind, wanted, live).catch((err: unknown) => {

@@ -31,6 +31,7 @@ import { RETIRED, revisionBounds } from '../scaling/revision-bounds.ts';
 import { effectiveScale, type EffectiveScale } from '../scaling/windows.ts';
 import type { CacheScope } from '../render/local-model-cache.ts';
 import { ChildWriter, WriteRejected, ownedBy, routingManager } from './children.ts';
+import { missingDataPlane, type DataPlaneKinds } from './data-plane.ts';
 import { HostClaims } from './host-claims.ts';
 import { cacheNameFor } from './model-cache.ts';
 import { RolloutMetrics } from './rollout-metrics.ts';
@@ -81,6 +82,7 @@ export class ServerlessAppReconciler {
   private readonly inferenceServices: Informer<WorkloadObject>;
   private readonly virtualServices: Informer<WorkloadObject>;
   private readonly revisions: Informer<Revision>;
+  private readonly dataPlane: DataPlaneKinds;
   private readonly status: StatusWriter;
   private readonly hosts = new HostClaims();
   private readonly children: ChildWriter;
@@ -98,10 +100,12 @@ export class ServerlessAppReconciler {
     this.apps = mgr.informer<ServerlessApp>(Kinds.ServerlessApp);
     // Children keep our own managedFields entry: it tells which fields we applied (see needsApply).
     const transform = keepAppliedFields(mgr.client.fieldManager, routingManager(mgr.client.fieldManager));
-    this.services = mgr.informer<WorkloadObject>(Kinds.KnativeService, { labelSelector: managed, transform });
-    this.inferenceServices = mgr.informer<WorkloadObject>(Kinds.InferenceService, { labelSelector: managed, transform });
-    this.virtualServices = mgr.informer<WorkloadObject>(Kinds.VirtualService, { labelSelector: managed, transform });
-    this.revisions = mgr.informer<Revision>(Kinds.KnativeRevision, { labelSelector: APP_LABEL, transform: slimRevision });
+    // Each data plane is optional: a missing CRD only stops the apps that need it (see data-plane.ts).
+    this.services = mgr.informer<WorkloadObject>(Kinds.KnativeService, { labelSelector: managed, transform, optional: true });
+    this.inferenceServices = mgr.informer<WorkloadObject>(Kinds.InferenceService, { labelSelector: managed, transform, optional: true });
+    this.virtualServices = mgr.informer<WorkloadObject>(Kinds.VirtualService, { labelSelector: managed, transform, optional: true });
+    this.revisions = mgr.informer<Revision>(Kinds.KnativeRevision, { labelSelector: APP_LABEL, transform: slimRevision, optional: true });
+    this.dataPlane = { knative: [this.services, this.revisions], kserve: [this.inferenceServices], istio: [this.virtualServices] };
     this.status = new StatusWriter(mgr.client);
     this.children = new ChildWriter(mgr.client);
     this.metrics = new RolloutMetrics(mgr.metrics.registry);
@@ -128,6 +132,8 @@ export class ServerlessAppReconciler {
     this.apps.on('add', (a) => recheck(this.hosts.set(a)));
     this.apps.on('update', (a) => recheck(this.hosts.set(a)));
     this.apps.on('delete', (a) => recheck(this.hosts.delete(a)));
+    // A data plane installed (or removed) while running: every app may need to know.
+    for (const i of [this.services, this.inferenceServices, this.virtualServices, this.revisions]) i.onServedChange(() => this.controller.enqueueAll());
     mgr.add(this.controller);
   }
 
@@ -152,7 +158,7 @@ export class ServerlessAppReconciler {
     }
     const now = this.mgr.clock.now();
 
-    const problems = [...validateApp(app, this.o.policy), ...this.hosts.conflicts(app)];
+    const problems = [...validateApp(app, this.o.policy), ...this.hosts.conflicts(app), ...missingDataPlane(app, this.dataPlane)];
     if (problems.length) {
       // A bad edit never takes down what runs: children are left exactly as they are.
       const wrote = await this.status.write(app, invalidSpecStatus(app, problems, now));

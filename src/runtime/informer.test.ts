@@ -189,6 +189,49 @@ describe('Informer', () => {
     assert.equal(cached.metadata?.managedFields, undefined);
   });
 
+  describe('an optional kind (a CRD that may not be installed)', () => {
+    const notServed = { status: 404, body: { kind: 'Status', code: 404, reason: 'NotFound', message: 'the server could not find the requested resource' } };
+
+    it('counts as synced and empty while the API server does not serve it, and says when it is served', async () => {
+      let installed = false;
+      api.onList = () => (installed ? undefined : notServed);
+      const inf = open({ optional: true });
+      const changes: boolean[] = [];
+      inf.onServedChange((served) => changes.push(served));
+      await inf.start();
+      assert.equal(inf.hasSynced(), true, 'a missing CRD never holds back the caches');
+      assert.equal(inf.served(), false);
+      assert.deepEqual(changes, [false]);
+      assert.equal(api.watchRequests().length, 0, 'nothing to watch yet');
+      api.put('a', 'one', {});
+      installed = true;
+      await waitFor('the kind to be served', () => inf.served());
+      assert.deepEqual(changes, [false, true]);
+      await waitFor('the object to be cached', () => inf.get('a', 'one') !== undefined);
+      assert.deepEqual(events, ['add a/one@101']);
+    });
+
+    it('empties its cache when the kind stops being served (its CRD deleted)', async () => {
+      api.put('a', 'one', {});
+      const inf = open({ optional: true });
+      await inf.start();
+      api.onList = () => notServed;
+      api.closeWatches();
+      api.onWatch = (_url, res) => { reply(res, 404, notServed.body); return true; };
+      await waitFor('the kind to be reported as not served', () => !inf.served());
+      assert.deepEqual(inf.list(), []);
+      assert.deepEqual(events, ['add a/one@101', 'delete a/one@101']);
+    });
+
+    it('is an error like any other when the informer is not optional', async () => {
+      api.onList = () => notServed;
+      const inf = open();
+      void inf.start();
+      await waitFor('a few retries', () => api.lists().length >= 2);
+      assert.equal(inf.hasSynced(), false);
+    });
+  });
+
   it('follows every page of a paginated list', async () => {
     for (let i = 0; i < 5; i++) api.put('a', `cm${i}`, {});
     api.pageSize = 2;

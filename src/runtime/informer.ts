@@ -6,7 +6,10 @@
 // traffic and connections are recycled), aborts a watch that goes quiet, backs
 // off and relists after any failure, and relists periodically anyway. A relist
 // is diffed against the cache, so handlers only hear about real changes, in
-// order per object.
+// order per object. An optional kind (a CRD that may not be installed: KServe,
+// Istio) that the API server does not serve counts as synced and empty, so it
+// never holds back the rest of the operator, and is listed again with backoff
+// until it is served.
 
 import { HttpMethod, IsomorphicFetchHttpLibrary, RequestContext } from '@kubernetes/client-node';
 import type { KubeConfig, ResponseContext } from '@kubernetes/client-node';
@@ -50,6 +53,8 @@ export interface InformerOptions<T> {
   logger?: Logger;
   hooks?: InformerHooks;
   clock?: Clock;
+  /** The kind's CRD may be missing: a 404 on list counts as synced and empty (see served()), and the list is retried with backoff. */
+  optional?: boolean;
 }
 
 type EventName = 'add' | 'update' | 'delete';
@@ -97,6 +102,10 @@ export class Informer<T extends KubeObject> {
   readonly #handlers: Record<EventName, Array<Handler<T>>> = { add: [], update: [], delete: [] };
   readonly #stop = new AbortController();
   readonly #syncedScopes = new Set<string | undefined>();
+  readonly #optional: boolean;
+  /** Scopes whose last list was a 404: the API server does not serve the kind (optional informers only). */
+  readonly #unservedScopes = new Set<string | undefined>();
+  readonly #servedHandlers: Array<(served: boolean) => void> = [];
   #synced: Promise<void> | undefined;
 
   constructor(kc: KubeConfig, kind: ResourceKind, opts: InformerOptions<T> = {}) {
@@ -112,6 +121,7 @@ export class Informer<T extends KubeObject> {
     this.#log = opts.logger ?? noopLogger;
     this.#hooks = opts.hooks ?? {};
     this.#clock = opts.clock ?? systemClock;
+    this.#optional = opts.optional ?? false;
   }
 
   /** Handlers run synchronously, in event order; the objects are the cache's own, so handlers must not mutate them. */
@@ -142,6 +152,16 @@ export class Informer<T extends KubeObject> {
     return this.#syncedScopes.size === this.#scopes.length;
   }
 
+  /** False while the API server does not serve the kind (an optional informer whose CRD is not installed). */
+  served(): boolean {
+    return this.#unservedScopes.size === 0;
+  }
+
+  /** Runs when served() changes: the kind's CRD was installed or removed. */
+  onServedChange(handler: (served: boolean) => void): void {
+    this.#servedHandlers.push(handler);
+  }
+
   get(namespace: string | undefined, name: string): T | undefined {
     return this.#cache.get(cacheKey(this.kind.namespaced ? namespace : undefined, name));
   }
@@ -162,16 +182,24 @@ export class Informer<T extends KubeObject> {
     let resourceVersion: string | undefined;
     let listedAt = 0;
     let failures = 0;
+    let unservedLists = 0;
     while (!signal.aborted) {
       let failure: { reason: 'error' | 'watchdog'; detail: string } | undefined;
       try {
         if (resourceVersion === undefined) {
-          resourceVersion = await this.#relist(ns);
+          const listed = await this.#relist(ns);
           listedAt = performance.now();
           if (!this.#syncedScopes.has(ns)) {
             this.#syncedScopes.add(ns);
             onFirstSync();
           }
+          if (listed === undefined) {
+            // Not served (yet): look again later, as a CRD may be installed at any time.
+            await sleep(backoffMs(++unservedLists, this.#backoff), signal);
+            continue;
+          }
+          unservedLists = 0;
+          resourceVersion = listed;
         }
         const started = performance.now();
         const watch = await this.#watch(ns, resourceVersion, listedAt + this.#relistPeriodMs - started);
@@ -199,15 +227,23 @@ export class Informer<T extends KubeObject> {
     }
   }
 
-  /** Lists the scope page by page, replaces its part of the cache and emits the differences. */
-  async #relist(ns: string | undefined): Promise<string> {
+  /**
+   * Lists the scope page by page, replaces its part of the cache and emits the
+   * differences. Returns undefined when an optional kind is not served (the scope is then empty).
+   */
+  async #relist(ns: string | undefined): Promise<string | undefined> {
     const fresh = new Map<string, T>();
-    let resourceVersion = '';
+    let resourceVersion: string | undefined = '';
     let cont: string | undefined;
     do {
       const query = { limit: String(LIST_PAGE_SIZE), labelSelector: this.#labelSelector, continue: cont };
       const signal = AbortSignal.any([this.#stop.signal, AbortSignal.timeout(Math.ceil(Math.max(this.#watchdogMs, 30_000)))]);
       const res = await this.#get(resourcePath(this.kind, ns), query, signal);
+      if (res.httpStatusCode === 404 && this.#optional) {
+        fresh.clear();
+        resourceVersion = undefined;
+        break;
+      }
       if (res.httpStatusCode !== 200) throw await statusError(res);
       const page = JSON.parse(await res.body.text()) as { items: T[]; metadata: { resourceVersion: string; continue?: string } };
       resourceVersion = page.metadata.resourceVersion;
@@ -228,7 +264,25 @@ export class Informer<T extends KubeObject> {
       }
     }
     this.#log.debug('listed', { kind: this.kind.plural, namespace: ns, count: fresh.size, resourceVersion });
+    this.#setServed(ns, resourceVersion !== undefined);
     return resourceVersion;
+  }
+
+  #setServed(ns: string | undefined, served: boolean): void {
+    const before = this.served();
+    if (served) this.#unservedScopes.delete(ns);
+    else this.#unservedScopes.add(ns);
+    if (this.served() === before) return;
+    const resource = `${this.kind.plural}.${this.kind.group}/${this.kind.version}`;
+    if (served) this.#log.info(`${resource} is served now: its controller starts`, { kind: this.kind.plural });
+    else this.#log.warn(`${resource} is not served by the API server (its CRD is not installed): apps that need it report so; looking again with backoff`, { kind: this.kind.plural });
+    for (const handler of this.#servedHandlers) {
+      try {
+        handler(served);
+      } catch (err) {
+        this.#log.error('informer handler failed', { kind: this.kind.plural, event: 'served', error: String(err) });
+      }
+    }
   }
 
   /**

@@ -82,9 +82,10 @@ export class Manager {
   /**
    * The shared informer of `kind` with `labelSelector`, created on first use.
    * The first caller's transform wins, so callers of one (kind, selector)
-   * must agree on it.
+   * must agree on it. `optional`: the kind's CRD may be missing, which then
+   * holds back neither the caches' sync nor any controller (see Informer.served).
    */
-  informer<T extends KubeObject>(kind: ResourceKind, opts: { labelSelector?: string; transform?: (o: T) => T } = {}): Informer<T> {
+  informer<T extends KubeObject>(kind: ResourceKind, opts: { labelSelector?: string; transform?: (o: T) => T; optional?: boolean } = {}): Informer<T> {
     const key = `${kind.group}/${kind.version}/${kind.plural}?${opts.labelSelector ?? ''}`;
     let informer = this.informers.get(key);
     if (!informer) {
@@ -92,6 +93,7 @@ export class Manager {
         ...(kind.namespaced && this.opts.namespaces?.length ? { namespaces: this.opts.namespaces } : {}),
         ...(opts.labelSelector ? { labelSelector: opts.labelSelector } : {}),
         ...(opts.transform ? { transform: opts.transform } : {}),
+        ...(opts.optional ? { optional: true } : {}),
         ...(this.opts.watchdogMs ? { watchdogMs: this.opts.watchdogMs } : {}),
         logger: this.logger.child({ informer: kind.plural }),
         clock: this.clock,

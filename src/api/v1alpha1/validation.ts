@@ -15,7 +15,7 @@ import type { ServerlessApp } from './serverlessapp.ts';
 export type ProblemReason =
   | 'InvalidSpec' | 'InvalidSchedule' | 'GatewayNotAllowed' | 'HostNotAllowed'
   | 'AnalysisProviderNotFound' | 'AnalysisAddressNotAllowed' | 'ModelSizeNotAllowed' | 'StorageUriNotAllowed'
-  | 'HostConflict';
+  | 'HostConflict' | 'KnativeNotInstalled' | 'KServeNotInstalled' | 'IstioNotInstalled';
 
 export interface SpecProblem { reason: ProblemReason; field: string; message: string }
 
