@@ -8,7 +8,7 @@ import { ModelCacheReconciler } from './controllers/model-cache.ts';
 import { ServerlessAppReconciler } from './controllers/serverlessapp.ts';
 import type { CacheScope } from './render/local-model-cache.ts';
 import type { Clock } from './runtime/clock.ts';
-import type { KubeClient } from './runtime/client.ts';
+import { ApiError, type KubeClient } from './runtime/client.ts';
 import { Kinds } from './runtime/kinds.ts';
 import type { Logger } from './runtime/logging.ts';
 import { Manager } from './runtime/manager.ts';
@@ -37,17 +37,34 @@ export function inPlaceScalingFromLabels(labels: Record<string, string>): boolea
   return !!m && (Number(m[1]) > 1 || (Number(m[1]) === 1 && Number(m[2]) >= 21));
 }
 
-export async function detectInPlaceScaling(client: KubeClient, setting: OperatorConfig['knativeInPlaceScaling']): Promise<boolean> {
+/**
+ * Reads a CRD for auto-detection. A namespace-scoped install may not read
+ * CRDs (they are cluster-scoped): a refusal is logged with the setting that
+ * avoids the read, and the caller falls back to its safe default.
+ */
+async function readCrd<T>(client: KubeClient, name: string, log: { warn(message: string): unknown }, fallback: string): Promise<T | undefined | 'forbidden'> {
+  try {
+    return await client.get<T>(CRD, undefined, name);
+  } catch (err) {
+    if (!(err instanceof ApiError) || (err.code !== 403 && err.code !== 401)) throw err;
+    log.warn(`cannot read CustomResourceDefinition ${name} for auto-detection (HTTP ${err.code}: ${err.message}); ${fallback}`);
+    return 'forbidden';
+  }
+}
+
+export async function detectInPlaceScaling(client: KubeClient, setting: OperatorConfig['knativeInPlaceScaling'], log: { warn(message: string): unknown }): Promise<boolean> {
   if (setting !== 'auto') return setting === 'true';
-  const crd = await client.get<{ metadata?: { labels?: Record<string, string> } }>(CRD, undefined, 'services.serving.knative.dev');
-  return inPlaceScalingFromLabels(crd?.metadata?.labels ?? {});
+  const crd = await readCrd<{ metadata?: { labels?: Record<string, string> } }>(client, 'services.serving.knative.dev', log,
+    'assuming Knative < 1.21: scale bounds go into the revision template, which works on every Knative. Set --knative-inplace-scaling=true|false (KNATIVE_INPLACE_SCALING) to choose without the read');
+  return crd !== 'forbidden' && inPlaceScalingFromLabels(crd?.metadata?.labels ?? {});
 }
 
 /** The namespace-scoped cache exists in newer KServe and can be garbage-collected; prefer it. */
-export async function detectCacheScope(client: KubeClient, setting: OperatorConfig['modelCacheScope']): Promise<CacheScope> {
+export async function detectCacheScope(client: KubeClient, setting: OperatorConfig['modelCacheScope'], log: { warn(message: string): unknown }): Promise<CacheScope> {
   if (setting !== 'auto') return setting;
-  const crd = await client.get(CRD, undefined, `${Kinds.LocalModelNamespaceCache.plural}.${Kinds.LocalModelNamespaceCache.group}`);
-  return crd ? 'namespace' : 'cluster';
+  const crd = await readCrd(client, `${Kinds.LocalModelNamespaceCache.plural}.${Kinds.LocalModelNamespaceCache.group}`, log,
+    'using namespace-scoped model caches (LocalModelNamespaceCache). Set --model-cache-scope=namespace|cluster (MODEL_CACHE_SCOPE) to choose without the read');
+  return crd === undefined ? 'cluster' : 'namespace';
 }
 
 export interface OperatorDeps {
@@ -67,8 +84,8 @@ export async function createOperator(kc: KubeConfig, config: OperatorConfig, dep
     ...(config.watchWatchdogMs ? { watchdogMs: config.watchWatchdogMs } : {}),
     ...(deps.onLostLeadership ? { onLostLeadership: deps.onLostLeadership } : {}),
   });
-  const inPlaceBounds = await detectInPlaceScaling(manager.client, config.knativeInPlaceScaling);
-  const cacheScope = await detectCacheScope(manager.client, config.modelCacheScope);
+  const inPlaceBounds = await detectInPlaceScaling(manager.client, config.knativeInPlaceScaling, deps.logger);
+  const cacheScope = await detectCacheScope(manager.client, config.modelCacheScope, deps.logger);
   deps.logger.info('settings', { inPlaceBounds, cacheScope, namespaces: config.namespaces });
   const policy = validationPolicy(config);
   const apps = new ServerlessAppReconciler(manager, {
