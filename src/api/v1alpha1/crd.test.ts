@@ -26,3 +26,20 @@ describe('ServerlessApp CRD', () => {
     assert.ok(crd.spec.names.categories.length > 0);
   });
 });
+
+describe('container.image at admission', () => {
+  const pattern = new RegExp((serverlessAppCRD().spec.versions[0]!.schema.openAPIV3Schema.properties.spec as { properties: { container: { properties: { image: { pattern: string } } } } }).properties.container.properties.image.pattern);
+  const cases: Array<[string, boolean]> = [
+    ['ghcr.io/acme/shop:1.4.0', true],
+    ['nginx', true],
+    ['registry.k8s.io/pause:3.9', true],
+    ['localhost:5000/team/app@sha256:' + 'a'.repeat(64), true],
+    ['Shop:1', false],
+    ['ghcr.io/acme/shop:', false],
+    ['shop 1', false],
+    ['ghcr.io/acme/shop@sha256:short', false],
+  ];
+  for (const [image, ok] of cases) {
+    it(`${ok ? 'accepts' : 'refuses'} ${JSON.stringify(image)}, as Knative's webhook would`, () => assert.equal(pattern.test(image), ok));
+  }
+});

@@ -25,6 +25,12 @@ export const MODEL_FORMATS = [
 export const STORAGE_URI_PATTERN = '^(gs|s3|pvc|hf|oci|https?)://[^\\s]+$';
 const DNS_LABEL = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
 const HOSTNAME = '^(\\*\\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
+// The image reference grammar Knative's webhook parses with go-containerregistry
+// (distribution/reference): refusing a bad reference here names the field at
+// `kubectl apply` instead of failing later as a refused Knative Service.
+const PATH_COMPONENT = '[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*';
+const DOMAIN = '(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)(?:\\.(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?))*(?::[0-9]+)?';
+const IMAGE_REFERENCE = `^(?:${DOMAIN}/)?${PATH_COMPONENT}(?:/${PATH_COMPONENT})*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?$`;
 const HEADER_NAME = '^[A-Za-z0-9!#$%&\'*+.^_`|~-]+$';
 /** "namespace/name": a namespace (DNS label) and a Gateway name (DNS subdomain). */
 const GATEWAY_REF = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?/[a-z0-9]([-a-z0-9.]*[a-z0-9])?$';
@@ -57,7 +63,7 @@ const envVar = object('An environment variable for the container.', {
 
 export const containerSchema = object(
   'A container app, served by a Knative Service. Changing any field here makes a new version (a new revision).', {
-    image: required(string('Container image reference, e.g. ghcr.io/acme/shop:1.4.0. Prefer a tag or digest that never moves.', { minLength: 1, maxLength: 512, pattern: '^[^\\s]+$' })),
+    image: required(string('Container image reference, e.g. ghcr.io/acme/shop:1.4.0: [registry[:port]/]path[:tag][@digest], lowercase path. Prefer a tag or digest that never moves.', { minLength: 1, maxLength: 512, pattern: IMAGE_REFERENCE })),
     port: integer('Port the app listens on for HTTP; Knative sends requests here (its default is 8080).', { minimum: 1, maximum: 65535 }),
     command: array(string('An argument.', { maxLength: 4096 }), 'Entrypoint override (the image ENTRYPOINT).', { maxItems: 64 }),
     args: array(string('An argument.', { maxLength: 4096 }), 'Arguments to the entrypoint (the image CMD).', { maxItems: 256 }),
