@@ -22,7 +22,8 @@
 //    (knative.dev/serving pkg/apis/serving/v1/configuration_defaults.go,
 //    configuration_validation.go: "Saw the following changes without a name change").
 
-import { applyNeed, canonicalJson, isSemanticSubset } from '../runtime/apply.ts';
+import { applyNeed, isSemanticSubset } from '../runtime/apply.ts';
+import { canonicalJson } from '../util/canonical-json.ts';
 import { ApiError, type KubeClient } from '../runtime/client.ts';
 import type { Request } from '../runtime/controller.ts';
 import { Kinds, type ResourceKind } from '../runtime/kinds.ts';

@@ -4,7 +4,7 @@
 // key order in the user's YAML does not matter.
 
 import { createHash } from 'node:crypto';
-import { canonicalJson } from '../runtime/apply.ts';
+import { canonicalJson } from '../util/canonical-json.ts';
 import type { ServerlessAppSpec } from '../api/v1alpha1/serverlessapp.ts';
 
 export function shortHash(value: unknown, length = 10): string {

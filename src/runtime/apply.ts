@@ -7,6 +7,8 @@
 // (No marker annotation: KServe copies an InferenceService's annotations into
 // its revision template, so a changing annotation would cut a new revision.)
 
+import { canonicalJson } from '../util/canonical-json.ts';
+
 export type FieldSet = { [key: string]: FieldSet };
 
 export interface ManagedFieldsEntry {
@@ -110,14 +112,4 @@ export function applyNeed(desired: unknown, live: unknown, manager: string): 'no
 /** Whether `desired` must be applied over `live` (see applyNeed). */
 export function needsApply(desired: unknown, live: unknown, manager: string): boolean {
   return applyNeed(desired, live, manager) !== 'none';
-}
-
-/** JSON with object keys sorted, so equal content always compares (and hashes) the same. */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) => {
-    if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
-    const sorted: Record<string, unknown> = {};
-    for (const k of Object.keys(v).sort()) sorted[k] = (v as Record<string, unknown>)[k];
-    return sorted;
-  });
 }

@@ -10,17 +10,9 @@
 
 import http from 'node:http';
 import https from 'node:https';
+import { forbiddenHeader } from '../util/http-headers.ts';
 
-/** Request headers a tenant may not set: Host (which would make the sidecar route elsewhere) and the hop-by-hop ones (RFC 9110 section 7.6.1). */
-const FORBIDDEN_EXACT = new Set(['host', 'connection', 'keep-alive', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
-
-/** Why a header name may not be sent, or undefined when it may. */
-export function forbiddenHeader(name: string): string | undefined {
-  const n = name.toLowerCase();
-  if (FORBIDDEN_EXACT.has(n)) return `header ${JSON.stringify(name)} is not allowed: the operator sets Host and hop-by-hop headers itself`;
-  if (n.startsWith('proxy-')) return `header ${JSON.stringify(name)} is not allowed: Proxy-* headers are hop-by-hop`;
-  return undefined;
-}
+export { forbiddenHeader };
 
 export const EXCERPT_CHARS = 120;
 

@@ -6,7 +6,7 @@
 // own write must not cause the same status (and its Events) twice.
 
 import { createHash } from 'node:crypto';
-import { canonicalJson } from './apply.ts';
+import { canonicalJson } from '../util/canonical-json.ts';
 import type { KubeClient } from './client.ts';
 
 interface Live {

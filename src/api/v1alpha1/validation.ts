@@ -7,7 +7,7 @@
 
 import { RE2JS } from 're2js';
 import { analysisTarget, type AnalysisPolicy } from '../../rollout/analysis.ts';
-import { forbiddenHeader } from '../../runtime/outbound.ts';
+import { forbiddenHeader } from '../../util/http-headers.ts';
 import { validateWindows } from '../../scaling/windows.ts';
 import { parseQuantity } from './quantity.ts';
 import type { ServerlessApp } from './serverlessapp.ts';
