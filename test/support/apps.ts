@@ -58,13 +58,49 @@ export async function waitForApp(namespace: string, name: string, pred: (a: Serv
 }
 
 export interface KnativeService {
-  metadata: { name: string; namespace: string; annotations?: Record<string, string>; labels?: Record<string, string>; ownerReferences?: unknown[]; resourceVersion?: string };
+  metadata: { name: string; namespace: string; uid?: string; generation?: number; annotations?: Record<string, string>; labels?: Record<string, string>; ownerReferences?: unknown[]; resourceVersion?: string };
   spec: { template: { metadata: { name: string; annotations?: Record<string, string> }; spec: { containers: Array<{ image: string; env?: unknown[] }> } }; traffic: Array<{ revisionName?: string; percent: number; tag?: string }> };
-  status?: { url?: string; traffic?: Array<{ revisionName?: string; percent: number; tag?: string }> };
+  status?: {
+    url?: string; observedGeneration?: number; latestReadyRevisionName?: string; latestCreatedRevisionName?: string;
+    traffic?: Array<{ revisionName?: string; percent: number; tag?: string; url?: string }>;
+    conditions?: Array<{ type: string; status: string; reason?: string; message?: string }>;
+  };
 }
 
 export async function getKsvc(namespace: string, name: string): Promise<KnativeService | undefined> {
   return userClient().get<KnativeService>(Kinds.KnativeService, namespace, name);
+}
+
+/** A Knative Revision as the tests read it: its bounds annotations, labels and what Knative reports. */
+export interface KnativeRevision {
+  metadata: { name: string; uid?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  status?: { actualReplicas?: number; desiredReplicas?: number; conditions?: Array<{ type: string; status: string; reason?: string; message?: string }> };
+}
+
+export async function getRevision(namespace: string, name: string): Promise<KnativeRevision | undefined> {
+  return userClient().get<KnativeRevision>(Kinds.KnativeRevision, namespace, name);
+}
+
+/** Whether Knative reports the object (Service, Revision) Ready=True. */
+export const knativeReady = (o: { status?: { conditions?: Array<{ type: string; status: string }> } } | undefined): boolean =>
+  o?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+
+/**
+ * The split Knative's Route reports in the Service's status (not what the
+ * operator asked for in spec.traffic): tag (or revision, when untagged) ->
+ * percent, 0% targets included. Empty while Knative has not reported the
+ * Service's current generation, so a caller never reads a split from before an edit.
+ */
+export async function reportedSplit(namespace: string, name: string): Promise<Record<string, number>> {
+  const k = await getKsvc(namespace, name);
+  if (!k?.status || k.status.observedGeneration !== k.metadata.generation) return {};
+  return Object.fromEntries((k.status.traffic ?? []).map((t) => [t.tag ?? t.revisionName ?? 'latest', t.percent ?? 0]));
+}
+
+/** Revision name -> percent as Knative reports it (targets at 0% left out). */
+export async function reportedRevisions(namespace: string, name: string): Promise<Record<string, number>> {
+  const k = await getKsvc(namespace, name);
+  return Object.fromEntries((k?.status?.traffic ?? []).filter((t) => (t.percent ?? 0) > 0).map((t) => [t.revisionName ?? '', t.percent ?? 0]));
 }
 
 export const readyTrue = (a: ServerlessApp) => condition(a, 'Ready')?.status === 'True';

@@ -88,3 +88,21 @@ export async function waitFor<T>(fn: () => T | Promise<T>, opts: WaitOptions = {
 export function writesSince(since: Date, userAgentPrefix: string): AuditWrite[] {
   return testEnv().auditWrites({ since, userAgentPrefix });
 }
+
+/**
+ * Writes by `userAgentPrefix` in `namespace` since `since`, looked for during
+ * `windowMs` and returned as soon as there is one ("verb resource/subresource
+ * name"). For "nothing was written", which cannot be waited for: callers look
+ * over a bounded window once the operator's queue is idle. The audit log is
+ * written before the API server answers (blocking mode), so each look is
+ * complete up to that moment.
+ */
+export async function writesWithin(namespace: string, since: Date, userAgentPrefix: string, windowMs: number): Promise<string[]> {
+  const end = performance.now() + windowMs;
+  for (;;) {
+    const writes = writesSince(since, userAgentPrefix).filter((w) => w.namespace === namespace)
+      .map((w) => `${w.verb} ${w.resource}${w.subresource ? `/${w.subresource}` : ''} ${w.name ?? ''}`);
+    if (writes.length > 0 || performance.now() >= end) return writes;
+    await sleep(100);
+  }
+}
