@@ -249,7 +249,9 @@ export async function deleteDataPlaneNetns(names: readonly string[]): Promise<vo
 /** Two simulated nodes; the second has GPUs, the way the NVIDIA device plugin and GPU feature discovery label one. */
 function rigNodes(): V1Node[] {
   const node = (name: string, index: number, extra: { labels?: Record<string, string>; capacity?: Record<string, string> }): V1Node => {
-    const capacity = { cpu: '16', memory: '64Gi', pods: '110', 'ephemeral-storage': '100Gi', ...extra.capacity };
+    // Large, so a whole test run's apps (each revision keeps a pod: without queue-proxy metrics the
+    // autoscaler never scales to zero) fit; a request of 1000 CPUs still never schedules.
+    const capacity = { cpu: '256', memory: '1Ti', pods: '5000', 'ephemeral-storage': '10Ti', ...extra.capacity };
     return {
       apiVersion: 'v1', kind: 'Node',
       metadata: {
@@ -263,7 +265,7 @@ function rigNodes(): V1Node[] {
   };
   return [
     node('rig-node-1', 1, {}),
-    node('rig-gpu-node-1', 2, { labels: { 'nvidia.com/gpu.present': 'true', 'nvidia.com/gpu.product': 'simulated' }, capacity: { 'nvidia.com/gpu': '4' } }),
+    node('rig-gpu-node-1', 2, { labels: { 'nvidia.com/gpu.present': 'true', 'nvidia.com/gpu.product': 'simulated' }, capacity: { 'nvidia.com/gpu': '64' } }),
   ];
 }
 
