@@ -192,16 +192,18 @@ export class ServerlessAppReconciler {
     const { namespace, name } = app.metadata;
     const workload = app.spec.model ? this.kserve : this.knative;
     const version = versionOf(app.spec);
-    const revisions = this.revisions.list(namespace).filter((r) => r.metadata.labels?.[APP_LABEL] === name);
+    const live = this.liveOf(workload, namespace, name);
+    const otherKind = workload === this.kserve ? this.knative : this.kserve;
+    const other = this.liveOf(otherKind, namespace, name);
+    // Revisions an earlier workload of the same name left behind (a kind switched back) are not ours: they can carry the very name the new one will use.
+    const revisions = this.revisions.list(namespace)
+      .filter((r) => r.metadata.labels?.[APP_LABEL] === name && !workload.isStale(r, app, live) && !otherKind.isStale(r, app, other));
     const observed = new Map(revisions.map((r) => [r.metadata.name, observeRevision(r)]));
     const scaling = app.spec.scaling ?? {};
     const leadMs = app.spec.prewarm?.leadTime ? parseDuration(app.spec.prewarm.leadTime) : 0;
     const scale = effectiveScale({ minScale: scaling.minScale ?? 0, ...(scaling.maxScale !== undefined ? { maxScale: scaling.maxScale } : {}) }, scaling.windows ?? [], leadMs, now);
     const desiredRevision = workload.desiredRevision(app, version, scale, revisions);
     const stable = stableOf(app);
-    const live = this.liveOf(workload, namespace, name);
-    const otherKind = workload === this.kserve ? this.knative : this.kserve;
-    const other = this.liveOf(otherKind, namespace, name);
     // A stable revision that does not run in this kind's workload (a container <-> model switch): the
     // new kind starts on its own, and (make before break) the other kind serves until it is stable here.
     const knativeService = workload === this.kserve ? `${name}-predictor` : name;
@@ -223,8 +225,9 @@ export class ServerlessAppReconciler {
       ...(app.spec.rollout ? { rollout: app.spec.rollout } : {}),
       previous: { ...(stable ? { stable } : {}), ...(app.status?.canary ? { canary: app.status.canary } : {}) },
       revisions: [...observed.values()], isWarm,
-      // The promotion gate reads the new workload's own report: during a kind switch that is the new kind's.
-      traffic: summary.traffic.map((t) => ({ revision: t.revision, percent: t.percent })),
+      // The promotion gate reads the new workload's own report: during a kind switch that is the new kind's,
+      // and it counts only once that workload answers on the host the VirtualService will point at.
+      traffic: (fresh && !summary.routeReady ? [] : summary.traffic).map((t) => ({ revision: t.revision, percent: t.percent })),
     };
     let plan = planRollout(input);
     const analysis = app.spec.rollout?.analysis;

@@ -17,7 +17,7 @@ import { conditionOf, newestFirst, observeRevision, type KnativeCondition, type 
 export interface WorkloadObject {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; namespace?: string; uid?: string; labels?: Record<string, string>; annotations?: Record<string, string>; ownerReferences?: Array<{ uid: string; kind: string; controller?: boolean }>; generation?: number };
+  metadata: { name: string; namespace?: string; uid?: string; creationTimestamp?: string; labels?: Record<string, string>; annotations?: Record<string, string>; ownerReferences?: Array<{ uid: string; kind: string; controller?: boolean }>; generation?: number };
   spec?: unknown;
   status?: {
     observedGeneration?: number;
@@ -35,6 +35,13 @@ export interface WorkloadSummary {
   message: string;
   url?: string;
   traffic: TrafficStatus[];
+  /**
+   * The workload answers on the cluster-local host the VirtualService points at. Not the same as
+   * `ready`: an InferenceService's Ready also covers KServe's own ingress (an ExternalName Service
+   * named after the app, which cannot exist while a Knative Service of that name does), and a
+   * Knative Route reports its traffic before its ingress is programmed.
+   */
+  routeReady: boolean;
 }
 
 export interface RenderContext {
@@ -56,6 +63,27 @@ export interface Workload {
   /** Cluster-local hosts of the app and of its candidate, for the VirtualService. */
   hosts(app: ServerlessApp): { defaultHost: string; candidateHost: string };
   summarize(live: WorkloadObject | undefined, versionOf: (revision: string) => string | undefined): WorkloadSummary;
+  /**
+   * A revision of this kind's Knative Service that `live` did not make: an earlier workload of the
+   * same name left it (deleted, not yet garbage-collected). Switching back to a kind reuses names
+   * (a container version's BYO name, KServe's `<app>-predictor-00001`), so such a revision can carry
+   * the very name and version the new workload is about to create; it must not count as that one.
+   */
+  isStale(r: Revision, app: ServerlessApp, live: WorkloadObject | undefined): boolean;
+}
+
+/** Knative labels each Revision with its Knative Service's name and UID. */
+const SERVICE_LABEL = 'serving.knative.dev/service';
+const SERVICE_UID_LABEL = 'serving.knative.dev/serviceUID';
+
+/** `r` belongs to Knative Service `service`, but not to `live` (by UID when known, else created before it; Kubernetes times are whole seconds). */
+function staleRevision(r: Revision, service: string, live: WorkloadObject | undefined, liveServiceUid: string | undefined): boolean {
+  if (r.metadata.labels?.[SERVICE_LABEL] !== service) return false;
+  if (!live) return true;
+  const uid = r.metadata.labels?.[SERVICE_UID_LABEL];
+  if (liveServiceUid && uid) return uid !== liveServiceUid;
+  const born = r.metadata.creationTimestamp, since = live.metadata.creationTimestamp;
+  return !!born && !!since && Date.parse(born) < Date.parse(since);
 }
 
 export function trafficPlan(plan: RolloutPlan, latest?: string): TrafficPlan {
@@ -71,8 +99,8 @@ export function trafficPlan(plan: RolloutPlan, latest?: string): TrafficPlan {
   };
 }
 
-function summarizeConditions(live: WorkloadObject | undefined, traffic: KnativeTrafficTarget[] | undefined, url: string | undefined, versionOf: (r: string) => string | undefined): WorkloadSummary {
-  if (!live?.status?.conditions) return { reason: 'Pending', message: `waiting for ${live?.kind ?? 'the workload'} to report status`, traffic: [] };
+function summarizeConditions(live: WorkloadObject | undefined, traffic: KnativeTrafficTarget[] | undefined, url: string | undefined, routeCondition: string, versionOf: (r: string) => string | undefined): WorkloadSummary {
+  if (!live?.status?.conditions) return { reason: 'Pending', message: `waiting for ${live?.kind ?? 'the workload'} to report status`, traffic: [], routeReady: false };
   const ready = conditionOf(live.status.conditions, 'Ready');
   const routes = conditionOf(live.status.conditions, 'RoutesReady') ?? conditionOf(live.status.conditions, 'PredictorRouteReady');
   const notReady = live.status.conditions.find((c) => c.status !== 'True' && c.type !== 'Ready');
@@ -82,6 +110,7 @@ function summarizeConditions(live: WorkloadObject | undefined, traffic: KnativeT
     message: ready?.status === 'True' ? `${live.kind} is ready` : (ready?.message ?? notReady?.message ?? routes?.message ?? `${live.kind} is not ready`),
     ...(url ? { url } : {}),
     traffic: knativeRouter.inForce({ ...(traffic ? { traffic } : {}) }, versionOf),
+    routeReady: conditionOf(live.status.conditions, routeCondition)?.status === 'True',
   };
 }
 
@@ -109,7 +138,8 @@ export function knativeWorkload(inPlaceBounds: boolean): Workload {
       defaultHost: `${app.metadata.name}.${app.metadata.namespace}.svc.cluster.local`,
       candidateHost: `candidate-${app.metadata.name}.${app.metadata.namespace}.svc.cluster.local`,
     }),
-    summarize: (live, versionOf) => summarizeConditions(live, live?.status?.traffic, live?.status?.url, versionOf),
+    summarize: (live, versionOf) => summarizeConditions(live, live?.status?.traffic, live?.status?.url, 'Ready', versionOf),
+    isStale: (r, app, live) => staleRevision(r, app.metadata.name, live, live?.metadata.uid),
   };
 }
 
@@ -137,6 +167,9 @@ export function kserveWorkload(inPlaceBounds: boolean): Workload {
       // KServe tags the latest (candidate) revision "latest" when tag routing is enabled.
       candidateHost: `latest-${app.metadata.name}-predictor.${app.metadata.namespace}.svc.cluster.local`,
     }),
-    summarize: (live, versionOf) => summarizeConditions(live, live?.status?.components?.predictor?.traffic, live?.status?.url, versionOf),
+    // Our VirtualService routes to the predictor's host: its readiness is KServe's PredictorReady.
+    summarize: (live, versionOf) => summarizeConditions(live, live?.status?.components?.predictor?.traffic, live?.status?.url, 'PredictorReady', versionOf),
+    // The predictor's Knative Service (and its UID) is KServe's: only its creation time tells an earlier one apart.
+    isStale: (r, app, live) => staleRevision(r, `${app.metadata.name}-predictor`, live, undefined),
   };
 }

@@ -1,0 +1,66 @@
+import assert from 'node:assert/strict';
+import { containerApp, modelApp } from '../render/fixtures.ts';
+import type { Revision } from './revisions.ts';
+import { knativeWorkload, kserveWorkload, type WorkloadObject } from './workloads.ts';
+
+const revision = (name: string, labels: Record<string, string>, creationTimestamp: string): Revision =>
+  ({ metadata: { name, namespace: 'team-a', labels, creationTimestamp } });
+
+const ksvc = (uid: string, creationTimestamp: string, conditions: WorkloadObject['status'] = {}): WorkloadObject =>
+  ({ apiVersion: 'serving.knative.dev/v1', kind: 'Service', metadata: { name: 'shop', uid, creationTimestamp }, status: conditions });
+
+describe('workloads: revisions an earlier workload of the same name left behind', () => {
+  const knative = knativeWorkload(true);
+  const kserve = kserveWorkload(true);
+  const shop = containerApp();
+  const fraud = modelApp();
+
+  it('a Knative revision belongs to the live Service with its UID, whatever its name', () => {
+    const live = ksvc('uid-2', '2026-11-22T10:00:05Z');
+    const old = revision('shop-1f67968b', { 'serving.knative.dev/service': 'shop', 'serving.knative.dev/serviceUID': 'uid-1' }, '2026-11-22T09:00:00Z');
+    const current = revision('shop-1f67968b', { 'serving.knative.dev/service': 'shop', 'serving.knative.dev/serviceUID': 'uid-2' }, '2026-11-22T10:00:06Z');
+    assert.equal(knative.isStale(old, shop, live), true);
+    assert.equal(knative.isStale(current, shop, live), false);
+  });
+
+  it('every revision of a Knative Service that does not exist (any more) is stale', () => {
+    const old = revision('shop-1f67968b', { 'serving.knative.dev/service': 'shop', 'serving.knative.dev/serviceUID': 'uid-1' }, '2026-11-22T09:00:00Z');
+    assert.equal(knative.isStale(old, shop, undefined), true);
+  });
+
+  it('a predictor revision created before the live InferenceService is stale (KServe reuses <app>-predictor-00001)', () => {
+    const live: WorkloadObject = { apiVersion: 'serving.kserve.io/v1beta1', kind: 'InferenceService', metadata: { name: 'fraud', creationTimestamp: '2026-11-22T10:00:05Z' } };
+    const labels = { 'serving.knative.dev/service': 'fraud-predictor' };
+    assert.equal(kserve.isStale(revision('fraud-predictor-00001', labels, '2026-11-22T09:00:00Z'), fraud, live), true);
+    assert.equal(kserve.isStale(revision('fraud-predictor-00001', labels, '2026-11-22T10:00:05Z'), fraud, live), false);
+  });
+
+  it('leaves the other kind\'s revisions alone', () => {
+    const predictor = revision('shop-predictor-00001', { 'serving.knative.dev/service': 'shop-predictor' }, '2026-11-22T09:00:00Z');
+    assert.equal(knative.isStale(predictor, shop, undefined), false);
+    const container = revision('fraud-1f67968b', { 'serving.knative.dev/service': 'fraud' }, '2026-11-22T09:00:00Z');
+    assert.equal(kserve.isStale(container, fraud, undefined), false);
+  });
+});
+
+describe('workloads: whether the host the VirtualService points at answers', () => {
+  const condition = (type: string, status: string) => ({ type, status });
+
+  it('a Knative Service: its Ready (its Route reports traffic before the ingress is programmed)', () => {
+    const notYet = ksvc('u', '', { conditions: [condition('Ready', 'Unknown')], traffic: [{ revisionName: 'shop-1', percent: 100 }] });
+    const summary = knativeWorkload(true).summarize(notYet, () => 'v1');
+    assert.equal(summary.routeReady, false);
+    assert.equal(summary.traffic.length, 1);
+    assert.equal(knativeWorkload(true).summarize(ksvc('u', '', { conditions: [condition('Ready', 'True')] }), () => 'v1').routeReady, true);
+  });
+
+  it('an InferenceService: its predictor, not its own Ready (which also waits for KServe\'s ingress)', () => {
+    const isvc: WorkloadObject = {
+      apiVersion: 'serving.kserve.io/v1beta1', kind: 'InferenceService', metadata: { name: 'fraud' },
+      status: { conditions: [condition('Ready', 'False'), condition('IngressReady', 'False'), condition('PredictorReady', 'True')] },
+    };
+    const summary = kserveWorkload(true).summarize(isvc, () => 'v1');
+    assert.equal(summary.ready, false);
+    assert.equal(summary.routeReady, true);
+  });
+});
