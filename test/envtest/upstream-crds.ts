@@ -15,6 +15,7 @@ import {
   type KubeConfig, type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
+import { KubeClient } from '../../src/runtime/client.ts';
 import { EnvtestError } from './errors.ts';
 
 // The one place the upstream CRD versions are pinned, the same versions the
@@ -46,6 +47,7 @@ export interface CrdSource {
 
 type Crd = V1CustomResourceDefinition & { metadata: { name: string } };
 
+const CRD_KIND = { group: 'apiextensions.k8s.io', version: 'v1', kind: 'CustomResourceDefinition', plural: 'customresourcedefinitions', namespaced: false };
 const projectRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const FIELD_MANAGER = 'envtest';
 const ESTABLISH_TIMEOUT_MS = 60_000;
@@ -58,11 +60,22 @@ export async function installAllCrds(kc: KubeConfig): Promise<string[]> {
   return crds.map((crd) => crd.metadata.name);
 }
 
-/** Every CRD in the pinned upstream modules. */
+/** Every CRD in the pinned upstream modules (parsed once per process: the rig and the test setup both ask). */
 export async function upstreamCrds(sources: readonly CrdSource[] = UPSTREAM_CRD_SOURCES): Promise<Crd[]> {
-  const dirs = await Promise.all(sources.map((src) => downloadModule(src.module, src.version)));
-  return sources.flatMap((src, i) => yamlFiles(join(dirs[i] ?? '', src.path)).flatMap(crdsInFile)
-    .map((crd) => (src.release ? withReleaseLabel(crd, src.release) : crd)));
+  return (await Promise.all(sources.map(crdsOf))).flat();
+}
+
+const parsed = new Map<string, Promise<Crd[]>>();
+
+function crdsOf(src: CrdSource): Promise<Crd[]> {
+  const key = `${src.module}@${src.version}/${src.path}#${src.release ?? ''}`;
+  let crds = parsed.get(key);
+  if (!crds) {
+    crds = downloadModule(src.module, src.version).then((dir) => yamlFiles(join(dir, src.path)).flatMap(crdsInFile)
+      .map((crd) => (src.release ? withReleaseLabel(crd, src.release) : crd)));
+    parsed.set(key, crds);
+  }
+  return crds;
 }
 
 /** `obj` with `app.kubernetes.io/version: release` where its YAML says `devel`, as in the release manifests. */
@@ -81,7 +94,13 @@ export function projectCrds(root = projectRoot): Crd[] {
 export async function installCrds(kc: KubeConfig, crds: Crd[]): Promise<void> {
   const api = kc.makeApiClient(ApiextensionsV1Api);
   const apply = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
-  await forEachLimited(crds, 4, async (crd) => {
+  // A CRD that is already there as wanted (the rig installed it) is not applied again: each apply
+  // of a large schema costs the API server seconds on a busy machine.
+  // Raw JSON, not client-node's typed models (which rename x-kubernetes-* keys), to compare with the YAML.
+  const list = await new KubeClient(kc, { userAgent: 'envtest' }).list<V1CustomResourceDefinition>(CRD_KIND);
+  const live = new Map(list.items.map((c) => [c.metadata?.name ?? '', c]));
+  const wanted = crds.filter((crd) => !isInstalled(crd, live.get(crd.metadata.name)));
+  await forEachLimited(wanted, 4, async (crd) => {
     try {
       await api.patchCustomResourceDefinition({ name: crd.metadata.name, body: crd, fieldManager: FIELD_MANAGER, force: true }, apply);
     } catch (err) {
@@ -149,6 +168,18 @@ async function waitEstablished(api: ApiextensionsV1Api, names: Set<string>): Pro
   const why = pending.map((crd) => `${crd.metadata?.name}: ${(crd.status?.conditions ?? [])
     .filter((c) => c.status !== 'True').map((c) => `${c.type}=${c.status} ${c.message ?? ''}`).join('; ')}`);
   throw new Error(`CRDs not Established after ${ESTABLISH_TIMEOUT_MS / 1000}s:\n${why.join('\n')}`);
+}
+
+/** The live CRD holds everything `crd` states (labels and spec; defaults the server added do not count). */
+function isInstalled(crd: Crd, live: V1CustomResourceDefinition | undefined): boolean {
+  return !!live && isEstablished(live) && contains(live.metadata?.labels ?? {}, crd.metadata.labels ?? {}) && contains(live.spec, crd.spec);
+}
+
+function contains(live: unknown, want: unknown): boolean {
+  if (want === null || typeof want !== 'object') return live === want;
+  if (Array.isArray(want)) return Array.isArray(live) && live.length === want.length && want.every((w, i) => contains(live[i], w));
+  if (live === null || typeof live !== 'object') return false;
+  return Object.entries(want).every(([k, v]) => v === undefined || contains((live as Record<string, unknown>)[k], v));
 }
 
 function isEstablished(crd: V1CustomResourceDefinition): boolean {
