@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { V1EnvVar } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { buildBinaries } from '../envtest/controlplane.ts';
 
@@ -175,4 +176,10 @@ export function permissionsUsed(requests: AuditedRequest[]): Set<string> {
     if (r.verb === 'patch' && r.code === 201) used.add(permission('create', r.apiGroup, r.resource));
   }
   return used;
+}
+
+/** The environment a pod of the chart's Deployment sees, with the downward API (its namespace and name) filled in. */
+export function podEnv(env: V1EnvVar[], pod: { namespace: string; name: string }): Record<string, string> {
+  const fields: Record<string, string> = { 'metadata.namespace': pod.namespace, 'metadata.name': pod.name };
+  return Object.fromEntries(env.map((e) => [e.name, e.value ?? fields[e.valueFrom?.fieldRef?.fieldPath ?? ''] ?? '']));
 }
