@@ -1,6 +1,6 @@
 // The Helm chart. Rendered: it lints, maps every operator setting onto the
 // Deployment, runs restricted, and its values schema refuses bad input by name.
-// Installed into the test control plane: the operator runs in-process as the
+// Installed into the test rig (real Knative and KServe): the operator runs in-process as the
 // chart's ServiceAccount through a full scenario, and the audit log shows it
 // was refused nothing and used every permission the chart grants.
 import assert from 'node:assert/strict';
@@ -9,11 +9,10 @@ import { AppsV1Api, CoreV1Api, KubeConfig, RbacAuthorizationV1Api, type V1EnvVar
 import { parseConfig, usage } from '../../src/config.ts';
 import { CACHE_FINALIZER } from '../../src/controllers/model-cache.ts';
 import { Kinds } from '../../src/runtime/kinds.ts';
-import { startStandins } from '../standin/standin.ts';
-import { app, applyApp, condition, eventually, getApp, getKsvc, readyTrue, userClient, waitForApp, type AppSpec } from '../support/apps.ts';
+import { app, applyApp, condition, eventually, getApp, getKsvc, getRevision, readyTrue, userClient, waitForApp, type AppSpec } from '../support/apps.ts';
 import { freshNamespace, testEnv, waitFor } from '../support/cluster.ts';
 import {
-  CHART_DIR, auditedRequests, grantedPermissions, helm, installChart, permissionsUsed, renderChart, templateChart,
+  CHART_DIR, auditedRequests, grantedPermissions, helm, installChart, permissionsUsed, podEnv, renderChart, templateChart,
   type PolicyRule, type RenderedObject,
 } from '../support/helm.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
@@ -34,13 +33,8 @@ const find = <T>(objects: RenderedObject[], kind: string, name?: string): T & Re
   return o as T & RenderedObject;
 };
 const operatorContainer = (objects: RenderedObject[]) => find<Deployment>(objects, 'Deployment').spec.template.spec.containers[0]!;
+const READY_MS = 120_000;
 const rulesOf = (objects: RenderedObject[], kind: 'ClusterRole' | 'Role') => objects.filter((o) => o.kind === kind).flatMap((o) => o.rules as PolicyRule[]);
-
-/** The environment a pod of this Deployment sees, with the downward API filled in. */
-function podEnv(env: V1EnvVar[], pod: { namespace: string; name: string }): Record<string, string> {
-  const fields: Record<string, string> = { 'metadata.namespace': pod.namespace, 'metadata.name': pod.name };
-  return Object.fromEntries(env.map((e) => [e.name, e.value ?? fields[e.valueFrom?.fieldRef?.fieldPath ?? ''] ?? '']));
-}
 
 describe('Helm chart: rendering', function () {
   this.timeout(60_000);
@@ -69,9 +63,11 @@ describe('Helm chart: rendering', function () {
   it('hands each value to the operator as its own parser reads it', async () => {
     const values = {
       watchNamespaces: ['team-a', 'team-b'], allowedGateways: ['istio-system/public', '{namespace}/*'],
-      warmupUrlTemplate: 'http://{revision}.{namespace}.svc:8012{path}', modelCache: { nodeGroup: 'gpu-a100', scope: 'cluster' },
+      warmupUrlTemplate: 'http://{revision}.{namespace}.svc:8012{path}', modelCache: { nodeGroup: 'gpu-a100', scope: 'cluster', maxModelSize: '20Gi', allowedStorageUriPrefixes: ['s3://models/{namespace}/'] },
       knativeInPlaceScaling: 'false', localGateway: 'local-gw.istio-system.svc.cluster.local', logLevel: 'debug', concurrency: 12,
       metrics: { port: 9090 }, healthProbePort: 9091, leaderElection: { leaseName: 'my-lease' },
+      allowedHostSuffixes: ['{namespace}.apps.example.com'], allowWildcardHosts: true,
+      analysis: { providers: { main: 'http://prometheus.monitoring:9090' }, allowAddress: true },
     };
     const env = podEnv(operatorContainer(await renderChart(values, { namespace: 'ops' })).env, { namespace: 'ops', name: 'pod-1' });
     const { help: _help, ...config } = parseConfig([], env);
@@ -81,6 +77,9 @@ describe('Helm chart: rendering', function () {
       allowedGateways: ['istio-system/public', '{namespace}/*'], warmupUrlTemplate: 'http://{revision}.{namespace}.svc:8012{path}',
       modelCacheNodeGroup: 'gpu-a100', modelCacheScope: 'cluster', knativeInPlaceScaling: 'false',
       localGateway: 'local-gw.istio-system.svc.cluster.local',
+      allowedHostSuffixes: ['{namespace}.apps.example.com'], allowWildcardHosts: true,
+      analysisProviders: [{ name: 'main', url: 'http://prometheus.monitoring:9090' }], allowAnalysisAddress: true,
+      maxModelSizeBytes: 20 * 2 ** 30, allowedStorageUriPrefixes: ['s3://models/{namespace}/'],
     });
   });
 
@@ -129,7 +128,9 @@ describe('Helm chart: rendering', function () {
     const granted = async (values: object) => grantedPermissions(rulesOf(await renderChart(values), 'ClusterRole'));
     const crdRule = rulesOf(await renderChart(), 'ClusterRole').find((r) => r.resources?.includes('customresourcedefinitions'));
     assert.deepEqual(crdRule?.verbs, ['get']);
-    assert.deepEqual(crdRule?.resourceNames, ['services.serving.knative.dev', 'localmodelnamespacecaches.serving.kserve.io']);
+    assert.deepEqual(crdRule?.resourceNames, ['services.serving.knative.dev'], 'the default cache scope (namespace) needs no detection');
+    const autoRule = rulesOf(await renderChart({ modelCache: { scope: 'auto' } }), 'ClusterRole').find((r) => r.resources?.includes('customresourcedefinitions'));
+    assert.deepEqual(autoRule?.resourceNames, ['services.serving.knative.dev', 'localmodelnamespacecaches.serving.kserve.io']);
     const cluster = await granted({ modelCache: { scope: 'cluster' } });
     assert.ok(cluster.has('create localmodelcaches.serving.kserve.io') && !cluster.has('create localmodelnamespacecaches.serving.kserve.io'));
     const fixed = await granted({ modelCache: { scope: 'namespace' }, knativeInPlaceScaling: 'false' });
@@ -172,15 +173,14 @@ describe('Helm chart: rendering', function () {
   });
 });
 
-describe('Helm chart: installed, with the operator running as its ServiceAccount', function () {
-  this.timeout(180_000);
+describe('Helm chart: installed, with the operator running as its ServiceAccount, on the real Knative and KServe', function () {
+  this.timeout(420_000);
   const release = 'sapp';
   const values = { modelCache: { scope: 'cluster' }, allowedGateways: ['istio-system/public', '{namespace}/*'] };
   let releaseNs: string;
   let appsNs: string;
   let username: string;
   let op: RunningOperator | undefined;
-  let standins: Awaited<ReturnType<typeof startStandins>> | undefined;
   let identity: string;
 
   before(async () => {
@@ -207,13 +207,9 @@ describe('Helm chart: installed, with the operator running as its ServiceAccount
     // The operator configured exactly as the installed Deployment configures it; only the listeners move to loopback.
     identity = `${deployment.metadata!.name}-7d9f8-x2k4q`;
     const { help: _help, ...config } = parseConfig([], podEnv(deployment.spec!.template.spec!.containers[0]!.env ?? [], { namespace: releaseNs, name: identity }));
-    standins = await startStandins({ kubeConfig: admin, readyDelayMs: 100 });
     op = await startOperator({ ...config, metricsAddr: '127.0.0.1:0', probeAddr: '127.0.0.1:0', logLevel: process.env.OPERATOR_LOG_LEVEL ?? 'error' }, { kubeConfig: kc });
   });
-  after(async () => {
-    await op?.stop();
-    await standins?.stop();
-  });
+  after(async () => { await op?.stop(); });
 
   it('creates every object the chart renders', async () => {
     const manifest = await helm(['get', 'manifest', release, '--namespace', releaseNs], { kubeconfig: testEnv().kubeconfigPath });
@@ -240,68 +236,74 @@ describe('Helm chart: installed, with the operator running as its ServiceAccount
 
   it('serves a container app through scaling, a 20% canary with header routing, promotion and removal of ingress', async () => {
     const ingress = { hosts: ['shop.example.com'], gateways: ['istio-system/public'] };
-    const shop = (image: string, extra: Partial<AppSpec> = {}): AppSpec => ({ container: { image }, scaling: { minScale: 0, maxScale: 5 }, ...extra });
-    await applyApp(app(appsNs, 'shop', shop('shop:1')));
-    const v1 = await waitForApp(appsNs, 'shop', readyTrue, 'v1 Ready');
+    const shop = (tag: string, extra: Partial<AppSpec> = {}): AppSpec => ({ container: { image: `ghcr.io/acme/shop:${tag}`, port: 8080 }, scaling: { minScale: 0, maxScale: 5 }, ...extra });
+    const split = async () => Object.fromEntries(((await getKsvc(appsNs, 'shop'))?.status?.traffic ?? []).map((t) => [t.tag, t.percent]));
+    await applyApp(app(appsNs, 'shop', shop('1')));
+    const v1 = await waitForApp(appsNs, 'shop', readyTrue, 'v1 Ready', READY_MS);
+    const revision = v1.status!.versions!.stable!.revision!;
 
-    // Knative >= 1.21 (detected from its CRD): bounds change on the live revision.
-    await applyApp(app(appsNs, 'shop', shop('shop:1', { scaling: { minScale: 1, maxScale: 5 } })));
+    // Knative >= 1.21 (detected from its CRD): bounds change on the live revision, and Knative follows.
+    assert.equal(op!.settings.inPlaceBounds, true);
+    await applyApp(app(appsNs, 'shop', shop('1', { scaling: { minScale: 1, maxScale: 5 } })));
     await eventually(async () => {
-      const rev = await userClient().get<{ metadata: { annotations?: Record<string, string> } }>(Kinds.KnativeRevision, appsNs, v1.status!.versions!.stable!.revision!);
-      return rev?.metadata.annotations?.['autoscaling.knative.dev/min-scale'] === '1';
-    }, 'min-scale set in place');
+      const rev = await getRevision(appsNs, revision);
+      return rev?.metadata.annotations?.['autoscaling.knative.dev/min-scale'] === '1' && rev.status?.actualReplicas === 1;
+    }, 'min-scale 1 set in place, Knative runs 1 replica', 90_000);
 
     const canary = { canaryPercent: 20, match: [{ header: 'x-canary', exact: 'yes' }] };
-    await applyApp(app(appsNs, 'shop', shop('shop:2', { rollout: canary, ingress })));
-    await waitForApp(appsNs, 'shop', (a) => a.status?.canary?.weight === 20 && a.status.phase === 'Canary', 'canary at 20%');
-    const ksvc = await getKsvc(appsNs, 'shop');
-    assert.deepEqual(Object.fromEntries(ksvc!.spec.traffic.map((t) => [t.tag, t.percent])), { stable: 80, candidate: 20 });
+    await applyApp(app(appsNs, 'shop', shop('2', { rollout: canary, ingress })));
+    await waitForApp(appsNs, 'shop', (a) => a.status?.canary?.trafficPercent === 20 && a.status.phase === 'Canary', 'Knative serves the canary 20%', READY_MS);
+    await eventually(async () => JSON.stringify(await split()) === '{"stable":80,"candidate":20}', 'Knative reports 80/20', 60_000);
     await eventually(async () => {
       const vs = await userClient().get<{ spec: { http: Array<{ name: string }> } }>(Kinds.VirtualService, appsNs, 'shop-routes');
       return vs?.spec.http.some((h) => h.name === 'candidate-by-header');
     }, 'VirtualService with the header route');
 
-    await applyApp(app(appsNs, 'shop', shop('shop:2', { rollout: { canaryPercent: 100 }, ingress })));
-    const promoted = await waitForApp(appsNs, 'shop', (a) => a.status?.phase === 'Stable' && a.status.versions?.stable?.image === 'shop:2' && readyTrue(a), 'promoted');
+    await applyApp(app(appsNs, 'shop', shop('2', { rollout: { canaryPercent: 100 }, ingress })));
+    const promoted = await waitForApp(appsNs, 'shop', (a) => a.status?.phase === 'Stable' && a.status.versions?.stable?.image === 'ghcr.io/acme/shop:2' && readyTrue(a), 'promoted', READY_MS);
     assert.equal(condition(promoted, 'Promoted')?.status, 'True');
+    await eventually(async () => JSON.stringify(await split()) === '{"stable":100}', 'Knative routes all traffic to v2', 60_000);
 
-    await applyApp(app(appsNs, 'shop', shop('shop:2')));
-    await eventually(async () => (await userClient().get(Kinds.VirtualService, appsNs, 'shop-routes')) === undefined, 'VirtualService removed with ingress');
+    await applyApp(app(appsNs, 'shop', shop('2')));
+    await eventually(async () => (await userClient().get(Kinds.VirtualService, appsNs, 'shop-routes')) === undefined, 'VirtualService removed with ingress', 60_000);
   });
 
   it('reports a gateway the chart does not allow as an Event, and counts its repeat on the same Event', async () => {
-    const spec = (gateway: string): AppSpec => ({ container: { image: 'gw:1' }, ingress: { hosts: ['gw.example.com'], gateways: [gateway] } });
+    const spec = (gateway: string): AppSpec => ({ container: { image: 'ghcr.io/acme/gw:1', port: 8080 }, ingress: { hosts: ['gw.example.com'], gateways: [gateway] } });
     const rejected = (a: Parameters<typeof readyTrue>[0]) => condition(a, 'Ready')?.reason === 'GatewayNotAllowed';
     await applyApp(app(appsNs, 'gw', spec('elsewhere/public')));
-    await waitForApp(appsNs, 'gw', rejected, 'GatewayNotAllowed');
+    await waitForApp(appsNs, 'gw', rejected, 'GatewayNotAllowed', 60_000);
     await applyApp(app(appsNs, 'gw', spec('istio-system/public')));
-    await waitForApp(appsNs, 'gw', readyTrue, 'Ready on an allowed gateway');
+    await waitForApp(appsNs, 'gw', readyTrue, 'Ready on an allowed gateway', READY_MS);
     await applyApp(app(appsNs, 'gw', spec('elsewhere/public')));
-    await waitForApp(appsNs, 'gw', rejected, 'GatewayNotAllowed again');
+    await waitForApp(appsNs, 'gw', rejected, 'GatewayNotAllowed again', 60_000);
     await eventually(async () => (await userClient().list<{ reason?: string; series?: { count: number } }>(Kinds.Event, appsNs)).items
       .some((e) => e.reason === 'GatewayNotAllowed' && (e.series?.count ?? 0) >= 2), 'one Event with a series of 2');
   });
 
-  it('switches an app from container to model and back, deleting the other kind each time', async () => {
-    const container: AppSpec = { container: { image: 'flip:1' } };
+  it('switches an app from container to model and back, the old kind removed once the new one serves', async () => {
+    const container: AppSpec = { container: { image: 'ghcr.io/acme/flip:1', port: 8080 } };
     const model: AppSpec = { model: { format: { name: 'sklearn' }, storageUri: 'gs://models/flip/v1' } };
+    const isvc = () => userClient().get(Kinds.InferenceService, appsNs, 'flip');
     await applyApp(app(appsNs, 'flip', container));
-    await waitForApp(appsNs, 'flip', readyTrue, 'container Ready');
+    await waitForApp(appsNs, 'flip', readyTrue, 'container Ready', READY_MS);
     await applyApp(app(appsNs, 'flip', model));
-    await eventually(async () => (await getKsvc(appsNs, 'flip')) === undefined && (await userClient().get(Kinds.InferenceService, appsNs, 'flip')) !== undefined, 'Knative Service replaced by an InferenceService');
+    await waitForApp(appsNs, 'flip', (a) => readyTrue(a) && a.status?.versions?.stable?.storageUri === 'gs://models/flip/v1', 'the model serves', 240_000);
+    await eventually(async () => (await getKsvc(appsNs, 'flip')) === undefined && (await isvc()) !== undefined, 'Knative Service replaced by an InferenceService', 60_000);
     await applyApp(app(appsNs, 'flip', container));
-    await eventually(async () => (await userClient().get(Kinds.InferenceService, appsNs, 'flip')) === undefined && (await getKsvc(appsNs, 'flip')) !== undefined, 'InferenceService replaced by a Knative Service');
+    await waitForApp(appsNs, 'flip', (a) => readyTrue(a) && a.status?.versions?.stable?.image === 'ghcr.io/acme/flip:1', 'the container serves', 240_000);
+    await eventually(async () => (await isvc()) === undefined && (await getKsvc(appsNs, 'flip')) !== undefined, 'InferenceService replaced by a Knative Service', 60_000);
   });
 
   it('caches a model app on the nodes and removes the cache and the finalizer when the app is deleted', async () => {
     const caches = async () => (await userClient().list<{ metadata: { labels?: Record<string, string> } }>(Kinds.LocalModelCache)).items
       .filter((c) => c.metadata.labels?.['serverlessapp.io/namespace'] === appsNs);
     await applyApp(app(appsNs, 'iris', { model: { format: { name: 'sklearn' }, storageUri: 'gs://models/iris/v1', size: '1Gi' }, prewarm: { cacheModel: true } }));
-    await waitForApp(appsNs, 'iris', readyTrue, 'model app Ready');
+    await waitForApp(appsNs, 'iris', readyTrue, 'model app Ready', READY_MS);
     await eventually(async () => (await caches()).length === 1, 'LocalModelCache created');
     assert.ok((await getApp(appsNs, 'iris')).metadata.finalizers?.includes(CACHE_FINALIZER));
     await userClient().delete(Kinds.ServerlessApp, appsNs, 'iris');
-    await eventually(async () => (await userClient().get(Kinds.ServerlessApp, appsNs, 'iris')) === undefined, 'app gone: finalizer cleared');
+    await eventually(async () => (await userClient().get(Kinds.ServerlessApp, appsNs, 'iris')) === undefined, 'app gone: finalizer cleared', 60_000);
     assert.deepEqual(await caches(), []);
   });
 
