@@ -1,13 +1,30 @@
+// Model apps on the rig's real KServe 0.20 (Knative mode) and Knative Serving
+// 1.21, with KWOK pods: what KServe is told and what it reports back at each
+// step of prewarming and a manual canary. No request is served; warmup
+// requests go to a loopback server through the operator's warmupUrlTemplate.
+// The KServe stand-in runs only for what the rig lacks: LocalModelCache status
+// (the real localmodel controller is a separate binary).
 import assert from 'node:assert/strict';
+import type { ServerResponse } from 'node:http';
+import { isDeepStrictEqual } from 'node:util';
 import { CACHE_FINALIZER } from '../../src/controllers/model-cache.ts';
-import { Kinds } from '../../src/runtime/kinds.ts';
+import { MIN_SCALE } from '../../src/render/autoscaling.ts';
+import { Kinds, type ResourceKind } from '../../src/runtime/kinds.ts';
 import { startStandins } from '../standin/standin.ts';
 import { app, applyApp, condition, eventually, getApp, readyTrue, userClient, waitForApp, type AppSpec } from '../support/apps.ts';
-import { freshNamespace } from '../support/cluster.ts';
+import { freshNamespace, writesSince } from '../support/cluster.ts';
 import { LoopbackServer } from '../support/http-server.ts';
 import { startOperator, testKubeConfig, type RunningOperator } from '../support/operator.ts';
 
-interface Isvc { spec: { predictor: { minReplicas?: number; canaryTrafficPercent?: number; model: { storageUri: string; modelFormat: { name: string } } } }; status?: { url?: string } }
+interface TrafficTarget { revisionName?: string; percent?: number; tag?: string; latestRevision?: boolean }
+interface Isvc {
+  spec: { predictor: { minReplicas?: number; canaryTrafficPercent?: number; model: { storageUri: string; modelFormat: { name: string } } } };
+  status?: { url?: string; components?: { predictor?: { traffic?: TrafficTarget[] } } };
+}
+interface Annotated { metadata: { annotations?: Record<string, string> } }
+interface Pod { status?: { conditions?: Array<{ type: string; status: string }> } }
+const PodKind: ResourceKind = { group: '', version: 'v1', kind: 'Pod', plural: 'pods', namespaced: true };
+const PodAutoscaler: ResourceKind = { group: 'autoscaling.internal.knative.dev', version: 'v1alpha1', kind: 'PodAutoscaler', plural: 'podautoscalers', namespaced: true };
 interface EventList { items: Array<{ reason?: string; note?: string; message?: string; regarding?: { name?: string }; involvedObject?: { name?: string } }> }
 
 const model = (storageUri: string, extra: Partial<AppSpec> = {}): AppSpec => ({
@@ -15,6 +32,24 @@ const model = (storageUri: string, extra: Partial<AppSpec> = {}): AppSpec => ({
   scaling: { minScale: 0, maxScale: 4 },
   ...extra,
 });
+
+const getIsvc = (ns: string) => userClient().get<Isvc>(Kinds.InferenceService, ns, 'fraud');
+const revisionOf = (ns: string, name: string) => userClient().get<Annotated>(Kinds.KnativeRevision, ns, name);
+/** Knative's PodAutoscaler of a revision (same name): where a revision's bounds take effect. */
+const podAutoscalerOf = (ns: string, name: string) => userClient().get<Annotated>(PodAutoscaler, ns, name);
+
+/** Ready pods (KWOK's) of a revision. */
+async function readyPods(ns: string, revision: string): Promise<number> {
+  const pods = await userClient().list<Pod>(PodKind, ns, { labelSelector: `serving.knative.dev/revision=${revision}` });
+  return pods.items.filter((p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length;
+}
+
+/** Revision -> percent, as KServe reports the predictor's traffic (0% targets included). */
+function reportedTraffic(isvc: Isvc | undefined): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const t of isvc?.status?.components?.predictor?.traffic ?? []) if (t.revisionName) out[t.revisionName] = (out[t.revisionName] ?? 0) + (t.percent ?? 0);
+  return out;
+}
 
 async function events(ns: string, reason: string): Promise<string[]> {
   const list = await userClient().list<EventList['items'][number]>(Kinds.Event, ns);
@@ -46,10 +81,13 @@ describe('model app on KServe, with prewarming (integration)', function () {
     warm.requests.length = 0;
     warm.handler = (_r, res) => res.end('{"predictions":[0]}');
   });
+  // The real garbage collector takes the InferenceService and its pods with the app: the rig's nodes are shared.
+  afterEach(async () => { await userClient().delete(Kinds.ServerlessApp, ns, 'fraud'); });
 
   it('renders an InferenceService in Knative mode and reports Ready with the URL', async () => {
     await applyApp(app(ns, 'fraud', model('gs://models/fraud/v1')));
-    const a = await waitForApp(ns, 'fraud', readyTrue, 'model app Ready');
+    // KServe reports the URL once its own ingress is made, which can be a moment after the predictor serves.
+    const a = await waitForApp(ns, 'fraud', (x) => readyTrue(x) && !!x.status?.url, 'model app Ready with a URL', 60_000);
     const isvc = await userClient().get<Isvc>(Kinds.InferenceService, ns, 'fraud');
     assert.equal(isvc?.spec.predictor.model.storageUri, 'gs://models/fraud/v1');
     assert.equal(isvc?.spec.predictor.minReplicas, 0, 'scale to zero made explicit');
@@ -57,33 +95,54 @@ describe('model app on KServe, with prewarming (integration)', function () {
     assert.match(a.status?.versions?.stable?.revision ?? '', /^fraud-predictor-\d{5}$/);
   });
 
-  it('prewarms a new model version (replicas ready, warmup answered) before it gets any traffic', async () => {
+  it('prewarms a new model version: held at 2 ready replicas while warmup runs, no traffic until warm, then the buffer is released', async () => {
     const prewarm = { replicas: 2, warmup: { path: '/v1/models/fraud:predict', method: 'POST' as const, body: '{"instances":[[1]]}', count: 3 } };
     await applyApp(app(ns, 'fraud', model('gs://models/fraud/v1', { prewarm })));
-    const v1 = await waitForApp(ns, 'fraud', (a) => readyTrue(a) && condition(a, 'Prewarmed')?.status === 'True', 'v1 warm');
+    const v1 = await waitForApp(ns, 'fraud', (a) => readyTrue(a) && condition(a, 'Prewarmed')?.status === 'True', 'v1 warm', 60_000);
+    const stable = v1.status!.versions!.stable!.revision!;
+    // Warmup answers wait until the test has looked: while they do, the version is warming and must hold its buffer.
+    const held: ServerResponse[] = [];
+    let holding = true;
+    warm.handler = (_r, res) => holding ? held.push(res) : res.end('{"predictions":[0]}');
     warm.requests.length = 0;
     const started = Date.now();
     await applyApp(app(ns, 'fraud', model('gs://models/fraud/v2', { prewarm })));
-    // While the candidate warms, stable keeps all traffic.
-    const during = await waitForApp(ns, 'fraud', (a) => a.status?.versions?.candidate !== undefined, 'candidate appears');
-    assert.equal(during.status?.versions?.stable?.revision, v1.status?.versions?.stable?.revision);
+
+    const first = await eventually(async () => warm.requests[0], 'the first warmup request to the new version', 60_000);
+    const rev = first.url.split('/')[2]!;
+    assert.notEqual(rev, stable, 'warmup goes to the new revision');
+    const warmingFrom = new Date();
+    // The buffer is up before warmup starts, on the live revision (Knative's PodAutoscaler has it too), and the version gets no traffic.
+    assert.ok((await readyPods(ns, rev)) >= 2, `>= 2 ready pods of ${rev} when warmup starts (${await readyPods(ns, rev)})`);
+    assert.equal((await revisionOf(ns, rev))?.metadata.annotations?.[MIN_SCALE], '2', 'min-scale 2 on the candidate revision');
+    await eventually(async () => (await podAutoscalerOf(ns, rev))?.metadata.annotations?.[MIN_SCALE] === '2', 'min-scale 2 on its PodAutoscaler');
+    const warming = await getApp(ns, 'fraud');
+    assert.equal(condition(warming, 'Prewarmed')?.reason, 'WarmingUp');
+    assert.equal(warming.status?.versions?.stable?.revision, stable, 'v1 keeps serving');
+    assert.equal((await getIsvc(ns))?.spec.predictor.canaryTrafficPercent, 0, 'KServe is told: no traffic for the latest revision');
+    await eventually(async () => isDeepStrictEqual(reportedTraffic(await getIsvc(ns)), { [stable]: 100, [rev]: 0 }), 'KServe reports all traffic on v1, the new revision at 0%');
+
+    holding = false;
+    for (const res of held.splice(0)) res.end('{"predictions":[0]}');
     const v2 = await waitForApp(ns, 'fraud', (a) => a.status?.versions?.stable?.storageUri === 'gs://models/fraud/v2' && readyTrue(a), 'v2 promoted', 60_000);
     const tookMs = Date.now() - started;
-    const rev = v2.status!.versions!.stable!.revision!;
+    assert.equal(v2.status!.versions!.stable!.revision, rev);
     const toV2 = warm.requests.filter((r) => r.url === `/${ns}/${rev}/v1/models/fraud:predict`);
     assert.equal(toV2.length, 3, 'three warmup requests, straight to the new revision');
     assert.equal(toV2[0]!.method, 'POST');
     assert.equal(v2.status?.prewarm?.succeeded, 3);
-    assert.ok(v2.status?.prewarm?.warmedAt);
-    const revision = await userClient().get<{ status?: { actualReplicas?: number } }>(Kinds.KnativeRevision, ns, rev);
-    assert.ok((revision?.status?.actualReplicas ?? 0) >= 2 || v2.status?.prewarm?.warmedAt, 'the buffer of 2 was reported ready');
+    const warmedAt = new Date(v2.status!.prewarm!.warmedAt!);
     console.log(`      prewarm: version created -> warm and promoted in ${tookMs} ms, ${toV2.length} warmup requests sent`);
-    // Releasing the buffer must not replace the warm revision with a cold one (it is set in place, not via minReplicas).
-    await new Promise((r) => setTimeout(r, 1500));
+
+    // Held until warm: the operator did not touch the candidate's bounds between the first warmup request and warmedAt.
+    const early = writesSince(warmingFrom, 'serverlessapp-operator/').filter((w) => w.resource === 'revisions' && w.name === rev && w.timestamp < warmedAt);
+    assert.deepEqual(early.map((w) => `${w.verb} at ${w.timestamp.toISOString()}`), [], `no write to ${rev} before it was warm at ${warmedAt.toISOString()}`);
+    // Then released on the live revision (not through minReplicas, which would make KServe cut a new, cold revision), and Knative took it.
+    await eventually(async () => (await revisionOf(ns, rev))?.metadata.annotations?.[MIN_SCALE] === '0', 'the buffer released on the live revision');
+    await eventually(async () => (await podAutoscalerOf(ns, rev))?.metadata.annotations?.[MIN_SCALE] === '0', 'and on its PodAutoscaler');
     const settled = await getApp(ns, 'fraud');
     assert.equal(settled.status?.versions?.stable?.revision, rev, 'the warmed revision keeps serving');
-    const revMin = (await userClient().get<{ metadata: { annotations?: Record<string, string> } }>(Kinds.KnativeRevision, ns, rev))?.metadata.annotations?.['autoscaling.knative.dev/min-scale'];
-    assert.equal(revMin, '0', 'the buffer is released on the live revision');
+    await eventually(async () => isDeepStrictEqual(reportedTraffic(await getIsvc(ns)), { [rev]: 100 }), 'KServe reports all traffic on the warmed revision');
   });
 
   it('retries a warmup endpoint answering 503, records Events, then marks WarmupFailed and gives the version no traffic', async () => {
@@ -98,6 +157,43 @@ describe('model app on KServe, with prewarming (integration)', function () {
     assert.ok((await events(ns, 'WarmupRetry')).length > 0, 'a WarmupRetry event');
     const isvc = await userClient().get<Isvc>(Kinds.InferenceService, ns, 'fraud');
     assert.equal(isvc?.spec.predictor.canaryTrafficPercent, 0, 'the failed version gets no traffic');
+  });
+
+  it('canaryTrafficPercent follows the edits, 0 rolls back, removing it promotes: each step as KServe reports it', async () => {
+    await applyApp(app(ns, 'fraud', model('gs://models/fraud/v1')));
+    const r1 = (await waitForApp(ns, 'fraud', readyTrue, 'v1 ready', 60_000)).status!.versions!.stable!.revision!;
+    let r2 = '';
+    /** Waits until KServe reports `want` (revision -> percent) and the app shows the same split in status.traffic. */
+    const reports = async (want: () => Record<string, number>, what: string) => {
+      await eventually(async () => isDeepStrictEqual(reportedTraffic(await getIsvc(ns)), want()), `KServe reports ${what}`, 60_000);
+      return waitForApp(ns, 'fraud', (a) => isDeepStrictEqual(Object.fromEntries((a.status?.traffic ?? []).map((t) => [t.revision, t.percent])), want()), `the app reports ${what}`);
+    };
+    const v2 = (rollout?: { canaryPercent: number }) => applyApp(app(ns, 'fraud', model('gs://models/fraud/v2', rollout ? { rollout } : {})));
+
+    await v2({ canaryPercent: 20 });
+    r2 = await eventually(async () => Object.keys(reportedTraffic(await getIsvc(ns))).find((r) => r !== r1), 'the v2 revision in KServe\'s traffic', 60_000);
+    assert.equal((await getIsvc(ns))?.spec.predictor.canaryTrafficPercent, 20);
+    let a = await reports(() => ({ [r2]: 20, [r1]: 80 }), '20% on v2, 80% on v1');
+    assert.equal(a.status?.phase, 'Canary');
+    assert.equal(a.status?.canary?.trafficPercent, 20);
+    assert.deepEqual(Object.fromEntries((await getIsvc(ns))!.status!.components!.predictor!.traffic!.map((t) => [t.tag, t.revisionName])), { latest: r2, prev: r1 }, 'tags latest (candidate) and prev (stable)');
+
+    await v2({ canaryPercent: 50 });
+    a = await reports(() => ({ [r2]: 50, [r1]: 50 }), '50/50');
+    assert.equal(a.status?.canary?.trafficPercent, 50);
+
+    await v2({ canaryPercent: 0 });
+    a = await reports(() => ({ [r2]: 0, [r1]: 100 }), 'all traffic back on v1, v2 kept at 0%');
+    assert.equal((await getIsvc(ns))?.spec.predictor.canaryTrafficPercent, 0);
+    await waitForApp(ns, 'fraud', (x) => x.status?.phase === 'RolledBack' && x.status.versions?.stable?.revision === r1, 'phase RolledBack, v1 stable');
+    assert.equal((await revisionOf(ns, r2))?.metadata.annotations?.[MIN_SCALE], '0', 'the rolled-back revision may scale to zero');
+
+    await v2();
+    await reports(() => ({ [r2]: 100 }), 'all traffic on v2');
+    a = await waitForApp(ns, 'fraud', (x) => x.status?.phase === 'Stable' && condition(x, 'Promoted')?.status === 'True', 'v2 promoted');
+    assert.equal(a.status?.versions?.stable?.revision, r2);
+    assert.equal((await getIsvc(ns))?.spec.predictor.canaryTrafficPercent, undefined, 'canaryTrafficPercent removed once v2 is stable');
+    assert.ok((await events(ns, 'Promoted')).length > 0, 'a Promoted event');
   });
 
   it('creates a LocalModelCache, replaces it when the model changes, and removes it (and the finalizer) on delete', async () => {
