@@ -101,14 +101,18 @@ describe('KServe 0.20 on Knative 1.21 in the rig (integration)', function () {
     }, { timeoutMs: 120_000, intervalMs: 500, message: `InferenceService ${ns}/${name} Ready` });
     assert.equal(ready.status?.deploymentMode, 'Knative');
     const first = `${name}-predictor-00001`;
+    // Tag URLs are under the rig's config-domain (example.com), as on a cluster with real DNS.
     assert.deepEqual(ready.status?.components?.predictor?.traffic,
-      [{ revisionName: first, latestRevision: true, percent: 100, tag: 'latest', url: `http://latest-${name}-predictor.${ns}.svc.cluster.local` }]);
+      [{ revisionName: first, latestRevision: true, percent: 100, tag: 'latest', url: `http://latest-${name}-predictor.${ns}.example.com` }]);
     assert.equal(ready.status?.components?.predictor?.latestRolledoutRevision, first);
 
     // A new model with canaryTrafficPercent: KServe sends 20% to the latest revision and keeps 80% on the last one rolled out, tagged prev.
-    const live = await get(ns, name);
-    live.spec.predictor = { ...live.spec.predictor, canaryTrafficPercent: 20, model: { ...live.spec.predictor.model, storageUri: 'gs://models/fraud/v8' } };
-    await custom().replaceNamespacedCustomObject({ ...group, namespace: ns, name, body: live });
+    // KServe writes the object too (it went 409 here once it was Ready): read and replace again on a conflict.
+    await waitFor(async () => {
+      const live = await get(ns, name);
+      live.spec.predictor = { ...live.spec.predictor, canaryTrafficPercent: 20, model: { ...live.spec.predictor.model, storageUri: 'gs://models/fraud/v8' } };
+      return custom().replaceNamespacedCustomObject({ ...group, namespace: ns, name, body: live });
+    }, { timeoutMs: 30_000, intervalMs: 200, message: 'the canary edit, retried on conflict' });
     // Until the new revision is Ready, Knative resolves `latestRevision: true` to the old one: both targets name revision 1.
     const second = `${name}-predictor-00002`;
     const split = await waitFor(async () => {
