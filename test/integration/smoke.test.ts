@@ -1,10 +1,12 @@
 // Proves the test control plane is the real thing the operator will meet: the
-// upstream Knative, KServe and Istio CRDs are installed with their schemas, RBAC
-// is enforced, and the audit log attributes writes to the client that made them.
+// upstream Knative, KServe and Istio CRDs are installed with their schemas,
+// Knative's and KServe's own webhooks admit what is stored, RBAC is enforced,
+// and the audit log attributes writes to the client that made them.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { ApiException, CustomObjectsApi, KubeConfig, setHeaderOptions } from '@kubernetes/client-node';
 import { parse } from 'yaml';
+import { isSemanticSubset } from '../../src/runtime/apply.ts';
 import { applyYaml, fixture, freshNamespace, testEnv, waitFor, writesSince } from '../support/cluster.ts';
 
 interface Obj {
@@ -25,25 +27,32 @@ describe('the integration-test control plane', () => {
     objects = testEnv().kubeConfig().makeApiClient(CustomObjectsApi);
   });
 
-  it('stores a Knative Service and reads it back unchanged', async () => {
+  it('stores a Knative Service through Knative\'s webhooks, keeping every field it was given', async () => {
     await applyYaml(fixture('knative-service.yaml'), { namespace });
     const stored = (await objects.getNamespacedCustomObject({ ...knative, namespace, name: 'hello' })) as Obj;
+    assert.ok(isSemanticSubset((parse(fixture('knative-service.yaml')) as Obj).spec, stored.spec), `every field given is stored: ${JSON.stringify(stored.spec)}`);
+    // Knative's defaulting webhook ran: it adds a readiness probe to the container.
+    assert.equal(stored.spec.template.spec.containers[0].readinessProbe?.successThreshold, 1);
     assert.equal(stored.spec.template.spec.containers[0].image, 'ghcr.io/example/hello:1.0.0');
     assert.equal(stored.spec.template.metadata.annotations['autoscaling.knative.dev/min-scale'], '1');
     assert.deepEqual(stored.spec.traffic, [{ latestRevision: true, percent: 100 }]);
   });
 
-  it('stores a KServe InferenceService and reads it back unchanged', async () => {
+  it('stores a KServe InferenceService through KServe\'s webhooks, keeping every field it was given', async () => {
     await applyYaml(fixture('inference-service.yaml'), { namespace });
-    const stored = (await objects.getNamespacedCustomObject({ ...kserve, namespace, name: 'iris' })) as Obj;
+    const stored = (await objects.getNamespacedCustomObject({ ...kserve, namespace, name: 'iris' })) as Obj & { metadata: { annotations?: Record<string, string> } };
+    assert.ok(isSemanticSubset((parse(fixture('inference-service.yaml')) as Obj).spec, stored.spec), `every field given is stored: ${JSON.stringify(stored.spec)}`);
+    // KServe's defaulting webhook ran: it records the model format as an annotation.
+    assert.equal(stored.metadata.annotations?.modelFormat, 'sklearn');
     assert.deepEqual(stored.spec.predictor.model.modelFormat, { name: 'sklearn' });
     assert.equal(stored.spec.predictor.model.storageUri, 'gs://kfserving-examples/models/sklearn/1.0/model');
     assert.equal(stored.spec.predictor.minReplicas, 0);
   });
 
-  it('stores an Istio networking.istio.io/v1 VirtualService and reads it back unchanged', async () => {
+  it('stores an Istio networking.istio.io/v1 VirtualService and reads it back unchanged (no Istio webhook runs)', async () => {
     await applyYaml(fixture('virtual-service.yaml'), { namespace });
     const stored = (await objects.getNamespacedCustomObject({ ...istio, namespace, name: 'hello' })) as Obj;
+    assert.deepEqual(stored.spec, (parse(fixture('virtual-service.yaml')) as Obj).spec);
     assert.deepEqual(stored.spec.http[0].route.map((r: { weight: number }) => r.weight), [90, 10]);
     assert.equal(stored.spec.http[0].retries.attempts, 3);
   });
