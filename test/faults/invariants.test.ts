@@ -5,8 +5,9 @@ import { checkRolloutInvariants, type Recorded } from './support/history.ts';
 
 const revision = (rv: number, name: string, ready: boolean): Recorded =>
   ({ kind: 'revision', rv, name, object: { metadata: { name }, status: { conditions: [{ type: 'Ready', status: ready ? 'True' : 'Unknown' }] } } });
-const ksvc = (rv: number, traffic: Array<{ revisionName: string; percent: number }>): Recorded =>
-  ({ kind: 'ksvc', rv, name: 'shop', object: { metadata: { name: 'shop' }, spec: { traffic } } });
+type Split = Array<{ revisionName: string; percent: number }>;
+const ksvc = (rv: number, traffic: Split, reported?: Split): Recorded =>
+  ({ kind: 'ksvc', rv, name: 'shop', object: { metadata: { name: 'shop' }, spec: { traffic }, ...(reported ? { status: { traffic: reported } } : {}) } });
 const app = (rv: number, phase: string, stable?: string): Recorded =>
   ({ kind: 'app', rv, name: 'shop', object: { metadata: { name: 'shop' }, status: { phase, ...(stable ? { versions: { stable: { version: 'v', revision: stable } } } : {}) } } as Recorded['object'] });
 
@@ -22,6 +23,13 @@ describe('rollout invariants over a recorded history', () => {
   it('flags traffic sent to a revision that was not Ready at that moment, whatever order the events arrived in', () => {
     const events = [revision(6, 'shop-2', true), ...stableV1, revision(3, 'shop-2', false), ksvc(5, [{ revisionName: 'shop-1', percent: 70 }, { revisionName: 'shop-2', percent: 30 }])];
     assert.deepEqual(checkRolloutInvariants(events).map((v) => v.rv), [5]);
+  });
+
+  it('flags traffic that Knative reports serving from a revision that was not Ready, even when the asked-for split is safe', () => {
+    const safe = [{ revisionName: 'shop-1', percent: 100 }];
+    const events = [...stableV1, revision(3, 'shop-2', false), ksvc(4, safe, [{ revisionName: 'shop-1', percent: 60 }, { revisionName: 'shop-2', percent: 40 }])];
+    assert.deepEqual(checkRolloutInvariants(events).map((v) => v.message.split(' [')[0]), ['reported traffic']);
+    assert.deepEqual(checkRolloutInvariants([...stableV1, ksvc(3, safe, safe)]), []);
   });
 
   it('flags a stable version that disappears or names a revision that is not Ready', () => {

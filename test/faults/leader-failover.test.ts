@@ -8,9 +8,10 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CoordinationV1Api } from '@kubernetes/client-node';
 import { startStandins, type Standins } from '../standin/standin.ts';
-import { app, applyApp, eventually, readyTrue, waitForApp } from '../support/apps.ts';
+import { app, applyApp, eventually, getApp, readyTrue } from '../support/apps.ts';
 import { freshNamespace, testEnv } from '../support/cluster.ts';
 import { OperatorProcess } from '../support/operator-process.ts';
+import { waitForAppExplained } from './support/diagnose.ts';
 import { kubeconfigAs } from './support/identity.ts';
 
 /** The elector's defaults (src/runtime/leader-election.ts). */
@@ -19,9 +20,11 @@ const LEASE_DURATION_MS = 15_000;
 const MAX_POLL_MS = 2_000 * 2.2;
 const LEASE = 'serverlessapp-operator-leader';
 const REPLICAS = ['replica-a', 'replica-b'] as const;
+/** How long the leader must have had nothing to write before it is killed. */
+const QUIET_MS = 3_000;
 
 describe('leader failover (fault injection)', function () {
-  this.timeout(120_000);
+  this.timeout(240_000);
   let ns: string;
   let standins: Standins;
   const replicas = new Map<string, OperatorProcess>();
@@ -48,16 +51,28 @@ describe('leader failover (fault injection)', function () {
     const standby = REPLICAS.find((r) => r !== leader)!;
     const since = new Date(Date.now() - 60_000);
 
-    for (const name of ['a', 'b', 'c']) await applyApp(app(ns, name, { container: { image: `${name}:1` } }));
-    await Promise.all(['a', 'b', 'c'].map((name) => waitForApp(ns, name, readyTrue, `${name} ready`)));
+    // minScale 1: the real Knative would otherwise scale the idle apps to zero meanwhile, a status change the new leader would rightly report.
+    // Image references Knative's webhook can parse (a one-letter repository like `c:1` is refused).
+    const spec = (image: string) => ({ container: { image: `ghcr.io/acme/${image}` }, scaling: { minScale: 1 } });
+    for (const name of ['a', 'b', 'c']) await applyApp(app(ns, name, spec(`${name}:1`)));
+    await Promise.all(['a', 'b', 'c'].map((name) => waitForAppExplained(ns, name, readyTrue, `${name} ready`, 120_000)));
+    // The real Knative goes on reporting for a few seconds after Ready (replicas, routing state), and the leader
+    // rightly writes that into status; the kill comes once the leader has had nothing to write for a while, so a
+    // write by the new leader to the apps nobody edits would be one the takeover alone caused.
+    const appWrite = /^[abc]([-.]|$)/;
+    await eventually(async () => {
+      const last = testEnv().auditWrites({ since }).filter((w) => w.user === leader && appWrite.test(w.name ?? '')).at(-1);
+      return (last && Date.now() - last.timestamp.getTime() > QUIET_MS) || undefined;
+    }, 'the leader to have nothing left to write', 60_000, 250);
+    const statusAtKill = await Promise.all(['a', 'c'].map((name) => getApp(ns, name).then((x) => x.status)));
 
     const killedAt = Date.now();
     await replicas.get(leader!)!.kill('SIGKILL');
     // Made while nobody leads: the new leader must apply it.
-    await applyApp(app(ns, 'b', { container: { image: 'b:2' } }));
+    await applyApp(app(ns, 'b', spec('b:2')));
 
     await eventually(async () => (await holder()) === standby || undefined, 'the standby to take the lease', LEASE_DURATION_MS + 2 * MAX_POLL_MS + 10_000, 100);
-    await waitForApp(ns, 'b', (x) => readyTrue(x) && x.status?.versions?.stable?.image === 'b:2', 'the new leader applies the edit', 30_000);
+    await waitForAppExplained(ns, 'b', (x) => readyTrue(x) && x.status?.versions?.stable?.image === 'ghcr.io/acme/b:2', 'the new leader applies the edit', 90_000);
     const appliedAt = Date.now();
     await sleep(500);
 
@@ -73,7 +88,9 @@ describe('leader failover (fault injection)', function () {
     assert.ok(writes.filter((w) => w.user === leader && w.timestamp.getTime() > killedAt + 1_000).length === 0, 'the killed leader wrote nothing after its death');
 
     const untouched = byStandby.filter((w) => /^[ac]([-.]|$)/.test(w.name ?? ''));
-    assert.deepEqual(untouched.map((w) => `${w.verb} ${w.resource}/${w.name}`), [], 'the new leader left the apps nobody edited alone');
+    const statusNow = await Promise.all(['a', 'c'].map((name) => getApp(ns, name).then((x) => x.status)));
+    assert.deepEqual(untouched.map((w) => `${w.verb} ${w.resource}/${w.name}`), [],
+      `the new leader left the apps nobody edited alone (their status at the kill ${JSON.stringify(statusAtKill)}, now ${JSON.stringify(statusNow)})`);
     // The leader's last renewal: its last lease write before it died.
     const lastRenew = byLeader.filter((w) => w.resource === 'leases' && w.timestamp.getTime() <= killedAt).at(-1)!.timestamp.getTime();
     const takeoverMs = acquired.timestamp.getTime() - killedAt;

@@ -7,10 +7,11 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startStandins, type Standins } from '../standin/standin.ts';
-import { app, applyApp, eventually, getApp, getKsvc, readyTrue, waitForApp } from '../support/apps.ts';
+import { app, applyApp, eventually, getApp, getKsvc, readyTrue } from '../support/apps.ts';
 import { freshNamespace, testEnv } from '../support/cluster.ts';
 import { OperatorProcess } from '../support/operator-process.ts';
 import { StallingProxy, kubeconfigTarget, kubeconfigThroughProxy } from '../support/proxy.ts';
+import { waitForAppExplained } from './support/diagnose.ts';
 
 const WATCHDOG_MS = 10_000;
 /** A reply follows its request within this; a watch goes on talking long after. */
@@ -19,7 +20,7 @@ const QUIET_MS = 1_500;
 interface LogLine { ts?: string; level?: string; message?: string; kind?: string; reason?: string }
 
 describe('stalled watches (fault injection)', function () {
-  this.timeout(90_000);
+  this.timeout(240_000);
   let ns: string;
   let standins: Standins;
   let proxy: StallingProxy;
@@ -41,7 +42,7 @@ describe('stalled watches (fault injection)', function () {
     op = await OperatorProcess.start({ kubeconfigPath, namespaces: [ns], args: ['--watch-watchdog', `${WATCHDOG_MS / 1000}s`] });
     await op.waitReady();
     await applyApp(app(ns, 'shop', { container: { image: 'shop:1' }, ingress: { hosts: ['shop.example.com'] } }));
-    await waitForApp(ns, 'shop', readyTrue, 'v1 ready');
+    await waitForAppExplained(ns, 'shop', readyTrue, 'v1 ready', 120_000);
 
     const wallStalledAt = Date.now();
     proxy.stallStreams({ quietMs: QUIET_MS });
@@ -55,7 +56,8 @@ describe('stalled watches (fault injection)', function () {
     await eventually(async () => (await getKsvc(ns, 'shop'))?.spec.template.spec.containers[0]?.image === 'shop:2' || undefined, 'the edit rendered', WATCHDOG_MS + 10_000, 50);
     const renderedMs = performance.now() - editedAt;
     const wallRenderedAt = Date.now();
-    const a = await waitForApp(ns, 'shop', (x) => readyTrue(x) && x.status?.versions?.stable?.image === 'shop:2', 'v2 stable', 15_000);
+    // The real Knative makes the new revision Ready (a KWOK pod) before the operator can promote it.
+    const a = await waitForAppExplained(ns, 'shop', (x) => readyTrue(x) && x.status?.versions?.stable?.image === 'shop:2', 'v2 stable', 90_000);
     assert.equal(a.status?.observedGeneration, a.metadata.generation);
 
     const restarts = op.output().flatMap((l) => parseLog(l)).filter((l) => l.reason === 'watchdog' && Date.parse(l.ts ?? '') >= wallStalledAt);

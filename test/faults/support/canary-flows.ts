@@ -18,7 +18,11 @@ export interface Flow {
   app: string;
   stableImage: string;
   candidateImage: string;
-  /** The candidate's image contains "unready": the stand-in never makes it Ready. */
+  /**
+   * The candidate never becomes Ready: its image contains "unready" (the
+   * stand-in's convention) and it needs a resource no rig node has, so on the
+   * real Knative its pod stays unschedulable (see UNSCHEDULABLE).
+   */
   unready: boolean;
   edits: Edit[];
   /** When the operator is SIGKILLed, after the trial starts. */
@@ -37,6 +41,14 @@ export interface Expected {
 }
 
 const percent = (rng: Random) => rng.int(1, 19) * 5;
+
+/**
+ * A resource no rig node offers (an extended resource, so its request is its
+ * limit): the scheduler never places the pod, KWOK never runs it, and Knative
+ * never makes the revision Ready. (A large CPU request would not do: KWOK's
+ * node stage gives its nodes 256 CPUs.)
+ */
+export const UNSCHEDULABLE = { limits: { 'fault-test.example.com/unschedulable': '1' } };
 
 export function planFlow(rng: Random, app: string): Flow {
   const unready = rng.chance(0.3);

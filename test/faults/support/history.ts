@@ -5,6 +5,9 @@
 // what each revision's readiness was at the moment each traffic block or
 // status was written. (resourceVersions are opaque to clients in general; in
 // this single-etcd test cluster they are etcd revisions and compare as numbers.)
+// Readiness is what Knative reports on each Revision, and traffic is checked
+// twice: what the operator asked for (the Service's spec.traffic) and what
+// Knative's Route reports serving (its status.traffic).
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { ServerlessApp } from '../../../src/api/v1alpha1/serverlessapp.ts';
 import { Informer, type KubeObject } from '../../../src/runtime/informer.ts';
@@ -17,7 +20,7 @@ export interface Recorded {
   kind: 'ksvc' | 'revision' | 'app';
   rv: number;
   name: string;
-  object: KubeObject & { spec?: { traffic?: TrafficTarget[] }; status?: { conditions?: Condition[] } };
+  object: KubeObject & { spec?: { traffic?: TrafficTarget[] }; status?: { conditions?: Condition[]; traffic?: TrafficTarget[] } };
 }
 
 export interface Violation {
@@ -59,6 +62,19 @@ export class History {
     return this.events.filter((e) => e.kind === 'ksvc').length;
   }
 
+  /** How many Knative Service versions reported traffic (status.traffic) that moved to another split. */
+  reportedSplits(): number {
+    let count = 0;
+    const last = new Map<string, string>();
+    for (const e of this.events) {
+      if (e.kind !== 'ksvc') continue;
+      const split = JSON.stringify((e.object.status?.traffic ?? []).map((t) => [t.revisionName, t.percent]));
+      if (last.get(e.name) !== split) count++;
+      last.set(e.name, split);
+    }
+    return count;
+  }
+
   violations(): Violation[] {
     return checkRolloutInvariants(this.events);
   }
@@ -84,9 +100,11 @@ export function checkRolloutInvariants(events: readonly Recorded[]): Violation[]
       ready.set(e.name, isReady(e.object));
     } else if (e.kind === 'ksvc') {
       if (!hasStable.has(e.name)) continue;
-      for (const t of e.object.spec?.traffic ?? []) {
-        if ((t.percent ?? 0) > 0 && t.revisionName && !ready.get(t.revisionName)) {
-          violations.push({ rv: e.rv, app: e.name, message: `traffic ${JSON.stringify(e.object.spec?.traffic)} sends ${t.percent}% to ${t.revisionName}, which was not Ready` });
+      for (const [where, traffic] of [['traffic', e.object.spec?.traffic], ['reported traffic', e.object.status?.traffic]] as const) {
+        for (const t of traffic ?? []) {
+          if ((t.percent ?? 0) > 0 && t.revisionName && !ready.get(t.revisionName)) {
+            violations.push({ rv: e.rv, app: e.name, message: `${where} ${JSON.stringify(traffic)} sends ${t.percent}% to ${t.revisionName}, which was not Ready` });
+          }
         }
       }
     } else {
