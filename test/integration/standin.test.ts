@@ -1,167 +1,62 @@
-// The SIMULATED Knative/KServe stand-ins against the real API server with the
-// upstream CRDs: what they write for Knative Services and InferenceServices.
+// What is left of the SIMULATED Knative/KServe stand-ins beside the rig's real
+// Knative Serving and KServe: their Knative half and their InferenceService
+// half switch themselves off (the real controllers own those objects), and
+// their LocalModelCache half still writes the cache status that KServe's
+// separate local-model controller would (it does not run in the rig).
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { KubeClient, resourcePath } from '../standin/kube.ts';
-import { KSVC, REVISION } from '../standin/knative.ts';
-import { ISVC } from '../standin/kserve.ts';
+import { LOCAL_MODEL_NAMESPACE_CACHE } from '../standin/kserve.ts';
+import { simulatedNode } from '../standin/local-model-cache.ts';
 import { startStandins, type Standins } from '../standin/standin.ts';
-import { freshNamespace, testEnv, waitFor, writesSince } from '../support/cluster.ts';
+import { getKsvc, knativeReady } from '../support/apps.ts';
+import { applyYaml, fixture, freshNamespace, testEnv, waitFor, writesSince, writesWithin } from '../support/cluster.ts';
 
-const cond = (obj: any, type: string) => obj?.status?.conditions?.find((c: any) => c.type === type);
-const ready = (obj: any) => cond(obj, 'Ready')?.status === 'True';
-
-describe('Knative and KServe stand-ins (integration)', function () {
-  this.timeout(60_000);
-  let standins: Standins;
+describe('Knative and KServe stand-ins beside the real Knative and KServe (integration)', function () {
+  this.timeout(240_000);
+  let standins: Standins | undefined;
   let client: KubeClient;
   let ns: string;
 
-  before(async () => {
-    standins = await startStandins({ kubeConfig: testEnv().kubeConfig(), readyDelayMs: 100 });
+  before(function () {
+    if (!testEnv().dataPlane?.knative || !testEnv().dataPlane?.kserve) this.skip();
     client = new KubeClient(testEnv().kubeConfig(), 'standin-integration-test');
   });
-  after(async () => {
-    await standins?.stop();
-    await client?.close();
+  after(async () => { await client?.close(); });
+  beforeEach(async () => {
+    ns = await freshNamespace('standin');
+    standins = await startStandins({ kubeConfig: testEnv().kubeConfig(), namespaces: [ns], readyDelayMs: 100 });
   });
-  beforeEach(async () => { ns = await freshNamespace('standin'); });
+  afterEach(async () => { await standins?.stop(); });
 
-  const get = (r: typeof KSVC, name: string) => client.get(resourcePath(r, ns, name)).catch(() => undefined);
-  const until = <T>(fn: () => Promise<T | undefined | false>, message: string) => waitFor(fn, { timeoutMs: 15_000, message });
-  const ksvc = (template: any, traffic?: any[]) => ({
-    apiVersion: 'serving.knative.dev/v1', kind: 'Service', metadata: { name: 'shop', namespace: ns }, spec: { template, ...(traffic ? { traffic } : {}) },
-  });
-  const template = (name: string, image: string, annotations: Record<string, string> = {}) => ({ metadata: { name, annotations }, spec: { containers: [{ image }] } });
-  const applyKsvc = (obj: any) => client.apply(resourcePath(KSVC, ns, 'shop'), obj);
-
-  it('creates a BYO-named Revision, makes it Ready and reports the route, writing only status and its revisions', async () => {
-    const since = new Date(Date.now() - 1_000);
-    await applyKsvc(ksvc(template('shop-v1', 'shop:1'), [{ revisionName: 'shop-v1', percent: 100, tag: 'stable' }]));
-    const svc = await until(async () => { const s = await get(KSVC, 'shop'); return ready(s) && s; }, 'ksvc Ready');
-    assert.equal(svc.status.latestCreatedRevisionName, 'shop-v1');
-    assert.equal(svc.status.latestReadyRevisionName, 'shop-v1');
-    assert.equal(svc.status.url, `http://shop.${ns}.example.com`);
-    assert.deepEqual(svc.status.address, { url: `http://shop.${ns}.svc.cluster.local` });
-    assert.deepEqual(svc.status.traffic, [{ tag: 'stable', revisionName: 'shop-v1', latestRevision: false, percent: 100, url: `http://stable-shop.${ns}.example.com` }]);
-    assert.equal(svc.status.observedGeneration, svc.metadata.generation);
-
-    const rev = await get(REVISION, 'shop-v1');
-    assert.ok(ready(rev));
-    assert.equal(rev.metadata.labels['serving.knative.dev/service'], 'shop');
-    assert.equal(rev.metadata.labels['serving.knative.dev/routingState'], 'active');
-    assert.equal(rev.metadata.ownerReferences[0].uid, svc.metadata.uid);
-    assert.equal(rev.status.actualReplicas, 1, 'one replica while it has traffic');
-
-    const writes = writesSince(since, 'knative-standin').filter((w) => w.namespace === ns);
-    assert.ok(writes.length > 0, 'the stand-in writes under its own User-Agent');
-    for (const w of writes) {
-      assert.ok(w.resource === 'revisions' || (w.resource === 'services' && w.subresource === 'status'), `${w.verb} ${w.resource}/${w.subresource ?? ''}`);
-    }
+  it('leaves Knative Services, Revisions and InferenceServices to the real controllers, and refuses to hold a revision', async () => {
+    const since = new Date();
+    await applyYaml(fixture('knative-service.yaml'), { namespace: ns });
+    await applyYaml(fixture('inference-service.yaml'), { namespace: ns });
+    await waitFor(async () => knativeReady(await getKsvc(ns, 'hello')), { timeoutMs: 120_000, message: 'the real Knative makes the Service Ready' });
+    await waitFor(async () => knativeReady(await getKsvc(ns, 'iris-predictor')), { timeoutMs: 120_000, message: 'the real KServe makes its predictor Ready' });
+    // The stand-ins saw every one of those objects' events while the real controllers worked; a
+    // bounded window then catches anything they would still write ("nothing" cannot be waited for).
+    for (const agent of ['knative-standin', 'kserve-standin']) assert.deepEqual(await writesWithin(ns, since, agent, 2_000), [], `${agent} wrote nothing`);
+    assert.throws(() => standins!.knative.hold(ns, 'hello-00001'), /the real Knative Serving runs in this cluster/);
   });
 
-  it('keeps traffic pinned to the old revision, scales an unrouted new one by Knative reachability, and follows in-place min-scale edits', async () => {
-    await applyKsvc(ksvc(template('shop-v1', 'shop:1'), [{ revisionName: 'shop-v1', percent: 100 }]));
-    await until(async () => ready(await get(KSVC, 'shop')), 'v1 Ready');
-
-    await applyKsvc(ksvc(template('shop-v2', 'shop:2', { 'autoscaling.knative.dev/min-scale': '3' }), [{ revisionName: 'shop-v1', percent: 100 }]));
-    const v2 = await until(async () => { const r = await get(REVISION, 'shop-v2'); return ready(r) && r.metadata.labels['serving.knative.dev/routingState'] === 'reserve' && r; }, 'v2 Ready and reserve');
-    assert.equal(v2.status.actualReplicas, 0, 'min-scale does not hold an unrouted (reserve) revision');
-    const svc = await until(async () => { const s = await get(KSVC, 'shop'); return s?.status?.latestCreatedRevisionName === 'shop-v2' && s; }, 'v2 latest created');
-    assert.deepEqual(svc.status.traffic.map((t: any) => [t.revisionName, t.percent]), [['shop-v1', 100]]);
-    assert.equal(svc.status.latestReadyRevisionName, 'shop-v2');
-
-    await applyKsvc(ksvc(template('shop-v2', 'shop:2', { 'autoscaling.knative.dev/min-scale': '3' }), [
-      { revisionName: 'shop-v1', percent: 100, tag: 'stable' }, { revisionName: 'shop-v2', percent: 0, tag: 'candidate' },
-    ]));
-    await until(async () => (await get(REVISION, 'shop-v2'))?.status?.actualReplicas === 3, 'v2 routed at 0% holds min-scale 3');
-
-    await client.mergePatch(resourcePath(REVISION, ns, 'shop-v2'), { metadata: { annotations: { 'autoscaling.knative.dev/min-scale': '1' } } });
-    await until(async () => (await get(REVISION, 'shop-v2'))?.status?.actualReplicas === 1, 'v2 follows min-scale 1 edited on the Revision');
-    await client.mergePatch(resourcePath(REVISION, ns, 'shop-v2'), { metadata: { annotations: { 'autoscaling.knative.dev/min-scale': '0' } } });
-    await until(async () => (await get(REVISION, 'shop-v2'))?.status?.actualReplicas === 0, 'v2 at 0% with min-scale 0 scales to zero');
-    assert.equal((await get(REVISION, 'shop-v1')).status.actualReplicas, 1);
-  });
-
-  it('reports a traffic target that does not exist with Knative\'s message and keeps the last good route', async () => {
-    await applyKsvc(ksvc(template('shop-v1', 'shop:1'), [{ revisionName: 'shop-v1', percent: 100 }]));
-    await until(async () => ready(await get(KSVC, 'shop')), 'v1 Ready');
-    await applyKsvc(ksvc(template('shop-v1', 'shop:1'), [{ revisionName: 'shop-nope', percent: 100 }]));
-    const svc = await until(async () => { const s = await get(KSVC, 'shop'); return cond(s, 'RoutesReady')?.status === 'False' && s; }, 'RoutesReady False');
-    assert.equal(cond(svc, 'RoutesReady').reason, 'RevisionMissing');
-    assert.equal(cond(svc, 'RoutesReady').message, 'Revision "shop-nope" referenced in traffic not found.');
-    assert.deepEqual(svc.status.traffic.map((t: any) => t.revisionName), ['shop-v1']);
-  });
-
-  it('never makes an "unready" image Ready, and holds a revision until released', async () => {
-    await applyKsvc(ksvc(template('shop-v1', 'shop:unready')));
-    await until(async () => get(REVISION, 'shop-v1'), 'revision created');
-    await sleep(600);
-    const rev = await get(REVISION, 'shop-v1');
-    assert.equal(cond(rev, 'Ready')?.status, 'Unknown');
-    assert.equal(cond(rev, 'Ready')?.reason, 'Deploying');
-    const svc = await get(KSVC, 'shop');
-    assert.equal(cond(svc, 'Ready')?.status, 'Unknown');
-    assert.equal(cond(svc, 'RoutesReady')?.message, 'Configuration "shop" is waiting for a Revision to become ready.');
-
-    standins.knative.hold(ns, 'shop-v2');
-    await applyKsvc(ksvc(template('shop-v2', 'shop:2')));
-    await until(async () => get(REVISION, 'shop-v2'), 'v2 created');
-    await sleep(500);
-    assert.equal(cond(await get(REVISION, 'shop-v2'), 'Ready')?.status, 'Unknown', 'held');
-    standins.knative.release(ns, 'shop-v2');
-    await until(async () => ready(await get(KSVC, 'shop')), 'ksvc Ready once v2 is released');
-  });
-
-  it('stands in for garbage collection: a Service deleted and re-created gets a fresh revision of the same name', async () => {
-    await applyKsvc(ksvc(template('shop-v1', 'shop:1'), [{ revisionName: 'shop-v1', percent: 100 }]));
-    const first = await until(async () => { const r = await get(REVISION, 'shop-v1'); return ready(r) && r; }, 'v1 Ready');
-    await client.delete(resourcePath(KSVC, ns, 'shop'));
-    await applyKsvc(ksvc(template('shop-v1', 'shop:1'), [{ revisionName: 'shop-v1', percent: 100 }]));
-    const svc = await until(async () => { const s = await get(KSVC, 'shop'); return ready(s) && s; }, 're-created ksvc Ready');
-    const again = await get(REVISION, 'shop-v1');
-    assert.notEqual(again.metadata.uid, first.metadata.uid);
-    assert.equal(again.metadata.ownerReferences[0].uid, svc.metadata.uid);
-  });
-
-  describe('KServe', () => {
-    const isvc = (storageUri: string, predictor: any = {}) => ({
-      apiVersion: 'serving.kserve.io/v1beta1', kind: 'InferenceService',
-      metadata: { name: 'iris', namespace: ns, annotations: { 'serving.kserve.io/enable-tag-routing': 'true' } },
-      spec: { predictor: { minReplicas: 1, model: { modelFormat: { name: 'sklearn' }, storageUri }, ...predictor } },
-    });
-    const applyIsvc = (obj: any) => client.apply(resourcePath(ISVC, ns, 'iris'), obj);
-    const predictorStatus = async () => (await get(ISVC, 'iris'))?.status?.components?.predictor;
-
-    it('turns an InferenceService into a predictor Knative Service, a revision, and a Ready ISVC with a URL', async () => {
-      await applyIsvc(isvc('gs://models/iris/v1'));
-      const i = await until(async () => { const x = await get(ISVC, 'iris'); return ready(x) && x.status.modelStatus?.transitionStatus === 'UpToDate' && x; }, 'ISVC Ready');
-      assert.equal(i.status.url, `http://iris.${ns}.example.com`);
-      assert.equal(i.status.deploymentMode, 'Knative');
-      assert.equal(i.status.components.predictor.latestReadyRevision, 'iris-predictor-00001');
-      assert.equal(i.status.components.predictor.latestRolledoutRevision, 'iris-predictor-00001');
-      const k = await get(KSVC, 'iris-predictor');
-      assert.equal(k.metadata.ownerReferences[0].uid, i.metadata.uid);
-      assert.equal(k.spec.template.metadata.annotations['autoscaling.knative.dev/min-scale'], '1');
-      assert.equal(i.status.observedGeneration, k.status.observedGeneration, 'observedGeneration copied from the ksvc, as KServe does');
-    });
-
-    it('splits 20/80 against the previously rolled-out revision after a model change, and promotes when the percent is removed', async () => {
-      await applyIsvc(isvc('gs://models/iris/v1'));
-      await until(async () => ready(await get(ISVC, 'iris')), 'v1 Ready');
-
-      await applyIsvc(isvc('gs://models/iris/v2', { canaryTrafficPercent: 20 }));
-      const split = await until(async () => {
-        const p = await predictorStatus();
-        return p?.latestReadyRevision === 'iris-predictor-00002' && p.traffic?.length === 2 && p;
-      }, '20/80 split');
-      assert.deepEqual(split.traffic.map((t: any) => [t.revisionName, t.percent, t.tag]), [['iris-predictor-00002', 20, 'latest'], ['iris-predictor-00001', 80, 'prev']]);
-      assert.equal(split.latestRolledoutRevision, 'iris-predictor-00001');
-
-      await applyIsvc(isvc('gs://models/iris/v2'));
-      const promoted = await until(async () => { const p = await predictorStatus(); return p?.latestRolledoutRevision === 'iris-predictor-00002' && p; }, 'promoted');
-      assert.equal(promoted.previousRolledoutRevision, 'iris-predictor-00001');
-      assert.deepEqual(promoted.traffic.map((t: any) => [t.revisionName, t.percent]), [['iris-predictor-00002', 100]]);
-    });
+  it('writes a LocalModelNamespaceCache\'s status as the CRD\'s schema takes it: copies, node status and the InferenceServices it covers', async () => {
+    const since = new Date();
+    await applyYaml(fixture('inference-service.yaml'), { namespace: ns });
+    const cache = {
+      apiVersion: 'serving.kserve.io/v1alpha1', kind: 'LocalModelNamespaceCache', metadata: { name: 'iris', namespace: ns },
+      spec: { sourceModelUri: 'gs://kfserving-examples/models/sklearn/1.0', modelSize: '1Gi', nodeGroups: ['gpu-nodes'] },
+    };
+    await client.apply(resourcePath(LOCAL_MODEL_NAMESPACE_CACHE, ns, 'iris'), cache);
+    const status = await waitFor(async () => {
+      const c = await client.get(resourcePath(LOCAL_MODEL_NAMESPACE_CACHE, ns, 'iris')).catch(() => undefined);
+      return c?.status?.copies?.available === 1 && c.status.inferenceServices?.length === 1 && c.status;
+    }, { timeoutMs: 60_000, message: 'the cache downloaded on the simulated node, covering iris' });
+    assert.deepEqual(status.copies, { total: 1, available: 1, failed: 0 });
+    assert.deepEqual(status.nodeStatus, { [simulatedNode('gpu-nodes')]: 'NodeDownloaded' });
+    assert.deepEqual(status.inferenceServices, [{ name: 'iris', namespace: ns }]);
+    const writes = writesSince(since, 'kserve-standin').filter((w) => w.namespace === ns);
+    assert.ok(writes.length > 0);
+    assert.ok(writes.every((w) => w.resource === 'localmodelnamespacecaches' && w.subresource === 'status'), `only cache status: ${JSON.stringify(writes)}`);
   });
 });
