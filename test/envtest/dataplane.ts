@@ -16,7 +16,7 @@ import { EnvtestError } from './errors.ts';
 import { runKIngressStatus } from './kingress-status.ts';
 import { installKnativeServing, KNATIVE_NAMESPACE, KNATIVE_WEBHOOK_PORT, KNATIVE_WEBHOOK_SERVICE, knativeEnv, knativeWebhookAdmits } from './knative-serving.ts';
 import { dialThrough, readServices, serveUdsToTcp } from './netns-bridge.ts';
-import { createNetns, deleteNetns, netnsName, POD_CIDR, sweepLeakedNetns } from './netns.ts';
+import { createNetns, deleteNetns, deleteNetnsOnExit, netnsName, POD_CIDR, sweepLeakedNetns } from './netns.ts';
 import { kubeconfigYaml } from './pki.ts';
 import { spawnDetached, supervise, waitHealthy, type LaunchOptions, type RunningProcess } from './supervise.ts';
 import { startKServe } from './kserve.ts';
@@ -112,6 +112,8 @@ export async function startDataPlane(host: DataPlaneHost, opts: DataPlaneOptions
   const { dir } = host;
   const sockets = socketPaths(dir);
   const netns = { main: netnsName(), autoscaler: netnsName() };
+  // A detached data plane's namespaces outlive this process on purpose (`npm run cluster -- down` removes them).
+  const cancelDeleteOnExit = host.detached ? () => {} : deleteNetnsOnExit([netns.main, netns.autoscaler]);
   const running: Array<RunningProcess & { binary: string }> = [];
   let hostBridge: { close(): void } | undefined;
   const ingressStop = new AbortController();
@@ -128,6 +130,7 @@ export async function startDataPlane(host: DataPlaneHost, opts: DataPlaneOptions
     await Promise.all(running.reverse().map((p) => p.stop(5_000)));
     hostBridge?.close();
     await Promise.all([deleteNetns(netns.main), deleteNetns(netns.autoscaler)]);
+    cancelDeleteOnExit();
   };
 
   try {

@@ -34,6 +34,27 @@ describe('network namespace sweep (rig)', function () {
     assert.deepEqual(parseNetnsList('sapp-12-ab01cd (id: 3)\nsapp-9-00ff00\n\n'), ['sapp-12-ab01cd', 'sapp-9-00ff00']);
   });
 
+  it('removes a run\'s namespaces as it exits on a signal, with its processes still inside', async () => {
+    const script = join(dir, 'signalled.ts');
+    writeFileSync(script, [
+      `import { createNetns, deleteNetnsOnExit, netnsName } from ${JSON.stringify(join(here, 'netns.ts'))};`,
+      `import { supervise } from ${JSON.stringify(join(here, 'supervise.ts'))};`,
+      'const name = netnsName();',
+      'deleteNetnsOnExit([name]);',
+      "await createNetns(name, '10.250.0.9');",
+      `supervise('sleeper', 'sleep', ['600'], ${JSON.stringify(join(dir, 'signalled.log'))}, undefined, { netns: name });`,
+      'console.log(name);',
+    ].join('\n'));
+    const harness = spawn(process.execPath, ['--no-warnings', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const name = await new Promise<string>((resolve) => harness.stdout.once('data', (b: Buffer) => resolve(b.toString().trim())));
+    made.push(name);
+    await waitFor(async () => (await pidsIn(name)) !== '', { message: 'the supervised process inside' });
+    const exited = new Promise((resolve) => harness.once('exit', resolve));
+    harness.kill('SIGTERM');
+    await exited;
+    assert.ok(!(await list()).includes(name), `${name} is gone once its harness exited on SIGTERM`);
+  });
+
   it('removes the namespace of a SIGKILLed run, keeps a live owner\'s, a detached cluster\'s and unowned names', async () => {
     // A harness that makes a namespace, runs a supervised process in it, and is SIGKILLed.
     const script = join(dir, 'harness.ts');

@@ -4,14 +4,15 @@
 // CIDR, so that a scrape of a pod IP ends at a closed local port. There is no
 // route out: nothing inside can reach anything but itself and the unix sockets
 // the harness hands it. Creating them needs root (`ip netns add`).
-// A namespace outlives a SIGKILLed harness (its processes die with it, see
-// supervise.ts, but the namespace is a file under /run/netns), so each name
-// carries the pid of the process that made it, and sweepLeakedNetns() removes,
+// A namespace outlives its harness (its processes die with it, see
+// supervise.ts, but the namespace is a file under /run/netns): on a signal the
+// harness removes its own as it exits (deleteNetnsOnExit); for SIGKILL each
+// name carries the pid of the process that made it, and sweepLeakedNetns() removes,
 // at start-up, the rig's namespaces whose owner is gone and that nothing runs
 // in. A live run's namespaces are never touched: its owner is alive, or (a
 // detached `npm run cluster`, whose owner exits after `up`) its processes run
 // inside.
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { EnvtestError } from './errors.ts';
@@ -75,6 +76,26 @@ export async function createNetns(name: string, podIp: string): Promise<void> {
     await deleteNetns(name);
     throw err;
   }
+}
+
+/**
+ * Removes `names` when this process exits however it exits short of SIGKILL
+ * (supervise.ts turns Ctrl-C into process.exit). `ip netns del` is fine while
+ * processes still run inside: the namespace goes with the last of them.
+ * Returns a function that cancels this (once the namespaces are deleted).
+ */
+export function deleteNetnsOnExit(names: readonly string[]): () => void {
+  const onExit = () => {
+    for (const name of names) {
+      try {
+        execFileSync('ip', ['netns', 'del', name], { stdio: 'ignore' });
+      } catch {
+        // already gone
+      }
+    }
+  };
+  process.on('exit', onExit);
+  return () => process.off('exit', onExit);
 }
 
 /** Removes namespace `name` (a no-op when it is gone). */
