@@ -37,9 +37,9 @@ export interface WorkloadSummary {
   traffic: TrafficStatus[];
   /**
    * The workload answers on the cluster-local host the VirtualService points at. Not the same as
-   * `ready`: an InferenceService's Ready also covers KServe's own ingress (an ExternalName Service
-   * named after the app, which cannot exist while a Knative Service of that name does), and a
-   * Knative Route reports its traffic before its ingress is programmed.
+   * `ready`: an InferenceService's Ready also waits for KServe's own ingress (its VirtualService and
+   * an ExternalName Service named after the app), which our route does not use. Nor is reported
+   * traffic enough: a Knative Route reports its split before its ingress is programmed.
    */
   routeReady: boolean;
 }

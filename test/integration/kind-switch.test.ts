@@ -16,9 +16,11 @@
 //
 // "Ready" for the workload behind the route: the Knative Service's Ready; for
 // the InferenceService KServe's PredictorReady, as the route points at the
-// predictor's host. The InferenceService's own Ready also covers KServe's
-// ingress, which (the same name clash, the other way round) cannot be made
-// while the container app's Knative Service still exists.
+// predictor's host. The InferenceService's own Ready also waits for KServe's
+// ingress (its VirtualService and that Service), which our route does not use.
+// The other way round there is no clash: KServe takes Knative's placeholder,
+// an ExternalName Service with the same spec, for its own without owning it,
+// and makes its own within seconds once the garbage collector removed it.
 import assert from 'node:assert/strict';
 import type { ServerlessApp } from '../../src/api/v1alpha1/serverlessapp.ts';
 import { Kinds } from '../../src/runtime/kinds.ts';
@@ -105,13 +107,12 @@ describe('switching between container and model, make before break (integration)
     return looks;
   }
 
-
   it('container -> model -> container keeps a Ready workload behind the route (model -> container: only the documented gap)', async () => {
     await applyApp(app(ns, 'flip', container));
     await waitForApp(ns, 'flip', serving, 'container Ready', 120_000);
 
     await applyApp(app(ns, 'flip', model));
-    // Done once the InferenceService itself is Ready: KServe made its own ingress after the Knative Service went.
+    // Done once the InferenceService itself reports Ready (the app's WorkloadReady), and the Knative Service is gone.
     const toModel = await watchSwitch((a) => serving(a) && !!a.status?.versions?.stable?.storageUri, 'ksvc');
     assert.ok(toModel.length > 1, 'the switch took more than one look');
     assert.deepEqual(toModel.map((l, i) => broken(l) ? describeLook(l, i) : undefined).filter(Boolean), [], 'container -> model: every look routes to a Ready workload with traffic in status');
