@@ -1,10 +1,12 @@
 // Everything the demo runs, started in order and stopped in reverse: a real
 // kube-apiserver + etcd and the rig's data plane (kube-controller-manager,
-// kube-scheduler, KWOK's simulated nodes, the real Knative Serving 1.21 on a
-// simulated network; all built from Go modules on first use), the real
-// Knative/KServe/Istio CRDs plus ours, a loopback HTTP server that answers the
-// model's warmup requests, the SIMULATED KServe stand-in, and the operator
-// in-process on a demo clock. Every listener binds 127.0.0.1 on a port
+// kube-scheduler, KWOK's simulated nodes, the real Knative Serving 1.21 and
+// KServe 0.20 controllers on a simulated network; all built from Go modules on
+// first use), the real Knative/KServe/Istio CRDs plus ours, a loopback HTTP
+// server that answers the model's warmup requests (SIMULATED model server),
+// the stand-in's LocalModelCache half (SIMULATED model download; its Knative
+// and InferenceService halves stay off beside the real controllers), and the
+// operator in-process on a demo clock. Every listener binds 127.0.0.1 on a port
 // the kernel picks, so a demo never clashes with anything on the machine.
 
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -28,7 +30,7 @@ export interface DemoEnvironment {
   stop(): Promise<void>;
 }
 
-/** How long the simulated data plane takes to make a revision Ready: long enough to watch, short enough to wait for. */
+/** How long the stand-in takes to report a model cached (and, without the real controllers, a revision Ready). */
 const READY_DELAY_MS = 500;
 /** A model server takes a moment to answer a prediction. */
 const WARMUP_ANSWER_MS = 150;
@@ -39,7 +41,7 @@ export async function startEnvironment(log: (line: string) => void): Promise<Dem
     for (const s of stops.splice(0).reverse()) await s().catch((err: Error) => log(`while stopping: ${err.message}`));
   };
   try {
-    log('starting a local cluster: kube-apiserver + etcd, kube-controller-manager, kube-scheduler, KWOK nodes and the real Knative Serving 1.21 (the first run builds them from Go modules: about 30 minutes on 2 cores; later runs start in seconds)');
+    log('starting a local cluster: kube-apiserver + etcd, kube-controller-manager, kube-scheduler, KWOK nodes, the real Knative Serving 1.21 and KServe 0.20 (the first run builds them from Go modules: about 30 minutes on 2 cores; later runs start in about a minute)');
     let started = performance.now();
     const controlPlane = await startControlPlane({ log: () => {}, dataPlane: true });
     stops.push(() => controlPlane.stop());
@@ -54,9 +56,12 @@ export async function startEnvironment(log: (line: string) => void): Promise<Dem
     warmup.handler = (_req, res) => setTimeout(() => res.end('{"predictions": [0]}'), WARMUP_ANSWER_MS);
     stops.push(() => warmup.stop());
 
-    const standins = await startStandins({ kubeConfig, readyDelayMs: READY_DELAY_MS });
+    const real = { knative: controlPlane.dataPlane?.knative ?? false, kserve: controlPlane.dataPlane?.kserve ?? false };
+    const standins = await startStandins({ kubeConfig, readyDelayMs: READY_DELAY_MS, knative: !real.knative, kserve: !real.kserve });
     stops.push(() => standins.stop());
-    log(`SIMULATED KServe stand-in running (predictors Ready after ${READY_DELAY_MS} ms); Knative Serving is the real one`);
+    const simulated = ['model caches (LocalModelCache status)', ...(real.knative ? [] : ['Knative Serving']), ...(real.kserve ? [] : ['InferenceServices'])];
+    log(`SIMULATED by the stand-in: ${simulated.join(', ')}, reported ready after ${READY_DELAY_MS} ms; `
+      + `real: ${[...(real.knative ? ['Knative Serving 1.21'] : []), ...(real.kserve ? ['KServe 0.20'] : [])].join(' and ') || 'neither controller'}`);
 
     // The flags a user would pass to `npm start`; the demo clock is --clock-start.
     const config = parseConfig([

@@ -1,7 +1,7 @@
 // `npm run demo [-- --keep]`: the whole story on a laptop in one command. Starts
 // the environment (environment.ts), tells the story (story.ts), then stops
 // everything, or with --keep stays in the foreground serving the operator and
-// the stand-ins until Ctrl-C. One demo at a time: a second one says where the
+// the stand-in until Ctrl-C. One demo at a time: a second one says where the
 // first one is instead of starting another control plane on a 2-core laptop.
 
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -9,15 +9,14 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { describeFailure, EnvtestError } from '../test/envtest/errors.ts';
-import { BANNER } from '../test/standin/standin.ts';
 import { startEnvironment, type DemoEnvironment } from './environment.ts';
 import { runStory } from './story.ts';
 
 const USAGE = `Usage: npm run demo [-- --keep]
 
 Runs the ServerlessApp operator's story on a local control plane and stops everything.
-  --keep   leave the control plane, operator and stand-ins running (in this terminal) until Ctrl-C
-Environment: LOG_LEVEL=info shows the operator's logs, STANDIN_LOG=1 the stand-ins' writes.`;
+  --keep   leave the cluster, operator and stand-in running (in this terminal) until Ctrl-C
+Environment: LOG_LEVEL=info shows the operator's logs, STANDIN_LOG=1 the stand-in's writes.`;
 
 const NAMESPACE = 'demo';
 const cacheRoot = process.env.SERVERLESSAPP_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'serverlessapp-operator');
@@ -88,20 +87,25 @@ function releaseLock(): void {
 claimLock();
 process.on('exit', releaseLock);
 // The control plane's supervisor kills kube-apiserver and etcd when this process
-// exits, however it exits; the operator and stand-ins live in this process.
+// exits, however it exits (and the data plane's network namespaces with
+// them); the operator and the stand-in live in this process.
 for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]] as const) {
   process.on(signal, () => {
-    console.error(`\ndemo: ${signal}: stopping everything (operator, stand-ins, kube-apiserver, etcd)`);
+    console.error(`\ndemo: ${signal}: stopping everything (operator, stand-in, data plane, kube-apiserver, etcd)`);
     process.exit(code);
   });
 }
 
 say(`ServerlessApp operator demo
   REAL:      kube-apiserver, etcd, kube-controller-manager, kube-scheduler, Knative Serving 1.21
-             (controller, webhook, autoscaler), and the CRDs of Knative Serving, KServe, Istio and ServerlessApp.
+             (controller, webhook, autoscaler), KServe 0.20 (controller and webhooks), and the CRDs of
+             Knative Serving, KServe, Istio and ServerlessApp.
   SIMULATED: the nodes (KWOK: pods are scheduled and turn Ready, no container runs), the network
              (a bridge standing in for kube-proxy and cluster DNS), the ingress (KIngresses marked
-             ready as net-istio would; no request is routed) and KServe (${BANNER}).
+             ready as net-istio would; no request is routed, so Knative's autoscaler sees none),
+             the model server answering warmup requests (a loopback server in this process) and the
+             model download for node caches (the stand-in in test/standin/ reports LocalModelCaches
+             cached; nothing is fetched).
   The operator runs in this process on a demo clock, so the 08:00 and 18:00 window transitions take seconds.
 `);
 
@@ -130,7 +134,7 @@ try {
 
 if (options.keep) {
   say(`
-Everything keeps running in this terminal: press Ctrl-C to stop everything (operator, stand-ins, control plane).
+Everything keeps running in this terminal: press Ctrl-C to stop everything (operator, stand-in, data plane, control plane).
 In another terminal:
   export KUBECONFIG=${env.controlPlane.kubeconfigPath}
   kubectl get sapp -A
@@ -142,7 +146,7 @@ The demo clock keeps running from where the story left it; edits you apply are r
   setInterval(() => {}, 1 << 30); // stay in the foreground until a signal
 } else {
   await env.stop();
-  say(`stopped everything (operator, stand-ins, kube-apiserver, etcd); total ${elapsed()}`);
+  say(`stopped everything (operator, stand-in, data plane, kube-apiserver, etcd); total ${elapsed()}`);
   say('Explore on your own with `npm run demo -- --keep`.');
   process.exit(0);
 }

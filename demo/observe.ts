@@ -20,8 +20,11 @@ interface ClusterEvent {
   type?: string;
   reason?: string;
   note?: string;
-  regarding?: { name?: string };
+  regarding?: { kind?: string; name?: string };
 }
+
+/** The operator's Events are about ServerlessApps; Knative's and KServe's (about their Services of the same name) are left to `kubectl get events`. */
+const aboutApp = (e: ClusterEvent, apps: string[]) => (e.regarding?.kind ?? 'ServerlessApp') === 'ServerlessApp' && apps.includes(e.regarding?.name ?? '');
 
 export interface VirtualService {
   spec: { hosts?: string[]; gateways?: string[]; http?: HttpRoute[] };
@@ -70,18 +73,18 @@ export class Observer {
     return this.client.get<VirtualService>(Kinds.VirtualService, this.namespace, name);
   }
 
-  /** Events about `apps` not shown before, oldest first, as one line each. */
+  /** The operator's Events about `apps` not shown before, oldest first, as one line each. */
   async newEvents(apps: string[]): Promise<string[]> {
     const list = await this.client.list<ClusterEvent>(Kinds.Event, this.namespace);
-    const fresh = list.items.filter((e) => apps.includes(e.regarding?.name ?? '') && !this.seenEvents.has(e.metadata.name));
+    const fresh = list.items.filter((e) => aboutApp(e, apps) && !this.seenEvents.has(e.metadata.name));
     for (const e of fresh) this.seenEvents.add(e.metadata.name);
     return fresh.map((e) => `Event ${e.type ?? 'Normal'} ${e.reason ?? '?'} on ${e.regarding?.name}: ${e.note ?? ''}`);
   }
 
-  /** Whether an Event with `reason` about `app` exists (shown or not). */
+  /** Whether an operator Event with `reason` about `app` exists (shown or not). */
   async hasEvent(app: string, reason: string): Promise<boolean> {
     const list = await this.client.list<ClusterEvent>(Kinds.Event, this.namespace);
-    return list.items.some((e) => e.regarding?.name === app && e.reason === reason);
+    return list.items.some((e) => aboutApp(e, [app]) && e.reason === reason);
   }
 
   /**

@@ -16,8 +16,12 @@ import { Kinds } from '../src/runtime/kinds.ts';
 import { condition, Observer } from './observe.ts';
 import { berlinTime, formatApps, formatRevisions, formatRoutes, type RevisionRow } from './table.ts';
 
-/** Monday 23 November 2026, 07:59:30 in Berlin (CET, UTC+1): half a minute before business hours. */
-export const DEMO_CLOCK_START = '2026-11-23T06:59:30Z';
+/**
+ * Monday 23 November 2026, 07:58:00 in Berlin (CET, UTC+1): two minutes before
+ * business hours, about what steps a) to d) take on the real Knative, so the
+ * window step fast-forwards the clock a little rather than turning it back.
+ */
+export const DEMO_CLOCK_START = '2026-11-23T06:58:00Z';
 const WINDOW_OPENS = new Date('2026-11-23T07:00:00Z'); // 08:00 Berlin
 const WINDOW = { name: 'business-hours', schedule: '0 8 * * 1-5', duration: '10h', timeZone: 'Europe/Berlin', minScale: 2 };
 const WINDOW_CLOSES = new Date(WINDOW_OPENS.getTime() + 10 * 3600_000); // 18:00 Berlin
@@ -90,12 +94,13 @@ export async function runStory(env: StoryEnv): Promise<void> {
     const warmups = env.warmupRequests();
     const p = fraudA.status?.prewarm;
     await show('a', [shopA, fraudA], [
-      `both Ready with a URL; the stand-in created their revisions and reported them ready (no pods ran)`,
+      'both Ready with a URL: Knative created their revisions (KServe the model\'s predictor) and reported them ready once KWOK ran their pods (simulated nodes: no container runs)',
       `fraud prewarmed before it served: held at >= ${fraud.spec.prewarm?.replicas} ready replicas (highest seen: ${maxFraudReplicas}), `
         + `warmup ${p?.succeeded ?? 0}/${fraud.spec.prewarm?.warmup?.count} succeeded, warm at ${p?.warmedAt ? berlinTime(new Date(p.warmedAt)) : '?'}; then the buffer was released `
-        + '(KServe makes a new predictor revision for a minReplicas change; traffic moved once it was ready)',
-      `the demo's loopback server answered ${warmups.length} warmup requests: ${[...new Set(warmups.map((r) => `${r.method} ${r.url}`))].join(', ')}`,
-      ...(fraudA.status?.modelCache ? [`model cached on the nodes: ${fraudA.status.modelCache} (KServe LocalModel cache, simulated download)`] : []),
+        + 'on the live revision in place (Knative >= 1.21: no new predictor revision); Knative\'s autoscaler scales the extra replica away after its stable window',
+      `SIMULATED model server: the demo's loopback server answered the ${warmups.length} warmup requests (${[...new Set(warmups.map((r) => `${r.method} ${r.url}`))].join(', ')}); `
+        + 'on a cluster they go to the revision\'s private Service',
+      ...(fraudA.status?.modelCache ? [`model cached on the nodes: ${fraudA.status.modelCache} (KServe LocalModelNamespaceCache; SIMULATED download: the stand-in reports it cached, nothing is fetched)`] : []),
     ]);
 
     heading('b) a new version of shop at 20%');
@@ -176,10 +181,11 @@ export async function runStory(env: StoryEnv): Promise<void> {
       return s.status?.scaling?.minScale === 0 && s.status.scaling.openWindows?.length === 0 && live?.minScale === '0'
         && idle.length > 0 && idle.every((r) => r.replicas === 0) && await see.hasEvent('shop', 'WindowClosed') ? s : undefined;
     });
+    const liveReplicas = (await see.revisions(shopF)).find((r) => r.name === shopF.status?.versions?.stable?.revision)?.replicas;
     await show('f', [shopF], [
       'MIN 0: nothing holds replicas any more; the idle revision reports 0 replicas',
-      'the stand-in does not simulate request-driven autoscaling: it keeps 1 replica for the revision with traffic '
-        + `(real Knative scales it to zero after ${shop.spec.scaling?.scaleToZeroAfter ?? 'its retention period'} without requests)`,
+      `Knative's autoscaler keeps the live revision's ${liveReplicas ?? '?'} replicas until it has seen no requests for `
+        + `${shop.spec.scaling?.scaleToZeroAfter ?? 'its retention period'} (scaleToZeroAfter), then scales it to zero; no request reaches it here (the network is simulated)`,
       `next transition: ${shopF.status?.scaling?.nextTransition?.change} at ${berlinTime(new Date(shopF.status!.scaling!.nextTransition!.at))}`,
     ]);
   } finally {

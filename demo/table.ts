@@ -55,7 +55,7 @@ export function formatRevisions(app: string, revisions: RevisionRow[]): string {
   const rows = [...revisions]
     .sort((a, b) => b.percent - a.percent || a.name.localeCompare(b.name))
     .map((r) => [r.name, `${r.percent}%`, cell(r.tag), cell(r.minScale), cell(r.replicas)]);
-  return `  ${app}: revisions (traffic as the data plane reports it; replicas from the stand-in)\n`
+  return `  ${app}: revisions (traffic and replicas as Knative reports them; the pods are KWOK's)\n`
     + formatTable(['REVISION', 'TRAFFIC', 'TAG', 'MIN-SCALE', 'REPLICAS'], rows, '    ');
 }
 
