@@ -225,9 +225,10 @@ export class ServerlessAppReconciler {
       ...(app.spec.rollout ? { rollout: app.spec.rollout } : {}),
       previous: { ...(stable ? { stable } : {}), ...(app.status?.canary ? { canary: app.status.canary } : {}) },
       revisions: [...observed.values()], isWarm,
-      // The promotion gate reads the new workload's own report: during a kind switch that is the new kind's,
-      // and it counts only once that workload answers on the host the VirtualService will point at.
-      traffic: (fresh && !summary.routeReady ? [] : summary.traffic).map((t) => ({ revision: t.revision, percent: t.percent })),
+      // The promotion gate reads the new workload's own report: during a kind switch that is the new kind's.
+      // A workload that serves nothing yet (the first version, or a kind switch) counts only once it answers
+      // on its host: Knative and KServe report a split before their route's ingress is programmed.
+      traffic: ((fresh || !stable) && !summary.routeReady ? [] : summary.traffic).map((t) => ({ revision: t.revision, percent: t.percent })),
     };
     let plan = planRollout(input);
     const analysis = app.spec.rollout?.analysis;
