@@ -235,7 +235,8 @@ describe('Helm chart: installed, with the operator running as its ServiceAccount
   });
 
   it('serves a container app through scaling, a 20% canary with header routing, promotion and removal of ingress', async () => {
-    const ingress = { hosts: ['shop.example.com'], gateways: ['istio-system/public'] };
+    // A host of its own: a host belongs to the first app that claims it, in any namespace, and other tests' apps stay behind.
+    const ingress = { hosts: [`shop.${appsNs}.example.com`], gateways: ['istio-system/public'] };
     const shop = (tag: string, extra: Partial<AppSpec> = {}): AppSpec => ({ container: { image: `ghcr.io/acme/shop:${tag}`, port: 8080 }, scaling: { minScale: 0, maxScale: 5 }, ...extra });
     const split = async () => Object.fromEntries(((await getKsvc(appsNs, 'shop'))?.status?.traffic ?? []).map((t) => [t.tag, t.percent]));
     await applyApp(app(appsNs, 'shop', shop('1')));
@@ -269,7 +270,7 @@ describe('Helm chart: installed, with the operator running as its ServiceAccount
   });
 
   it('reports a gateway the chart does not allow as an Event, and counts its repeat on the same Event', async () => {
-    const spec = (gateway: string): AppSpec => ({ container: { image: 'ghcr.io/acme/gw:1', port: 8080 }, ingress: { hosts: ['gw.example.com'], gateways: [gateway] } });
+    const spec = (gateway: string): AppSpec => ({ container: { image: 'ghcr.io/acme/gw:1', port: 8080 }, ingress: { hosts: [`gw.${appsNs}.example.com`], gateways: [gateway] } });
     const rejected = (a: Parameters<typeof readyTrue>[0]) => condition(a, 'Ready')?.reason === 'GatewayNotAllowed';
     await applyApp(app(appsNs, 'gw', spec('elsewhere/public')));
     await waitForApp(appsNs, 'gw', rejected, 'GatewayNotAllowed', 60_000);
