@@ -128,7 +128,7 @@ describe('Helm chart, namespace-scoped: installed, with the operator running as 
       return rev?.metadata.annotations?.['autoscaling.knative.dev/min-scale'] === '1';
     }, 'min-scale set on the live revision', 60_000);
     const routes = async () => userClient().get<{ spec: { hosts: string[] } }>(Kinds.VirtualService, ns, 'shop-routes');
-    await applyApp(app(ns, 'shop', spec({ ingress: { hosts: ['shop.example.com'], gateways: ['istio-system/public'] } })));
+    await applyApp(app(ns, 'shop', spec({ ingress: { hosts: [`shop.${ns}.example.com`], gateways: ['istio-system/public'] } })));
     await eventually(async () => (await routes())?.spec.hosts.includes('shop.example.com'), 'VirtualService created', 60_000);
     await applyApp(app(ns, 'shop', spec({ ingress: { hosts: ['shop.example.com', 'www.shop.example.com'], gateways: ['istio-system/public'] } })));
     await eventually(async () => (await routes())?.spec.hosts.includes('www.shop.example.com'), 'VirtualService changed', 60_000);
@@ -138,7 +138,7 @@ describe('Helm chart, namespace-scoped: installed, with the operator running as 
 
   it('reports a refused gateway with one Event whose series counts the repeat', async () => {
     const [, ns] = watched as [string, string];
-    const spec = (gateway: string): AppSpec => ({ container: { image: 'gw:1' }, ingress: { hosts: ['gw.example.com'], gateways: [gateway] } });
+    const spec = (gateway: string): AppSpec => ({ container: { image: 'gw:1' }, ingress: { hosts: [`gw.${ns}.example.com`], gateways: [gateway] } });
     const refused = (a: Parameters<typeof readyTrue>[0]) => condition(a, 'Ready')?.reason === 'GatewayNotAllowed';
     await applyApp(app(ns, 'gw', spec('elsewhere/public')));
     await waitForApp(ns, 'gw', refused, 'GatewayNotAllowed');

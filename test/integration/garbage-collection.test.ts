@@ -16,7 +16,7 @@ describe('deleting an app (integration, real garbage collector)', function () {
 
   it('removes its Knative Service, Revisions and VirtualService', async () => {
     const ns = await freshNamespace('gc');
-    await applyApp(app(ns, 'shop', { container: { image: 'ghcr.io/acme/shop:1', port: 8080 }, ingress: { hosts: ['shop.example.com'] } }));
+    await applyApp(app(ns, 'shop', { container: { image: 'ghcr.io/acme/shop:1', port: 8080 }, ingress: { hosts: [`shop.${ns}.example.com`] } }));
     const ready = await waitForApp(ns, 'shop', readyTrue, 'Ready', 120_000);
     const revision = ready.status!.versions!.stable!.revision!;
     assert.ok(await userClient().get(Kinds.KnativeRevision, ns, revision));

@@ -33,11 +33,12 @@ interface VS { spec: { http: Array<{ name: string; rewrite?: { authority?: strin
 interface Conditioned { metadata: { deletionTimestamp?: string }; status?: { conditions?: Array<{ type: string; status: string }> } }
 interface Ksvc extends Conditioned { spec: { template: { metadata: { name: string } } } }
 
-const ingress = { hosts: ['flip.example.com'], gateways: ['istio-system/public'] };
+// A host belongs to its first claimant in any namespace, and apps stay behind in a run: one host per namespace.
+const ingress = (ns: string) => ({ hosts: [`flip.${ns}.example.com`], gateways: ['istio-system/public'] });
 // Every version is warmed by one request to the loopback server: "warm" is then something the test sees happen.
 const prewarm = { warmup: { path: '/warm', count: 1 } };
-const container: AppSpec = { container: { image: 'ghcr.io/acme/flip:1', port: 8080 }, ingress, prewarm };
-const model: AppSpec = { model: { format: { name: 'sklearn' }, storageUri: 'gs://models/flip/v1' }, ingress, prewarm };
+const container = (ns: string): AppSpec => ({ container: { image: 'ghcr.io/acme/flip:1', port: 8080 }, ingress: ingress(ns), prewarm });
+const model = (ns: string): AppSpec => ({ model: { format: { name: 'sklearn' }, storageUri: 'gs://models/flip/v1' }, ingress: ingress(ns), prewarm });
 
 /** How long model -> container may route to a Knative Service that is not Ready yet, once the InferenceService is gone. */
 const MAX_GAP_MS = 30_000;
@@ -108,10 +109,10 @@ describe('switching between container and model, make before break (integration)
   }
 
   it('container -> model -> container keeps a Ready workload behind the route (model -> container: only the documented gap)', async () => {
-    await applyApp(app(ns, 'flip', container));
+    await applyApp(app(ns, 'flip', container(ns)));
     await waitForApp(ns, 'flip', serving, 'container Ready', 120_000);
 
-    await applyApp(app(ns, 'flip', model));
+    await applyApp(app(ns, 'flip', model(ns)));
     // Done once the InferenceService itself reports Ready (the app's WorkloadReady), and the Knative Service is gone.
     const toModel = await watchSwitch((a) => serving(a) && !!a.status?.versions?.stable?.storageUri, 'ksvc');
     assert.ok(toModel.length > 1, 'the switch took more than one look');
@@ -121,7 +122,7 @@ describe('switching between container and model, make before break (integration)
     // The container version comes back under the revision name it had before: only warmups from now on count.
     warmedAt.clear();
     const back = new Date();
-    await applyApp(app(ns, 'flip', container));
+    await applyApp(app(ns, 'flip', container(ns)));
     const toContainer = await watchSwitch((a) => serving(a) && !!a.status?.versions?.stable?.image, 'isvc');
     const gone = toContainer.findIndex((l) => !l.isvcLive);
     assert.ok(gone > 0, 'the InferenceService served for a while after the edit, then went');

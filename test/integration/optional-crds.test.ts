@@ -83,7 +83,7 @@ describe('a cluster without KServe or Istio CRDs (integration)', function () {
 
   it('reports what a model app and an app with ingress need, naming the kind, and picks them up once installed', async () => {
     await applyApp(app(ns, 'iris', { model: { format: { name: 'sklearn' }, storageUri: 'gs://models/iris/v1' } }));
-    await applyApp(app(ns, 'routed', { container: { image: 'ghcr.io/acme/routed:1' }, ingress: { hosts: ['routed.example.com'], gateways: ['istio-system/public'] } }));
+    await applyApp(app(ns, 'routed', { container: { image: 'ghcr.io/acme/routed:1' }, ingress: { hosts: [`routed.${ns}.example.com`], gateways: ['istio-system/public'] } }));
     const model = await waitForApp(ns, 'iris', (a) => reason(a) === 'KServeNotInstalled', 'KServeNotInstalled');
     assert.match(condition(model, 'Ready')!.message, /^spec\.model: needs KServe, but this cluster does not serve inferenceservices\.serving\.kserve\.io\/v1beta1/);
     const routed = await waitForApp(ns, 'routed', (a) => reason(a) === 'IstioNotInstalled', 'IstioNotInstalled');
