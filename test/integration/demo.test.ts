@@ -47,7 +47,7 @@ describe('the demo story (integration)', function () {
     const done = lines.filter((l) => /^\s+\[[a-f]: done\]$/.test(l)).map((l) => l.trim());
     assert.deepEqual(done, ['[a: done]', '[b: done]', '[c: done]', '[d: done]', '[e: done]', '[f: done]']);
     assert.equal(warmup.requests.filter((r) => r.method === 'POST' && r.url.endsWith('/v1/models/fraud:predict')).length, 5, 'five warmup requests');
-    assert.match(out, /loopback server answered 5 warmup requests/);
+    assert.match(out, /loopback server answered the 5 warmup requests/);
     assert.match(out, /^\s+shop-\S+\s+80%\s+stable\s/m, 'the 80/20 split is printed');
     assert.match(out, /^\s+shop-\S+\s+20%\s+candidate\s/m);
     assert.match(out, /candidate-by-header\s+x-canary exact "always"\s+-> candidate-shop\./);
