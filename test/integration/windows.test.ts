@@ -90,7 +90,7 @@ for (const mode of modes) {
         if (fresh && !knativeReady(fresh)) unreadyLooks++;
         revision = a.status?.versions?.stable?.revision ?? '';
         return revision !== from && readyTrue(a) && a.status?.observedGeneration === a.metadata.generation;
-      }, { timeoutMs: READY_MS, intervalMs: 100, message: 'a new revision serving' });
+      }, { timeoutMs: 240_000, intervalMs: 100, message: 'a new revision serving' });
       return { revision, unreadyLooks };
     }
 
