@@ -30,11 +30,14 @@ describe('container app on the real Knative (integration)', function () {
   after(async () => { await op?.stop(); });
   beforeEach(async () => { ns = await freshNamespace('sapp'); });
 
-  it('renders a Knative Service; Ready=True with the URL once Knative reports its revision ready and routed, WorkloadReady once the Service is', async () => {
+  it('renders a Knative Service and reports Ready=True with the URL once Knative reports the Service ready', async () => {
     await applyApp(app(ns, 'shop', spec()));
     const a = await waitForApp(ns, 'shop', readyTrue, 'app Ready', READY_MS);
     const ksvc = await getKsvc(ns, 'shop');
     assert.ok(ksvc, 'Knative Service rendered');
+    // Knative reports a split before its ingress is programmed; its Ready waits for the route (RoutesReady).
+    assert.ok(knativeReady(ksvc), `Knative reports the Service Ready: ${JSON.stringify(ksvc.status?.conditions)}`);
+    assert.equal(condition(a, 'WorkloadReady')?.status, 'True');
     const revision = ksvc.spec.template.metadata.name;
     assert.equal(ksvc.spec.template.spec.containers[0]!.image, 'ghcr.io/acme/shop:1.4.0');
     assert.match(revision, /^shop-[0-9a-f]{8}$/);
@@ -49,9 +52,6 @@ describe('container app on the real Knative (integration)', function () {
     assert.equal(a.status?.versions?.stable?.revision, revision);
     assert.deepEqual(a.status?.traffic?.map((t) => [t.revision, t.percent, t.tag]), [[revision, 100, 'stable']]);
     assert.equal(condition(a, 'Promoted')?.status, 'True');
-    // Knative's Service Ready also waits for its ingress (RoutesReady); the app passes it on as WorkloadReady.
-    await waitForApp(ns, 'shop', (x) => condition(x, 'WorkloadReady')?.status === 'True', 'WorkloadReady', 60_000);
-    assert.ok(knativeReady(await getKsvc(ns, 'shop')), 'Knative reports the Service Ready');
   });
 
   it('gives a new image a new revision name and Knative moves all traffic to it once it is ready', async () => {
