@@ -97,10 +97,4 @@ export async function reportedSplit(namespace: string, name: string): Promise<Re
   return Object.fromEntries((k.status.traffic ?? []).map((t) => [t.tag ?? t.revisionName ?? 'latest', t.percent ?? 0]));
 }
 
-/** Revision name -> percent as Knative reports it (targets at 0% left out). */
-export async function reportedRevisions(namespace: string, name: string): Promise<Record<string, number>> {
-  const k = await getKsvc(namespace, name);
-  return Object.fromEntries((k?.status?.traffic ?? []).filter((t) => (t.percent ?? 0) > 0).map((t) => [t.revisionName ?? '', t.percent ?? 0]));
-}
-
 export const readyTrue = (a: ServerlessApp) => condition(a, 'Ready')?.status === 'True';
