@@ -93,7 +93,8 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       '--authorization-mode=RBAC',
       `--service-account-issuer=${server}`, `--service-account-key-file=${join(dir, 'sa.pub')}`,
       `--service-account-signing-key-file=${join(dir, 'sa.key')}`,
-      '--service-cluster-ip-range=10.0.0.0/24', '--allow-privileged=true', '--disable-admission-plugins=ServiceAccount',
+      // Room for a whole run: every Knative revision adds two Services and every route one (a /24 ran out).
+      '--service-cluster-ip-range=10.96.0.0/16', '--allow-privileged=true', '--disable-admission-plugins=ServiceAccount',
       `--cert-dir=${join(dir, 'pki')}`,
       `--audit-policy-file=${join(dir, 'audit-policy.yaml')}`, `--audit-log-path=${join(dir, 'audit.log')}`,
       '--audit-log-format=json', '--audit-log-mode=blocking', '--audit-log-maxsize=100000', '--audit-log-maxbackup=1',
