@@ -74,6 +74,17 @@ describe('ChildWriter', () => {
       assert.deepEqual(calls.map((c) => [c.fieldManager, (c.obj as typeof want).spec.template.metadata.name, (c.obj as typeof want).spec.traffic.length]), [[M, 'shop-bbb', 1]]);
     });
 
+    it('does not write a template again when the cache has not caught up with its own write yet', async () => {
+      const { client, calls } = fakeClient((c) => ({ ...(c.obj as object), metadata: { ...(c.obj as { metadata: object }).metadata, uid: 'u1' } }));
+      const writer = new ChildWriter(client);
+      const was = live(ksvc('shop-aaa', [{ revisionName: 'shop-aaa', percent: 100 }]), { [M]: TEMPLATE_FIELDS });
+      await writer.ensure(Kinds.KnativeService, ksvc('shop-bbb', [{ revisionName: 'shop-aaa', percent: 100 }], { image: 'shop:2' }), was);
+      // The next pass still sees the old template in the cache, and wants new traffic.
+      const next = ksvc('shop-bbb', [{ revisionName: 'shop-aaa', percent: 100 }, { revisionName: 'shop-bbb', percent: 0 }], { image: 'shop:2' });
+      await writer.ensure(Kinds.KnativeService, next, was);
+      assert.deepEqual(calls.filter((c) => c.verb === 'apply').map((c) => c.fieldManager), [M, routingManager(M)], 'the second write moves traffic only');
+    });
+
     it('writes nothing when template name and traffic are as desired, whatever Knative defaulted', async () => {
       const { client, calls } = fakeClient();
       const want = ksvc('shop-aaa', [{ revisionName: 'shop-aaa', percent: 100 }]);

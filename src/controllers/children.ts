@@ -104,6 +104,8 @@ export class ChildWriter {
   private readonly client: KubeClient;
   /** uid -> "resourceVersion/desired hash" for which a dry run showed the apply would change nothing. */
   private readonly noOps = new Map<string, string>();
+  /** namespace/name -> "uid/revision name" of the Knative Service template this writer last wrote. */
+  private readonly templates = new Map<string, string>();
 
   constructor(client: KubeClient) {
     this.client = client;
@@ -138,9 +140,16 @@ export class ChildWriter {
   }
 
   private async ensureKnativeService(desired: Child, live: Child | undefined): Promise<boolean> {
-    if (!live || templateName(live) !== templateName(desired)) {
+    const key = `${desired.metadata.namespace}/${desired.metadata.name}`;
+    const name = templateName(desired);
+    // The cache can lag our own write: a template we have just written under this name must not be
+    // written again (Knative would refuse it without its defaults), only its traffic.
+    const written = live?.metadata.uid !== undefined && this.templates.get(key) === `${live.metadata.uid}/${name}`;
+    if (!live || (templateName(live) !== name && !written)) {
       // A new revision (or no Service yet): the whole object, traffic included.
-      await this.write(Kinds.KnativeService, desired, () => this.client.apply(desired));
+      const applied = await this.write(Kinds.KnativeService, desired, () => this.client.apply(desired));
+      const uid = (applied as Child | undefined)?.metadata?.uid;
+      if (uid) this.templates.set(key, `${uid}/${name}`);
       return true;
     }
     const { spec, ...rest } = desired;
