@@ -129,9 +129,9 @@ describe('Helm chart, namespace-scoped: installed, with the operator running as 
     }, 'min-scale set on the live revision', 60_000);
     const routes = async () => userClient().get<{ spec: { hosts: string[] } }>(Kinds.VirtualService, ns, 'shop-routes');
     await applyApp(app(ns, 'shop', spec({ ingress: { hosts: [`shop.${ns}.example.com`], gateways: ['istio-system/public'] } })));
-    await eventually(async () => (await routes())?.spec.hosts.includes('shop.example.com'), 'VirtualService created', 60_000);
-    await applyApp(app(ns, 'shop', spec({ ingress: { hosts: ['shop.example.com', 'www.shop.example.com'], gateways: ['istio-system/public'] } })));
-    await eventually(async () => (await routes())?.spec.hosts.includes('www.shop.example.com'), 'VirtualService changed', 60_000);
+    await eventually(async () => (await routes())?.spec.hosts.includes(`shop.${ns}.example.com`), 'VirtualService created', 60_000);
+    await applyApp(app(ns, 'shop', spec({ ingress: { hosts: [`shop.${ns}.example.com`, `www.shop.${ns}.example.com`], gateways: ['istio-system/public'] } })));
+    await eventually(async () => (await routes())?.spec.hosts.includes(`www.shop.${ns}.example.com`), 'VirtualService changed', 60_000);
     await applyApp(app(ns, 'shop', spec()));
     await eventually(async () => (await routes()) === undefined, 'VirtualService removed with ingress', 60_000);
   });
