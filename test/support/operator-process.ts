@@ -1,5 +1,5 @@
-// The real operator as a child process (`node src/main.ts`), for the
-// benchmarks and fault tests: it can be SIGKILLed mid-reconcile, two replicas
+// The real operator as a child process (`node src/main.ts`, or the built
+// `node dist/main.js` for the benchmarks), for the benchmarks and fault tests: it can be SIGKILLed mid-reconcile, two replicas
 // can elect a leader, and its RSS and CPU are its own. Loopback ports are
 // chosen here so /readyz and /metrics can be polled; its log lines are kept
 // (the tail) so a test can show what it said before it failed.
@@ -14,6 +14,8 @@ const TAIL_LINES = 400;
 
 export interface OperatorProcessOptions {
   kubeconfigPath: string;
+  /** The script node runs; default src/main.ts (type-stripped). The benchmarks pass the built dist/main.js, which is what ships. */
+  script?: string;
   /** Watched namespaces (default: all). Restrict them so a test's operator ignores other tests' apps. */
   namespaces?: string[];
   concurrency?: number;
@@ -75,7 +77,7 @@ export class OperatorProcess {
   static async start(o: OperatorProcessOptions): Promise<OperatorProcess> {
     const [metrics = 0, probe = 0] = await freePorts(2);
     const args = [
-      ...(o.nodeArgs ?? []), join(root, 'src', 'main.ts'),
+      ...(o.nodeArgs ?? []), o.script ?? join(root, 'src', 'main.ts'),
       '--kubeconfig', o.kubeconfigPath,
       '--leader-elect', String(o.leaderElect ?? false),
       '--metrics-bind-address', `127.0.0.1:${metrics}`,
