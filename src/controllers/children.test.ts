@@ -83,6 +83,21 @@ describe('ChildWriter', () => {
       const next = ksvc('shop-bbb', [{ revisionName: 'shop-aaa', percent: 100 }, { revisionName: 'shop-bbb', percent: 0 }], { image: 'shop:2' });
       await writer.ensure(Kinds.KnativeService, next, was);
       assert.deepEqual(calls.filter((c) => c.verb === 'apply').map((c) => c.fieldManager), [M, routingManager(M)], 'the second write moves traffic only');
+      // Once the cache moves on and shows a template someone else wrote, it is written back.
+      const edited = { ...live(ksvc('shop-zzz', [{ revisionName: 'shop-aaa', percent: 100 }]), { [M]: TEMPLATE_FIELDS }), metadata: { ...was.metadata, resourceVersion: '9' } };
+      await writer.ensure(Kinds.KnativeService, next, edited);
+      assert.equal(calls.filter((c) => c.verb === 'apply').at(-1)?.fieldManager, M, 'drift in the template is undone');
+    });
+
+    it('creates the Service again after it was deleted by hand, even under a revision name it wrote before', async () => {
+      const { client, calls } = fakeClient((c) => c.obj);
+      const writer = new ChildWriter(client);
+      const want = ksvc('shop-aaa', [{ revisionName: 'shop-aaa', percent: 100 }]);
+      await writer.ensure(Kinds.KnativeService, want, undefined);
+      assert.equal(await writer.ensure(Kinds.KnativeService, want, undefined), false, 'the cache has not shown it yet: no second create');
+      await writer.ensure(Kinds.KnativeService, want, live(want, { [M]: TEMPLATE_FIELDS }));
+      await writer.ensure(Kinds.KnativeService, want, undefined);
+      assert.equal(calls.filter((c) => c.verb === 'apply' && c.fieldManager === M).length, 2, 'created, then created again after the delete');
     });
 
     it('writes nothing when template name and traffic are as desired, whatever Knative defaulted', async () => {

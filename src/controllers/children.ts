@@ -104,7 +104,7 @@ export class ChildWriter {
   private readonly client: KubeClient;
   /** uid -> "resourceVersion/desired hash" for which a dry run showed the apply would change nothing. */
   private readonly noOps = new Map<string, string>();
-  /** namespace/name -> "uid/revision name" of the Knative Service template this writer last wrote. */
+  /** namespace/name -> "resourceVersion the cache showed before the write/revision name" of the template this writer last wrote. */
   private readonly templates = new Map<string, string>();
 
   constructor(client: KubeClient) {
@@ -142,14 +142,19 @@ export class ChildWriter {
   private async ensureKnativeService(desired: Child, live: Child | undefined): Promise<boolean> {
     const key = `${desired.metadata.namespace}/${desired.metadata.name}`;
     const name = templateName(desired);
-    // The cache can lag our own write: a template we have just written under this name must not be
-    // written again (Knative would refuse it without its defaults), only its traffic.
-    const written = live?.metadata.uid !== undefined && this.templates.get(key) === `${live.metadata.uid}/${name}`;
-    if (!live || (templateName(live) !== name && !written)) {
+    // The cache can lag our own write: while it still shows the object exactly as it was before we wrote
+    // this template (same resourceVersion, or still absent), the template must not be written again
+    // (Knative would refuse it without its defaults). Once the cache moves on, it is the truth again:
+    // a template someone else changed is written back.
+    const seen = `${live?.metadata.resourceVersion ?? 'absent'}/${name}`;
+    const memo = this.templates.get(key);
+    if (memo !== undefined && memo !== seen) this.templates.delete(key);
+    if (memo === seen) {
+      if (!live) return false;
+    } else if (!live || templateName(live) !== name) {
       // A new revision (or no Service yet): the whole object, traffic included.
-      const applied = await this.write(Kinds.KnativeService, desired, () => this.client.apply(desired));
-      const uid = (applied as Child | undefined)?.metadata?.uid;
-      if (uid) this.templates.set(key, `${uid}/${name}`);
+      await this.write(Kinds.KnativeService, desired, () => this.client.apply(desired));
+      this.templates.set(key, seen);
       return true;
     }
     const { spec, ...rest } = desired;

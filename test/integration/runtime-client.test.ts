@@ -36,6 +36,11 @@ const ksvc = (namespace: string, name: string, image: string): KnativeService =>
   spec: { template: { spec: { containers: [{ image }] } } },
 });
 
+const sapp = (namespace: string, name: string) => ({
+  apiVersion: 'serverlessapp.io/v1alpha1', kind: 'ServerlessApp', metadata: { name, namespace },
+  spec: { container: { image: 'ghcr.io/acme/api:1' } },
+});
+
 describe('KubeClient against the API server', function () {
   this.timeout(30_000);
   let metrics: OperatorMetrics;
@@ -91,19 +96,20 @@ describe('KubeClient against the API server', function () {
   });
 
   it('writes status through the status subresource, and skips a write that changes nothing', async () => {
-    const live = await client.apply(ksvc(ns, 'api', 'ghcr.io/acme/api:1'));
+    // A ServerlessApp: no controller runs for it in this test (the rig's real Knative would write a Knative Service's status too).
+    const live = await client.apply(sapp(ns, 'api'));
     const writer = new StatusWriter(client);
     const status = { observedGeneration: 1, conditions: [{ type: 'Ready', status: 'True', reason: 'Serving', message: '', lastTransitionTime: '2026-03-01T10:00:00Z' }] };
     assert.equal(await writer.write(live, status), true);
 
-    const after = (await client.get<KnativeService>(Kinds.KnativeService, ns, 'api'))!;
+    const after = (await client.get<KnativeService>(Kinds.ServerlessApp, ns, 'api'))!;
     assert.deepEqual(after.status, status);
     assert.equal(after.metadata.generation, 1, 'a status write does not touch the spec');
 
     const requestsBefore = await requestCount(metrics);
     assert.equal(await writer.write(after, structuredClone(status)), false);
     assert.equal(await requestCount(metrics), requestsBefore, 'no request for an unchanged status');
-    assert.equal((await client.get<KnativeService>(Kinds.KnativeService, ns, 'api'))!.metadata.resourceVersion, after.metadata.resourceVersion);
+    assert.equal((await client.get<KnativeService>(Kinds.ServerlessApp, ns, 'api'))!.metadata.resourceVersion, after.metadata.resourceVersion);
   });
 
   it('ignores status in a main-resource apply (only the subresource writes it)', async () => {
