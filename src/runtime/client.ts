@@ -6,12 +6,13 @@
 // rest_client_requests_total.
 
 import { readFileSync } from 'node:fs';
-import http from 'node:http';
-import https from 'node:https';
+import type { Agent, OutgoingHttpHeaders } from 'node:http';
+import type { RequestOptions } from 'node:https';
 import { createHash } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Kinds, apiVersionOf, resourcePath, type ResourceKind } from './kinds.ts';
 import type { OperatorMetrics } from './metrics.ts';
+import { http, https } from './node-http.ts';
 
 export const DEFAULT_FIELD_MANAGER = 'serverlessapp-operator';
 export const DEFAULT_USER_AGENT = `serverlessapp-operator/${packageVersion()}`;
@@ -64,7 +65,7 @@ export class KubeClient {
   readonly fieldManager: string;
   private readonly userAgent: string;
   private readonly metrics: OperatorMetrics | undefined;
-  private agent: { fingerprint: string; agent: http.Agent } | undefined;
+  private agent: { fingerprint: string; agent: Agent } | undefined;
 
   constructor(kc: KubeConfig, opts: { fieldManager?: string; userAgent?: string; metrics?: OperatorMetrics } = {}) {
     this.kc = kc;
@@ -158,13 +159,13 @@ export class KubeClient {
     const url = new URL(cluster.server.replace(/\/+$/, '') + spec.path);
     for (const [k, v] of Object.entries(spec.query ?? {})) if (v !== undefined && v !== '') url.searchParams.set(k, v);
 
-    const options: https.RequestOptions = { headers: {} };
+    const options: RequestOptions = { headers: {} };
     await this.kc.applyToHTTPSOptions(options);
     // A proxy agent from the kubeconfig must stay; otherwise use our kept-alive one.
     if (!cluster.proxyUrl) options.agent = this.agentFor(url.protocol, options);
     const payload = spec.body === undefined ? undefined : JSON.stringify(spec.body);
-    const headers: http.OutgoingHttpHeaders = {
-      ...(options.headers as http.OutgoingHttpHeaders),
+    const headers: OutgoingHttpHeaders = {
+      ...(options.headers as OutgoingHttpHeaders),
       accept: 'application/json',
       'user-agent': this.userAgent,
       ...(payload !== undefined ? { 'content-type': spec.contentType ?? 'application/json', 'content-length': Buffer.byteLength(payload) } : {}),
@@ -182,7 +183,7 @@ export class KubeClient {
     }
   }
 
-  private agentFor(protocol: string, tls: https.RequestOptions): http.Agent {
+  private agentFor(protocol: string, tls: RequestOptions): Agent {
     const material = [tls.ca, tls.cert, tls.key, tls.pfx, tls.passphrase, tls.rejectUnauthorized, tls.servername, protocol].map((x) => (x === undefined ? '' : String(x))).join('\0');
     const fingerprint = createHash('sha256').update(material).digest('hex');
     if (this.agent?.fingerprint === fingerprint) return this.agent.agent;
@@ -201,7 +202,7 @@ export class KubeClient {
 
 const REQUEST_TIMEOUT_MS = 30_000;
 
-function send(url: URL, options: https.RequestOptions, payload: string | undefined): Promise<{ status: number; body: string }> {
+function send(url: URL, options: RequestOptions, payload: string | undefined): Promise<{ status: number; body: string }> {
   const transport = url.protocol === 'http:' ? http : https;
   return new Promise((resolve, reject) => {
     const req = transport.request(url, options, (res) => {
