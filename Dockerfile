@@ -42,5 +42,10 @@ COPY --from=build /src/node_modules/ node_modules/
 COPY --from=build /src/dist/ dist/
 USER 65532:65532
 EXPOSE 8080 8081
+# 2 MiB semi-spaces keep V8's young generation small. Measured with 3,000 apps
+# created at once under a 1 GiB memory limit: peak RSS 127-134 MiB instead of
+# 150-152, 83 MiB instead of 86 idle, 4-14% more CPU per app. An environment
+# variable, so a pod's env can override it.
+ENV NODE_OPTIONS=--max-semi-space-size=2
 # Exec form: node is PID 1 and receives SIGTERM itself (graceful shutdown).
 ENTRYPOINT ["/nodejs/bin/node", "dist/main.js"]

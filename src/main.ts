@@ -1,9 +1,9 @@
 // serverlessapp-operator: flags and wiring only.
 
-import { KubeConfig } from '@kubernetes/client-node';
-import { ConfigError, parseConfig, usage } from './config.ts';
+import { parseConfig, usage } from './config.ts';
 import { createOperator } from './operator.ts';
 import { OffsetClock, systemClock } from './runtime/clock.ts';
+import { loadRestConfig } from './runtime/kubeconfig.ts';
 import { createLogger } from './runtime/logging.ts';
 
 async function main(): Promise<void> {
@@ -19,10 +19,7 @@ async function main(): Promise<void> {
     return;
   }
   const logger = createLogger({ level: config.logLevel });
-  const kc = new KubeConfig();
-  if (config.kubeconfig) kc.loadFromFile(config.kubeconfig);
-  else if (process.env.KUBERNETES_SERVICE_HOST) kc.loadFromCluster();
-  else kc.loadFromDefault();
+  const kc = await loadRestConfig(config.kubeconfig ? { kubeconfig: config.kubeconfig } : {});
   const clock = config.clockStart ? new OffsetClock(new Date(config.clockStart)) : systemClock;
   const operator = await createOperator(kc, config, { logger, clock });
   operator.manager.installSignalHandlers();

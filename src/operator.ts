@@ -2,7 +2,6 @@
 // model caches), configured from OperatorConfig. Used by main.ts, and by the
 // tests, demo and benchmarks, which run the same operator in-process.
 
-import type { KubeConfig } from '@kubernetes/client-node';
 import { validationPolicy, type OperatorConfig } from './config.ts';
 import { ModelCacheReconciler } from './controllers/model-cache.ts';
 import { ServerlessAppReconciler } from './controllers/serverlessapp.ts';
@@ -10,6 +9,7 @@ import type { CacheScope } from './render/local-model-cache.ts';
 import type { Clock } from './runtime/clock.ts';
 import { ApiError, type KubeClient } from './runtime/client.ts';
 import { Kinds } from './runtime/kinds.ts';
+import type { KubeConfigSource } from './runtime/kubeconfig.ts';
 import type { Logger } from './runtime/logging.ts';
 import { Manager } from './runtime/manager.ts';
 
@@ -75,7 +75,7 @@ export interface OperatorDeps {
   onLostLeadership?: () => void;
 }
 
-export async function createOperator(kc: KubeConfig, config: OperatorConfig, deps: OperatorDeps): Promise<Operator> {
+export async function createOperator(kc: KubeConfigSource, config: OperatorConfig, deps: OperatorDeps): Promise<Operator> {
   const manager = new Manager({
     kubeConfig: kc, namespaces: config.namespaces, identity: config.identity,
     leaderElection: { enabled: config.leaderElect, namespace: config.leaderElectionNamespace, name: config.leaderElectionId },

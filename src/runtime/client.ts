@@ -1,17 +1,21 @@
-// The one component that writes objects to the API server (and reads them when
-// a cache will not do). Plain JSON in and out, no generated model classes, so
-// CRDs without typings (KServe) are as easy as core kinds. TLS material and
-// credentials come from the KubeConfig on every request, so rotated tokens are
-// picked up; connections are kept alive. Every request is counted in
-// rest_client_requests_total.
+// The one way to the API server: every request the operator makes (reads,
+// list and watch for the informers, the leader Lease, applies, status and
+// events) goes through KubeClient, so all of them present the same
+// credentials and User-Agent, fail with the same ApiError and are counted in
+// rest_client_requests_total. Plain JSON in and out, no generated model
+// classes, so CRDs without typings (KServe) are as easy as core kinds.
+// Credentials come from the RestConfig on every request, so rotated tokens are
+// picked up. Connections are kept alive in a pool of 32; watches and the
+// leader Lease use connections outside it, so a held-open watch never takes a
+// pool slot and a lease renewal never waits behind a burst of writes.
 
 import { readFileSync } from 'node:fs';
-import http from 'node:http';
-import https from 'node:https';
-import { createHash } from 'node:crypto';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { Agent, IncomingMessage, OutgoingHttpHeaders } from 'node:http';
+import type { RequestOptions as HttpsRequestOptions } from 'node:https';
 import { Kinds, apiVersionOf, resourcePath, type ResourceKind } from './kinds.ts';
+import { toRestConfig, type KubeConfigSource, type RestConfig, type TlsMaterial } from './kubeconfig.ts';
 import type { OperatorMetrics } from './metrics.ts';
+import { http, https } from './node-http.ts';
 
 export const DEFAULT_FIELD_MANAGER = 'serverlessapp-operator';
 export const DEFAULT_USER_AGENT = `serverlessapp-operator/${packageVersion()}`;
@@ -51,42 +55,74 @@ export interface ListResult<T> {
   metadata: { resourceVersion: string; continue?: string };
 }
 
-interface RequestSpec {
+/** Per-request options of the methods that a watch or the leader elector needs. */
+export interface RequestOptions {
+  /** Aborts the request (and a watch's stream). */
+  signal?: AbortSignal;
+  /** On a connection outside the shared pool: for requests that must never queue behind writes (the leader Lease). */
+  unpooled?: boolean;
+}
+
+interface RequestSpec extends RequestOptions {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   path: string;
   query?: Record<string, string | undefined>;
   body?: unknown;
   contentType?: string;
+  /** A watch: no idle timeout (the informer's watchdog judges the stream), its own connection. */
+  stream?: boolean;
 }
 
+const POOL_SIZE = 32;
+const REQUEST_TIMEOUT_MS = 30_000;
+
 export class KubeClient {
-  private readonly kc: KubeConfig;
+  private readonly config: RestConfig;
   readonly fieldManager: string;
   private readonly userAgent: string;
   private readonly metrics: OperatorMetrics | undefined;
-  private agent: { fingerprint: string; agent: http.Agent } | undefined;
+  /** Connection pools for the current TLS material; replaced when it changes (a rotated client certificate). */
+  private agents: { tls: TlsMaterial; pooled: Agent; unpooled: Agent } | undefined;
 
-  constructor(kc: KubeConfig, opts: { fieldManager?: string; userAgent?: string; metrics?: OperatorMetrics } = {}) {
-    this.kc = kc;
+  /** `config`: a RestConfig (kubeconfig.ts), or a client-node KubeConfig from the tests, demo and benchmarks. */
+  constructor(config: KubeConfigSource, opts: { fieldManager?: string; userAgent?: string; metrics?: OperatorMetrics } = {}) {
+    this.config = toRestConfig(config);
     this.fieldManager = opts.fieldManager ?? DEFAULT_FIELD_MANAGER;
     this.userAgent = opts.userAgent ?? DEFAULT_USER_AGENT;
     this.metrics = opts.metrics;
   }
 
   /** The object, or undefined when it does not exist. */
-  async get<T>(kind: ResourceKind, namespace: string | undefined, name: string): Promise<T | undefined> {
+  async get<T>(kind: ResourceKind, namespace: string | undefined, name: string, opts: RequestOptions = {}): Promise<T | undefined> {
     try {
-      return (await this.request({ method: 'GET', path: resourcePath(kind, namespace, name) })) as T;
+      return (await this.request({ ...opts, method: 'GET', path: resourcePath(kind, namespace, name) })) as T;
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
     }
   }
 
-  async list<T>(kind: ResourceKind, namespace?: string, opts: { labelSelector?: string; limit?: number; continue?: string } = {}): Promise<ListResult<T>> {
+  async list<T>(kind: ResourceKind, namespace?: string, opts: { labelSelector?: string; limit?: number; continue?: string; signal?: AbortSignal } = {}): Promise<ListResult<T>> {
     const query = { labelSelector: opts.labelSelector, limit: opts.limit?.toString(), continue: opts.continue };
-    const list = (await this.request({ method: 'GET', path: resourcePath(kind, namespace), query })) as Partial<ListResult<T>> & { items?: T[] | null };
+    const list = (await this.request({ method: 'GET', path: resourcePath(kind, namespace), query, signal: opts.signal })) as Partial<ListResult<T>> & { items?: T[] | null };
     return { items: list.items ?? [], metadata: { resourceVersion: list.metadata?.resourceVersion ?? '', ...(list.metadata?.continue ? { continue: list.metadata.continue } : {}) } };
+  }
+
+  /**
+   * Opens a watch from `resourceVersion`, with bookmarks, and resolves with
+   * its body (newline-delimited watch events) once the server accepted it;
+   * a refusal (410 Gone, 403, ...) rejects with an ApiError. The stream ends
+   * when the server closes it (timeoutSeconds) or `signal` aborts.
+   */
+  async watch(kind: ResourceKind, namespace: string | undefined, opts: { resourceVersion: string; timeoutSeconds: number; labelSelector?: string; signal: AbortSignal }): Promise<AsyncIterable<Uint8Array>> {
+    const query = {
+      watch: 'true',
+      resourceVersion: opts.resourceVersion,
+      allowWatchBookmarks: 'true',
+      timeoutSeconds: String(opts.timeoutSeconds),
+      labelSelector: opts.labelSelector,
+    };
+    return this.open({ method: 'GET', path: resourcePath(kind, namespace), query, signal: opts.signal, stream: true });
   }
 
   /**
@@ -108,15 +144,15 @@ export class KubeClient {
     })) as T;
   }
 
-  async create<T>(kind: ResourceKind, obj: T): Promise<T> {
+  async create<T>(kind: ResourceKind, obj: T, opts: RequestOptions = {}): Promise<T> {
     const { namespace } = metaOf(obj as TypedObject, false);
-    return (await this.request({ method: 'POST', path: resourcePath(kind, namespace), body: obj, query: { fieldManager: this.fieldManager } })) as T;
+    return (await this.request({ ...opts, method: 'POST', path: resourcePath(kind, namespace), body: obj, query: { fieldManager: this.fieldManager } })) as T;
   }
 
   /** Replaces the object; its metadata.resourceVersion makes a concurrent change fail with 409. */
-  async update<T>(kind: ResourceKind, obj: T): Promise<T> {
+  async update<T>(kind: ResourceKind, obj: T, opts: RequestOptions = {}): Promise<T> {
     const { name, namespace } = metaOf(obj as TypedObject);
-    return (await this.request({ method: 'PUT', path: resourcePath(kind, namespace, name), body: obj, query: { fieldManager: this.fieldManager } })) as T;
+    return (await this.request({ ...opts, method: 'PUT', path: resourcePath(kind, namespace, name), body: obj, query: { fieldManager: this.fieldManager } })) as T;
   }
 
   async mergePatch<T>(kind: ResourceKind, namespace: string | undefined, name: string, patch: object, opts: { subresource?: string } = {}): Promise<T> {
@@ -146,74 +182,99 @@ export class KubeClient {
     }
   }
 
-  /** Closes kept-alive connections (on shutdown). */
-  close(): void {
-    this.agent?.agent.destroy();
-    this.agent = undefined;
+  /**
+   * Closes kept-alive connections that are idle, so the next requests open
+   * fresh ones. After a watch went silent or a request timed out, the path to
+   * the server may have dropped every connection without a word (a NAT or load
+   * balancer that forgot them), and an idle one would hang the next request.
+   */
+  closeIdleConnections(): void {
+    for (const agent of [this.agents?.pooled, this.agents?.unpooled]) {
+      for (const sockets of Object.values(agent?.freeSockets ?? {})) for (const socket of sockets ?? []) socket.destroy();
+    }
   }
 
+  /** Closes kept-alive connections and open watches (on shutdown). */
+  close(): void {
+    this.agents?.pooled.destroy();
+    this.agents?.unpooled.destroy();
+    this.agents = undefined;
+  }
+
+  /** A request whose JSON answer is read whole. */
   private async request(spec: RequestSpec): Promise<unknown> {
-    const cluster = this.kc.getCurrentCluster();
-    if (!cluster) throw new Error('kubeconfig has no current cluster');
-    const url = new URL(cluster.server.replace(/\/+$/, '') + spec.path);
+    const res = await this.open(spec);
+    return parseBody(await readBody(res));
+  }
+
+  /**
+   * Sends the request and resolves with the response once its status is
+   * known: a 2xx response still to be read, or an ApiError. Counted in
+   * rest_client_requests_total when the status arrives (or the request fails).
+   */
+  private async open(spec: RequestSpec): Promise<IncomingMessage> {
+    const url = new URL(this.config.server + spec.path);
     for (const [k, v] of Object.entries(spec.query ?? {})) if (v !== undefined && v !== '') url.searchParams.set(k, v);
-
-    const options: https.RequestOptions = { headers: {} };
-    await this.kc.applyToHTTPSOptions(options);
-    // A proxy agent from the kubeconfig must stay; otherwise use our kept-alive one.
-    if (!cluster.proxyUrl) options.agent = this.agentFor(url.protocol, options);
-    const payload = spec.body === undefined ? undefined : JSON.stringify(spec.body);
-    const headers: http.OutgoingHttpHeaders = {
-      ...(options.headers as http.OutgoingHttpHeaders),
-      accept: 'application/json',
-      'user-agent': this.userAgent,
-      ...(payload !== undefined ? { 'content-type': spec.contentType ?? 'application/json', 'content-length': Buffer.byteLength(payload) } : {}),
-    };
-
     let code = '<error>';
     try {
-      const res = await send(url, { ...options, method: spec.method, headers }, payload);
-      code = String(res.status);
-      const body = parseBody(res.body);
-      if (res.status >= 400) throw toApiError(res.status, body, res.body);
-      return body;
+      const creds = await this.config.credentials();
+      const payload = spec.body === undefined ? undefined : JSON.stringify(spec.body);
+      const headers: OutgoingHttpHeaders = {
+        accept: 'application/json',
+        'user-agent': this.userAgent,
+        ...(creds.authorization ? { authorization: creds.authorization } : {}),
+        ...(payload !== undefined ? { 'content-type': spec.contentType ?? 'application/json', 'content-length': Buffer.byteLength(payload) } : {}),
+      };
+      const agent = this.agentFor(url.protocol, creds.tls, spec.stream || spec.unpooled);
+      const timeout = spec.stream ? undefined : { ms: REQUEST_TIMEOUT_MS, then: () => this.closeIdleConnections() };
+      const res = await send(url, { method: spec.method, headers, agent, signal: spec.signal }, payload, timeout);
+      code = String(res.statusCode);
+      if (res.statusCode! >= 400) {
+        // A rotated token or an expired exec credential: the next request reads them afresh.
+        if (res.statusCode === 401) this.config.invalidate();
+        const raw = await readBody(res);
+        throw toApiError(res.statusCode!, parseBody(raw), raw);
+      }
+      return res;
     } finally {
       this.metrics?.restRequest(code, spec.method, url.host);
     }
   }
 
-  private agentFor(protocol: string, tls: https.RequestOptions): http.Agent {
-    const material = [tls.ca, tls.cert, tls.key, tls.pfx, tls.passphrase, tls.rejectUnauthorized, tls.servername, protocol].map((x) => (x === undefined ? '' : String(x))).join('\0');
-    const fingerprint = createHash('sha256').update(material).digest('hex');
-    if (this.agent?.fingerprint === fingerprint) return this.agent.agent;
-    this.agent?.agent.destroy();
-    const keepAlive = { keepAlive: true, keepAliveMsecs: 30_000, maxSockets: 32 };
-    const agent = protocol === 'http:'
-      ? new http.Agent(keepAlive)
-      : new https.Agent({
-          ...keepAlive,
-          ...pick(tls, ['ca', 'cert', 'key', 'pfx', 'passphrase', 'rejectUnauthorized', 'servername']),
-        });
-    this.agent = { fingerprint, agent };
-    return agent;
+  private agentFor(protocol: string, tls: TlsMaterial, unpooled: boolean | undefined): Agent {
+    if (this.agents?.tls !== tls) {
+      this.close();
+      const proxy = this.config.proxyUrl;
+      const make = (maxSockets: number): Agent => {
+        const options = { keepAlive: true, keepAliveMsecs: 30_000, maxSockets, ...(proxy ? { proxyEnv: { HTTP_PROXY: proxy, HTTPS_PROXY: proxy } } : {}) };
+        return protocol === 'http:' ? new http.Agent(options) : new https.Agent({ ...options, ...tls });
+      };
+      this.agents = { tls, pooled: make(POOL_SIZE), unpooled: make(Infinity) };
+    }
+    return unpooled ? this.agents.unpooled : this.agents.pooled;
   }
 }
 
-const REQUEST_TIMEOUT_MS = 30_000;
-
-function send(url: URL, options: https.RequestOptions, payload: string | undefined): Promise<{ status: number; body: string }> {
+/** Resolves at the response's status line; `timeout` bounds any silence on the socket until the body has arrived. */
+function send(url: URL, options: HttpsRequestOptions, payload: string | undefined, timeout: { ms: number; then: () => void } | undefined): Promise<IncomingMessage> {
   const transport = url.protocol === 'http:' ? http : https;
   return new Promise((resolve, reject) => {
-    const req = transport.request(url, options, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
-    req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy(new Error(`${options.method} ${url.pathname}: no response within ${REQUEST_TIMEOUT_MS / 1000}s`)));
+    const req = transport.request(url, options, resolve);
+    if (timeout) {
+      req.setTimeout(timeout.ms, () => {
+        req.destroy(new Error(`${options.method} ${url.pathname}: no response within ${timeout.ms / 1000}s`));
+        timeout.then();
+      });
+    }
     req.on('error', reject);
     req.end(payload);
   });
+}
+
+async function readBody(res: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of res) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 function parseBody(text: string): unknown {
@@ -241,12 +302,6 @@ function metaOf(o: TypedObject, needName = true): { name: string; namespace: str
   const name = o.metadata?.name ?? '';
   if (needName && !name) throw new Error(`${o.kind ?? 'object'} has no metadata.name`);
   return { name, namespace: o.metadata?.namespace };
-}
-
-function pick<T extends object, K extends keyof T>(o: T, keys: K[]): Partial<Pick<T, K>> {
-  const out: Partial<Pick<T, K>> = {};
-  for (const k of keys) if (o[k] !== undefined) out[k] = o[k];
-  return out;
 }
 
 function packageVersion(): string {

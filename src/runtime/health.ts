@@ -3,9 +3,10 @@
 // /healthz answers while the process runs; /readyz only once the caches have
 // synced, so a rollout waits for a replica that can actually serve.
 
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
+import { http } from './node-http.ts';
 
 export interface HealthServers {
   metricsPort: number;
@@ -19,14 +20,14 @@ export async function startHealthServers(opts: {
   registry: Registry;
   readyCheck: () => boolean;
 }): Promise<HealthServers> {
-  const metrics = createServer((req, res) => {
+  const metrics = http.createServer((req, res) => {
     if (path(req) !== '/metrics') return reply(res, 404, 'not found\n');
     opts.registry.metrics().then(
       (body) => reply(res, 200, body, opts.registry.contentType),
       (err: unknown) => reply(res, 500, `${String(err)}\n`),
     );
   });
-  const probes = createServer((req, res) => {
+  const probes = http.createServer((req, res) => {
     switch (path(req)) {
       case '/healthz':
         return reply(res, 200, 'ok\n');

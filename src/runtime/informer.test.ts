@@ -18,6 +18,8 @@ type Reply = { status: number; body: unknown } | undefined;
 class FakeApiServer {
   readonly objects = new Map<string, ConfigMap>();
   readonly requests: URL[] = [];
+  /** The client's port of each request's connection, in order: which requests shared a kept-alive connection. */
+  readonly clientPorts: number[] = [];
   readonly watches: Array<{ ns: string | undefined; res: ServerResponse }> = [];
   /** Overrides the answer to a list (return a reply) or a watch (write to res and return true). */
   onList: (url: URL) => Reply = () => undefined;
@@ -102,6 +104,7 @@ class FakeApiServer {
   #handle(req: IncomingMessage, res: ServerResponse): void {
     const url = new URL(req.url ?? '/', 'http://fake');
     this.requests.push(url);
+    this.clientPorts.push(req.socket.remotePort!);
     const ns = /^\/api\/v1\/namespaces\/([^/]+)\/configmaps$/.exec(url.pathname)?.[1];
     if (ns === undefined && url.pathname !== '/api/v1/configmaps') return reply(res, 404, { kind: 'Status', code: 404, message: 'not found' });
     if (url.searchParams.get('watch') === 'true') {
@@ -344,6 +347,8 @@ describe('Informer', () => {
     assert.deepEqual(reasons, ['watchdog']);
     await waitFor('a relist and a new watch', () => api.lists().length === 2 && api.watches.length === 1);
     assert.equal(api.watches.length, 1, 'the stalled watch was closed');
+    const listPorts = api.requests.flatMap((u, i) => (u.searchParams.get('watch') === 'true' ? [] : [api.clientPorts[i]]));
+    assert.notEqual(listPorts[1], listPorts[0], 'the relist went on a fresh connection: the idle one may be as dead as the watch');
     api.put('a', 'two', {});
     await waitFor('the add on the new watch', () => inf.get('a', 'two') !== undefined);
   });

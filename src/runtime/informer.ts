@@ -9,12 +9,13 @@
 // order per object. An optional kind (a CRD that may not be installed: KServe,
 // Istio) that the API server does not serve counts as synced and empty, so it
 // never holds back the rest of the operator, and is listed again with backoff
-// until it is served.
+// until it is served. Lists and watches go through KubeClient, like every
+// other request.
 
-import { HttpMethod, IsomorphicFetchHttpLibrary, RequestContext } from '@kubernetes/client-node';
-import type { KubeConfig, ResponseContext } from '@kubernetes/client-node';
+import { ApiError, KubeClient, isNotFound } from './client.ts';
 import { type Clock, sleep, systemClock } from './clock.ts';
-import { apiVersionOf, resourcePath, type ResourceKind } from './kinds.ts';
+import { apiVersionOf, type ResourceKind } from './kinds.ts';
+import type { KubeConfigSource } from './kubeconfig.ts';
 
 /**
  * What the informer needs of an object. Objects stay the API server's plain
@@ -65,17 +66,7 @@ type WatchEnd = 'closed' | 'relist' | 'expired' | 'watchdog' | 'stopped';
 
 interface WatchEvent {
   type: string;
-  object: KubeObject & { code?: number; message?: string };
-}
-
-/** A non-2xx answer from the API server. */
-export class ApiStatusError extends Error {
-  readonly code: number;
-  constructor(code: number, message: string) {
-    super(message);
-    this.name = 'ApiStatusError';
-    this.code = code;
-  }
+  object: KubeObject & { code?: number; message?: string; reason?: string };
 }
 
 const LIST_PAGE_SIZE = 500;
@@ -87,7 +78,9 @@ export class Informer<T extends KubeObject> {
   readonly kind: ResourceKind;
   readonly stats: { restarts: number; lastEventAt?: Date } = { restarts: 0 };
 
-  readonly #kc: KubeConfig;
+  readonly #client: KubeClient;
+  /** A client made from a kubeconfig here (not shared), closed on stop. */
+  readonly #ownsClient: boolean;
   readonly #scopes: Array<string | undefined>;
   readonly #labelSelector: string | undefined;
   readonly #transform: (obj: T) => T;
@@ -97,7 +90,6 @@ export class Informer<T extends KubeObject> {
   readonly #log: Logger;
   readonly #hooks: InformerHooks;
   readonly #clock: Clock;
-  readonly #http = new IsomorphicFetchHttpLibrary();
   readonly #cache = new Map<string, T>();
   readonly #handlers: Record<EventName, Array<Handler<T>>> = { add: [], update: [], delete: [] };
   readonly #stop = new AbortController();
@@ -108,8 +100,10 @@ export class Informer<T extends KubeObject> {
   readonly #servedHandlers: Array<(served: boolean) => void> = [];
   #synced: Promise<void> | undefined;
 
-  constructor(kc: KubeConfig, kind: ResourceKind, opts: InformerOptions<T> = {}) {
-    this.#kc = kc;
+  /** `client`: the manager's KubeClient; a kubeconfig (tests, benchmarks) gets a client of its own. */
+  constructor(client: KubeClient | KubeConfigSource, kind: ResourceKind, opts: InformerOptions<T> = {}) {
+    this.#ownsClient = !(client instanceof KubeClient);
+    this.#client = client instanceof KubeClient ? client : new KubeClient(client);
     this.kind = kind;
     const namespaces = [...new Set(opts.namespaces ?? [])];
     this.#scopes = kind.namespaced && namespaces.length > 0 ? namespaces : [undefined];
@@ -146,6 +140,7 @@ export class Informer<T extends KubeObject> {
 
   stop(): void {
     this.#stop.abort();
+    if (this.#ownsClient) this.#client.close();
   }
 
   hasSynced(): boolean {
@@ -207,15 +202,19 @@ export class Informer<T extends KubeObject> {
         const short = watch.events === 0 && performance.now() - started < SHORT_WATCH_MS;
         if (watch.events > 0 || (watch.end === 'closed' && !short)) failures = 0;
         if (watch.end === 'closed' && short) failure = { reason: 'error', detail: 'the watch closed at once without any event' };
-        if (watch.end === 'watchdog') failure = { reason: 'watchdog', detail: `no traffic on the watch for ${this.#watchdogMs} ms` };
+        if (watch.end === 'watchdog') {
+          failure = { reason: 'watchdog', detail: `no traffic on the watch for ${this.#watchdogMs} ms` };
+          // Whatever silenced the watch may have silenced the idle kept-alive connections too: relist on a fresh one.
+          this.#client.closeIdleConnections();
+        }
         if (watch.end === 'expired') this.#restarted('expired', ns, 'resourceVersion too old');
         if (watch.end === 'expired' || watch.end === 'relist') resourceVersion = undefined;
       } catch (err) {
-        if (err instanceof ApiStatusError && err.code === 410) {
+        if (err instanceof ApiError && err.code === 410) {
           this.#restarted('expired', ns, 'resourceVersion too old');
           resourceVersion = undefined;
         } else {
-          failure = { reason: 'error', detail: String(err) };
+          failure = { reason: 'error', detail: err instanceof ApiError ? `HTTP ${err.code}: ${err.message}` : String(err) };
         }
       }
       if (failure && !signal.aborted) {
@@ -236,16 +235,16 @@ export class Informer<T extends KubeObject> {
     let resourceVersion: string | undefined = '';
     let cont: string | undefined;
     do {
-      const query = { limit: String(LIST_PAGE_SIZE), labelSelector: this.#labelSelector, continue: cont };
       const signal = AbortSignal.any([this.#stop.signal, AbortSignal.timeout(Math.ceil(Math.max(this.#watchdogMs, 30_000)))]);
-      const res = await this.#get(resourcePath(this.kind, ns), query, signal);
-      if (res.httpStatusCode === 404 && this.#optional) {
+      const page = await this.#client.list<T>(this.kind, ns, { limit: LIST_PAGE_SIZE, labelSelector: this.#labelSelector, continue: cont, signal }).catch((err: unknown) => {
+        if (this.#optional && isNotFound(err)) return undefined;
+        throw err;
+      });
+      if (page === undefined) {
         fresh.clear();
         resourceVersion = undefined;
         break;
       }
-      if (res.httpStatusCode !== 200) throw await statusError(res);
-      const page = JSON.parse(await res.body.text()) as { items: T[]; metadata: { resourceVersion: string; continue?: string } };
       resourceVersion = page.metadata.resourceVersion;
       cont = page.metadata.continue || undefined;
       for (const item of page.items) {
@@ -308,17 +307,12 @@ export class Informer<T extends KubeObject> {
       watchdog = setTimeout(() => finish('watchdog'), this.#watchdogMs);
     };
     try {
-      const query = {
-        watch: 'true',
+      const stream = await this.#client.watch(this.kind, ns, {
         resourceVersion,
-        allowWatchBookmarks: 'true',
-        timeoutSeconds: String(watchTimeoutSeconds(this.#watchdogMs)),
+        timeoutSeconds: watchTimeoutSeconds(this.#watchdogMs),
         labelSelector: this.#labelSelector,
-      };
-      const res = await this.#get(resourcePath(this.kind, ns), query, conn.signal);
-      if (res.httpStatusCode !== 200) throw await statusError(res);
-      const stream = res.body.stream();
-      if (!stream) throw new Error('watch response has no body');
+        signal: conn.signal,
+      });
       for await (const line of lines(stream, feed)) {
         const event = JSON.parse(line) as WatchEvent;
         events++;
@@ -329,7 +323,7 @@ export class Informer<T extends KubeObject> {
             finish('expired');
             break;
           }
-          throw new ApiStatusError(event.object.code ?? 500, event.object.message ?? 'watch error');
+          throw new ApiError(event.object.code ?? 500, event.object.message ?? 'watch error', event.object.reason);
         }
         resourceVersion = event.object.metadata?.resourceVersion ?? resourceVersion;
         if (event.type !== 'BOOKMARK') this.#apply(event);
@@ -382,19 +376,6 @@ export class Informer<T extends KubeObject> {
     this.#hooks.onRestart?.(reason);
     this.#log.warn(`${this.kind.plural} watch restarted: ${detail}`, { kind: this.kind.plural, namespace: ns, reason });
   }
-
-  /** A GET through client-node's transport; credentials are read from the KubeConfig on every call, so rotated tokens are used. */
-  async #get(path: string, query: Record<string, string | undefined>, signal: AbortSignal): Promise<ResponseContext> {
-    const cluster = this.#kc.getCurrentCluster();
-    if (!cluster) throw new Error('the kubeconfig has no current cluster');
-    const url = new URL(cluster.server.replace(/\/$/, '') + path);
-    for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, v);
-    const ctx = new RequestContext(url.toString(), HttpMethod.GET);
-    ctx.setHeaderParam('Accept', 'application/json');
-    ctx.setSignal(signal);
-    await this.#kc.applySecurityAuthentication(ctx);
-    return this.#http.send(ctx).toPromise();
-  }
 }
 
 function stripManagedFields<T extends KubeObject>(obj: T): T {
@@ -429,7 +410,7 @@ function backoffMs(failures: number, b: { initialMs: number; maxMs: number }): n
 }
 
 /** Splits a byte stream into lines; `onBytes` runs for every chunk, so a slow large object still counts as traffic. */
-async function* lines(stream: ReadableStream<Uint8Array>, onBytes: () => void): AsyncGenerator<string> {
+async function* lines(stream: AsyncIterable<Uint8Array>, onBytes: () => void): AsyncGenerator<string> {
   const decoder = new TextDecoder();
   let buffered = '';
   for await (const chunk of stream) {
@@ -443,15 +424,4 @@ async function* lines(stream: ReadableStream<Uint8Array>, onBytes: () => void): 
     }
   }
   if (buffered.trim()) yield buffered.trim();
-}
-
-async function statusError(res: ResponseContext): Promise<ApiStatusError> {
-  const text = await res.body.text().catch(() => '');
-  let message = text;
-  try {
-    message = (JSON.parse(text) as { message?: string }).message ?? text;
-  } catch {
-    // not a Status object: keep the raw body
-  }
-  return new ApiStatusError(res.httpStatusCode, `HTTP ${res.httpStatusCode}: ${message}`);
 }

@@ -6,13 +6,15 @@
 // leaseDuration on its own monotonic clock, never by comparing renewTime with
 // the local wall clock, so clock skew between nodes cannot cause two leaders.
 // A leader that cannot renew for renewDeadline (< leaseDuration) steps down
-// before any standby may take over.
+// before any standby may take over. The Lease is read and written through
+// KubeClient, on connections outside its write pool, so a renewal never waits
+// behind a burst of writes.
 
-import { HttpMethod, IsomorphicFetchHttpLibrary, RequestContext } from '@kubernetes/client-node';
-import type { KubeConfig, ResponseContext } from '@kubernetes/client-node';
+import { ApiError, KubeClient } from './client.ts';
 import { sleep, systemClock } from './clock.ts';
 import type { Logger } from './informer.ts';
-import { Kinds, apiVersionOf, resourcePath } from './kinds.ts';
+import { Kinds, apiVersionOf } from './kinds.ts';
+import type { KubeConfigSource } from './kubeconfig.ts';
 
 export interface LeaderElectorOptions {
   namespace: string;
@@ -47,7 +49,7 @@ interface Lease {
   spec?: LeaseSpec;
 }
 
-/** RFC 3339 with microseconds, the format of metav1.MicroTime (Lease and Event times; client-node #828). */
+/** RFC 3339 with microseconds, the format of metav1.MicroTime (Lease and Event times). */
 export function microTime(d: Date): string {
   return d.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 }
@@ -82,7 +84,9 @@ export function releasedLease(spec: LeaseSpec | undefined, now: Date): LeaseSpec
 const noopLogger: Logger = { info() {}, warn() {}, error() {}, debug() {} };
 
 export class LeaderElector {
-  readonly #kc: KubeConfig;
+  readonly #client: KubeClient;
+  /** A client made from a kubeconfig here (not shared), closed once the lease is released. */
+  readonly #ownsClient: boolean;
   readonly #namespace: string;
   readonly #name: string;
   readonly #identity: string;
@@ -91,15 +95,16 @@ export class LeaderElector {
   readonly #retryPeriodMs: number;
   readonly #log: Logger;
   readonly #hooks: { onLeaderChange?(isLeader: boolean): void };
-  readonly #http = new IsomorphicFetchHttpLibrary();
   readonly #stop = new AbortController();
   /** The lease as last read or written, and when (monotonic ms) it last changed. */
   #observed: { lease: Lease; changedAt: number } | undefined;
   #leading = false;
   #running: Promise<void> | undefined;
 
-  constructor(kc: KubeConfig, opts: LeaderElectorOptions) {
-    this.#kc = kc;
+  /** `client`: the manager's KubeClient; a kubeconfig (tests) gets a client of its own. */
+  constructor(client: KubeClient | KubeConfigSource, opts: LeaderElectorOptions) {
+    this.#ownsClient = !(client instanceof KubeClient);
+    this.#client = client instanceof KubeClient ? client : new KubeClient(client);
     this.#namespace = opts.namespace;
     this.#name = opts.name;
     this.#identity = opts.identity;
@@ -151,6 +156,7 @@ export class LeaderElector {
       }
     }
     await this.#release();
+    if (this.#ownsClient) this.#client.close();
   }
 
   /** Renews every retryPeriod; returns on stop, when the lease is taken, or when renewals fail for renewDeadline. */
@@ -191,11 +197,11 @@ export class LeaderElector {
           metadata: { name: this.#name, namespace: this.#namespace },
           spec: claimLease(undefined, this.#identity, now, this.#leaseDurationMs),
         };
-        return await this.#write('POST', resourcePath(Kinds.Lease, this.#namespace), lease, signal);
+        return await this.#write('create', lease, signal);
       }
       if (heldByOther(current.spec, this.#identity, performance.now() - this.#observed!.changedAt)) return false;
       const claimed: Lease = { ...current, spec: claimLease(current.spec, this.#identity, now, this.#leaseDurationMs) };
-      return await this.#write('PUT', resourcePath(Kinds.Lease, this.#namespace, this.#name), claimed, signal);
+      return await this.#write('update', claimed, signal);
     } catch (err) {
       if (!this.#stop.signal.aborted) this.#log.warn('leader election request failed', { lease: `${this.#namespace}/${this.#name}`, error: String(err) });
       return false;
@@ -209,7 +215,7 @@ export class LeaderElector {
       const current = await this.#getLease(signal);
       if (current?.spec?.holderIdentity !== this.#identity) return;
       const released: Lease = { ...current, spec: releasedLease(current.spec, systemClock.now()) };
-      if (await this.#write('PUT', resourcePath(Kinds.Lease, this.#namespace, this.#name), released, signal)) {
+      if (await this.#write('update', released, signal)) {
         this.#log.info('released the leader lease', { lease: `${this.#namespace}/${this.#name}` });
       }
     } catch (err) {
@@ -218,21 +224,20 @@ export class LeaderElector {
   }
 
   async #getLease(signal: AbortSignal): Promise<Lease | undefined> {
-    const res = await this.#send('GET', resourcePath(Kinds.Lease, this.#namespace, this.#name), undefined, signal);
-    if (res.httpStatusCode === 404) return undefined;
-    if (res.httpStatusCode !== 200) throw new Error(`GET lease: HTTP ${res.httpStatusCode}: ${await res.body.text()}`);
-    const lease = JSON.parse(await res.body.text()) as Lease;
-    this.#observe(lease);
+    const lease = await this.#client.get<Lease>(Kinds.Lease, this.#namespace, this.#name, { signal, unpooled: true });
+    if (lease) this.#observe(lease);
     return lease;
   }
 
   /** Creates or updates the lease; false on a conflict (someone else wrote first). */
-  async #write(method: 'POST' | 'PUT', path: string, lease: Lease, signal: AbortSignal): Promise<boolean> {
-    const res = await this.#send(method, path, lease, signal);
-    if (res.httpStatusCode === 409) return false;
-    if (res.httpStatusCode !== 200 && res.httpStatusCode !== 201) throw new Error(`${method} lease: HTTP ${res.httpStatusCode}: ${await res.body.text()}`);
-    this.#observe(JSON.parse(await res.body.text()) as Lease);
-    return true;
+  async #write(verb: 'create' | 'update', lease: Lease, signal: AbortSignal): Promise<boolean> {
+    try {
+      this.#observe(await this.#client[verb](Kinds.Lease, lease, { signal, unpooled: true }));
+      return true;
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 409) return false;
+      throw err;
+    }
   }
 
   #observe(lease: Lease): void {
@@ -243,20 +248,5 @@ export class LeaderElector {
   #setLeading(leading: boolean): void {
     this.#leading = leading;
     this.#hooks.onLeaderChange?.(leading);
-  }
-
-  /** Raw JSON through client-node's transport, so MicroTime strings are sent exactly as written. */
-  async #send(method: 'GET' | 'POST' | 'PUT', path: string, body: unknown, signal: AbortSignal): Promise<ResponseContext> {
-    const cluster = this.#kc.getCurrentCluster();
-    if (!cluster) throw new Error('the kubeconfig has no current cluster');
-    const ctx = new RequestContext(cluster.server.replace(/\/$/, '') + path, HttpMethod[method]);
-    ctx.setHeaderParam('Accept', 'application/json');
-    if (body !== undefined) {
-      ctx.setHeaderParam('Content-Type', 'application/json');
-      ctx.setBody(JSON.stringify(body));
-    }
-    ctx.setSignal(signal);
-    await this.#kc.applySecurityAuthentication(ctx);
-    return this.#http.send(ctx).toPromise();
   }
 }

@@ -7,7 +7,6 @@
 
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient } from './client.ts';
 import { systemClock, type Clock } from './clock.ts';
 import type { Controller } from './controller.ts';
@@ -15,6 +14,7 @@ import { EventRecorder } from './events.ts';
 import { startHealthServers, type HealthServers } from './health.ts';
 import { Informer, type KubeObject } from './informer.ts';
 import type { ResourceKind } from './kinds.ts';
+import type { KubeConfigSource } from './kubeconfig.ts';
 import { LeaderElector } from './leader-election.ts';
 import { flushLogger, type Logger } from './logging.ts';
 import { OperatorMetrics } from './metrics.ts';
@@ -29,7 +29,8 @@ export interface LeaderElectionOptions {
 }
 
 export interface ManagerOptions {
-  kubeConfig: KubeConfig;
+  /** A RestConfig (kubeconfig.ts), or a client-node KubeConfig from the tests, demo and benchmarks. */
+  kubeConfig: KubeConfigSource;
   /** Namespaces to watch; empty or unset = all. */
   namespaces?: string[];
   /** This replica's name in the Lease and in events; default hostname_uuid. */
@@ -89,7 +90,7 @@ export class Manager {
     const key = `${kind.group}/${kind.version}/${kind.plural}?${opts.labelSelector ?? ''}`;
     let informer = this.informers.get(key);
     if (!informer) {
-      informer = new Informer<T>(this.opts.kubeConfig, kind, {
+      informer = new Informer<T>(this.client, kind, {
         ...(kind.namespaced && this.opts.namespaces?.length ? { namespaces: this.opts.namespaces } : {}),
         ...(opts.labelSelector ? { labelSelector: opts.labelSelector } : {}),
         ...(opts.transform ? { transform: opts.transform } : {}),
@@ -148,7 +149,7 @@ export class Manager {
     }
     const name = le.name || DEFAULT_LEASE_NAME;
     this.metrics.leaderStatus(name, false);
-    this.elector = new LeaderElector(this.opts.kubeConfig, {
+    this.elector = new LeaderElector(this.client, {
       namespace: le.namespace, name, identity: this.identity, logger: this.logger.child({ lease: `${le.namespace}/${name}` }),
       ...(le.leaseDurationMs ? { leaseDurationMs: le.leaseDurationMs } : {}),
       ...(le.renewDeadlineMs ? { renewDeadlineMs: le.renewDeadlineMs } : {}),

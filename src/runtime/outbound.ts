@@ -8,9 +8,9 @@
 // node:http is used rather than axios: axios's `timeout` is an idle timeout and
 // its size limit applies only after buffering.
 
-import http from 'node:http';
-import https from 'node:https';
+import type { ClientRequest } from 'node:http';
 import { forbiddenHeader } from '../util/http-headers.ts';
+import { http, https } from './node-http.ts';
 
 export { forbiddenHeader };
 
@@ -79,7 +79,7 @@ export function outboundRequest(req: OutboundRequest): Promise<OutboundResponse>
       request.destroy();
       reject(e);
     };
-    let request: http.ClientRequest;
+    let request: ClientRequest;
     try {
       request = transport.request(url, {
         method: req.method ?? 'GET',
