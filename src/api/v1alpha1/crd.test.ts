@@ -21,7 +21,7 @@ describe('ServerlessApp CRD', () => {
     const crd = serverlessAppCRD();
     const v = crd.spec.versions[0]!;
     assert.deepEqual(v.subresources, { status: {} });
-    assert.deepEqual(v.additionalPrinterColumns.filter((c) => !('priority' in c)).map((c) => c.name), ['Ready', 'URL', 'Version', 'Canary %', 'Min', 'Max', 'Age']);
+    assert.deepEqual(v.additionalPrinterColumns.filter((c) => !('priority' in c)).map((c) => c.name), ['Ready', 'Phase', 'Stable', 'Candidate', 'Weight', 'Min', 'Max', 'Age']);
     assert.deepEqual(crd.spec.names.shortNames, ['sapp']);
     assert.ok(crd.spec.names.categories.length > 0);
   });

@@ -156,7 +156,7 @@ export const analysisCheckSchema = object('A Prometheus check: the query\'s firs
 });
 
 export const rolloutSchema = object('How a new version is rolled out. Edit canaryPercent to move traffic; 100 (or removing it) promotes, 0 rolls back.', {
-  canaryPercent: integer('Share of traffic (0..100) for the candidate version; the stable version keeps the rest. 100 promotes, 0 rolls back (the candidate stays, scaled to zero).', { minimum: 0, maximum: 100 }),
+  canaryPercent: integer('Share of traffic (0..100) for the candidate version; the stable version keeps the rest. 100 promotes, 0 rolls back (the candidate stays, scaled to zero), except with match: then 0 is header testing (phase Testing, the candidate kept warm with at least one replica for the testers).', { minimum: 0, maximum: 100 }),
   match: array(headerMatchSchema, 'Header rules that send matching requests to the candidate (needs spec.ingress).', { maxItems: 16 }),
   steps: array(integer('A canary percentage (1..99).', { minimum: 1, maximum: 99 }), 'Automated rollout: canary percentages to move through, e.g. [10, 25, 50]; after the last step the candidate is promoted. A manual canaryPercent always wins.', { maxItems: 20 }),
   interval: duration('Time at each step before its checks decide.', { default: '1m', min: { value: MIN_ANALYSIS_INTERVAL, why: 'each step queries Prometheus' } }),
@@ -168,8 +168,13 @@ export const rolloutSchema = object('How a new version is rolled out. Edit canar
       rules: [{ rule: 'has(self.provider) != has(self.address)', message: 'set exactly one of provider or address' }],
     })),
     checks: required(array(analysisCheckSchema, 'Checks that must all pass for a step to advance. An empty result is not a pass: it halts the rollout.', { minItems: 1, maxItems: 16 })),
-    failureThreshold: integer('Failed check rounds before an automatic rollback.', { minimum: 1, maximum: 100, default: 2 }),
+    failureThreshold: integer('Failed check rounds before the candidate fails (phase Failed, all traffic back on stable).', { minimum: 1, maximum: 100, default: 2 }),
   }),
+  progressDeadline: duration('How long a candidate may take to become ready and warm. Past it the candidate fails (phase Failed, reason ProgressDeadlineExceeded) and the stable version keeps all traffic. Not counted while paused.', { default: '10m', min: { value: '10s', why: 'a revision needs time to start' } }),
+  paused: boolean('Hold the rollout where it is: automated steps do not advance, checks do not run and the progress deadline does not count. Remove (or set false) to resume; the current step then starts its interval again.'),
+  abort: boolean('Stop the rollout: all traffic back on the stable version, the candidate kept at 0% and scaled to zero (phase Aborted). Remove (or set false) to start the candidate again from its first step.'),
+  retry: integer('Retry a failed candidate (phase Failed): a failure is remembered with the value in force then, and any other value starts the candidate again from its first step (warmup and checks included). Bump it, e.g. from 0 to 1.', { minimum: 0, maximum: 1000000 }),
+  promote: string('Promote the candidate whose version hash (status.versions.candidate.version) is given, now: remaining steps and checks are skipped, traffic moves once it is ready and warm. Ignored for any other version, so it may stay in the spec. Does not override a failure (retry first).', { pattern: '^[0-9a-f]{10}$', maxLength: 10 }),
 }, {
   rules: [{ rule: '!has(self.analysis) || has(self.steps)', message: 'analysis needs steps', fieldPath: '.analysis' }],
 });
@@ -220,13 +225,14 @@ const versionStatusSchema = object('A version of the app (a hash of container or
   ready: boolean('The revision is ready.'),
   warm: boolean('Ready and prewarmed (warmup passed, if configured).'),
   replicas: integer('Ready replicas reported by the revision.'),
+  summary: string('What this version runs, in short: the image name and tag (container apps) or the model format and file (model apps). The Stable and Candidate columns show it.'),
 });
 
-export const phases = ['Pending', 'Stable', 'Canary', 'Promoting', 'RolledBack', 'Failed'] as const;
+export const phases = ['Pending', 'Stable', 'Canary', 'Testing', 'Paused', 'Promoting', 'RolledBack', 'Aborted', 'Failed'] as const;
 
 export const statusSchema = object('Observed state, written by the operator.', {
   observedGeneration: integer('The spec generation this status describes.'),
-  phase: enumeration(phases, 'Pending (first version starting), Stable (one version serving), Canary (traffic split), Promoting (candidate taking all traffic), RolledBack (candidate kept at 0%), Failed (the spec cannot be served).'),
+  phase: enumeration(phases, 'Pending (first version starting), Stable (one version serving), Canary (traffic split), Testing (candidate reached by header rules only), Paused (rollout.paused), Promoting (candidate taking all traffic), RolledBack (canaryPercent 0: candidate kept at 0%), Aborted (rollout.abort), Failed (the candidate failed: revision failed, progress deadline, warmup or checks; or nothing can be served; the stable version, if any, keeps all traffic).'),
   url: string('Public URL of the app.'),
   conditions: array(conditionSchema, 'Ready (the app serves its stable version), WorkloadReady (Knative/KServe\'s own Ready, reason and message), Prewarmed, CanaryProgressing, Promoted.', { listType: 'map', listMapKeys: ['type'] }),
   versions: object('The stable version and the candidate, if any.', {
@@ -242,13 +248,24 @@ export const statusSchema = object('Observed state, written by the operator.', {
   }), 'The traffic split in force.'),
   canary: object('Progress of the current canary (kept here so a restart resumes).', {
     weight: integer('Candidate percentage the rollout asks for (the rollout\'s own progress).'),
-    trafficPercent: integer('Candidate percentage the data plane reports serving now (what the Canary % column shows).'),
+    trafficPercent: integer('Candidate percentage the data plane reports serving now (what the Weight column shows).'),
     step: integer('Index of the automated step in force (0-based).'),
     stepStartedAt: string('When the current step began.', { format: 'date-time' }),
     failedChecks: integer('Failed check rounds so far.'),
     halted: boolean('The last check round returned no data: the rollout stays at its step until a round has data (no data is not a pass).'),
     message: string('Latest analysis outcome.'),
-    abortedVersion: string('A candidate version rolled back automatically; not retried until the workload spec changes.'),
+    abortedVersion: string('Deprecated (read from statuses written before 0.2): see failure.'),
+    version: string('The candidate version this progress belongs to.'),
+    startedAt: string('When the candidate started (or resumed) making progress: the progress deadline counts from here.', { format: 'date-time' }),
+    paused: boolean('The rollout is held by rollout.paused.'),
+    aborted: boolean('The rollout is stopped by rollout.abort.'),
+    failure: object('Why the candidate failed. It stays failed until rollout.retry changes or the workload spec does.', {
+      version: required(string('The version that failed.')),
+      reason: required(enumeration(['RevisionFailed', 'ProgressDeadlineExceeded', 'WarmupFailed', 'AnalysisFailed'] as const, 'What failed.')),
+      message: required(string('Details.')),
+      at: string('When.', { format: 'date-time' }),
+      retry: integer('The rollout.retry value in force when it failed.'),
+    }),
   }),
   prewarm: object('Prewarming of the candidate (or first) version.', {
     version: required(string('Version being prewarmed.')),
