@@ -19,11 +19,14 @@ export function conditionOf(conditions: KnativeCondition[] | undefined, type: st
 }
 
 export function observeRevision(r: Revision): ObservedRevision {
+  const ready = conditionOf(r.status?.conditions, 'Ready');
   return {
     name: r.metadata.name,
     version: r.metadata.labels?.[VERSION_LABEL] ?? '',
-    ready: conditionOf(r.status?.conditions, 'Ready')?.status === 'True',
+    ready: ready?.status === 'True',
     replicas: r.status?.actualReplicas ?? 0,
+    // Knative sets Ready=False only when it gave up (image missing, container exiting, its progress deadline).
+    ...(ready?.status === 'False' ? { failed: `${ready.reason ?? 'NotReady'}: ${ready.message ?? 'no message'}` } : {}),
   };
 }
 

@@ -20,7 +20,7 @@ import { renderVirtualService, virtualServiceName } from '../render/virtual-serv
 import { runChecks } from '../rollout/analysis.ts';
 import { AnalysisRunner } from '../rollout/analysis-runner.ts';
 import { planRollout, type ObservedRevision, type RevisionRef, type RolloutPlan } from '../rollout/canary.ts';
-import { versionOf } from '../rollout/version.ts';
+import { summarize, versionOf } from '../rollout/version.ts';
 import { keepAppliedFields } from '../runtime/apply.ts';
 import { Controller, type ReconcileContext, type Request, type Result } from '../runtime/controller.ts';
 import type { Informer } from '../runtime/informer.ts';
@@ -213,9 +213,12 @@ export class ServerlessAppReconciler {
     const summary = workload.summarize(live, (r) => observed.get(r)?.version);
     const serving = previous ? otherKind.summarize(previous.live, (r) => observed.get(r)?.version) : summary;
 
-    // Prewarm the version the spec asks for, unless it is the stable one.
+    // Prewarm the version the spec asks for, unless it is the stable one. A retry of a failed
+    // version warms it again from scratch.
     const prewarming = !stable || stable.version !== version;
-    const prewarm = prewarming ? this.prewarm(app, key, version, desiredRevision, observed, now) : undefined;
+    const retrying = retryRequested(app, version);
+    if (retrying) this.warmups.forget(key);
+    const prewarm = prewarming ? this.prewarm(app, key, version, desiredRevision, observed, now, retrying) : undefined;
     if (!prewarming) this.warmups.forget(key);
     // Without prewarm a version is warm as soon as it is ready (readiness is checked by the rollout step).
     const isWarm = (v: string) => v === stable?.version || (v === version && (prewarm ? prewarm.warm : true));
@@ -223,8 +226,9 @@ export class ServerlessAppReconciler {
     const input = {
       now, desired: { version, ...(desiredRevision ? { revision: desiredRevision } : {}) },
       ...(app.spec.rollout ? { rollout: app.spec.rollout } : {}),
-      previous: { ...(stable ? { stable } : {}), ...(app.status?.canary ? { canary: app.status.canary } : {}) },
+      previous: { ...(stable ? { stable } : {}), ...(app.status?.canary ? { canary: app.status.canary } : {}), ...(app.status?.phase ? { phase: app.status.phase } : {}) },
       revisions: [...observed.values()], isWarm,
+      ...(prewarm?.condition.reason === 'WarmupFailed' ? { warmupFailed: prewarm.status?.lastError ?? 'no warmup request succeeded' } : {}),
       // The promotion gate reads the new workload's own report: during a kind switch that is the new kind's.
       // A workload that serves nothing yet (the first version, or a kind switch) counts only once it answers
       // on its host: Knative and KServe report a split before their route's ingress is programmed.
@@ -313,13 +317,13 @@ export class ServerlessAppReconciler {
     return wrote;
   }
 
-  private prewarm(app: ServerlessApp, key: string, version: string, revision: string | undefined, observed: Map<string, ObservedRevision>, now: Date): PrewarmEvaluation | undefined {
+  private prewarm(app: ServerlessApp, key: string, version: string, revision: string | undefined, observed: Map<string, ObservedRevision>, now: Date, retrying: boolean): PrewarmEvaluation | undefined {
     if (!prewarmConfigured(app.spec.prewarm)) {
       this.warmups.forget(key);
       return undefined;
     }
     const target = { key, version, revision: revision ?? '', namespace: app.metadata.namespace, app: app.metadata.name };
-    const previous = app.status?.prewarm;
+    const previous = retrying ? undefined : app.status?.prewarm;
     const rev = revision ? observed.get(revision) : undefined;
     let evaluation = evaluatePrewarm(app.spec.prewarm, version, rev, previous, revision ? this.warmups.progress(target) : undefined, now);
     if (evaluation.startWarmup && revision && app.spec.prewarm?.warmup) {
@@ -369,23 +373,42 @@ export class ServerlessAppReconciler {
     for (const w of scale.openWindows) if (!before.openWindows?.includes(w)) this.mgr.events.record(app, 'Normal', 'WindowOpened', `scale window ${w} opened: bounds now ${bounds}`);
     for (const w of before.openWindows ?? []) if (!scale.openWindows.includes(w)) this.mgr.events.record(app, 'Normal', 'WindowClosed', `scale window ${w} closed: bounds now ${bounds}`);
     for (const w of scale.prewarmingWindows) if (!before.prewarmingWindows?.includes(w)) this.mgr.events.record(app, 'Normal', 'WindowPrewarming', `scale window ${w} opens soon: its minimum applies now (prewarm lead time): bounds now ${bounds}`);
+    // An edit of the windows (not time passing) that moves the schedule: say what happens next.
+    const was = before.nextTransition, next = scale.next;
+    const moved = (was?.at ?? '') !== (next?.at.toISOString() ?? '') || was?.window !== next?.window || was?.change !== next?.change;
+    const passed = !!was && Date.parse(was.at) <= this.mgr.clock.now().getTime();
+    if (app.status?.observedGeneration !== app.metadata.generation && moved && !passed) {
+      const upcoming = next ? `next: window ${next.window} ${next.change === 'prewarm' ? 'prewarms' : next.change === 'open' ? 'opens' : 'closes'} at ${next.at.toISOString()}` : 'no transition scheduled';
+      this.mgr.events.record(app, 'Normal', 'WindowsChanged', `scale windows changed: bounds now ${bounds}; ${upcoming}`);
+    }
   }
 
 }
 
 function stableOf(app: ServerlessApp): RevisionRef | undefined {
-  const s = app.status?.versions?.stable;
-  // A stable version is only recorded once it was ready and warm on a named revision.
-  return s?.revision && app.status?.phase !== 'Pending' ? { version: s.version, revision: s.revision } : undefined;
+  const status = app.status;
+  const s = status?.versions?.stable;
+  // A stable version is only recorded once it was ready and warm on a named revision. Before that,
+  // versions.stable shows the first version: while it starts (Pending), once it failed (its failure
+  // names it), or while the spec cannot be served at all (Failed with no failure recorded).
+  if (!s?.revision || status?.phase === 'Pending') return undefined;
+  if (status?.phase === 'Failed' && (!status.canary?.failure || status.canary.failure.version === s.version)) return undefined;
+  return { version: s.version, revision: s.revision };
+}
+
+/** The spec asks to retry the failed version it asks for (rollout.retry changed since the failure). */
+function retryRequested(app: ServerlessApp, version: string): boolean {
+  const f = app.status?.canary?.failure;
+  return !!f && f.version === version && (f.retry ?? 0) !== (app.spec.rollout?.retry ?? 0);
 }
 
 function describeWorkload(app: ServerlessApp) {
-  return app.spec.container ? { image: app.spec.container.image } : { storageUri: app.spec.model?.storageUri ?? '' };
+  return { ...(app.spec.container ? { image: app.spec.container.image } : { storageUri: app.spec.model?.storageUri ?? '' }), summary: summarize(app.spec) };
 }
 
 function describeFrom(status: ServerlessApp['status'], version: string) {
   const v = [status?.versions?.stable, status?.versions?.candidate].find((x) => x?.version === version);
-  return { ...(v?.image ? { image: v.image } : {}), ...(v?.storageUri ? { storageUri: v.storageUri } : {}) };
+  return { ...(v?.image ? { image: v.image } : {}), ...(v?.storageUri ? { storageUri: v.storageUri } : {}), ...(v?.summary ? { summary: v.summary } : {}) };
 }
 
 function splitKey(key: string): Request {

@@ -24,8 +24,8 @@ export function invalidSpecStatus(app: ServerlessApp, problems: SpecProblem[], n
   return {
     ...app.status,
     observedGeneration: app.metadata.generation ?? 0,
-    // Nothing serves yet: the spec cannot be served at all.
-    ...(app.status?.versions?.stable?.ready ? {} : { phase: 'Failed' as const }),
+    // Nothing has served yet: the spec cannot be served at all. Once something served, its phase stays.
+    ...(!app.status?.phase || app.status.phase === 'Pending' ? { phase: 'Failed' as const } : {}),
     conditions: withConditions(app, [{ type: 'Ready', status: 'False', reason: first.reason, message }], now),
   };
 }
@@ -36,7 +36,7 @@ export interface StatusInput {
   revisions: Map<string, ObservedRevision>;
   prewarm?: PrewarmEvaluation;
   scale: EffectiveScale;
-  describe: (version: string) => Pick<VersionStatus, 'image' | 'storageUri'>;
+  describe: (version: string) => Pick<VersionStatus, 'image' | 'storageUri' | 'summary'>;
   modelCache?: string;
   /** A child not written in this reconcile: the API server refused it (ApplyRejected, the default) or the app does not own it (NotOwned). */
   rejected?: { kind: string; object: string; message: string; reason?: 'ApplyRejected' | 'NotOwned' };
@@ -94,6 +94,16 @@ function workloadCondition(w: WorkloadSummary): ConditionInput {
   return { type: 'WorkloadReady', status, reason: w.reason, message: w.message };
 }
 
+/** One naming scheme for container and model apps: KServe tags its targets prev/latest, status says stable/candidate. */
+function namedTargets(traffic: WorkloadSummary['traffic'], plan: RolloutPlan): WorkloadSummary['traffic'] {
+  const stable = plan.stable?.revision ?? plan.initial?.revision;
+  const candidate = plan.candidate?.revision;
+  return traffic.map((t) => {
+    const tag = t.revision === stable ? 'stable' : t.revision === candidate ? 'candidate' : t.tag;
+    return { ...t, ...(tag ? { tag } : {}) };
+  });
+}
+
 export function composeStatus(app: ServerlessApp, s: StatusInput): ServerlessAppStatus {
   const { plan, scale } = s;
   const c = plan.candidate;
@@ -114,7 +124,7 @@ export function composeStatus(app: ServerlessApp, s: StatusInput): ServerlessApp
       ...(plan.stable ? { stable: versionStatus(plan.stable, true, s) } : plan.initial ? { stable: versionStatus(plan.initial, plan.initial.warm, s) } : {}),
       ...(c ? { candidate: versionStatus(c, c.warm, s) } : {}),
     },
-    traffic: s.workload.traffic,
+    traffic: namedTargets(s.workload.traffic, plan),
     ...(plan.canary ? { canary: { ...plan.canary, trafficPercent: c ? reportedPercent(s.workload.traffic, c.revision) : 0 } } : {}),
     ...(s.prewarm?.status ? { prewarm: s.prewarm.status } : app.status?.prewarm ? { prewarm: app.status.prewarm } : {}),
     scaling: {

@@ -8,7 +8,7 @@ import { boundsAnnotations, templateAutoscaling } from '../render/autoscaling.ts
 import { renderInferenceService } from '../render/inference-service.ts';
 import { knativeTemplate, renderKnativeService } from '../render/knative-service.ts';
 import { kserveRouter, knativeRouter, type KnativeTrafficTarget, type TrafficPlan } from '../render/traffic.ts';
-import type { RolloutPlan } from '../rollout/canary.ts';
+import { isParked, type RolloutPlan } from '../rollout/canary.ts';
 import { Kinds, type ResourceKind } from '../runtime/kinds.ts';
 import { latestBounds } from '../scaling/revision-bounds.ts';
 import type { ScaleBounds } from '../scaling/windows.ts';
@@ -94,7 +94,7 @@ export function trafficPlan(plan: RolloutPlan, latest?: string): TrafficPlan {
     // A ready candidate joins the traffic block at 0% even before it is warm: Knative keeps an
     // unrouted revision in "reserve" at zero replicas, whatever its min-scale, so it could not be
     // prewarmed otherwise. Its weight stays 0 until it is warm (the rollout plan decides that).
-    ...(c && c.revision ? { candidate: { revision: c.revision, version: c.version, percent: c.percent, ready: c.ready, rolledBack: c.state === 'rolledBack' } } : {}),
+    ...(c && c.revision ? { candidate: { revision: c.revision, version: c.version, percent: c.percent, ready: c.ready, rolledBack: isParked(c.state) } } : {}),
     ...(latest ? { latest } : {}),
   };
 }

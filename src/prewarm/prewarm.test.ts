@@ -20,12 +20,21 @@ describe('prewarm state', () => {
     const spec = { replicas: 2, warmup: { path: '/', count: 2 } };
     const started = evaluatePrewarm(spec, 'v2', rev(true, 2), undefined, undefined, now);
     assert.deepEqual([started.warm, started.startWarmup, started.condition.reason], [false, true, 'WarmingUp']);
-    const done = evaluatePrewarm(spec, 'v2', rev(true, 2), started.status, { phase: 'succeeded', sent: 3, succeeded: 2, finishedAt: now }, now);
+    const done = evaluatePrewarm(spec, 'v2', rev(true, 2), started.status, { phase: 'succeeded', sent: 3, succeeded: 2, startedAt: now, finishedAt: now }, now);
     assert.deepEqual([done.warm, done.condition.reason, done.status?.requestsSent], [true, 'Warm', 3]);
   });
 
+  it('reports the runner\'s start, so startedAt never follows warmedAt when status missed the start', () => {
+    // The reconcile that sees the finished task is later than the task itself, and status never recorded the start.
+    const later = new Date(now.getTime() + 5_000);
+    const started = new Date(now.getTime() - 2_000);
+    const e = evaluatePrewarm({ warmup: { path: '/' } }, 'v2', rev(true, 1), undefined, { phase: 'succeeded', sent: 1, succeeded: 1, startedAt: started, finishedAt: now }, later);
+    assert.equal(e.status?.startedAt, started.toISOString());
+    assert.ok(Date.parse(e.status!.startedAt!) <= Date.parse(e.status!.warmedAt!));
+  });
+
   it('reports WarmupFailed past the deadline', () => {
-    const e = evaluatePrewarm({ warmup: { path: '/' } }, 'v2', rev(true, 1), { version: 'v2', startedAt: now.toISOString() }, { phase: 'failed', sent: 5, succeeded: 0, lastError: 'HTTP 503', finishedAt: now }, now);
+    const e = evaluatePrewarm({ warmup: { path: '/' } }, 'v2', rev(true, 1), { version: 'v2', startedAt: now.toISOString() }, { phase: 'failed', sent: 5, succeeded: 0, lastError: 'HTTP 503', startedAt: now, finishedAt: now }, now);
     assert.deepEqual([e.warm, e.condition.status, e.condition.reason], [false, 'False', 'WarmupFailed']);
     assert.match(e.condition.message, /HTTP 503/);
   });

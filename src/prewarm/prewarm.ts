@@ -46,7 +46,7 @@ export function evaluatePrewarm(
       condition: { status: 'False', reason: 'WaitingForReplicas', message: `version ${version}: ${have}/${Math.max(want, 1)} replicas ready${revision ? ` on ${revision.name}` : ''}` },
     };
   }
-  const startedAt = prev?.startedAt ?? now.toISOString();
+  const startedAt = progress?.startedAt.toISOString() ?? prev?.startedAt ?? now.toISOString();
   if (!spec!.warmup) {
     return { warm: true, startWarmup: false, status: { version, startedAt, warmedAt: now.toISOString() }, condition: { status: 'True', reason: 'Warm', message: `version ${version}: ${have} replicas ready` } };
   }
@@ -64,7 +64,7 @@ export function evaluatePrewarm(
   if (progress?.phase === 'failed') {
     return {
       warm: false, startWarmup: false, status: { version, startedAt, ...counts },
-      condition: { status: 'False', reason: 'WarmupFailed', message: `version ${version} gets no traffic: warmup did not succeed before its deadline: ${progress.lastError ?? 'unknown error'}` },
+      condition: { status: 'False', reason: 'WarmupFailed', message: `version ${version}: warmup did not succeed before its deadline: ${progress.lastError ?? 'unknown error'}` },
     };
   }
   return {

@@ -12,10 +12,11 @@ import { parseDuration } from '../api/v1alpha1/duration.ts';
 import type { Clock } from '../runtime/clock.ts';
 import { OutboundError, describeStatus, outboundRequest } from '../runtime/outbound.ts';
 
-export type WarmupProgress =
-  | { phase: 'running'; sent: number; succeeded: number; lastError?: string }
-  | { phase: 'succeeded'; sent: number; succeeded: number; lastError?: string; finishedAt: Date }
-  | { phase: 'failed'; sent: number; succeeded: number; lastError?: string; finishedAt: Date };
+/** `startedAt`: the instant the task's deadline counts from (status reports it, so it never follows warmedAt). */
+export type WarmupProgress = { sent: number; succeeded: number; lastError?: string; startedAt: Date } & (
+  | { phase: 'running' }
+  | { phase: 'succeeded'; finishedAt: Date }
+  | { phase: 'failed'; finishedAt: Date });
 
 export interface WarmupTarget {
   /** The app's "namespace/name". */
@@ -71,7 +72,7 @@ export class WarmupRunner {
     const existing = this.tasks.get(t.key);
     if (existing && existing.id === taskId(t)) return existing.progress;
     if (existing) existing.cancelled = true;
-    const task: Task = { id: taskId(t), progress: { phase: 'running', sent: 0, succeeded: 0 }, cancelled: false };
+    const task: Task = { id: taskId(t), progress: { phase: 'running', sent: 0, succeeded: 0, startedAt }, cancelled: false };
     this.tasks.set(t.key, task);
     void this.run(task, t, spec, startedAt);
     return task.progress;
@@ -94,7 +95,7 @@ export class WarmupRunner {
     const timeout = parseDuration(spec.timeout ?? '10s');
     const url = warmupUrl(this.o.urlTemplate, t, spec.path);
     let backoff = this.o.initialBackoffMs ?? 500;
-    const p = { sent: 0, succeeded: 0, lastError: undefined as string | undefined };
+    const p = { sent: 0, succeeded: 0, lastError: undefined as string | undefined, startedAt };
     while (!task.cancelled) {
       // A request squeezed into the deadline's last moments would only report its own timeout.
       if (this.o.clock.now().getTime() >= deadline - MIN_REQUEST_MS) {
@@ -116,7 +117,8 @@ export class WarmupRunner {
       }
       p.lastError = error;
       task.progress = { phase: 'running', ...p };
-      this.o.onRetry?.(t.key, `warmup request ${p.sent} to revision ${t.revision} failed (${error}); retrying in ${backoff} ms`);
+      // One message per revision and error, so repeated failures aggregate into one Event with a count.
+      this.o.onRetry?.(t.key, `warmup requests to revision ${t.revision} fail (${error}); retrying with backoff until the warmup deadline`);
       this.o.onProgress(t.key);
       await sleep(Math.min(backoff, Math.max(0, deadline - this.o.clock.now().getTime())));
       backoff = Math.min(backoff * 2, this.o.maxBackoffMs ?? 30_000);

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import type { RolloutSpec } from '../api/v1alpha1/serverlessapp.ts';
+import type { Phase } from '../api/v1alpha1/serverlessapp.ts';
 import { planRollout, type AnalysisOutcome, type CanaryProgress, type ObservedRevision, type RevisionRef, type RolloutPlan } from './canary.ts';
 
 /** The split a data plane reports once it has applied `plan`'s routes (a ready revision only). */
@@ -18,6 +19,8 @@ function routed(plan: RolloutPlan, revisions: Map<string, ObservedRevision>): Ar
 class Rollout {
   stable?: RevisionRef;
   canary?: CanaryProgress;
+  phase?: Phase;
+  warmupFailed?: string;
   revisions = new Map<string, ObservedRevision>();
   warm = new Set<string>();
   now = new Date('2026-11-21T10:00:00Z');
@@ -35,12 +38,15 @@ class Rollout {
     for (let pass = 0; ; pass++) {
       const plan = planRollout({
         now: this.now, desired: { version, ...(revision ? { revision } : {}) }, ...(rollout ? { rollout } : {}),
-        previous: { ...(this.stable ? { stable: this.stable } : {}), ...(this.canary ? { canary: this.canary } : {}) },
+        previous: { ...(this.stable ? { stable: this.stable } : {}), ...(this.canary ? { canary: this.canary } : {}), ...(this.phase ? { phase: this.phase } : {}) },
         revisions: [...this.revisions.values()], isWarm: (v) => this.warm.has(v), ...(analysis ? { analysis } : {}),
+        ...(this.warmupFailed ? { warmupFailed: this.warmupFailed } : {}),
         traffic: this.traffic,
       });
+      // As the controller's status: a first version that failed is not stable.
       this.stable = plan.stable;
       this.canary = plan.canary;
+      this.phase = plan.phase;
       events.push(...plan.events);
       const next = routed(plan, this.revisions);
       const moved = JSON.stringify(next) !== JSON.stringify(this.traffic);
@@ -274,7 +280,7 @@ describe('rollout state machine', () => {
       assert.deepEqual([resumed.progressing.reason, resumed.candidate?.percent, resumed.canary?.halted], ['CanaryInProgress', 25, undefined]);
     });
 
-    it('rolls back automatically once failures reach the threshold, and stays rolled back', () => {
+    it('fails the candidate once failures reach the threshold, and keeps it failed until a retry', () => {
       const r = started();
       r.step('v2', 'shop-v2', steps);
       r.advance(60_000);
@@ -283,10 +289,22 @@ describe('rollout state machine', () => {
       assert.equal(p.canary?.failedChecks, 1);
       r.advance(60_000);
       p = r.step('v2', 'shop-v2', steps, fail);
-      assert.deepEqual(split(p), { phase: 'RolledBack', stable: 'shop-v1', candidate: 'shop-v2', percent: 0 });
-      assert.equal(p.canary?.abortedVersion, 'v2');
+      assert.deepEqual(split(p), { phase: 'Failed', stable: 'shop-v1', candidate: 'shop-v2', percent: 0 });
+      assert.deepEqual([p.canary?.failure?.reason, p.canary?.failure?.version, p.progressing.status, p.candidate?.state], ['AnalysisFailed', 'v2', 'False', 'failed']);
+      assert.deepEqual(p.events.filter((e) => e.type === 'Warning').map((e) => e.reason), ['AnalysisFailed'], 'one Warning event');
       r.advance(600_000);
-      assert.equal(r.step('v2', 'shop-v2', steps).phase, 'RolledBack', 'an aborted version is not retried');
+      const later = r.step('v2', 'shop-v2', steps);
+      assert.deepEqual([later.phase, later.events.length], ['Failed', 0], 'a failed version is not retried by itself');
+      // A retry starts it again from its first step.
+      const again = r.step('v2', 'shop-v2', { ...steps, retry: 1 });
+      assert.deepEqual([again.phase, again.candidate?.percent, again.canary?.step, again.canary?.failure], ['Canary', 10, 0, undefined]);
+    });
+
+    it('reads a failure recorded before 0.2 (abortedVersion) as a failed analysis', () => {
+      const r = started();
+      r.canary = { weight: 0, abortedVersion: 'v2', message: 'error rate too high' };
+      const p = r.step('v2', 'shop-v2', steps);
+      assert.deepEqual([p.phase, p.canary?.failure?.reason, p.candidate?.percent], ['Failed', 'AnalysisFailed', 0]);
     });
 
     it('lets a manual canaryPercent win over the steps', () => {
@@ -306,6 +324,128 @@ describe('rollout state machine', () => {
       const p = restarted.step('v2', 'shop-v2', steps);
       assert.equal(p.candidate?.percent, 25);
       assert.equal(p.canary?.step, 1);
+    });
+  });
+
+  describe('lifecycle: every rollout ends, and the spec controls it', () => {
+    const steps: RolloutSpec = { steps: [10, 50], interval: '1m' };
+    function withCandidate(ready = true): Rollout {
+      const r = new Rollout().revision('shop-v1', 'v1').revision('shop-v2', 'v2', ready);
+      r.step('v1', 'shop-v1');
+      return r;
+    }
+    const warnings = (p: RolloutPlan) => p.events.filter((e) => e.type === 'Warning').map((e) => e.reason);
+
+    it('fails a candidate that is not ready within the progress deadline, with one Warning, stable serving', () => {
+      const r = withCandidate(false);
+      let p = r.step('v2', 'shop-v2', { progressDeadline: '2m' });
+      assert.deepEqual([p.phase, p.requeueAfterMs], ['Promoting', 120_000], 'wakes up at the deadline');
+      r.advance(119_000);
+      assert.equal(r.step('v2', 'shop-v2', { progressDeadline: '2m' }).phase, 'Promoting');
+      r.advance(1_000);
+      p = r.step('v2', 'shop-v2', { progressDeadline: '2m' });
+      assert.deepEqual(split(p), { phase: 'Failed', stable: 'shop-v1', candidate: 'shop-v2', percent: 0 });
+      assert.deepEqual([p.progressing.status, p.progressing.reason, warnings(p)], ['False', 'ProgressDeadlineExceeded', ['ProgressDeadlineExceeded']]);
+      // Ready later does not bring it back by itself.
+      r.revision('shop-v2', 'v2', true);
+      assert.deepEqual([r.step('v2', 'shop-v2', { progressDeadline: '2m' }).phase, r.traffic], ['Failed', [{ revision: 'shop-v1', percent: 100 }]]);
+    });
+
+    it('applies the default deadline of 10 minutes', () => {
+      const r = withCandidate(false);
+      r.step('v2', 'shop-v2', steps);
+      r.advance(599_000);
+      assert.equal(r.step('v2', 'shop-v2', steps).phase, 'Canary');
+      r.advance(1_000);
+      assert.equal(r.step('v2', 'shop-v2', steps).phase, 'Failed');
+    });
+
+    it('fails at once when the data plane gives up on the revision', () => {
+      const r = withCandidate(false);
+      r.revisions.set('shop-v2', { name: 'shop-v2', version: 'v2', ready: false, replicas: 0, failed: 'ContainerMissing: image not found' });
+      const p = r.step('v2', 'shop-v2', { canaryPercent: 20 });
+      assert.deepEqual([p.phase, p.canary?.failure?.reason, warnings(p)], ['Failed', 'RevisionFailed', ['RevisionFailed']]);
+      assert.match(p.progressing.message, /ContainerMissing: image not found.*rollout.retry/);
+    });
+
+    it('fails a candidate whose warmup failed, and a retry warms it again', () => {
+      const r = withCandidate();
+      r.warm.delete('v2');
+      r.warmupFailed = 'HTTP 503';
+      let p = r.step('v2', 'shop-v2', steps);
+      assert.deepEqual([p.phase, p.canary?.failure?.reason, p.canary?.failure?.retry, warnings(p)], ['Failed', 'WarmupFailed', 0, ['WarmupFailed']]);
+      r.warmupFailed = undefined;
+      p = r.step('v2', 'shop-v2', { ...steps, retry: 1 });
+      assert.deepEqual([p.phase, p.canary?.failure, p.candidate?.state], ['Canary', undefined, 'starting']);
+    });
+
+    it('marks a first version whose warmup failed as Failed, and says it serves anyway', () => {
+      const r = new Rollout().revision('shop-v1', 'v1');
+      r.warm.delete('v1');
+      r.warmupFailed = 'timeout';
+      const p = r.step('v1', 'shop-v1');
+      assert.deepEqual([p.phase, p.stable, p.initial?.revision, warnings(p)], ['Failed', undefined, 'shop-v1', ['WarmupFailed']]);
+      assert.match(p.promoted.message, /serves anyway/);
+      assert.deepEqual(r.step('v1', 'shop-v1').events, [], 'no repeated event');
+    });
+
+    it('pauses automated steps and resumes with a fresh interval', () => {
+      const r = withCandidate();
+      r.step('v2', 'shop-v2', steps);
+      r.advance(30_000);
+      let p = r.step('v2', 'shop-v2', { ...steps, paused: true });
+      assert.deepEqual([p.phase, p.candidate?.percent, p.progressing.reason, p.events.map((e) => e.reason)], ['Paused', 10, 'Paused', ['Paused']]);
+      r.advance(3_600_000);
+      p = r.step('v2', 'shop-v2', { ...steps, paused: true });
+      assert.deepEqual([p.phase, p.candidate?.percent, p.events], ['Paused', 10, []], 'held an hour, no deadline, no step');
+      p = r.step('v2', 'shop-v2', steps);
+      assert.deepEqual([p.phase, p.candidate?.percent, p.requeueAfterMs, p.events.map((e) => e.reason)], ['Canary', 10, 60_000, ['Resumed']]);
+    });
+
+    it('aborts to stable whatever else the spec says, and starts again from the first step when abort goes', () => {
+      const r = withCandidate();
+      r.step('v2', 'shop-v2', steps);
+      r.advance(60_000);
+      assert.equal(r.step('v2', 'shop-v2', steps).candidate?.percent, 50);
+      let p = r.step('v2', 'shop-v2', { ...steps, canaryPercent: 80, abort: true });
+      assert.deepEqual([split(p), warnings(p), p.candidate?.state], [{ phase: 'Aborted', stable: 'shop-v1', candidate: 'shop-v2', percent: 0 }, ['Aborted'], 'aborted']);
+      assert.deepEqual(r.step('v2', 'shop-v2', { ...steps, abort: true }).events, [], 'one event');
+      p = r.step('v2', 'shop-v2', steps);
+      assert.deepEqual([p.phase, p.candidate?.percent, p.canary?.step], ['Canary', 10, 0]);
+    });
+
+    it('promotes the version rollout.promote names at once, skipping steps and pause', () => {
+      const r = withCandidate();
+      r.step('v2', 'shop-v2', steps);
+      const p = r.step('v2', 'shop-v2', { ...steps, paused: true, promote: 'v2' });
+      assert.deepEqual([p.phase, p.stable?.revision], ['Stable', 'shop-v2']);
+    });
+
+    it('ignores rollout.promote naming another version', () => {
+      const r = withCandidate();
+      const p = r.step('v2', 'shop-v2', { ...steps, promote: 'v9' });
+      assert.deepEqual([p.phase, p.candidate?.percent], ['Canary', 10]);
+    });
+
+    it('does not let promote override a failure', () => {
+      const r = withCandidate();
+      r.warm.delete('v2');
+      r.warmupFailed = 'HTTP 500';
+      r.step('v2', 'shop-v2', steps);
+      r.warm.add('v2');
+      r.warmupFailed = undefined;
+      assert.equal(r.step('v2', 'shop-v2', { ...steps, promote: 'v2' }).phase, 'Failed');
+    });
+
+    it('treats canaryPercent 0 with header rules as testing: its own phase, kept warm, no rollback', () => {
+      const r = withCandidate();
+      const testing: RolloutSpec = { canaryPercent: 0, match: [{ header: 'x-canary', exact: 'yes' }] };
+      let p = r.step('v2', 'shop-v2', testing);
+      assert.deepEqual([p.phase, p.candidate?.state, p.candidate?.percent, p.events.map((e) => e.reason)], ['Testing', 'testing', 0, ['Testing']]);
+      p = r.step('v2', 'shop-v2', testing);
+      assert.deepEqual(p.events, []);
+      p = r.step('v2', 'shop-v2', { canaryPercent: 0 });
+      assert.deepEqual([p.phase, p.events.map((e) => e.reason)], ['RolledBack', ['RolledBack']]);
     });
   });
 });

@@ -5,8 +5,11 @@
 //  - traffic never moves to a revision that is not ready (and warm, if prewarm
 //    is configured); the stable version is only replaced by a ready one;
 //  - the stable version is what status recorded, never "latest";
-//  - a manual canaryPercent always wins over automated steps.
-
+//  - a rollout always ends: promoted, rolled back, aborted, or failed (revision
+//    failed, progress deadline, warmup or checks), with the stable version
+//    serving all traffic in every ending but the first;
+//  - precedence of the controls: abort > a recorded failure > promote > paused >
+//    a manual canaryPercent > automated steps.
 import type { Phase, RolloutSpec } from '../api/v1alpha1/serverlessapp.ts';
 import { parseDuration } from '../api/v1alpha1/duration.ts';
 
@@ -16,6 +19,8 @@ export interface ObservedRevision {
   name: string;
   version: string;
   ready: boolean;
+  /** The data plane gave up on it (Ready=False): its reason and message. */
+  failed?: string;
   /** Ready replicas reported by the data plane. */
   replicas: number;
 }
@@ -26,7 +31,18 @@ export type AnalysisOutcome =
   | { result: 'fail'; message: string }
   | { result: 'nodata'; message: string };
 
+export type FailureReason = 'RevisionFailed' | 'ProgressDeadlineExceeded' | 'WarmupFailed' | 'AnalysisFailed';
+
+export interface Failure { version: string; reason: FailureReason; message: string; at?: string; retry?: number }
+
 export interface CanaryProgress {
+  /** The candidate this progress belongs to: another version starts from a clean slate. */
+  version?: string;
+  /** When the candidate started (or resumed) making progress: the deadline counts from here. */
+  startedAt?: string;
+  paused?: boolean;
+  aborted?: boolean;
+  failure?: Failure;
   weight?: number;
   /** The last check round returned no data: the rollout stays where it is until a round has data. */
   halted?: boolean;
@@ -42,16 +58,24 @@ export interface RolloutInput {
   /** The version the spec asks for, and the revision that serves it (undefined while KServe has not created it). */
   desired: { version: string; revision?: string };
   rollout?: RolloutSpec;
-  previous: { stable?: RevisionRef; canary?: CanaryProgress };
+  previous: { stable?: RevisionRef; canary?: CanaryProgress; phase?: Phase };
   revisions: ObservedRevision[];
   /** Whether a version has finished prewarming (always true when prewarm is not configured). */
   isWarm: (version: string) => boolean;
+  /** The desired version's warmup gave up (its last error). */
+  warmupFailed?: string;
   analysis?: AnalysisOutcome;
   /** The traffic split the data plane reports now; a version counts as serving only once it is here. */
   traffic: Array<{ revision: string; percent: number }>;
 }
 
-export type CandidateState = 'starting' | 'canary' | 'promoting' | 'rolledBack';
+/** `rolledBack`, `aborted` and `failed` keep the candidate at 0% and scaled to zero; `testing` keeps it warm for header rules. */
+export type CandidateState = 'starting' | 'canary' | 'testing' | 'promoting' | 'rolledBack' | 'aborted' | 'failed';
+
+/** States in which the candidate gets no traffic and no replicas. */
+export function isParked(state: CandidateState | undefined): boolean {
+  return state === 'rolledBack' || state === 'aborted' || state === 'failed';
+}
 
 export interface Candidate extends RevisionRef {
   /** Share of traffic the candidate gets now. */
@@ -84,6 +108,19 @@ export function reportedPercent(traffic: RolloutInput['traffic'], revision: stri
   return revision ? traffic.filter((t) => t.revision === revision).reduce((sum, t) => sum + t.percent, 0) : 0;
 }
 
+
+const DEFAULT_DEADLINE = '10m';
+
+type ConditionOut = RolloutPlan['promoted'];
+const NO_CANDIDATE: ConditionOut = { status: 'False', reason: 'NoCandidate', message: 'no rollout in progress' };
+
+/** A failure recorded before 0.2 only named the version (`abortedVersion`); read it as a failed analysis. */
+function recorded(canary: CanaryProgress | undefined): CanaryProgress {
+  if (!canary?.abortedVersion || canary.failure) return canary ?? {};
+  const { abortedVersion, ...rest } = canary;
+  return { ...rest, version: abortedVersion, failure: { version: abortedVersion, reason: 'AnalysisFailed', message: canary.message ?? 'failed its checks', retry: 0 } };
+}
+
 export function planRollout(input: RolloutInput): RolloutPlan {
   const { desired, previous } = input;
   const byName = new Map(input.revisions.map((r) => [r.name, r]));
@@ -96,7 +133,8 @@ export function planRollout(input: RolloutInput): RolloutPlan {
   // version (a changed template setting) replaces the stable one once it is ready.
   if (desired.version === stable.version) {
     const events: RolloutEvent[] = [];
-    if (previous.canary?.weight !== undefined || previous.canary?.step !== undefined) {
+    const left = previous.canary;
+    if (left?.failure === undefined && !left?.aborted && (left?.weight !== undefined || left?.step !== undefined)) {
       events.push({ type: 'Normal', reason: 'RolledBack', message: `workload spec reverted to stable version ${stable.version}: all traffic on ${stable.revision}` });
     }
     const next = desired.revision && desired.revision !== stable.revision && isReady(desired.revision)
@@ -105,36 +143,58 @@ export function planRollout(input: RolloutInput): RolloutPlan {
     return {
       stable: next, phase: 'Stable', events, analysisDue: false,
       promoted: { status: 'True', reason: 'Promoted', message: `version ${stable.version} serves all traffic` },
-      progressing: { status: 'False', reason: 'NoCandidate', message: 'no rollout in progress' },
+      progressing: NO_CANDIDATE,
     };
   }
 
   return candidateStep(input, stable, isReady(desired.revision));
 }
 
+/** How to try again, for messages. */
+const RETRY_HINT = 'change rollout.retry (kubectl sapp retry) or the workload spec to try again';
+
 function firstVersion(input: RolloutInput, ready: boolean): RolloutPlan {
   const { version, revision } = input.desired;
+  const retry = input.rollout?.retry ?? 0;
+  const prev = recorded(input.previous.canary);
+  const held = prev.failure?.version === version && (prev.failure.retry ?? 0) === retry ? prev.failure : undefined;
   const warm = ready && input.isWarm(version);
+  const initial = { version, ...(revision ? { revision } : {}), ready, warm };
+  const failedRevision = revision ? input.revisions.find((r) => r.name === revision)?.failed : undefined;
+  const failure: Failure | undefined = held
+    ?? (failedRevision && !ready ? { version, reason: 'RevisionFailed', message: `revision ${revision} failed: ${failedRevision}`, at: input.now.toISOString(), retry }
+      : input.warmupFailed && !warm ? { version, reason: 'WarmupFailed', message: `warmup did not succeed before its deadline: ${input.warmupFailed}`, at: input.now.toISOString(), retry }
+        : undefined);
+  if (failure) {
+    // Nothing else can serve: the data plane routes to the first version whenever it is ready, warm or not.
+    const message = `first version ${version} failed (${failure.reason}): ${failure.message}; ${ready ? 'it serves anyway, as nothing else can' : 'nothing serves'}; ${RETRY_HINT}`;
+    return {
+      initial, phase: 'Failed', analysisDue: false, canary: { version, failure },
+      events: held ? [] : [{ type: 'Warning', reason: failure.reason, message }],
+      promoted: { status: 'False', reason: failure.reason, message },
+      progressing: { status: 'False', reason: failure.reason, message },
+    };
+  }
   if (ready && warm && revision && reportedPercent(input.traffic, revision) === 100) {
     return {
       stable: { version, revision }, phase: 'Stable', analysisDue: false,
       events: [{ type: 'Normal', reason: 'Ready', message: `first version ${version} is ready on revision ${revision}` }],
       promoted: { status: 'True', reason: 'Promoted', message: `version ${version} serves all traffic` },
-      progressing: { status: 'False', reason: 'NoCandidate', message: 'no rollout in progress' },
+      progressing: NO_CANDIDATE,
     };
   }
   const waiting = !ready ? 'waiting for its revision to be ready' : !warm ? 'waiting for it to be prewarmed' : 'waiting for the data plane to route all traffic to it';
   return {
-    initial: { version, ...(revision ? { revision } : {}), ready, warm },
-    phase: 'Pending', events: [], analysisDue: false,
+    initial, phase: 'Pending', events: [], analysisDue: false,
     promoted: { status: 'False', reason: 'FirstVersionStarting', message: `first version ${version}: ${waiting}` },
-    progressing: { status: 'False', reason: 'NoCandidate', message: 'no rollout in progress' },
+    progressing: NO_CANDIDATE,
   };
 }
 
 function candidateStep(input: RolloutInput, stable: RevisionRef, ready: boolean): RolloutPlan {
   const { desired, rollout, now } = input;
-  const prev = input.previous.canary ?? {};
+  const retry = rollout?.retry ?? 0;
+  const prev = recorded(input.previous.canary);
   const warm = ready && input.isWarm(desired.version);
   const revision = desired.revision ?? '';
   const manual = rollout?.canaryPercent;
@@ -142,18 +202,62 @@ function candidateStep(input: RolloutInput, stable: RevisionRef, ready: boolean)
   const events: RolloutEvent[] = [];
   const base = { version: desired.version, revision, ready, warm };
   const notYet = !ready ? `candidate ${desired.version} is not ready yet` : `candidate ${desired.version} is not prewarmed yet`;
+  const wasPhase = input.previous.phase;
 
-  // A new candidate version (or a replaced one) starts from a clean slate.
-  const fresh = prev.abortedVersion !== undefined && prev.abortedVersion !== desired.version ? {} : prev;
+  // Progress belongs to one candidate. Another version, a retry of a failed one, or
+  // an abort lifted, starts from a clean slate (and its deadline from now).
+  const own = prev.version === undefined || prev.version === desired.version ? prev : {};
+  const retried = own.failure !== undefined && (own.failure.retry ?? 0) !== retry;
+  const fresh: CanaryProgress = retried || (own.aborted && !rollout?.abort) ? {} : own;
+  const resumed = fresh.paused && !rollout?.paused;
+  const startedAt = resumed || !fresh.startedAt ? now.toISOString() : fresh.startedAt;
+  const identity: CanaryProgress = { version: desired.version, startedAt };
+
+  const conditions = (promoted: ConditionOut, progressing: ConditionOut) => ({ promoted, progressing });
+  const parked = (state: 'rolledBack' | 'aborted' | 'failed', phase: Phase, canary: CanaryProgress, reason: string, message: string): RolloutPlan => ({
+    stable, candidate: { ...base, percent: 0, state }, phase, events, analysisDue: false,
+    canary: { ...canary, weight: 0 },
+    ...conditions({ status: 'False', reason, message }, { status: 'False', reason, message }),
+  });
+  const fail = (failure: Omit<Failure, 'version' | 'retry' | 'at'>, extra: CanaryProgress = {}): RolloutPlan => {
+    const message = `candidate ${desired.version} failed (${failure.reason}): ${failure.message}; all traffic on stable ${stable.version}; ${RETRY_HINT}`;
+    events.push({ type: 'Warning', reason: failure.reason, message });
+    return parked('failed', 'Failed', { ...identity, ...extra, failure: { ...failure, version: desired.version, at: now.toISOString(), retry } }, failure.reason, message);
+  };
+
+  // 1. Abort: the stable version takes everything back, whatever else the spec says.
+  if (rollout?.abort) {
+    const message = `rollout aborted (rollout.abort): all traffic on stable ${stable.version}; candidate ${desired.version} kept at 0% and scaled to zero; remove abort to start it again`;
+    if (!own.aborted) events.push({ type: 'Warning', reason: 'Aborted', message });
+    return parked('aborted', 'Aborted', { ...identity, aborted: true }, 'Aborted', message);
+  }
+
+  // 2. A recorded failure holds until a retry or another version.
+  if (fresh.failure) {
+    const f = fresh.failure;
+    return parked('failed', 'Failed', fresh, f.reason, `candidate ${desired.version} failed (${f.reason}): ${f.message}; all traffic on stable ${stable.version}; ${RETRY_HINT}`);
+  }
+
+  // 3. New failures: the data plane gave up on the revision, warmup gave up, or the deadline passed.
+  const failedRevision = revision ? input.revisions.find((r) => r.name === revision)?.failed : undefined;
+  if (failedRevision && !ready) return fail({ reason: 'RevisionFailed', message: `revision ${revision} failed: ${failedRevision}` });
+  if (input.warmupFailed && !warm) return fail({ reason: 'WarmupFailed', message: `warmup did not succeed before its deadline: ${input.warmupFailed}` });
+  const deadlineMs = parseDuration(rollout?.progressDeadline ?? DEFAULT_DEADLINE);
+  const deadlineAt = Date.parse(startedAt) + deadlineMs;
+  const paused = !!rollout?.paused && rollout.promote !== desired.version;
+  if (!warm && !paused && now.getTime() >= deadlineAt) {
+    return fail({ reason: 'ProgressDeadlineExceeded', message: `not ${ready ? 'warm' : 'ready'} within the progress deadline (${rollout?.progressDeadline ?? DEFAULT_DEADLINE})` });
+  }
+  /** Wake up in time to fail a candidate that is still starting at its deadline. */
+  const deadlineWake = !warm && !paused ? { requeueAfterMs: Math.max(1, deadlineAt - now.getTime()) } : {};
 
   /** `progress`: kept while traffic moves, so automated steps resume promoting on the next pass. */
   const promote = (progress: CanaryProgress = {}): RolloutPlan => {
     if (!ready || !warm || !revision) {
       return {
         stable, candidate: { ...base, percent: 0, state: 'promoting' }, phase: 'Promoting', events, analysisDue: false,
-        canary: { weight: 0 },
-        promoted: { status: 'False', reason: 'WaitingForCandidate', message: `promotion waits: ${notYet}` },
-        progressing: { status: 'True', reason: 'WaitingForCandidate', message: notYet },
+        canary: { ...identity, weight: 0 }, ...deadlineWake,
+        ...conditions({ status: 'False', reason: 'WaitingForCandidate', message: `promotion waits: ${notYet}` }, { status: 'True', reason: 'WaitingForCandidate', message: notYet }),
       };
     }
     const served = reportedPercent(input.traffic, revision);
@@ -162,28 +266,14 @@ function candidateStep(input: RolloutInput, stable: RevisionRef, ready: boolean)
       const moving = `traffic moving to candidate ${desired.version}: the data plane reports ${served}% on ${revision}`;
       return {
         stable, candidate: { ...base, percent: 100, state: 'promoting' }, phase: 'Promoting', events, analysisDue: false,
-        canary: { ...progress, weight: 100 },
-        promoted: { status: 'False', reason: 'TrafficMoving', message: moving },
-        progressing: { status: 'True', reason: 'Promoting', message: moving },
+        canary: { ...identity, ...progress, weight: 100 },
+        ...conditions({ status: 'False', reason: 'TrafficMoving', message: moving }, { status: 'True', reason: 'Promoting', message: moving }),
       };
     }
     events.push({ type: 'Normal', reason: 'Promoted', message: `version ${desired.version} (revision ${revision}) promoted to stable with all traffic; ${stable.version} retired` });
     return {
       stable: { version: desired.version, revision }, phase: 'Stable', events, analysisDue: false,
-      promoted: { status: 'True', reason: 'Promoted', message: `version ${desired.version} serves all traffic` },
-      progressing: { status: 'False', reason: 'Promoted', message: 'rollout finished' },
-    };
-  };
-
-  const rollback = (reason: string, message: string, canary: CanaryProgress): RolloutPlan => {
-    if (input.previous.canary?.weight !== 0 || fresh.abortedVersion !== canary.abortedVersion) {
-      events.push({ type: reason === 'RolledBack' ? 'Normal' : 'Warning', reason, message });
-    }
-    return {
-      stable, candidate: { ...base, percent: 0, state: 'rolledBack' }, phase: 'RolledBack', events, analysisDue: false,
-      canary: { ...canary, weight: 0 },
-      promoted: { status: 'False', reason, message },
-      progressing: { status: 'False', reason, message },
+      ...conditions({ status: 'True', reason: 'Promoted', message: `version ${desired.version} serves all traffic` }, { status: 'False', reason: 'Promoted', message: 'rollout finished' }),
     };
   };
 
@@ -191,9 +281,9 @@ function candidateStep(input: RolloutInput, stable: RevisionRef, ready: boolean)
     if (!ready || !warm || !revision) {
       return {
         stable, candidate: { ...base, percent: 0, state: 'starting' }, phase: 'Canary', events, analysisDue: false,
-        canary: { ...canary, weight: 0 },
-        promoted: { status: 'False', reason: 'CanaryInProgress', message: notYet },
-        progressing: { status: 'True', reason: 'WaitingForCandidate', message: `${notYet}: it gets no traffic until it is` },
+        canary: { ...identity, ...canary, weight: 0 }, ...deadlineWake,
+        ...conditions({ status: 'False', reason: 'CanaryInProgress', message: notYet }, { status: 'True', reason: 'WaitingForCandidate', message: `${notYet}: it gets no traffic until it is` }),
+        ...(extra.phase ? { phase: extra.phase } : {}),
       };
     }
     if (input.previous.canary?.weight !== percent) {
@@ -201,39 +291,65 @@ function candidateStep(input: RolloutInput, stable: RevisionRef, ready: boolean)
     }
     return {
       stable, candidate: { ...base, percent, state: 'canary' }, phase: 'Canary', events, analysisDue: false,
-      canary: { ...canary, weight: percent },
-      promoted: { status: 'False', reason: 'CanaryInProgress', message: `candidate ${desired.version} at ${percent}%` },
-      progressing: canary.halted
-        ? { status: 'False', reason: 'AnalysisNoData', message: canary.message ?? `halted at ${percent}%: no data` }
-        : { status: 'True', reason: 'CanaryInProgress', message: canary.message ?? `candidate ${desired.version} at ${percent}%` },
+      canary: { ...identity, ...canary, weight: percent },
+      ...conditions({ status: 'False', reason: 'CanaryInProgress', message: `candidate ${desired.version} at ${percent}%` },
+        canary.halted
+          ? { status: 'False', reason: 'AnalysisNoData', message: canary.message ?? `halted at ${percent}%: no data` }
+          : { status: 'True', reason: 'CanaryInProgress', message: canary.message ?? `candidate ${desired.version} at ${percent}%` }),
       ...extra,
     };
   };
 
-  // Manual control always wins.
+  // 4. Promote this exact version now.
+  if (rollout?.promote === desired.version) return promote();
+
+  // 5. Paused: hold the weight in force; no step advances, no checks, no deadline.
+  if (paused) {
+    const held = fresh.weight ?? 0;
+    const message = `rollout paused at ${held}% (rollout.paused): remove paused to resume`;
+    if (wasPhase !== 'Paused') events.push({ type: 'Normal', reason: 'Paused', message });
+    const plan = canaryAt(held, { ...fresh, paused: true }, { phase: 'Paused' });
+    return { ...plan, ...conditions(plan.promoted, { status: 'False', reason: 'Paused', message }) };
+  }
+  if (resumed) events.push({ type: 'Normal', reason: 'Resumed', message: `rollout resumed at ${fresh.weight ?? 0}%` });
+  const { paused: _p, ...going } = fresh;
+
+  // 6. Manual control.
   if (manual !== undefined) {
     if (manual === 100) return promote();
-    if (manual === 0) return rollback('RolledBack', `canaryPercent is 0: all traffic on stable ${stable.version}; candidate ${desired.version} kept at 0% and scaled to zero`, {});
+    if (manual === 0 && rollout?.match?.length) {
+      // Header testing: testers reach the candidate by header only; it is kept warm for them.
+      const message = `header testing: requests matching rollout.match reach candidate ${desired.version}${warm ? '' : ` once it is ${ready ? 'warm' : 'ready'}`}; all other traffic on stable ${stable.version}`;
+      if (wasPhase !== 'Testing') events.push({ type: 'Normal', reason: 'Testing', message });
+      return {
+        stable, candidate: { ...base, percent: 0, state: 'testing' }, phase: 'Testing', events, analysisDue: false,
+        canary: { ...identity, weight: 0 }, ...deadlineWake,
+        ...conditions({ status: 'False', reason: 'Testing', message }, { status: 'True', reason: 'Testing', message }),
+      };
+    }
+    if (manual === 0) {
+      const message = `canaryPercent is 0: all traffic on stable ${stable.version}; candidate ${desired.version} kept at 0% and scaled to zero`;
+      if (wasPhase !== 'RolledBack') events.push({ type: 'Normal', reason: 'RolledBack', message });
+      return parked('rolledBack', 'RolledBack', identity, 'RolledBack', message);
+    }
     return canaryAt(manual, {});
   }
   if (steps.length === 0) return promote();
 
-  // Automated steps.
-  if (fresh.abortedVersion === desired.version) {
-    return rollback('RollbackAutomatic', fresh.message ?? `candidate ${desired.version} failed its checks and was rolled back`, fresh);
-  }
+  // 7. Automated steps.
   if (!ready || !warm || !revision) return canaryAt(0, { step: 0, failedChecks: 0 });
   // Past the last step: promoting, waiting for the data plane to move the traffic.
-  if ((fresh.step ?? 0) >= steps.length) return promote({ step: steps.length, failedChecks: fresh.failedChecks ?? 0 });
+  if ((going.step ?? 0) >= steps.length) return promote({ step: steps.length, failedChecks: going.failedChecks ?? 0 });
 
   const intervalMs = parseDuration(rollout?.interval ?? '1m');
-  const step = Math.min(fresh.step ?? 0, steps.length - 1);
-  const startedAt = fresh.stepStartedAt && fresh.weight !== undefined && fresh.weight > 0 ? new Date(fresh.stepStartedAt) : now;
+  const step = Math.min(going.step ?? 0, steps.length - 1);
+  // A step's interval starts when its weight is in force; a resume starts it again.
+  const stepStart = !resumed && going.stepStartedAt && going.weight !== undefined && going.weight > 0 ? new Date(going.stepStartedAt) : now;
   const progress: CanaryProgress = {
-    step, stepStartedAt: startedAt.toISOString(), failedChecks: fresh.failedChecks ?? 0,
-    ...(fresh.message ? { message: fresh.message } : {}), ...(fresh.halted ? { halted: true } : {}),
+    step, stepStartedAt: stepStart.toISOString(), failedChecks: going.failedChecks ?? 0,
+    ...(going.message ? { message: going.message } : {}), ...(going.halted ? { halted: true } : {}),
   };
-  const dueAt = startedAt.getTime() + intervalMs;
+  const dueAt = stepStart.getTime() + intervalMs;
   const percent = steps[step]!;
 
   if (now.getTime() < dueAt) {
@@ -252,12 +368,11 @@ function candidateStep(input: RolloutInput, stable: RevisionRef, ready: boolean)
     const failed = progress.failedChecks! + 1;
     const threshold = rollout?.analysis?.failureThreshold ?? 2;
     if (failed >= threshold) {
-      return rollback('RollbackAutomatic', `candidate ${desired.version} rolled back after ${failed} failed check rounds: ${outcome.message}`,
-        { failedChecks: failed, abortedVersion: desired.version, message: outcome.message });
+      return fail({ reason: 'AnalysisFailed', message: `${failed} failed check rounds at ${percent}%: ${outcome.message}` }, { step, failedChecks: failed, message: outcome.message });
     }
-    events.push({ type: 'Warning', reason: 'AnalysisFailed', message: `check round failed at ${percent}% (${failed}/${threshold}): ${outcome.message}` });
-    const { halted: _h, ...resumed } = progress;
-    return canaryAt(percent, { ...resumed, ...restart, failedChecks: failed, message: outcome.message }, { requeueAfterMs: intervalMs });
+    events.push({ type: 'Warning', reason: 'CheckRoundFailed', message: `check round failed at ${percent}% (${failed}/${threshold}): ${outcome.message}` });
+    const { halted: _h, ...resumedProgress } = progress;
+    return canaryAt(percent, { ...resumedProgress, ...restart, failedChecks: failed, message: outcome.message }, { requeueAfterMs: intervalMs });
   }
   if (step + 1 >= steps.length) return promote({ step: steps.length, failedChecks: progress.failedChecks ?? 0 });
   const nextPercent = steps[step + 1]!;

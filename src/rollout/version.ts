@@ -25,3 +25,19 @@ export function versionOf(spec: ServerlessAppSpec): string {
 export function revisionName(app: string, version: string, templateSettings: Record<string, string>): string {
   return `${app}-${shortHash({ version, templateSettings }, 8)}`;
 }
+
+/**
+ * What a version runs, in a few characters for a printer column: the image's last
+ * path element with its tag (a digest shortened to 12 hex digits), or the model
+ * format and the last two elements of its URI.
+ */
+export function summarize(spec: ServerlessAppSpec): string {
+  if (spec.container) {
+    const [name, digest] = spec.container.image.split('@');
+    const short = name!.slice(name!.lastIndexOf('/') + 1);
+    return digest ? `${short}@${digest.replace(/^([^:]+:)([0-9a-fA-F]{12}).*$/, '$1$2')}` : short;
+  }
+  const m = spec.model!;
+  const tail = m.storageUri.replace(/^[a-z0-9]+:\/\//, '').replace(/\/+$/, '').split('/').slice(-2).join('/');
+  return `${m.format.name}${m.format.version ? `@${m.format.version}` : ''} ${tail}`;
+}

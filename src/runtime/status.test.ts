@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { KubeClient } from './client.ts';
+import { ApiError, type KubeClient } from './client.ts';
 import { StatusWriter } from './status.ts';
 
 function fakeClient() {
@@ -11,6 +11,12 @@ const app = (status?: object, generation = 1, uid = 'u1') =>
   ({ apiVersion: 'serverlessapp.io/v1alpha1', kind: 'ServerlessApp', metadata: { name: 'shop', namespace: 'a', uid, generation }, ...(status ? { status } : {}) });
 
 describe('StatusWriter', () => {
+  it('treats an object deleted since the cache showed it as nothing to write (no error to retry), other errors as errors', async () => {
+    const failing = (code: number) => new StatusWriter({ apply: async () => { throw new ApiError(code, 'x'); } } as unknown as KubeClient);
+    assert.equal(await failing(404).write(app({ phase: 'Pending' }), { phase: 'Stable' }), false);
+    await assert.rejects(failing(500).write(app({ phase: 'Pending' }), { phase: 'Stable' }), ApiError);
+  });
+
   it('writes through the status subresource only when the status differs from the live one', async () => {
     const { client, applied } = fakeClient();
     const w = new StatusWriter(client);

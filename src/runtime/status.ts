@@ -7,7 +7,7 @@
 
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../util/canonical-json.ts';
-import type { KubeClient } from './client.ts';
+import { isNotFound, type KubeClient } from './client.ts';
 
 interface Live {
   apiVersion?: string;
@@ -35,10 +35,16 @@ export class StatusWriter {
     const key = `${namespace ?? ''}/${name}`;
     const last = this.written.get(key);
     if (last && last.hash === hash && last.uid === uid && last.generation === generation) return false;
-    await this.client.apply(
-      { apiVersion: obj.apiVersion, kind: obj.kind, metadata: { name, ...(namespace ? { namespace } : {}) }, status },
-      { subresource: 'status' },
-    );
+    try {
+      await this.client.apply(
+        { apiVersion: obj.apiVersion, kind: obj.kind, metadata: { name, ...(namespace ? { namespace } : {}) }, status },
+        { subresource: 'status' },
+      );
+    } catch (err) {
+      // Deleted since the cache showed it: nothing to report on, and not an error to retry.
+      if (isNotFound(err)) return false;
+      throw err;
+    }
     this.written.set(key, { ...(uid ? { uid } : {}), ...(generation !== undefined ? { generation } : {}), hash });
     return true;
   }

@@ -2,9 +2,10 @@
 // effective bounds from windows for the revisions that serve, a raised minimum
 // for a version still being prewarmed, zero for a rolled-back candidate and for
 // retired revisions (a min-scale left behind would keep them running forever:
-// knative/serving#4183). Pure.
+// knative/serving#4183), at least one replica for a candidate under header
+// testing (testers must not meet a cold start). Pure.
 
-import type { RolloutPlan } from '../rollout/canary.ts';
+import { isParked, type Candidate, type RolloutPlan } from '../rollout/canary.ts';
 import type { ScaleBounds } from './windows.ts';
 
 /** Bounds raised to hold a prewarm buffer of `replicas`. */
@@ -22,17 +23,21 @@ export function revisionBounds(plan: RolloutPlan, effective: ScaleBounds, prewar
   if (plan.stable) out.set(plan.stable.revision, effective);
   const c = plan.candidate;
   if (c?.revision && c.revision !== plan.stable?.revision) {
-    out.set(c.revision, c.state === 'rolledBack'
-      ? { minScale: 0, ...(effective.maxScale !== undefined ? { maxScale: effective.maxScale } : {}) }
-      : c.warm ? effective : withBuffer(effective, prewarmReplicas));
+    out.set(c.revision, candidateBounds(c, effective, prewarmReplicas));
   }
   return out;
+}
+
+function candidateBounds(c: Candidate, effective: ScaleBounds, prewarmReplicas: number): ScaleBounds {
+  if (isParked(c.state)) return { minScale: 0, ...(effective.maxScale !== undefined ? { maxScale: effective.maxScale } : {}) };
+  const buffer = c.state === 'testing' ? Math.max(1, prewarmReplicas) : c.warm ? 0 : prewarmReplicas;
+  return withBuffer(effective, buffer);
 }
 
 /** Bounds for the workload as a whole (KServe: minReplicas/maxReplicas apply to its latest revision). */
 export function latestBounds(plan: RolloutPlan, effective: ScaleBounds, prewarmReplicas: number): ScaleBounds {
   const c = plan.candidate;
-  if (c) return c.state === 'rolledBack' ? { minScale: 0, ...(effective.maxScale !== undefined ? { maxScale: effective.maxScale } : {}) } : c.warm ? effective : withBuffer(effective, prewarmReplicas);
+  if (c) return candidateBounds(c, effective, prewarmReplicas);
   if (plan.initial) return plan.initial.warm ? effective : withBuffer(effective, prewarmReplicas);
   return effective;
 }

@@ -249,7 +249,7 @@ describe('canary rollouts by editing the spec, on the real Knative (integration)
       assert.equal(queried.length, 2, 'one check round per step, each about the candidate');
     });
 
-    it('rolls back automatically when checks keep failing', async () => {
+    it('fails the candidate when checks keep failing, all traffic back on stable; a retry starts the steps again', async () => {
       prom.handler = (_r, res) => res.end(promVector(0.5));
       await stableV1();
       await applyApp(app(ns, 'shop', spec(image('2'), auto())));
@@ -258,10 +258,15 @@ describe('canary rollouts by editing the spec, on the real Knative (integration)
       const once = await waitForApp(ns, 'shop', (x) => x.status?.canary?.failedChecks === 1, 'one failed round', 60_000);
       assert.equal(once.status?.canary?.trafficPercent, 10, 'one failed round keeps the step');
       nextInterval();
-      const a = await waitForApp(ns, 'shop', (x) => x.status?.phase === 'RolledBack', 'automatic rollback', 60_000);
-      assert.equal(condition(a, 'Promoted')?.reason, 'RollbackAutomatic');
+      const a = await waitForApp(ns, 'shop', (x) => x.status?.phase === 'Failed', 'candidate failed', 60_000);
+      assert.deepEqual([condition(a, 'CanaryProgressing')?.status, condition(a, 'CanaryProgressing')?.reason, a.status?.canary?.failure?.reason], ['False', 'AnalysisFailed', 'AnalysisFailed']);
       assert.match(condition(a, 'Promoted')!.message, /success-rate=0\.5 outside \[0\.99, \+inf\]/);
-      await knativeReports(ns, { stable: 100, candidate: 0 }, 'rolled back');
+      await knativeReports(ns, { stable: 100, candidate: 0 }, 'back on stable');
+      // Retried with healthy checks: the steps start again from the first.
+      prom.handler = (_r, res) => res.end(promVector(1));
+      await applyApp(app(ns, 'shop', spec(image('2'), { ...auto(), retry: 1 })));
+      const again = await waitForApp(ns, 'shop', (x) => x.status?.phase === 'Canary' && x.status?.canary?.trafficPercent === 10, 'retried at step 1', 60_000);
+      assert.equal(again.status?.canary?.failure, undefined);
     });
 
     it('halts on no data and says so, keeping the step Knative serves', async () => {

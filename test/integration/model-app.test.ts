@@ -145,18 +145,30 @@ describe('model app on KServe, with prewarming (integration)', function () {
     await eventually(async () => isDeepStrictEqual(reportedTraffic(await getIsvc(ns)), { [rev]: 100 }), 'KServe reports all traffic on the warmed revision');
   });
 
-  it('retries a warmup endpoint answering 503, records Events, then marks WarmupFailed and gives the version no traffic', async () => {
+  it('retries a warmup endpoint answering 503 (one aggregated Event), then fails the candidate; rollout.retry warms it again and it is promoted', async () => {
     await applyApp(app(ns, 'fraud', model('gs://models/fraud/v1')));
     const v1 = await waitForApp(ns, 'fraud', readyTrue, 'v1 ready');
     warm.handler = (_r, res) => { res.statusCode = 503; res.end('loading'); };
-    await applyApp(app(ns, 'fraud', model('gs://models/fraud/v2', { prewarm: { warmup: { path: '/v1/models/fraud', deadline: '3s', timeout: '1s' } } })));
-    const failed = await waitForApp(ns, 'fraud', (a) => condition(a, 'Prewarmed')?.reason === 'WarmupFailed', 'WarmupFailed', 30_000);
-    assert.equal(condition(failed, 'Prewarmed')?.status, 'False');
+    const v2 = model('gs://models/fraud/v2', { prewarm: { warmup: { path: '/v1/models/fraud', deadline: '3s', timeout: '1s' } } });
+    await applyApp(app(ns, 'fraud', v2));
+    const failed = await waitForApp(ns, 'fraud', (a) => a.status?.phase === 'Failed', 'phase Failed', 30_000);
+    assert.deepEqual([condition(failed, 'Prewarmed')?.reason, condition(failed, 'CanaryProgressing')?.status, condition(failed, 'CanaryProgressing')?.reason], ['WarmupFailed', 'False', 'WarmupFailed']);
+    assert.equal(failed.status?.canary?.failure?.reason, 'WarmupFailed');
     assert.equal(failed.status?.versions?.stable?.revision, v1.status?.versions?.stable?.revision, 'stable kept');
     assert.ok(warm.requests.length >= 2, `retried (${warm.requests.length} requests)`);
-    assert.ok((await events(ns, 'WarmupRetry')).length > 0, 'a WarmupRetry event');
+    await eventually(async () => (await events(ns, 'WarmupFailed')).length === 1, 'one WarmupFailed Warning event');
+    const retries = await events(ns, 'WarmupRetry');
+    assert.equal(new Set(retries).size, 1, `the failing requests share one message, so they aggregate: ${retries.join(' | ')}`);
+    assert.ok(retries.length < warm.requests.length, `${retries.length} WarmupRetry Events for ${warm.requests.length} failed requests`);
     const isvc = await userClient().get<Isvc>(Kinds.InferenceService, ns, 'fraud');
     assert.equal(isvc?.spec.predictor.canaryTrafficPercent, 0, 'the failed version gets no traffic');
+
+    // The endpoint recovers; a retry warms the same version again and the rollout finishes.
+    warm.handler = (_r, res) => res.end('ok');
+    await applyApp(app(ns, 'fraud', { ...v2, rollout: { retry: 1 } }));
+    const promoted = await waitForApp(ns, 'fraud', (a) => a.status?.phase === 'Stable' && a.status.versions?.stable?.storageUri === 'gs://models/fraud/v2', 'v2 promoted after the retry', 90_000);
+    assert.equal(promoted.status?.canary, undefined, 'no failure left');
+    assert.ok(Date.parse(promoted.status!.prewarm!.startedAt!) <= Date.parse(promoted.status!.prewarm!.warmedAt!), 'warmup started before it finished');
   });
 
   it('canaryTrafficPercent follows the edits, 0 rolls back, removing it promotes: each step as KServe reports it', async () => {
