@@ -216,6 +216,62 @@ describe('canary rollouts by editing the spec, on the real Knative (integration)
     await knativeReports(ns, { stable: 65, candidate: 35 }, 'the same split after the restart');
   });
 
+  describe('a rollout always ends, and the spec controls it (controlled clock)', () => {
+    it('header testing: phase Testing, the candidate kept at one replica for the testers, no rollback', async () => {
+      const ingress = ingressIn(ns);
+      await stableV1({ ingress });
+      await applyApp(app(ns, 'shop', spec(image('2'), { canaryPercent: 0, match: [{ header: 'x-canary', exact: 'yes' }] }, { ingress })));
+      const a = await waitForApp(ns, 'shop', (x) => x.status?.phase === 'Testing' && !!x.status.versions?.candidate?.warm, 'phase Testing, candidate warm', READY_MS);
+      assert.equal(condition(a, 'CanaryProgressing')?.reason, 'Testing');
+      await knativeReports(ns, { stable: 100, candidate: 0 }, 'testers only');
+      const candidate = a.status!.versions!.candidate!.revision!;
+      await eventually(async () => (await getRevision(ns, candidate))?.metadata.annotations?.['autoscaling.knative.dev/min-scale'] === '1', 'the candidate held at min-scale 1 on its live Revision');
+      await eventually(async () => (await userClient().get<VS>(Kinds.VirtualService, ns, 'shop-routes'))?.spec.http[0]?.name === 'candidate-by-header', 'header route to the candidate');
+      const reasons = (await userClient().list<{ reason?: string }>(Kinds.Event, ns)).items.map((e) => e.reason);
+      assert.ok(reasons.includes('Testing') && !reasons.includes('RolledBack'), `a Testing event and no rollback: ${reasons.join(',')}`);
+    });
+
+    it('fails a candidate that cannot start within rollout.progressDeadline; stable keeps all traffic; a new image starts afresh', async () => {
+      await stableV1();
+      const unready: AppSpec = { ...spec(image('2'), { progressDeadline: '1m' }), container: { image: image('2'), port: 8080, resources: { requests: { cpu: UNSCHEDULABLE_CPU } } } };
+      await applyApp(app(ns, 'shop', unready));
+      await waitForApp(ns, 'shop', (x) => x.status?.phase === 'Promoting' && !!x.status.canary?.startedAt, 'waiting for the candidate', 60_000);
+      clock.advance(61_000);
+      op.apps.controller.enqueueAll();
+      const failed = await waitForApp(ns, 'shop', (x) => x.status?.phase === 'Failed', 'phase Failed past the deadline', 60_000);
+      assert.deepEqual([condition(failed, 'CanaryProgressing')?.status, condition(failed, 'CanaryProgressing')?.reason], ['False', 'ProgressDeadlineExceeded']);
+      assert.equal(condition(failed, 'Ready')?.status, 'True', 'the stable version still serves');
+      await knativeReports(ns, { stable: 100 }, 'stable keeps everything');
+      const warnings = (await userClient().list<{ reason?: string; type?: string }>(Kinds.Event, ns)).items.filter((e) => e.reason === 'ProgressDeadlineExceeded');
+      assert.equal(warnings.length, 1, 'one Warning event');
+      await applyApp(app(ns, 'shop', spec(image('3'))));
+      await waitForApp(ns, 'shop', (x) => x.status?.phase === 'Stable' && x.status.versions?.stable?.image === image('3'), 'a fixed image is promoted', READY_MS);
+    });
+
+    it('pause holds the step, abort takes all traffic back, lifting abort restarts from the first step, promote finishes it', async () => {
+      await stableV1();
+      const steps = { steps: [10, 40], interval: '10s' };
+      await applyApp(app(ns, 'shop', spec(image('2'), steps)));
+      await waitForApp(ns, 'shop', (x) => x.status?.canary?.trafficPercent === 10, 'step 1 at 10%', READY_MS);
+      await applyApp(app(ns, 'shop', spec(image('2'), { ...steps, paused: true })));
+      // (That a paused step never advances, however long, is the state machine's unit test.)
+      let a = await waitForApp(ns, 'shop', (x) => x.status?.phase === 'Paused', 'phase Paused', 60_000);
+      assert.deepEqual([condition(a, 'CanaryProgressing')?.reason, a.status?.canary?.step], ['Paused', 0]);
+      await knativeReports(ns, { stable: 90, candidate: 10 }, 'held at 10% while paused');
+
+      await applyApp(app(ns, 'shop', spec(image('2'), { ...steps, paused: true, abort: true })));
+      a = await waitForApp(ns, 'shop', (x) => x.status?.phase === 'Aborted', 'phase Aborted', 60_000);
+      assert.equal(condition(a, 'CanaryProgressing')?.reason, 'Aborted');
+      await knativeReports(ns, { stable: 100, candidate: 0 }, 'aborted');
+
+      await applyApp(app(ns, 'shop', spec(image('2'), steps)));
+      a = await waitForApp(ns, 'shop', (x) => x.status?.phase === 'Canary' && x.status.canary?.trafficPercent === 10, 'started again at step 1', READY_MS);
+      await applyApp(app(ns, 'shop', spec(image('2'), { ...steps, promote: a.status!.versions!.candidate!.version })));
+      await waitForApp(ns, 'shop', (x) => x.status?.phase === 'Stable' && x.status.versions?.stable?.image === image('2'), 'promoted by rollout.promote', 60_000);
+      await knativeReports(ns, { stable: 100 }, 'promoted');
+    });
+  });
+
   describe('automated steps with Prometheus checks (controlled clock)', () => {
     const INTERVAL_MS = 10_000;
     const auto = () => ({
