@@ -1,11 +1,19 @@
-// Per-app rollout metrics, as Flagger exposes them: the candidate's weight and
-// the rollout status (0 progressing, 1 stable/promoted, 2 rolled back), plus a
-// counter of outcomes. Per-app labels are deliberate here: these are the
-// numbers a dashboard plots for one app's rollout.
+// Rollout metrics. Per app, as Flagger exposes them: the candidate's weight and
+// the rollout status (0 progressing, 1 stable/promoted, 2 rolled back); per-app
+// labels are deliberate there, these are the numbers a dashboard plots for one
+// app's rollout. Across apps, with low-cardinality labels only: apps by phase,
+// rollout outcomes, check rounds, warmups and window transitions. Counters
+// count a transition once: only when the status recording it was written.
 
-import { Counter, Gauge, type Registry } from 'prom-client';
-import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
-import type { RolloutPlan } from '../rollout/canary.ts';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { phases, type Phase, type ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
+import type { PrewarmEvaluation } from '../prewarm/prewarm.ts';
+import type { AnalysisOutcome, RolloutPlan } from '../rollout/canary.ts';
+
+export type WindowChange = 'open' | 'close' | 'prewarm';
+
+/** Warmup takes seconds to many minutes (a model loading); its deadline is at most an hour. */
+const WARMUP_BUCKETS = [1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1200, 1800, 3600];
 
 /** Phases in which the candidate was stopped: the rollout status gauge reads 2 (as Flagger's "failed"). */
 const ENDED = new Set<string>(['RolledBack', 'Aborted', 'Failed']);
@@ -21,12 +29,36 @@ export class RolloutMetrics {
   private readonly status: Gauge<'namespace' | 'name'>;
   private readonly outcomes: Counter<'result'>;
   private readonly rejections: Counter<'kind'>;
+  private readonly analysisRounds: Counter<'result'>;
+  private readonly warmupDuration: Histogram;
+  private readonly warmupFailures: Counter;
+  private readonly windowTransitions: Counter<'change'>;
+  /** Each app's phase, by "namespace/name": the per-phase counts are computed from it at scrape time. */
+  private readonly phaseOf = new Map<string, Phase>();
 
   constructor(registry: Registry) {
-    this.weight = new Gauge({ name: 'serverlessapp_canary_weight', help: 'Traffic percentage of the candidate version.', labelNames: ['namespace', 'name'], registers: [registry] });
-    this.status = new Gauge({ name: 'serverlessapp_rollout_status', help: 'Rollout status: 0 progressing, 1 stable, 2 stopped (rolled back, aborted or failed).', labelNames: ['namespace', 'name'], registers: [registry] });
-    this.rejections = new Counter({ name: 'serverlessapp_write_rejections_total', help: 'Writes of children the API server refused (admission webhook, schema, ownership), by kind; each is shown as Ready=False ApplyRejected.', labelNames: ['kind'], registers: [registry] });
-    this.outcomes = new Counter({ name: 'serverlessapp_rollouts_total', help: 'Rollouts by result: promoted, rolled_back (canaryPercent 0), aborted (rollout.abort), failed (revision, progress deadline, warmup or checks), header_testing (started).', labelNames: ['result'], registers: [registry] });
+    const registers = [registry];
+    this.weight = new Gauge({ name: 'serverlessapp_canary_weight', help: 'Traffic percentage of the candidate version.', labelNames: ['namespace', 'name'], registers });
+    this.status = new Gauge({ name: 'serverlessapp_rollout_status', help: 'Rollout status: 0 progressing, 1 stable, 2 stopped (rolled back, aborted or failed).', labelNames: ['namespace', 'name'], registers });
+    this.rejections = new Counter({ name: 'serverlessapp_write_rejections_total', help: 'Writes of children the API server refused (admission webhook, schema, ownership), by kind; each is shown as Ready=False ApplyRejected.', labelNames: ['kind'], registers });
+    this.outcomes = new Counter({ name: 'serverlessapp_rollouts_total', help: 'Rollouts by result: promoted, rolled_back (canaryPercent 0), aborted (rollout.abort), failed (revision, progress deadline, warmup or checks), header_testing (started).', labelNames: ['result'], registers });
+    this.analysisRounds = new Counter({ name: 'serverlessapp_analysis_rounds_total', help: 'Canary check rounds finished, by result (pass, fail, nodata).', labelNames: ['result'], registers });
+    this.warmupDuration = new Histogram({ name: 'serverlessapp_warmup_duration_seconds', help: 'Time from a version\'s replicas being ready (warmup start) to it being warm, for versions with warmup requests.', buckets: WARMUP_BUCKETS, registers });
+    this.warmupFailures = new Counter({ name: 'serverlessapp_warmup_failures_total', help: 'Versions whose warmup did not succeed before its deadline (the candidate fails: phase Failed, no traffic).', registers });
+    this.windowTransitions = new Counter({ name: 'serverlessapp_window_transitions_total', help: 'Scale windows that opened, closed or entered their prewarm lead time, by change.', labelNames: ['change'], registers });
+    const phaseOf = this.phaseOf;
+    new Gauge({
+      name: 'serverlessapp_apps', help: 'ServerlessApps this operator reconciles, by rollout phase.', labelNames: ['phase'], registers,
+      collect() {
+        const counts = new Map<Phase, number>(phases.map((p) => [p, 0]));
+        for (const p of phaseOf.values()) counts.set(p, (counts.get(p) ?? 0) + 1);
+        for (const [phase, n] of counts) this.set({ phase }, n);
+      },
+    });
+    // Zero series up front, so rate() and the dashboard's stacks work from the first scrape.
+    for (const result of ['pass', 'fail', 'nodata'] as const) this.analysisRounds.inc({ result }, 0);
+    for (const change of ['open', 'close', 'prewarm'] as const) this.windowTransitions.inc({ change }, 0);
+    this.warmupFailures.inc(0);
   }
 
   /** `transitioned`: the status recording this plan was just written (count outcomes once). */
@@ -34,10 +66,45 @@ export class RolloutMetrics {
     const labels = { namespace: app.metadata.namespace, name: app.metadata.name };
     this.weight.set(labels, plan.candidate?.percent ?? 0);
     this.status.set(labels, ENDED.has(plan.phase) ? 2 : plan.candidate || plan.phase === 'Pending' ? 0 : 1);
+    this.phase(app, plan.phase);
     for (const e of transitioned ? plan.events : []) {
       const result = OUTCOMES[e.reason];
       if (result) this.outcomes.inc({ result });
     }
+  }
+
+  /** The phase the app's status shows now; undefined (no status yet) leaves it out of the counts. */
+  phase(app: ServerlessApp, phase: Phase | undefined): void {
+    const key = `${app.metadata.namespace}/${app.metadata.name}`;
+    if (phase) this.phaseOf.set(key, phase);
+    else this.phaseOf.delete(key);
+  }
+
+  analysisRound(result: AnalysisOutcome['result']): void {
+    this.analysisRounds.inc({ result });
+  }
+
+  warmed(seconds: number): void {
+    this.warmupDuration.observe(Math.max(0, seconds));
+  }
+
+  warmupFailed(): void {
+    this.warmupFailures.inc();
+  }
+
+  /**
+   * Counts the warmup `evaluation` finished, if it finished just now: `app`
+   * still carries the status from before. Call only when the status recording
+   * the evaluation was written.
+   */
+  prewarmed(app: ServerlessApp, evaluation: PrewarmEvaluation): void {
+    const outcome = warmupOutcome(app, evaluation);
+    if (outcome === 'failed') this.warmupFailed();
+    else if (outcome) this.warmed(outcome.seconds);
+  }
+
+  windowTransition(change: WindowChange): void {
+    this.windowTransitions.inc({ change });
   }
 
   rejected(kind: string): void {
@@ -47,5 +114,23 @@ export class RolloutMetrics {
   forget(namespace: string, name: string): void {
     this.weight.remove({ namespace, name });
     this.status.remove({ namespace, name });
+    this.phaseOf.delete(`${namespace}/${name}`);
   }
+}
+
+/**
+ * How a version's warmup ended, if it ended between the app's status and
+ * `evaluation`: warm after warmup requests (with the time since its replicas
+ * were ready), or failed. A prewarm of replicas alone has no warmup to time.
+ */
+export function warmupOutcome(app: ServerlessApp, evaluation: PrewarmEvaluation): { seconds: number } | 'failed' | undefined {
+  const before = app.status;
+  const next = evaluation.status;
+  if (evaluation.condition.reason === 'WarmupFailed') {
+    const failedBefore = before?.conditions?.some((c) => c.type === 'Prewarmed' && c.reason === 'WarmupFailed') && before.prewarm?.version === next?.version;
+    return failedBefore ? undefined : 'failed';
+  }
+  if (!evaluation.warm || !next?.warmedAt || !next.startedAt || !app.spec.prewarm?.warmup) return undefined;
+  if (before?.prewarm?.version === next.version && before.prewarm.warmedAt) return undefined;
+  return { seconds: (Date.parse(next.warmedAt) - Date.parse(next.startedAt)) / 1000 };
 }

@@ -19,7 +19,7 @@ import { APP_LABEL, MANAGED_BY } from '../render/metadata.ts';
 import { renderVirtualService, virtualServiceName } from '../render/virtual-service.ts';
 import { runChecks } from '../rollout/analysis.ts';
 import { AnalysisRunner } from '../rollout/analysis-runner.ts';
-import { planRollout, type ObservedRevision, type RevisionRef, type RolloutPlan } from '../rollout/canary.ts';
+import { planRollout, type AnalysisOutcome, type ObservedRevision, type RevisionRef, type RolloutPlan } from '../rollout/canary.ts';
 import { summarize, versionOf } from '../rollout/version.ts';
 import { keepAppliedFields } from '../runtime/apply.ts';
 import { Controller, type ReconcileContext, type Request, type Result } from '../runtime/controller.ts';
@@ -34,7 +34,7 @@ import { ChildWriter, WriteRejected, ownedBy, routingManager } from './children.
 import { missingDataPlane, type DataPlaneKinds } from './data-plane.ts';
 import { HostClaims } from './host-claims.ts';
 import { cacheNameFor } from './model-cache.ts';
-import { RolloutMetrics } from './rollout-metrics.ts';
+import { RolloutMetrics, type WindowChange } from './rollout-metrics.ts';
 import { observeRevision, slimRevision, type Revision } from './revisions.ts';
 import { composeStatus, invalidSpecStatus } from './status.ts';
 import { kserveWorkload, knativeWorkload, type Workload, type WorkloadObject, type WorkloadSummary } from './workloads.ts';
@@ -66,6 +66,8 @@ interface Decision {
   observed: Map<string, ObservedRevision>;
   scale: EffectiveScale;
   prewarm: PrewarmEvaluation | undefined;
+  /** The check round's outcome this plan applies, if one finished. */
+  analysed: AnalysisOutcome | undefined;
   prewarmReplicas: number;
   plan: RolloutPlan;
 }
@@ -161,7 +163,9 @@ export class ServerlessAppReconciler {
     const problems = [...validateApp(app, this.o.policy), ...this.hosts.conflicts(app), ...missingDataPlane(app, this.dataPlane)];
     if (problems.length) {
       // A bad edit never takes down what runs: children are left exactly as they are.
-      const wrote = await this.status.write(app, invalidSpecStatus(app, problems, now));
+      const status = invalidSpecStatus(app, problems, now);
+      const wrote = await this.status.write(app, status);
+      this.metrics.phase(app, status.phase);
       if (wrote) this.mgr.events.record(app, 'Warning', problems[0]!.reason, problems.map((p) => `${p.field}: ${p.message}`).join('; '));
       ctx.log.info('spec rejected', { problems });
       return;
@@ -235,6 +239,7 @@ export class ServerlessAppReconciler {
       traffic: ((fresh || !stable) && !summary.routeReady ? [] : summary.traffic).map((t) => ({ revision: t.revision, percent: t.percent })),
     };
     let plan = planRollout(input);
+    let analysed: AnalysisOutcome | undefined;
     const analysis = app.spec.rollout?.analysis;
     if (plan.analysisDue && analysis && plan.candidate) {
       // Off the workers: the round's end re-queues this app, and a later pass reads its outcome.
@@ -244,9 +249,10 @@ export class ServerlessAppReconciler {
       if (outcome) {
         ctx.log.info('analysis', { outcome });
         plan = planRollout({ ...input, analysis: outcome });
+        analysed = outcome;
       }
     }
-    return { workload, fresh, ...(previous ? { previous } : {}), serving, version, revisions, observed, scale, prewarm, prewarmReplicas: bufferReplicas(app.spec.prewarm), plan };
+    return { workload, fresh, ...(previous ? { previous } : {}), serving, version, revisions, observed, scale, prewarm, prewarmReplicas: bufferReplicas(app.spec.prewarm), plan, analysed };
   }
 
   private liveOf(workload: Workload, namespace: string, name: string): WorkloadObject | undefined {
@@ -314,6 +320,8 @@ export class ServerlessAppReconciler {
       }
     }
     this.metrics.observe(app, plan, wrote);
+    if (wrote && d.analysed) this.metrics.analysisRound(d.analysed.result);
+    if (wrote && prewarm) this.metrics.prewarmed(app, prewarm);
     return wrote;
   }
 
@@ -370,9 +378,13 @@ export class ServerlessAppReconciler {
     const before = app.status?.scaling;
     if (!before) return;
     const bounds = `min ${scale.minScale}, max ${scale.maxScale ?? 'unbounded'}`;
-    for (const w of scale.openWindows) if (!before.openWindows?.includes(w)) this.mgr.events.record(app, 'Normal', 'WindowOpened', `scale window ${w} opened: bounds now ${bounds}`);
-    for (const w of before.openWindows ?? []) if (!scale.openWindows.includes(w)) this.mgr.events.record(app, 'Normal', 'WindowClosed', `scale window ${w} closed: bounds now ${bounds}`);
-    for (const w of scale.prewarmingWindows) if (!before.prewarmingWindows?.includes(w)) this.mgr.events.record(app, 'Normal', 'WindowPrewarming', `scale window ${w} opens soon: its minimum applies now (prewarm lead time): bounds now ${bounds}`);
+    const record = (change: WindowChange, reason: string, message: string) => {
+      this.mgr.events.record(app, 'Normal', reason, message);
+      this.metrics.windowTransition(change);
+    };
+    for (const w of scale.openWindows) if (!before.openWindows?.includes(w)) record('open', 'WindowOpened', `scale window ${w} opened: bounds now ${bounds}`);
+    for (const w of before.openWindows ?? []) if (!scale.openWindows.includes(w)) record('close', 'WindowClosed', `scale window ${w} closed: bounds now ${bounds}`);
+    for (const w of scale.prewarmingWindows) if (!before.prewarmingWindows?.includes(w)) record('prewarm', 'WindowPrewarming', `scale window ${w} opens soon: its minimum applies now (prewarm lead time): bounds now ${bounds}`);
     // An edit of the windows (not time passing) that moves the schedule: say what happens next.
     const was = before.nextTransition, next = scale.next;
     const moved = (was?.at ?? '') !== (next?.at.toISOString() ?? '') || was?.window !== next?.window || was?.change !== next?.change;
