@@ -43,6 +43,8 @@ export interface OperatorConfig {
   modelCacheScope: 'auto' | 'cluster' | 'namespace';
   /** Knative >= 1.21 changes a live Revision's scale bounds in place; older ones need a new revision. */
   knativeInPlaceScaling: InPlaceScaling;
+  /** Knative visibility of every workload: cluster-local (reached only through the app's VirtualService) or external. */
+  knativeVisibility: 'cluster-local' | 'external';
   /** Knative's cluster-local gateway Service that VirtualServices route to. */
   localGateway: string;
   /** Start the clock here (demo/tests): time then runs in real time from this instant. */
@@ -73,6 +75,7 @@ const OPTIONS = {
   'model-cache-node-group': { type: 'string', env: 'MODEL_CACHE_NODE_GROUP', help: 'LocalModelNodeGroup for model caches (default "default")' },
   'model-cache-scope': { type: 'string', env: 'MODEL_CACHE_SCOPE', help: 'namespace|cluster|auto (default namespace; cluster and auto opt in to cluster-scoped caches)' },
   'knative-inplace-scaling': { type: 'string', env: 'KNATIVE_INPLACE_SCALING', help: 'auto|true|false (default auto: detect Knative >= 1.21)' },
+  'knative-visibility': { type: 'string', env: 'KNATIVE_VISIBILITY', help: 'cluster-local|external: whether Knative also exposes apps on its external domain (default cluster-local: only the hosts an app claims in spec.ingress, which the platform allows)' },
   'local-gateway': { type: 'string', env: 'KNATIVE_LOCAL_GATEWAY', help: 'Knative local gateway host (default knative-local-gateway.istio-system.svc.cluster.local)' },
   'clock-start': { type: 'string', env: 'CLOCK_START', help: 'demo clock: start time (RFC 3339); time runs from there' },
   'watch-watchdog': { type: 'string', env: '', help: 'restart a watch that carried no traffic for this long, e.g. 30s (default 60s, at least 3s)' },
@@ -129,6 +132,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv): OperatorCon
     modelCacheNodeGroup: get('model-cache-node-group') ?? 'default',
     modelCacheScope: oneOf('model-cache-scope', get('model-cache-scope') ?? 'namespace', ['namespace', 'cluster', 'auto'] as const),
     knativeInPlaceScaling: oneOf('knative-inplace-scaling', get('knative-inplace-scaling') ?? 'auto', ['auto', 'true', 'false'] as const),
+    knativeVisibility: oneOf('knative-visibility', get('knative-visibility') ?? 'cluster-local', ['cluster-local', 'external'] as const),
     localGateway: get('local-gateway') ?? 'knative-local-gateway.istio-system.svc.cluster.local',
     ...(clockStart ? { clockStart } : {}),
     ...(watchWatchdogMs !== undefined ? { watchWatchdogMs } : {}),

@@ -86,11 +86,11 @@ export async function createOperator(kc: KubeConfigSource, config: OperatorConfi
   });
   const inPlaceBounds = await detectInPlaceScaling(manager.client, config.knativeInPlaceScaling, deps.logger);
   const cacheScope = await detectCacheScope(manager.client, config.modelCacheScope, deps.logger);
-  deps.logger.info('settings', { inPlaceBounds, cacheScope, namespaces: config.namespaces });
+  deps.logger.info('settings', { inPlaceBounds, cacheScope, knativeVisibility: config.knativeVisibility, namespaces: config.namespaces });
   const policy = validationPolicy(config);
   const apps = new ServerlessAppReconciler(manager, {
     policy, warmupUrlTemplate: config.warmupUrlTemplate, localGateway: config.localGateway,
-    inPlaceBounds, concurrency: config.concurrency, modelCacheScope: cacheScope,
+    inPlaceBounds, clusterLocal: config.knativeVisibility === 'cluster-local', concurrency: config.concurrency, modelCacheScope: cacheScope,
     ...(deps.warmupBackoffMs ? { warmupBackoffMs: deps.warmupBackoffMs } : {}),
   });
   const caches = new ModelCacheReconciler(manager, { scope: cacheScope, nodeGroup: config.modelCacheNodeGroup, policy: { maxModelSizeBytes: policy.maxModelSizeBytes, allowedStorageUriPrefixes: policy.allowedStorageUriPrefixes } });

@@ -18,15 +18,26 @@ export function conditionOf(conditions: KnativeCondition[] | undefined, type: st
   return conditions?.find((c) => c.type === type);
 }
 
+/**
+ * Ready=False reasons Knative sets while it still tries (pkg/reconciler/revision/reconcile_resources.go,
+ * revision.go): a pod not scheduled yet (a node may still come: a cluster autoscaler adding a GPU node),
+ * an image digest not resolved yet (retried), a container that exited (restarted). The rollout's own
+ * progress deadline decides about those; any other Ready=False (Knative's progress deadline passed,
+ * an image that cannot be pulled past it) means Knative gave up.
+ */
+function stillTrying(reason: string | undefined): boolean {
+  return reason === 'Unschedulable' || reason === 'ContainerMissing' || !!reason?.startsWith('ExitCode');
+}
+
 export function observeRevision(r: Revision): ObservedRevision {
   const ready = conditionOf(r.status?.conditions, 'Ready');
+  const said = ready?.status === 'False' ? `${ready.reason ?? 'NotReady'}: ${ready.message ?? 'no message'}` : undefined;
   return {
     name: r.metadata.name,
     version: r.metadata.labels?.[VERSION_LABEL] ?? '',
     ready: ready?.status === 'True',
     replicas: r.status?.actualReplicas ?? 0,
-    // Knative sets Ready=False only when it gave up (image missing, container exiting, its progress deadline).
-    ...(ready?.status === 'False' ? { failed: `${ready.reason ?? 'NotReady'}: ${ready.message ?? 'no message'}` } : {}),
+    ...(said ? (stillTrying(ready?.reason) ? { waiting: said } : { failed: said }) : {}),
   };
 }
 

@@ -46,6 +46,8 @@ export interface ServerlessAppOptions {
   localGateway: string;
   /** Knative >= 1.21: set scale bounds on live Revisions instead of making new ones. */
   inPlaceBounds: boolean;
+  /** Workloads are cluster-local (the default): reached only through the hosts the app claims. */
+  clusterLocal?: boolean;
   concurrency?: number;
   /** Backoff of failing warmup requests (tests shorten it). */
   warmupBackoffMs?: number;
@@ -111,8 +113,8 @@ export class ServerlessAppReconciler {
     this.status = new StatusWriter(mgr.client);
     this.children = new ChildWriter(mgr.client);
     this.metrics = new RolloutMetrics(mgr.metrics.registry);
-    this.knative = knativeWorkload(o.inPlaceBounds);
-    this.kserve = kserveWorkload(o.inPlaceBounds);
+    this.knative = knativeWorkload(o.inPlaceBounds, o.clusterLocal ?? true);
+    this.kserve = kserveWorkload(o.inPlaceBounds, o.clusterLocal ?? true);
     this.warmups = new WarmupRunner({
       clock: mgr.clock, urlTemplate: o.warmupUrlTemplate,
       onProgress: (key) => this.controller.enqueue(splitKey(key)),

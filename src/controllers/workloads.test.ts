@@ -64,3 +64,21 @@ describe('workloads: whether the host the VirtualService points at answers', () 
     assert.equal(summary.routeReady, true);
   });
 });
+
+describe('workloads: Knative visibility', () => {
+  const plan = { phase: 'Pending' as const, events: [], analysisDue: false, initial: { version: 'v1', ready: false, warm: false },
+    promoted: { status: 'False' as const, reason: 'x', message: 'x' }, progressing: { status: 'False' as const, reason: 'x', message: 'x' } };
+  const ctx = (app: ReturnType<typeof containerApp>) => ({ app, version: 'v1', plan, effective: { minScale: 0 }, prewarmReplicas: 0, revisions: [] });
+  const cases: Array<[string, WorkloadObject, string | undefined]> = [
+    ['a Knative Service, cluster-local by default', knativeWorkload(true).render(ctx(containerApp())), 'cluster-local'],
+    ['an InferenceService, cluster-local by default (KServe passes the label to its Knative Service)', kserveWorkload(true).render(ctx(modelApp())), 'cluster-local'],
+    ['a Knative Service when the platform chose external', knativeWorkload(true, false).render(ctx(containerApp())), undefined],
+    ['an InferenceService when the platform chose external', kserveWorkload(true, false).render(ctx(modelApp())), undefined],
+  ];
+  for (const [what, rendered, want] of cases) {
+    it(`labels ${what}: ${want ?? 'no label'}`, () => {
+      assert.equal(rendered.metadata.labels?.['networking.knative.dev/visibility'], want);
+      assert.ok(rendered.metadata.labels?.['app.kubernetes.io/managed-by'], 'the app\'s own labels stay');
+    });
+  }
+});

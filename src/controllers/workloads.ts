@@ -86,6 +86,19 @@ function staleRevision(r: Revision, service: string, live: WorkloadObject | unde
   return !!born && !!since && Date.parse(born) < Date.parse(since);
 }
 
+/**
+ * Knative's visibility label, which KServe passes on to its predictor's Knative Service
+ * (constants.VisibilityLabel; kept off revision templates, so no new revision). Cluster-local:
+ * Knative gives the app no route on its external domain, so tenants are reached only through
+ * the VirtualService hosts the platform allows them.
+ */
+export const VISIBILITY_LABEL = 'networking.knative.dev/visibility';
+
+function withVisibility(obj: WorkloadObject, clusterLocal: boolean): WorkloadObject {
+  if (!clusterLocal) return obj;
+  return { ...obj, metadata: { ...obj.metadata, labels: { ...obj.metadata.labels, [VISIBILITY_LABEL]: 'cluster-local' } } };
+}
+
 export function trafficPlan(plan: RolloutPlan, latest?: string): TrafficPlan {
   const c = plan.candidate;
   return {
@@ -114,7 +127,7 @@ function summarizeConditions(live: WorkloadObject | undefined, traffic: KnativeT
   };
 }
 
-export function knativeWorkload(inPlaceBounds: boolean): Workload {
+export function knativeWorkload(inPlaceBounds: boolean, clusterLocal = true): Workload {
   const template = (app: ServerlessApp, version: string, effective: ScaleBounds) => {
     const annotations = templateAutoscaling(app.spec.scaling);
     if (inPlaceBounds) return knativeTemplate(app, version, annotations);
@@ -132,7 +145,7 @@ export function knativeWorkload(inPlaceBounds: boolean): Workload {
     render: ({ app, version, plan, effective, revisions }) => {
       const t = template(app, version, effective);
       const latest = newestFirst(revisions)[0]?.metadata.name;
-      return renderKnativeService(app, version, t, knativeRouter.routes(trafficPlan(plan, latest)).traffic) as unknown as WorkloadObject;
+      return withVisibility(renderKnativeService(app, version, t, knativeRouter.routes(trafficPlan(plan, latest)).traffic) as unknown as WorkloadObject, clusterLocal);
     },
     hosts: (app) => ({
       defaultHost: `${app.metadata.name}.${app.metadata.namespace}.svc.cluster.local`,
@@ -151,7 +164,7 @@ export function knativeWorkload(inPlaceBounds: boolean): Workload {
  * buffer must not replace the warm revision with a cold one. Older Knative
  * gets it all through minReplicas.
  */
-export function kserveWorkload(inPlaceBounds: boolean): Workload {
+export function kserveWorkload(inPlaceBounds: boolean, clusterLocal = true): Workload {
   return {
     kind: Kinds.InferenceService,
     boundsOnRevisions: inPlaceBounds,
@@ -160,7 +173,7 @@ export function kserveWorkload(inPlaceBounds: boolean): Workload {
     render: ({ app, version, plan, effective, prewarmReplicas, revisions }) => {
       const latest = newestFirst(revisions)[0]?.metadata.name;
       const bounds = inPlaceBounds ? effective : latestBounds(plan, effective, prewarmReplicas);
-      return renderInferenceService(app, version, bounds, kserveRouter.routes(trafficPlan(plan, latest))) as unknown as WorkloadObject;
+      return withVisibility(renderInferenceService(app, version, bounds, kserveRouter.routes(trafficPlan(plan, latest))) as unknown as WorkloadObject, clusterLocal);
     },
     hosts: (app) => ({
       defaultHost: `${app.metadata.name}-predictor.${app.metadata.namespace}.svc.cluster.local`,

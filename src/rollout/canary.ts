@@ -19,8 +19,10 @@ export interface ObservedRevision {
   name: string;
   version: string;
   ready: boolean;
-  /** The data plane gave up on it (Ready=False): its reason and message. */
+  /** The data plane gave up on it: its reason and message. */
   failed?: string;
+  /** Not ready, and the data plane says why while it keeps trying (e.g. Unschedulable). */
+  waiting?: string;
   /** Ready replicas reported by the data plane. */
   replicas: number;
 }
@@ -201,7 +203,8 @@ function candidateStep(input: RolloutInput, stable: RevisionRef, ready: boolean)
   const steps = rollout?.steps ?? [];
   const events: RolloutEvent[] = [];
   const base = { version: desired.version, revision, ready, warm };
-  const notYet = !ready ? `candidate ${desired.version} is not ready yet` : `candidate ${desired.version} is not prewarmed yet`;
+  const waiting = revision ? input.revisions.find((r) => r.name === revision)?.waiting : undefined;
+  const notYet = !ready ? `candidate ${desired.version} is not ready yet${waiting ? ` (${waiting})` : ''}` : `candidate ${desired.version} is not prewarmed yet`;
   const wasPhase = input.previous.phase;
 
   // Progress belongs to one candidate. Another version, a retry of a failed one, or

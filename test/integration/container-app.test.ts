@@ -47,7 +47,8 @@ describe('container app on the real Knative (integration)', function () {
     assert.ok(knativeReady(await getRevision(ns, revision)));
     assert.deepEqual(ksvc.status?.traffic?.map((t) => [t.revisionName, t.percent, t.tag]), [[revision, 100, 'stable']], 'Knative routes all traffic to it');
     assert.equal(a.status?.url, ksvc.status?.url, 'the URL Knative reports');
-    assert.equal(a.status?.url, `http://shop.${ns}.example.com`);
+    assert.equal(a.status?.url, `http://shop.${ns}.svc.cluster.local`, 'cluster-local by default: no route on Knative\'s external domain');
+    assert.equal(ksvc.metadata.labels?.['networking.knative.dev/visibility'], 'cluster-local');
     assert.equal(a.status?.phase, 'Stable');
     assert.equal(a.status?.versions?.stable?.revision, revision);
     assert.deepEqual(a.status?.traffic?.map((t) => [t.revision, t.percent, t.tag]), [[revision, 100, 'stable']]);

@@ -91,7 +91,7 @@ describe('model app on KServe, with prewarming (integration)', function () {
     const isvc = await userClient().get<Isvc>(Kinds.InferenceService, ns, 'fraud');
     assert.equal(isvc?.spec.predictor.model.storageUri, 'gs://models/fraud/v1');
     assert.equal(isvc?.spec.predictor.minReplicas, 0, 'scale to zero made explicit');
-    assert.equal(a.status?.url, `http://fraud.${ns}.example.com`);
+    assert.equal(a.status?.url, `http://fraud.${ns}.svc.cluster.local`, 'cluster-local by default: no route on Knative\'s external domain');
     assert.match(a.status?.versions?.stable?.revision ?? '', /^fraud-predictor-\d{5}$/);
   });
 
