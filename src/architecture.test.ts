@@ -23,6 +23,8 @@ const ALLOWED: Record<string, string[]> = {
   runtime: ['util'],
   controllers: ['util', 'api', 'scaling', 'rollout', 'render', 'prewarm', 'runtime'],
   '.': ['util', 'api', 'scaling', 'rollout', 'render', 'prewarm', 'runtime', 'controllers'],
+  // The kubectl plugin, an entry point of its own beside main.ts: it reads the API and uses the runtime's client; no layer imports it.
+  cli: ['util', 'api', 'runtime'],
 };
 
 /** The I/O edges that live beside pure code on purpose: each may also use the runtime's outbound HTTP client. */
@@ -70,6 +72,12 @@ describe('architecture', () => {
       }
     }
     assert.deepEqual(violations, []);
+  });
+
+  it('nothing outside the kubectl plugin imports it', () => {
+    const into = [...graph].flatMap(([file, imports]) => imports.filter((t) => layerOf(t) === 'cli' && layerOf(file) !== 'cli').map((t) => `${file} -> ${t}`));
+    assert.deepEqual(into, []);
+    assert.ok(Object.entries(ALLOWED).every(([layer, allowed]) => layer === 'cli' || !allowed.includes('cli')));
   });
 
   it('has no import cycles', () => {

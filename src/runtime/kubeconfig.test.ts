@@ -137,6 +137,21 @@ describe('kubeconfig loading', () => {
     await assert.rejects(loadRestConfig({ env: { HOME: join(dir, 'nowhere') } }), /no kubeconfig: pass --kubeconfig or set KUBECONFIG, run in a pod, or create/);
   });
 
+
+  it('uses another context when told (--context) and keeps the context\'s namespace', async () => {
+    const doc = {
+      ...kubeconfig({}),
+      clusters: [{ name: 'c', cluster: { server: 'https://dev:6443' } }, { name: 'p', cluster: { server: 'https://prod:6443' } }],
+      contexts: [{ name: 'dev', context: { cluster: 'c', namespace: 'team-a' } }, { name: 'prod', context: { cluster: 'p' } }],
+    };
+    const dev = restConfigFromKubeconfig([{ doc, dir }]);
+    assert.deepEqual([dev.server, dev.namespace], ['https://dev:6443', 'team-a']);
+    const prod = restConfigFromKubeconfig([{ doc, dir }], { context: 'prod' });
+    assert.deepEqual([prod.server, prod.namespace], ['https://prod:6443', undefined]);
+    assert.throws(() => restConfigFromKubeconfig([{ doc, dir }], { context: 'staging' }), /context "staging" is not among its contexts/);
+    writeFileSync(join(dir, 'config'), stringify(doc));
+    assert.equal((await loadRestConfig({ kubeconfig: join(dir, 'config'), context: 'prod', env: {} })).server, 'https://prod:6443');
+  });
   it('reads a client-node KubeConfig (tests, demo and benchmarks build those)', async () => {
     const kc = new KubeConfig();
     kc.loadFromOptions({

@@ -32,6 +32,8 @@ export interface RestConfigOptions {
   tlsServerName?: string;
   /** An http:// or https:// proxy that every request goes through. */
   proxyUrl?: string;
+  /** The context's namespace: where a command line tool works when not told (kubectl's default for -n). */
+  namespace?: string;
   clock?: Clock;
   /** Runs an exec plugin; tests replace it. */
   runPlugin?: RunPlugin;
@@ -66,6 +68,7 @@ export class RestConfig {
   /** Without a trailing slash. */
   readonly server: string;
   readonly proxyUrl: string | undefined;
+  readonly namespace: string | undefined;
   readonly #clock: Clock;
   readonly #ca: Source | undefined;
   readonly #cert: Source | undefined;
@@ -89,6 +92,7 @@ export class RestConfig {
     if (o.proxyUrl) checkProxyUrl(o.proxyUrl);
     this.server = o.server.replace(/\/+$/, '');
     this.proxyUrl = o.proxyUrl || undefined;
+    this.namespace = o.namespace || undefined;
     this.#clock = o.clock ?? systemClock;
     this.#ca = o.ca && source(o.ca, 'certificate authority');
     this.#cert = o.cert && source(o.cert, 'client certificate');
@@ -145,14 +149,15 @@ export class RestConfig {
  * (--kubeconfig or $KUBECONFIG, a list like $PATH), else the pod's service
  * account, else ~/.kube/config.
  */
-export async function loadRestConfig(opts: { kubeconfig?: string; env?: NodeJS.ProcessEnv; clock?: Clock } = {}): Promise<RestConfig> {
+export async function loadRestConfig(opts: { kubeconfig?: string; context?: string; env?: NodeJS.ProcessEnv; clock?: Clock } = {}): Promise<RestConfig> {
   const env = opts.env ?? process.env;
   const clock = opts.clock ? { clock: opts.clock } : {};
-  if (opts.kubeconfig) return restConfigFromFiles(opts.kubeconfig.split(delimiter).filter(Boolean), clock);
-  if (env['KUBERNETES_SERVICE_HOST']) return inClusterConfig(env, clock);
+  const files = { ...clock, ...(opts.context ? { context: opts.context } : {}) };
+  if (opts.kubeconfig) return restConfigFromFiles(opts.kubeconfig.split(delimiter).filter(Boolean), files);
+  if (env['KUBERNETES_SERVICE_HOST'] && !opts.context) return inClusterConfig(env, clock);
   const home = join(env['HOME'] || homedir(), '.kube', 'config');
   if (!existsSync(home)) throw new Error(`no kubeconfig: pass --kubeconfig or set KUBECONFIG, run in a pod, or create ${home}`);
-  return restConfigFromFiles([home], clock);
+  return restConfigFromFiles([home], files);
 }
 
 /** The pod's service account: its token (re-read as the kubelet rotates it) and the cluster CA. */
@@ -170,7 +175,7 @@ export function inClusterConfig(env: NodeJS.ProcessEnv = process.env, opts: { di
 }
 
 /** Kubeconfig files merged as kubectl merges them: the first file to name a cluster, user, context or current-context wins. Missing files are skipped. */
-export async function restConfigFromFiles(paths: string[], opts: { clock?: Clock } = {}): Promise<RestConfig> {
+export async function restConfigFromFiles(paths: string[], opts: { clock?: Clock; context?: string } = {}): Promise<RestConfig> {
   const present = paths.filter((p) => existsSync(p));
   if (present.length === 0) throw new Error(`kubeconfig ${paths.join(delimiter)} does not exist`);
   // Loaded only here: an operator in a pod never parses YAML.
@@ -191,8 +196,8 @@ export function toRestConfig(source: KubeConfigSource): RestConfig {
   return restConfigFromKubeconfig([{ doc: JSON.parse(source.exportConfig()) as unknown, dir: process.cwd() }], { name: 'KubeConfig' });
 }
 
-/** Parsed kubeconfig documents, each with the directory its relative paths start from. */
-export function restConfigFromKubeconfig(docs: Array<{ doc: unknown; dir: string }>, opts: { name?: string; clock?: Clock } = {}): RestConfig {
+/** Parsed kubeconfig documents, each with the directory its relative paths start from; `context` instead of their current-context (kubectl's --context). */
+export function restConfigFromKubeconfig(docs: Array<{ doc: unknown; dir: string }>, opts: { name?: string; clock?: Clock; context?: string } = {}): RestConfig {
   const where = `kubeconfig ${opts.name ?? ''}`.trim();
   const clusters = new Map<string, Entry>();
   const users = new Map<string, Entry>();
@@ -205,9 +210,10 @@ export function restConfigFromKubeconfig(docs: Array<{ doc: unknown; dir: string
     collect(d['users'], 'user', dir, users);
     collect(d['contexts'], 'context', dir, contexts);
   }
+  if (opts.context) current = opts.context;
   if (!current) throw new Error(`${where}: no current-context`);
   const context = contexts.get(current)?.fields;
-  if (!context) throw new Error(`${where}: current-context ${JSON.stringify(current)} is not among its contexts`);
+  if (!context) throw new Error(`${where}: ${opts.context ? 'context' : 'current-context'} ${JSON.stringify(current)} is not among its contexts`);
   const clusterName = text(context['cluster']);
   const cluster = clusterName ? clusters.get(clusterName) : undefined;
   if (!cluster) throw new Error(`${where}: context ${JSON.stringify(current)} names cluster ${JSON.stringify(clusterName ?? '')}, which it does not define`);
@@ -228,6 +234,7 @@ export function restConfigFromKubeconfig(docs: Array<{ doc: unknown; dir: string
   }
   const proxyUrl = text(c['proxy-url']);
   const tlsServerName = text(c['tls-server-name']);
+  const namespace = text(context['namespace']);
   try {
     return new RestConfig({
       server,
@@ -239,6 +246,7 @@ export function restConfigFromKubeconfig(docs: Array<{ doc: unknown; dir: string
       insecureSkipTlsVerify: c['insecure-skip-tls-verify'] === true,
       ...(tlsServerName ? { tlsServerName } : {}),
       ...(proxyUrl ? { proxyUrl } : {}),
+      ...(namespace ? { namespace } : {}),
       ...(opts.clock ? { clock: opts.clock } : {}),
     });
   } catch (err) {

@@ -1,0 +1,132 @@
+#!/usr/bin/env node
+// kubectl-sapp, the `kubectl sapp` plugin: kubectl runs any `kubectl-<name>`
+// on the PATH as `kubectl <name>`. This file is the I/O edge only: it reads
+// the kubeconfig, talks to the API server through the operator's own
+// KubeClient and prints; what to apply and what to draw are pure (commands.ts,
+// status-view.ts). Exit codes: 0 done, 1 the command failed, 2 a usage error.
+
+import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
+import { ApiError, DEFAULT_USER_AGENT, KubeClient } from '../runtime/client.ts';
+import { Informer } from '../runtime/informer.ts';
+import { Kinds } from '../runtime/kinds.ts';
+import { loadRestConfig } from '../runtime/kubeconfig.ts';
+import { parseCommandLine, USAGE, UsageError, type Invocation } from './args.ts';
+import { CommandError, FIELD_MANAGER, rolloutEdit, type LiveApp, type RolloutCommand, type RolloutEdit } from './commands.ts';
+import { renderStatus } from './status-view.ts';
+
+/** A concurrent change (409 on the resourceVersion) rebuilds the edit from the new state, this often at most. */
+const APPLY_ATTEMPTS = 5;
+
+async function main(argv: string[]): Promise<number> {
+  let invocation: Invocation;
+  try {
+    invocation = parseCommandLine(argv);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    process.stderr.write(`error: ${err.message}\nSee 'kubectl sapp --help'.\n`);
+    return 2;
+  }
+  if (invocation.help) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  const config = await loadRestConfig({
+    ...(invocation.kubeconfig || process.env['KUBECONFIG'] ? { kubeconfig: invocation.kubeconfig || process.env['KUBECONFIG'] } : {}),
+    ...(invocation.context ? { context: invocation.context } : {}),
+  });
+  const namespace = invocation.namespace ?? config.namespace ?? 'default';
+  const client = new KubeClient(config, { fieldManager: FIELD_MANAGER, userAgent: DEFAULT_USER_AGENT.replace(/^[^/]+/, FIELD_MANAGER) });
+  try {
+    const { command, name } = invocation;
+    if (command.verb === 'status') {
+      const app = await readApp(client, namespace, name);
+      const color = colorWanted();
+      if (!command.watch) {
+        process.stdout.write(renderStatus(app, { now: new Date(), color }));
+        return 0;
+      }
+      return await watchStatus(client, app, color);
+    }
+    const edit = await applyEdit(client, namespace, name, command);
+    for (const { field, managers } of edit.takenOver) {
+      process.stderr.write(`warning: ${field} was set by ${managers.join(', ')}; kubectl-sapp took it over. Under GitOps the next sync sets it back: commit the change to Git instead.\n`);
+    }
+    process.stdout.write(`serverlessapp "${name}" ${edit.done}\n`);
+    return 0;
+  } finally {
+    client.close();
+  }
+}
+
+async function readApp(client: KubeClient, namespace: string, name: string): Promise<LiveApp> {
+  const app = await client.get<LiveApp>(Kinds.ServerlessApp, namespace, name);
+  if (!app) throw new CommandError(`serverlessapp "${name}" not found in namespace "${namespace}"`);
+  return app;
+}
+
+async function applyEdit(client: KubeClient, namespace: string, name: string, command: RolloutCommand): Promise<RolloutEdit> {
+  for (let attempt = 1; ; attempt++) {
+    const edit = rolloutEdit(await readApp(client, namespace, name), command);
+    try {
+      await client.apply(edit.body, { force: true });
+      return edit;
+    } catch (err) {
+      if (!(err instanceof ApiError && err.code === 409 && attempt < APPLY_ATTEMPTS)) throw err;
+    }
+  }
+}
+
+/**
+ * Draws the app on every change until Ctrl-C. On a terminal the screen is
+ * redrawn in place, also once a second so relative times stay true; piped, each
+ * change is printed once, after a blank line.
+ */
+function watchStatus(client: KubeClient, first: ServerlessApp, color: boolean): Promise<number> {
+  const { name, namespace } = first.metadata;
+  const tty = process.stdout.isTTY === true;
+  const informer = new Informer<ServerlessApp>(client, Kinds.ServerlessApp, { namespaces: [namespace] });
+  let current: ServerlessApp | undefined = first;
+  let shown = '';
+  const draw = () => {
+    const text = current ? renderStatus(current, { now: new Date(), color }) : `serverlessapp "${name}" was deleted from namespace "${namespace}"; waiting for it to come back\n`;
+    if (text === shown) return;
+    process.stdout.write(tty ? `\x1b[H\x1b[2J${text}` : `${shown ? '\n' : ''}${text}`);
+    shown = text;
+  };
+  const track = (app: ServerlessApp) => {
+    if (app.metadata.name !== name) return;
+    current = app;
+    draw();
+  };
+  informer.on('add', track);
+  informer.on('update', track);
+  informer.on('delete', (app) => {
+    if (app.metadata.name !== name) return;
+    current = undefined;
+    draw();
+  });
+  draw();
+  void informer.start();
+  const ticker = tty ? setInterval(draw, 1000) : undefined;
+  return new Promise((resolve) => {
+    const stop = () => {
+      clearInterval(ticker);
+      informer.stop();
+      resolve(0);
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+}
+
+function colorWanted(): boolean {
+  return process.stdout.isTTY === true && !process.env['NO_COLOR'] && process.env['TERM'] !== 'dumb';
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  },
+);
