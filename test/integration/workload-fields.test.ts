@@ -126,7 +126,7 @@ describe('pod-template fields on the real Knative and KServe webhooks (integrati
     { what: 'a mount of an undeclared volume', extra: { volumeMounts: [{ name: 'nope', mountPath: '/x' }] }, message: /spec\.container\.volumeMounts: Invalid value: .*every volumeMounts\[\]\.name must name a volume in volumes/ },
     { what: 'a volume nothing mounts', extra: { volumes: [{ name: 'scratch', emptyDir: {} }] }, message: /spec\.container\.volumes: Invalid value: .*every volume must be mounted/ },
     { what: 'a volume with two sources', extra: { volumes: [{ name: 'v', emptyDir: {}, configMap: { name: 'c' } }], volumeMounts: [{ name: 'v', mountPath: '/v' }] }, message: /spec\.container\.volumes\[0\]: Invalid value: .*exactly one of configMap, secret or emptyDir/ },
-    { what: 'a hostPath volume', extra: { volumes: [{ name: 'v', hostPath: { path: '/' } } as never], volumeMounts: [{ name: 'v', mountPath: '/v' }] }, message: /exactly one of configMap, secret or emptyDir|unknown field "spec\.container\.volumes\[0\]\.hostPath"/ },
+    { what: 'a hostPath volume', extra: { volumes: [{ name: 'v', hostPath: { path: '/' } } as never], volumeMounts: [{ name: 'v', mountPath: '/v' }] }, message: /\.spec\.container\.volumes\[name="v"\]\.hostPath: field not declared in schema/ },
     { what: 'a writable ConfigMap mount', extra: { volumes: [{ name: 'c', configMap: { name: 'c' } }], volumeMounts: [{ name: 'c', mountPath: '/c', readOnly: false }] }, message: /readOnly: false is allowed on emptyDir volumes only/ },
     { what: 'a mount on /dev', extra: { volumes: [{ name: 's', emptyDir: {} }], volumeMounts: [{ name: 's', mountPath: '/dev/' }] }, message: /spec\.container\.volumeMounts\[0\]\.mountPath: .*Knative reserves them/ },
     { what: 'a Knative pod label', extra: { podLabels: { 'serving.knative.dev/service': 'other' } }, message: /spec\.container\.podLabels: .*may not use keys under knative\.dev/ },
@@ -144,6 +144,13 @@ describe('pod-template fields on the real Knative and KServe webhooks (integrati
       });
     });
   }
+
+  it('refuses a model app\'s mount under /mnt/models, where KServe puts the model', async () => {
+    const spec = modelSpec();
+    spec.model!.volumeMounts = [{ name: 'scratch', mountPath: '/mnt/models/extra' }];
+    spec.model!.volumes = [{ name: 'scratch', emptyDir: {} }];
+    await assert.rejects(applyApp(app(ns, 'bad', spec)), /spec\.model\.volumeMounts: Invalid value: .*mountPath must not be under \/mnt\/models: KServe puts the model there/);
+  });
 
   describe('with a Knative feature the platform has not enabled', () => {
     const FLAG = 'kubernetes.podspec-tolerations';

@@ -41,18 +41,18 @@ const keyRules = (what: string): Rule[] => [
   },
 ];
 
-const relativePath = (description: string) => string(description, {
-  minLength: 1, maxLength: 1024,
+const relativePath = (description: string, maxLength: number) => string(description, {
+  minLength: 1, maxLength,
   rules: [{ rule: `!self.startsWith('/') && !('..' in self.split('/'))`, message: 'must be a relative path without ".." elements' }],
 });
 
 const keyToPath = object('A key of the ConfigMap or Secret, projected to a file.', {
   key: required(string('The key.', { minLength: 1, maxLength: 253 })),
-  path: required(relativePath('File path relative to the mount point, e.g. "config/app.yaml"; no ".." elements.')),
+  path: required(relativePath('File path relative to the mount point, e.g. "config/app.yaml"; no ".." elements.', 253)),
   mode: integer('File mode bits (0-0777, written in decimal in JSON, e.g. 420 for 0644); unset: the volume\'s defaultMode.', { minimum: 0, maximum: 511 }),
 });
 
-const volumeItems = array(keyToPath, 'Keys to project, each to its own path; unset: every key becomes a file named after it.', { maxItems: 64 });
+const volumeItems = array(keyToPath, 'Keys to project, each to its own path; unset: every key becomes a file named after it.', { maxItems: 32 });
 const defaultMode = integer('Mode bits of the files (0-0777, in decimal, e.g. 420 for 0644); unset: 0644.', { minimum: 0, maximum: 511 });
 
 export const volumeSchema = object('A volume: a name plus exactly one of configMap, secret or emptyDir (no other volume types are offered).', {
@@ -84,7 +84,7 @@ export const volumeMountSchema = object('Where a volume appears in the container
     rules: [{ rule: `!self.matches(r'^/+(dev/*(log/*)?)?$')`, message: `must not be ${RESERVED_MOUNT_PATHS.join(', ')} (Knative reserves them)` }],
   })),
   readOnly: boolean('Mount read-only. ConfigMap and Secret volumes are always read-only (Knative refuses anything else); unset on those means true. emptyDir volumes are writable unless this is true.'),
-  subPath: relativePath('Mount only this path inside the volume (relative, no ".." elements); unset: the whole volume.'),
+  subPath: relativePath('Mount only this path inside the volume (relative, no ".." elements); unset: the whole volume.', 1024),
 });
 
 export const tolerationSchema = object('A toleration, as in core/v1: lets the pods run on nodes with a matching taint, e.g. GPU nodes tainted nvidia.com/gpu:NoSchedule.', {
