@@ -26,11 +26,11 @@ describe('operator flags', () => {
   });
 
   describe('tenant-safety settings', () => {
-    it('defaults to the safe side: no providers, no addresses, no wildcards, namespace-scoped caches, 100Gi models, any host and storage URI', () => {
+    it('defaults to the safe side: no providers, no addresses, no wildcards, namespace-scoped caches, 100Gi models, no service accounts, any host and storage URI', () => {
       const c = parseConfig([], {});
       assert.deepEqual(
-        [c.analysisProviders, c.allowAnalysisAddress, c.allowWildcardHosts, c.modelCacheScope, c.maxModelSizeBytes, c.allowedHostSuffixes, c.allowedStorageUriPrefixes],
-        [[], false, false, 'namespace', 100 * 2 ** 30, [], []],
+        [c.analysisProviders, c.allowAnalysisAddress, c.allowWildcardHosts, c.modelCacheScope, c.maxModelSizeBytes, c.allowedServiceAccounts, c.allowedHostSuffixes, c.allowedStorageUriPrefixes],
+        [[], false, false, 'namespace', 100 * 2 ** 30, [], [], []],
       );
     });
 
@@ -42,6 +42,8 @@ describe('operator flags', () => {
       { what: '--allow-wildcard-hosts', argv: [], env: { ALLOW_WILDCARD_HOSTS: 'true' }, pick: (c) => c.allowWildcardHosts, want: true },
       { what: '--max-model-size as a quantity', argv: ['--max-model-size', '500Gi'], pick: (c) => c.maxModelSizeBytes, want: 500 * 2 ** 30 },
       { what: 'storage URI prefixes', argv: ['--allowed-storage-uri-prefixes', 's3://models/{namespace}/,hf://acme/'], pick: (c) => c.allowedStorageUriPrefixes, want: ['s3://models/{namespace}/', 'hf://acme/'] },
+      { what: 'service accounts apps may run as', argv: [], env: { ALLOWED_SERVICE_ACCOUNTS: 'model-reader, shop.runner' }, pick: (c) => c.allowedServiceAccounts, want: ['model-reader', 'shop.runner'] },
+      { what: 'any service account as *', argv: ['--allowed-service-accounts', '*'], pick: (c) => c.allowedServiceAccounts, want: ['*'] },
       { what: 'cluster-scoped caches as an opt-in', argv: ['--model-cache-scope', 'cluster'], pick: (c) => c.modelCacheScope, want: 'cluster' },
     ];
     for (const c of accepted) it(`reads ${c.what}`, () => assert.deepEqual(c.pick(parseConfig(c.argv, c.env ?? {})), c.want));
@@ -53,6 +55,7 @@ describe('operator flags', () => {
       [['--analysis-providers', 'main=http://a:1,main=http://b:2'], /defined twice/],
       [['--allowed-host-suffixes', '*.example.com'], /--allowed-host-suffixes: "\*.example.com" is not a DNS suffix/],
       [['--max-model-size', '12GB'], /--max-model-size: invalid quantity/],
+      [['--allowed-service-accounts', 'team-a/runner'], /--allowed-service-accounts: "team-a\/runner" is not a service account name or \*/],
       [['--allow-wildcard-hosts', 'yes'], /--allow-wildcard-hosts: "yes" is not one of true, false/],
     ];
     for (const [argv, message] of refused) {

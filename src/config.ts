@@ -36,6 +36,8 @@ export interface OperatorConfig {
   maxModelSizeBytes: number;
   /** Prefixes model.storageUri must start with; empty = any. */
   allowedStorageUriPrefixes: string[];
+  /** Service accounts apps may name in serviceAccountName ("*" = any); empty = none. */
+  allowedServiceAccounts: string[];
   /** How the operator reaches one revision for warmup requests. */
   warmupUrlTemplate: string;
   modelCacheNodeGroup: string;
@@ -71,6 +73,7 @@ const OPTIONS = {
   'allow-analysis-address': { type: 'string', env: 'ALLOW_ANALYSIS_ADDRESS', help: 'true|false: apps may give their own Prometheus address, which the operator will fetch (default false)' },
   'max-model-size': { type: 'string', env: 'MAX_MODEL_SIZE', help: 'largest model.size a model cache may reserve on each node (default 100Gi)' },
   'allowed-storage-uri-prefixes': { type: 'string', env: 'ALLOWED_STORAGE_URI_PREFIXES', help: 'comma-separated prefixes model.storageUri must start with, e.g. s3://models/,pvc://{namespace}/ (default: any)' },
+  'allowed-service-accounts': { type: 'string', env: 'ALLOWED_SERVICE_ACCOUNTS', help: 'comma-separated service accounts apps may run their pods as (serviceAccountName), * for any (default: none)' },
   'warmup-url-template': { type: 'string', env: 'WARMUP_URL_TEMPLATE', help: 'URL of one revision, with {revision} {namespace} {app} {version} {path}' },
   'model-cache-node-group': { type: 'string', env: 'MODEL_CACHE_NODE_GROUP', help: 'LocalModelNodeGroup for model caches (default "default")' },
   'model-cache-scope': { type: 'string', env: 'MODEL_CACHE_SCOPE', help: 'namespace|cluster|auto (default namespace; cluster and auto opt in to cluster-scoped caches)' },
@@ -128,6 +131,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv): OperatorCon
     allowAnalysisAddress: bool('allow-analysis-address', get('allow-analysis-address'), false),
     maxModelSizeBytes: size('max-model-size', get('max-model-size') ?? DEFAULT_MAX_MODEL_SIZE),
     allowedStorageUriPrefixes: list(get('allowed-storage-uri-prefixes')),
+    allowedServiceAccounts: list(get('allowed-service-accounts')).map(serviceAccount),
     warmupUrlTemplate: get('warmup-url-template') ?? 'http://{revision}-private.{namespace}.svc.cluster.local{path}',
     modelCacheNodeGroup: get('model-cache-node-group') ?? 'default',
     modelCacheScope: oneOf('model-cache-scope', get('model-cache-scope') ?? 'namespace', ['namespace', 'cluster', 'auto'] as const),
@@ -145,6 +149,7 @@ export function validationPolicy(c: OperatorConfig): Required<ValidationPolicy> 
     allowedGateways: c.allowedGateways, allowedHostSuffixes: c.allowedHostSuffixes, allowWildcardHosts: c.allowWildcardHosts,
     analysis: { providers: c.analysisProviders, allowAddress: c.allowAnalysisAddress },
     maxModelSizeBytes: c.maxModelSizeBytes, allowedStorageUriPrefixes: c.allowedStorageUriPrefixes,
+    allowedServiceAccounts: c.allowedServiceAccounts,
   };
 }
 
@@ -183,6 +188,14 @@ function hostSuffix(value: string): string {
     throw new ConfigError(`--allowed-host-suffixes: ${JSON.stringify(value)} is not a DNS suffix such as {namespace}.apps.example.com`);
   }
   return s;
+}
+
+/** A service account name (a DNS subdomain) or "*". */
+function serviceAccount(value: string): string {
+  if (value !== '*' && !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(value)) {
+    throw new ConfigError(`--allowed-service-accounts: ${JSON.stringify(value)} is not a service account name or *`);
+  }
+  return value;
 }
 
 /** A watch's server-side timeout is kept inside the watchdog, and is at least 2 s: below 3 s the two would race. */

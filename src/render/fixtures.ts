@@ -1,5 +1,30 @@
 // ServerlessApps used by the render and controller unit tests.
-import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
+import type { ContainerSpec, ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
+
+/** Every pod-template field (spec.container or spec.model), as a real app might set them. */
+export function podTemplate(): Partial<ContainerSpec> {
+  return {
+    nodeSelector: { 'topology.kubernetes.io/region': 'eu-west1' },
+    tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'shop', effect: 'NoSchedule' }],
+    affinity: { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 100, podAffinityTerm: { topologyKey: 'topology.kubernetes.io/zone', labelSelector: { matchLabels: { 'team': 'a' } } } }] } },
+    serviceAccountName: 'model-reader',
+    imagePullSecrets: ['registry-creds'],
+    volumes: [
+      { name: 'config', configMap: { name: 'app-config', items: [{ key: 'app.yaml', path: 'app.yaml' }] } },
+      { name: 'tls', secret: { secretName: 'app-tls', defaultMode: 256 } },
+      { name: 'scratch', emptyDir: { medium: 'Memory', sizeLimit: '256Mi' } },
+    ],
+    volumeMounts: [
+      { name: 'config', mountPath: '/etc/app' },
+      { name: 'tls', mountPath: '/etc/tls', readOnly: true },
+      { name: 'scratch', mountPath: '/tmp/scratch' },
+    ],
+    containerConcurrency: 10,
+    timeoutSeconds: 120,
+    podLabels: { team: 'a', 'app.kubernetes.io/version': '1.4.0' },
+    podAnnotations: { 'prometheus.io/scrape': 'true' },
+  };
+}
 
 export function containerApp(overrides: Partial<ServerlessApp['spec']> = {}): ServerlessApp {
   return {
@@ -26,6 +51,9 @@ export function modelApp(overrides: Partial<ServerlessApp['spec']> = {}): Server
       model: {
         format: { name: 'sklearn', version: '1' }, storageUri: 'gs://models/fraud/v7', size: '2Gi',
         resources: { limits: { 'nvidia.com/gpu': 1, memory: '8Gi' } },
+        // GPU nodes are tainted so that only GPU workloads land there.
+        nodeSelector: { 'nvidia.com/gpu.present': 'true' },
+        tolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }],
       },
       scaling: { minScale: 0, maxScale: 4, target: 5, metric: 'rps' },
       prewarm: { replicas: 2, warmup: { path: '/v1/models/fraud:predict', method: 'POST', body: '{"instances":[[1,2,3]]}', count: 3 }, cacheModel: true },

@@ -6,6 +6,7 @@
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import type { ScaleBounds } from '../scaling/windows.ts';
 import { VERSION_LABEL, appLabels, childMetadata } from './metadata.ts';
+import { podAnnotations, podLabels, renderPodSpecFields, renderVolumeMounts } from './pod-template.ts';
 
 /** KServe v0.20 renamed "Serverless" to "Knative"; older releases still read "Serverless". */
 export const DEPLOYMENT_MODE = 'Knative';
@@ -22,6 +23,7 @@ export function renderInferenceService(app: ServerlessApp, version: string, boun
   const model = app.spec.model;
   if (!model) throw new Error('renderInferenceService needs a model app');
   const scaling = app.spec.scaling ?? {};
+  const annotations = podAnnotations(model, scaling.scaleToZeroAfter ? { 'autoscaling.knative.dev/scale-to-zero-pod-retention-period': scaling.scaleToZeroAfter } : {});
   return {
     apiVersion: 'serving.kserve.io/v1beta1',
     kind: 'InferenceService',
@@ -41,8 +43,13 @@ export function renderInferenceService(app: ServerlessApp, version: string, boun
         ...(scaling.target !== undefined ? { scaleTarget: scaling.target } : {}),
         scaleMetric: scaling.metric ?? 'concurrency',
         ...(traffic.canaryTrafficPercent !== undefined ? { canaryTrafficPercent: traffic.canaryTrafficPercent } : {}),
-        labels: { ...appLabels(app), [VERSION_LABEL]: version },
-        ...(scaling.scaleToZeroAfter ? { annotations: { 'autoscaling.knative.dev/scale-to-zero-pod-retention-period': scaling.scaleToZeroAfter } } : {}),
+        // KServe's ComponentExtensionSpec: "timeout" is Knative's timeoutSeconds.
+        ...(model.containerConcurrency !== undefined ? { containerConcurrency: model.containerConcurrency } : {}),
+        ...(model.timeoutSeconds !== undefined ? { timeout: model.timeoutSeconds } : {}),
+        labels: podLabels(model, { ...appLabels(app), [VERSION_LABEL]: version }),
+        ...(Object.keys(annotations).length ? { annotations } : {}),
+        // The predictor embeds a core/v1 PodSpec.
+        ...renderPodSpecFields(model),
         model: {
           modelFormat: { name: model.format.name, ...(model.format.version ? { version: model.format.version } : {}) },
           storageUri: model.storageUri,
@@ -51,6 +58,7 @@ export function renderInferenceService(app: ServerlessApp, version: string, boun
           ...(model.args ? { args: model.args } : {}),
           ...(model.env ? { env: model.env } : {}),
           ...(model.resources ? { resources: model.resources } : {}),
+          ...renderVolumeMounts(model),
         },
       },
     },

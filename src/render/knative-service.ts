@@ -7,6 +7,7 @@ import type { IService } from '@kubernetes-models/knative/serving.knative.dev/v1
 import type { ContainerSpec, ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { revisionName } from '../rollout/version.ts';
 import { VERSION_LABEL, appLabels, childMetadata } from './metadata.ts';
+import { podAnnotations, podLabels, renderPodSpecFields, renderVolumeMounts } from './pod-template.ts';
 import type { KnativeTrafficTarget } from './traffic.ts';
 
 export interface KnativeTemplate {
@@ -32,6 +33,7 @@ export function renderContainer(c: ContainerSpec) {
     ...(c.resources ? { resources: c.resources } : {}),
     ...(c.readinessProbe ? { readinessProbe: c.readinessProbe } : {}),
     ...(c.livenessProbe ? { livenessProbe: c.livenessProbe } : {}),
+    ...renderVolumeMounts(c),
   };
 }
 
@@ -46,10 +48,15 @@ export function renderKnativeService(app: ServerlessApp, version: string, templa
       template: {
         metadata: {
           name: template.revision,
-          labels: { ...appLabels(app), [VERSION_LABEL]: version },
-          annotations: template.annotations,
+          labels: podLabels(container, { ...appLabels(app), [VERSION_LABEL]: version }),
+          annotations: podAnnotations(container, template.annotations),
         },
-        spec: { containers: [renderContainer(container)] },
+        spec: {
+          ...(container.containerConcurrency !== undefined ? { containerConcurrency: container.containerConcurrency } : {}),
+          ...(container.timeoutSeconds !== undefined ? { timeoutSeconds: container.timeoutSeconds } : {}),
+          ...renderPodSpecFields(container),
+          containers: [renderContainer(container)],
+        },
       },
       traffic,
     },

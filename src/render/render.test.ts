@@ -5,7 +5,7 @@ import { assertGolden } from '../../test/support/golden.ts';
 import { versionOf } from '../rollout/version.ts';
 import { boundsAnnotations, templateAutoscaling } from './autoscaling.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
-import { containerApp, modelApp } from './fixtures.ts';
+import { containerApp, modelApp, podTemplate } from './fixtures.ts';
 import { renderInferenceService, requestsGpu } from './inference-service.ts';
 import { knativeTemplate, renderKnativeService } from './knative-service.ts';
 import { modelCacheName, renderLocalModelCache } from './local-model-cache.ts';
@@ -70,6 +70,71 @@ describe('render', () => {
       assert.deepEqual(kserveRouter.routes({ stable }), {});
       assert.deepEqual(kserveRouter.routes({ stable, latest: 'fraud-predictor-00003' }), { canaryTrafficPercent: 0 }, 'a newer revision that is not stable gets nothing');
     });
+  });
+
+  describe('pod template fields', () => {
+    const container = (extra: Partial<ReturnType<typeof podTemplate>> = podTemplate()) => containerApp({ container: { ...containerApp().spec.container!, ...extra } });
+    const model = (extra: Partial<ReturnType<typeof podTemplate>> = podTemplate()) => modelApp({ model: { ...modelApp().spec.model!, ...extra } });
+    const ksvcOf = (app: ServerlessApp) => {
+      const version = versionOf(app.spec);
+      return renderKnativeService(app, version, knativeTemplate(app, version, templateAutoscaling(app.spec.scaling)), []);
+    };
+    const isvcOf = (app: ServerlessApp) => renderInferenceService(app, versionOf(app.spec), { minScale: 0, maxScale: 4 }, {});
+
+    it('renders them into the Knative Service\'s revision template (golden)', () => {
+      const ksvc = ksvcOf(container());
+      assertGolden(golden('knative-service-pod-template'), ksvc);
+      new Service(ksvc).validate();
+    });
+
+    it('renders them into the InferenceService\'s predictor, timeoutSeconds as KServe\'s "timeout" (golden)', () => {
+      const isvc = isvcOf(model());
+      assertGolden(golden('inference-service-pod-template'), isvc);
+      assert.equal(isvc.spec.predictor.timeout, 120);
+      assert.equal(isvc.spec.predictor.containerConcurrency, 10);
+    });
+
+    it('renders none of them when unset', () => {
+      const spec = ksvcOf(containerApp()).spec!.template!.spec!;
+      assert.deepEqual(Object.keys(spec), ['containers']);
+      assert.equal((spec.containers[0] as { volumeMounts?: unknown }).volumeMounts, undefined);
+    });
+
+    const mounts: Array<{ what: string; volume: string; readOnly?: boolean; want: boolean | undefined }> = [
+      { what: 'mounts a ConfigMap read-only when readOnly is unset', volume: 'config', want: true },
+      { what: 'mounts a Secret read-only when readOnly is true', volume: 'tls', readOnly: true, want: true },
+      { what: 'leaves an emptyDir writable when readOnly is unset', volume: 'scratch', want: undefined },
+      { what: 'mounts an emptyDir read-only when asked', volume: 'scratch', readOnly: true, want: true },
+    ];
+    for (const m of mounts) {
+      it(m.what, () => {
+        const app = container({ ...podTemplate(), volumeMounts: [{ name: m.volume, mountPath: '/m', ...(m.readOnly !== undefined ? { readOnly: m.readOnly } : {}) }] });
+        const rendered = ksvcOf(app).spec!.template!.spec!.containers[0]!.volumeMounts!;
+        assert.deepEqual(rendered, [{ name: m.volume, mountPath: '/m', ...(m.want !== undefined ? { readOnly: m.want } : {}) }]);
+      });
+    }
+
+    it('keeps the operator\'s labels and annotations over the app\'s pod labels and annotations', () => {
+      const app = container({ podLabels: { team: 'a' }, podAnnotations: { 'prometheus.io/scrape': 'true' } });
+      const t = ksvcOf(app).spec!.template!.metadata!;
+      assert.equal(t.labels!['team'], 'a');
+      assert.equal(t.labels!['serverlessapp.io/version'], versionOf(app.spec));
+      assert.equal(t.annotations!['prometheus.io/scrape'], 'true');
+      assert.equal(t.annotations!['autoscaling.knative.dev/metric'], 'concurrency');
+      const p = isvcOf(model({ podLabels: { team: 'a' }, podAnnotations: { x: 'y' } })).spec.predictor as { labels: Record<string, string>; annotations: Record<string, string> };
+      assert.equal(p.labels['team'], 'a');
+      assert.equal(p.labels['serverlessapp.io/app'], 'fraud');
+      assert.deepEqual(p.annotations, { x: 'y' });
+    });
+
+    for (const [field, value] of Object.entries(podTemplate())) {
+      it(`makes a new version and a new revision name when ${field} changes`, () => {
+        const a = containerApp();
+        const b = container({ [field]: value });
+        assert.notEqual(versionOf(a.spec), versionOf(b.spec));
+        assert.notEqual(ksvcOf(a).spec!.template!.metadata!.name, ksvcOf(b).spec!.template!.metadata!.name);
+      });
+    }
   });
 
   describe('VirtualService', () => {

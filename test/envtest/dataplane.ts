@@ -10,7 +10,7 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 
 import { dirname, join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import { fileURLToPath } from 'node:url';
-import { CoreV1Api, KubeConfig, type V1Node, type V1Pod } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, type V1Node, type V1Pod, type V1Taint } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { EnvtestError } from './errors.ts';
 import { runKIngressStatus } from './kingress-status.ts';
@@ -249,9 +249,12 @@ export async function deleteDataPlaneNetns(names: readonly string[]): Promise<vo
   await Promise.all(names.map(deleteNetns));
 }
 
-/** Two simulated nodes; the second has GPUs, the way the NVIDIA device plugin and GPU feature discovery label one. */
+/**
+ * Two simulated nodes; the second has GPUs, the way the NVIDIA device plugin and GPU feature discovery
+ * label one, and the taint GPU node pools carry (GKE, AKS) so that only pods that tolerate it land there.
+ */
 function rigNodes(): V1Node[] {
-  const node = (name: string, index: number, extra: { labels?: Record<string, string>; capacity?: Record<string, string> }): V1Node => {
+  const node = (name: string, index: number, extra: { labels?: Record<string, string>; capacity?: Record<string, string>; taints?: V1Taint[] }): V1Node => {
     // Large, so a whole test run's apps (each revision keeps a pod: without queue-proxy metrics the
     // autoscaler never scales to zero) fit; a request of 1000 CPUs still never schedules.
     const capacity = { cpu: '256', memory: '1Ti', pods: '5000', 'ephemeral-storage': '10Ti', ...extra.capacity };
@@ -262,13 +265,14 @@ function rigNodes(): V1Node[] {
         annotations: { [KWOK_NODE_ANNOTATION]: 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
         labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64', type: 'kwok', ...extra.labels },
       },
-      spec: { podCIDR: `10.244.${index}.0/24`, podCIDRs: [`10.244.${index}.0/24`] },
+      spec: { podCIDR: `10.244.${index}.0/24`, podCIDRs: [`10.244.${index}.0/24`], ...(extra.taints ? { taints: extra.taints } : {}) },
       status: { capacity, allocatable: capacity },
     };
   };
   return [
     node('rig-node-1', 1, {}),
-    node('rig-gpu-node-1', 2, { labels: { 'nvidia.com/gpu.present': 'true', 'nvidia.com/gpu.product': 'simulated' }, capacity: { 'nvidia.com/gpu': '64' } }),
+    node('rig-gpu-node-1', 2, { labels: { 'nvidia.com/gpu.present': 'true', 'nvidia.com/gpu.product': 'simulated' }, capacity: { 'nvidia.com/gpu': '64' },
+      taints: [{ key: 'nvidia.com/gpu', value: 'present', effect: 'NoSchedule' }] }),
   ];
 }
 

@@ -29,12 +29,21 @@ const NETWORKING = UPSTREAM_CRD_SOURCES.find((s) => s.module === 'knative.dev/ne
 const SKIP_TAG_RESOLVING = ['kind.local', 'ko.local', 'dev.local', 'ghcr.io', 'index.docker.io', 'docker.io', 'gcr.io',
   'quay.io', 'registry.k8s.io', 'nvcr.io', 'public.ecr.aws', 'example.com', 'registry.example.com'];
 
+/** The Knative feature flags ServerlessApp's pod-template fields need, Disabled in Knative's defaults (pkg/apis/config/features.go). */
+export const KNATIVE_PLATFORM_FEATURES: Record<string, string> = {
+  'kubernetes.podspec-nodeselector': 'enabled',
+  'kubernetes.podspec-tolerations': 'enabled',
+  'kubernetes.podspec-affinity': 'enabled',
+};
+
 /** The only config-map values the rig changes, and why. */
 const RIG_CONFIG: Record<string, Record<string, string>> = {
   // The installation docs' "Real DNS" step: URLs are http://NAME.NAMESPACE.example.com, not svc.cluster.local.
   'config-domain': { 'example.com': '' },
   // -1: the activator is never put in the path, so the autoscaler never probes *.svc.cluster.local names.
   'config-autoscaler': { 'target-burst-capacity': '-1' },
+  // What a platform enables so apps may set spec.*.nodeSelector, tolerations and affinity (docs/install.md).
+  'config-features': KNATIVE_PLATFORM_FEATURES,
   'config-deployment': {
     // Never pulled (KWOK runs no containers), but it must be set; the release's image name.
     'queue-sidecar-image': `gcr.io/knative-releases/knative.dev/serving/cmd/queue:v${KNATIVE_RELEASE}`,

@@ -20,7 +20,7 @@ interface Doc { apiVersion: string; kind: string; metadata: { name: string; name
 
 interface Check {
   /** What only the defaulting webhook adds: proof that it ran on the dry run. */
-  defaulted?: (admitted: Doc) => void;
+  defaulted?: (admitted: Doc, sent: Doc) => void;
   /** The golden with one field broken, and who must refuse it. */
   broken: (doc: Doc) => void;
   refusedBy: RegExp;
@@ -28,9 +28,9 @@ interface Check {
 
 const checks: Record<string, Check> = {
   Service: {
-    defaulted: (k) => {
+    defaulted: (k, sent) => {
       assert.equal(k.metadata.annotations?.['serving.knative.dev/creator'] !== undefined, true, 'Knative\'s defaulting webhook stamps the creator');
-      assert.equal(k.spec.template.spec.containerConcurrency, 0, 'and defaults containerConcurrency');
+      assert.equal(k.spec.template.spec.containerConcurrency, sent.spec.template.spec.containerConcurrency ?? 0, 'and defaults containerConcurrency where unset');
     },
     broken: (k) => { k.spec.template.metadata.name = 'not-prefixed-1'; },
     refusedBy: /^admission webhook "validation\.webhook\.serving\.knative\.dev" denied the request: .*must have prefix/,
@@ -69,7 +69,7 @@ describe('rendered objects on the real admission chain (integration)', function 
         const obj: Doc = { ...doc, metadata: { ...doc.metadata, ...(ns ? { namespace: ns } : {}) } };
         const admitted = await userClient().apply(obj, { kind, dryRun: true });
         assert.equal(admitted.kind, doc.kind);
-        check.defaulted?.(admitted);
+        check.defaulted?.(admitted, obj);
 
         const broken = structuredClone(obj);
         check.broken(broken);

@@ -68,6 +68,7 @@ describe('Helm chart: rendering', function () {
       metrics: { port: 9090 }, healthProbePort: 9091, leaderElection: { leaseName: 'my-lease' },
       allowedHostSuffixes: ['{namespace}.apps.example.com'], allowWildcardHosts: true,
       analysis: { providers: { main: 'http://prometheus.monitoring:9090' }, allowAddress: true },
+      allowedServiceAccounts: ['model-reader', 'shop-runner'],
     };
     const env = podEnv(operatorContainer(await renderChart(values, { namespace: 'ops' })).env, { namespace: 'ops', name: 'pod-1' });
     const { help: _help, ...config } = parseConfig([], env);
@@ -80,6 +81,7 @@ describe('Helm chart: rendering', function () {
       allowedHostSuffixes: ['{namespace}.apps.example.com'], allowWildcardHosts: true,
       analysisProviders: [{ name: 'main', url: 'http://prometheus.monitoring:9090' }], allowAnalysisAddress: true,
       maxModelSizeBytes: 20 * 2 ** 30, allowedStorageUriPrefixes: ['s3://models/{namespace}/'],
+      allowedServiceAccounts: ['model-reader', 'shop-runner'],
     });
   });
 

@@ -9,6 +9,7 @@ import {
   type TypeOf,
 } from '../openapi.ts';
 import { DURATION_PATTERN } from './duration.ts';
+import { podTemplateFields, podTemplateRules } from './pod-template.ts';
 
 export const GROUP = 'serverlessapp.io';
 export const VERSION = 'v1alpha1';
@@ -22,6 +23,8 @@ export const MODEL_FORMATS = [
   'mlflow', 'huggingface', 'custom',
 ] as const;
 
+/** Where KServe's storage initializer puts the model in the model server's container. */
+const KSERVE_MODEL_DIR = '/mnt/models';
 export const STORAGE_URI_PATTERN = '^(gs|s3|pvc|hf|oci|https?)://[^\\s]+$';
 const DNS_LABEL = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
 const HOSTNAME = '^(\\*\\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
@@ -72,7 +75,8 @@ export const containerSchema = object(
     resources,
     readinessProbe: embedded('A core/v1 Probe: when the container is ready for requests. Knative adds a default TCP probe when absent.'),
     livenessProbe: embedded('A core/v1 Probe: when the container must be restarted.'),
-  });
+    ...podTemplateFields,
+  }, { rules: podTemplateRules });
 
 export const modelSchema = object(
   'A model app, served by a KServe InferenceService in Knative (serverless) mode. Changing any field here makes a new version.', {
@@ -87,8 +91,13 @@ export const modelSchema = object(
     args: array(string('An argument.', { maxLength: 4096 }), 'Extra arguments for the model server.', { maxItems: 64 }),
     env: array(envVar, 'Environment variables for the model server.', { maxItems: 256, listType: 'map', listMapKeys: ['name'] }),
     resources,
+    ...podTemplateFields,
   }, {
-    rules: [{ rule: `self.format.name != 'custom' || has(self.runtime)`, message: 'runtime is required when format.name is "custom"', fieldPath: '.runtime', reason: 'FieldValueRequired' }],
+    rules: [
+      { rule: `self.format.name != 'custom' || has(self.runtime)`, message: 'runtime is required when format.name is "custom"', fieldPath: '.runtime', reason: 'FieldValueRequired' },
+      ...podTemplateRules,
+      { rule: `!has(self.volumeMounts) || self.volumeMounts.all(m, m.mountPath != '${KSERVE_MODEL_DIR}' && !m.mountPath.startsWith('${KSERVE_MODEL_DIR}/'))`, message: `mountPath must not be under ${KSERVE_MODEL_DIR}: KServe puts the model there`, fieldPath: '.volumeMounts' },
+    ],
   });
 
 export const windowSchema = object(

@@ -144,4 +144,22 @@ describe('controller-side validation', () => {
       assert.match(p!.message, /model.size 2Gi exceeds the platform's limit of 1Gi/);
     });
   });
+  describe('service accounts', () => {
+    const withSa = (serviceAccountName: string) => containerApp({ container: { ...containerApp().spec.container!, serviceAccountName } });
+    const modelWithSa = (serviceAccountName: string) => modelApp({ model: { ...modelApp().spec.model!, serviceAccountName } });
+    const cases: Array<{ what: string; app: ServerlessApp; allowed?: string[]; want: string[] }> = [
+      { what: 'refuses any service account by default', app: withSa('deployer'), want: ['ServiceAccountNotAllowed spec.container.serviceAccountName'] },
+      { what: 'accepts "default", what the pods run as anyway', app: withSa('default'), want: [] },
+      { what: 'accepts a listed service account', app: withSa('model-reader'), allowed: ['model-reader'], want: [] },
+      { what: 'refuses one not listed, naming the model field', app: modelWithSa('deployer'), allowed: ['model-reader'], want: ['ServiceAccountNotAllowed spec.model.serviceAccountName'] },
+      { what: 'accepts any with *', app: modelWithSa('deployer'), allowed: ['*'], want: [] },
+      { what: 'has nothing to say about an app without one', app: containerApp(), want: [] },
+    ];
+    for (const c of cases) it(c.what, () => assert.deepEqual(reasons(c.app, { ...policy, ...(c.allowed ? { allowedServiceAccounts: c.allowed } : {}) }), c.want));
+
+    it('says what the platform allows in the message', () => {
+      assert.match(validateApp(withSa('deployer'), policy)[0]!.message, /serviceAccountName "deployer" is not allowed on this platform; allowed: \(none: pods run as the namespace's default service account\)/);
+      assert.match(validateApp(withSa('deployer'), { ...policy, allowedServiceAccounts: ['a', 'b'] })[0]!.message, /allowed: a, b$/);
+    });
+  });
 });

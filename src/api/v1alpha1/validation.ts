@@ -1,6 +1,7 @@
 // What admission (schema and CEL) cannot judge: cron expressions and time
 // zones, RE2 regular expressions, step order, and what the platform allows a
-// namespace (gateways, hosts, analysis providers, model sizes and sources).
+// namespace (gateways, hosts, analysis providers, model sizes and sources,
+// service accounts).
 // Each problem names the field and says what is allowed; the controller turns
 // them into Ready=False with the problem's reason and leaves running objects as
 // they were.
@@ -14,7 +15,7 @@ import type { ServerlessApp } from './serverlessapp.ts';
 
 export type ProblemReason =
   | 'InvalidSpec' | 'InvalidSchedule' | 'GatewayNotAllowed' | 'HostNotAllowed'
-  | 'AnalysisProviderNotFound' | 'AnalysisAddressNotAllowed' | 'ModelSizeNotAllowed' | 'StorageUriNotAllowed'
+  | 'AnalysisProviderNotFound' | 'AnalysisAddressNotAllowed' | 'ModelSizeNotAllowed' | 'StorageUriNotAllowed' | 'ServiceAccountNotAllowed'
   | 'HostConflict' | 'KnativeNotInstalled' | 'KServeNotInstalled' | 'IstioNotInstalled';
 
 export interface SpecProblem { reason: ProblemReason; field: string; message: string }
@@ -35,6 +36,11 @@ export interface ValidationPolicy {
   maxModelSizeBytes?: number;
   /** Prefixes model.storageUri must start with, "{namespace}" standing for the app's own; empty or unset = any. */
   allowedStorageUriPrefixes?: string[];
+  /**
+   * Service accounts pods may run as (serviceAccountName), "*" for any; default none. Knative's
+   * controller creates the pods, so no RBAC check of the tenant covers the name it picks.
+   */
+  allowedServiceAccounts?: string[];
 }
 
 /**
@@ -154,7 +160,20 @@ export function validateApp(app: ServerlessApp, policy: ValidationPolicy): SpecP
     if (why) add('HostNotAllowed', `spec.ingress.hosts[${i}]`, why);
   }
   problems.push(...modelProblems(app, policy));
+  const sa = serviceAccountProblem(app, policy.allowedServiceAccounts ?? []);
+  if (sa) problems.push(sa);
   return problems;
+}
+
+/** A serviceAccountName outside the platform's list; "default" is what the pods would run as anyway. */
+export function serviceAccountProblem(app: ServerlessApp, allowed: string[]): SpecProblem | undefined {
+  const kind = app.spec.container ? 'container' : 'model';
+  const name = app.spec[kind]?.serviceAccountName;
+  if (name === undefined || name === 'default' || allowed.includes('*') || allowed.includes(name)) return undefined;
+  return {
+    reason: 'ServiceAccountNotAllowed', field: `spec.${kind}.serviceAccountName`,
+    message: `serviceAccountName ${JSON.stringify(name)} is not allowed on this platform; allowed: ${allowed.join(', ') || '(none: pods run as the namespace\'s default service account)'}`,
+  };
 }
 
 /** The platform's limits on a model: its size (which a cache reserves on every node) and where it may be loaded from. */
