@@ -6,7 +6,7 @@
 // operator's do, and Ready waits for real revisions (KWOK pods), so the ratio
 // then includes the data plane's pace.
 import type { ServerlessApp } from '../src/api/v1alpha1/serverlessapp.ts';
-import { Kinds } from '../src/runtime/kinds.ts';
+import { Kinds } from '../src/util/kinds.ts';
 import type { OperatorProcess } from '../test/support/operator-process.ts';
 import { BENCH_USER_AGENT, OPERATOR_USER_AGENT, type BenchEnv } from './environment.ts';
 import { cpuDuring } from './proc.ts';

@@ -4,7 +4,7 @@
 // to the data plane reporting it in the Service's status (the real Knative's
 // Route, or the stand-in). Edits go one at a time, so each measures the path,
 // not a queue of its own making.
-import { Kinds } from '../src/runtime/kinds.ts';
+import { Kinds } from '../src/util/kinds.ts';
 import type { BenchEnv } from './environment.ts';
 import { forEachBounded, IN_FLIGHT, benchApp, imageOf, keyOf, type AppRef } from './workload.ts';
 import { SlimWatch } from './watch.ts';

@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { AppsV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { KubeClient } from '../src/runtime/client.ts';
-import { Kinds } from '../src/runtime/kinds.ts';
+import { Kinds } from '../src/util/kinds.ts';
 import { startControlPlane, type ControlPlane } from '../test/envtest/controlplane.ts';
 import { installAllCrds } from '../test/envtest/upstream-crds.ts';
 import { OperatorProcess } from '../test/support/operator-process.ts';

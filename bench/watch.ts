@@ -4,7 +4,7 @@
 // objects every second, for the API server as much as for us.
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Informer, type KubeObject } from '../src/runtime/informer.ts';
-import type { ResourceKind } from '../src/runtime/kinds.ts';
+import type { ResourceKind } from '../src/util/kinds.ts';
 
 export interface Seen<T> {
   key: string;

@@ -6,7 +6,7 @@
 // opening's wall-clock time is given by the caller (see main.ts for how it is
 // found under a controlled clock).
 import type { ServerlessApp } from '../src/api/v1alpha1/serverlessapp.ts';
-import { Kinds } from '../src/runtime/kinds.ts';
+import { Kinds } from '../src/util/kinds.ts';
 import type { OperatorProcess } from '../test/support/operator-process.ts';
 import { OPERATOR_USER_AGENT, type BenchEnv } from './environment.ts';
 import { sleep } from './stats.ts';

@@ -8,7 +8,7 @@ import type { ServerlessApp } from '../src/api/v1alpha1/serverlessapp.ts';
 import { templateAutoscaling } from '../src/render/autoscaling.ts';
 import { knativeTemplate, renderKnativeService } from '../src/render/knative-service.ts';
 import { versionOf } from '../src/rollout/version.ts';
-import { Kinds } from '../src/runtime/kinds.ts';
+import { Kinds } from '../src/util/kinds.ts';
 
 export const IN_FLIGHT = 32;
 

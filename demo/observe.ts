@@ -7,7 +7,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { ServerlessApp } from '../src/api/v1alpha1/serverlessapp.ts';
 import { APP_LABEL } from '../src/render/metadata.ts';
 import { KubeClient } from '../src/runtime/client.ts';
-import { Kinds } from '../src/runtime/kinds.ts';
+import { Kinds } from '../src/util/kinds.ts';
 import type { HttpRoute, RevisionRow } from './table.ts';
 
 interface Revision {

@@ -12,7 +12,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { parse } from 'yaml';
 import type { ServerlessApp } from '../src/api/v1alpha1/serverlessapp.ts';
 import type { OffsetClock } from '../src/runtime/clock.ts';
-import { Kinds } from '../src/runtime/kinds.ts';
+import { Kinds } from '../src/util/kinds.ts';
 import { condition, Observer } from './observe.ts';
 import { berlinTime, formatApps, formatRevisions, formatRoutes, type RevisionRow } from './table.ts';
 

@@ -21,8 +21,10 @@ const ALLOWED: Record<string, string[]> = {
   render: ['util', 'api', 'rollout', 'scaling'],
   prewarm: ['util', 'api'],
   runtime: ['util'],
-  controllers: ['util', 'api', 'scaling', 'rollout', 'render', 'prewarm', 'runtime'],
-  '.': ['util', 'api', 'scaling', 'rollout', 'render', 'prewarm', 'runtime', 'controllers'],
+  // The planner decides what a reconcile does, purely: it reads the domain and renders, never the I/O edges.
+  planner: ['util', 'api', 'scaling', 'rollout', 'render', 'prewarm'],
+  controllers: ['util', 'api', 'scaling', 'rollout', 'render', 'prewarm', 'runtime', 'planner'],
+  '.': ['util', 'api', 'scaling', 'rollout', 'render', 'prewarm', 'runtime', 'planner', 'controllers'],
   // The kubectl plugin, an entry point of its own beside main.ts: it reads the API and uses the runtime's client; no layer imports it.
   cli: ['util', 'api', 'runtime'],
 };

@@ -8,7 +8,7 @@ import { ServerlessAppReconciler } from './controllers/serverlessapp.ts';
 import type { CacheScope } from './render/local-model-cache.ts';
 import type { Clock } from './runtime/clock.ts';
 import { ApiError, type KubeClient } from './runtime/client.ts';
-import { Kinds } from './runtime/kinds.ts';
+import { Kinds } from './util/kinds.ts';
 import type { KubeConfigSource } from './runtime/kubeconfig.ts';
 import type { Logger } from './runtime/logging.ts';
 import { Manager } from './runtime/manager.ts';

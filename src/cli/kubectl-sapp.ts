@@ -8,7 +8,7 @@
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { ApiError, DEFAULT_USER_AGENT, KubeClient } from '../runtime/client.ts';
 import { Informer } from '../runtime/informer.ts';
-import { Kinds } from '../runtime/kinds.ts';
+import { Kinds } from '../util/kinds.ts';
 import { loadRestConfig } from '../runtime/kubeconfig.ts';
 import { parseCommandLine, USAGE, UsageError, type Invocation } from './args.ts';
 import { CommandError, FIELD_MANAGER, rolloutEdit, type LiveApp, type RolloutCommand, type RolloutEdit } from './commands.ts';

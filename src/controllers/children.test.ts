@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { ApiError, type KubeClient } from '../runtime/client.ts';
-import { Kinds } from '../runtime/kinds.ts';
+import { Kinds } from '../util/kinds.ts';
 import { ChildWriter, WriteRejected, routingManager } from './children.ts';
 
 const M = 'serverlessapp-operator';

@@ -26,7 +26,7 @@ import { applyNeed, isSemanticSubset } from '../runtime/apply.ts';
 import { canonicalJson } from '../util/canonical-json.ts';
 import { ApiError, type KubeClient } from '../runtime/client.ts';
 import type { Request } from '../runtime/controller.ts';
-import { Kinds, type ResourceKind } from '../runtime/kinds.ts';
+import { Kinds, type ResourceKind } from '../util/kinds.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { KIND } from '../api/v1alpha1/serverlessapp.ts';
 import { shortHash } from '../rollout/version.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
-import { Kinds } from '../runtime/kinds.ts';
+import { Kinds } from '../util/kinds.ts';
 import { missingDataPlane, type DataPlaneKinds } from './data-plane.ts';
 
 const app = (spec: ServerlessApp['spec']): ServerlessApp => ({ apiVersion: 'serverlessapp.io/v1alpha1', kind: 'ServerlessApp', metadata: { name: 'shop', namespace: 'team-a' }, spec });

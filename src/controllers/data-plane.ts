@@ -7,7 +7,7 @@
 
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import type { SpecProblem } from '../api/v1alpha1/validation.ts';
-import type { ResourceKind } from '../runtime/kinds.ts';
+import type { ResourceKind } from '../util/kinds.ts';
 
 /** What the check reads of an informer. */
 export interface ServedKind {

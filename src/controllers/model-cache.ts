@@ -16,7 +16,7 @@ import { keepAppliedFields } from '../runtime/apply.ts';
 import { isNotFound } from '../runtime/client.ts';
 import { Controller, type ReconcileContext, type Request } from '../runtime/controller.ts';
 import type { Informer } from '../runtime/informer.ts';
-import { Kinds } from '../runtime/kinds.ts';
+import { Kinds } from '../util/kinds.ts';
 import type { Manager } from '../runtime/manager.ts';
 import { ChildWriter, WriteRejected } from './children.ts';
 

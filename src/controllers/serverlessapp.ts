@@ -6,38 +6,33 @@
 // Everything it decides is in status; nothing needs remembering across restarts.
 
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
-import { parseDuration } from '../api/v1alpha1/duration.ts';
 import { validateApp, type ValidationPolicy } from '../api/v1alpha1/validation.ts';
-import { bufferReplicas, evaluatePrewarm, prewarmConfigured, type PrewarmEvaluation } from '../prewarm/prewarm.ts';
 import { WarmupRunner } from '../prewarm/warmup-runner.ts';
 import { MIN_SCALE, boundsAnnotations } from '../render/autoscaling.ts';
-
-/** Knative labels each Revision with the Knative Service it belongs to (KServe's is `<isvc>-predictor`). */
-const KNATIVE_SERVICE_LABEL = 'serving.knative.dev/service';
 import { requestsGpu } from '../render/inference-service.ts';
 import { APP_LABEL, MANAGED_BY } from '../render/metadata.ts';
 import { renderVirtualService, virtualServiceName } from '../render/virtual-service.ts';
 import { runChecks } from '../rollout/analysis.ts';
 import { AnalysisRunner } from '../rollout/analysis-runner.ts';
-import { planRollout, type AnalysisOutcome, type ObservedRevision, type RevisionRef, type RolloutPlan } from '../rollout/canary.ts';
-import { summarize, versionOf } from '../rollout/version.ts';
+import { summarize } from '../rollout/version.ts';
 import { keepAppliedFields } from '../runtime/apply.ts';
 import { Controller, type ReconcileContext, type Request, type Result } from '../runtime/controller.ts';
 import type { Informer } from '../runtime/informer.ts';
-import { Kinds } from '../runtime/kinds.ts';
+import { Kinds } from '../util/kinds.ts';
 import type { Manager } from '../runtime/manager.ts';
 import { StatusWriter } from '../runtime/status.ts';
 import { RETIRED, revisionBounds } from '../scaling/revision-bounds.ts';
-import { effectiveScale, type EffectiveScale } from '../scaling/windows.ts';
+import type { EffectiveScale } from '../scaling/windows.ts';
 import type { CacheScope } from '../render/local-model-cache.ts';
 import { ChildWriter, WriteRejected, ownedBy, routingManager } from './children.ts';
 import { missingDataPlane, type DataPlaneKinds } from './data-plane.ts';
 import { HostClaims } from './host-claims.ts';
 import { cacheNameFor } from './model-cache.ts';
 import { RolloutMetrics, type WindowChange } from './rollout-metrics.ts';
-import { observeRevision, slimRevision, type Revision } from './revisions.ts';
-import { composeStatus, invalidSpecStatus } from './status.ts';
-import { kserveWorkload, knativeWorkload, type Workload, type WorkloadObject, type WorkloadSummary } from './workloads.ts';
+import { decide, desiredWorkload, type Decision, type Effect } from '../planner/decide.ts';
+import { slimRevision, type Revision } from '../planner/revisions.ts';
+import { composeStatus, invalidSpecStatus } from '../planner/status.ts';
+import { kserveWorkload, knativeWorkload, type Workload, type WorkloadObject } from '../planner/workloads.ts';
 
 export interface ServerlessAppOptions {
   /** What tenants may claim: gateways, hosts, analysis providers, model limits (the platform's settings). */
@@ -53,29 +48,6 @@ export interface ServerlessAppOptions {
   warmupBackoffMs?: number;
   modelCacheScope: CacheScope;
 }
-
-/** What one reconcile decided; the apply and report phases act on it. */
-interface Decision {
-  workload: Workload;
-  /** The stable version runs on the other kind: this workload starts on its own (all traffic to its first revision). */
-  fresh: boolean;
-  /** The other kind's workload while a container <-> model switch is in progress: it serves until the new one is stable. */
-  previous?: { workload: Workload; live: WorkloadObject };
-  /** What the data plane reports for the workload that serves now. */
-  serving: WorkloadSummary;
-  version: string;
-  revisions: Revision[];
-  observed: Map<string, ObservedRevision>;
-  scale: EffectiveScale;
-  prewarm: PrewarmEvaluation | undefined;
-  /** The check round's outcome this plan applies, if one finished. */
-  analysed: AnalysisOutcome | undefined;
-  prewarmReplicas: number;
-  plan: RolloutPlan;
-}
-
-/** While a version warms up or its replicas come up, look again this often even without events. */
-const PREWARM_POLL_MS = 5_000;
 
 export class ServerlessAppReconciler {
   readonly controller: Controller;
@@ -173,7 +145,7 @@ export class ServerlessAppReconciler {
       return;
     }
 
-    const d = await this.decide(app, key, now, ctx);
+    const d = this.decide(app, key, now, ctx);
     const rejected = await this.applyChildren(app, d);
     const wrote = await this.report(app, d, now, rejected);
     if (rejected) {
@@ -184,81 +156,35 @@ export class ServerlessAppReconciler {
       return;
     }
 
-    const waits = [
-      d.scale.next ? d.scale.next.at.getTime() - now.getTime() + 1 : undefined,
-      d.plan.requeueAfterMs,
-      d.prewarm && !d.prewarm.warm && d.prewarm.condition.reason !== 'WarmupFailed' ? PREWARM_POLL_MS : undefined,
-    ].filter((x): x is number => x !== undefined && x >= 0);
     ctx.log.debug('reconciled', { phase: d.plan.phase, wroteStatus: wrote });
-    return waits.length ? { requeueAfterMs: Math.max(1, Math.min(...waits)) } : undefined;
+    return d.requeueAfterMs !== undefined ? { requeueAfterMs: d.requeueAfterMs } : undefined;
   }
 
-  /** Everything the reconcile decides, from the caches and the clock: window math, prewarm, the rollout step. */
-  private async decide(app: ServerlessApp, key: string, now: Date, ctx: ReconcileContext): Promise<Decision> {
+  /** Observe (caches, clock, effects' results) -> plan (pure) -> start the effects it asks for. */
+  private decide(app: ServerlessApp, key: string, now: Date, ctx: ReconcileContext): Decision {
     const { namespace, name } = app.metadata;
-    const workload = app.spec.model ? this.kserve : this.knative;
-    const version = versionOf(app.spec);
-    const live = this.liveOf(workload, namespace, name);
-    const otherKind = workload === this.kserve ? this.knative : this.kserve;
-    const other = this.liveOf(otherKind, namespace, name);
-    // Revisions an earlier workload of the same name left behind (a kind switched back) are not ours: they can carry the very name the new one will use.
-    const revisions = this.revisions.list(namespace)
-      .filter((r) => r.metadata.labels?.[APP_LABEL] === name && !workload.isStale(r, app, live) && !otherKind.isStale(r, app, other));
-    const observed = new Map(revisions.map((r) => [r.metadata.name, observeRevision(r)]));
-    const scaling = app.spec.scaling ?? {};
-    const leadMs = app.spec.prewarm?.leadTime ? parseDuration(app.spec.prewarm.leadTime) : 0;
-    const scale = effectiveScale({ minScale: scaling.minScale ?? 0, ...(scaling.maxScale !== undefined ? { maxScale: scaling.maxScale } : {}) }, scaling.windows ?? [], leadMs, now);
-    const desiredRevision = workload.desiredRevision(app, version, scale, revisions);
-    const stable = stableOf(app);
-    // A stable revision that does not run in this kind's workload (a container <-> model switch): the
-    // new kind starts on its own, and (make before break) the other kind serves until it is stable here.
-    const knativeService = workload === this.kserve ? `${name}-predictor` : name;
-    const stableHere = !!stable && revisions.some((r) => r.metadata.name === stable.revision && r.metadata.labels?.[KNATIVE_SERVICE_LABEL] === knativeService);
-    const fresh = !!stable && !stableHere && stable.version !== version;
-    const previous = fresh && other && ownedBy(other).length > 0 ? { workload: otherKind, live: other } : undefined;
-    const summary = workload.summarize(live, (r) => observed.get(r)?.version);
-    const serving = previous ? otherKind.summarize(previous.live, (r) => observed.get(r)?.version) : summary;
-
-    // Prewarm the version the spec asks for, unless it is the stable one. A retry of a failed
-    // version warms it again from scratch.
-    const prewarming = !stable || stable.version !== version;
-    const retrying = retryRequested(app, version);
-    if (retrying) this.warmups.forget(key);
-    const prewarm = prewarming ? this.prewarm(app, key, version, desiredRevision, observed, now, retrying) : undefined;
-    if (!prewarming) this.warmups.forget(key);
-    // Without prewarm a version is warm as soon as it is ready (readiness is checked by the rollout step).
-    const isWarm = (v: string) => v === stable?.version || (v === version && (prewarm ? prewarm.warm : true));
-
-    const input = {
-      now, desired: { version, ...(desiredRevision ? { revision: desiredRevision } : {}) },
-      ...(app.spec.rollout ? { rollout: app.spec.rollout } : {}),
-      previous: { ...(stable ? { stable } : {}), ...(app.status?.canary ? { canary: app.status.canary } : {}), ...(app.status?.phase ? { phase: app.status.phase } : {}) },
-      revisions: [...observed.values()], isWarm,
-      ...(prewarm?.condition.reason === 'WarmupFailed' ? { warmupFailed: prewarm.status?.lastError ?? 'no warmup request succeeded' } : {}),
-      // The promotion gate reads the new workload's own report: during a kind switch that is the new kind's.
-      // A workload that serves nothing yet (the first version, or a kind switch) counts only once it answers
-      // on its host: Knative and KServe report a split before their route's ingress is programmed.
-      traffic: ((fresh || !stable) && !summary.routeReady ? [] : summary.traffic).map((t) => ({ revision: t.revision, percent: t.percent })),
-    };
-    let plan = planRollout(input);
-    let analysed: AnalysisOutcome | undefined;
-    const analysis = app.spec.rollout?.analysis;
-    if (plan.analysisDue && analysis && plan.candidate) {
-      // Off the workers: the round's end re-queues this app, and a later pass reads its outcome.
-      const candidate = plan.candidate;
-      const round = `${candidate.version}/${plan.canary?.step ?? 0}/${plan.canary?.stepStartedAt ?? ''}`;
-      const outcome = this.analyses.outcome(key, round, () => runChecks(analysis, { app: name, namespace, revision: candidate.revision, version }, this.o.policy.analysis));
-      if (outcome) {
-        ctx.log.info('analysis', { outcome });
-        plan = planRollout({ ...input, analysis: outcome });
-        analysed = outcome;
-      }
-    }
-    return { workload, fresh, ...(previous ? { previous } : {}), serving, version, revisions, observed, scale, prewarm, prewarmReplicas: bufferReplicas(app.spec.prewarm), plan, analysed };
+    const d = decide({
+      app, now,
+      knative: { workload: this.knative, ...optional('live', this.services.get(namespace, name)) },
+      kserve: { workload: this.kserve, ...optional('live', this.inferenceServices.get(namespace, name)) },
+      revisions: this.revisions.list(namespace),
+      ...optional('warmup', this.warmups.current(key)),
+      ...optional('analysis', this.analyses.finished(key)),
+    });
+    if (d.analysed) ctx.log.info('analysis', { outcome: d.analysed });
+    for (const e of d.effects) this.run(app, key, d, e);
+    return d;
   }
 
-  private liveOf(workload: Workload, namespace: string, name: string): WorkloadObject | undefined {
-    return (workload === this.kserve ? this.inferenceServices : this.services).get(namespace, name);
+  private run(app: ServerlessApp, key: string, d: Decision, e: Effect): void {
+    const { namespace, name } = app.metadata;
+    if (e.type === 'forgetWarmup') this.warmups.forget(key);
+    if (e.type === 'warmup') this.warmups.ensure({ key, version: e.version, revision: e.revision, namespace, app: name }, e.spec, e.startedAt);
+    const analysis = app.spec.rollout?.analysis;
+    if (e.type === 'analysis' && analysis) {
+      // Off the workers: the round's end re-queues this app, and a later pass reads its outcome.
+      this.analyses.outcome(key, e.round, () => runChecks(analysis, { app: name, namespace, revision: e.candidate.revision, version: d.version }, this.o.policy.analysis));
+    }
   }
 
   /**
@@ -267,8 +193,7 @@ export class ServerlessAppReconciler {
    * first refusal is returned for the status to show.
    */
   private async applyChildren(app: ServerlessApp, d: Decision): Promise<WriteRejected | undefined> {
-    const { namespace, name } = app.metadata;
-    const { workload, plan, scale, prewarmReplicas, previous, fresh } = d;
+    const { workload, plan, scale, prewarmReplicas, previous, other } = d;
     const rejections: WriteRejected[] = [];
     const attempt = async (write: () => Promise<unknown>) => {
       try {
@@ -278,19 +203,13 @@ export class ServerlessAppReconciler {
         rejections.push(err);
       }
     };
-    // During a kind switch the new workload starts on its own, all traffic to its first revision once ready.
-    const renderPlan = fresh && plan.candidate
-      ? { ...plan, stable: undefined, candidate: undefined, initial: { version: plan.candidate.version, revision: plan.candidate.revision, ready: plan.candidate.ready, warm: plan.candidate.warm } }
-      : plan;
-    const desired = workload.render({ app, version: d.version, plan: renderPlan, effective: scale, prewarmReplicas, revisions: d.revisions });
-    await attempt(() => this.children.ensure(workload.kind, desired, this.liveOf(workload, namespace, name)));
+    const desired = desiredWorkload(app, d);
+    await attempt(() => this.children.ensure(workload.kind, desired, d.live));
     if (workload.boundsOnRevisions) await attempt(() => this.applyRevisionBounds(d.revisions, revisionBounds(plan, scale, prewarmReplicas)));
     const servingWorkload = previous?.workload ?? workload;
     const vs = await this.reconcileVirtualService(app, servingWorkload, !previous && !!(plan.candidate?.ready && plan.candidate.warm), attempt);
     // The other kind goes once this kind serves: the VirtualService (if any) routes here already.
-    const otherKind = workload === this.kserve ? this.knative : this.kserve;
-    const other = this.liveOf(otherKind, namespace, name);
-    if (!previous && other && (!app.spec.ingress || vs === 'current')) await attempt(() => this.children.remove(otherKind.kind, other, app));
+    if (!previous && other && (!app.spec.ingress || vs === 'current')) await attempt(() => this.children.remove(other.workload.kind, other.live, app));
     // Model -> container: with KServe's default ingress (disableIstioVirtualHost: false) KServe holds an
     // ExternalName Service named after the app, and Knative's Route cannot create its placeholder Service
     // of that name ("NotOwned") while it exists. So the new revision is made ready and warm first, then the
@@ -325,24 +244,6 @@ export class ServerlessAppReconciler {
     if (wrote && d.analysed) this.metrics.analysisRound(d.analysed.result);
     if (wrote && prewarm) this.metrics.prewarmed(app, prewarm);
     return wrote;
-  }
-
-  private prewarm(app: ServerlessApp, key: string, version: string, revision: string | undefined, observed: Map<string, ObservedRevision>, now: Date, retrying: boolean): PrewarmEvaluation | undefined {
-    if (!prewarmConfigured(app.spec.prewarm)) {
-      this.warmups.forget(key);
-      return undefined;
-    }
-    const target = { key, version, revision: revision ?? '', namespace: app.metadata.namespace, app: app.metadata.name };
-    const previous = retrying ? undefined : app.status?.prewarm;
-    const rev = revision ? observed.get(revision) : undefined;
-    let evaluation = evaluatePrewarm(app.spec.prewarm, version, rev, previous, revision ? this.warmups.progress(target) : undefined, now);
-    if (evaluation.startWarmup && revision && app.spec.prewarm?.warmup) {
-      const progress = this.warmups.ensure(target, app.spec.prewarm.warmup, new Date(evaluation.status?.startedAt ?? now.toISOString()));
-      evaluation = evaluatePrewarm(app.spec.prewarm, version, rev, previous, progress, now);
-    }
-    // A finished task is kept (not forgotten) until its version stops prewarming: the cache may
-    // not show the status that records its outcome yet, and warmup must not run twice.
-    return evaluation;
   }
 
   /** Knative >= 1.21 applies min/max-scale edits on a live Revision without a new revision. */
@@ -399,23 +300,6 @@ export class ServerlessAppReconciler {
 
 }
 
-function stableOf(app: ServerlessApp): RevisionRef | undefined {
-  const status = app.status;
-  const s = status?.versions?.stable;
-  // A stable version is only recorded once it was ready and warm on a named revision. Before that,
-  // versions.stable shows the first version: while it starts (Pending), once it failed (its failure
-  // names it), or while the spec cannot be served at all (Failed with no failure recorded).
-  if (!s?.revision || status?.phase === 'Pending') return undefined;
-  if (status?.phase === 'Failed' && (!status.canary?.failure || status.canary.failure.version === s.version)) return undefined;
-  return { version: s.version, revision: s.revision };
-}
-
-/** The spec asks to retry the failed version it asks for (rollout.retry changed since the failure). */
-function retryRequested(app: ServerlessApp, version: string): boolean {
-  const f = app.status?.canary?.failure;
-  return !!f && f.version === version && (f.retry ?? 0) !== (app.spec.rollout?.retry ?? 0);
-}
-
 function describeWorkload(app: ServerlessApp) {
   return { ...(app.spec.container ? { image: app.spec.container.image } : { storageUri: app.spec.model?.storageUri ?? '' }), summary: summarize(app.spec) };
 }
@@ -423,6 +307,11 @@ function describeWorkload(app: ServerlessApp) {
 function describeFrom(status: ServerlessApp['status'], version: string) {
   const v = [status?.versions?.stable, status?.versions?.candidate].find((x) => x?.version === version);
   return { ...(v?.image ? { image: v.image } : {}), ...(v?.storageUri ? { storageUri: v.storageUri } : {}), ...(v?.summary ? { summary: v.summary } : {}) };
+}
+
+/** `{ [key]: value }` when the value is there: optional properties stay absent rather than undefined. */
+function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
 }
 
 function splitKey(key: string): Request {

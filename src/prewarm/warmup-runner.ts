@@ -47,7 +47,7 @@ export function warmupUrl(template: string, t: WarmupTarget, path: string): stri
   return filled.includes('{path}') ? filled.replaceAll('{path}', path) : filled.replace(/\/$/, '') + path;
 }
 
-interface Task { id: string; progress: WarmupProgress; cancelled: boolean }
+interface Task { id: string; version: string; revision: string; progress: WarmupProgress; cancelled: boolean }
 
 const MIN_REQUEST_MS = 20;
 /** Warmup reads a response only to its end (the body is dropped): 16 MiB covers large inference answers. */
@@ -67,12 +67,18 @@ export class WarmupRunner {
     return this.tasks.get(t.key)?.id === taskId(t) ? this.tasks.get(t.key)!.progress : undefined;
   }
 
+  /** The task held for an app, whatever its version: what the planner observes. */
+  current(key: string): { version: string; revision: string; progress: WarmupProgress } | undefined {
+    const task = this.tasks.get(key);
+    return task ? { version: task.version, revision: task.revision, progress: task.progress } : undefined;
+  }
+
   /** Starts warming a revision unless already done or under way; `startedAt` anchors the deadline. */
   ensure(t: WarmupTarget, spec: WarmupSpec, startedAt: Date): WarmupProgress {
     const existing = this.tasks.get(t.key);
     if (existing && existing.id === taskId(t)) return existing.progress;
     if (existing) existing.cancelled = true;
-    const task: Task = { id: taskId(t), progress: { phase: 'running', sent: 0, succeeded: 0, startedAt }, cancelled: false };
+    const task: Task = { id: taskId(t), version: t.version, revision: t.revision, progress: { phase: 'running', sent: 0, succeeded: 0, startedAt }, cancelled: false };
     this.tasks.set(t.key, task);
     void this.run(task, t, spec, startedAt);
     return task.progress;

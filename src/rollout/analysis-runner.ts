@@ -45,6 +45,12 @@ export class AnalysisRunner {
     return undefined;
   }
 
+  /** The app's last round, once finished: what the planner observes. */
+  finished(key: string): { round: string; outcome: AnalysisOutcome } | undefined {
+    const r = this.rounds.get(key);
+    return r?.outcome ? { round: r.id, outcome: r.outcome } : undefined;
+  }
+
   forget(key: string): void {
     const round = this.rounds.get(key);
     if (round) round.cancelled = true;

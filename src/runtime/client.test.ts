@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ApiError, KubeClient, isNotFound } from './client.ts';
 import { Informer } from './informer.ts';
-import { Kinds } from './kinds.ts';
+import { Kinds } from '../util/kinds.ts';
 import { RestConfig } from './kubeconfig.ts';
 import { LeaderElector } from './leader-election.ts';
 import { OperatorMetrics } from './metrics.ts';

@@ -12,7 +12,7 @@
 import { readFileSync } from 'node:fs';
 import type { Agent, IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import type { RequestOptions as HttpsRequestOptions } from 'node:https';
-import { Kinds, apiVersionOf, resourcePath, type ResourceKind } from './kinds.ts';
+import { Kinds, apiVersionOf, resourcePath, type ResourceKind } from '../util/kinds.ts';
 import { toRestConfig, type KubeConfigSource, type RestConfig, type TlsMaterial } from './kubeconfig.ts';
 import type { OperatorMetrics } from './metrics.ts';
 import { http, https } from './node-http.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { ApiError, type KubeClient } from './client.ts';
 import { EventRecorder } from './events.ts';
-import type { ResourceKind } from './kinds.ts';
+import type { ResourceKind } from '../util/kinds.ts';
 
 class ManualClock {
   t = new Date('2026-03-01T10:00:00Z').getTime();

@@ -9,7 +9,7 @@
 import type { KubeClient } from './client.ts';
 import { isNotFound } from './client.ts';
 import { systemClock, type Clock } from './clock.ts';
-import { Kinds } from './kinds.ts';
+import { Kinds } from '../util/kinds.ts';
 import type { Logger } from './logging.ts';
 
 export const REPORTING_CONTROLLER = 'serverlessapp.io/operator';

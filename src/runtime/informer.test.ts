@@ -6,7 +6,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { Informer, type InformerOptions } from './informer.ts';
-import { Kinds } from './kinds.ts';
+import { Kinds } from '../util/kinds.ts';
 
 interface ConfigMap extends KubernetesObject {
   data?: Record<string, string>;

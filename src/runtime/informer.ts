@@ -14,7 +14,7 @@
 
 import { ApiError, KubeClient, isNotFound } from './client.ts';
 import { type Clock, sleep, systemClock } from './clock.ts';
-import { apiVersionOf, type ResourceKind } from './kinds.ts';
+import { apiVersionOf, type ResourceKind } from '../util/kinds.ts';
 import type { KubeConfigSource } from './kubeconfig.ts';
 
 /**

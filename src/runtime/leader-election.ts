@@ -13,7 +13,7 @@
 import { ApiError, KubeClient } from './client.ts';
 import { sleep, systemClock } from './clock.ts';
 import type { Logger } from './informer.ts';
-import { Kinds, apiVersionOf } from './kinds.ts';
+import { Kinds, apiVersionOf } from '../util/kinds.ts';
 import type { KubeConfigSource } from './kubeconfig.ts';
 
 export interface LeaderElectorOptions {

@@ -13,7 +13,7 @@ import type { Controller } from './controller.ts';
 import { EventRecorder } from './events.ts';
 import { startHealthServers, type HealthServers } from './health.ts';
 import { Informer, type KubeObject } from './informer.ts';
-import type { ResourceKind } from './kinds.ts';
+import type { ResourceKind } from '../util/kinds.ts';
 import type { KubeConfigSource } from './kubeconfig.ts';
 import { LeaderElector } from './leader-election.ts';
 import { flushLogger, type Logger } from './logging.ts';

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ServerlessApp } from '../../src/api/v1alpha1/serverlessapp.ts';
 import { KubeClient } from '../../src/runtime/client.ts';
-import { Kinds, type ResourceKind } from '../../src/runtime/kinds.ts';
+import { Kinds, type ResourceKind } from '../../src/util/kinds.ts';
 import { startStandins, type Standins } from '../standin/standin.ts';
 import { app, readyTrue, type KnativeService } from '../support/apps.ts';
 import { freshNamespace, testEnv } from '../support/cluster.ts';

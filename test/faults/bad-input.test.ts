@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ServerlessApp } from '../../src/api/v1alpha1/serverlessapp.ts';
 import { ApiError } from '../../src/runtime/client.ts';
-import { Kinds } from '../../src/runtime/kinds.ts';
+import { Kinds } from '../../src/util/kinds.ts';
 import { startStandins, type Standins } from '../standin/standin.ts';
 import { app, applyApp, condition, eventually, getApp, readyTrue, userClient, type AppSpec } from '../support/apps.ts';
 import { freshNamespace, testEnv } from '../support/cluster.ts';

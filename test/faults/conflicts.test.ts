@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiError, KubeClient } from '../../src/runtime/client.ts';
-import { Kinds } from '../../src/runtime/kinds.ts';
+import { Kinds } from '../../src/util/kinds.ts';
 import { startStandins, type Standins } from '../standin/standin.ts';
 import { app, applyApp, eventually, getApp, getKsvc, readyTrue, userClient, type AppSpec } from '../support/apps.ts';
 import { freshNamespace, testEnv } from '../support/cluster.ts';

@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
-import { Kinds, type ResourceKind } from '../../src/runtime/kinds.ts';
+import { Kinds, type ResourceKind } from '../../src/util/kinds.ts';
 import { userClient } from '../support/apps.ts';
 import { freshNamespace } from '../support/cluster.ts';
 

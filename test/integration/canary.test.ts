@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { CoreV1Api, type V1Node } from '@kubernetes/client-node';
 import type { ServerlessApp } from '../../src/api/v1alpha1/serverlessapp.ts';
 import { OffsetClock } from '../../src/runtime/clock.ts';
-import { Kinds } from '../../src/runtime/kinds.ts';
+import { Kinds } from '../../src/util/kinds.ts';
 import {
   app, applyApp, condition, eventually, getApp, getKsvc, getRevision, knativeReady, readyTrue, reportedSplit, userClient, waitForApp, type AppSpec,
 } from '../support/apps.ts';

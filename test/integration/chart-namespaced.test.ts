@@ -11,7 +11,7 @@ import { AppsV1Api, CoreV1Api, KubeConfig, RbacAuthorizationV1Api, type V1EnvVar
 import { parseConfig } from '../../src/config.ts';
 import { detectInPlaceScaling } from '../../src/operator.ts';
 import { KubeClient } from '../../src/runtime/client.ts';
-import { Kinds } from '../../src/runtime/kinds.ts';
+import { Kinds } from '../../src/util/kinds.ts';
 import { startStandins } from '../standin/standin.ts';
 import { app, applyApp, condition, eventually, getKsvc, readyTrue, userClient, waitForApp, type AppSpec } from '../support/apps.ts';
 import { freshNamespace, testEnv, waitFor } from '../support/cluster.ts';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { AppsV1Api, CoreV1Api, KubeConfig, RbacAuthorizationV1Api, type V1EnvVar } from '@kubernetes/client-node';
 import { parseConfig, usage } from '../../src/config.ts';
 import { CACHE_FINALIZER } from '../../src/controllers/model-cache.ts';
-import { Kinds } from '../../src/runtime/kinds.ts';
+import { Kinds } from '../../src/util/kinds.ts';
 import { app, applyApp, condition, eventually, getApp, getKsvc, getRevision, readyTrue, userClient, waitForApp, type AppSpec } from '../support/apps.ts';
 import { freshNamespace, testEnv, waitFor } from '../support/cluster.ts';
 import {

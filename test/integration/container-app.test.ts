@@ -2,7 +2,7 @@
 // autoscaler) with KWOK pods: what the operator renders, what Knative makes of
 // it and reports back, bad input, drift, and steady state.
 import assert from 'node:assert/strict';
-import { Kinds } from '../../src/runtime/kinds.ts';
+import { Kinds } from '../../src/util/kinds.ts';
 import { KubeClient } from '../../src/runtime/client.ts';
 import {
   app, applyApp, condition, eventually, getApp, getKsvc, getRevision, knativeReady, readyTrue, reportedSplit, userClient, waitForApp, type AppSpec,

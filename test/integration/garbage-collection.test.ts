@@ -2,7 +2,7 @@
 // rig's kube-controller-manager, as on a cluster: the operator deletes nothing
 // itself; its owner references are what make the children go.
 import assert from 'node:assert/strict';
-import { Kinds } from '../../src/runtime/kinds.ts';
+import { Kinds } from '../../src/util/kinds.ts';
 import { app, applyApp, readyTrue, userClient, waitForApp } from '../support/apps.ts';
 import { freshNamespace, waitFor } from '../support/cluster.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';

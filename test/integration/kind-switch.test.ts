@@ -23,7 +23,7 @@
 // and makes its own within seconds once the garbage collector removed it.
 import assert from 'node:assert/strict';
 import type { ServerlessApp } from '../../src/api/v1alpha1/serverlessapp.ts';
-import { Kinds } from '../../src/runtime/kinds.ts';
+import { Kinds } from '../../src/util/kinds.ts';
 import { app, applyApp, getApp, readyTrue, userClient, waitForApp, type AppSpec } from '../support/apps.ts';
 import { freshNamespace, waitFor, writesSince } from '../support/cluster.ts';
 import { LoopbackServer } from '../support/http-server.ts';

@@ -6,7 +6,7 @@
 // are what Knative itself reports, never what the operator asked for.
 import assert from 'node:assert/strict';
 import type { ServerlessApp } from '../../src/api/v1alpha1/serverlessapp.ts';
-import { Kinds } from '../../src/runtime/kinds.ts';
+import { Kinds } from '../../src/util/kinds.ts';
 import { app, applyApp, condition, eventually, getApp, readyTrue, userClient, waitForApp, type AppSpec } from '../support/apps.ts';
 import { freshNamespace } from '../support/cluster.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import type { ServerlessApp, ServerlessAppStatus } from '../../src/api/v1alpha1/serverlessapp.ts';
 import { KubeClient } from '../../src/runtime/client.ts';
-import { Kinds } from '../../src/runtime/kinds.ts';
+import { Kinds } from '../../src/util/kinds.ts';
 import { app, applyApp, eventually, readyTrue, userClient, waitForApp } from '../support/apps.ts';
 import { freshNamespace, testEnv, writesSince } from '../support/cluster.ts';
 import { startOperator, testKubeConfig, type RunningOperator } from '../support/operator.ts';

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient } from '../../src/runtime/client.ts';
 import { Controller, type Request } from '../../src/runtime/controller.ts';
-import { Kinds } from '../../src/runtime/kinds.ts';
+import { Kinds } from '../../src/util/kinds.ts';
 import { createLogger } from '../../src/runtime/logging.ts';
 import { Manager, type ManagerOptions } from '../../src/runtime/manager.ts';
 import { freshNamespace, testEnv, waitFor } from '../support/cluster.ts';

@@ -9,7 +9,7 @@ import type { ServerResponse } from 'node:http';
 import { isDeepStrictEqual } from 'node:util';
 import { CACHE_FINALIZER } from '../../src/controllers/model-cache.ts';
 import { MIN_SCALE } from '../../src/render/autoscaling.ts';
-import { Kinds, type ResourceKind } from '../../src/runtime/kinds.ts';
+import { Kinds, type ResourceKind } from '../../src/util/kinds.ts';
 import { startStandins } from '../standin/standin.ts';
 import { app, applyApp, condition, eventually, getApp, readyTrue, userClient, waitForApp, type AppSpec } from '../support/apps.ts';
 import { freshNamespace, writesSince } from '../support/cluster.ts';

@@ -10,7 +10,7 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { ServerlessApp } from '../../src/api/v1alpha1/serverlessapp.ts';
-import { Kinds } from '../../src/runtime/kinds.ts';
+import { Kinds } from '../../src/util/kinds.ts';
 import { app, applyApp, condition, readyTrue, userClient, waitForApp } from '../support/apps.ts';
 import { freshNamespace, testEnv } from '../support/cluster.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';

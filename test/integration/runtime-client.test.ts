@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { ApiError, KubeClient } from '../../src/runtime/client.ts';
 import { EventRecorder } from '../../src/runtime/events.ts';
-import { Kinds } from '../../src/runtime/kinds.ts';
+import { Kinds } from '../../src/util/kinds.ts';
 import { OperatorMetrics } from '../../src/runtime/metrics.ts';
 import { StatusWriter } from '../../src/runtime/status.ts';
 import { freshNamespace, testEnv, writesSince } from '../support/cluster.ts';

@@ -6,7 +6,7 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { CoreV1Api, KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
 import { Informer } from '../../src/runtime/informer.ts';
-import { Kinds } from '../../src/runtime/kinds.ts';
+import { Kinds } from '../../src/util/kinds.ts';
 import { freshNamespace, testEnv, waitFor } from '../support/cluster.ts';
 
 /** The test cluster's admin config, optionally pointed at another address (the proxy). */

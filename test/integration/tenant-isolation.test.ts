@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import type { ServerlessApp } from '../../src/api/v1alpha1/serverlessapp.ts';
 import { ApiError, KubeClient } from '../../src/runtime/client.ts';
-import { Kinds, type ResourceKind } from '../../src/runtime/kinds.ts';
+import { Kinds, type ResourceKind } from '../../src/util/kinds.ts';
 import { app, condition, eventually, readyTrue, userClient, type AppSpec } from '../support/apps.ts';
 import { testEnv } from '../support/cluster.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import type { OperatorConfig } from '../../src/config.ts';
 import { OffsetClock } from '../../src/runtime/clock.ts';
-import { Kinds } from '../../src/runtime/kinds.ts';
+import { Kinds } from '../../src/util/kinds.ts';
 import { VERSION_LABEL } from '../../src/render/metadata.ts';
 import {
   app, applyApp, condition, eventually, getApp, getKsvc, getRevision, knativeReady, readyTrue, reportedSplit, userClient, waitForApp,

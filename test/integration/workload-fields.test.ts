@@ -8,7 +8,7 @@
 // platform turned off, show as Ready=False with a reason naming the field.
 import assert from 'node:assert/strict';
 import type { ContainerSpec } from '../../src/api/v1alpha1/serverlessapp.ts';
-import { Kinds, type ResourceKind } from '../../src/runtime/kinds.ts';
+import { Kinds, type ResourceKind } from '../../src/util/kinds.ts';
 import { KNATIVE_NAMESPACE, KNATIVE_PLATFORM_FEATURES } from '../envtest/knative-serving.ts';
 import { app, applyApp, condition, eventually, getKsvc, readyTrue, userClient, waitForApp, type AppSpec } from '../support/apps.ts';
 import { freshNamespace } from '../support/cluster.ts';

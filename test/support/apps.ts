@@ -2,7 +2,7 @@
 // --server-side`, read them and their children, and wait for conditions.
 import type { ServerlessApp } from '../../src/api/v1alpha1/serverlessapp.ts';
 import { KubeClient } from '../../src/runtime/client.ts';
-import { Kinds } from '../../src/runtime/kinds.ts';
+import { Kinds } from '../../src/util/kinds.ts';
 import { testKubeConfig } from './operator.ts';
 
 export const USER_AGENT = 'kubectl-test';

@@ -2,7 +2,7 @@
 // appended to a fault test's timeout so a failure on the real data plane shows
 // whose readiness was missing (the operator's, Knative's, or a pod's).
 import type { ServerlessApp } from '../../../src/api/v1alpha1/serverlessapp.ts';
-import { Kinds } from '../../../src/runtime/kinds.ts';
+import { Kinds } from '../../../src/util/kinds.ts';
 import { userClient, waitForApp } from '../../support/apps.ts';
 
 interface Condition { type: string; status: string; reason?: string; message?: string }

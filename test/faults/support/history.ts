@@ -11,7 +11,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { ServerlessApp } from '../../../src/api/v1alpha1/serverlessapp.ts';
 import { Informer, type KubeObject } from '../../../src/runtime/informer.ts';
-import { Kinds } from '../../../src/runtime/kinds.ts';
+import { Kinds } from '../../../src/util/kinds.ts';
 
 interface Condition { type: string; status: string }
 interface TrafficTarget { revisionName?: string; percent?: number; latestRevision?: boolean; tag?: string }

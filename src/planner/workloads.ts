@@ -9,7 +9,7 @@ import { renderInferenceService } from '../render/inference-service.ts';
 import { knativeTemplate, renderKnativeService } from '../render/knative-service.ts';
 import { kserveRouter, knativeRouter, type KnativeTrafficTarget, type TrafficPlan } from '../render/traffic.ts';
 import { isParked, type RolloutPlan } from '../rollout/canary.ts';
-import { Kinds, type ResourceKind } from '../runtime/kinds.ts';
+import { Kinds, type ResourceKind } from '../util/kinds.ts';
 import { latestBounds } from '../scaling/revision-bounds.ts';
 import type { ScaleBounds } from '../scaling/windows.ts';
 import { conditionOf, newestFirst, observeRevision, type KnativeCondition, type Revision } from './revisions.ts';

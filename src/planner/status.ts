@@ -5,7 +5,7 @@ import type { ServerlessApp, ServerlessAppStatus, VersionStatus } from '../api/v
 import type { SpecProblem } from '../api/v1alpha1/validation.ts';
 import type { PrewarmEvaluation } from '../prewarm/prewarm.ts';
 import { reportedPercent, type ObservedRevision, type RolloutPlan } from '../rollout/canary.ts';
-import { setCondition, type Condition } from '../runtime/conditions.ts';
+import { setCondition, type Condition } from '../util/conditions.ts';
 import type { EffectiveScale } from '../scaling/windows.ts';
 import type { WorkloadSummary } from './workloads.ts';
 

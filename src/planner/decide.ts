@@ -1,0 +1,196 @@
+// The planner: one pure function from what a reconcile observed (the app, its
+// children and revisions from the caches, the clock, the results of earlier
+// effects) to everything it decides: window math, prewarm, the rollout step,
+// which workload serves, and the effects to start (warmup requests, a check
+// round). An effect's result comes back as an observation on a later pass, so
+// the planner never waits and never does I/O; the controller observes, plans,
+// applies, reports and runs the effects.
+
+import type { ServerlessApp, WarmupSpec } from '../api/v1alpha1/serverlessapp.ts';
+import { parseDuration } from '../api/v1alpha1/duration.ts';
+import { bufferReplicas, evaluatePrewarm, prewarmConfigured, type PrewarmEvaluation } from '../prewarm/prewarm.ts';
+import type { WarmupProgress } from '../prewarm/warmup-runner.ts';
+import { APP_LABEL } from '../render/metadata.ts';
+import { planRollout, type AnalysisOutcome, type ObservedRevision, type RevisionRef, type RolloutInput, type RolloutPlan } from '../rollout/canary.ts';
+import { versionOf } from '../rollout/version.ts';
+import { effectiveScale, type EffectiveScale } from '../scaling/windows.ts';
+import { observeRevision, type Revision } from './revisions.ts';
+import type { Workload, WorkloadObject, WorkloadSummary } from './workloads.ts';
+
+/** Knative labels each Revision with the Knative Service it belongs to (KServe's is `<isvc>-predictor`). */
+const KNATIVE_SERVICE_LABEL = 'serving.knative.dev/service';
+
+/** While a version warms up or its replicas come up, look again this often even without events. */
+export const PREWARM_POLL_MS = 5_000;
+
+export interface Observation {
+  app: ServerlessApp;
+  now: Date;
+  /** The two workload kinds (pure renderers and readers), and what the caches hold of each. */
+  knative: { workload: Workload; live?: WorkloadObject };
+  kserve: { workload: Workload; live?: WorkloadObject };
+  /** Revisions in the app's namespace (the planner picks the app's own). */
+  revisions: Revision[];
+  /** The warmup task the runner holds for this app, if any: an earlier effect's result. */
+  warmup?: { version: string; revision: string; progress: WarmupProgress };
+  /** The last finished check round of this app, if any: an earlier effect's result. */
+  analysis?: { round: string; outcome: AnalysisOutcome };
+}
+
+export type Effect =
+  /** Drop the app's warmup task (its version no longer warms, or a retry starts it afresh). */
+  | { type: 'forgetWarmup' }
+  /** Start (or keep) warmup requests to `revision`; idempotent for the same version and revision. */
+  | { type: 'warmup'; version: string; revision: string; spec: WarmupSpec; startedAt: Date }
+  /** Run check round `round` against the candidate; its end re-queues the app. */
+  | { type: 'analysis'; round: string; candidate: RevisionRef };
+
+export interface Decision {
+  workload: Workload;
+  /** The stable version runs on the other kind: this workload starts on its own (all traffic to its first revision). */
+  fresh: boolean;
+  /** The other kind's workload while a container <-> model switch is in progress: it serves until the new one is stable. */
+  previous?: { workload: Workload; live: WorkloadObject };
+  /** This kind's live workload, and the other kind's (removed once this one serves). */
+  live?: WorkloadObject;
+  other?: { workload: Workload; live: WorkloadObject };
+  /** What the data plane reports for the workload that serves now. */
+  serving: WorkloadSummary;
+  version: string;
+  revisions: Revision[];
+  observed: Map<string, ObservedRevision>;
+  scale: EffectiveScale;
+  prewarm: PrewarmEvaluation | undefined;
+  prewarmReplicas: number;
+  plan: RolloutPlan;
+  /** The check round outcome this plan applied, if one finished. */
+  analysed?: AnalysisOutcome;
+  effects: Effect[];
+  /** When to look again without an event: the next window transition, rollout step, deadline or warmup poll. */
+  requeueAfterMs?: number;
+}
+
+export function decide(o: Observation): Decision {
+  const { app, now } = o;
+  const { name } = app.metadata;
+  const [mine, theirs] = app.spec.model ? [o.kserve, o.knative] : [o.knative, o.kserve];
+  const workload = mine.workload, live = mine.live, other = theirs.live;
+  const version = versionOf(app.spec);
+  // Revisions an earlier workload of the same name left behind (a kind switched back) are not ours: they can carry the very name the new one will use.
+  const revisions = o.revisions
+    .filter((r) => r.metadata.labels?.[APP_LABEL] === name && !workload.isStale(r, app, live) && !theirs.workload.isStale(r, app, other));
+  const observed = new Map(revisions.map((r) => [r.metadata.name, observeRevision(r)]));
+  const scaling = app.spec.scaling ?? {};
+  const leadMs = app.spec.prewarm?.leadTime ? parseDuration(app.spec.prewarm.leadTime) : 0;
+  const scale = effectiveScale({ minScale: scaling.minScale ?? 0, ...(scaling.maxScale !== undefined ? { maxScale: scaling.maxScale } : {}) }, scaling.windows ?? [], leadMs, now);
+  const desiredRevision = workload.desiredRevision(app, version, scale, revisions);
+  const stable = stableOf(app);
+  // A stable revision that does not run in this kind's workload (a container <-> model switch): the
+  // new kind starts on its own, and (make before break) the other kind serves until it is stable here.
+  const knativeService = app.spec.model ? `${name}-predictor` : name;
+  const stableHere = !!stable && revisions.some((r) => r.metadata.name === stable.revision && r.metadata.labels?.[KNATIVE_SERVICE_LABEL] === knativeService);
+  const fresh = !!stable && !stableHere && stable.version !== version;
+  const ownedOther = other?.metadata.ownerReferences?.some((r) => r.controller && r.kind === app.kind) ?? false;
+  const previous = fresh && other && ownedOther ? { workload: theirs.workload, live: other } : undefined;
+  const summary = workload.summarize(live, (r) => observed.get(r)?.version);
+  const serving = previous ? theirs.workload.summarize(previous.live, (r) => observed.get(r)?.version) : summary;
+
+  // Prewarm the version the spec asks for, unless it is the stable one. A retry of a failed
+  // version warms it again from scratch.
+  const effects: Effect[] = [];
+  const prewarming = !stable || stable.version !== version;
+  const retrying = retryRequested(app, version);
+  const prewarm = prewarming ? prewarmStep(o, version, desiredRevision, observed, retrying, effects) : undefined;
+  if (!prewarming && o.warmup) effects.push({ type: 'forgetWarmup' });
+  // Without prewarm a version is warm as soon as it is ready (readiness is checked by the rollout step).
+  const isWarm = (v: string) => v === stable?.version || (v === version && (prewarm ? prewarm.warm : true));
+
+  const input: RolloutInput = {
+    now, desired: { version, ...(desiredRevision ? { revision: desiredRevision } : {}) },
+    ...(app.spec.rollout ? { rollout: app.spec.rollout } : {}),
+    previous: { ...(stable ? { stable } : {}), ...(app.status?.canary ? { canary: app.status.canary } : {}), ...(app.status?.phase ? { phase: app.status.phase } : {}) },
+    revisions: [...observed.values()], isWarm,
+    ...(prewarm?.condition.reason === 'WarmupFailed' ? { warmupFailed: prewarm.status?.lastError ?? 'no warmup request succeeded' } : {}),
+    // The promotion gate reads the new workload's own report: during a kind switch that is the new kind's.
+    // A workload that serves nothing yet (the first version, or a kind switch) counts only once it answers
+    // on its host: Knative and KServe report a split before their route's ingress is programmed.
+    traffic: ((fresh || !stable) && !summary.routeReady ? [] : summary.traffic).map((t) => ({ revision: t.revision, percent: t.percent })),
+  };
+  let plan = planRollout(input);
+  let analysed: AnalysisOutcome | undefined;
+  if (plan.analysisDue && app.spec.rollout?.analysis && plan.candidate) {
+    // A round per candidate, step and step start: its outcome, once an earlier pass's round finished, decides the step.
+    const round = `${plan.candidate.version}/${plan.canary?.step ?? 0}/${plan.canary?.stepStartedAt ?? ''}`;
+    if (o.analysis?.round === round) {
+      analysed = o.analysis.outcome;
+      plan = planRollout({ ...input, analysis: analysed });
+    } else {
+      effects.push({ type: 'analysis', round, candidate: { version: plan.candidate.version, revision: plan.candidate.revision } });
+    }
+  }
+
+  const waits = [
+    scale.next ? scale.next.at.getTime() - now.getTime() + 1 : undefined,
+    plan.requeueAfterMs,
+    prewarm && !prewarm.warm && prewarm.condition.reason !== 'WarmupFailed' ? PREWARM_POLL_MS : undefined,
+  ].filter((x): x is number => x !== undefined && x >= 0);
+  return {
+    workload, fresh, ...(previous ? { previous } : {}), ...(live ? { live } : {}), ...(other ? { other: { workload: theirs.workload, live: other } } : {}),
+    serving, version, revisions, observed, scale, prewarm, prewarmReplicas: bufferReplicas(app.spec.prewarm), plan,
+    ...(analysed ? { analysed } : {}), effects,
+    ...(waits.length ? { requeueAfterMs: Math.max(1, Math.min(...waits)) } : {}),
+  };
+}
+
+/** The workload object the decision asks for. */
+export function desiredWorkload(app: ServerlessApp, d: Decision): WorkloadObject {
+  const { plan } = d;
+  // During a kind switch the new workload starts on its own, all traffic to its first revision once ready.
+  const renderPlan: RolloutPlan = d.fresh && plan.candidate
+    ? { ...plan, stable: undefined, candidate: undefined, initial: { version: plan.candidate.version, revision: plan.candidate.revision, ready: plan.candidate.ready, warm: plan.candidate.warm } }
+    : plan;
+  return d.workload.render({ app, version: d.version, plan: renderPlan, effective: d.scale, prewarmReplicas: d.prewarmReplicas, revisions: d.revisions });
+}
+
+function prewarmStep(o: Observation, version: string, revision: string | undefined, observed: Map<string, ObservedRevision>, retrying: boolean, effects: Effect[]): PrewarmEvaluation | undefined {
+  const { app, now } = o;
+  if (!prewarmConfigured(app.spec.prewarm)) {
+    if (o.warmup) effects.push({ type: 'forgetWarmup' });
+    return undefined;
+  }
+  const rev = revision ? observed.get(revision) : undefined;
+  // The runner's task counts only for this version on this revision; a retry drops a failed one.
+  const task = o.warmup && o.warmup.version === version && o.warmup.revision === revision ? o.warmup.progress : undefined;
+  const dropTask = retrying && task?.phase === 'failed';
+  if (dropTask) effects.push({ type: 'forgetWarmup' });
+  const progress = dropTask ? undefined : task;
+  const previous = retrying ? undefined : app.status?.prewarm;
+  let evaluation = evaluatePrewarm(app.spec.prewarm, version, rev, previous, revision ? progress : undefined, now);
+  if (evaluation.startWarmup && revision && app.spec.prewarm?.warmup) {
+    const startedAt = new Date(evaluation.status?.startedAt ?? now.toISOString());
+    effects.push({ type: 'warmup', version, revision, spec: app.spec.prewarm.warmup, startedAt });
+    // The runner keeps a task it already has for this version and revision, else starts one now.
+    evaluation = evaluatePrewarm(app.spec.prewarm, version, rev, previous, progress ?? { phase: 'running', sent: 0, succeeded: 0, startedAt }, now);
+  }
+  // A finished task is kept (not forgotten) until its version stops prewarming: the cache may
+  // not show the status that records its outcome yet, and warmup must not run twice.
+  return evaluation;
+}
+
+/** The stable version recorded in status, if one was ever established. */
+export function stableOf(app: ServerlessApp): RevisionRef | undefined {
+  const status = app.status;
+  const s = status?.versions?.stable;
+  // A stable version is only recorded once it was ready and warm on a named revision. Before that,
+  // versions.stable shows the first version: while it starts (Pending), once it failed (its failure
+  // names it), or while the spec cannot be served at all (Failed with no failure recorded).
+  if (!s?.revision || status?.phase === 'Pending') return undefined;
+  if (status?.phase === 'Failed' && (!status.canary?.failure || status.canary.failure.version === s.version)) return undefined;
+  return { version: s.version, revision: s.revision };
+}
+
+/** The spec asks to retry the failed version it asks for (rollout.retry changed since the failure). */
+function retryRequested(app: ServerlessApp, version: string): boolean {
+  const f = app.status?.canary?.failure;
+  return !!f && f.version === version && (f.retry ?? 0) !== (app.spec.rollout?.retry ?? 0);
+}
