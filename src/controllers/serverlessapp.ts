@@ -80,7 +80,8 @@ export class ServerlessAppReconciler {
     this.services = mgr.informer<WorkloadObject>(Kinds.KnativeService, { labelSelector: managed, transform, optional: true });
     this.inferenceServices = mgr.informer<WorkloadObject>(Kinds.InferenceService, { labelSelector: managed, transform, optional: true });
     this.virtualServices = mgr.informer<WorkloadObject>(Kinds.VirtualService, { labelSelector: managed, transform, optional: true });
-    this.revisions = mgr.informer<Revision>(Kinds.KnativeRevision, { labelSelector: APP_LABEL, transform: slimRevision, optional: true });
+    // Found by app through an index: a reconcile never scans the namespace's revisions.
+    this.revisions = mgr.informer<Revision>(Kinds.KnativeRevision, { labelSelector: APP_LABEL, transform: slimRevision, optional: true, indexBy: revisionApp });
     this.dataPlane = { knative: [this.services, this.revisions], kserve: [this.inferenceServices], istio: [this.virtualServices] };
     this.status = new StatusWriter(mgr.client);
     this.children = new ChildWriter(mgr.client);
@@ -167,7 +168,7 @@ export class ServerlessAppReconciler {
       app, now,
       knative: { workload: this.knative, ...optional('live', this.services.get(namespace, name)) },
       kserve: { workload: this.kserve, ...optional('live', this.inferenceServices.get(namespace, name)) },
-      revisions: this.revisions.list(namespace),
+      revisions: this.revisions.byIndex(`${namespace}/${name}`),
       ...optional('warmup', this.warmups.current(key)),
       ...optional('analysis', this.analyses.finished(key)),
     });
@@ -307,6 +308,12 @@ function describeWorkload(app: ServerlessApp) {
 function describeFrom(status: ServerlessApp['status'], version: string) {
   const v = [status?.versions?.stable, status?.versions?.candidate].find((x) => x?.version === version);
   return { ...(v?.image ? { image: v.image } : {}), ...(v?.storageUri ? { storageUri: v.storageUri } : {}), ...(v?.summary ? { summary: v.summary } : {}) };
+}
+
+/** The app a revision belongs to, as "namespace/app" (its APP_LABEL, propagated from the template). */
+function revisionApp(r: Revision): string | undefined {
+  const app = r.metadata.labels?.[APP_LABEL];
+  return app ? `${r.metadata.namespace}/${app}` : undefined;
 }
 
 /** `{ [key]: value }` when the value is there: optional properties stay absent rather than undefined. */

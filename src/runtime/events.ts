@@ -28,8 +28,13 @@ const AGGREGATION_WINDOW_MS = 10 * 60_000;
 /** client-go's spam filter: 25 events per object at once, then one per five minutes. */
 const SPAM_BURST = 25;
 const SPAM_REFILL_MS = 5 * 60_000;
-/** Pending writes beyond this are dropped: events are best effort, memory is not. */
+/** Pending writes beyond this are dropped (and counted): events are best effort, memory is not. */
 const MAX_PENDING = 1_000;
+/** Writers draining the queue at once: a burst of thousands of apps is written, not dropped. */
+const WRITERS = 4;
+
+/** Why an event was not written: the per-object spam filter, or the pending queue was full. */
+export type DropReason = 'spam' | 'queue_full';
 
 interface Series {
   namespace: string;
@@ -59,8 +64,11 @@ export class EventRecorder {
   private lastSweep = 0;
   private sequence = 0;
 
-  constructor(client: KubeClient, opts: { identity: string; clock?: Clock; logger?: Logger }) {
+  private readonly onDrop: ((why: DropReason) => void) | undefined;
+
+  constructor(client: KubeClient, opts: { identity: string; clock?: Clock; logger?: Logger; onDrop?: (why: DropReason) => void }) {
     this.client = client;
+    this.onDrop = opts.onDrop;
     this.identity = opts.identity;
     this.clock = opts.clock ?? systemClock;
     this.logger = opts.logger;
@@ -83,7 +91,10 @@ export class EventRecorder {
     const now = this.clock.now();
     this.sweep(now);
     const objectKey = `${obj.apiVersion}/${obj.kind}/${obj.metadata.namespace ?? ''}/${obj.metadata.name}/${obj.metadata.uid ?? ''}`;
-    if (!this.admit(objectKey, now.getTime())) return;
+    if (!this.admit(objectKey, now.getTime())) {
+      this.onDrop?.('spam');
+      return;
+    }
 
     // The API server caps a note at 1 kB; keep the tail that fits.
     const text = note.length > 1024 ? `${note.slice(0, 1021)}...` : note;
@@ -95,6 +106,7 @@ export class EventRecorder {
     } else {
       if (!this.pending.has(key) && this.pending.size >= MAX_PENDING) {
         this.logger?.warn('event dropped: too many pending', { reason });
+        this.onDrop?.('queue_full');
         return;
       }
       this.series.set(key, {
@@ -150,14 +162,14 @@ export class EventRecorder {
 
   private drain(): void {
     if (this.draining) return;
-    this.draining = (async () => {
+    const writer = async () => {
       for (let key = first(this.pending); key !== undefined; key = first(this.pending)) {
         this.pending.delete(key);
         const s = this.series.get(key);
         if (s && s.count > s.written) await this.write(s);
       }
-      this.draining = undefined;
-    })();
+    };
+    this.draining = Promise.all(Array.from({ length: WRITERS }, writer)).then(() => { this.draining = undefined; });
   }
 
   private async write(s: Series): Promise<void> {

@@ -182,6 +182,23 @@ describe('Informer', () => {
     assert.equal(inf.list().length, 2);
   });
 
+  it('keeps an index by key through adds, updates that move an object, and deletes', async () => {
+    api.put('a', 'one', { app: 'x' });
+    api.put('a', 'two', { app: 'y' });
+    const inf = open({ indexBy: (o) => o.data?.app ? `${o.metadata?.namespace}/${o.data.app}` : undefined });
+    await inf.start();
+    const names = (key: string) => inf.byIndex(key).map((o) => o.metadata?.name).sort();
+    assert.deepEqual([names('a/x'), names('a/y')], [['one'], ['two']]);
+    await waitFor('the watch', () => api.watches.length === 1);
+    api.put('a', 'two', { app: 'x' });
+    api.put('a', 'three', {});
+    await waitFor('the move', () => names('a/x').length === 2);
+    assert.deepEqual([names('a/x'), names('a/y')], [['one', 'two'], []]);
+    api.remove('a', 'one');
+    await waitFor('the delete', () => names('a/x').length === 1);
+    assert.deepEqual(names('a/x'), ['two']);
+  });
+
   it('fills in apiVersion and kind, which list items lack, and drops managedFields', async () => {
     api.put('a', 'one', {});
     const inf = open();

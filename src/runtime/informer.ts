@@ -56,6 +56,8 @@ export interface InformerOptions<T> {
   clock?: Clock;
   /** The kind's CRD may be missing: a 404 on list counts as synced and empty (see served()), and the list is retried with backoff. */
   optional?: boolean;
+  /** An index key per object (e.g. its app): byIndex() finds objects without scanning the cache. */
+  indexBy?: (obj: T) => string | undefined;
 }
 
 type EventName = 'add' | 'update' | 'delete';
@@ -91,6 +93,8 @@ export class Informer<T extends KubeObject> {
   readonly #hooks: InformerHooks;
   readonly #clock: Clock;
   readonly #cache = new Map<string, T>();
+  readonly #index = new Map<string, Map<string, T>>();
+  readonly #indexBy: ((obj: T) => string | undefined) | undefined;
   readonly #handlers: Record<EventName, Array<Handler<T>>> = { add: [], update: [], delete: [] };
   readonly #stop = new AbortController();
   readonly #syncedScopes = new Set<string | undefined>();
@@ -116,6 +120,7 @@ export class Informer<T extends KubeObject> {
     this.#hooks = opts.hooks ?? {};
     this.#clock = opts.clock ?? systemClock;
     this.#optional = opts.optional ?? false;
+    this.#indexBy = opts.indexBy;
   }
 
   /** Handlers run synchronously, in event order; the objects are the cache's own, so handlers must not mutate them. */
@@ -159,6 +164,11 @@ export class Informer<T extends KubeObject> {
 
   get(namespace: string | undefined, name: string): T | undefined {
     return this.#cache.get(cacheKey(this.kind.namespaced ? namespace : undefined, name));
+  }
+
+  /** The cached objects whose index key (opts.indexBy) is `key`. */
+  byIndex(key: string): T[] {
+    return [...(this.#index.get(key)?.values() ?? [])];
   }
 
   list(namespace?: string): T[] {
@@ -258,7 +268,7 @@ export class Informer<T extends KubeObject> {
     for (const [key, obj] of fresh) this.#upsert(key, obj);
     for (const [key, old] of this.#cache) {
       if (!fresh.has(key) && (ns === undefined || old.metadata?.namespace === ns)) {
-        this.#cache.delete(key);
+        this.#remove(key, old);
         this.#emit('delete', old);
       }
     }
@@ -346,7 +356,7 @@ export class Informer<T extends KubeObject> {
     if (event.type === 'DELETED') {
       const old = this.#cache.get(key);
       if (old === undefined) return;
-      this.#cache.delete(key);
+      this.#remove(key, old);
       this.#emit('delete', obj);
     } else {
       this.#upsert(key, obj);
@@ -357,8 +367,30 @@ export class Informer<T extends KubeObject> {
     const old = this.#cache.get(key);
     if (old !== undefined && old.metadata?.resourceVersion === obj.metadata?.resourceVersion) return;
     this.#cache.set(key, obj);
+    if (this.#indexBy) {
+      if (old !== undefined) this.#unindex(key, old);
+      const k = this.#indexBy(obj);
+      if (k !== undefined) {
+        let bucket = this.#index.get(k);
+        if (!bucket) this.#index.set(k, bucket = new Map());
+        bucket.set(key, obj);
+      }
+    }
     if (old === undefined) this.#emit('add', obj);
     else this.#emit('update', obj, old);
+  }
+
+  #remove(key: string, old: T): void {
+    this.#cache.delete(key);
+    if (this.#indexBy) this.#unindex(key, old);
+  }
+
+  #unindex(key: string, old: T): void {
+    const k = this.#indexBy!(old);
+    if (k === undefined) return;
+    const bucket = this.#index.get(k);
+    bucket?.delete(key);
+    if (bucket?.size === 0) this.#index.delete(k);
   }
 
   #emit(event: EventName, obj: T, old?: T): void {

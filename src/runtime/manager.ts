@@ -77,16 +77,16 @@ export class Manager {
     this.metrics = new OperatorMetrics();
     this.client = new KubeClient(opts.kubeConfig, { metrics: this.metrics, ...(opts.userAgent ? { userAgent: opts.userAgent } : {}) });
     // Events carry real time whatever clock the controllers use: the API server and kubectl compare them with their own.
-    this.events = new EventRecorder(this.client, { identity: this.identity, clock: systemClock, logger: this.logger });
+    this.events = new EventRecorder(this.client, { identity: this.identity, clock: systemClock, logger: this.logger, onDrop: (why) => this.metrics.eventDropped(why) });
   }
 
   /**
    * The shared informer of `kind` with `labelSelector`, created on first use.
-   * The first caller's transform wins, so callers of one (kind, selector)
+   * The first caller's transform (and index) wins, so callers of one (kind, selector)
    * must agree on it. `optional`: the kind's CRD may be missing, which then
    * holds back neither the caches' sync nor any controller (see Informer.served).
    */
-  informer<T extends KubeObject>(kind: ResourceKind, opts: { labelSelector?: string; transform?: (o: T) => T; optional?: boolean } = {}): Informer<T> {
+  informer<T extends KubeObject>(kind: ResourceKind, opts: { labelSelector?: string; transform?: (o: T) => T; optional?: boolean; indexBy?: (o: T) => string | undefined } = {}): Informer<T> {
     const key = `${kind.group}/${kind.version}/${kind.plural}?${opts.labelSelector ?? ''}`;
     let informer = this.informers.get(key);
     if (!informer) {
@@ -95,6 +95,7 @@ export class Manager {
         ...(opts.labelSelector ? { labelSelector: opts.labelSelector } : {}),
         ...(opts.transform ? { transform: opts.transform } : {}),
         ...(opts.optional ? { optional: true } : {}),
+        ...(opts.indexBy ? { indexBy: opts.indexBy } : {}),
         ...(this.opts.watchdogMs ? { watchdogMs: this.opts.watchdogMs } : {}),
         logger: this.logger.child({ informer: kind.plural }),
         clock: this.clock,

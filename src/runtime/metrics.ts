@@ -41,6 +41,7 @@ export class OperatorMetrics {
   private readonly workDuration: Histogram<'name'>;
   private readonly leader: Gauge<'name'>;
   private readonly restRequests: Counter<'code' | 'method' | 'host'>;
+  private readonly eventsDropped: Counter<'reason'>;
   private readonly queues = new Map<string, WorkQueue>();
 
   constructor(opts: { defaultMetrics?: boolean } = {}) {
@@ -81,6 +82,13 @@ export class OperatorMetrics {
 
     this.leader = new Gauge({ name: 'leader_election_master_status', help: 'Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master', labelNames: ['name'], registers });
     this.restRequests = new Counter({ name: 'rest_client_requests_total', help: 'Number of HTTP requests, partitioned by status code, method, and host', labelNames: ['code', 'method', 'host'], registers });
+    this.eventsDropped = new Counter({ name: 'serverlessapp_events_dropped_total', help: 'Events not written: reason spam (more than 25 for one object, then one per 5 minutes, as client-go) or queue_full (more than 1000 waiting)', labelNames: ['reason'], registers });
+    for (const reason of ['spam', 'queue_full']) this.eventsDropped.inc({ reason }, 0);
+  }
+
+  /** An Event the recorder did not write. */
+  eventDropped(reason: 'spam' | 'queue_full'): void {
+    this.eventsDropped.inc({ reason });
   }
 
   /** Callbacks for a WorkQueue named `name`; pass the queue to `watchQueue` too for the sampled gauges. */
