@@ -274,7 +274,7 @@ export class ServerlessAppReconciler {
     await attempt(() => this.children.ensure(workload.kind, desired, this.liveOf(workload, namespace, name)));
     if (workload.boundsOnRevisions) await attempt(() => this.applyRevisionBounds(d.revisions, revisionBounds(plan, scale, prewarmReplicas)));
     const servingWorkload = previous?.workload ?? workload;
-    const vs = await this.reconcileVirtualService(app, servingWorkload, !previous && !!(plan.candidate?.ready && plan.candidate.warm), attempt);
+    const vs = await this.reconcileVirtualService(app, servingWorkload, !previous && !!(plan.candidate?.ready && plan.candidate.warm), attempt, plan.candidate?.revision);
     // The other kind goes once this kind serves: the VirtualService (if any) routes here already.
     const otherKind = workload === this.kserve ? this.knative : this.kserve;
     const other = this.liveOf(otherKind, namespace, name);
@@ -347,7 +347,7 @@ export class ServerlessAppReconciler {
   }
 
   /** Returns 'current' when the live VirtualService already routes as desired (nothing written). */
-  private async reconcileVirtualService(app: ServerlessApp, workload: Workload, candidateReady: boolean, attempt: (write: () => Promise<unknown>) => Promise<void>): Promise<'current' | 'written' | 'rejected' | 'none'> {
+  private async reconcileVirtualService(app: ServerlessApp, workload: Workload, candidateReady: boolean, attempt: (write: () => Promise<unknown>) => Promise<void>, candidateRevision?: string): Promise<'current' | 'written' | 'rejected' | 'none'> {
     const live = this.virtualServices.get(app.metadata.namespace, virtualServiceName(app));
     // Before 0.2 ours carried the app's name, which KServe also uses for its own: ours goes.
     const legacy = this.virtualServices.get(app.metadata.namespace, app.metadata.name);
@@ -356,7 +356,7 @@ export class ServerlessAppReconciler {
       await attempt(() => this.children.remove(Kinds.VirtualService, live, app));
       return 'none';
     }
-    const desired = renderVirtualService(app, { localGateway: this.o.localGateway, candidateReady, ...workload.hosts(app) });
+    const desired = renderVirtualService(app, { localGateway: this.o.localGateway, candidateReady, ...workload.hosts(app), ...(candidateRevision ? { candidateRevision } : {}) });
     let outcome: 'current' | 'written' | 'rejected' = 'rejected';
     await attempt(async () => { outcome = (await this.children.ensure(Kinds.VirtualService, desired as unknown as WorkloadObject, live)) ? 'written' : 'current'; });
     return outcome;
