@@ -25,6 +25,17 @@ describe('operator flags', () => {
     assert.doesNotMatch(line, /\[\$/);
   });
 
+  describe('leader election', () => {
+    const cases: Array<{ what: string; argv: string[]; env: Record<string, string>; want: boolean }> = [
+      { what: 'is on by default in a pod (KUBERNETES_SERVICE_HOST set by the kubelet)', argv: [], env: { KUBERNETES_SERVICE_HOST: '10.96.0.1' }, want: true },
+      { what: 'is off by default outside a cluster, so npm start needs no Lease namespace', argv: [], env: {}, want: false },
+      { what: 'is forced on outside a cluster by --leader-elect true', argv: ['--leader-elect', 'true'], env: {}, want: true },
+      { what: 'is forced on outside a cluster by LEADER_ELECT=true', argv: [], env: { LEADER_ELECT: 'true' }, want: true },
+      { what: 'is turned off in a pod by LEADER_ELECT=false', argv: [], env: { KUBERNETES_SERVICE_HOST: '10.96.0.1', LEADER_ELECT: 'false' }, want: false },
+    ];
+    for (const c of cases) it(c.what, () => assert.equal(parseConfig(c.argv, c.env).leaderElect, c.want));
+  });
+
   describe('tenant-safety settings', () => {
     it('defaults to the safe side: no providers, no addresses, no wildcards, namespace-scoped caches, 100Gi models, no service accounts, any host and storage URI', () => {
       const c = parseConfig([], {});

@@ -62,7 +62,7 @@ const OPTIONS = {
   'log-level': { type: 'string', env: 'LOG_LEVEL', help: 'error|warn|info|debug (default info)' },
   'metrics-bind-address': { type: 'string', env: 'METRICS_BIND_ADDRESS', help: 'metrics listen address (default :8080)' },
   'health-probe-bind-address': { type: 'string', env: 'HEALTH_PROBE_BIND_ADDRESS', help: 'probe listen address (default :8081)' },
-  'leader-elect': { type: 'string', env: 'LEADER_ELECT', help: 'true|false (default true)' },
+  'leader-elect': { type: 'string', env: 'LEADER_ELECT', help: 'true|false (default true in a pod, false outside a cluster, e.g. npm start)' },
   'leader-election-namespace': { type: 'string', env: 'POD_NAMESPACE', help: 'namespace of the Lease (default serverlessapp-system)' },
   'leader-election-id': { type: 'string', env: 'LEADER_ELECTION_ID', help: 'Lease name (default serverlessapp-operator-leader)' },
   identity: { type: 'string', env: 'POD_NAME', help: 'this replica\'s identity (default hostname-pid)' },
@@ -120,7 +120,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv): OperatorCon
     logLevel: oneOf('log-level', get('log-level') ?? 'info', ['error', 'warn', 'info', 'debug'] as const),
     metricsAddr: get('metrics-bind-address') ?? ':8080',
     probeAddr: get('health-probe-bind-address') ?? ':8081',
-    leaderElect: oneOf('leader-elect', get('leader-elect') ?? 'true', ['true', 'false'] as const) === 'true',
+    leaderElect: bool('leader-elect', get('leader-elect'), inPod(env)),
     leaderElectionNamespace: get('leader-election-namespace') ?? 'serverlessapp-system',
     leaderElectionId: get('leader-election-id') ?? 'serverlessapp-operator-leader',
     identity: get('identity') ?? `${env.HOSTNAME ?? 'local'}-${process.pid}`,
@@ -151,6 +151,16 @@ export function validationPolicy(c: OperatorConfig): Required<ValidationPolicy> 
     maxModelSizeBytes: c.maxModelSizeBytes, allowedStorageUriPrefixes: c.allowedStorageUriPrefixes,
     allowedServiceAccounts: c.allowedServiceAccounts,
   };
+}
+
+/**
+ * The kubelet sets KUBERNETES_SERVICE_HOST in every pod. Outside one (a local
+ * run) there is no second replica to stand by, and the Lease's namespace
+ * usually does not exist, so leader election is on by default only in a pod,
+ * as kubebuilder's `make run` has it off and its Deployment passes it on.
+ */
+function inPod(env: NodeJS.ProcessEnv): boolean {
+  return !!env.KUBERNETES_SERVICE_HOST;
 }
 
 function bool(name: string, value: string | undefined, fallback: boolean): boolean {

@@ -135,6 +135,15 @@ describe('ChildWriter', () => {
       assert.equal(await new ChildWriter(client).ensure(Kinds.VirtualService, vs(['a']), current), true);
       assert.deepEqual(calls.map((c) => c.dryRun ?? false), [true, false]);
     });
+
+    it('sees a field dropped inside a VirtualService route, which an atomic list hides from managedFields, and writes it away', async () => {
+      const route = { name: 'default', route: [{ destination: { host: 'gw' } }] };
+      const want = { ...vs(['a']), spec: { hosts: ['a'], http: [route] } };
+      const current = { ...liveVs({ hosts: ['a'], http: [{ ...route, mirror: { host: 'shop-00002-private.team-a.svc.cluster.local' } }] }), metadata: { ...liveVs({}).metadata, managedFields: [{ manager: M, operation: 'Apply', fieldsV1: { 'f:spec': { 'f:hosts': {}, 'f:http': {} } } }] } };
+      const { client, calls } = fakeClient((c) => (c.dryRun ? want : c.obj));
+      assert.equal(await new ChildWriter(client).ensure(Kinds.VirtualService, want, current), true);
+      assert.deepEqual(calls.map((c) => c.dryRun ?? false), [true, false]);
+    });
   });
 
   it('turns a refused write into WriteRejected naming the kind and object; other failures pass through', async () => {

@@ -163,7 +163,10 @@ export class ChildWriter {
   }
 
   private async applyIfChanged(kind: ResourceKind, desired: Child, live: Child | undefined, manager: string): Promise<boolean> {
-    const need = applyNeed(desired, live, manager);
+    let need = applyNeed(desired, live, manager);
+    // Istio's CRDs make every list atomic, so managedFields cannot show a field we dropped inside a
+    // route (a mirror, a timeout); nothing defaults a VirtualService, so a spec that differs is asked about.
+    if (need === 'none' && kind === Kinds.VirtualService && canonicalJson(live?.spec) !== canonicalJson(desired.spec)) need = 'dropsOwned';
     if (need === 'none') return false;
     // We own a field we did not render: usually a webhook's default, which an
     // apply would only remove for the webhook to add again. Ask the server.

@@ -14,6 +14,7 @@ import { APP_LABEL, MANAGED_BY } from '../render/metadata.ts';
 import { renderVirtualService, virtualServiceName } from '../render/virtual-service.ts';
 import { runChecks } from '../rollout/analysis.ts';
 import { AnalysisRunner } from '../rollout/analysis-runner.ts';
+import { isParked } from '../rollout/canary.ts';
 import { summarize } from '../rollout/version.ts';
 import { keepAppliedFields } from '../runtime/apply.ts';
 import { Controller, type ReconcileContext, type Request, type Result } from '../runtime/controller.ts';
@@ -208,7 +209,9 @@ export class ServerlessAppReconciler {
     await attempt(() => this.children.ensure(workload.kind, desired, d.live));
     if (workload.boundsOnRevisions) await attempt(() => this.applyRevisionBounds(d.revisions, revisionBounds(plan, scale, prewarmReplicas)));
     const servingWorkload = previous?.workload ?? workload;
-    const vs = await this.reconcileVirtualService(app, servingWorkload, !previous && !!(plan.candidate?.ready && plan.candidate.warm), attempt);
+    // Header routes and mirroring reach a candidate only while it is ready, warm and not stopped (rolled back, aborted, failed).
+    const reachable = !previous && !!(plan.candidate?.ready && plan.candidate.warm) && !isParked(plan.candidate?.state);
+    const vs = await this.reconcileVirtualService(app, servingWorkload, reachable, attempt, plan.candidate?.revision);
     // The other kind goes once this kind serves: the VirtualService (if any) routes here already.
     if (!previous && other && (!app.spec.ingress || vs === 'current')) await attempt(() => this.children.remove(other.workload.kind, other.live, app));
     // Model -> container: with KServe's default ingress (disableIstioVirtualHost: false) KServe holds an
@@ -263,7 +266,7 @@ export class ServerlessAppReconciler {
   }
 
   /** Returns 'current' when the live VirtualService already routes as desired (nothing written). */
-  private async reconcileVirtualService(app: ServerlessApp, workload: Workload, candidateReady: boolean, attempt: (write: () => Promise<unknown>) => Promise<void>): Promise<'current' | 'written' | 'rejected' | 'none'> {
+  private async reconcileVirtualService(app: ServerlessApp, workload: Workload, candidateReady: boolean, attempt: (write: () => Promise<unknown>) => Promise<void>, candidateRevision?: string): Promise<'current' | 'written' | 'rejected' | 'none'> {
     const live = this.virtualServices.get(app.metadata.namespace, virtualServiceName(app));
     // Before 0.2 ours carried the app's name, which KServe also uses for its own: ours goes.
     const legacy = this.virtualServices.get(app.metadata.namespace, app.metadata.name);
@@ -272,7 +275,7 @@ export class ServerlessAppReconciler {
       await attempt(() => this.children.remove(Kinds.VirtualService, live, app));
       return 'none';
     }
-    const desired = renderVirtualService(app, { localGateway: this.o.localGateway, candidateReady, ...workload.hosts(app) });
+    const desired = renderVirtualService(app, { localGateway: this.o.localGateway, candidateReady, ...workload.hosts(app), ...(candidateRevision ? { candidateRevision } : {}) });
     let outcome: 'current' | 'written' | 'rejected' = 'rejected';
     await attempt(async () => { outcome = (await this.children.ensure(Kinds.VirtualService, desired as unknown as WorkloadObject, live)) ? 'written' : 'current'; });
     return outcome;

@@ -154,6 +154,28 @@ describe('render', () => {
       assert.deepEqual(vs.spec?.http?.map((h) => h.name), ['default']);
     });
 
+    it('mirrors a share of the default route to the candidate revision\'s private Service once the candidate is ready and warm (golden)', () => {
+      const app = containerApp({ ingress: { hosts: ['shop.example.com'], gateways: ['istio-system/public'] }, rollout: { canaryPercent: 0, mirrorPercent: 25, match: [{ header: 'x-canary', exact: 'always' }] } });
+      const vs = renderVirtualService(app, { localGateway: 'knative-local-gateway.istio-system.svc.cluster.local', candidateReady: true, defaultHost: 'shop.team-a.svc.cluster.local', candidateHost: 'candidate-shop.team-a.svc.cluster.local', candidateRevision: 'shop-00002-5f2c8e1a9b' });
+      assertGolden(golden('virtual-service-mirror'), vs);
+      new VirtualService(vs).validate();
+      assert.deepEqual(vs.spec?.http?.map((h) => [h.name, h.mirror?.host]), [['candidate-by-header', undefined], ['default', 'shop-00002-5f2c8e1a9b-private.team-a.svc.cluster.local']], 'header-matched requests already go to the candidate: only the default route is mirrored');
+    });
+
+    const noMirror: Array<{ what: string; mirrorPercent?: number; candidateReady: boolean; candidateRevision?: string }> = [
+      { what: 'while the candidate is not ready and warm', mirrorPercent: 25, candidateReady: false, candidateRevision: 'shop-00002' },
+      { what: 'with mirrorPercent 0', mirrorPercent: 0, candidateReady: true, candidateRevision: 'shop-00002' },
+      { what: 'without mirrorPercent', candidateReady: true, candidateRevision: 'shop-00002' },
+      { what: 'while the candidate has no revision yet', mirrorPercent: 25, candidateReady: true },
+    ];
+    for (const c of noMirror) {
+      it(`mirrors nothing ${c.what}`, () => {
+        const app = containerApp({ ingress: { hosts: ['shop.example.com'] }, rollout: { ...(c.mirrorPercent !== undefined ? { mirrorPercent: c.mirrorPercent } : {}) } });
+        const vs = renderVirtualService(app, { localGateway: 'gw', candidateReady: c.candidateReady, defaultHost: 'd', candidateHost: 'c', ...(c.candidateRevision ? { candidateRevision: c.candidateRevision } : {}) });
+        assert.deepEqual(vs.spec?.http?.map((h) => [h.mirror, h.mirrorPercentage]), [[undefined, undefined]]);
+      });
+    }
+
     const visibility: Array<{ what: string; gateways?: string[]; exportTo?: string[] }> = [
       { what: 'exports a mesh-bound VirtualService to its own namespace only, so other namespaces\' clients are not rerouted', exportTo: ['.'] },
       { what: 'leaves a gateway-bound VirtualService visible to the gateway\'s proxies', gateways: ['istio-system/public'] },

@@ -10,6 +10,18 @@
 // multi-tenancy guidance). Gateway-bound ones stay visible to the gateways'
 // proxies, which run in other namespaces; what they may claim is the host and
 // gateway policy's business (api/v1alpha1/validation.ts).
+//
+// rollout.mirrorPercent copies that share of the default route's requests to
+// the candidate revision's private Service, `<revision>-private` port 80, which
+// selects the revision's pods and reaches their queue-proxy whatever the Host
+// (knative.dev/serving pkg/reconciler/serverlessservice/resources/services.go
+// MakePrivateService, names.PrivateService). Not the Knative gateway: Envoy
+// appends "-shadow" to a mirrored request's Host (envoy config/route/v3
+// RouteAction.RequestMirrorPolicy), which no Knative route answers. Not the
+// revision's public Service either: while the activator is in its path (SKS
+// proxy mode) its endpoints are the activator's, which finds the revision from
+// the Host or Knative-Serving-* headers (pkg/activator/handler/context_handler.go),
+// and a copy carries neither.
 
 import type { IVirtualService } from '@kubernetes-models/istio/networking.istio.io/v1/VirtualService';
 import type { HeaderMatch, ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
@@ -23,6 +35,8 @@ export interface VirtualServiceOptions {
   /** Cluster-local hosts of the app's default route and of the candidate tag. */
   defaultHost: string;
   candidateHost: string;
+  /** The candidate's revision, the target of rollout.mirrorPercent (mirrored only while candidateReady). */
+  candidateRevision?: string;
 }
 
 function headerMatch(m: HeaderMatch) {
@@ -60,10 +74,15 @@ export function renderVirtualService(app: ServerlessApp, o: VirtualServiceOption
     ...policy,
   });
   const matches = app.spec.rollout?.match ?? [];
+  const mirrorPercent = app.spec.rollout?.mirrorPercent ?? 0;
+  const mirror = mirrorPercent > 0 && o.candidateReady && o.candidateRevision ? {
+    mirror: { host: `${o.candidateRevision}-private.${app.metadata.namespace}.svc.cluster.local`, port: { number: 80 } },
+    mirrorPercentage: { value: mirrorPercent },
+  } : {};
   const http = [
     // Any matching rule sends the request to the candidate (match entries are ORed).
     ...(matches.length && o.candidateReady ? [{ name: 'candidate-by-header', match: matches.map(headerMatch), ...to(o.candidateHost) }] : []),
-    { name: 'default', ...to(o.defaultHost) },
+    { name: 'default', ...to(o.defaultHost), ...mirror },
   ];
   return {
     apiVersion: 'networking.istio.io/v1',

@@ -203,7 +203,9 @@ export class LeaderElector {
       const claimed: Lease = { ...current, spec: claimLease(current.spec, this.#identity, now, this.#leaseDurationMs) };
       return await this.#write('update', claimed, signal);
     } catch (err) {
-      if (!this.#stop.signal.aborted) this.#log.warn('leader election request failed', { lease: `${this.#namespace}/${this.#name}`, error: String(err) });
+      // A missing Lease reads as absent, so a 404 here is the create: the namespace does not exist.
+      const hint = err instanceof ApiError && err.code === 404 ? { hint: `create namespace ${this.#namespace}, or set --leader-election-namespace, or run with --leader-elect=false` } : {};
+      if (!this.#stop.signal.aborted) this.#log.warn('leader election request failed', { lease: `${this.#namespace}/${this.#name}`, error: String(err), ...hint });
       return false;
     }
   }

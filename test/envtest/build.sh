@@ -62,11 +62,16 @@ wait $etcd_pid
 build kwok '' kwok=sigs.k8s.io/kwok/cmd/kwok
 build knative '' knative-controller=knative.dev/serving/cmd/controller knative-webhook=knative.dev/serving/cmd/webhook knative-autoscaler=knative.dev/serving/cmd/autoscaler
 build kserve '' kserve-manager=github.com/kserve/kserve/cmd/manager
-build helm '' helm=helm.sh/helm/v3/cmd/helm
+# Helm's own Makefile stamps the Kubernetes version `helm template` assumes
+# (and checks a chart's kubeVersion against) from its client-go, v0.N -> 1.N;
+# without it a source build assumes v1.20 and refuses charts that need newer.
+helm_minor=$(awk '$1=="k8s.io/client-go" {print $2}' "$here/helm/go.mod" | cut -d. -f2)
+helm_ldflags=$(for p in chartutil lint/rules; do printf -- '-X helm.sh/helm/v3/pkg/%s.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/%s.k8sVersionMinor=%s ' "$p" "$p" "$helm_minor"; done)
+build helm "$helm_ldflags" helm=helm.sh/helm/v3/cmd/helm
 
 # One bin dir per combination of builds, so checkouts with different pins never
 # swap each other's binaries mid-run.
-dirs=("kube-$(key kube "$k8s_ldflags")" "etcd-$(key etcd)" "kwok-$(key kwok)" "knative-$(key knative)" "kserve-$(key kserve)" "helm-$(key helm)")
+dirs=("kube-$(key kube "$k8s_ldflags")" "etcd-$(key etcd)" "kwok-$(key kwok)" "knative-$(key knative)" "kserve-$(key kserve)" "helm-$(key helm "$helm_ldflags")")
 bin="$cache/bin-$(echo "${dirs[*]}" | sha256sum | cut -c1-16)"
 if [ ! -d "$bin" ]; then
   tmp=$(mktemp -d "$cache/.bin.XXXXXX"); chmod 755 "$tmp"

@@ -18,6 +18,7 @@ import { startOperator, type RunningOperator } from '../support/operator.ts';
 
 interface VS { spec: { hosts: string[]; gateways?: string[]; http: Array<{ name: string; match?: Array<{ headers: Record<string, Record<string, string>> }>; rewrite?: { authority: string }; timeout?: string }> } }
 
+interface MirrorVS { spec: { http: Array<{ name: string; mirror?: { host: string; port: { number: number } }; mirrorPercentage?: { value: number } }> } }
 const READY_MS = 120_000;
 const spec = (image: string, rollout?: AppSpec['rollout'], extra: Partial<AppSpec> = {}): AppSpec => ({
   container: { image, port: 8080 }, scaling: { minScale: 0 }, ...(rollout ? { rollout } : {}), ...extra,
@@ -113,6 +114,24 @@ describe('canary rollouts by editing the spec, on the real Knative (integration)
       const v = await userClient().get<VS>(Kinds.VirtualService, ns, 'shop-routes');
       return v?.spec.http.map((h) => h.name).join() === 'default';
     }, 'no header route without a candidate');
+  });
+
+  it('mirrors a share of the default route to the private Service Knative made for the candidate revision, once it is ready, and stops at mirrorPercent 0', async () => {
+    const ingress = ingressIn(ns);
+    await stableV1({ ingress });
+    await applyApp(app(ns, 'shop', spec(image('2'), { canaryPercent: 0, mirrorPercent: 25, match: [{ header: 'x-canary', exact: 'yes' }] }, { ingress })));
+    const a = await waitForApp(ns, 'shop', (x) => !!x.status?.versions?.candidate?.ready, 'candidate ready', READY_MS);
+    const candidate = a.status!.versions!.candidate!.revision!;
+    const mirroredRoutes = async () => (await userClient().get<MirrorVS>(Kinds.VirtualService, ns, 'shop-routes'))?.spec.http.filter((h) => h.mirror) ?? [];
+    const [route] = await eventually(async () => { const r = await mirroredRoutes(); return r.length ? r : undefined; }, 'a mirrored route');
+    assert.equal(route!.name, 'default', 'header-matched requests go to the candidate already: only the default route mirrors');
+    assert.deepEqual(route!.mirror, { host: `${candidate}-private.${ns}.svc.cluster.local`, port: { number: 80 } });
+    assert.deepEqual(route!.mirrorPercentage, { value: 25 });
+    const service = await testEnv().kubeConfig().makeApiClient(CoreV1Api).readNamespacedService({ namespace: ns, name: `${candidate}-private` });
+    assert.ok(service.spec?.ports?.some((p) => p.port === 80), 'Knative\'s private Service of the revision serves port 80 (the queue-proxy)');
+
+    await applyApp(app(ns, 'shop', spec(image('2'), { canaryPercent: 0, mirrorPercent: 0, match: [{ header: 'x-canary', exact: 'yes' }] }, { ingress })));
+    await eventually(async () => (await mirroredRoutes()).length === 0, 'no mirror at mirrorPercent 0');
   });
 
   it('rolls back with canaryPercent 0: Knative routes all traffic to stable, the candidate kept at 0% with min-scale 0', async () => {

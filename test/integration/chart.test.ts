@@ -44,6 +44,15 @@ describe('Helm chart: rendering', function () {
     assert.equal(r.code, 0, r.stdout + r.stderr);
   });
 
+  it('renders with plain `helm template`, no --kube-version: the rig\'s helm assumes its client-go\'s Kubernetes, as a released helm does, and the chart still refuses clusters older than 1.29', async () => {
+    const plain = await helm(['template', 'sapp', CHART_DIR, '--namespace', 'serverlessapp-system']);
+    assert.equal(plain.code, 0, plain.stderr);
+    assert.match(plain.stdout, /^kind: Deployment$/m);
+    const old = await helm(['template', 'sapp', CHART_DIR, '--namespace', 'serverlessapp-system', '--kube-version', '1.28.0']);
+    assert.notEqual(old.code, 0);
+    assert.match(old.stderr, /chart requires kubeVersion: >=1\.29\.0-0 which is incompatible with Kubernetes v1\.28\.0/);
+  });
+
   it('runs two replicas with leader election on, identity and Lease namespace from the downward API', async () => {
     const objects = await renderChart();
     assert.equal(find<Deployment>(objects, 'Deployment').spec.replicas, 2);

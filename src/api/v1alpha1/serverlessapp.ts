@@ -167,6 +167,7 @@ export const analysisCheckSchema = object('A Prometheus check: the query\'s firs
 export const rolloutSchema = object('How a new version is rolled out. Edit canaryPercent to move traffic; 100 (or removing it) promotes, 0 rolls back.', {
   canaryPercent: integer('Share of traffic (0..100) for the candidate version; the stable version keeps the rest. 100 promotes, 0 rolls back (the candidate stays, scaled to zero), except with match: then 0 is header testing (phase Testing, the candidate kept warm with at least one replica for the testers).', { minimum: 0, maximum: 100 }),
   match: array(headerMatchSchema, 'Header rules that send matching requests to the candidate (needs spec.ingress).', { maxItems: 16 }),
+  mirrorPercent: integer('Traffic mirroring, off by default (needs spec.ingress): a copy of this share (0..100) of the stable traffic is sent to the candidate, and its responses are discarded. Only while the candidate is ready and warm. Copies are taken on the app\'s default route, which during a canary also carries the candidate\'s own share; they include writes (POST, PUT, ...), so the candidate must tolerate them.', { minimum: 0, maximum: 100 }),
   steps: array(integer('A canary percentage (1..99).', { minimum: 1, maximum: 99 }), 'Automated rollout: canary percentages to move through, e.g. [10, 25, 50]; after the last step the candidate is promoted. A manual canaryPercent always wins.', { maxItems: 20 }),
   interval: duration('Time at each step before its checks decide.', { default: '1m', min: { value: MIN_ANALYSIS_INTERVAL, why: 'each step queries Prometheus' } }),
   analysis: object('Metric checks that gate each automated step.', {
@@ -212,6 +213,7 @@ export const specSchema = object('What the app runs and how it is served, scaled
     { rule: '!has(self.prewarm) || !has(self.prewarm.cacheModel) || !self.prewarm.cacheModel || has(self.model)', message: 'cacheModel needs a model app', fieldPath: '.prewarm.cacheModel' },
     { rule: '!has(self.prewarm) || !has(self.prewarm.cacheModel) || !self.prewarm.cacheModel || !has(self.model) || has(self.model.size)', message: 'cacheModel needs model.size (the cache reserves it on each node)', fieldPath: '.model.size', reason: 'FieldValueRequired' },
     { rule: '!has(self.rollout) || !has(self.rollout.match) || size(self.rollout.match) == 0 || has(self.ingress)', message: 'rollout.match needs spec.ingress (header routing is done by the VirtualService)', fieldPath: '.rollout.match' },
+    { rule: '!has(self.rollout) || !has(self.rollout.mirrorPercent) || self.rollout.mirrorPercent == 0 || has(self.ingress)', message: 'rollout.mirrorPercent needs spec.ingress (mirroring is done by the VirtualService)', fieldPath: '.rollout.mirrorPercent' },
   ],
 });
 

@@ -89,6 +89,7 @@ const FAULTS: Fault[] = [
   { name: 'model storageUri over ftp', field: 'spec.model.storageUri', model: true, apply: (s) => { obj(s, 'model').storageUri = 'ftp://models.example.com/iris'; } },
   { name: 'analysis without steps', field: 'spec.rollout.analysis', apply: (s) => { obj(s, 'rollout').analysis = { prometheus: { address: 'http://prometheus:9090' }, checks: [{ name: 'ok', query: 'up', min: 1 }] }; } },
   { name: 'match without ingress', field: 'spec.rollout.match', apply: (s) => { delete s.ingress; obj(s, 'rollout').match = [{ header: 'x-canary', exact: 'yes' }]; } },
+  { name: 'mirror without ingress', field: 'spec.rollout.mirrorPercent', apply: (s) => { delete s.ingress; obj(s, 'rollout').mirrorPercent = 10; } },
 ];
 
 function validSpec(rng: Random, model: boolean): Json {
