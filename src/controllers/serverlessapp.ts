@@ -32,7 +32,7 @@ import { cacheNameFor } from './model-cache.ts';
 import { RolloutMetrics, type WindowChange } from './rollout-metrics.ts';
 import { decide, desiredWorkload, type Decision, type Effect } from '../planner/decide.ts';
 import { slimRevision, type Revision } from '../planner/revisions.ts';
-import { composeStatus, invalidSpecStatus } from '../planner/status.ts';
+import { composeStatus, invalidSpecStatus, significantStatus } from '../planner/status.ts';
 import { kserveWorkload, knativeWorkload, type Workload, type WorkloadObject } from '../planner/workloads.ts';
 
 export interface ServerlessAppOptions {
@@ -49,6 +49,13 @@ export interface ServerlessAppOptions {
   warmupBackoffMs?: number;
   modelCacheScope: CacheScope;
 }
+
+/**
+ * Status changes that only report progress (see significantStatus) are written at most this often
+ * per app: Knative and KServe update their status several times on the way to Ready, and each
+ * would otherwise be a write of ours. What a user waits for is written at once.
+ */
+const STATUS_COALESCE_MS = 5_000;
 
 export class ServerlessAppReconciler {
   readonly controller: Controller;
@@ -149,7 +156,7 @@ export class ServerlessAppReconciler {
 
     const d = this.decide(app, key, now, ctx);
     const rejected = await this.applyChildren(app, d);
-    const wrote = await this.report(app, d, now, rejected);
+    const { wrote, retryInMs } = await this.report(app, d, now, rejected);
     if (rejected) {
       // Shown on the app (Ready=False ApplyRejected or NotOwned, an Event, a metric). A refused write is
       // retried with backoff; an object the app does not own waits for the app to change (no retry loop).
@@ -159,7 +166,8 @@ export class ServerlessAppReconciler {
     }
 
     ctx.log.debug('reconciled', { phase: d.plan.phase, wroteStatus: wrote });
-    return d.requeueAfterMs !== undefined ? { requeueAfterMs: d.requeueAfterMs } : undefined;
+    const waits = [d.requeueAfterMs, retryInMs].filter((x): x is number => x !== undefined);
+    return waits.length ? { requeueAfterMs: Math.max(1, Math.ceil(Math.min(...waits))) } : undefined;
   }
 
   /** Observe (caches, clock, effects' results) -> plan (pure) -> start the effects it asks for. */
@@ -225,7 +233,7 @@ export class ServerlessAppReconciler {
   }
 
   /** Status (only when it changed), the Events of the transitions it records, and metrics. */
-  private async report(app: ServerlessApp, d: Decision, now: Date, rejected: WriteRejected | undefined): Promise<boolean> {
+  private async report(app: ServerlessApp, d: Decision, now: Date, rejected: WriteRejected | undefined): Promise<{ wrote: boolean; retryInMs?: number }> {
     const { plan, scale, prewarm, version } = d;
     const cache = cacheNameFor(app, this.o.modelCacheScope, this.o.policy);
     const status = composeStatus(app, {
@@ -235,7 +243,10 @@ export class ServerlessAppReconciler {
       describe: (v) => v === version ? describeWorkload(app) : describeFrom(app.status, v),
       ...(cache ? { modelCache: cache } : {}),
     });
-    const wrote = await this.status.write(app, status);
+    // A burst of data-plane progress becomes one write; a transition (with its Events) is written at once.
+    const { wrote, retryInMs } = plan.events.length || rejected
+      ? { wrote: await this.status.write(app, status) }
+      : await this.status.writeCoalesced(app, status, significantStatus, STATUS_COALESCE_MS);
     if (wrote) {
       for (const e of plan.events) this.mgr.events.record(app, e.type, e.reason, e.message);
       if (rejected) this.mgr.events.record(app, 'Warning', rejected.reason, rejected.summary);
@@ -247,7 +258,7 @@ export class ServerlessAppReconciler {
     this.metrics.observe(app, plan, wrote);
     if (wrote && d.analysed) this.metrics.analysisRound(d.analysed.result);
     if (wrote && prewarm) this.metrics.prewarmed(app, prewarm);
-    return wrote;
+    return { wrote, ...(retryInMs !== undefined ? { retryInMs } : {}) };
   }
 
   /** Knative >= 1.21 applies min/max-scale edits on a live Revision without a new revision. */

@@ -142,3 +142,22 @@ export function composeStatus(app: ServerlessApp, s: StatusInput): ServerlessApp
     ...(s.modelCache ? { modelCache: s.modelCache } : {}),
   };
 }
+
+/**
+ * What a user waits for in a status: phase, conditions (status and reason; the data plane's own
+ * WorkloadReady by status only), which versions and revisions, the traffic split, the rollout's
+ * progress, the scale in force, warmth. Left out, and so written at most once per coalescing
+ * window: messages, the data plane's reasons while it works, replica counts and warmup request counts.
+ */
+export function significantStatus(status: unknown): unknown {
+  const s = (status ?? {}) as ServerlessAppStatus;
+  const version = (v: VersionStatus | undefined) => v && [v.version, v.revision];
+  return {
+    g: s.observedGeneration, phase: s.phase, url: s.url,
+    conditions: (s.conditions ?? []).map((c) => (c.type === 'WorkloadReady' ? [c.type, c.status] : [c.type, c.status, c.reason])),
+    versions: [version(s.versions?.stable), version(s.versions?.candidate)],
+    traffic: (s.traffic ?? []).map((t) => [t.revision, t.percent]),
+    canary: s.canary, scaling: s.scaling, modelCache: s.modelCache,
+    prewarm: s.prewarm && [s.prewarm.version, s.prewarm.warmedAt],
+  };
+}

@@ -44,4 +44,27 @@ describe('StatusWriter', () => {
     assert.equal(await w.write(app({ phase: 'Pending' }, 2, 'u2'), { phase: 'Stable' }), true, 'forgotten');
     assert.equal(applied.length, 4);
   });
+
+  describe('coalescing progress', () => {
+    const significant = (st: unknown) => (st as { phase?: string }).phase;
+    it('writes a significant change at once, and progress at most once per window, saying when to look again', async () => {
+      const { client, applied } = fakeClient();
+      let t = 1_000;
+      const w = new StatusWriter(client, { now: () => t });
+      assert.deepEqual(await w.writeCoalesced(app(), { phase: 'Pending', note: 'a' }, significant, 5_000), { wrote: true });
+      t += 1_000;
+      assert.deepEqual(await w.writeCoalesced(app({ phase: 'Pending', note: 'a' }), { phase: 'Pending', note: 'b' }, significant, 5_000), { wrote: false, retryInMs: 4_000 });
+      assert.deepEqual(await w.writeCoalesced(app({ phase: 'Pending', note: 'a' }), { phase: 'Stable', note: 'b' }, significant, 5_000), { wrote: true }, 'significant: at once');
+      t += 5_000;
+      assert.deepEqual(await w.writeCoalesced(app({ phase: 'Stable', note: 'b' }), { phase: 'Stable', note: 'c' }, significant, 5_000), { wrote: true }, 'the window has passed');
+      assert.equal(applied.length, 3);
+    });
+
+    it('writes progress at once for an object it never wrote, and nothing for an unchanged status', async () => {
+      const { client } = fakeClient();
+      const w = new StatusWriter(client, { now: () => 0 });
+      assert.deepEqual(await w.writeCoalesced(app({ phase: 'Pending', note: 'a' }), { phase: 'Pending', note: 'b' }, significant, 5_000), { wrote: true });
+      assert.deepEqual(await w.writeCoalesced(app({ phase: 'Pending', note: 'b' }, 2), { phase: 'Pending', note: 'b' }, significant, 5_000), { wrote: false });
+    });
+  });
 });

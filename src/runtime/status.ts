@@ -3,7 +3,9 @@
 // so a converged object costs no writes and triggers no watch events.
 // "Changed" is judged against the cached object and against what this writer
 // last wrote for the same object generation: a cache that has not yet seen our
-// own write must not cause the same status (and its Events) twice.
+// own write must not cause the same status (and its Events) twice. Progress
+// that changes nothing a user waits for (a data plane's message while it works,
+// a replica count) can be coalesced: written at most once per window.
 
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../util/canonical-json.ts';
@@ -19,10 +21,27 @@ interface Live {
 export class StatusWriter {
   private readonly client: KubeClient;
   /** namespace/name -> the object's uid and generation, and the hash of the status last written. */
-  private readonly written = new Map<string, { uid?: string; generation?: number; hash: string }>();
+  private readonly written = new Map<string, { uid?: string; generation?: number; hash: string; at: number }>();
+  private readonly now: () => number;
 
-  constructor(client: KubeClient) {
+  constructor(client: KubeClient, opts: { now?: () => number } = {}) {
     this.client = client;
+    this.now = opts.now ?? Date.now;
+  }
+
+  /**
+   * Like write(), for a status that reports progress. A change that leaves `significant(status)`
+   * as the live one reads is written at most once per `windowMs` after this writer's last write
+   * of the object: `retryInMs` says when to look again. A significant change is written at once.
+   */
+  async writeCoalesced<T>(live: T, status: object, significant: (status: unknown) => unknown, windowMs: number): Promise<{ wrote: boolean; retryInMs?: number }> {
+    const obj = live as T & Live;
+    const last = this.written.get(keyOf(obj));
+    if (last && canonicalJson(obj.status ?? {}) !== canonicalJson(status) && canonicalJson(significant(obj.status ?? {})) === canonicalJson(significant(status))) {
+      const wait = last.at + windowMs - this.now();
+      if (wait > 0) return { wrote: false, retryInMs: wait };
+    }
+    return { wrote: await this.write(live, status) };
   }
 
   /** Applies `status` to `live`'s status subresource unless it already reads the same; returns whether it wrote. */
@@ -32,7 +51,7 @@ export class StatusWriter {
     if (canonicalJson(obj.status ?? {}) === text) return false;
     const hash = createHash('sha256').update(text).digest('base64url').slice(0, 22);
     const { name, namespace, uid, generation } = obj.metadata;
-    const key = `${namespace ?? ''}/${name}`;
+    const key = keyOf(obj);
     const last = this.written.get(key);
     if (last && last.hash === hash && last.uid === uid && last.generation === generation) return false;
     try {
@@ -45,7 +64,7 @@ export class StatusWriter {
       if (isNotFound(err)) return false;
       throw err;
     }
-    this.written.set(key, { ...(uid ? { uid } : {}), ...(generation !== undefined ? { generation } : {}), hash });
+    this.written.set(key, { ...(uid ? { uid } : {}), ...(generation !== undefined ? { generation } : {}), hash, at: this.now() });
     return true;
   }
 
@@ -53,4 +72,8 @@ export class StatusWriter {
   forget(namespace: string | undefined, name: string): void {
     this.written.delete(`${namespace ?? ''}/${name}`);
   }
+}
+
+function keyOf(obj: Live): string {
+  return `${obj.metadata.namespace ?? ''}/${obj.metadata.name}`;
 }

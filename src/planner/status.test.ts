@@ -1,0 +1,42 @@
+import assert from 'node:assert/strict';
+import type { ServerlessAppStatus } from '../api/v1alpha1/serverlessapp.ts';
+import { significantStatus } from './status.ts';
+
+const base: ServerlessAppStatus = {
+  observedGeneration: 2, phase: 'Pending',
+  conditions: [
+    { type: 'Ready', status: 'False', reason: 'Deploying', message: 'waiting', lastTransitionTime: '2026-11-23T09:00:00Z' },
+    { type: 'WorkloadReady', status: 'Unknown', reason: 'RevisionMissing', message: 'Configuration is waiting', lastTransitionTime: '2026-11-23T09:00:00Z' },
+  ],
+  versions: { stable: { version: 'v1', revision: 'shop-1', ready: false, warm: false, replicas: 0 } },
+  traffic: [],
+};
+
+describe('significant status (what is written at once)', () => {
+  const progress: Array<[string, (s: ServerlessAppStatus) => void]> = [
+    ['a message', (s) => { s.conditions![0]!.message = 'still waiting'; }],
+    ['the data plane\'s reason while it works', (s) => { s.conditions![1]!.reason = 'Deploying'; }],
+    ['a replica count or readiness of a version', (s) => { s.versions!.stable!.replicas = 1; s.versions!.stable!.ready = true; }],
+  ];
+  for (const [what, change] of progress) {
+    it(`leaves out ${what}`, () => {
+      const next = structuredClone(base);
+      change(next);
+      assert.deepEqual(significantStatus(next), significantStatus(base));
+    });
+  }
+  const waitedFor: Array<[string, (s: ServerlessAppStatus) => void]> = [
+    ['the phase', (s) => { s.phase = 'Stable'; }],
+    ['a condition\'s status', (s) => { s.conditions![1]!.status = 'True'; }],
+    ['Ready\'s reason (an error to show)', (s) => { s.conditions![0]!.reason = 'ApplyRejected'; }],
+    ['the traffic split', (s) => { s.traffic = [{ revision: 'shop-1', percent: 100 }]; }],
+    ['a new generation observed', (s) => { s.observedGeneration = 3; }],
+  ];
+  for (const [what, change] of waitedFor) {
+    it(`keeps ${what}`, () => {
+      const next = structuredClone(base);
+      change(next);
+      assert.notDeepEqual(significantStatus(next), significantStatus(base));
+    });
+  }
+});
