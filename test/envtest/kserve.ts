@@ -10,13 +10,11 @@
 // Istio's VirtualService), and needs Knative's CRDs and config-autoscaler: the
 // rig installs Knative first, and Istio's CRDs are in before the manager
 // starts, so that KServe writes its VirtualServices as on an Istio cluster.
-import { execFile } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { ApisApi, KubernetesObjectApi, PatchStrategy, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { parse, parseAllDocuments } from 'yaml';
-import { EnvtestError } from './errors.ts';
+import { openssl } from './pki.ts';
 import { waitHealthy, type RunningProcess } from './supervise.ts';
 import { downloadModule, installCrds, UPSTREAM_CRD_SOURCES, upstreamCrds } from './upstream-crds.ts';
 
@@ -56,7 +54,6 @@ const KSERVE = UPSTREAM_CRD_SOURCES.find((s) => s.module === 'github.com/kserve/
 const ISTIO = UPSTREAM_CRD_SOURCES.find((s) => s.module === 'istio.io/api')!;
 const NAMESPACE = KSERVE_WEBHOOK.namespace;
 const FIELD_MANAGER = 'envtest';
-const run = promisify(execFile);
 
 /** Installs KServe's CRDs and configuration, starts its manager and resolves once its webhooks answer. */
 export async function startKServe(rig: KServeRig, opts: KServeOptions = {}): Promise<KServe> {
@@ -178,16 +175,6 @@ async function writeWebhookCertificate(certDir: string): Promise<string> {
     '-addext', 'keyUsage=critical,digitalSignature', '-addext', 'extendedKeyUsage=serverAuth',
     '-keyout', at('tls.key'), '-out', at('tls.crt')]);
   return readFileSync(at('ca.crt'), 'utf8');
-}
-
-async function openssl(args: string[]): Promise<void> {
-  try {
-    await run('openssl', args);
-  } catch (err) {
-    const e = err as NodeJS.ErrnoException & { stderr?: string };
-    if (e.code === 'ENOENT') throw new EnvtestError('openssl is not installed; install it (apt-get install openssl) and retry.');
-    throw new EnvtestError(`openssl ${args[0]} failed: ${(e.stderr ?? e.message).trim()}`);
-  }
 }
 
 async function applyAll(api: KubernetesObjectApi, objects: KubernetesObject[]): Promise<void> {

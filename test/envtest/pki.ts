@@ -75,7 +75,8 @@ export function kubeconfigYaml(server: string, caPem: string, token: string): st
   });
 }
 
-async function openssl(args: string[]): Promise<void> {
+/** Runs openssl, saying plainly when it is missing or what it refused. */
+export async function openssl(args: string[]): Promise<void> {
   try {
     await run('openssl', args);
   } catch (err) {

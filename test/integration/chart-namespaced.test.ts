@@ -14,9 +14,9 @@ import { KubeClient } from '../../src/runtime/client.ts';
 import { Kinds } from '../../src/util/kinds.ts';
 import { startStandins } from '../standin/standin.ts';
 import { app, applyApp, condition, eventually, getKsvc, readyTrue, userClient, waitForApp, type AppSpec } from '../support/apps.ts';
-import { freshNamespace, testEnv, waitFor } from '../support/cluster.ts';
+import { freshNamespace, testEnv } from '../support/cluster.ts';
 import {
-  auditedRequests, grantedPermissions, helm, installChart, permissionsUsed, renderChart, type PolicyRule, type RenderedObject,
+  auditGrants, describeRequest, grantedPermissions, helm, installChart, renderChart, type PolicyRule, type RenderedObject,
 } from '../support/helm.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
 
@@ -175,21 +175,11 @@ describe('Helm chart, namespace-scoped: installed, with the operator running as 
       rbac.readNamespacedRole({ namespace: releaseNs, name: `${name}-leader-election` }),
     ]);
     const granted = grantedPermissions(installed.flatMap((r) => r.rules as PolicyRule[]));
-    // Checked by the OwnerReferencesPermissionEnforcement admission plugin, not by a request of its own.
-    const admissionOnly = ['update serverlessapps/finalizers.serverlessapp.io'];
-    const auditLog = join(testEnv().dir, 'audit.log');
-    const unused = () => {
-      const used = permissionsUsed(auditedRequests(auditLog, username));
-      return [...granted].filter((p) => !used.has(p) && !admissionOnly.includes(p)).sort();
-    };
-    // A watch is logged when it ends, so the stopped operator's watches arrive a moment later.
-    await waitFor(() => unused().length === 0, { timeoutMs: 10_000, message: 'every granted permission in the audit log' }).catch(() => undefined);
-    const requests = auditedRequests(auditLog, username);
-    const describe = (r: (typeof requests)[number]) => `${r.verb} ${r.resource}${r.apiGroup ? `.${r.apiGroup}` : ''} ${r.namespace ?? '(cluster)'}/${r.name ?? ''}`;
-    assert.deepEqual(requests.filter((r) => r.code === 403).map(describe), [], 'refused: the chart grants too little');
-    assert.deepEqual(unused(), [], 'granted but never used: the chart grants too much');
+    const { requests, refused, unused } = await auditGrants(join(testEnv().dir, 'audit.log'), username, granted);
+    assert.deepEqual(refused, [], 'refused: the chart grants too little');
+    assert.deepEqual(unused, [], 'granted but never used: the chart grants too much');
     const allowed = new Set([...watched, releaseNs]);
-    assert.deepEqual(requests.filter((r) => !r.namespace || !allowed.has(r.namespace)).map(describe), [], 'requests outside the watched namespaces and its own');
+    assert.deepEqual(requests.filter((r) => !r.namespace || !allowed.has(r.namespace)).map(describeRequest), [], 'requests outside the watched namespaces and its own');
   });
 
   it('falls back to the flags, saying so, when an auto setting would need a CRD read it may not make', async () => {

@@ -12,7 +12,7 @@ import { Kinds } from '../../src/util/kinds.ts';
 import { app, applyApp, condition, eventually, getApp, getKsvc, getRevision, readyTrue, userClient, waitForApp, type AppSpec } from '../support/apps.ts';
 import { freshNamespace, testEnv, waitFor } from '../support/cluster.ts';
 import {
-  CHART_DIR, auditedRequests, grantedPermissions, helm, installChart, permissionsUsed, podEnv, renderChart, templateChart,
+  CHART_DIR, auditGrants, grantedPermissions, helm, installChart, podEnv, renderChart, templateChart,
   type PolicyRule, type RenderedObject,
 } from '../support/helm.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
@@ -328,20 +328,9 @@ describe('Helm chart: installed, with the operator running as its ServiceAccount
       ...(await kc.readClusterRole({ name })).rules as PolicyRule[],
       ...(await kc.readNamespacedRole({ namespace: releaseNs, name: `${name}-leader-election` })).rules as PolicyRule[],
     ]);
-    // Checked by the OwnerReferencesPermissionEnforcement admission plugin when
-    // a child's ownerReference sets blockOwnerDeletion, not by a request of its own.
-    const admissionOnly = ['update serverlessapps/finalizers.serverlessapp.io'];
-    const auditLog = join(testEnv().dir, 'audit.log');
-    // A watch is logged when it ends, so the stopped operator's watches arrive a moment later.
-    const unused = () => {
-      const used = permissionsUsed(auditedRequests(auditLog, username));
-      return [...granted].filter((p) => !used.has(p) && !admissionOnly.includes(p)).sort();
-    };
-    await waitFor(() => unused().length === 0, { timeoutMs: 10_000, message: 'every granted permission in the audit log' }).catch(() => undefined);
-    const requests = auditedRequests(auditLog, username);
-    const refused = requests.filter((r) => r.code === 403).map((r) => `${r.verb} ${r.resource}${r.apiGroup ? `.${r.apiGroup}` : ''} ${r.namespace ?? ''}/${r.name ?? ''}`);
+    const { requests, refused, unused } = await auditGrants(join(testEnv().dir, 'audit.log'), username, granted);
     assert.deepEqual(refused, [], 'the operator was refused these requests: the chart grants too little');
-    assert.deepEqual(unused(), [], 'the chart grants these permissions the operator never used: it grants too much');
+    assert.deepEqual(unused, [], 'the chart grants these permissions the operator never used: it grants too much');
     assert.ok(requests.filter((r) => r.resource === 'leases').every((r) => r.namespace === releaseNs), 'the Lease lives in the release namespace');
   });
 });

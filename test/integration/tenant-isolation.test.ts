@@ -11,8 +11,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createServer, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import type { ServerlessApp } from '../../src/api/v1alpha1/serverlessapp.ts';
@@ -20,6 +19,7 @@ import { ApiError, KubeClient } from '../../src/runtime/client.ts';
 import { Kinds, type ResourceKind } from '../../src/util/kinds.ts';
 import { app, condition, eventually, readyTrue, userClient, type AppSpec } from '../support/apps.ts';
 import { testEnv } from '../support/cluster.ts';
+import { LoopbackServer } from '../support/http-server.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
 
 const rbacKind = (kind: string, plural: string): ResourceKind => ({ group: 'rbac.authorization.k8s.io', version: 'v1', kind, plural, namespaced: true });
@@ -63,41 +63,6 @@ async function tenant(namespace: string): Promise<KubeClient> {
     currentContext: user,
   });
   return new KubeClient(kc, { fieldManager: user, userAgent: `tenant/${namespace}` });
-}
-
-/** Hostile "Prometheus" servers on loopback: each answers the way its name says, and counts what it was sent. */
-class HostileServer {
-  requests = 0;
-  open = 0;
-  private server: Server | undefined;
-  port = 0;
-  private readonly respond: (res: ServerResponse) => void;
-
-  constructor(respond: (res: ServerResponse) => void) {
-    this.respond = respond;
-  }
-
-  async start(): Promise<this> {
-    this.server = createServer((req, res) => {
-      this.requests++;
-      this.open++;
-      res.on('close', () => this.open--);
-      req.resume();
-      this.respond(res);
-    });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.port = (this.server!.address() as AddressInfo).port;
-    return this;
-  }
-
-  get url(): string {
-    return `http://127.0.0.1:${this.port}`;
-  }
-
-  async stop(): Promise<void> {
-    this.server?.closeAllConnections();
-    await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
-  }
 }
 
 /** Writes `chunk` every `everyMs` until the client goes away or `maxBytes` were sent. */
@@ -149,10 +114,10 @@ describe('tenant isolation: every attack of issue 13, made by a tenant through t
   let a: KubeClient;
   let b: KubeClient;
   let victim: KubeClient;
-  let redirect: HostileServer;
-  let trickle: HostileServer;
-  let huge: HostileServer;
-  let redirectTarget: HostileServer;
+  let redirect: LoopbackServer;
+  let trickle: LoopbackServer;
+  let huge: LoopbackServer;
+  let redirectTarget: LoopbackServer;
   const victims: Array<{ kind: ResourceKind; namespace?: string; name: string; before: string }> = [];
   let started: Date;
 
@@ -201,15 +166,15 @@ describe('tenant isolation: every attack of issue 13, made by a tenant through t
     for (const ns of [team, teamA, teamB, platform]) await admin().apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }, { kind: Kinds.Namespace });
     [a, b, victim] = await Promise.all([tenant(teamA), tenant(teamB), tenant(team)]);
 
-    redirectTarget = await new HostileServer((res) => res.end(JSON.stringify({ status: 'success', data: { resultType: 'scalar', result: [0, '1'] } }))).start();
-    redirect = await new HostileServer((res) => {
+    redirectTarget = await new LoopbackServer((_req, res) => res.end(JSON.stringify({ status: 'success', data: { resultType: 'scalar', result: [0, '1'] } }))).start();
+    redirect = await new LoopbackServer((_req, res) => {
       res.writeHead(302, { location: `${redirectTarget.url}/latest/meta-data/iam/security-credentials/?${MARKER}` });
       res.end(`<html>${MARKER} moved</html>`);
     }).start();
     // A body that never completes: one byte every 100 ms (an idle timeout would never fire).
-    trickle = await new HostileServer((res) => stream(res, MARKER.slice(0, 1), 100, Infinity)).start();
+    trickle = await new LoopbackServer((_req, res) => stream(res, MARKER.slice(0, 1), 100, Infinity)).start();
     // 64 KiB chunks as fast as the socket takes them, up to 64 MiB.
-    huge = await new HostileServer((res) => stream(res, `{"status":"success","error":"${MARKER}`.padEnd(64 * 1024, 'x'), 0, 64 << 20)).start();
+    huge = await new LoopbackServer((_req, res) => stream(res, `{"status":"success","error":"${MARKER}`.padEnd(64 * 1024, 'x'), 0, 64 << 20)).start();
 
     op = await startOperator({
       allowedGateways: ['istio-system/public', '{namespace}/*'],
@@ -306,7 +271,7 @@ describe('tenant isolation: every attack of issue 13, made by a tenant through t
     });
     await attack(a, teamA, 'ssrf-address', analysis({ address: redirectTarget.url }), { reason: 'AnalysisAddressNotAllowed', field: /spec\.rollout\.analysis\.prometheus\.address/ });
     await attack(a, teamA, 'ssrf-unknown', analysis({ provider: 'internal' }), { reason: 'AnalysisProviderNotFound', field: /spec\.rollout\.analysis\.prometheus\.provider/ });
-    assert.equal(redirectTarget.requests, 0);
+    assert.equal(redirectTarget.requests.length, 0);
   });
 
   it('refuses what a model cache could be abused with: a model over the platform\'s size limit', async () => {
@@ -369,7 +334,7 @@ describe('tenant isolation: every attack of issue 13, made by a tenant through t
     assert.match(await message('ssrf-redirects'), /HTTP 302 \(redirects are not followed\)/);
     assert.match(await message('ssrf-trickles'), /no complete response within 5000 ms/);
     assert.match(await message('ssrf-huge'), /response larger than 1048576 bytes/);
-    assert.equal(redirectTarget.requests, 0, 'the redirect was not followed');
+    assert.equal(redirectTarget.requests.length, 0, 'the redirect was not followed');
     const events = (await a.list<{ note?: string; regarding?: { name?: string } }>(Kinds.Event, teamA)).items.filter((e) => e.regarding?.name?.startsWith('ssrf-'));
     assert.ok(events.length > 0 && events.every((e) => !(e.note ?? '').includes(MARKER)), 'nothing a hostile server said reaches events');
     console.log(`      team-b's edit converged in ${Math.round(convergedMs)} ms while a trickling analysis query was open`);

@@ -179,6 +179,27 @@ export function permissionsUsed(requests: AuditedRequest[]): Set<string> {
   return used;
 }
 
+/** Checked by the OwnerReferencesPermissionEnforcement admission plugin when a child's ownerReference sets blockOwnerDeletion, not by a request of its own. */
+const ADMISSION_ONLY = new Set(['update serverlessapps/finalizers.serverlessapp.io']);
+
+export const describeRequest = (r: AuditedRequest) => `${r.verb} ${r.resource}${r.apiGroup ? `.${r.apiGroup}` : ''} ${r.namespace ?? '(cluster)'}/${r.name ?? ''}`;
+
+/**
+ * What `username` did with what its roles grant, from the audit log: its requests, those refused
+ * (the chart grants too little) and the grants it never used (too much). A watch is logged when it
+ * ends, so a just-stopped operator's watches may take a moment: unused grants are looked at again
+ * for up to `settleMs`.
+ */
+export async function auditGrants(auditLog: string, username: string, granted: Set<string>, settleMs = 10_000): Promise<{ requests: AuditedRequest[]; refused: string[]; unused: string[] }> {
+  const unused = () => {
+    const used = permissionsUsed(auditedRequests(auditLog, username));
+    return [...granted].filter((p) => !used.has(p) && !ADMISSION_ONLY.has(p)).sort();
+  };
+  for (const until = Date.now() + settleMs; unused().length > 0 && Date.now() < until;) await new Promise((r) => setTimeout(r, 200));
+  const requests = auditedRequests(auditLog, username);
+  return { requests, refused: requests.filter((r) => r.code === 403).map(describeRequest), unused: unused() };
+}
+
 /** The environment a pod of the chart's Deployment sees, with the downward API (its namespace and name) filled in. */
 export function podEnv(env: V1EnvVar[], pod: { namespace: string; name: string }): Record<string, string> {
   const fields: Record<string, string> = { 'metadata.namespace': pod.namespace, 'metadata.name': pod.name };

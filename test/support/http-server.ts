@@ -7,12 +7,21 @@ export interface Recorded { method: string; url: string; headers: IncomingMessag
 
 export class LoopbackServer {
   readonly requests: Recorded[] = [];
+  /** Responses not yet finished (a server holding requests open). */
+  open = 0;
   handler: (req: Recorded, res: ServerResponse) => void = (_req, res) => res.end('ok');
   private server?: Server;
   port = 0;
 
+  /** `handler`: how it answers (default "ok"). */
+  constructor(handler?: (req: Recorded, res: ServerResponse) => void) {
+    if (handler) this.handler = handler;
+  }
+
   async start(): Promise<this> {
     this.server = createServer((req, res) => {
+      this.open++;
+      res.on('close', () => this.open--);
       let body = '';
       req.on('data', (c) => (body += c));
       req.on('end', () => {
