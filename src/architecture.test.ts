@@ -98,4 +98,11 @@ describe('architecture', () => {
     for (const file of graph.keys()) visit(file, []);
     assert.deepEqual(cycles, []);
   });
+
+  it('has one write path: in controllers/ only children.ts writes to the API server (status goes through runtime/status.ts)', () => {
+    const writers = sources(join(src, 'controllers'))
+      .filter((f) => /\bclient\.(apply|create|delete|mergePatch|patch|update)\(/.test(readFileSync(f, 'utf8')))
+      .map((f) => relative(src, f));
+    assert.deepEqual(writers, ['controllers/children.ts']);
+  });
 });

@@ -24,7 +24,7 @@
 
 import { applyNeed, isSemanticSubset } from '../runtime/apply.ts';
 import { canonicalJson } from '../util/canonical-json.ts';
-import { ApiError, type KubeClient } from '../runtime/client.ts';
+import { ApiError, isNotFound, type KubeClient } from '../runtime/client.ts';
 import type { Request } from '../runtime/controller.ts';
 import { Kinds, type ResourceKind } from '../util/kinds.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
@@ -128,7 +128,34 @@ export class ChildWriter {
   /** Deletes a child this app controls (never one it does not own), guarded by its uid. */
   async remove(kind: ResourceKind, live: Owned | undefined, app: ServerlessApp): Promise<boolean> {
     if (!live || !live.metadata.ownerReferences?.some((r) => r.controller && r.uid === app.metadata.uid)) return false;
+    return this.removeMatched(kind, live as Child);
+  }
+
+  /**
+   * Deletes an object the caller has matched to the app by its labels (a cluster-scoped model cache,
+   * which cannot carry a namespaced owner), guarded by its uid so a namesake made since is never hit.
+   */
+  async removeMatched(kind: ResourceKind, live: Child): Promise<boolean> {
     return this.write(kind, live, () => this.client.delete(kind, live.metadata.namespace, live.metadata.name, { ...(live.metadata.uid ? { uid: live.metadata.uid } : {}) }));
+  }
+
+  /**
+   * Adds `finalizer` to the app by server-side apply (finalizers are a set: others' entries stay), or
+   * removes it by a merge patch guarded by resourceVersion, never by apply: an apply to an app that
+   * has just gone would try to create it again. A conflict is retried by the queue; an app already gone needs nothing.
+   */
+  async finalizer(app: ServerlessApp, finalizer: string, present: boolean): Promise<void> {
+    const { name, namespace } = app.metadata;
+    if (present) {
+      await this.client.apply({ apiVersion: app.apiVersion, kind: app.kind, metadata: { name, namespace, finalizers: [finalizer] } });
+      return;
+    }
+    const finalizers = (app.metadata.finalizers ?? []).filter((f) => f !== finalizer);
+    try {
+      await this.client.mergePatch(Kinds.ServerlessApp, namespace, name, { metadata: { finalizers, resourceVersion: app.metadata.resourceVersion } });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
   }
 
   /** Sets annotations on a live object under our field manager (Knative >= 1.21 revision bounds). */

@@ -8,12 +8,10 @@
 // cache of that name that belongs to another app is left alone and reported.
 
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
-import { API_VERSION, KIND } from '../api/v1alpha1/serverlessapp.ts';
 import { modelProblems, type ValidationPolicy } from '../api/v1alpha1/validation.ts';
 import { APP_LABEL, MANAGED_BY } from '../render/metadata.ts';
 import { CACHE_NAMESPACE_LABEL, modelCacheName, renderLocalModelCache, type CacheScope } from '../render/local-model-cache.ts';
 import { keepAppliedFields } from '../runtime/apply.ts';
-import { isNotFound } from '../runtime/client.ts';
 import { Controller, type ReconcileContext, type Request } from '../runtime/controller.ts';
 import type { Informer } from '../runtime/informer.ts';
 import { Kinds } from '../util/kinds.ts';
@@ -93,7 +91,7 @@ export class ModelCacheReconciler {
     // Remove every cache of this app that is not the wanted one (model changed, caching off, app gone).
     for (const c of existing) {
       if (c.metadata.name === wanted?.metadata.name) continue;
-      await this.mgr.client.delete(kind, c.metadata.namespace, c.metadata.name, c.metadata.uid ? { uid: c.metadata.uid } : {});
+      await this.children.removeMatched(kind, c);
       ctx.log.info('removed model cache', { cache: c.metadata.name });
       if (app) this.mgr.events.record(app, 'Normal', 'ModelCacheRemoved', `removed ${c.kind} ${c.metadata.name}`);
     }
@@ -101,7 +99,7 @@ export class ModelCacheReconciler {
 
     const needsFinalizer = this.o.scope === 'cluster' && !!wanted && this.caches.served();
     const hasFinalizer = app.metadata.finalizers?.includes(CACHE_FINALIZER) ?? false;
-    if (needsFinalizer && !hasFinalizer) await this.setFinalizer(app, true);
+    if (needsFinalizer && !hasFinalizer) await this.children.finalizer(app, CACHE_FINALIZER, true);
     const taken = wanted && this.caches.get(wanted.metadata.namespace, wanted.metadata.name);
     const takenBy = taken ? cacheOwner(taken) : undefined;
     if (wanted && takenBy !== undefined && takenBy !== req.namespace + '/' + req.name) {
@@ -120,26 +118,7 @@ export class ModelCacheReconciler {
       });
       if (written) this.mgr.events.record(app, 'Normal', 'ModelCacheApplied', `${wanted.kind} ${wanted.metadata.name} caches ${app.spec.model?.storageUri} on node group ${this.o.nodeGroup}`);
     }
-    if (!needsFinalizer && hasFinalizer) await this.setFinalizer(app, false);
-  }
-
-  /**
-   * Adds our finalizer by server-side apply (finalizers are a set: others' entries
-   * stay). Removes it by a merge patch guarded by resourceVersion, never by apply:
-   * an apply to an app that has just gone would try to create it again. A conflict
-   * is retried by the queue; an app already gone needs nothing.
-   */
-  private async setFinalizer(app: ServerlessApp, present: boolean): Promise<void> {
-    if (present) {
-      await this.mgr.client.apply({ apiVersion: API_VERSION, kind: KIND, metadata: { name: app.metadata.name, namespace: app.metadata.namespace, finalizers: [CACHE_FINALIZER] } });
-      return;
-    }
-    const finalizers = (app.metadata.finalizers ?? []).filter((f) => f !== CACHE_FINALIZER);
-    try {
-      await this.mgr.client.mergePatch(Kinds.ServerlessApp, app.metadata.namespace, app.metadata.name, { metadata: { finalizers, resourceVersion: app.metadata.resourceVersion } });
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-    }
+    if (!needsFinalizer && hasFinalizer) await this.children.finalizer(app, CACHE_FINALIZER, false);
   }
 }
 
