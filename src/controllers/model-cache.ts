@@ -67,7 +67,10 @@ export class ModelCacheReconciler {
     this.controller = new Controller({
       name: 'modelcache', reconcile: (req, ctx) => this.reconcile(req, ctx), concurrency: 2, logger: mgr.logger, metrics: mgr.metrics,
     })
-      .watches(this.apps, (a) => a.spec.model || a.metadata.finalizers?.includes(CACHE_FINALIZER) ? [{ namespace: a.metadata.namespace, name: a.metadata.name }] : [])
+      // Only what this controller reads: the spec (generation), finalizers and deletion, not every status write.
+      .watches(this.apps, (a) => a.spec.model || a.metadata.finalizers?.includes(CACHE_FINALIZER) ? [{ namespace: a.metadata.namespace, name: a.metadata.name }] : [],
+        (a, old) => a.metadata.generation !== old.metadata.generation || a.metadata.deletionTimestamp !== old.metadata.deletionTimestamp
+          || String(a.metadata.finalizers) !== String(old.metadata.finalizers))
       .watches(this.caches, (c) => {
         const name = c.metadata.labels?.[APP_LABEL];
         const namespace = c.metadata.namespace ?? c.metadata.labels?.[CACHE_NAMESPACE_LABEL];

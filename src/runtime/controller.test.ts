@@ -206,6 +206,22 @@ describe('Controller', () => {
     assert.deepEqual(seen.sort(), ['demo/api', 'demo/old', 'demo/web']);
   });
 
+  it('skips updates its predicate says change nothing it reads, but never a forced resync', async () => {
+    const seen = new Set<string>();
+    const { c } = makeController(async (req) => { seen.add(req.name); });
+    const apps = new FakeInformer();
+    type Gen = Obj & { metadata: { generation?: number } };
+    const at = (name: string, generation: number): Gen => ({ metadata: { namespace: 'a', name, generation } });
+    c.watches(apps.asInformer() as unknown as Informer<Gen>, (o) => [{ namespace: o.metadata.namespace, name: o.metadata.name }], (o, old) => o.metadata.generation !== old.metadata.generation);
+    c.start();
+    apps.emit('update', at('status-only', 1), at('status-only', 1));
+    const resynced = at('resynced', 1);
+    apps.emit('update', resynced, resynced);
+    apps.emit('update', at('spec', 2), at('spec', 1));
+    await until(() => seen.has('spec') && seen.has('resynced'));
+    assert.equal(seen.has('status-only'), false, 'an update that changed nothing it reads is skipped');
+  });
+
   it('enqueueAll walks the first informer it watches, and start() does it too', async () => {
     const seen = new Set<string>();
     const { c } = makeController(async (req) => {

@@ -81,13 +81,19 @@ export class Controller {
    * object: identity for the primary kind, the owner for children. The first
    * informer watched is the primary one, walked by `enqueueAll`.
    */
-  watches<T extends KubeObject>(informer: Informer<T>, map: (obj: T) => Request[]): this {
+  /**
+   * Reconciles what `map` names on each add, update and delete of `informer`'s objects. `updates`,
+   * like controller-runtime's predicates, may ignore updates that change nothing this controller
+   * reads (a forced resync, old === new, always passes).
+   */
+  watches<T extends KubeObject>(informer: Informer<T>, map: (obj: T) => Request[], updates?: (obj: T, old: T) => boolean): this {
     const enqueueMapped = (obj: T) => {
       for (const req of map(obj)) this.enqueue(req);
     };
     informer.on('add', enqueueMapped);
     // An update may move a child to another owner: both must hear about it.
     informer.on('update', (obj: T, old?: T) => {
+      if (updates && old !== undefined && old !== obj && !updates(obj, old)) return;
       enqueueMapped(obj);
       if (old !== undefined) enqueueMapped(old);
     });
