@@ -2,10 +2,11 @@
 // kube-apiserver + etcd and the rig's data plane (kube-controller-manager,
 // kube-scheduler, KWOK's simulated nodes, the real Knative Serving 1.21 and
 // KServe 0.20 controllers on a simulated network; all built from Go modules on
-// first use), the real Knative/KServe/Istio CRDs plus ours, a loopback HTTP
-// server that answers the model's warmup requests (SIMULATED model server),
-// the stand-in's LocalModelCache half (SIMULATED model download; its Knative
-// and InferenceService halves stay off beside the real controllers), and the
+// first use), the real Knative/KServe/Istio CRDs plus ours, two loopback HTTP
+// servers (simulated-servers.ts: a SIMULATED model server answering warmup
+// requests, a SIMULATED Prometheus answering the rollout's checks), the
+// stand-in's LocalModelCache half (SIMULATED model download; its Knative and
+// InferenceService halves stay off beside the real controllers), and the
 // operator in-process on a demo clock. Every listener binds 127.0.0.1 on a port
 // the kernel picks, so a demo never clashes with anything on the machine.
 
@@ -17,7 +18,7 @@ import { createLogger } from '../src/runtime/logging.ts';
 import { startControlPlane, type ControlPlane } from '../test/envtest/controlplane.ts';
 import { installAllCrds } from '../test/envtest/upstream-crds.ts';
 import { startStandins } from '../test/standin/standin.ts';
-import { LoopbackServer } from '../test/support/http-server.ts';
+import { ANALYSIS_PROVIDER, ModelServer, PrometheusStandIn } from './simulated-servers.ts';
 import { DEMO_CLOCK_START } from './story.ts';
 
 export interface DemoEnvironment {
@@ -25,15 +26,14 @@ export interface DemoEnvironment {
   kubeConfig: KubeConfig;
   operator: Operator;
   clock: OffsetClock;
-  warmup: LoopbackServer;
-  /** Stops the operator, the stand-ins, the warmup server and the control plane. */
+  warmup: ModelServer;
+  prometheus: PrometheusStandIn;
+  /** Stops the operator, the stand-ins, the loopback servers and the control plane. */
   stop(): Promise<void>;
 }
 
 /** How long the stand-in takes to report a model cached (and, without the real controllers, a revision Ready). */
 const READY_DELAY_MS = 500;
-/** A model server takes a moment to answer a prediction. */
-const WARMUP_ANSWER_MS = 150;
 
 export async function startEnvironment(log: (line: string) => void): Promise<DemoEnvironment> {
   const stops: Array<() => Promise<void>> = [];
@@ -52,9 +52,10 @@ export async function startEnvironment(log: (line: string) => void): Promise<Dem
     const crds = await installAllCrds(kubeConfig);
     log(`installed ${crds.length} CRDs (Knative Serving, KServe and Istio from their Go modules, plus serverlessapps.serverlessapp.io) in ${seconds(started)}`);
 
-    const warmup = await new LoopbackServer().start();
-    warmup.handler = (_req, res) => setTimeout(() => res.end('{"predictions": [0]}'), WARMUP_ANSWER_MS);
+    const warmup = await new ModelServer().start();
     stops.push(() => warmup.stop());
+    const prometheus = await new PrometheusStandIn().start();
+    stops.push(() => prometheus.stop());
 
     const real = { knative: controlPlane.dataPlane?.knative ?? false, kserve: controlPlane.dataPlane?.kserve ?? false };
     const standins = await startStandins({ kubeConfig, readyDelayMs: READY_DELAY_MS, knative: !real.knative, kserve: !real.kserve });
@@ -71,6 +72,7 @@ export async function startEnvironment(log: (line: string) => void): Promise<Dem
       '--health-probe-bind-address', '127.0.0.1:0',
       '--allowed-gateways', 'istio-system/public-gateway',
       '--warmup-url-template', `${warmup.url}/{namespace}/{revision}{path}`,
+      '--analysis-providers', `${ANALYSIS_PROVIDER}=${prometheus.url}`,
     ], { LOG_LEVEL: process.env.LOG_LEVEL ?? 'error' });
     const clock = new OffsetClock(new Date(config.clockStart!));
     const operator = await createOperator(kubeConfig, config, { logger: createLogger({ level: config.logLevel }), clock });
@@ -80,9 +82,9 @@ export async function startEnvironment(log: (line: string) => void): Promise<Dem
       await operator.manager.stop();
     });
     log(`operator running in-process (metrics http://127.0.0.1:${operator.manager.ports.metrics}/metrics, `
-      + `warmup requests to ${warmup.url}, in-place revision scaling: ${operator.settings.inPlaceBounds})`);
+      + `warmup requests to ${warmup.url}, analysis provider "${ANALYSIS_PROVIDER}" at ${prometheus.url}, in-place revision scaling: ${operator.settings.inPlaceBounds})`);
 
-    return { controlPlane, kubeConfig, operator, clock, warmup, stop };
+    return { controlPlane, kubeConfig, operator, clock, warmup, prometheus, stop };
   } catch (err) {
     await stop();
     throw err;

@@ -3,6 +3,10 @@
 // everything, or with --keep stays in the foreground serving the operator and
 // the stand-in until Ctrl-C. One demo at a time: a second one says where the
 // first one is instead of starting another control plane on a 2-core laptop.
+// The story, steps a) to i): two apps Ready, a canary at 20%, a header route,
+// a promotion, a rollback, automated steps gated by a Prometheus check, a
+// model's failed warmup and its retry, then a scale window with a lead time
+// that prewarms, opens and closes.
 
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -103,10 +107,11 @@ say(`ServerlessApp operator demo
   SIMULATED: the nodes (KWOK: pods are scheduled and turn Ready, no container runs), the network
              (a bridge standing in for kube-proxy and cluster DNS), the ingress (KIngresses marked
              ready as net-istio would; no request is routed, so Knative's autoscaler sees none),
-             the model server answering warmup requests (a loopback server in this process) and the
-             model download for node caches (the stand-in in test/standin/ reports LocalModelCaches
-             cached; nothing is fetched).
-  The operator runs in this process on a demo clock, so the 08:00 and 18:00 window transitions take seconds.
+             the model server answering warmup requests and the Prometheus answering the rollout's
+             checks (loopback servers in this process), and the model download for node caches (the
+             stand-in in test/standin/ reports LocalModelCaches cached; nothing is fetched).
+  The operator runs in this process on a demo clock, so rollout intervals and the 08:00 and 18:00
+  window transitions take seconds.
 `);
 
 let env: DemoEnvironment | undefined;
@@ -119,6 +124,8 @@ try {
     kubeConfig: running.kubeConfig, namespace: NAMESPACE, clock: running.clock, print: say,
     resync: () => running.operator.apps.controller.enqueueAll(),
     warmupRequests: () => running.warmup.requests,
+    failWarmups: (failing) => { running.warmup.failing = failing; },
+    analysisQueries: () => running.prometheus.queries(),
   });
   say(`\nthe story took ${elapsed(storyStarted)}; the whole demo so far ${elapsed()}`);
 } catch (err) {

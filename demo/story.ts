@@ -1,9 +1,13 @@
 // The demo's story, told against whatever cluster and operator it is given:
 // two example apps become Ready (the model one prewarmed), the web app gets a
-// canary, a header route, a promotion, then a scale window opens and closes on
-// the demo clock. Each step edits the spec as a user would, waits for the real
-// status and prints what `kubectl` would show. `npm run demo` runs it on a
-// local control plane; test/integration/demo.test.ts runs it so it cannot rot.
+// canary, a header route and a promotion; a bad version is rolled back, a good
+// one moves through automated steps gated by a Prometheus check; a model
+// version fails its warmup and a retry promotes it; then a scale window with a
+// lead time prewarms, opens and closes on the demo clock. Each step edits the
+// spec as a user would, waits for the real status and Events and prints what
+// `kubectl` would show. `npm run demo` runs it on a local control plane;
+// test/integration/demo.test.ts runs it so it cannot rot. The rollout steps
+// beyond the plain canary are in story-rollouts.ts.
 
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -14,17 +18,22 @@ import type { ServerlessApp } from '../src/api/v1alpha1/serverlessapp.ts';
 import type { OffsetClock } from '../src/runtime/clock.ts';
 import { Kinds } from '../src/util/kinds.ts';
 import { condition, Observer } from './observe.ts';
+import { automatedSteps, failedWarmup, rollBack } from './story-rollouts.ts';
 import { berlinTime, formatApps, formatRevisions, formatRoutes, type RevisionRow } from './table.ts';
 
 /**
- * Monday 23 November 2026, 07:58:00 in Berlin (CET, UTC+1): two minutes before
- * business hours, about what steps a) to d) take on the real Knative, so the
- * window step fast-forwards the clock a little rather than turning it back.
+ * Monday 23 November 2026, 07:00:00 in Berlin (CET, UTC+1): an hour before
+ * business hours. Steps a) to g) take a few minutes on the real Knative and
+ * move the clock by two rollout intervals, so the window step fast-forwards it
+ * to just before the window's lead time rather than turning it back.
  */
-export const DEMO_CLOCK_START = '2026-11-23T06:58:00Z';
+export const DEMO_CLOCK_START = '2026-11-23T06:00:00Z';
 const WINDOW_OPENS = new Date('2026-11-23T07:00:00Z'); // 08:00 Berlin
 const WINDOW = { name: 'business-hours', schedule: '0 8 * * 1-5', duration: '10h', timeZone: 'Europe/Berlin', minScale: 2 };
 const WINDOW_CLOSES = new Date(WINDOW_OPENS.getTime() + 10 * 3600_000); // 18:00 Berlin
+/** prewarm.leadTime: the window's minimum applies this long before it opens (07:59 Berlin). */
+const LEAD_TIME = { text: '1m', ms: 60_000 };
+const PREWARM_FROM = new Date(WINDOW_OPENS.getTime() - LEAD_TIME.ms);
 const NEW_IMAGE = 'ghcr.io/acme/shop:1.5.0';
 
 export interface StoryEnv {
@@ -36,9 +45,27 @@ export interface StoryEnv {
   resync(): void;
   /** Requests the loopback warmup server has received. */
   warmupRequests(): Array<{ method: string; url: string }>;
+  /** Makes the loopback warmup server answer 503 (a model that does not load), or answer again. */
+  failWarmups(failing: boolean): void;
+  /** The PromQL queries the Prometheus stand-in (the operator's analysis provider ANALYSIS_PROVIDER) has received. */
+  analysisQueries(): string[];
   print(text: string): void;
-  /** Per step; default 60 s. */
+  /** Per wait; default 120 s (real Knative scales an idle revision to zero about a minute after it started). */
   timeoutMs?: number;
+}
+
+/** What every step works with: the cluster as the user sees it, the two apps as the user edits them, and how to show them. */
+export interface Scene {
+  env: StoryEnv;
+  see: Observer;
+  shop: ServerlessApp;
+  fraud: ServerlessApp;
+  apply(app: ServerlessApp): Promise<unknown>;
+  heading(text: string): void;
+  /** Prints `kubectl get sapp`, the apps' revisions, the notes and the operator's new Events; `done` ends step `done`. */
+  show(apps: ServerlessApp[], note: string[], done?: string): Promise<void>;
+  /** Moves the demo clock to `to` and has the operator re-read every app (its requeues were timed in real time). */
+  jump(to: Date, why: string): void;
 }
 
 const examplesDir = join(dirname(fileURLToPath(import.meta.url)), '..', 'examples');
@@ -56,23 +83,30 @@ function example(file: string, namespace: string): ServerlessApp {
 }
 
 export async function runStory(env: StoryEnv): Promise<void> {
-  const see = new Observer(env.kubeConfig, env.namespace, env.timeoutMs ?? 60_000);
+  const see = new Observer(env.kubeConfig, env.namespace, env.timeoutMs ?? 120_000);
   const { print, clock } = env;
   const ns = env.namespace;
   const shop = example('web-app-canary.yaml', ns);
   const fraud = example('model-gpu-prewarm.yaml', ns);
   const apply = (app: ServerlessApp) => see.client.apply(app);
 
-  async function show(title: string, apps: ServerlessApp[], note: string[]): Promise<void> {
+  async function show(apps: ServerlessApp[], note: string[], done?: string): Promise<void> {
     print(`\n$ kubectl get sapp -n ${ns} -o wide        # demo clock: ${berlinTime(clock.now())}`);
     print(formatApps(await Promise.all([shop, fraud].map((a) => see.app(a.metadata.name)))));
     for (const app of apps) print(formatRevisions(app.metadata.name, await see.revisions(app)));
     for (const line of note) print(`  > ${line}`);
     const events = await see.newEvents([shop.metadata.name, fraud.metadata.name]);
     for (const line of events.length ? events : ['(no new Events)']) print(`  > ${line}`);
-    print(`  [${title}: done]`);
+    if (done) print(`  [${done}: done]`);
   }
   const heading = (text: string) => print(`\n==== ${text} ${'='.repeat(Math.max(0, 72 - text.length))}`);
+  const jump = (to: Date, why: string) => {
+    const from = clock.now();
+    clock.jumpTo(to);
+    env.resync();
+    print(`demo clock ${to >= from ? 'moved forward' : 'set back'} from ${berlinTime(from)} to ${berlinTime(to)}: ${why} (the operator re-reads every app)`);
+  };
+  const scene: Scene = { env, see, shop, fraud, apply, heading, show, jump };
 
   try {
     heading(`a) two apps from examples/ in namespace ${ns}`);
@@ -93,7 +127,7 @@ export async function runStory(env: StoryEnv): Promise<void> {
     });
     const warmups = env.warmupRequests();
     const p = fraudA.status?.prewarm;
-    await show('a', [shopA, fraudA], [
+    await show([shopA, fraudA], [
       'both Ready with a URL: Knative created their revisions (KServe the model\'s predictor) and reported them ready once KWOK ran their pods (simulated nodes: no container runs)',
       `fraud prewarmed before it served: held at >= ${fraud.spec.prewarm?.replicas} ready replicas (highest seen: ${maxFraudReplicas}), `
         + `warmup ${p?.succeeded ?? 0}/${fraud.spec.prewarm?.warmup?.count} succeeded, warm at ${p?.warmedAt ? berlinTime(new Date(p.warmedAt)) : '?'}; then the buffer was released `
@@ -101,7 +135,7 @@ export async function runStory(env: StoryEnv): Promise<void> {
       `SIMULATED model server: the demo's loopback server answered the ${warmups.length} warmup requests (${[...new Set(warmups.map((r) => `${r.method} ${r.url}`))].join(', ')}); `
         + 'on a cluster they go to the revision\'s private Service',
       ...(fraudA.status?.modelCache ? [`model cached on the nodes: ${fraudA.status.modelCache} (KServe LocalModelNamespaceCache; SIMULATED download: the stand-in reports it cached, nothing is fetched)`] : []),
-    ]);
+    ], 'a');
 
     heading('b) a new version of shop at 20%');
     shop.spec.container!.image = NEW_IMAGE;
@@ -114,7 +148,7 @@ export async function runStory(env: StoryEnv): Promise<void> {
       return s.status?.phase === 'Canary' && s.status.canary?.weight === 20 && split === 'candidate=20,stable=80'
         && await see.hasEvent('shop', 'CanaryWeightChanged') ? s : undefined;
     });
-    await show('b', [shopB], [`the candidate (${shopB.status?.versions?.candidate?.revision}) gets 20%, stable keeps 80%; each has its own tag URL`]);
+    await show([shopB], [`the candidate (${shopB.status?.versions?.candidate?.revision}) gets 20%, stable keeps 80%; each has its own tag URL`], 'b');
 
     heading('c) testers reach the candidate with a header');
     shop.spec.rollout = { canaryPercent: 20, match: [{ header: 'x-canary', exact: 'always' }] };
@@ -126,7 +160,7 @@ export async function runStory(env: StoryEnv): Promise<void> {
     });
     print(`\n$ kubectl get virtualservice shop -n ${ns}      # hosts ${vs.spec.hosts?.join(',')}, gateways ${vs.spec.gateways?.join(',') ?? 'mesh'}`);
     print(formatRoutes('shop', vs.spec.http ?? []));
-    await show('c', [await see.app('shop')], ['requests with "x-canary: always" go to the candidate whatever the weights; all others follow the 80/20 split']);
+    await show([await see.app('shop')], ['requests with "x-canary: always" go to the candidate whatever the weights; all others follow the 80/20 split'], 'c');
 
     heading('d) promote: canaryPercent 100');
     shop.spec.rollout = { canaryPercent: 100 };
@@ -140,40 +174,52 @@ export async function runStory(env: StoryEnv): Promise<void> {
         && idle.every((r) => r.replicas === 0) && condition(s, 'Promoted')?.status === 'True' && await see.hasEvent('shop', 'Promoted') ? s : undefined;
     });
     const promoted = condition(shopD, 'Promoted')!;
-    await show('d', [shopD], [`condition Promoted=${promoted.status} (${promoted.reason}): ${promoted.message}`, 'the old revision is idle: no traffic, scaled to zero']);
+    await show([shopD], [`condition Promoted=${promoted.status} (${promoted.reason}): ${promoted.message}`, 'the old revision is idle: no traffic, scaled to zero'], 'd');
 
-    heading('e) a scale window opens on the demo clock');
-    const lead = WINDOW_OPENS.getTime() - clock.now().getTime();
-    if (lead < 3_000 || lead > 20_000) {
-      const from = berlinTime(clock.now());
-      clock.jumpTo(new Date(WINDOW_OPENS.getTime() - 8_000));
-      print(`demo clock ${lead > 0 ? 'fast-forwarded' : 'set back'} from ${from} to ${berlinTime(clock.now())}: the window opens in 8 s`);
-    }
+    await rollBack(scene);
+    await automatedSteps(scene);
+    await failedWarmup(scene);
+
+    heading('h) a scale window with a lead time: replicas up before it opens');
+    const toLead = PREWARM_FROM.getTime() - clock.now().getTime();
+    if (toLead < 3_000 || toLead > 20_000) jump(new Date(PREWARM_FROM.getTime() - 8_000), 'the window\'s lead time begins in 8 s');
     shop.spec.scaling = { ...shop.spec.scaling, windows: [WINDOW] };
+    shop.spec.prewarm = { leadTime: LEAD_TIME.text };
     await apply(shop);
-    print(`edited shop: scaling.windows [{name: business-hours, schedule: "0 8 * * 1-5", duration: 10h, timeZone: Europe/Berlin, minScale: 2}]`);
-    const pending = await see.until('the window\'s opening as the next transition', ['shop'], (apps) => {
+    print(`edited shop: scaling.windows [{name: business-hours, schedule: "0 8 * * 1-5", duration: 10h, timeZone: Europe/Berlin, minScale: 2}], prewarm.leadTime ${LEAD_TIME.text}`);
+    const pending = await see.until('the lead time\'s start as the next transition', ['shop'], (apps) => {
       const next = apps.get('shop')!.status?.scaling?.nextTransition;
-      return next?.change === 'open' && next.at === WINDOW_OPENS.toISOString() ? next : undefined;
+      return next?.change === 'prewarm' && next.at === PREWARM_FROM.toISOString() ? next : undefined;
     });
-    print(`status.scaling.nextTransition: ${pending.change} ${pending.window} at ${berlinTime(new Date(pending.at))} -> minScale ${pending.minScale}`);
-    print(`waiting for the demo clock to pass 08:00 (${Math.max(0, Math.ceil((WINDOW_OPENS.getTime() - clock.now().getTime()) / 1000))} s of real time)...`);
-    const shopE = await see.until('window business-hours open with min-scale 2 on the live revision', ['shop'], async (apps) => {
+    print(`status.scaling.nextTransition: ${pending.change} ${pending.window} at ${berlinTime(new Date(pending.at))} -> minScale ${pending.minScale} (the window opens at 08:00; its minimum applies ${LEAD_TIME.text} before)`);
+    print(`waiting for the demo clock to pass 07:59 (${Math.max(0, Math.ceil((PREWARM_FROM.getTime() - clock.now().getTime()) / 1000))} s of real time)...`);
+    const liveOf = async (s: ServerlessApp) => (await see.revisions(s)).find((r) => r.name === s.status?.versions?.stable?.revision);
+    const shopH = await see.until('window business-hours prewarming: min-scale 2 on the live revision before the opening', ['shop'], async (apps) => {
       const s = apps.get('shop')!;
-      const live = (await see.revisions(s)).find((r) => r.name === s.status?.versions?.stable?.revision);
-      return s.status?.scaling?.minScale === 2 && s.status.scaling.openWindows?.includes(WINDOW.name) && live?.minScale === '2'
-        && live.replicas === 2 && await see.hasEvent('shop', 'WindowOpened') ? s : undefined;
+      const live = await liveOf(s);
+      return s.status?.scaling?.minScale === 2 && s.status.scaling.prewarmingWindows?.includes(WINDOW.name) && !s.status.scaling.openWindows?.length
+        && live?.minScale === '2' && live.replicas === 2 && await see.hasEvent('shop', 'WindowPrewarming') ? s : undefined;
     });
-    await show('e', [shopE], [
-      `window open: min-scale 2 set on the live revision ${shopE.status?.versions?.stable?.revision} in place (no new revision, no new version)`,
-      `next transition: ${shopE.status?.scaling?.nextTransition?.change} at ${berlinTime(new Date(shopE.status!.scaling!.nextTransition!.at))}`,
+    await show([shopH], [
+      `status.scaling.prewarmingWindows: [${shopH.status?.scaling?.prewarmingWindows?.join(', ')}], openWindows: [] : the window is not open yet, but its minScale 2 applies ${LEAD_TIME.text} early`,
+      `so the live revision ${shopH.status?.versions?.stable?.revision} has its 2 replicas ready before 08:00 (min-scale set in place, no new revision)`,
+      `next transition: ${shopH.status?.scaling?.nextTransition?.change} at ${berlinTime(new Date(shopH.status!.scaling!.nextTransition!.at))}`,
     ]);
+    jump(new Date(WINDOW_OPENS.getTime() - 3_000), 'the window opens in 3 s');
+    const shopH2 = await see.until('window business-hours open with min-scale 2 on the live revision', ['shop'], async (apps) => {
+      const s = apps.get('shop')!;
+      const live = await liveOf(s);
+      return s.status?.scaling?.minScale === 2 && s.status.scaling.openWindows?.includes(WINDOW.name) && !s.status.scaling.prewarmingWindows?.length
+        && live?.minScale === '2' && await see.hasEvent('shop', 'WindowOpened') ? s : undefined;
+    });
+    await show([shopH2], [
+      `window open at 08:00 with its replicas already up: min-scale 2 stays on the live revision ${shopH2.status?.versions?.stable?.revision} (no new revision, no new version)`,
+      `next transition: ${shopH2.status?.scaling?.nextTransition?.change} at ${berlinTime(new Date(shopH2.status!.scaling!.nextTransition!.at))}`,
+    ], 'h');
 
-    heading('f) the window closes: back to scale-to-zero');
-    clock.jumpTo(new Date(WINDOW_CLOSES.getTime() - 2_000));
-    env.resync();
-    print(`demo clock jumped to ${berlinTime(clock.now())}, 2 s before the window closes (the operator re-reads every app)`);
-    const shopF = await see.until('window closed, min-scale 0 and the idle revision at 0 replicas', ['shop'], async (apps) => {
+    heading('i) the window closes: back to scale-to-zero');
+    jump(new Date(WINDOW_CLOSES.getTime() - 2_000), '2 s before the window closes');
+    const shopI = await see.until('window closed, min-scale 0 and the idle revisions at 0 replicas', ['shop'], async (apps) => {
       const s = apps.get('shop')!;
       const revs = await see.revisions(s);
       const live = revs.find((r) => r.name === s.status?.versions?.stable?.revision);
@@ -181,13 +227,13 @@ export async function runStory(env: StoryEnv): Promise<void> {
       return s.status?.scaling?.minScale === 0 && s.status.scaling.openWindows?.length === 0 && live?.minScale === '0'
         && idle.length > 0 && idle.every((r) => r.replicas === 0) && await see.hasEvent('shop', 'WindowClosed') ? s : undefined;
     });
-    const liveReplicas = (await see.revisions(shopF)).find((r) => r.name === shopF.status?.versions?.stable?.revision)?.replicas;
-    await show('f', [shopF], [
-      'MIN 0: nothing holds replicas any more; the idle revision reports 0 replicas',
+    const liveReplicas = (await liveOf(shopI))?.replicas;
+    await show([shopI], [
+      'MIN 0: nothing holds replicas any more; the idle revisions report 0 replicas',
       `Knative's autoscaler keeps the live revision's ${liveReplicas ?? '?'} replicas until it has seen no requests for `
         + `${shop.spec.scaling?.scaleToZeroAfter ?? 'its retention period'} (scaleToZeroAfter), then scales it to zero; no request reaches it here (the network is simulated)`,
-      `next transition: ${shopF.status?.scaling?.nextTransition?.change} at ${berlinTime(new Date(shopF.status!.scaling!.nextTransition!.at))}`,
-    ]);
+      `next transition: ${shopI.status?.scaling?.nextTransition?.change} at ${berlinTime(new Date(shopI.status!.scaling!.nextTransition!.at))} (Tuesday's lead time)`,
+    ], 'i');
   } finally {
     see.close();
   }

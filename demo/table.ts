@@ -30,24 +30,31 @@ export function formatTable(header: string[], rows: string[][], indent = ''): st
 /** An unset field prints as an empty cell, as kubectl prints printer columns. */
 const cell = (v: string | number | undefined) => (v === undefined ? '' : String(v));
 
-/** `kubectl get sapp -o wide`, with this project's printer columns (Reason and Age left out). */
+/**
+ * `kubectl get sapp -o wide`, with this project's printer columns in their
+ * order; the version hashes (Version, Candidate Version) and Age are left out
+ * to keep the table readable (Age means little on the demo clock).
+ */
 export function formatApps(apps: ServerlessApp[]): string {
   const rows = [...apps]
     .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name))
     .map((a) => {
       const s = a.status;
+      const ready = s?.conditions?.find((c) => c.type === 'Ready');
       return [
         a.metadata.name,
-        cell(s?.conditions?.find((c) => c.type === 'Ready')?.status),
-        cell(s?.url),
-        cell(s?.versions?.stable?.version),
-        cell(s?.canary?.weight),
+        cell(ready?.status),
+        cell(s?.phase),
+        cell(s?.versions?.stable?.summary),
+        cell(s?.versions?.candidate?.summary),
+        cell(s?.canary?.trafficPercent),
         cell(s?.scaling?.minScale),
         cell(s?.scaling?.maxScale),
-        cell(s?.phase),
+        cell(s?.url),
+        cell(ready?.reason),
       ];
     });
-  return formatTable(['NAME', 'READY', 'URL', 'VERSION', 'CANARY %', 'MIN', 'MAX', 'PHASE'], rows);
+  return formatTable(['NAME', 'READY', 'PHASE', 'STABLE', 'CANDIDATE', 'WEIGHT', 'MIN', 'MAX', 'URL', 'REASON'], rows);
 }
 
 /** One app's revisions, those with traffic first; idle ones show 0%. */

@@ -1,80 +1,105 @@
 // `npm run demo` must keep working: its story runs here against the test run's
 // rig (the real Knative Serving and KServe on KWOK nodes), with the operator on
-// the demo clock, in a namespace of its own. The story fails itself when a step
-// does not converge.
+// the demo clock and the demo's loopback model server and Prometheus, in a
+// namespace of its own. The story fails itself when a step does not converge.
 import assert from 'node:assert/strict';
 import type { ServerlessApp } from '../../src/api/v1alpha1/serverlessapp.ts';
 import { OffsetClock } from '../../src/runtime/clock.ts';
+import { ANALYSIS_PROVIDER, ModelServer, PrometheusStandIn } from '../../demo/simulated-servers.ts';
 import { DEMO_CLOCK_START, runStory } from '../../demo/story.ts';
 import { formatApps } from '../../demo/table.ts';
 import { getApp } from '../support/apps.ts';
 import { freshNamespace } from '../support/cluster.ts';
-import { LoopbackServer } from '../support/http-server.ts';
 import { startOperator, testKubeConfig, type RunningOperator } from '../support/operator.ts';
 
 describe('the demo story (integration)', function () {
   this.timeout(900_000);
   let op: RunningOperator;
-  let warmup: LoopbackServer;
+  let warmup: ModelServer;
+  let prometheus: PrometheusStandIn;
   let ns: string;
   let clock: OffsetClock;
 
   before(async () => {
     ns = await freshNamespace('demo');
-    warmup = await new LoopbackServer().start();
+    warmup = await new ModelServer().start();
+    prometheus = await new PrometheusStandIn().start();
     clock = new OffsetClock(new Date(DEMO_CLOCK_START));
     op = await startOperator({
       namespaces: [ns], allowedGateways: ['istio-system/public-gateway'],
       warmupUrlTemplate: `${warmup.url}/{namespace}/{revision}{path}`,
+      analysisProviders: [{ name: ANALYSIS_PROVIDER, url: prometheus.url }],
     }, { clock, warmupBackoffMs: 50 });
   });
   after(async () => {
     await op?.stop();
     await warmup?.stop();
+    await prometheus?.stop();
   });
 
-  it('tells the whole story: ready and prewarmed, canary at 20%, header route, promotion, window opens and closes', async () => {
+  it('tells the whole story: ready and prewarmed, canary, header route, promotion, rollback, automated steps, failed warmup and retry, a window with lead time', async () => {
     const lines: string[] = [];
     await runStory({
-      // Per step: real Knative takes seconds per revision, and scales an idle revision to zero in about a minute.
+      // Per wait: real Knative takes seconds per revision, and scales an idle revision to zero in about a minute.
       kubeConfig: testKubeConfig(), namespace: ns, clock, timeoutMs: 180_000,
       resync: () => op.apps.controller.enqueueAll(),
       warmupRequests: () => warmup.requests,
+      failWarmups: (failing) => { warmup.failing = failing; },
+      analysisQueries: () => prometheus.queries(),
       print: (text) => lines.push(...text.split('\n')),
     });
     const out = lines.join('\n');
 
-    const done = lines.filter((l) => /^\s+\[[a-f]: done\]$/.test(l)).map((l) => l.trim());
-    assert.deepEqual(done, ['[a: done]', '[b: done]', '[c: done]', '[d: done]', '[e: done]', '[f: done]']);
-    assert.equal(warmup.requests.filter((r) => r.method === 'POST' && r.url.endsWith('/v1/models/fraud:predict')).length, 5, 'five warmup requests');
+    const done = lines.filter((l) => /^\s+\[[a-z]: done\]$/.test(l)).map((l) => l.trim());
+    assert.deepEqual(done, ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i'].map((step) => `[${step}: done]`));
     assert.match(out, /loopback server answered the 5 warmup requests/);
     assert.match(out, /^\s+shop-\S+\s+80%\s+stable\s/m, 'the 80/20 split is printed');
     assert.match(out, /^\s+shop-\S+\s+20%\s+candidate\s/m);
     assert.match(out, /candidate-by-header\s+x-canary exact "always"\s+-> candidate-shop\./);
     assert.match(out, /condition Promoted=True/);
-    for (const reason of ['CanaryWeightChanged', 'Promoted', 'WindowOpened', 'WindowClosed']) assert.match(out, new RegExp(`Event Normal ${reason} on shop`));
+    assert.match(out, /^shop\s+True\s+RolledBack\s+shop:1\.5\.0\s+shop:1\.6\.0\s+0\s/m, 'the rollback as kubectl shows it');
+    assert.match(out, /check round at 20% passed: checks passed: success-rate=0\.998/);
+    assert.match(out, /^fraud\s+True\s+Failed\s/m, 'the failed model candidate, the app still Ready on its stable version');
+    assert.match(out, /status\.scaling\.prewarmingWindows: \[business-hours\]/);
+    for (const reason of ['CanaryWeightChanged', 'Promoted', 'RolledBack', 'WindowPrewarming', 'WindowOpened', 'WindowClosed']) assert.match(out, new RegExp(`Event Normal ${reason} on shop`));
+    assert.match(out, /Event Warning WarmupFailed on fraud/);
+
+    const queried = prometheus.queries();
+    assert.equal(queried.length, 2, 'one check round per automated step');
+    assert.ok(queried.every((q) => q.includes(`namespace_name="${ns}"`) && /revision_name="shop-\w+"/.test(q)), `queries about the candidate: ${queried.join(' | ')}`);
 
     const shop = await getApp(ns, 'shop');
-    assert.equal(shop.status?.versions?.stable?.image, 'ghcr.io/acme/shop:1.5.0');
+    assert.equal(shop.status?.versions?.stable?.image, 'ghcr.io/acme/shop:1.6.1');
     assert.equal(shop.status?.scaling?.minScale, 0);
-    assert.equal(shop.status?.scaling?.nextTransition?.at, '2026-11-24T07:00:00.000Z', 'next opening: Tuesday 08:00 Berlin');
+    assert.deepEqual([shop.status?.scaling?.nextTransition?.change, shop.status?.scaling?.nextTransition?.at], ['prewarm', '2026-11-24T06:59:00.000Z'], 'next: Tuesday 07:59 Berlin, a minute before the window');
+    const fraud = await getApp(ns, 'fraud');
+    assert.equal(fraud.status?.versions?.stable?.storageUri, 'gs://acme-models/fraud/v8');
+    const predictions = (revision: string) => warmup.requests.filter((r) => r.method === 'POST' && r.url === `/${ns}/${revision}/v1/models/fraud:predict`).length;
+    const first = warmup.requests[0]!.url.split('/')[2]!;
+    assert.equal(predictions(first), 5, 'five warmup requests to the first version');
+    assert.ok(predictions(fraud.status!.versions!.stable!.revision!) >= 5, 'v8 warmed after the retry');
+    assert.ok(warmup.requests.filter((r) => !r.url.startsWith(`/${ns}/${first}/`)).length > 5, 'v8 was refused before the retry');
   });
 });
 
 describe('the demo table', () => {
-  it('prints apps like kubectl get sapp -o wide, sorted by name, with empty cells for what is not set', () => {
+  it('prints apps like kubectl get sapp -o wide (without the hashes), sorted by name, with empty cells for what is not set', () => {
     const app = (name: string, status: ServerlessApp['status']): ServerlessApp => ({
       apiVersion: 'serverlessapp.io/v1alpha1', kind: 'ServerlessApp', metadata: { name, namespace: 'demo' }, spec: {}, ...(status ? { status } : {}),
     });
     const ready = { type: 'Ready', status: 'True' as const, reason: 'Serving', message: '', lastTransitionTime: '2026-11-23T07:00:00Z' };
     const table = formatApps([
-      app('shop', { phase: 'Canary', url: 'http://shop.demo.example.com', conditions: [ready], versions: { stable: { version: 'abc' } }, canary: { weight: 20 }, scaling: { minScale: 2, maxScale: 10 } }),
+      app('shop', {
+        phase: 'Canary', url: 'http://shop.demo.example.com', conditions: [ready],
+        versions: { stable: { version: 'abc', summary: 'shop:1.4.0' }, candidate: { version: 'def', summary: 'shop:1.5.0' } },
+        canary: { weight: 20, trafficPercent: 10 }, scaling: { minScale: 2, maxScale: 10 },
+      }),
       app('api', undefined),
     ]);
     assert.equal(table, [
-      'NAME   READY   URL                            VERSION   CANARY %   MIN   MAX   PHASE',
+      'NAME   READY   PHASE    STABLE       CANDIDATE    WEIGHT   MIN   MAX   URL                            REASON',
       'api',
-      'shop   True    http://shop.demo.example.com   abc       20         2     10    Canary',
+      'shop   True    Canary   shop:1.4.0   shop:1.5.0   10       2     10    http://shop.demo.example.com   Serving',
     ].join('\n'));
   });
 });
