@@ -88,7 +88,7 @@ export async function automatedSteps({ env, see, shop, apply, heading, show, jum
   const step2 = await atStep(1);
   const queries = env.analysisQueries();
   await show([step2], [
-    `check round at ${STEPS[0]}% passed: ${step2.status?.canary?.message} (status.canary.message)`,
+    `check round at ${STEPS[0]}%: ${step2.status?.canary?.message} (status.canary.message)`,
     `the operator asked the SIMULATED Prometheus (${queries.length} query): ${queries.at(-1)}`,
     stepNote(step2),
   ]);
