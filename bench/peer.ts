@@ -2,7 +2,7 @@
 // controller, back to back on one control plane, each handed N parents at
 // once and making one child per parent, without a data plane:
 //  - ours: N model ServerlessApps -> N InferenceServices (nothing reconciles
-//    them: no KServe runs yet, so each app's status is written once);
+//    them: no KServe runs yet, so no status comes back from them);
 //  - KServe's: the same N InferenceServices, created directly -> N Knative
 //    Services (no Knative runs: nothing reconciles those).
 // Each side has its own namespaces, and the operator is stopped and its
