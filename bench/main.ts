@@ -7,11 +7,15 @@
 // stand-in, because thousands of real Deployments and KWOK pods would measure
 // the rig rather than the operator (--data-plane overrides). Prints a table;
 // --json writes the record (see docs/benchmarks.md for what each figure means).
+// `--peer kserve` instead runs only the side-by-side comparison with the real
+// KServe controller (bench/peer.ts).
 import { writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { measureCeiling, measureConvergence, watchApps } from './convergence.ts';
 import { measureEditLatency } from './edits.ts';
+import { runPeerKServe } from './peer.ts';
+import { peerRecord, peerTable } from './peer-report.ts';
 import { buildDist, DATA_PLANE_LABEL, OPERATOR_SCRIPT, sourceRevision, startBenchEnv, type DataPlaneKind } from './environment.ts';
 import { logSummary, waitIdle } from './operator-metrics.ts';
 import { table, toRecord, type Results } from './report.ts';
@@ -26,7 +30,10 @@ const REAL_DATA_PLANE_BELOW = 1000;
 
 const USAGE = `Usage: npm run bench -- [--apps 1000] [--data-plane auto|real|standin] [--json FILE] [--concurrency 8] [--edits 50]
                        [--window-apps 50] [--steady-seconds 30] [--no-real-clock] [--cpu-prof DIR]
-  --data-plane auto: the real Knative and KServe below ${REAL_DATA_PLANE_BELOW} apps, the SIMULATED stand-in from there on`;
+       npm run bench -- --peer kserve [--apps 1000] [--idle-seconds 60] [--concurrency 8] [--json FILE]
+  --data-plane auto: the real Knative and KServe below ${REAL_DATA_PLANE_BELOW} apps, the SIMULATED stand-in from there on
+  --peer kserve: only the side-by-side run, the operator (model apps -> InferenceServices) then the real KServe
+                 controller (InferenceServices -> Knative Services) on one API server, no data plane`;
 
 const { values } = parseArgs({
   options: {
@@ -39,6 +46,8 @@ const { values } = parseArgs({
     'steady-seconds': { type: 'string', default: '30' },
     'no-real-clock': { type: 'boolean', default: false },
     'cpu-prof': { type: 'string' },
+    peer: { type: 'string' },
+    'idle-seconds': { type: 'string', default: '60' },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
@@ -59,6 +68,11 @@ const concurrency = int('concurrency', 1);
 const editCount = Math.min(int('edits', 1), apps);
 const windowApps = int('window-apps', 1);
 const steadyMs = int('steady-seconds', 1) * 1000;
+const idleMs = int('idle-seconds', 1) * 1000;
+if (values.peer !== undefined && values.peer !== 'kserve') {
+  console.error(`--peer must be kserve\n${USAGE}`);
+  process.exit(2);
+}
 const dataPlaneFlag = values['data-plane'];
 if (!['auto', 'real', 'standin'].includes(dataPlaneFlag!)) {
   console.error(`--data-plane must be auto, real or standin\n${USAGE}`);
@@ -84,6 +98,7 @@ log('building the operator (npm run build): the benchmark runs node dist/main.js
 const buildSeconds = await buildDist();
 const builtFrom = await sourceRevision();
 log(`  built in ${buildSeconds.toFixed(1)} s from ${builtFrom}`);
+if (values.peer) process.exit(await peerKServe());
 log(`${apps} apps, operator --concurrency ${concurrency}; data plane: ${DATA_PLANE_LABEL[dataPlane]} (${dataPlaneReason}); starting the control plane`);
 const env = await startBenchEnv({
   dataPlane, namespaces: [...APP_NAMESPACES, WINDOWS, REAL_WINDOWS], otherNamespaces: [CEILING],
@@ -155,3 +170,18 @@ try {
   await env.stop();
 }
 process.exit(exitCode);
+
+async function peerKServe(): Promise<number> {
+  try {
+    const record = peerRecord(await runPeerKServe({ apps, operatorConcurrency: concurrency, idleMs, builtFrom, log }));
+    console.log(peerTable(record));
+    if (values.json) {
+      writeFileSync(values.json, `${JSON.stringify(record, null, 2)}\n`);
+      log(`wrote ${values.json}`);
+    }
+    return 0;
+  } catch (err) {
+    log(`failed: ${(err as Error).stack ?? String(err)}`);
+    return 1;
+  }
+}

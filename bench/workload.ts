@@ -37,6 +37,18 @@ export function benchApp(ref: AppRef, image: string, extra: Partial<ServerlessAp
   };
 }
 
+/** A model app (KServe's sklearn runtime), scaling to zero: rendered as an InferenceService. */
+export function benchModelApp(ref: AppRef): ServerlessApp {
+  return {
+    apiVersion: 'serverlessapp.io/v1alpha1', kind: 'ServerlessApp',
+    metadata: { name: ref.name, namespace: ref.namespace },
+    spec: {
+      model: { format: { name: 'sklearn' }, storageUri: `gs://bench-models/${ref.name}`, resources: { requests: { cpu: '100m', memory: '256Mi' } } },
+      scaling: { minScale: 0, maxScale: 10, target: 100 },
+    },
+  };
+}
+
 export const imageOf = (ref: AppRef, version: number) => `registry.example.com/bench/${ref.name}:${version}`;
 
 /** Runs `work` on every item with at most `inFlight` at once; each call is retried a few times. */
