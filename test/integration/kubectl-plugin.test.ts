@@ -102,6 +102,11 @@ describe('kubectl sapp against the real API server (integration)', function () {
     // The user's own rollout settings, applied by another manager: the plugin's applies must leave them alone.
     await applyApp(app(ns, 'shop', { container: { image: 'ghcr.io/acme/shop:2' }, rollout: { steps: [20, 50], interval: '1m' } }));
   });
+  // The fixture's status belongs to a manager of its own: a later test's operator (which watches every
+  // namespace of the shared rig) must not meet an app whose status it cannot write alone.
+  afterEach(async () => {
+    await userClient().delete(Kinds.ServerlessApp, ns, 'shop').catch(() => undefined);
+  });
 
   it('pause then set-weight keeps the rollout paused; resume keeps the weight; all applied by kubectl-sapp', async () => {
     const since = new Date();
