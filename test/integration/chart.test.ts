@@ -73,7 +73,7 @@ describe('Helm chart: rendering', function () {
     const values = {
       watchNamespaces: ['team-a', 'team-b'], allowedGateways: ['istio-system/public', '{namespace}/*'],
       warmupUrlTemplate: 'http://{revision}.{namespace}.svc:8012{path}', modelCache: { nodeGroup: 'gpu-a100', scope: 'cluster', maxModelSize: '20Gi', allowedStorageUriPrefixes: ['s3://models/{namespace}/'] },
-      knativeInPlaceScaling: 'false', localGateway: 'local-gw.istio-system.svc.cluster.local', logLevel: 'debug', concurrency: 12,
+      knativeInPlaceScaling: 'false', knativeVisibility: 'external', localGateway: 'local-gw.istio-system.svc.cluster.local', logLevel: 'debug', concurrency: 12,
       metrics: { port: 9090 }, healthProbePort: 9091, leaderElection: { leaseName: 'my-lease' },
       allowedHostSuffixes: ['{namespace}.apps.example.com'], allowWildcardHosts: true,
       analysis: { providers: { main: 'http://prometheus.monitoring:9090' }, allowAddress: true },
@@ -85,7 +85,7 @@ describe('Helm chart: rendering', function () {
       namespaces: ['team-a', 'team-b'], concurrency: 12, logLevel: 'debug', metricsAddr: ':9090', probeAddr: ':9091',
       leaderElect: true, leaderElectionNamespace: 'ops', leaderElectionId: 'my-lease', identity: 'pod-1',
       allowedGateways: ['istio-system/public', '{namespace}/*'], warmupUrlTemplate: 'http://{revision}.{namespace}.svc:8012{path}',
-      modelCacheNodeGroup: 'gpu-a100', modelCacheScope: 'cluster', knativeInPlaceScaling: 'false',
+      modelCacheNodeGroup: 'gpu-a100', modelCacheScope: 'cluster', knativeInPlaceScaling: 'false', knativeVisibility: 'external',
       localGateway: 'local-gw.istio-system.svc.cluster.local',
       allowedHostSuffixes: ['{namespace}.apps.example.com'], allowWildcardHosts: true,
       analysisProviders: [{ name: 'main', url: 'http://prometheus.monitoring:9090' }], allowAnalysisAddress: true,
