@@ -41,8 +41,13 @@ build() {
       && die "could not download Go modules for $module; check that the Go module proxy is reachable (go env GOPROXY)."
     die "building $module failed (log above)."
   fi
-  # go build -o DIR/ names each binary after its package's last path element.
-  for spec in "$@"; do mv "$tmp/$(basename "${spec#*=}")" "$tmp/${spec%%=*}.bin"; done
+  # go build -o DIR/ names each binary after its package's last path element
+  # (for ".", the wrapper module's own path).
+  local modpath; modpath=$(awk '$1=="module" {print $2}' "$here/$module/go.mod")
+  for spec in "$@"; do
+    local pkg=${spec#*=}; [ "$pkg" = . ] && pkg=$modpath
+    mv "$tmp/$(basename "$pkg")" "$tmp/${spec%%=*}.bin"
+  done
   rm -rf "$out"; mkdir -p "$out"
   for spec in "$@"; do mv "$tmp/${spec%%=*}.bin" "$out/${spec%%=*}"; done
   rm -rf "$tmp"

@@ -12,7 +12,7 @@ import { Kinds } from '../../src/util/kinds.ts';
 import {
   app, applyApp, condition, eventually, getApp, getKsvc, getRevision, knativeReady, readyTrue, reportedSplit, userClient, waitForApp, type AppSpec,
 } from '../support/apps.ts';
-import { freshNamespace, testEnv, writesWithin } from '../support/cluster.ts';
+import { freshNamespace, testEnv, writesSince, writesWithin } from '../support/cluster.ts';
 import { LoopbackServer, promVector } from '../support/http-server.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
 
@@ -356,6 +356,45 @@ describe('canary rollouts by editing the spec, on the real Knative (integration)
       assert.match(condition(a, 'CanaryProgressing')!.message, /no data/);
       await knativeReports(ns, { stable: 90, candidate: 10 }, 'halted at 10%');
     });
+  });
+});
+
+// The same flow with bounds in the revision template (Knative before 1.21, or the flag forced): a candidate's
+// prewarm buffer rides on its template's initial-scale, and nothing is set on a live Revision.
+describe('canary rollouts with template bounds (knativeInPlaceScaling: false), on the real Knative (integration)', function () {
+  this.timeout(360_000);
+  let op: RunningOperator;
+  let ns: string;
+
+  before(async () => {
+    op = await startOperator({ knativeInPlaceScaling: 'false' });
+    assert.equal(op.settings.inPlaceBounds, false);
+  });
+  after(async () => op?.stop());
+  beforeEach(async () => {
+    ns = await freshNamespace('canary-tpl');
+  });
+
+  it('v1 -> v2 at 20% (prewarmed through initial-scale) -> rolled back -> promoted, each split as Knative reports it, no live Revision touched', async () => {
+    const since = new Date();
+    const prewarm = { prewarm: { replicas: 2 } };
+    await applyApp(app(ns, 'shop', spec(image('1'), undefined, prewarm)));
+    await waitForApp(ns, 'shop', readyTrue, 'v1 Ready', READY_MS);
+    await knativeReports(ns, { stable: 100 }, 'v1 serves');
+    await applyApp(app(ns, 'shop', spec(image('2'), { canaryPercent: 20 }, prewarm)));
+    const a = await waitForApp(ns, 'shop', (x) => x.status?.canary?.trafficPercent === 20, 'Knative serves 20% on the candidate', READY_MS);
+    await knativeReports(ns, { stable: 80, candidate: 20 }, 'at 20%');
+    const candidate = a.status!.versions!.candidate!.revision!;
+    assert.equal((await getRevision(ns, candidate))?.metadata.annotations?.['autoscaling.knative.dev/initial-scale'], '2', 'the buffer is in the candidate\'s template');
+    await applyApp(app(ns, 'shop', spec(image('2'), { canaryPercent: 0 }, prewarm)));
+    await waitForApp(ns, 'shop', (x) => x.status?.phase === 'RolledBack', 'rolled back', 60_000);
+    await knativeReports(ns, { stable: 100, candidate: 0 }, 'rolled back');
+    await applyApp(app(ns, 'shop', spec(image('2'), { canaryPercent: 100 }, prewarm)));
+    const promoted = await waitForApp(ns, 'shop', (x) => x.status?.phase === 'Stable' && x.status.versions?.stable?.image === image('2'), 'promoted', READY_MS);
+    await knativeReports(ns, { stable: 100 }, 'promoted');
+    assert.equal(await reportedRevision(ns, 'stable'), promoted.status!.versions!.stable!.revision);
+    const revisionWrites = writesSince(since, 'serverlessapp-operator').filter((w) => w.resource === 'revisions');
+    assert.deepEqual(revisionWrites.map((w) => `${w.verb} ${w.name}`), [], 'template bounds never touch a live Revision');
   });
 });
 
