@@ -7,7 +7,7 @@ import type { ServerlessApp, TrafficStatus } from '../api/v1alpha1/serverlessapp
 import { boundsAnnotations, templateAutoscaling } from '../render/autoscaling.ts';
 import { renderInferenceService } from '../render/inference-service.ts';
 import { knativeTemplate, renderKnativeService } from '../render/knative-service.ts';
-import { kserveRouter, knativeRouter, type KnativeTrafficTarget, type TrafficPlan } from '../render/traffic.ts';
+import { kserveRouter, knativeRouter, trafficInForce, type KnativeTrafficTarget, type TrafficPlan } from '../render/traffic.ts';
 import { isParked, type RolloutPlan } from '../rollout/canary.ts';
 import { Kinds, type ResourceKind } from '../util/kinds.ts';
 import { latestBounds } from '../scaling/revision-bounds.ts';
@@ -122,7 +122,7 @@ function summarizeConditions(live: WorkloadObject | undefined, traffic: KnativeT
     reason: ready?.status === 'True' ? 'Ready' : (ready?.reason ?? notReady?.reason ?? 'Pending'),
     message: ready?.status === 'True' ? `${live.kind} is ready` : (ready?.message ?? notReady?.message ?? routes?.message ?? `${live.kind} is not ready`),
     ...(url ? { url } : {}),
-    traffic: knativeRouter.inForce({ ...(traffic ? { traffic } : {}) }, versionOf),
+    traffic: trafficInForce({ ...(traffic ? { traffic } : {}) }, versionOf),
     routeReady: conditionOf(live.status.conditions, routeCondition)?.status === 'True',
   };
 }

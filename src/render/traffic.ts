@@ -1,8 +1,9 @@
 // Traffic routing behind one small interface (Flagger's router idea): the
 // rollout decides "stable gets 100-p, candidate gets p"; a router turns that
-// into the data plane's own fields and reads back what is in force. Knative
-// pins revisions by name with tags; KServe only knows canaryTrafficPercent
-// between its latest and previously rolled-out revision.
+// into the data plane's own fields. Knative pins revisions by name with tags;
+// KServe only knows canaryTrafficPercent between its latest and previously
+// rolled-out revision. Both report the split in force the same way (Knative's
+// traffic targets, KServe's under status.components.predictor): trafficInForce.
 
 import type { TrafficStatus } from '../api/v1alpha1/serverlessapp.ts';
 
@@ -31,11 +32,10 @@ export interface KnativeTrafficTarget {
 export interface TrafficRouter<Fields> {
   /** The data plane's traffic fields for a plan. */
   routes(plan: TrafficPlan): Fields;
-  /** The split in force, from the data plane's status. */
-  inForce(status: { traffic?: KnativeTrafficTarget[] } | undefined, versionOf: (revision: string) => string | undefined): TrafficStatus[];
 }
 
-function inForceFromKnative(status: { traffic?: KnativeTrafficTarget[] } | undefined, versionOf: (revision: string) => string | undefined): TrafficStatus[] {
+/** The split in force, from Knative's traffic targets (KServe reports its predictor's the same way). */
+export function trafficInForce(status: { traffic?: KnativeTrafficTarget[] } | undefined, versionOf: (revision: string) => string | undefined): TrafficStatus[] {
   return (status?.traffic ?? [])
     .filter((t) => t.revisionName)
     .map((t) => {
@@ -58,7 +58,6 @@ export const knativeRouter: TrafficRouter<{ traffic: KnativeTrafficTarget[] }> =
     if (c && c.ready && c.revision !== plan.stable.revision) traffic.push({ revisionName: c.revision, percent: candidatePercent, tag: CANDIDATE_TAG });
     return { traffic };
   },
-  inForce: inForceFromKnative,
 };
 
 /**
@@ -76,5 +75,4 @@ export const kserveRouter: TrafficRouter<{ canaryTrafficPercent?: number }> = {
     if (plan.latest && plan.latest !== plan.stable.revision) return { canaryTrafficPercent: 0 };
     return {};
   },
-  inForce: inForceFromKnative,
 };
