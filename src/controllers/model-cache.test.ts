@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { modelApp } from '../render/fixtures.ts';
+import { modelApp } from '../testing/apps.ts';
 import { cacheNameFor, wantsCache, type ModelPolicy } from './model-cache.ts';
 
 describe('model cache: which apps get one', () => {

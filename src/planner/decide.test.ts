@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import type { ServerlessApp, ServerlessAppSpec } from '../api/v1alpha1/serverlessapp.ts';
 import type { WarmupProgress } from '../prewarm/warmup-runner.ts';
-import { containerApp, modelApp } from '../render/fixtures.ts';
+import { containerApp, modelApp } from '../testing/apps.ts';
 import { APP_LABEL, VERSION_LABEL } from '../render/metadata.ts';
 import type { KnativeTrafficTarget } from '../render/traffic.ts';
 import type { AnalysisOutcome } from '../rollout/canary.ts';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { containerApp, modelApp } from '../render/fixtures.ts';
+import { containerApp, modelApp } from '../testing/apps.ts';
 import type { Revision } from './revisions.ts';
 import { knativeWorkload, kserveWorkload, type WorkloadObject } from './workloads.ts';
 

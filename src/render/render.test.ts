@@ -5,7 +5,7 @@ import { assertGolden } from '../../test/support/golden.ts';
 import { versionOf } from '../rollout/version.ts';
 import { boundsAnnotations, templateAutoscaling } from './autoscaling.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
-import { containerApp, modelApp, podTemplate } from './fixtures.ts';
+import { containerApp, modelApp, podTemplate } from '../testing/apps.ts';
 import { renderInferenceService, requestsGpu } from './inference-service.ts';
 import { knativeTemplate, renderKnativeService } from './knative-service.ts';
 import { modelCacheName, renderLocalModelCache } from './local-model-cache.ts';

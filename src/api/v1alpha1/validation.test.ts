@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { containerApp, modelApp } from '../../render/fixtures.ts';
+import { containerApp, modelApp } from '../../testing/apps.ts';
 import type { ServerlessApp } from './serverlessapp.ts';
 import { gatewayAllowed, hostClaims, hostProblem, re2Problem, resolveGateway, validateApp, type ValidationPolicy } from './validation.ts';
 

@@ -1,4 +1,4 @@
-// ServerlessApps used by the render and controller unit tests.
+// ServerlessApps the unit tests of every layer render, plan and validate (test data: not built into dist/).
 import type { ContainerSpec, ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 
 /** Every pod-template field (spec.container or spec.model), as a real app might set them. */
