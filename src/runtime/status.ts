@@ -29,31 +29,32 @@ export class StatusWriter {
     this.now = opts.now ?? Date.now;
   }
 
+  /** Applies `status` to `live`'s status subresource unless it already reads the same; returns whether it wrote. */
+  async write<T>(live: T, status: object): Promise<boolean> {
+    return (await this.apply(live as T & Live, status)).wrote;
+  }
+
   /**
    * Like write(), for a status that reports progress. A change that leaves `significant(status)`
    * as the live one reads is written at most once per `windowMs` after this writer's last write
    * of the object: `retryInMs` says when to look again. A significant change is written at once.
    */
-  async writeCoalesced<T>(live: T, status: object, significant: (status: unknown) => unknown, windowMs: number): Promise<{ wrote: boolean; retryInMs?: number }> {
-    const obj = live as T & Live;
-    const last = this.written.get(keyOf(obj));
-    if (last && canonicalJson(obj.status ?? {}) !== canonicalJson(status) && canonicalJson(significant(obj.status ?? {})) === canonicalJson(significant(status))) {
-      const wait = last.at + windowMs - this.now();
-      if (wait > 0) return { wrote: false, retryInMs: wait };
-    }
-    return { wrote: await this.write(live, status) };
+  writeCoalesced<T>(live: T, status: object, significant: (status: unknown) => unknown, windowMs: number): Promise<{ wrote: boolean; retryInMs?: number }> {
+    return this.apply(live as T & Live, status, { significant, windowMs });
   }
 
-  /** Applies `status` to `live`'s status subresource unless it already reads the same; returns whether it wrote. */
-  async write<T>(live: T, status: object): Promise<boolean> {
-    const obj = live as T & Live;
+  private async apply(obj: Live, status: object, coalesce?: { significant: (status: unknown) => unknown; windowMs: number }): Promise<{ wrote: boolean; retryInMs?: number }> {
     const text = canonicalJson(status);
-    if (canonicalJson(obj.status ?? {}) === text) return false;
-    const hash = createHash('sha256').update(text).digest('base64url').slice(0, 22);
+    if (canonicalJson(obj.status ?? {}) === text) return { wrote: false };
     const { name, namespace, uid, generation } = obj.metadata;
     const key = keyOf(obj);
     const last = this.written.get(key);
-    if (last && last.hash === hash && last.uid === uid && last.generation === generation) return false;
+    if (coalesce && last && canonicalJson(coalesce.significant(obj.status ?? {})) === canonicalJson(coalesce.significant(status))) {
+      const wait = last.at + coalesce.windowMs - this.now();
+      if (wait > 0) return { wrote: false, retryInMs: wait };
+    }
+    const hash = createHash('sha256').update(text).digest('base64url').slice(0, 22);
+    if (last && last.hash === hash && last.uid === uid && last.generation === generation) return { wrote: false };
     try {
       await this.client.apply(
         { apiVersion: obj.apiVersion, kind: obj.kind, metadata: { name, ...(namespace ? { namespace } : {}) }, status },
@@ -61,11 +62,11 @@ export class StatusWriter {
       );
     } catch (err) {
       // Deleted since the cache showed it: nothing to report on, and not an error to retry.
-      if (isNotFound(err)) return false;
+      if (isNotFound(err)) return { wrote: false };
       throw err;
     }
     this.written.set(key, { ...(uid ? { uid } : {}), ...(generation !== undefined ? { generation } : {}), hash, at: this.now() });
-    return true;
+    return { wrote: true };
   }
 
   /** Drops what is remembered about a deleted object. */
