@@ -9,7 +9,8 @@ const target = { key: 'team-a/shop', version: 'v2', revision: 'shop-abc', namesp
 function until(runner: WarmupRunner, phase: WarmupProgress['phase']): Promise<WarmupProgress> {
   return new Promise((resolve, reject) => {
     const t = setInterval(() => {
-      const p = runner.progress(target);
+      const task = runner.current(target.key);
+      const p = task?.version === target.version && task.revision === target.revision ? task.progress : undefined;
       if (p?.phase === phase) { clearInterval(t); resolve(p); }
     }, 5);
     setTimeout(() => { clearInterval(t); reject(new Error(`never reached ${phase}`)); }, 5000);

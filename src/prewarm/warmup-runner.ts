@@ -63,10 +63,6 @@ export class WarmupRunner {
     this.o = o;
   }
 
-  progress(t: WarmupTarget): WarmupProgress | undefined {
-    return this.tasks.get(t.key)?.id === taskId(t) ? this.tasks.get(t.key)!.progress : undefined;
-  }
-
   /** The task held for an app, whatever its version: what the planner observes. */
   current(key: string): { version: string; revision: string; progress: WarmupProgress } | undefined {
     const task = this.tasks.get(key);
