@@ -28,7 +28,7 @@ import { ApiError, isNotFound, type KubeClient } from '../runtime/client.ts';
 import type { Request } from '../runtime/controller.ts';
 import { Kinds, type ResourceKind } from '../util/kinds.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
-import { KIND } from '../api/v1alpha1/serverlessapp.ts';
+import { controllingApp } from '../render/metadata.ts';
 import { shortHash } from '../rollout/version.ts';
 
 interface Owned {
@@ -47,8 +47,8 @@ interface Child extends Owned {
 
 /** Maps a child to the app that controls it (its controller owner reference). */
 export function ownedBy(obj: Owned): Request[] {
-  const ref = obj.metadata.ownerReferences?.find((r) => r.controller && r.kind === KIND);
-  return ref?.name && obj.metadata.namespace ? [{ namespace: obj.metadata.namespace, name: ref.name }] : [];
+  const app = controllingApp(obj);
+  return app && obj.metadata.namespace ? [{ namespace: obj.metadata.namespace, name: app }] : [];
 }
 
 /** The field manager that moves a Knative Service's traffic; it never owns the template. */

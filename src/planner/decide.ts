@@ -10,7 +10,7 @@ import type { ServerlessApp, WarmupSpec } from '../api/v1alpha1/serverlessapp.ts
 import { parseDuration } from '../api/v1alpha1/duration.ts';
 import { bufferReplicas, evaluatePrewarm, prewarmConfigured, type PrewarmEvaluation } from '../prewarm/prewarm.ts';
 import type { WarmupProgress } from '../prewarm/warmup-runner.ts';
-import { APP_LABEL } from '../render/metadata.ts';
+import { APP_LABEL, controllingApp } from '../render/metadata.ts';
 import { planRollout, type AnalysisOutcome, type ObservedRevision, type RevisionRef, type RolloutInput, type RolloutPlan } from '../rollout/canary.ts';
 import { versionOf } from '../rollout/version.ts';
 import { effectiveScale, type EffectiveScale } from '../scaling/windows.ts';
@@ -90,8 +90,7 @@ export function decide(o: Observation): Decision {
   const knativeService = app.spec.model ? `${name}-predictor` : name;
   const stableHere = !!stable && revisions.some((r) => r.metadata.name === stable.revision && r.metadata.labels?.[KNATIVE_SERVICE_LABEL] === knativeService);
   const fresh = !!stable && !stableHere && stable.version !== version;
-  const ownedOther = other?.metadata.ownerReferences?.some((r) => r.controller && r.kind === app.kind) ?? false;
-  const previous = fresh && other && ownedOther ? { workload: theirs.workload, live: other } : undefined;
+  const previous = fresh && other && controllingApp(other) ? { workload: theirs.workload, live: other } : undefined;
   const summary = workload.summarize(live, (r) => observed.get(r)?.version);
   const serving = previous ? theirs.workload.summarize(previous.live, (r) => observed.get(r)?.version) : summary;
 

@@ -28,6 +28,11 @@ export function ownerReference(app: ServerlessApp) {
   };
 }
 
+/** The name of the ServerlessApp that controls `obj` (its controller owner reference), if one does. */
+export function controllingApp(obj: { metadata: { ownerReferences?: Array<{ kind: string; name?: string; controller?: boolean }> } }): string | undefined {
+  return obj.metadata.ownerReferences?.find((r) => r.controller && r.kind === KIND)?.name;
+}
+
 /** metadata for a namespaced child named after its app. */
 export function childMetadata(app: ServerlessApp, name = app.metadata.name) {
   return {
