@@ -17,6 +17,7 @@ import { Kinds } from '../util/kinds.ts';
 import { RestConfig } from './kubeconfig.ts';
 import { LeaderElector } from './leader-election.ts';
 import { OperatorMetrics } from './metrics.ts';
+import { reply, waitFor } from '../testing/http.ts';
 
 interface Seen {
   method: string;
@@ -65,19 +66,6 @@ class FakeApiServer {
   async stop(): Promise<void> {
     this.#server?.closeAllConnections();
     await new Promise<void>((resolve) => this.#server?.close(() => resolve()));
-  }
-}
-
-function reply(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(JSON.stringify(body));
-}
-
-async function waitFor(what: string, cond: () => boolean, ms = 3_000): Promise<void> {
-  const deadline = performance.now() + ms;
-  while (!cond()) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
   }
 }
 

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { Informer, type InformerOptions } from './informer.ts';
 import { Kinds } from '../util/kinds.ts';
+import { reply, waitFor } from '../testing/http.ts';
 
 interface ConfigMap extends KubernetesObject {
   data?: Record<string, string>;
@@ -126,19 +127,6 @@ class FakeApiServer {
     const items = all.slice(start, start + pageSize);
     const more = start + pageSize < all.length;
     reply(res, 200, { kind: 'ConfigMapList', metadata: { resourceVersion: this.resourceVersion, ...(more ? { continue: String(start + pageSize) } : {}) }, items });
-  }
-}
-
-function reply(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(JSON.stringify(body));
-}
-
-async function waitFor(what: string, cond: () => boolean, ms = 3_000): Promise<void> {
-  const deadline = performance.now() + ms;
-  while (!cond()) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
   }
 }
 
