@@ -8,7 +8,7 @@ import { boundsAnnotations, templateAutoscaling } from '../render/autoscaling.ts
 import { renderInferenceService } from '../render/inference-service.ts';
 import { knativeTemplate, renderKnativeService } from '../render/knative-service.ts';
 import { kserveRouter, knativeRouter, trafficInForce, type KnativeTrafficTarget, type TrafficPlan } from '../render/traffic.ts';
-import { isParked, type RolloutPlan } from '../rollout/canary.ts';
+import type { RolloutPlan } from '../rollout/canary.ts';
 import { Kinds, type ResourceKind } from '../util/kinds.ts';
 import { latestBounds } from '../scaling/revision-bounds.ts';
 import type { ScaleBounds } from '../scaling/windows.ts';
@@ -107,7 +107,7 @@ export function trafficPlan(plan: RolloutPlan, latest?: string): TrafficPlan {
     // A ready candidate joins the traffic block at 0% even before it is warm: Knative keeps an
     // unrouted revision in "reserve" at zero replicas, whatever its min-scale, so it could not be
     // prewarmed otherwise. Its weight stays 0 until it is warm (the rollout plan decides that).
-    ...(c && c.revision ? { candidate: { revision: c.revision, version: c.version, percent: c.percent, ready: c.ready, rolledBack: isParked(c.state) } } : {}),
+    ...(c && c.revision ? { candidate: { revision: c.revision, version: c.version, percent: c.percent, ready: c.ready } } : {}),
     ...(latest ? { latest } : {}),
   };
 }

@@ -20,7 +20,7 @@ describe('render', () => {
       const app = containerApp();
       const version = versionOf(app.spec);
       const template = knativeTemplate(app, version, templateAutoscaling(app.spec.scaling));
-      const ksvc = renderKnativeService(app, version, template, knativeRouter.routes({ stable: { revision: 'shop-aaaa', version: 'x' }, candidate: { revision: template.revision, version, percent: 20, ready: true, rolledBack: false } }).traffic);
+      const ksvc = renderKnativeService(app, version, template, knativeRouter.routes({ stable: { revision: 'shop-aaaa', version: 'x' }, candidate: { revision: template.revision, version, percent: 20, ready: true } }).traffic);
       assertGolden(golden('knative-service'), ksvc);
       new Service(ksvc).validate();
       assert.match(template.revision, /^shop-[0-9a-f]{8}$/);
@@ -47,9 +47,9 @@ describe('render', () => {
 
     it('pins the first revision, then stable plus a ready candidate by name with tags', () => {
       assert.deepEqual(knativeRouter.routes({ initial: { revision: 'a', version: '1' } }).traffic, [{ revisionName: 'a', percent: 100, tag: 'stable' }]);
-      assert.deepEqual(knativeRouter.routes({ stable: { revision: 'a', version: '1' }, candidate: { revision: 'b', version: '2', percent: 30, ready: false, rolledBack: false } }).traffic,
+      assert.deepEqual(knativeRouter.routes({ stable: { revision: 'a', version: '1' }, candidate: { revision: 'b', version: '2', percent: 30, ready: false } }).traffic,
         [{ revisionName: 'a', percent: 100, tag: 'stable' }], 'a candidate that is not ready is not in traffic at all');
-      assert.deepEqual(knativeRouter.routes({ stable: { revision: 'a', version: '1' }, candidate: { revision: 'b', version: '2', percent: 30, ready: true, rolledBack: false } }).traffic,
+      assert.deepEqual(knativeRouter.routes({ stable: { revision: 'a', version: '1' }, candidate: { revision: 'b', version: '2', percent: 30, ready: true } }).traffic,
         [{ revisionName: 'a', percent: 70, tag: 'stable' }, { revisionName: 'b', percent: 30, tag: 'candidate' }]);
     });
   });
@@ -65,8 +65,8 @@ describe('render', () => {
 
     it('maps the plan to canaryTrafficPercent: 0 until ready, P when ready, unset once promoted', () => {
       const stable = { revision: 'fraud-predictor-00001', version: '1' };
-      assert.deepEqual(kserveRouter.routes({ stable, candidate: { revision: 'r2', version: '2', percent: 20, ready: false, rolledBack: false } }), { canaryTrafficPercent: 0 });
-      assert.deepEqual(kserveRouter.routes({ stable, candidate: { revision: 'r2', version: '2', percent: 20, ready: true, rolledBack: false } }), { canaryTrafficPercent: 20 });
+      assert.deepEqual(kserveRouter.routes({ stable, candidate: { revision: 'r2', version: '2', percent: 20, ready: false } }), { canaryTrafficPercent: 0 });
+      assert.deepEqual(kserveRouter.routes({ stable, candidate: { revision: 'r2', version: '2', percent: 20, ready: true } }), { canaryTrafficPercent: 20 });
       assert.deepEqual(kserveRouter.routes({ stable }), {});
       assert.deepEqual(kserveRouter.routes({ stable, latest: 'fraud-predictor-00003' }), { canaryTrafficPercent: 0 }, 'a newer revision that is not stable gets nothing');
     });

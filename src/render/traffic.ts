@@ -13,7 +13,7 @@ export interface TrafficPlan {
   initial?: { revision?: string; version: string };
   stable?: { revision: string; version: string };
   /** `ready`: its revision is ready, so it may be tagged (at 0% until the plan gives it weight). */
-  candidate?: { revision: string; version: string; percent: number; ready: boolean; rolledBack: boolean };
+  candidate?: { revision: string; version: string; percent: number; ready: boolean };
   /** The newest revision the workload runs (KServe routes "latest" unless told otherwise). */
   latest?: string;
 }
