@@ -82,3 +82,31 @@ describe('workloads: Knative visibility', () => {
     });
   }
 });
+
+describe('workloads: a Knative revision is born with its bounds (Knative >= 1.21)', () => {
+  const app = containerApp();
+  const annotationsOf = (o: WorkloadObject) => (o.spec as { template: { metadata: { name: string; annotations: Record<string, string> } } }).template.metadata;
+  const render = (minScale: number, prewarmReplicas: number) => {
+    const name = knativeWorkload(true).desiredRevision(app, 'v1', { minScale: 0 }, []);
+    const plan = { phase: 'Pending' as const, events: [], analysisDue: false, initial: { version: 'v1', ...(name ? { revision: name } : {}), ready: false, warm: false },
+      promoted: { status: 'False' as const, reason: 'x', message: 'x' }, progressing: { status: 'False' as const, reason: 'x', message: 'x' } };
+    return annotationsOf(knativeWorkload(true).render({ app, version: 'v1', plan, effective: { minScale, maxScale: 10 }, prewarmReplicas, revisions: [] }));
+  };
+
+  const cases: Array<[string, number, number, string]> = [
+    ['the bounds in force', 0, 0, '0'],
+    ['a window\'s minimum', 2, 0, '2'],
+    ['a prewarm buffer above the bounds while it is not warm', 0, 3, '3'],
+  ];
+  for (const [what, minScale, buffer, want] of cases) {
+    it(`starts with ${what}: min-scale ${want}`, () => {
+      const t = render(minScale, buffer);
+      assert.equal(t.annotations['autoscaling.knative.dev/min-scale'], want);
+      assert.equal(t.annotations['autoscaling.knative.dev/max-scale'], '10');
+    });
+  }
+
+  it('the bounds do not name the revision: a later window keeps the same revision', () => {
+    assert.equal(render(0, 0).name, render(2, 3).name);
+  });
+});

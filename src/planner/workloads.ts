@@ -10,7 +10,7 @@ import { knativeTemplate, renderKnativeService } from '../render/knative-service
 import { kserveRouter, knativeRouter, trafficInForce, type KnativeTrafficTarget, type TrafficPlan } from '../render/traffic.ts';
 import type { RolloutPlan } from '../rollout/canary.ts';
 import { Kinds, type ResourceKind } from '../util/kinds.ts';
-import { latestBounds } from '../scaling/revision-bounds.ts';
+import { latestBounds, revisionBounds } from '../scaling/revision-bounds.ts';
 import type { ScaleBounds } from '../scaling/windows.ts';
 import { conditionOf, newestFirst, observeRevision, type KnativeCondition, type Revision } from './revisions.ts';
 
@@ -128,9 +128,15 @@ function summarizeConditions(live: WorkloadObject | undefined, traffic: KnativeT
 }
 
 export function knativeWorkload(inPlaceBounds: boolean, clusterLocal = true): Workload {
-  const template = (app: ServerlessApp, version: string, effective: ScaleBounds) => {
+  const template = (app: ServerlessApp, version: string, effective: ScaleBounds, plan?: RolloutPlan, prewarmReplicas = 0) => {
     const annotations = templateAutoscaling(app.spec.scaling);
-    if (inPlaceBounds) return knativeTemplate(app, version, annotations);
+    if (inPlaceBounds) {
+      // Born with the bounds it should have now, so a new revision needs no patch of its own;
+      // they are changed on the live Revision afterwards and do not name it.
+      const name = knativeTemplate(app, version, annotations).revision;
+      const born = plan ? revisionBounds(plan, effective, prewarmReplicas).get(name) : undefined;
+      return knativeTemplate(app, version, annotations, boundsAnnotations(born ?? effective));
+    }
     // Legacy Knative: bounds are baked into the revision, and the prewarm buffer rides on initial-scale.
     const replicas = app.spec.prewarm?.replicas ?? 0;
     return knativeTemplate(app, version, {
@@ -142,8 +148,8 @@ export function knativeWorkload(inPlaceBounds: boolean, clusterLocal = true): Wo
     kind: Kinds.KnativeService,
     boundsOnRevisions: inPlaceBounds,
     desiredRevision: (app, version, effective) => template(app, version, effective).revision,
-    render: ({ app, version, plan, effective, revisions }) => {
-      const t = template(app, version, effective);
+    render: ({ app, version, plan, effective, prewarmReplicas, revisions }) => {
+      const t = template(app, version, effective, plan, prewarmReplicas);
       const latest = newestFirst(revisions)[0]?.metadata.name;
       return withVisibility(renderKnativeService(app, version, t, knativeRouter.routes(trafficPlan(plan, latest)).traffic) as unknown as WorkloadObject, clusterLocal);
     },

@@ -16,9 +16,13 @@ export interface KnativeTemplate {
   annotations: Record<string, string>;
 }
 
-/** The template identity of a version: its revision name follows from its annotations. */
-export function knativeTemplate(app: ServerlessApp, version: string, annotations: Record<string, string>): KnativeTemplate {
-  return { revision: revisionName(app.metadata.name, version, annotations), annotations };
+/**
+ * The template identity of a version: its revision name follows from its annotations.
+ * `born` annotations ride along without naming the revision: the scale bounds a revision
+ * starts with where Knative (>= 1.21) changes them in place afterwards.
+ */
+export function knativeTemplate(app: ServerlessApp, version: string, annotations: Record<string, string>, born: Record<string, string> = {}): KnativeTemplate {
+  return { revision: revisionName(app.metadata.name, version, annotations), annotations: { ...annotations, ...born } };
 }
 
 export function renderContainer(c: ContainerSpec) {
