@@ -32,7 +32,7 @@ import { cacheNameFor } from './model-cache.ts';
 import { RolloutMetrics, type WindowChange } from './rollout-metrics.ts';
 import { decide, desiredWorkload, type Decision, type Effect } from '../planner/decide.ts';
 import { slimRevision, type Revision } from '../planner/revisions.ts';
-import { composeStatus, invalidSpecStatus, significantStatus } from '../planner/status.ts';
+import { composeStatus, invalidSpecStatus, progressWindowMs, significantStatus } from '../planner/status.ts';
 import { kserveWorkload, knativeWorkload, type Workload, type WorkloadObject } from '../planner/workloads.ts';
 
 export interface ServerlessAppOptions {
@@ -49,13 +49,6 @@ export interface ServerlessAppOptions {
   warmupBackoffMs?: number;
   modelCacheScope: CacheScope;
 }
-
-/**
- * Status changes that only report progress (see significantStatus) are written at most this often
- * per app: Knative and KServe update their status several times on the way to Ready, and each
- * would otherwise be a write of ours. What a user waits for is written at once.
- */
-const STATUS_COALESCE_MS = 5_000;
 
 export class ServerlessAppReconciler {
   readonly controller: Controller;
@@ -246,7 +239,7 @@ export class ServerlessAppReconciler {
     // A burst of data-plane progress becomes one write; a transition (with its Events) is written at once.
     const { wrote, retryInMs } = plan.events.length || rejected
       ? { wrote: await this.status.write(app, status) }
-      : await this.status.writeCoalesced(app, status, significantStatus, STATUS_COALESCE_MS);
+      : await this.status.writeCoalesced(app, status, significantStatus, progressWindowMs(status));
     if (wrote) {
       for (const e of plan.events) this.mgr.events.record(app, e.type, e.reason, e.message);
       if (rejected) this.mgr.events.record(app, 'Warning', rejected.reason, rejected.summary);

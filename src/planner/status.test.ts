@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import type { ServerlessAppStatus } from '../api/v1alpha1/serverlessapp.ts';
-import { significantStatus } from './status.ts';
+import { FIRST_START_PROGRESS_MS, PROGRESS_MS, progressWindowMs, significantStatus } from './status.ts';
 
 const base: ServerlessAppStatus = {
-  observedGeneration: 2, phase: 'Pending',
+  observedGeneration: 2, phase: 'Canary',
   conditions: [
     { type: 'Ready', status: 'False', reason: 'Deploying', message: 'waiting', lastTransitionTime: '2026-11-23T09:00:00Z' },
     { type: 'WorkloadReady', status: 'Unknown', reason: 'RevisionMissing', message: 'Configuration is waiting', lastTransitionTime: '2026-11-23T09:00:00Z' },
@@ -39,4 +39,39 @@ describe('significant status (what is written at once)', () => {
       assert.notDeepEqual(significantStatus(next), significantStatus(base));
     });
   }
+});
+
+describe('significant status on a first start (phase Pending)', () => {
+  const starting: ServerlessAppStatus = { ...structuredClone(base), phase: 'Pending' };
+  const progress: Array<[string, (s: ServerlessAppStatus) => void]> = [
+    ['the data plane\'s own Ready going False while it works', (s) => { s.conditions![1]!.status = 'False'; s.conditions![1]!.reason = 'OutOfDate'; }],
+    ['Ready\'s reason while it waits (Knative\'s RevisionMissing, Unschedulable)', (s) => { s.conditions![0]!.reason = 'Unschedulable'; }],
+    ['a URL and a split the route reports before it is ready', (s) => { s.url = 'http://shop.team-a.svc.cluster.local'; s.traffic = [{ revision: 'shop-1', percent: 100 }]; }],
+  ];
+  for (const [what, change] of progress) {
+    it(`leaves out ${what}`, () => {
+      const next = structuredClone(starting);
+      change(next);
+      assert.deepEqual(significantStatus(next), significantStatus(starting));
+    });
+  }
+  const waitedFor: Array<[string, (s: ServerlessAppStatus) => void]> = [
+    ['its end: Ready', (s) => { s.phase = 'Stable'; s.conditions![0]!.status = 'True'; }],
+    ['its end: Failed', (s) => { s.phase = 'Failed'; }],
+    ['a new generation observed', (s) => { s.observedGeneration = 3; }],
+  ];
+  for (const [what, change] of waitedFor) {
+    it(`keeps ${what}`, () => {
+      const next = structuredClone(starting);
+      change(next);
+      assert.notDeepEqual(significantStatus(next), significantStatus(starting));
+    });
+  }
+  it('an app that has no status yet gets one at once (GitOps tools read a missing status as done)', () => {
+    assert.notDeepEqual(significantStatus({}), significantStatus(starting));
+  });
+  it('waits longer for progress on a first start than later', () => {
+    assert.equal(progressWindowMs(starting), FIRST_START_PROGRESS_MS);
+    assert.equal(progressWindowMs(base), PROGRESS_MS);
+  });
 });

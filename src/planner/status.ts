@@ -143,6 +143,15 @@ export function composeStatus(app: ServerlessApp, s: StatusInput): ServerlessApp
   };
 }
 
+/** Progress on a first start is written at most this often; otherwise at most every 5 s. */
+export const FIRST_START_PROGRESS_MS = 30_000;
+export const PROGRESS_MS = 5_000;
+
+/** How long progress that leaves significantStatus as it was may wait before it is written. */
+export function progressWindowMs(status: ServerlessAppStatus): number {
+  return status.phase === 'Pending' ? FIRST_START_PROGRESS_MS : PROGRESS_MS;
+}
+
 /**
  * What a user waits for in a status: phase, conditions (status and reason; the data plane's own
  * WorkloadReady by status only), which versions and revisions, the traffic split, the rollout's
@@ -151,6 +160,9 @@ export function composeStatus(app: ServerlessApp, s: StatusInput): ServerlessApp
  */
 export function significantStatus(status: unknown): unknown {
   const s = (status ?? {}) as ServerlessAppStatus;
+  // A first start (phase Pending) is one burst of data-plane progress: what a user waits for is its
+  // end (Ready, or phase Failed) or a new generation; everything else is written at most once per window.
+  if (s.phase === 'Pending') return { g: s.observedGeneration, phase: s.phase, ready: s.conditions?.find((c) => c.type === 'Ready')?.status };
   const version = (v: VersionStatus | undefined) => v && [v.version, v.revision];
   return {
     g: s.observedGeneration, phase: s.phase, url: s.url,
