@@ -161,6 +161,15 @@ describe('ChildWriter', () => {
     assert.equal(await new ChildWriter(c2).ensure(Kinds.KnativeService, ksvc('shop-aaa', []), undefined).catch((e: unknown) => e), busy);
   });
 
+  it('knows a refusal because the namespace is being deleted (nothing to report: the app goes too)', async () => {
+    const body = { kind: 'Status', code: 403, reason: 'Forbidden', details: { causes: [{ reason: 'NamespaceTerminating', message: 'namespace team-a is being terminated' }] } };
+    const terminating = new ApiError(403, 'unable to create new content in namespace team-a because it is being terminated', 'Forbidden', body);
+    const forbidden = new ApiError(403, 'forbidden: RBAC', 'Forbidden', { kind: 'Status', code: 403 });
+    const refusal = async (e: ApiError) => new ChildWriter(fakeClient(() => e).client).ensure(Kinds.KnativeService, ksvc('shop-aaa', []), undefined).then(() => assert.fail('not refused'), (x: unknown) => x as WriteRejected);
+    assert.equal((await refusal(terminating)).namespaceTerminating, true);
+    assert.equal((await refusal(forbidden)).namespaceTerminating, false);
+  });
+
   describe('objects this app does not own', () => {
     const APP_UID = 'app-uid-1';
     const ours = (uid = APP_UID) => ({ ...ksvc('shop-aaa', []), metadata: { ...ksvc('shop-aaa', []).metadata, ownerReferences: [{ apiVersion: 'serverlessapp.io/v1alpha1', kind: 'ServerlessApp', name: 'shop', uid, controller: true }] } });

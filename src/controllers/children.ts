@@ -24,7 +24,7 @@
 
 import { applyNeed, isSemanticSubset } from '../runtime/apply.ts';
 import { canonicalJson } from '../util/canonical-json.ts';
-import { ApiError, isNotFound, type KubeClient } from '../runtime/client.ts';
+import { ApiError, isNamespaceTerminating, isNotFound, type KubeClient } from '../runtime/client.ts';
 import type { Request } from '../runtime/controller.ts';
 import { Kinds, type ResourceKind } from '../util/kinds.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
@@ -80,6 +80,11 @@ export class WriteRejected extends Error {
     this.object = object;
     this.reason = refused ? 'ApplyRejected' : 'NotOwned';
     if (refused) this.code = cause.code;
+  }
+
+  /** The namespace is being deleted: the app goes with it, so there is nothing to report or retry. */
+  get namespaceTerminating(): boolean {
+    return isNamespaceTerminating(this.cause);
   }
 
   /** Whether retrying with backoff can help: the API server may accept it later (a webhook back, a conflict gone). */

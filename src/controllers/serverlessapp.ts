@@ -149,6 +149,11 @@ export class ServerlessAppReconciler {
 
     const d = this.decide(app, key, now, ctx);
     const rejected = await this.applyChildren(app, d);
+    if (rejected?.namespaceTerminating) {
+      // Deleting a namespace removes children before the app's own deletion starts.
+      ctx.log.debug('namespace terminating', { refused: `${rejected.kind} ${rejected.object}` });
+      return;
+    }
     const { wrote, retryInMs } = await this.report(app, d, now, rejected);
     if (rejected) {
       // Shown on the app (Ready=False ApplyRejected or NotOwned, an Event, a metric). A refused write is

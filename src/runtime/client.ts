@@ -39,6 +39,12 @@ export function isNotFound(err: unknown): boolean {
   return err instanceof ApiError && err.code === 404;
 }
 
+/** A write refused because its namespace is being deleted: everything in it is going away. */
+export function isNamespaceTerminating(err: unknown): boolean {
+  const causes = (err instanceof ApiError ? (err.body as { details?: { causes?: Array<{ reason?: string }> } } | undefined)?.details?.causes : undefined) ?? [];
+  return err instanceof ApiError && err.code === 403 && causes.some((c) => c.reason === 'NamespaceTerminating');
+}
+
 interface ObjectMeta {
   name: string;
   namespace?: string;

@@ -7,7 +7,7 @@
 // flooding etcd.
 
 import type { KubeClient } from './client.ts';
-import { isNotFound } from './client.ts';
+import { isNamespaceTerminating, isNotFound } from './client.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { Kinds } from '../util/kinds.ts';
 import type { Logger } from './logging.ts';
@@ -193,7 +193,8 @@ export class EventRecorder {
     } catch (err) {
       // Best effort: a later repeat tries again; nothing propagates to the reconcile.
       s.written = count;
-      this.logger?.warn('event not written', { reason: s.body['reason'], err });
+      if (isNamespaceTerminating(err)) this.logger?.debug('event not written: namespace terminating', { reason: s.body['reason'] });
+      else this.logger?.warn('event not written', { reason: s.body['reason'], err });
     }
   }
 
