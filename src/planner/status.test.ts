@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { ServerlessAppStatus } from '../api/v1alpha1/serverlessapp.ts';
-import { FIRST_START_PROGRESS_MS, PROGRESS_MS, progressWindowMs, significantStatus } from './status.ts';
+import { PROGRESS_MS, progressWindowMs, significantStatus } from './status.ts';
 
 const base: ServerlessAppStatus = {
   observedGeneration: 2, phase: 'Canary',
@@ -44,8 +44,8 @@ describe('significant status (what is written at once)', () => {
 describe('significant status on a first start (phase Pending)', () => {
   const starting: ServerlessAppStatus = { ...structuredClone(base), phase: 'Pending' };
   const progress: Array<[string, (s: ServerlessAppStatus) => void]> = [
-    ['the data plane\'s own Ready going False while it works', (s) => { s.conditions![1]!.status = 'False'; s.conditions![1]!.reason = 'OutOfDate'; }],
-    ['Ready\'s reason while it waits (Knative\'s RevisionMissing, Unschedulable)', (s) => { s.conditions![0]!.reason = 'Unschedulable'; }],
+    ['the data plane\'s reasons while it works (Ready Unknown)', (s) => { s.conditions![1]!.reason = 'OutOfDate'; s.conditions![1]!.message = 'Configuration is waiting for a Revision'; }],
+    ['Ready\'s reason while it waits (Knative\'s RevisionMissing)', (s) => { s.conditions![0]!.reason = 'RevisionMissing'; }],
     ['a URL and a split the route reports before it is ready', (s) => { s.url = 'http://shop.team-a.svc.cluster.local'; s.traffic = [{ revision: 'shop-1', percent: 100 }]; }],
   ];
   for (const [what, change] of progress) {
@@ -58,6 +58,7 @@ describe('significant status on a first start (phase Pending)', () => {
   const waitedFor: Array<[string, (s: ServerlessAppStatus) => void]> = [
     ['its end: Ready', (s) => { s.phase = 'Stable'; s.conditions![0]!.status = 'True'; }],
     ['its end: Failed', (s) => { s.phase = 'Failed'; }],
+    ['the data plane reporting a problem (its Ready False, e.g. Unschedulable)', (s) => { s.conditions![1]!.status = 'False'; s.conditions![1]!.reason = 'RevisionFailed'; }],
     ['a new generation observed', (s) => { s.observedGeneration = 3; }],
   ];
   for (const [what, change] of waitedFor) {
@@ -70,8 +71,8 @@ describe('significant status on a first start (phase Pending)', () => {
   it('an app that has no status yet gets one at once (GitOps tools read a missing status as done)', () => {
     assert.notDeepEqual(significantStatus({}), significantStatus(starting));
   });
-  it('waits longer for progress on a first start than later', () => {
-    assert.equal(progressWindowMs(starting), FIRST_START_PROGRESS_MS);
+  it('writes a first start\'s progress only with its significant changes, later progress every 5 s', () => {
+    assert.equal(progressWindowMs(starting), undefined);
     assert.equal(progressWindowMs(base), PROGRESS_MS);
   });
 });

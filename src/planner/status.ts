@@ -90,8 +90,7 @@ function readyCondition(s: StatusInput): ConditionInput {
 
 /** The data plane's own Ready (Knative Service or InferenceService), reason and message passed through. */
 function workloadCondition(w: WorkloadSummary): ConditionInput {
-  const status = w.ready === undefined ? 'Unknown' : w.ready ? 'True' : 'False';
-  return { type: 'WorkloadReady', status, reason: w.reason, message: w.message };
+  return { type: 'WorkloadReady', status: w.status, reason: w.reason, message: w.message };
 }
 
 /** One naming scheme for container and model apps: KServe tags its targets prev/latest, status says stable/candidate. */
@@ -143,13 +142,11 @@ export function composeStatus(app: ServerlessApp, s: StatusInput): ServerlessApp
   };
 }
 
-/** Progress on a first start is written at most this often; otherwise at most every 5 s. */
-export const FIRST_START_PROGRESS_MS = 30_000;
+/** Progress that leaves significantStatus as it was is written at most this often (a first start's: never). */
 export const PROGRESS_MS = 5_000;
 
-/** How long progress that leaves significantStatus as it was may wait before it is written. */
-export function progressWindowMs(status: ServerlessAppStatus): number {
-  return status.phase === 'Pending' ? FIRST_START_PROGRESS_MS : PROGRESS_MS;
+export function progressWindowMs(status: ServerlessAppStatus): number | undefined {
+  return status.phase === 'Pending' ? undefined : PROGRESS_MS;
 }
 
 /**
@@ -160,9 +157,13 @@ export function progressWindowMs(status: ServerlessAppStatus): number {
  */
 export function significantStatus(status: unknown): unknown {
   const s = (status ?? {}) as ServerlessAppStatus;
-  // A first start (phase Pending) is one burst of data-plane progress: what a user waits for is its
-  // end (Ready, or phase Failed) or a new generation; everything else is written at most once per window.
-  if (s.phase === 'Pending') return { g: s.observedGeneration, phase: s.phase, ready: s.conditions?.find((c) => c.type === 'Ready')?.status };
+  // A first start (phase Pending) is one burst of data-plane progress. What a user waits for is its
+  // end (Ready, or phase Failed), a new generation, or the data plane saying something is wrong
+  // (its Ready False, not Unknown as while it works); its messages on the way are not written.
+  if (s.phase === 'Pending') {
+    const status = (type: string) => s.conditions?.find((c) => c.type === type)?.status;
+    return { g: s.observedGeneration, phase: s.phase, ready: status('Ready'), workload: status('WorkloadReady') };
+  }
   const version = (v: VersionStatus | undefined) => v && [v.version, v.revision];
   return {
     g: s.observedGeneration, phase: s.phase, url: s.url,

@@ -31,6 +31,8 @@ export interface WorkloadObject {
 export interface WorkloadSummary {
   /** Ready as the data plane reports it; undefined while it has not said. */
   ready?: boolean;
+  /** The data plane's own Ready as it says it: Unknown while it works, False when it reports a problem. */
+  status: 'True' | 'False' | 'Unknown';
   reason: string;
   message: string;
   url?: string;
@@ -113,12 +115,13 @@ export function trafficPlan(plan: RolloutPlan, latest?: string): TrafficPlan {
 }
 
 function summarizeConditions(live: WorkloadObject | undefined, traffic: KnativeTrafficTarget[] | undefined, url: string | undefined, routeCondition: string, versionOf: (r: string) => string | undefined): WorkloadSummary {
-  if (!live?.status?.conditions) return { reason: 'Pending', message: `waiting for ${live?.kind ?? 'the workload'} to report status`, traffic: [], routeReady: false };
+  if (!live?.status?.conditions) return { status: 'Unknown', reason: 'Pending', message: `waiting for ${live?.kind ?? 'the workload'} to report status`, traffic: [], routeReady: false };
   const ready = conditionOf(live.status.conditions, 'Ready');
   const routes = conditionOf(live.status.conditions, 'RoutesReady') ?? conditionOf(live.status.conditions, 'PredictorRouteReady');
   const notReady = live.status.conditions.find((c) => c.status !== 'True' && c.type !== 'Ready');
   return {
     ...(ready ? { ready: ready.status === 'True' } : {}),
+    status: ready?.status === 'True' || ready?.status === 'False' ? ready.status : 'Unknown',
     reason: ready?.status === 'True' ? 'Ready' : (ready?.reason ?? notReady?.reason ?? 'Pending'),
     message: ready?.status === 'True' ? `${live.kind} is ready` : (ready?.message ?? notReady?.message ?? routes?.message ?? `${live.kind} is not ready`),
     ...(url ? { url } : {}),

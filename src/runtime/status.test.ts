@@ -60,6 +60,17 @@ describe('StatusWriter', () => {
       assert.equal(applied.length, 3);
     });
 
+    it('without a window, writes progress only along with a significant change', async () => {
+      const { client, applied } = fakeClient();
+      let t = 1_000;
+      const w = new StatusWriter(client, { now: () => t });
+      assert.deepEqual(await w.writeCoalesced(app(), { phase: 'Pending', note: 'a' }, significant), { wrote: true });
+      t += 600_000;
+      assert.deepEqual(await w.writeCoalesced(app({ phase: 'Pending', note: 'a' }), { phase: 'Pending', note: 'b' }, significant), { wrote: false });
+      assert.deepEqual(await w.writeCoalesced(app({ phase: 'Pending', note: 'a' }), { phase: 'Stable', note: 'c' }, significant), { wrote: true });
+      assert.deepEqual(applied.map((a) => (a as { status: { note: string } }).status.note), ['a', 'c']);
+    });
+
     it('writes progress at once for an object it never wrote, and nothing for an unchanged status', async () => {
       const { client } = fakeClient();
       const w = new StatusWriter(client, { now: () => 0 });

@@ -37,19 +37,21 @@ export class StatusWriter {
   /**
    * Like write(), for a status that reports progress. A change that leaves `significant(status)`
    * as the live one reads is written at most once per `windowMs` after this writer's last write
-   * of the object: `retryInMs` says when to look again. A significant change is written at once.
+   * of the object (`retryInMs` says when to look again), or, without a window, not on its own.
+   * A significant change is written at once.
    */
-  writeCoalesced<T>(live: T, status: object, significant: (status: unknown) => unknown, windowMs: number): Promise<{ wrote: boolean; retryInMs?: number }> {
+  writeCoalesced<T>(live: T, status: object, significant: (status: unknown) => unknown, windowMs?: number): Promise<{ wrote: boolean; retryInMs?: number }> {
     return this.apply(live as T & Live, status, { significant, windowMs });
   }
 
-  private async apply(obj: Live, status: object, coalesce?: { significant: (status: unknown) => unknown; windowMs: number }): Promise<{ wrote: boolean; retryInMs?: number }> {
+  private async apply(obj: Live, status: object, coalesce?: { significant: (status: unknown) => unknown; windowMs: number | undefined }): Promise<{ wrote: boolean; retryInMs?: number }> {
     const text = canonicalJson(status);
     if (canonicalJson(obj.status ?? {}) === text) return { wrote: false };
     const { name, namespace, uid, generation } = obj.metadata;
     const key = keyOf(obj);
     const last = this.written.get(key);
     if (coalesce && last && canonicalJson(coalesce.significant(obj.status ?? {})) === canonicalJson(coalesce.significant(status))) {
+      if (coalesce.windowMs === undefined) return { wrote: false };
       const wait = last.at + coalesce.windowMs - this.now();
       if (wait > 0) return { wrote: false, retryInMs: wait };
     }
