@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
+import { ApiError } from '../runtime/client.ts';
 import { modelApp } from '../testing/apps.ts';
-import { cacheNameFor, wantsCache, type ModelPolicy } from './model-cache.ts';
+import { WriteRejected } from './children.ts';
+import { cacheNameFor, cacheRefusal, wantsCache, type ModelPolicy } from './model-cache.ts';
 
 describe('model cache: which apps get one', () => {
   const cases: Array<{ what: string; app: ReturnType<typeof modelApp>; policy?: ModelPolicy; want: boolean }> = [
@@ -17,4 +19,15 @@ describe('model cache: which apps get one', () => {
       assert.equal(cacheNameFor(c.app, 'namespace', c.policy) !== undefined, c.want);
     });
   }
+});
+
+describe('model cache: a refused write', () => {
+  it('reports KServe\'s webhook refusing a second cache of the same model as ModelCacheRejected, and retries it', () => {
+    const denied = new ApiError(403, 'admission webhook "localmodelcache.kserve-webhook-server.validator" denied the request: LocalModelCache a has the same StorageURI gs://m');
+    assert.deepEqual(cacheRefusal(new WriteRejected('LocalModelCache', 'b', denied)), { reason: 'ModelCacheRejected', retry: true });
+  });
+
+  it('reports a cache of that name owned by another app as ModelCacheConflict, and leaves it', () => {
+    assert.deepEqual(cacheRefusal(new WriteRejected('LocalModelCache', 'b', { owner: 'ServerlessApp other/b' })), { reason: 'ModelCacheConflict', retry: false });
+  });
 });

@@ -4,8 +4,10 @@
 // so the app carries a finalizer; deleting an app never hangs on a cache that
 // is already gone (NotFound counts as done). Every delete carries the cache's
 // UID as a precondition, so a cache recreated under the same name in between
-// is never removed; a model the platform's limits refuse gets no cache; and a
-// cache of that name that belongs to another app is left alone and reported.
+// is never removed; a model the platform's limits refuse gets no cache; a
+// cache of that name that belongs to another app is left alone and reported;
+// and a cache the API server refuses (KServe's webhook: one cache per model)
+// is reported and retried.
 
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { modelProblems, type ValidationPolicy } from '../api/v1alpha1/validation.ts';
@@ -114,15 +116,27 @@ export class ModelCacheReconciler {
     } else if (wanted) {
       const live = existing.find((c) => c.metadata.name === wanted.metadata.name);
       const written = await this.children.ensure(kind, wanted, live).catch((err: unknown) => {
-        // A cache of that name the cache did not show, and not this app's: left as it is, not retried.
-        if (!(err instanceof WriteRejected && !err.retry)) throw err;
-        this.mgr.events.record(app, 'Warning', 'ModelCacheConflict', err.summary);
+        if (!(err instanceof WriteRejected)) throw err;
+        const refusal = cacheRefusal(err);
+        this.mgr.events.record(app, 'Warning', refusal.reason, err.summary);
+        if (refusal.retry) throw err;
         return false;
       });
       if (written) this.mgr.events.record(app, 'Normal', 'ModelCacheApplied', `${wanted.kind} ${wanted.metadata.name} caches ${app.spec.model?.storageUri} on node group ${this.o.nodeGroup}`);
     }
     if (!needsFinalizer && hasFinalizer) await this.children.finalizer(app, CACHE_FINALIZER, false);
   }
+}
+
+/**
+ * What a refused cache write tells the app's owner. A cache of that name that
+ * is not this app's is a conflict, left as it is and not retried. A refusal by
+ * the API server is retried with backoff, since it may pass later: KServe's
+ * webhook admits one LocalModelCache per storage URI, so a second app caching
+ * the same model can get its cache once the first one's is gone.
+ */
+export function cacheRefusal(err: WriteRejected): { reason: 'ModelCacheConflict' | 'ModelCacheRejected'; retry: boolean } {
+  return err.reason === 'NotOwned' ? { reason: 'ModelCacheConflict', retry: false } : { reason: 'ModelCacheRejected', retry: err.retry };
 }
 
 export function cacheNameFor(app: ServerlessApp, scope: CacheScope, policy: ModelPolicy = {}): string | undefined {
