@@ -16,8 +16,8 @@
 // disk, and KWOK completes the pod.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { KubernetesObjectApi, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
-import { applyAll, objectsIn, webhookConfigurations, writeWebhookCertificate } from './kserve.ts';
+import { KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
+import { applyAll, objectsIn, webhookConfigurations, writeWebhookCertificate, type KServeRig } from './kserve.ts';
 import { waitHealthy, type RunningProcess } from './supervise.ts';
 import { downloadModule, UPSTREAM_CRD_SOURCES } from './upstream-crds.ts';
 
@@ -28,16 +28,9 @@ export const LOCALMODEL_JOB_NAMESPACE = 'kserve-localmodel-jobs';
 /** The rig's LocalModelNodeGroups, by which of the rig's nodes they hold (see dataplane.ts rigNodes). */
 export const NODE_GROUPS = { default: 'default', gpu: 'gpu-nodes' } as const;
 
-export interface LocalModelRig {
-  binDir: string;
-  dir: string;
-  kubeConfig: KubeConfig;
-  kubeconfigInNs: string;
-  /** Starts `binary args` in the main namespace, output to `<dir>/<name>.log`. */
-  launchInNs(name: string, binary: string, args: string[], env: Record<string, string>): RunningProcess;
+export interface LocalModelRig extends KServeRig {
   /** Starts `binary args` in `node`'s own namespace (its API server is at the same address as in the main one). */
   launchOnNode(node: string, name: string, binary: string, args: string[], env: Record<string, string>): RunningProcess;
-  exposeService(service: { namespace: string; name: string; port: number; localPort: number }): Promise<void>;
   nodes: readonly string[];
 }
 

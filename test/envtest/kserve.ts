@@ -22,7 +22,7 @@ import { downloadModule, installCrds, UPSTREAM_CRD_SOURCES, upstreamCrds } from 
 export const KSERVE_WEBHOOK = { namespace: 'kserve', name: 'kserve-webhook-server-service', port: 443, localPort: 9443 } as const;
 
 export interface KServeRig {
-  /** build.sh's bin dir, holding kserve-manager. */
+  /** build.sh's bin dir, holding kserve-manager (and kserve-localmodel, kserve-localmodelnode). */
   binDir: string;
   /** A directory KServe may write into (certificate, temp files); launchInNs logs to `<dir>/<name>.log`. */
   dir: string;
