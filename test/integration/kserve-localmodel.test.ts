@@ -6,9 +6,8 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ResourceKind } from '../../src/util/kinds.ts';
-import { Kinds } from '../../src/util/kinds.ts';
-import { nodeModelsDir, NODE_GROUPS } from '../envtest/kserve-localmodel.ts';
+import { Kinds, type ResourceKind } from '../../src/util/kinds.ts';
+import { LOCALMODEL_JOB_NAMESPACE, nodeModelsDir, NODE_GROUPS } from '../envtest/kserve-localmodel.ts';
 import { startStandins, type Standins } from '../standin/standin.ts';
 import { app, applyApp, eventually, getApp, userClient, type AppSpec } from '../support/apps.ts';
 import { freshNamespace, testEnv, writesSince } from '../support/cluster.ts';
@@ -21,6 +20,7 @@ interface Cache {
 }
 interface LocalModelNode { spec: { localModels: Array<{ modelName: string; namespace?: string; sourceModelUri: string }> }; status?: { modelStatus?: Record<string, string> } }
 const LocalModelNodeKind: ResourceKind = { group: 'serving.kserve.io', version: 'v1alpha1', kind: 'LocalModelNode', plural: 'localmodelnodes', namespaced: false };
+const JobKind: ResourceKind = { group: 'batch', version: 'v1', kind: 'Job', plural: 'jobs', namespaced: true };
 
 /** kserve pkg/controller/v1alpha1/localmodel/reconcilers/utils.go FinalizerName. */
 const KSERVE_CACHE_FINALIZER = 'localmodel.kserve.io/finalizer';
@@ -72,6 +72,9 @@ describe('KServe 0.20 local model cache in the rig (integration)', function () {
     assert.deepEqual(node?.spec.localModels.filter((m) => m.modelName === cache.metadata.name).map((m) => m.sourceModelUri), ['gs://models/iris/v1']);
     assert.equal(node?.status?.modelStatus?.[cache.metadata.name], 'ModelDownloaded');
     assert.ok(existsSync(join(nodeModelsDir(testEnv().dir, PLAIN_NODE), 'models')), 'the simulated download wrote the node\'s model folder');
+    // One download Job: the agent found the folder after it, so it did not download again (controller.go downloadModels).
+    const jobs = await userClient().list(JobKind, LOCALMODEL_JOB_NAMESPACE, { labelSelector: `model=${cache.metadata.name},node=${PLAIN_NODE}` });
+    assert.equal(jobs.items.length, 1);
     assert.equal((await getApp(ns, 'iris')).status?.modelCache, cache.metadata.name, 'the app names its cache');
 
     const writers = new Set(writesSince(since, '').filter((w) => w.resource === 'localmodelcaches' && w.subresource === 'status').map((w) => w.userAgent.split('/')[0]));
