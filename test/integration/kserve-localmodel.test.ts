@@ -5,6 +5,7 @@
 // stand-in's cache half stays off beside it.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
+import { CoreV1Api } from '@kubernetes/client-node';
 import { join } from 'node:path';
 import { Kinds, type ResourceKind } from '../../src/util/kinds.ts';
 import { LOCALMODEL_JOB_NAMESPACE, nodeModelsDir, NODE_GROUPS } from '../envtest/kserve-localmodel.ts';
@@ -25,6 +26,14 @@ const JobKind: ResourceKind = { group: 'batch', version: 'v1', kind: 'Job', plur
 /** kserve pkg/controller/v1alpha1/localmodel/reconcilers/utils.go FinalizerName. */
 const KSERVE_CACHE_FINALIZER = 'localmodel.kserve.io/finalizer';
 const PLAIN_NODE = 'rig-node-1';
+
+/** Turns KServe's localModel setting on or off in the rig's inferenceservice-config (shipped off); the manager reads it at each admission. */
+async function setLocalModelEnabled(enabled: boolean): Promise<void> {
+  const core = testEnv().kubeConfig().makeApiClient(CoreV1Api);
+  const cm = await core.readNamespacedConfigMap({ namespace: 'kserve', name: 'inferenceservice-config' });
+  cm.data = { ...cm.data, localModel: JSON.stringify({ ...JSON.parse(cm.data?.localModel ?? '{}'), enabled }) };
+  await core.replaceNamespacedConfigMap({ namespace: 'kserve', name: 'inferenceservice-config', body: cm });
+}
 
 const cachedModel = (storageUri: string): AppSpec => ({
   model: { format: { name: 'sklearn' }, storageUri, size: '1Gi', resources: { limits: { cpu: '1', memory: '2Gi' } } },
@@ -87,6 +96,25 @@ describe('KServe 0.20 local model cache in the rig (integration)', function () {
       const n = await userClient().get<LocalModelNode>(LocalModelNodeKind, undefined, PLAIN_NODE);
       return !n?.spec.localModels.some((m) => m.modelName === cache.metadata.name);
     }, 'the model off the node\'s list', 60_000);
+  });
+
+  it('with KServe\'s localModel on, deletes an app whose InferenceService uses its cache: the InferenceService first, which KServe requires', async () => {
+    await setLocalModelEnabled(true);
+    try {
+      await applyApp(app(ns, 'served', cachedModel('gs://models/served/v1')));
+      // KServe labels the InferenceService with the cache at admission once the cache exists, and lists it in the cache's status.
+      const cache = await eventually(async () => {
+        const c = await cacheOf('served');
+        return c?.status?.inferenceServices?.length === 1 && c;
+      }, 'KServe using the cache for the app\'s InferenceService', 120_000);
+      const isvc = await userClient().get<{ metadata: { labels?: Record<string, string> } }>(Kinds.InferenceService, ns, 'served');
+      assert.equal(isvc?.metadata.labels?.['internal.serving.kserve.io/localmodel'], cache.metadata.name);
+      await userClient().delete(Kinds.ServerlessApp, ns, 'served');
+      await eventually(async () => (await userClient().get(Kinds.ServerlessApp, ns, 'served')) === undefined, 'the app gone', 90_000);
+      await eventually(async () => (await userClient().get(Kinds.LocalModelCache, undefined, cache.metadata.name)) === undefined, 'its cache gone', 60_000);
+    } finally {
+      await setLocalModelEnabled(false);
+    }
   });
 
   it('admits one cache per model: a second app caching the same model is told by a ModelCacheRejected event naming KServe\'s webhook', async () => {
