@@ -4,11 +4,12 @@
 // KServe 0.20 controllers on a simulated network; all built from Go modules on
 // first use), the real Knative/KServe/Istio CRDs plus ours, two loopback HTTP
 // servers (simulated-servers.ts: a SIMULATED model server answering warmup
-// requests, a SIMULATED Prometheus answering the rollout's checks), the
-// stand-in's LocalModelCache half (SIMULATED model download; its Knative and
-// InferenceService halves stay off beside the real controllers), and the
-// operator in-process on a demo clock. Every listener binds 127.0.0.1 on a port
-// the kernel picks, so a demo never clashes with anything on the machine.
+// requests, a SIMULATED Prometheus answering the rollout's checks), KServe's
+// real local model cache (controller and node agents; the model download is
+// SIMULATED by the rig, test/envtest/model-download.ts), the stand-in only for
+// what no real controller runs, and the operator in-process on a demo clock.
+// Every listener binds 127.0.0.1 on a port the kernel picks, so a demo never
+// clashes with anything on the machine.
 
 import type { KubeConfig } from '@kubernetes/client-node';
 import { parseConfig } from '../src/config.ts';
@@ -32,7 +33,7 @@ export interface DemoEnvironment {
   stop(): Promise<void>;
 }
 
-/** How long the stand-in takes to report a model cached (and, without the real controllers, a revision Ready). */
+/** Without the real controllers: how long the stand-in takes to report a revision Ready or a model cached. */
 const READY_DELAY_MS = 500;
 
 export async function startEnvironment(log: (line: string) => void): Promise<DemoEnvironment> {
@@ -58,11 +59,13 @@ export async function startEnvironment(log: (line: string) => void): Promise<Dem
     stops.push(() => prometheus.stop());
 
     const real = { knative: controlPlane.dataPlane?.knative ?? false, kserve: controlPlane.dataPlane?.kserve ?? false };
-    const standins = await startStandins({ kubeConfig, readyDelayMs: READY_DELAY_MS, knative: !real.knative, kserve: !real.kserve });
-    stops.push(() => standins.stop());
-    const simulated = ['model caches (LocalModelCache status)', ...(real.knative ? [] : ['Knative Serving']), ...(real.kserve ? [] : ['InferenceServices'])];
-    log(`SIMULATED by the stand-in: ${simulated.join(', ')}, reported ready after ${READY_DELAY_MS} ms; `
-      + `real: ${[...(real.knative ? ['Knative Serving 1.21'] : []), ...(real.kserve ? ['KServe 0.20'] : [])].join(' and ') || 'neither controller'}`);
+    const simulated = [...(real.knative ? [] : ['Knative Serving']), ...(real.kserve ? [] : ['InferenceServices', 'model caches (LocalModelCache status)'])];
+    if (simulated.length > 0) {
+      const standins = await startStandins({ kubeConfig, readyDelayMs: READY_DELAY_MS, knative: !real.knative, kserve: !real.kserve, caches: !real.kserve });
+      stops.push(() => standins.stop());
+      log(`SIMULATED by the stand-in: ${simulated.join(', ')}, reported ready after ${READY_DELAY_MS} ms`);
+    }
+    log(`real: ${[...(real.knative ? ['Knative Serving 1.21'] : []), ...(real.kserve ? ['KServe 0.20 with its local model cache (controller and node agents; SIMULATED model download)'] : [])].join(' and ') || 'neither controller'}`);
 
     // The flags a user would pass to `npm start`; the demo clock is --clock-start.
     const config = parseConfig([

@@ -102,14 +102,15 @@ for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]
 
 say(`ServerlessApp operator demo
   REAL:      kube-apiserver, etcd, kube-controller-manager, kube-scheduler, Knative Serving 1.21
-             (controller, webhook, autoscaler), KServe 0.20 (controller and webhooks), and the CRDs of
-             Knative Serving, KServe, Istio and ServerlessApp.
+             (controller, webhook, autoscaler), KServe 0.20 (controller and webhooks, and its local
+             model cache: controller, webhook and a node agent per node), and the CRDs of Knative
+             Serving, KServe, Istio and ServerlessApp.
   SIMULATED: the nodes (KWOK: pods are scheduled and turn Ready, no container runs), the network
              (a bridge standing in for kube-proxy and cluster DNS), the ingress (KIngresses marked
              ready as net-istio would; no request is routed, so Knative's autoscaler sees none),
              the model server answering warmup requests and the Prometheus answering the rollout's
              checks (loopback servers in this process), and the model download for node caches (the
-             stand-in in test/standin/ reports LocalModelCaches cached; nothing is fetched).
+             rig writes the folder KServe's download Job would fill; nothing is fetched).
   The operator runs in this process on a demo clock, so rollout intervals and the 08:00 and 18:00
   window transitions take seconds.
 `);

@@ -134,7 +134,7 @@ export async function runStory(env: StoryEnv): Promise<void> {
         + 'on the live revision in place (Knative >= 1.21: no new predictor revision); Knative\'s autoscaler scales the extra replica away after its stable window',
       `SIMULATED model server: the demo's loopback server answered the ${warmups.length} warmup requests (${[...new Set(warmups.map((r) => `${r.method} ${r.url}`))].join(', ')}); `
         + 'on a cluster they go to the revision\'s private Service',
-      ...(fraudA.status?.modelCache ? [`model cached on the nodes: ${fraudA.status.modelCache} (KServe LocalModelNamespaceCache; SIMULATED download: the stand-in reports it cached, nothing is fetched)`] : []),
+      ...(fraudA.status?.modelCache ? [`model cached on the nodes: ${fraudA.status.modelCache} (KServe LocalModelNamespaceCache, driven by KServe's local model controller and node agent; SIMULATED download: the rig writes the model's folder on the node, nothing is fetched)`] : []),
     ], 'a');
 
     heading('b) a new version of shop at 20%');

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
+import { ApiError } from '../runtime/client.ts';
 import { modelApp } from '../testing/apps.ts';
-import { cacheNameFor, wantsCache, type ModelPolicy } from './model-cache.ts';
+import { WriteRejected } from './children.ts';
+import { cacheNameFor, cacheRefusal, inferenceServiceToRemoveFirst, wantsCache, type ModelPolicy } from './model-cache.ts';
 
 describe('model cache: which apps get one', () => {
   const cases: Array<{ what: string; app: ReturnType<typeof modelApp>; policy?: ModelPolicy; want: boolean }> = [
@@ -17,4 +19,45 @@ describe('model cache: which apps get one', () => {
       assert.equal(cacheNameFor(c.app, 'namespace', c.policy) !== undefined, c.want);
     });
   }
+});
+
+describe('model cache: a refused write', () => {
+  it('reports KServe\'s webhook refusing a second cache of the same model as ModelCacheRejected, and retries it', () => {
+    const denied = new ApiError(403, 'admission webhook "localmodelcache.kserve-webhook-server.validator" denied the request: LocalModelCache a has the same StorageURI gs://m');
+    assert.deepEqual(cacheRefusal(new WriteRejected('LocalModelCache', 'b', denied)), { reason: 'ModelCacheRejected', retry: true });
+  });
+
+  it('reports a cache of that name owned by another app as ModelCacheConflict, and leaves it', () => {
+    assert.deepEqual(cacheRefusal(new WriteRejected('LocalModelCache', 'b', { owner: 'ServerlessApp other/b' })), { reason: 'ModelCacheConflict', retry: false });
+  });
+});
+
+describe('model cache: deleting an app whose InferenceService uses its cache', () => {
+  const deleting = () => {
+    const app = modelApp();
+    app.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
+    return app;
+  };
+  const isvcOf = (appName: string) => ({
+    apiVersion: 'serving.kserve.io/v1beta1', kind: 'InferenceService',
+    metadata: { name: appName, namespace: 'ml', uid: 'i1', ownerReferences: [{ uid: 'a1', kind: 'ServerlessApp', name: appName, controller: true }] },
+  });
+
+  it('removes the app\'s InferenceService before its cluster-scoped cache, which KServe refuses to delete while in use', () => {
+    const app = deleting();
+    const isvc = isvcOf(app.metadata.name);
+    assert.equal(inferenceServiceToRemoveFirst(app, 'cluster', 1, isvc), isvc);
+  });
+
+  it('removes the cache at once when the InferenceService is gone, the app stays, the cache is namespaced, or there is none', () => {
+    const app = deleting();
+    assert.equal(inferenceServiceToRemoveFirst(app, 'cluster', 1, undefined), undefined);
+    assert.equal(inferenceServiceToRemoveFirst(modelApp(), 'cluster', 1, isvcOf(app.metadata.name)), undefined);
+    assert.equal(inferenceServiceToRemoveFirst(app, 'namespace', 1, isvcOf(app.metadata.name)), undefined);
+    assert.equal(inferenceServiceToRemoveFirst(app, 'cluster', 0, isvcOf(app.metadata.name)), undefined);
+  });
+
+  it('leaves an InferenceService of that name that another app controls', () => {
+    assert.equal(inferenceServiceToRemoveFirst(deleting(), 'cluster', 1, isvcOf('someone-else')), undefined);
+  });
 });

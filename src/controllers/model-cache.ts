@@ -4,12 +4,18 @@
 // so the app carries a finalizer; deleting an app never hangs on a cache that
 // is already gone (NotFound counts as done). Every delete carries the cache's
 // UID as a precondition, so a cache recreated under the same name in between
-// is never removed; a model the platform's limits refuse gets no cache; and a
-// cache of that name that belongs to another app is left alone and reported.
+// is never removed; a model the platform's limits refuse gets no cache; a
+// cache of that name that belongs to another app is left alone and reported;
+// and a cache the API server refuses (KServe's webhook: one cache per model)
+// is reported and retried. KServe's webhook also refuses to delete a
+// cluster-scoped cache an InferenceService still uses (with its localModel
+// setting on), and the app's InferenceService would be collected only once the
+// app is gone, which waits on this finalizer: so a deleted app's
+// InferenceService is deleted first.
 
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { modelProblems, type ValidationPolicy } from '../api/v1alpha1/validation.ts';
-import { APP_LABEL, MANAGED_BY } from '../render/metadata.ts';
+import { APP_LABEL, controllingApp, MANAGED_BY } from '../render/metadata.ts';
 import { CACHE_NAMESPACE_LABEL, modelCacheName, renderLocalModelCache, type CacheScope } from '../render/local-model-cache.ts';
 import { keepAppliedFields } from '../runtime/apply.ts';
 import { Controller, type ReconcileContext, type Request } from '../runtime/controller.ts';
@@ -25,6 +31,12 @@ interface Cache {
   kind: string;
   metadata: { name: string; namespace?: string; uid?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
   spec?: unknown;
+}
+
+interface Child {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; uid?: string; ownerReferences?: Array<{ uid: string; kind: string; name?: string; controller?: boolean }> };
 }
 
 export type ModelPolicy = Pick<ValidationPolicy, 'maxModelSizeBytes' | 'allowedStorageUriPrefixes'>;
@@ -51,6 +63,7 @@ export class ModelCacheReconciler {
   readonly controller: Controller;
   private readonly apps: Informer<ServerlessApp>;
   private readonly caches: Informer<Cache>;
+  private readonly inferenceServices: Informer<Child>;
   private readonly children: ChildWriter;
 
   private readonly mgr: Manager;
@@ -63,6 +76,8 @@ export class ModelCacheReconciler {
     const kind = o.scope === 'cluster' ? Kinds.LocalModelCache : Kinds.LocalModelNamespaceCache;
     // Optional: KServe without its LocalModel feature (or no KServe) only means no model is cached.
     this.caches = mgr.informer<Cache>(kind, { labelSelector: `app.kubernetes.io/managed-by=${MANAGED_BY}`, transform: keepAppliedFields(mgr.client.fieldManager), optional: true });
+    // The app controller's informer (same kind and selector, so the manager shares it).
+    this.inferenceServices = mgr.informer<Child>(Kinds.InferenceService, { labelSelector: `app.kubernetes.io/managed-by=${MANAGED_BY}`, optional: true });
     this.children = new ChildWriter(mgr.client);
     this.controller = new Controller({
       name: 'modelcache', reconcile: (req, ctx) => this.reconcile(req, ctx), concurrency: 2, logger: mgr.logger, metrics: mgr.metrics,
@@ -75,7 +90,13 @@ export class ModelCacheReconciler {
         const name = c.metadata.labels?.[APP_LABEL];
         const namespace = c.metadata.namespace ?? c.metadata.labels?.[CACHE_NAMESPACE_LABEL];
         return name && namespace ? [{ namespace, name }] : [];
-      });
+      })
+      // Only while its app is being deleted: its InferenceService gone, the cache can go.
+      .watches(this.inferenceServices, (i) => {
+        const name = controllingApp(i);
+        const namespace = i.metadata.namespace;
+        return name && namespace && this.apps.get(namespace, name)?.metadata.deletionTimestamp ? [{ namespace, name }] : [];
+      }, () => false);
     this.caches.onServedChange(() => this.controller.enqueueAll());
     mgr.add(this.controller);
   }
@@ -91,6 +112,12 @@ export class ModelCacheReconciler {
     const existing = this.cachesOf(req.namespace, req.name);
     const wanted = app && wantsCache(app, this.o.policy) ? renderLocalModelCache(app, this.o.scope, this.o.nodeGroup) : undefined;
 
+    const blocking = app && inferenceServiceToRemoveFirst(app, this.o.scope, existing.length, this.inferenceServices.get(req.namespace, req.name));
+    if (blocking) {
+      await this.children.removeMatched(Kinds.InferenceService, blocking);
+      ctx.log.info('removed the InferenceService before its model cache', { inferenceService: blocking.metadata.name });
+      return;
+    }
     // Remove every cache of this app that is not the wanted one (model changed, caching off, app gone).
     for (const c of existing) {
       if (c.metadata.name === wanted?.metadata.name) continue;
@@ -114,15 +141,38 @@ export class ModelCacheReconciler {
     } else if (wanted) {
       const live = existing.find((c) => c.metadata.name === wanted.metadata.name);
       const written = await this.children.ensure(kind, wanted, live).catch((err: unknown) => {
-        // A cache of that name the cache did not show, and not this app's: left as it is, not retried.
-        if (!(err instanceof WriteRejected && !err.retry)) throw err;
-        this.mgr.events.record(app, 'Warning', 'ModelCacheConflict', err.summary);
+        if (!(err instanceof WriteRejected)) throw err;
+        const refusal = cacheRefusal(err);
+        this.mgr.events.record(app, 'Warning', refusal.reason, err.summary);
+        if (refusal.retry) throw err;
         return false;
       });
       if (written) this.mgr.events.record(app, 'Normal', 'ModelCacheApplied', `${wanted.kind} ${wanted.metadata.name} caches ${app.spec.model?.storageUri} on node group ${this.o.nodeGroup}`);
     }
     if (!needsFinalizer && hasFinalizer) await this.children.finalizer(app, CACHE_FINALIZER, false);
   }
+}
+
+/**
+ * The InferenceService a deleted app must lose before its cluster-scoped
+ * caches can: its own, if it still has one. KServe refuses to delete a
+ * LocalModelCache an InferenceService uses, and that InferenceService would
+ * be collected only after the app, which waits on the cache.
+ */
+export function inferenceServiceToRemoveFirst<T extends Child>(app: ServerlessApp, scope: CacheScope, caches: number, isvc: T | undefined): T | undefined {
+  if (!app.metadata.deletionTimestamp || scope !== 'cluster' || caches === 0 || !isvc) return undefined;
+  return controllingApp(isvc) === app.metadata.name ? isvc : undefined;
+}
+
+/**
+ * What a refused cache write tells the app's owner. A cache of that name that
+ * is not this app's is a conflict, left as it is and not retried. A refusal by
+ * the API server is retried with backoff, since it may pass later: KServe's
+ * webhook admits one LocalModelCache per storage URI, so a second app caching
+ * the same model can get its cache once the first one's is gone.
+ */
+export function cacheRefusal(err: WriteRejected): { reason: 'ModelCacheConflict' | 'ModelCacheRejected'; retry: boolean } {
+  return err.reason === 'NotOwned' ? { reason: 'ModelCacheConflict', retry: false } : { reason: 'ModelCacheRejected', retry: err.retry };
 }
 
 export function cacheNameFor(app: ServerlessApp, scope: CacheScope, policy: ModelPolicy = {}): string | undefined {

@@ -2,7 +2,8 @@
 # Builds the test rig's binaries from the Go wrapper modules beside this
 # script, once: the control plane (kube-apiserver, kube-controller-manager,
 # kube-scheduler, etcd), KWOK's simulated nodes, the real Knative Serving
-# (controller, webhook, autoscaler) and KServe controller, and helm. Each
+# (controller, webhook, autoscaler), KServe's controller and its local model
+# cache controller and node agent, and helm. Each
 # module's binaries are cached outside the repo under a key made of the
 # module's files and the Go version, so a second run reuses them and a changed
 # pin rebuilds only that module.
@@ -66,7 +67,10 @@ build kube "$k8s_ldflags" kube-apiserver=./cmd/kube-apiserver kube-controller-ma
 wait $etcd_pid
 build kwok '' kwok=sigs.k8s.io/kwok/cmd/kwok
 build knative '' knative-controller=knative.dev/serving/cmd/controller knative-webhook=knative.dev/serving/cmd/webhook knative-autoscaler=knative.dev/serving/cmd/autoscaler
-build kserve '' kserve-manager=github.com/kserve/kserve/cmd/manager
+# The manager and KServe's local model cache (its controller and the node agent
+# the localmodel chart runs as a DaemonSet) share one module and build cache.
+build kserve '' kserve-manager=github.com/kserve/kserve/cmd/manager kserve-localmodel=github.com/kserve/kserve/cmd/localmodel \
+  kserve-localmodelnode=github.com/kserve/kserve/cmd/localmodelnode
 # Helm's own Makefile stamps the Kubernetes version `helm template` assumes
 # (and checks a chart's kubeVersion against) from its client-go, v0.N -> 1.N;
 # without it a source build assumes v1.20 and refuses charts that need newer.

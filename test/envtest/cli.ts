@@ -44,7 +44,7 @@ async function up(): Promise<void> {
       { name: 'kube-apiserver', pid: pids.apiserver, binary: join(cp.binDir, 'kube-apiserver') },
       { name: 'etcd', pid: pids.etcd, binary: join(cp.binDir, 'etcd') },
     ],
-    netns: cp.dataPlane ? [cp.dataPlane.netns.main, cp.dataPlane.netns.autoscaler] : [],
+    netns: cp.dataPlane ? [cp.dataPlane.netns.main, cp.dataPlane.netns.autoscaler, ...Object.values(cp.dataPlane.netns.nodes)] : [],
   });
   try {
     const crds = await installAllCrds(cp.kubeConfig());

@@ -4,8 +4,11 @@
 // Running/Ready, but no container runs) and the real Knative Serving, all from
 // build.sh. They run in network namespaces that reach only the API server and
 // each other, through netns-bridge.ts (the SIMULATED NETWORK); see netns.ts.
+// With KServe, its local model cache runs too (kserve-localmodel.ts): the
+// controller, and the node agent once per node in a namespace of its own.
 // What is still simulated: the network (bridge), the nodes (KWOK), the ingress
-// (kingress-status.ts) and any traffic or metrics (no container runs).
+// (kingress-status.ts), model downloads (model-download.ts) and any traffic or
+// metrics (no container runs).
 import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
@@ -20,19 +23,24 @@ import { createNetns, deleteNetns, deleteNetnsOnExit, netnsName, POD_CIDR, sweep
 import { kubeconfigYaml } from './pki.ts';
 import { spawnDetached, supervise, waitHealthy, type LaunchOptions, type RunningProcess } from './supervise.ts';
 import { startKServe } from './kserve.ts';
+import { startLocalModel } from './kserve-localmodel.ts';
+import { runModelDownload } from './model-download.ts';
 import { downloadModule } from './upstream-crds.ts';
 
 export interface DataPlaneOptions {
   /** Run the real Knative Serving (controller, webhook, autoscaler) and the KIngress status stand-in. Default true. */
   knative?: boolean;
-  /** Run the real KServe controller (Knative mode, its webhooks and ClusterServingRuntimes); needs Knative. Default: with Knative. */
+  /** Run the real KServe controller (Knative mode, its webhooks and ClusterServingRuntimes) and its local model cache; needs Knative. Default: with Knative. */
   kserve?: boolean;
 }
 
 /** Where the data plane's processes can be found: for tests, and for `npm run cluster` to stop them later. */
 export interface DataPlane {
-  /** Network namespaces: `main` runs everything but the Knative autoscaler, which has `autoscaler` to itself. */
-  readonly netns: { readonly main: string; readonly autoscaler: string };
+  /**
+   * Network namespaces: `main` runs everything but the Knative autoscaler, which has `autoscaler` to itself,
+   * and KServe's node agents, which have one per node (`nodes`, by node name; empty without KServe).
+   */
+  readonly netns: { readonly main: string; readonly autoscaler: string; readonly nodes: Readonly<Record<string, string>> };
   /** Every data-plane process, by name (as in its log file `<dir>/<name>.log`). */
   readonly processes: ReadonlyArray<{ readonly name: string; readonly pid: number; readonly binary: string }>;
   /** An admin kubeconfig that works inside the main namespace (the bridge's https://127.0.0.1:6443). */
@@ -77,6 +85,8 @@ const KWOK = { module: 'sigs.k8s.io/kwok', version: 'v0.8.0' };
 const NS_API_PORT = 6443;
 const MAIN_POD_IP = '10.250.0.2';
 const AUTOSCALER_POD_IP = '10.250.0.3';
+/** The node namespaces' addresses: 10.250.0.10 and on, one per node. */
+const nodePodIp = (index: number) => `10.250.0.${10 + index}`;
 const KWOK_NODE_ANNOTATION = 'kwok.x-k8s.io/node';
 
 /** Unix socket paths in `dir`: the host's API socket and each namespace's CONNECT proxy. */
@@ -111,12 +121,15 @@ export async function startDataPlane(host: DataPlaneHost, opts: DataPlaneOptions
   const withKServe = withKnative && (opts.kserve ?? true);
   const { dir } = host;
   const sockets = socketPaths(dir);
-  const netns = { main: netnsName(), autoscaler: netnsName() };
+  const nodes = rigNodes();
+  const nodeNetns: Record<string, string> = withKServe ? Object.fromEntries(nodes.map((n) => [n.metadata!.name!, netnsName()])) : {};
+  const netns = { main: netnsName(), autoscaler: netnsName(), nodes: nodeNetns };
+  const allNetns = [netns.main, netns.autoscaler, ...Object.values(nodeNetns)];
   // A detached data plane's namespaces outlive this process on purpose (`npm run cluster -- down` removes them).
-  const cancelDeleteOnExit = host.detached ? () => {} : deleteNetnsOnExit([netns.main, netns.autoscaler]);
+  const cancelDeleteOnExit = host.detached ? () => {} : deleteNetnsOnExit(allNetns);
   const running: Array<RunningProcess & { binary: string }> = [];
   let hostBridge: { close(): void } | undefined;
-  const ingressStop = new AbortController();
+  const harnessStop = new AbortController();
   const launch = (name: string, binary: string, args: string[], launchOpts: LaunchOptions = {}): RunningProcess & { binary: string } => {
     const proc = (host.detached ? spawnDetached : supervise)(name, binary, args, join(dir, `${name}.log`), undefined, launchOpts);
     const entry = Object.assign(proc, { binary });
@@ -126,10 +139,10 @@ export async function startDataPlane(host: DataPlaneHost, opts: DataPlaneOptions
   const node = (name: string, script: string, args: string[], launchOpts: LaunchOptions = {}) =>
     launch(name, process.execPath, ['--no-warnings', join(here, script), ...args], launchOpts);
   const stopAll = async () => {
-    ingressStop.abort();
+    harnessStop.abort();
     await Promise.all(running.reverse().map((p) => p.stop(5_000)));
     hostBridge?.close();
-    await Promise.all([deleteNetns(netns.main), deleteNetns(netns.autoscaler)]);
+    await Promise.all(allNetns.map(deleteNetns));
     cancelDeleteOnExit();
   };
 
@@ -138,11 +151,13 @@ export async function startDataPlane(host: DataPlaneHost, opts: DataPlaneOptions
     if (swept.length > 0) host.log(`removed ${swept.length} network namespaces left by killed runs: ${swept.join(', ')}`);
     if (host.detached) node('netns-bridge-host', 'netns-bridge.ts', ['host', sockets.api, String(host.apiPort)]);
     else hostBridge = await serveUdsToTcp(sockets.api, host.apiPort);
-    await Promise.all([createNetns(netns.main, MAIN_POD_IP), createNetns(netns.autoscaler, AUTOSCALER_POD_IP)]);
+    await Promise.all([createNetns(netns.main, MAIN_POD_IP), createNetns(netns.autoscaler, AUTOSCALER_POD_IP),
+      ...Object.values(nodeNetns).map((ns, i) => createNetns(ns, nodePodIp(i)))]);
 
     const bridges = [
       { name: 'netns-bridge-main', ns: netns.main, connect: sockets.mainConnect },
       { name: 'netns-bridge-autoscaler', ns: netns.autoscaler, connect: sockets.autoscalerConnect },
+      ...Object.entries(nodeNetns).map(([n, ns]) => ({ name: `netns-bridge-${n}`, ns, connect: join(dir, `netns-${n}.sock`) })),
     ].map((b) => ({
       ...b,
       proc: node(b.name, 'netns-bridge.ts', ['ns', '--listen', String(NS_API_PORT), '--to', sockets.api, '--connect', b.connect,
@@ -175,7 +190,6 @@ export async function startDataPlane(host: DataPlaneHost, opts: DataPlaneOptions
 
     const kc = host.kubeConfig();
     const core = kc.makeApiClient(CoreV1Api);
-    const nodes = rigNodes();
     await Promise.all(nodes.map((n) => core.createNode({ body: n }).catch((err: { code?: number }) => {
       if (err.code !== 409) throw err;
     })));
@@ -206,7 +220,7 @@ export async function startDataPlane(host: DataPlaneHost, opts: DataPlaneOptions
       let lastRefusal = '(none)';
       // In the harness's process unless detached: it only talks to the API server, and a Node process of its own costs ~140 MiB.
       if (host.detached) node('kingress-status', 'kingress-status.ts', [join(dir, 'kubeconfig')]);
-      else void runKIngressStatus(kc, ingressStop.signal);
+      else void runKIngressStatus(kc, harnessStop.signal);
       await Promise.all([
         waitHealthy(controller, dir, () => httpOk(sockets.mainConnect, 8080, '/readiness')),
         waitHealthy(autoscaler, dir, () => reachable(sockets.autoscalerConnect, 8080)),
@@ -216,12 +230,19 @@ export async function startDataPlane(host: DataPlaneHost, opts: DataPlaneOptions
       ]);
     }
     if (withKServe) {
-      await startKServe({
-        binDir: host.binDir, dir, kubeConfig: kc, kubeconfigInNs: kubeconfig, exposeService,
-        launchInNs: (name, binary, args, env) => launch(name, binary, args, { ...inMain, env }),
+      const launchInNs = (name: string, binary: string, args: string[], env: Record<string, string>) => launch(name, binary, args, { ...inMain, env });
+      await startKServe({ binDir: host.binDir, dir, kubeConfig: kc, kubeconfigInNs: kubeconfig, exposeService, launchInNs });
+      // SIMULATED model download, in the harness's process unless detached, like the KIngress status.
+      if (host.detached) node('model-download', 'model-download.ts', [join(dir, 'kubeconfig'), dir]);
+      else void runModelDownload(kc, dir, harnessStop.signal);
+      await startLocalModel({
+        binDir: host.binDir, dir, kubeConfig: kc, kubeconfigInNs: kubeconfig, exposeService, launchInNs,
+        launchOnNode: (n, name, binary, args, env) => launch(name, binary, args, { netns: nodeNetns[n]!, env }),
+        nodes: Object.keys(nodeNetns),
       });
     }
-    host.log(`data plane ready in ${((performance.now() - started) / 1000).toFixed(1)}s (netns ${netns.main}, ${netns.autoscaler}; ${withKnative ? 'Knative Serving 1.21' : 'no Knative'}${withKServe ? ', KServe 0.20' : ''})`);
+    host.log(`data plane ready in ${((performance.now() - started) / 1000).toFixed(1)}s (netns ${allNetns.join(', ')}; `
+      + `${withKnative ? 'Knative Serving 1.21' : 'no Knative'}${withKServe ? ', KServe 0.20 with its local model cache (model downloads SIMULATED)' : ''})`);
 
     return {
       netns,

@@ -22,7 +22,7 @@ import { downloadModule, installCrds, UPSTREAM_CRD_SOURCES, upstreamCrds } from 
 export const KSERVE_WEBHOOK = { namespace: 'kserve', name: 'kserve-webhook-server-service', port: 443, localPort: 9443 } as const;
 
 export interface KServeRig {
-  /** build.sh's bin dir, holding kserve-manager. */
+  /** build.sh's bin dir, holding kserve-manager (and kserve-localmodel, kserve-localmodelnode). */
   binDir: string;
   /** A directory KServe may write into (certificate, temp files); launchInNs logs to `<dir>/<name>.log`. */
   dir: string;
@@ -58,8 +58,7 @@ const FIELD_MANAGER = 'envtest';
 /** Installs KServe's CRDs and configuration, starts its manager and resolves once its webhooks answer. */
 export async function startKServe(rig: KServeRig, opts: KServeOptions = {}): Promise<KServe> {
   const [moduleDir] = await Promise.all([downloadModule(KSERVE.module, KSERVE.version), ensureCrds(rig.kubeConfig)]);
-  const certDir = join(rig.dir, 'kserve-tmp', 'k8s-webhook-server', 'serving-certs');
-  const caPem = await writeWebhookCertificate(certDir);
+  const caPem = await writeWebhookCertificate(join(rig.dir, 'kserve-tmp', 'k8s-webhook-server', 'serving-certs'), KSERVE_WEBHOOK);
   const api = KubernetesObjectApi.makeApiClient(rig.kubeConfig);
   await applyAll(api, [
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } },
@@ -119,10 +118,10 @@ export function inferenceServiceConfig(moduleDir: string, opts: KServeOptions = 
   } as KubernetesObject;
 }
 
-/** config/webhook/manifests.yaml with kustomize's variables resolved and the CA filled in. */
-export function webhookConfigurations(moduleDir: string, caPem: string): KubernetesObject[] {
+/** A webhook manifest of the module (KServe's own unless told) with kustomize's variables resolved and the CA filled in. */
+export function webhookConfigurations(moduleDir: string, caPem: string, manifest = 'config/webhook/manifests.yaml', webhook: { namespace: string; name: string } = KSERVE_WEBHOOK): KubernetesObject[] {
   const caBundle = Buffer.from(caPem).toString('base64');
-  return objectsIn(join(moduleDir, 'config/webhook/manifests.yaml'))
+  return objectsIn(join(moduleDir, manifest), webhook)
     .filter((obj) => obj.kind === 'MutatingWebhookConfiguration' || obj.kind === 'ValidatingWebhookConfiguration')
     .map((obj) => {
       const { creationTimestamp: _created, ...metadata } = obj.metadata ?? {};
@@ -131,11 +130,11 @@ export function webhookConfigurations(moduleDir: string, caPem: string): Kuberne
     });
 }
 
-/** The objects in one of the module's YAML files, with kustomize's variables for the webhook Service resolved. */
-function objectsIn(path: string): KubernetesObject[] {
+/** The objects in one of the module's YAML files, with kustomize's variables for the webhook Service (KServe's, unless `webhook` is given) resolved. */
+export function objectsIn(path: string, webhook: { namespace: string; name: string } = KSERVE_WEBHOOK): KubernetesObject[] {
   const text = readFileSync(path, 'utf8')
-    .replaceAll('$(webhookServiceName)', KSERVE_WEBHOOK.name)
-    .replaceAll('$(kserveNamespace)', KSERVE_WEBHOOK.namespace);
+    .replaceAll('$(webhookServiceName)', webhook.name)
+    .replaceAll('$(kserveNamespace)', webhook.namespace);
   return parseAllDocuments(text).map((doc) => doc.toJS() as KubernetesObject | null).filter((obj): obj is KubernetesObject => Boolean(obj?.kind));
 }
 
@@ -160,10 +159,10 @@ export function clusterServingRuntimes(moduleDir: string): KubernetesObject[] {
       key === 'image' && typeof value === 'string' ? retag(value) : value) as KubernetesObject));
 }
 
-/** A CA and a serving certificate for the webhook Service's names, as tls.crt/tls.key in `certDir`; returns the CA. */
-async function writeWebhookCertificate(certDir: string): Promise<string> {
+/** A CA and a serving certificate for a webhook Service's names, as tls.crt/tls.key in `certDir`; returns the CA. */
+export async function writeWebhookCertificate(certDir: string, service: { namespace: string; name: string }): Promise<string> {
   mkdirSync(certDir, { recursive: true, mode: 0o700 });
-  const { name, namespace } = KSERVE_WEBHOOK;
+  const { name, namespace } = service;
   const at = (file: string) => join(certDir, file);
   await openssl(['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '3650',
     '-subj', '/CN=kserve-webhook-ca', '-addext', 'basicConstraints=critical,CA:TRUE',
@@ -177,7 +176,7 @@ async function writeWebhookCertificate(certDir: string): Promise<string> {
   return readFileSync(at('ca.crt'), 'utf8');
 }
 
-async function applyAll(api: KubernetesObjectApi, objects: KubernetesObject[]): Promise<void> {
+export async function applyAll(api: KubernetesObjectApi, objects: KubernetesObject[]): Promise<void> {
   for (const obj of objects) {
     try {
       await api.patch(obj, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
@@ -206,7 +205,7 @@ async function admitsInferenceServices(api: KubernetesObjectApi): Promise<boolea
   }
 }
 
-function apiMessage(err: unknown): string {
+export function apiMessage(err: unknown): string {
   const e = err as { code?: number; body?: unknown; message?: string };
   if (e.code === undefined) return e.message ?? String(err);
   try {

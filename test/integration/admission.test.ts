@@ -4,8 +4,11 @@
 // a server-side dry-run apply, exactly as the operator writes them. Each kind
 // also shows that the chain was really consulted: the defaulting webhook's
 // mark on what comes back, and a one-field break of the golden refused by the
-// webhook or schema that owns it. Istio runs no webhook in the rig: a
-// VirtualService meets its CRD's schema only.
+// webhook or schema that owns it. KServe's LocalModelCache webhook (the real
+// local model controller's) checks one thing a single object cannot break: no
+// other cache holds the same model, so it is shown refusing the golden beside
+// such a cache. Istio runs no webhook in the rig: a VirtualService meets its
+// CRD's schema only.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
@@ -24,6 +27,8 @@ interface Check {
   /** The golden with one field broken, and who must refuse it. */
   broken: (doc: Doc) => void;
   refusedBy: RegExp;
+  /** An object beside which a webhook refuses the golden as it is (the golden's name and namespace are the caller's). */
+  refusedBeside?: { other: (doc: Doc) => Doc; refusedBy: RegExp };
 }
 
 const checks: Record<string, Check> = {
@@ -43,6 +48,10 @@ const checks: Record<string, Check> = {
   LocalModelCache: {
     broken: (c) => { c.spec.modelSize = 'plenty'; },
     refusedBy: /spec\.modelSize in body should match/,
+    refusedBeside: {
+      other: (c) => ({ ...c, metadata: { name: `${c.metadata.name}-other` } }),
+      refusedBy: /^admission webhook "localmodelcache\.kserve-webhook-server\.validator" denied the request: LocalModelCache \S+-other has the same StorageURI gs:\/\/models\/fraud\/v7/,
+    },
   },
   VirtualService: {
     broken: (v) => { v.spec.http[0].route[0].weight = 'all'; },
@@ -77,6 +86,19 @@ describe('rendered objects on the real admission chain (integration)', function 
           assert.match(err.message, check.refusedBy);
           return true;
         });
+
+        if (check.refusedBeside) {
+          const other = check.refusedBeside.other(obj);
+          await userClient().apply(other, { kind });
+          try {
+            await assert.rejects(userClient().apply(obj, { kind, dryRun: true }), (err: Error) => {
+              assert.match(err.message, check.refusedBeside!.refusedBy);
+              return true;
+            });
+          } finally {
+            await userClient().delete(kind, other.metadata.namespace, other.metadata.name);
+          }
+        }
       }
     });
   }

@@ -282,7 +282,8 @@ describe('tenant isolation: every attack of issue 13, made by a tenant through t
 
   it('keeps model caches apart when names would collide ("<team>-a/chat" and "<team>/a-chat"), and removes only its own', async () => {
     tally.attacks++;
-    await a.apply(app(teamA, 'chat', { model: { format: { name: 'sklearn' }, storageUri: 'gs://models/team/chat', size: '1Gi' }, prewarm: { cacheModel: true } }));
+    // Another model than the victim's: KServe's webhook admits one LocalModelCache per storage URI, so the same model could not be cached twice anyway.
+    await a.apply(app(teamA, 'chat', { model: { format: { name: 'sklearn' }, storageUri: 'gs://models/team-a/chat', size: '1Gi' }, prewarm: { cacheModel: true } }));
     const mine = await eventually(async () => (await admin().list<Obj>(Kinds.LocalModelCache)).items.find((c) => c.metadata.labels?.['serverlessapp.io/namespace'] === teamA && c.metadata.labels['serverlessapp.io/app'] === 'chat'), 'the attacker\'s own cache', 60_000);
     const theirs = victims.find((v) => v.kind === Kinds.LocalModelCache)!;
     assert.notEqual(mine.metadata.name, theirs.name);

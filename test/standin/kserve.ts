@@ -4,7 +4,9 @@
 // applies the `<isvc>-predictor` Knative Service real KServe would build, and
 // writes the ISVC's status from that Service's status; the Knative stand-in
 // then does its part on the Service. LocalModelCaches get a status that looks
-// alive. It writes only status, and the Knative Services it owns.
+// alive, unless KServe's real local model controller runs (the rig's data plane
+// runs it; the benchmarks' stand-in data plane does not). It writes only
+// status, and the Knative Services it owns.
 
 import type { Informer } from './informer.ts';
 import { isNotFound, resourcePath } from './kube.ts';
@@ -26,8 +28,10 @@ const CACHE_DEBOUNCE_MS = 500;
 
 export interface KServeStandinOptions {
   client: KubeClient;
-  /** Simulate the InferenceService controller (off when the real KServe runs; caches are simulated either way). */
+  /** Simulate the InferenceService controller (off when the real KServe runs). */
   inferenceServices?: boolean;
+  /** Simulate the LocalModelCache controller (off when KServe's real local model controller runs). */
+  localModelCaches?: boolean;
   isvcs: Informer;
   services: Informer;
   revisions: Informer;
@@ -88,6 +92,7 @@ export class KServeStandin {
   private handle(key: string): Promise<{ requeueAfterMs?: number } | void> {
     const [kind, rest] = [key.slice(0, key.indexOf(':')), key.slice(key.indexOf(':') + 1)];
     if (kind === 'isvc') return this.o.inferenceServices === false ? Promise.resolve() : this.reconcileIsvc(rest);
+    if (this.o.localModelCaches === false) return Promise.resolve();
     if (kind === 'lmc') return this.reconcileCache(this.o.caches, LOCAL_MODEL_CACHE, 'LocalModelCache', rest);
     return this.reconcileCache(this.o.namespaceCaches, LOCAL_MODEL_NAMESPACE_CACHE, 'LocalModelNamespaceCache', rest);
   }

@@ -37,7 +37,8 @@ export function cacheStatus({ cache, isvcs, downloaded }: CacheStatusInput): any
   }
   users.sort((a, b) => a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name));
   return {
-    copies: { total: groups.length, available: downloaded ? groups.length : 0, failed: 0 },
+    // kserve pkg/apis/serving/v1alpha1 ModelCopies: `failed` is omitempty, so 0 is left out.
+    copies: { total: groups.length, available: downloaded ? groups.length : 0 },
     nodeStatus,
     inferenceServices: users,
   };

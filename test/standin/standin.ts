@@ -34,6 +34,11 @@ export interface StandinOptions {
   knative?: boolean;
   /** Run the InferenceService half of the KServe stand-in. Default: only when the real KServe does not run (its webhook is not registered). */
   kserve?: boolean;
+  /**
+   * Run the LocalModelCache half of the KServe stand-in. Default: only when KServe's real local model
+   * controller does not run (its LocalModelCache webhook is not registered), as in the benchmarks' stand-in data plane.
+   */
+  caches?: boolean;
 }
 
 export interface Standins {
@@ -74,8 +79,9 @@ export async function startStandins(opts: StandinOptions): Promise<Standins> {
     ...(opts.progressDeadlineMs !== undefined ? { progressDeadlineMs: opts.progressDeadlineMs } : {}),
   });
   const simulateKServe = opts.kserve ?? !(await realKServeRuns(opts.kubeConfig));
+  const simulateCaches = opts.caches ?? !(await realLocalModelRuns(opts.kubeConfig));
   const kserve = new KServeStandin({
-    client: kserveClient, inferenceServices: simulateKServe, isvcs, services, revisions, caches, namespaceCaches, downloadDelayMs: readyDelayMs, domain, concurrency, clock, logger,
+    client: kserveClient, inferenceServices: simulateKServe, localModelCaches: simulateCaches, isvcs, services, revisions, caches, namespaceCaches, downloadDelayMs: readyDelayMs, domain, concurrency, clock, logger,
   });
 
   const simulateKnative = opts.knative ?? !(await realKnativeRuns(opts.kubeConfig));
@@ -87,6 +93,7 @@ export async function startStandins(opts: StandinOptions): Promise<Standins> {
   }
   if (simulateKnative) knative.start();
   else logger.info('knative-standin: off, the real Knative Serving runs in this cluster');
+  if (!simulateCaches) logger.info('kserve-standin: model caches off, KServe\'s real local model controller runs in this cluster');
   kserve.start();
   const simulated = (what: () => void) => {
     if (!simulateKnative) throw new Error('the real Knative Serving runs in this cluster: revisions cannot be held by the stand-in');
@@ -118,6 +125,16 @@ export async function startStandins(opts: StandinOptions): Promise<Standins> {
 async function realKServeRuns(kubeConfig: KubeConfig): Promise<boolean> {
   try {
     await kubeConfig.makeApiClient(AdmissionregistrationV1Api).readMutatingWebhookConfiguration({ name: 'inferenceservice.serving.kserve.io' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** True when the cluster runs KServe's real local model controller: its LocalModelCache webhook is registered. */
+async function realLocalModelRuns(kubeConfig: KubeConfig): Promise<boolean> {
+  try {
+    await kubeConfig.makeApiClient(AdmissionregistrationV1Api).readValidatingWebhookConfiguration({ name: 'localmodelcache.serving.kserve.io' });
     return true;
   } catch {
     return false;

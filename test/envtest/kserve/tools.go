@@ -2,4 +2,8 @@
 
 package tools
 
-import _ "github.com/kserve/kserve/cmd/manager"
+import (
+	_ "github.com/kserve/kserve/cmd/localmodel"
+	_ "github.com/kserve/kserve/cmd/localmodelnode"
+	_ "github.com/kserve/kserve/cmd/manager"
+)

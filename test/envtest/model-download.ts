@@ -1,0 +1,70 @@
+// SIMULATED MODEL DOWNLOAD: the one effect KServe's download Job has that no
+// KWOK node can produce. The real node agent (kserve pkg/controller/v1alpha1/
+// localmodelnode/controller.go, launchJob) runs kserve/storage-initializer with
+// the node's models volume mounted at subPath `models/<storage key>`; once the
+// Job succeeds it checks that folder on the node's disk (downloadModels:
+// fsHelper.hasModelFolder) and, without it, downloads again. KWOK runs no
+// container, so when such a pod is bound to a node this writes the folder, empty
+// but for a marker, into that node's models directory (kserve-localmodel.ts);
+// KWOK completes the pod and kube-controller-manager the Job. No byte of any
+// model is fetched.
+// Run as a program: node model-download.ts KUBECONFIG RIG_DIR
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, normalize } from 'node:path';
+import { CoreV1Api, KubeConfig, Watch, type V1Pod } from '@kubernetes/client-node';
+import { LOCALMODEL_JOB_NAMESPACE, nodeModelsDir } from './kserve-localmodel.ts';
+
+/** kserve localmodelnode controller.go DownloadContainerName and PvcSourceMountName. */
+const DOWNLOAD_CONTAINER = 'kserve-localmodel-download';
+const MODELS_VOLUME = 'kserve-pvc-source';
+
+/** The folder a download pod fills on its node's disk, relative to the node's models directory; undefined for any other pod. */
+export function downloadFolder(pod: V1Pod): string | undefined {
+  const container = pod.spec?.containers.find((c) => c.name === DOWNLOAD_CONTAINER);
+  const subPath = container?.volumeMounts?.find((m) => m.name === MODELS_VOLUME)?.subPath;
+  if (!pod.spec?.nodeName || !subPath) return undefined;
+  const folder = normalize(subPath);
+  return folder.startsWith('..') || folder.startsWith('/') ? undefined : folder;
+}
+
+/** Watches the download Jobs' pods until `signal` aborts, writing each one's folder on its node. */
+export async function runModelDownload(kc: KubeConfig, rigDir: string, signal: AbortSignal): Promise<void> {
+  const core = kc.makeApiClient(CoreV1Api);
+  const watch = new Watch(kc);
+  const done = new Set<string>();
+  const download = (pod: V1Pod) => {
+    const folder = downloadFolder(pod);
+    const key = `${pod.metadata?.uid}`;
+    if (!folder || done.has(key)) return;
+    done.add(key);
+    const path = join(nodeModelsDir(rigDir, pod.spec!.nodeName!), folder);
+    mkdirSync(path, { recursive: true });
+    writeFileSync(join(path, 'SIMULATED'), `written by the rig for pod ${pod.metadata?.name}: no model was downloaded\n`);
+  };
+  while (!signal.aborted) {
+    const list = await core.listNamespacedPod({ namespace: LOCALMODEL_JOB_NAMESPACE }).catch(() => undefined);
+    if (!list) {
+      await new Promise((r) => setTimeout(r, 1_000));
+      continue;
+    }
+    list.items.forEach(download);
+    await new Promise<void>((resolve) => {
+      void watch.watch(`/api/v1/namespaces/${LOCALMODEL_JOB_NAMESPACE}/pods`, { resourceVersion: list.metadata?.resourceVersion, allowWatchBookmarks: true },
+        (type, pod: V1Pod) => { if (type === 'ADDED' || type === 'MODIFIED') download(pod); },
+        () => resolve(),
+      ).then((req) => {
+        if (signal.aborted) req.abort();
+        else signal.addEventListener('abort', () => req.abort(), { once: true });
+      }, () => resolve());
+    });
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const kc = new KubeConfig();
+  kc.loadFromFile(process.argv[2] ?? '');
+  const stop = new AbortController();
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => { stop.abort(); process.exit(0); });
+  console.log('model-download: SIMULATED model download (writes the folders KServe\'s download Jobs would fill) running');
+  await runModelDownload(kc, process.argv[3] ?? '', stop.signal);
+}

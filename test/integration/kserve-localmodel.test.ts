@@ -1,0 +1,135 @@
+// KServe 0.20's real local model cache in the rig: its controller and webhook,
+// and its node agent on each KWOK node (the download itself is SIMULATED, see
+// test/envtest/model-download.ts). A cache the operator renders must pass the
+// webhook and be driven by KServe to the status a cluster would show; the
+// stand-in's cache half stays off beside it.
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { CoreV1Api } from '@kubernetes/client-node';
+import { join } from 'node:path';
+import { Kinds, type ResourceKind } from '../../src/util/kinds.ts';
+import { LOCALMODEL_JOB_NAMESPACE, nodeModelsDir, NODE_GROUPS } from '../envtest/kserve-localmodel.ts';
+import { startStandins, type Standins } from '../standin/standin.ts';
+import { app, applyApp, eventually, getApp, userClient, type AppSpec } from '../support/apps.ts';
+import { freshNamespace, testEnv, writesSince } from '../support/cluster.ts';
+import { startOperator, type RunningOperator } from '../support/operator.ts';
+
+interface Cache {
+  metadata: { name: string; namespace?: string; finalizers?: string[]; labels?: Record<string, string> };
+  spec: { sourceModelUri: string; nodeGroups: string[] };
+  status?: { copies?: { total: number; available: number; failed?: number }; nodeStatus?: Record<string, string>; inferenceServices?: unknown[] };
+}
+interface LocalModelNode { spec: { localModels: Array<{ modelName: string; namespace?: string; sourceModelUri: string }> }; status?: { modelStatus?: Record<string, string> } }
+const LocalModelNodeKind: ResourceKind = { group: 'serving.kserve.io', version: 'v1alpha1', kind: 'LocalModelNode', plural: 'localmodelnodes', namespaced: false };
+const JobKind: ResourceKind = { group: 'batch', version: 'v1', kind: 'Job', plural: 'jobs', namespaced: true };
+
+/** kserve pkg/controller/v1alpha1/localmodel/reconcilers/utils.go FinalizerName. */
+const KSERVE_CACHE_FINALIZER = 'localmodel.kserve.io/finalizer';
+const PLAIN_NODE = 'rig-node-1';
+
+/** Turns KServe's localModel setting on or off in the rig's inferenceservice-config (shipped off); the manager reads it at each admission. */
+async function setLocalModelEnabled(enabled: boolean): Promise<void> {
+  const core = testEnv().kubeConfig().makeApiClient(CoreV1Api);
+  const cm = await core.readNamespacedConfigMap({ namespace: 'kserve', name: 'inferenceservice-config' });
+  cm.data = { ...cm.data, localModel: JSON.stringify({ ...JSON.parse(cm.data?.localModel ?? '{}'), enabled }) };
+  await core.replaceNamespacedConfigMap({ namespace: 'kserve', name: 'inferenceservice-config', body: cm });
+}
+
+const cachedModel = (storageUri: string): AppSpec => ({
+  model: { format: { name: 'sklearn' }, storageUri, size: '1Gi', resources: { limits: { cpu: '1', memory: '2Gi' } } },
+  scaling: { minScale: 0, maxScale: 1 },
+  prewarm: { cacheModel: true },
+});
+
+describe('KServe 0.20 local model cache in the rig (integration)', function () {
+  this.timeout(180_000);
+  let op: RunningOperator;
+  let standins: Standins;
+  let ns: string;
+
+  before(async function () {
+    if (!testEnv().dataPlane?.kserve) this.skip();
+    // As the other model tests start them: the stand-in must see the real controller and keep its cache half off.
+    standins = await startStandins({ kubeConfig: testEnv().kubeConfig(), readyDelayMs: 100 });
+    op = await startOperator({ modelCacheScope: 'cluster', modelCacheNodeGroup: NODE_GROUPS.default });
+  });
+  after(async () => {
+    await op?.stop();
+    await standins?.stop();
+  });
+  beforeEach(async () => { ns = await freshNamespace('localmodel'); });
+
+  const cacheOf = async (name: string) => (await userClient().list<Cache>(Kinds.LocalModelCache)).items
+    .find((c) => c.metadata.labels?.['serverlessapp.io/namespace'] === ns && c.metadata.labels['serverlessapp.io/app'] === name);
+
+  it('drives the operator\'s LocalModelCache to downloaded on the node group\'s node, through the node agent', async () => {
+    const since = new Date();
+    await applyApp(app(ns, 'iris', cachedModel('gs://models/iris/v1')));
+    const cache = await eventually(async () => {
+      const c = await cacheOf('iris');
+      return c?.status?.copies?.available === 1 && c;
+    }, 'KServe reports one copy of the model available', 120_000);
+
+    // What KServe's controller writes: one copy per ready node of the group, by node name, and its finalizer.
+    assert.deepEqual(cache.spec.nodeGroups, [NODE_GROUPS.default]);
+    // `failed` is omitted at 0 (ModelCopies' omitempty), which the stand-in used to write.
+    assert.deepEqual(cache.status?.copies, { total: 1, available: 1 });
+    assert.deepEqual(cache.status?.nodeStatus, { [PLAIN_NODE]: 'NodeDownloaded' });
+    assert.ok(cache.metadata.finalizers?.includes(KSERVE_CACHE_FINALIZER), 'the real controller holds the cache until the nodes drop it');
+    // ... from what the node's agent reports on its LocalModelNode, after its download Job.
+    const node = await userClient().get<LocalModelNode>(LocalModelNodeKind, undefined, PLAIN_NODE);
+    assert.deepEqual(node?.spec.localModels.filter((m) => m.modelName === cache.metadata.name).map((m) => m.sourceModelUri), ['gs://models/iris/v1']);
+    assert.equal(node?.status?.modelStatus?.[cache.metadata.name], 'ModelDownloaded');
+    assert.ok(existsSync(join(nodeModelsDir(testEnv().dir, PLAIN_NODE), 'models')), 'the simulated download wrote the node\'s model folder');
+    // One download Job: the agent found the folder after it, so it did not download again (controller.go downloadModels).
+    const jobs = await userClient().list(JobKind, LOCALMODEL_JOB_NAMESPACE, { labelSelector: `model=${cache.metadata.name},node=${PLAIN_NODE}` });
+    assert.equal(jobs.items.length, 1);
+    assert.equal((await getApp(ns, 'iris')).status?.modelCache, cache.metadata.name, 'the app names its cache');
+
+    const writers = new Set(writesSince(since, '').filter((w) => w.resource === 'localmodelcaches' && w.subresource === 'status').map((w) => w.userAgent.split('/')[0]));
+    assert.deepEqual([...writers], ['kserve-localmodel'], 'only KServe\'s controller writes cache status');
+
+    // Deleting the app: the operator deletes the cache, KServe takes the model off the node and lets the cache go.
+    await userClient().delete(Kinds.ServerlessApp, ns, 'iris');
+    await eventually(async () => (await cacheOf('iris')) === undefined, 'the cache gone', 60_000);
+    await eventually(async () => {
+      const n = await userClient().get<LocalModelNode>(LocalModelNodeKind, undefined, PLAIN_NODE);
+      return !n?.spec.localModels.some((m) => m.modelName === cache.metadata.name);
+    }, 'the model off the node\'s list', 60_000);
+  });
+
+  it('with KServe\'s localModel on, deletes an app whose InferenceService uses its cache: the InferenceService first, which KServe requires', async () => {
+    await setLocalModelEnabled(true);
+    try {
+      await applyApp(app(ns, 'served', cachedModel('gs://models/served/v1')));
+      // KServe labels the InferenceService with the cache at admission once the cache exists, and lists it in the cache's status.
+      const cache = await eventually(async () => {
+        const c = await cacheOf('served');
+        return c?.status?.inferenceServices?.length === 1 && c;
+      }, 'KServe using the cache for the app\'s InferenceService', 120_000);
+      const isvc = await userClient().get<{ metadata: { labels?: Record<string, string> } }>(Kinds.InferenceService, ns, 'served');
+      assert.equal(isvc?.metadata.labels?.['internal.serving.kserve.io/localmodel'], cache.metadata.name);
+      await userClient().delete(Kinds.ServerlessApp, ns, 'served');
+      await eventually(async () => (await userClient().get(Kinds.ServerlessApp, ns, 'served')) === undefined, 'the app gone', 90_000);
+      await eventually(async () => (await userClient().get(Kinds.LocalModelCache, undefined, cache.metadata.name)) === undefined, 'its cache gone', 60_000);
+    } finally {
+      await setLocalModelEnabled(false);
+    }
+  });
+
+  it('admits one cache per model: a second app caching the same model is told by a ModelCacheRejected event naming KServe\'s webhook', async () => {
+    await applyApp(app(ns, 'first', cachedModel('gs://models/shared/v1')));
+    await eventually(async () => cacheOf('first'), 'the first app\'s cache');
+    await applyApp(app(ns, 'second', cachedModel('gs://models/shared/v1')));
+    const note = await eventually(async () => {
+      const events = await userClient().list<{ reason?: string; note?: string; message?: string; regarding?: { name?: string }; involvedObject?: { name?: string } }>(Kinds.Event, ns);
+      const e = events.items.find((x) => x.reason === 'ModelCacheRejected' && (x.regarding?.name ?? x.involvedObject?.name) === 'second');
+      return e && (e.note ?? e.message);
+    }, 'the conflict reported on the second app', 60_000);
+    assert.match(note, /localmodelcache\.kserve-webhook-server\.validator.*has the same StorageURI gs:\/\/models\/shared\/v1/);
+    assert.equal(await cacheOf('second'), undefined);
+    await userClient().delete(Kinds.ServerlessApp, ns, 'second');
+    await userClient().delete(Kinds.ServerlessApp, ns, 'first');
+    await eventually(async () => (await cacheOf('first')) === undefined, 'the first cache gone', 60_000);
+  });
+});
