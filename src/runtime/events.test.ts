@@ -130,6 +130,25 @@ describe('EventRecorder', () => {
     assert.doesNotThrow(() => recorder.record({} as typeof app, 'Warning', 'Oops', 'x'));
   });
 
+  it('drops what does not fit in its queue, counting every drop and logging them once a minute', async () => {
+    const clock = new ManualClock();
+    const client = new FakeClient();
+    const warnings: Array<Record<string, unknown>> = [];
+    const drops: string[] = [];
+    const logger = { warn: (_m: string, f: Record<string, unknown>) => warnings.push(f), debug: () => {}, info: () => {}, error: () => {} };
+    const recorder = new EventRecorder(client.asClient(), { identity: 'pod-a', clock, maxPending: 3, onDrop: (why) => drops.push(why), logger: logger as never });
+    const appN = (i: number) => ({ ...app, metadata: { ...app.metadata, name: `web-${i}`, uid: `u-${i}` } });
+    // Recording is synchronous and writing is not: 8 apps at once fill a queue of 3.
+    for (let i = 0; i < 8; i++) recorder.record(appN(i), 'Normal', 'Ready', 'first version is ready');
+    clock.t += 61_000;
+    for (let i = 8; i < 10; i++) recorder.record(appN(i), 'Normal', 'Ready', 'first version is ready');
+    await recorder.flush();
+    assert.deepEqual(drops, Array(drops.length).fill('queue_full'));
+    assert.ok(drops.length >= 5, `dropped ${drops.length}`);
+    assert.equal(client.calls.length + drops.length, 10, 'every event is written or counted as dropped');
+    assert.equal(warnings.length, 2, 'one log line for the first burst, one a minute later');
+  });
+
   it('records without waiting for the API server', () => {
     const { client, recorder } = setup();
     recorder.record(app, 'Normal', 'Created', 'x');
