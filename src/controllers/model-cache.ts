@@ -20,7 +20,7 @@ import { CACHE_NAMESPACE_LABEL, modelCacheName, renderLocalModelCache, type Cach
 import { keepAppliedFields } from '../runtime/apply.ts';
 import { Controller, type ReconcileContext, type Request } from '../runtime/controller.ts';
 import type { Informer } from '../runtime/informer.ts';
-import { Kinds } from '../util/kinds.ts';
+import { Kinds, type ResourceKind } from '../util/kinds.ts';
 import type { Manager } from '../runtime/manager.ts';
 import { ChildWriter, WriteRejected } from './children.ts';
 
@@ -118,15 +118,27 @@ export class ModelCacheReconciler {
       ctx.log.info('removed the InferenceService before its model cache', { inferenceService: blocking.metadata.name });
       return;
     }
-    // Remove every cache of this app that is not the wanted one (model changed, caching off, app gone).
+    let refused: unknown;
+    try {
+      if (app) await this.ensureWanted(app, wanted, existing, kind, req, ctx);
+    } catch (err) {
+      refused = err; // retried, once the old caches are gone all the same
+    }
+    // Then every cache of this app that is not the wanted one (model changed, caching off, app gone):
+    // a new model's cache exists before the old one goes (KServe refuses to delete a cache an
+    // InferenceService still uses, and points the InferenceService at the new one when it exists).
     for (const c of existing) {
       if (c.metadata.name === wanted?.metadata.name) continue;
       await this.children.removeMatched(kind, c);
       ctx.log.info('removed model cache', { cache: c.metadata.name });
       if (app) this.mgr.events.record(app, 'Normal', 'ModelCacheRemoved', `removed ${c.kind} ${c.metadata.name}`);
     }
-    if (!app) return;
+    const needsFinalizer = this.o.scope === 'cluster' && !!wanted && this.caches.served();
+    if (app && !needsFinalizer && app.metadata.finalizers?.includes(CACHE_FINALIZER)) await this.children.finalizer(app, CACHE_FINALIZER, false);
+    if (refused !== undefined) throw refused;
+  }
 
+  private async ensureWanted(app: ServerlessApp, wanted: ReturnType<typeof renderLocalModelCache> | undefined, existing: Cache[], kind: ResourceKind, req: Request, ctx: ReconcileContext): Promise<void> {
     const needsFinalizer = this.o.scope === 'cluster' && !!wanted && this.caches.served();
     const hasFinalizer = app.metadata.finalizers?.includes(CACHE_FINALIZER) ?? false;
     if (needsFinalizer && !hasFinalizer) await this.children.finalizer(app, CACHE_FINALIZER, true);
@@ -149,7 +161,6 @@ export class ModelCacheReconciler {
       });
       if (written) this.mgr.events.record(app, 'Normal', 'ModelCacheApplied', `${wanted.kind} ${wanted.metadata.name} caches ${app.spec.model?.storageUri} on node group ${this.o.nodeGroup}`);
     }
-    if (!needsFinalizer && hasFinalizer) await this.children.finalizer(app, CACHE_FINALIZER, false);
   }
 }
 

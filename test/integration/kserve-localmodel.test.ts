@@ -117,6 +117,36 @@ describe('KServe 0.20 local model cache in the rig (integration)', function () {
     }
   });
 
+  it('with KServe\'s localModel on, a new model gets its cache before the old one goes, and KServe moves the InferenceService to it', async () => {
+    await setLocalModelEnabled(true);
+    try {
+      await applyApp(app(ns, 'swap', cachedModel('gs://models/swap/v1')));
+      const old = await eventually(async () => {
+        const c = await cacheOf('swap');
+        return c?.status?.inferenceServices?.length === 1 && c;
+      }, 'KServe using the first cache', 120_000);
+      const since = new Date();
+      await applyApp(app(ns, 'swap', cachedModel('gs://models/swap/v2')));
+      const fresh = await eventually(async () => {
+        const caches = (await userClient().list<Cache>(Kinds.LocalModelCache)).items.filter((c) => c.metadata.labels?.['serverlessapp.io/namespace'] === ns);
+        return caches.length === 1 && caches[0]!.spec.sourceModelUri === 'gs://models/swap/v2' && caches[0]!;
+      }, 'only the new model\'s cache left', 120_000);
+      // Make before break: the operator wrote the new cache before it deleted the old one.
+      const writes = writesSince(since, 'serverlessapp-operator').filter((w) => w.resource === 'localmodelcaches' && !w.subresource);
+      const created = writes.findIndex((w) => w.name === fresh.metadata.name && w.verb === 'patch');
+      const deleted = writes.findIndex((w) => w.name === old.metadata.name && w.verb === 'delete');
+      assert.ok(created >= 0 && deleted > created, `wrote ${writes.map((w) => `${w.verb} ${w.name}`).join(', ')}`);
+      await eventually(async () => {
+        const isvc = await userClient().get<{ metadata: { labels?: Record<string, string> } }>(Kinds.InferenceService, ns, 'swap');
+        return isvc?.metadata.labels?.['internal.serving.kserve.io/localmodel'] === fresh.metadata.name;
+      }, 'the InferenceService on the new cache', 120_000);
+      await userClient().delete(Kinds.ServerlessApp, ns, 'swap');
+      await eventually(async () => (await cacheOf('swap')) === undefined, 'its cache gone', 90_000);
+    } finally {
+      await setLocalModelEnabled(false);
+    }
+  });
+
   it('admits one cache per model: a second app caching the same model is told by a ModelCacheRejected event naming KServe\'s webhook', async () => {
     await applyApp(app(ns, 'first', cachedModel('gs://models/shared/v1')));
     await eventually(async () => cacheOf('first'), 'the first app\'s cache');
