@@ -30,7 +30,7 @@ interface Cache {
   apiVersion: string;
   kind: string;
   metadata: { name: string; namespace?: string; uid?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
-  spec?: unknown;
+  spec?: { sourceModelUri?: string };
 }
 
 interface Child {
@@ -97,6 +97,15 @@ export class ModelCacheReconciler {
         const namespace = i.metadata.namespace;
         return name && namespace && this.apps.get(namespace, name)?.metadata.deletionTimestamp ? [{ namespace, name }] : [];
       }, () => false);
+    // KServe admits one cache per model: apps refused a cache of a model try again as soon as one goes,
+    // not when their backoff (up to minutes) runs out.
+    this.caches.on('delete', (gone: Cache) => {
+      for (const a of this.apps.list()) {
+        if (a.spec.model?.storageUri === gone.spec?.sourceModelUri && wantsCache(a, o.policy) && this.cachesOf(a.metadata.namespace, a.metadata.name).length === 0) {
+          this.controller.enqueue({ namespace: a.metadata.namespace, name: a.metadata.name });
+        }
+      }
+    });
     this.caches.onServedChange(() => this.controller.enqueueAll());
     mgr.add(this.controller);
   }

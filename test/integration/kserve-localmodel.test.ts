@@ -158,8 +158,11 @@ describe('KServe 0.20 local model cache in the rig (integration)', function () {
     }, 'the conflict reported on the second app', 60_000);
     assert.match(note, /localmodelcache\.kserve-webhook-server\.validator.*has the same StorageURI gs:\/\/models\/shared\/v1/);
     assert.equal(await cacheOf('second'), undefined);
-    await userClient().delete(Kinds.ServerlessApp, ns, 'second');
+    // Once the first app's cache is gone, the second app's is written without waiting out its backoff.
     await userClient().delete(Kinds.ServerlessApp, ns, 'first');
     await eventually(async () => (await cacheOf('first')) === undefined, 'the first cache gone', 60_000);
+    await eventually(async () => cacheOf('second'), 'the second app\'s cache, once the model is free', 20_000);
+    await userClient().delete(Kinds.ServerlessApp, ns, 'second');
+    await eventually(async () => (await cacheOf('second')) === undefined, 'the second cache gone', 60_000);
   });
 });
