@@ -4,6 +4,7 @@
 // no longer moving), and the writes it made meanwhile: a restart must find
 // nothing to change.
 import type { OperatorProcess } from '../test/support/operator-process.ts';
+import { PROGRESS_MS } from '../src/planner/status.ts';
 import { OPERATOR_USER_AGENT, type BenchEnv } from './environment.ts';
 import { waitIdle } from './operator-metrics.ts';
 import { describeWrites } from './steady.ts';
@@ -19,8 +20,9 @@ export interface Restart {
 
 /** `signal` SIGTERM lets a profiled operator (--cpu-prof) write its profile on the way out. */
 export async function measureRestart(env: BenchEnv, old: OperatorProcess, apps: number, signal: NodeJS.Signals = 'SIGKILL'): Promise<Restart> {
-  // Whatever the old one was still doing is not the restart's to count.
-  await waitIdle(old, { quietMs: 2_000 });
+  // Whatever the old one was still doing is not the restart's to count, including status progress it
+  // holds back for up to PROGRESS_MS (a restart writes that at once: it has not written it yet).
+  await waitIdle(old, { quietMs: PROGRESS_MS + 1_000 });
   await old.kill(signal);
   const since = new Date();
   const operator = await env.startOperator();
