@@ -56,6 +56,10 @@ export interface Convergence {
   writes: { operator: number; dataPlane: number; bench: number; total: number };
   /** The operator's writes by verb and resource, e.g. "1000 x patch services". */
   operatorWrites: string;
+  /** The operator's writes for each app made before that app was first Ready (at its generation): creation to Ready. */
+  operatorWritesUntilReady: number;
+  /** Of those, the Events. */
+  eventsUntilReady: number;
   startedAt: Date;
   endedAt: Date;
 }
@@ -73,6 +77,9 @@ export async function measureConvergence(env: BenchEnv, op: OperatorProcess, ref
 async function converge(env: BenchEnv, refs: AppRef[], apps: SlimWatch<AppState>, log: (l: string) => void): Promise<Omit<Convergence, 'cpuSeconds'>> {
   const startedAt = new Date();
   const start = performance.now();
+  // When each app was first Ready at its generation, on the wall clock (the audit log's).
+  const readyAt = new Map<string, number>();
+  const off = apps.on((seen) => { if (ready(seen.value) && !readyAt.has(seen.key)) readyAt.set(seen.key, Date.now()); });
   const creating = forEachBounded(refs, IN_FLIGHT, (r) => env.client.apply(benchApp(r, imageOf(r, 1))));
   let createSeconds = 0;
   void creating.then(() => { createSeconds = secondsSince(start); });
@@ -85,14 +92,29 @@ async function converge(env: BenchEnv, refs: AppRef[], apps: SlimWatch<AppState>
     }
   }
   const seconds = secondsSince(start);
+  off();
   await creating;
   const endedAt = new Date();
   const writes = env.cp.auditWrites({ since: startedAt }).filter((w) => w.timestamp <= endedAt);
   const by = (ua: string) => writes.filter((w) => w.userAgent.startsWith(ua)).length;
-  const operatorWrites = describeWrites(writes.filter((w) => w.userAgent.startsWith(OPERATOR_USER_AGENT)));
+  const ours = writes.filter((w) => w.userAgent.startsWith(OPERATOR_USER_AGENT));
+  const operatorWrites = describeWrites(ours);
+  const beforeReady = ours.filter((w) => {
+    const at = readyAt.get(`${w.namespace}/${appOf(w.resource, w.name ?? '')}`);
+    return at !== undefined && w.timestamp.getTime() <= at;
+  });
   return {
+    operatorWritesUntilReady: beforeReady.length, eventsUntilReady: beforeReady.filter((w) => w.resource === 'events').length,
     createSeconds, seconds, perSecond: refs.length / seconds,
     writes: { operator: by(OPERATOR_USER_AGENT), dataPlane: writes.length - by(OPERATOR_USER_AGENT) - by(BENCH_USER_AGENT), bench: by(BENCH_USER_AGENT), total: writes.length }, operatorWrites,
     startedAt, endedAt,
   };
+}
+
+/** The bench app an operator write was about, from the object's name (apps are named app-N). */
+function appOf(resource: string, name: string): string {
+  if (resource === 'virtualservices') return name.replace(/-routes$/, '');
+  if (resource === 'events') return name.split('.')[0]!;
+  if (resource === 'revisions') return name.replace(/-[0-9a-f]{8}$/, '');
+  return name;
 }
