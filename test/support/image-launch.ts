@@ -1,7 +1,7 @@
 // How the image launches the operator, read from the Dockerfile so the
-// benchmarks and the fault tests run node exactly as a pod does: the node
-// flags of its ENTRYPOINT and its NODE_OPTIONS. The Dockerfile is the one
-// place they are written; the chart leaves the image's command alone.
+// benchmarks run node exactly as a pod does: the node flags of its
+// ENTRYPOINT and its NODE_OPTIONS. The Dockerfile is the one place they are
+// written; the chart leaves the image's command alone.
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';

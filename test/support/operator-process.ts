@@ -1,6 +1,6 @@
 // The real operator as a child process (`node src/main.ts`, or the built
-// `node dist/main.js` for the benchmarks), with the node flags and
-// NODE_OPTIONS the image launches it with (image-launch.ts), for the
+// `node dist/main.js` for the benchmarks), with the NODE_OPTIONS the image
+// launches it with and, for dist/, its node flags too (image-launch.ts), for the
 // benchmarks and fault tests: it can be SIGKILLed mid-reconcile, two replicas
 // can elect a leader, and its RSS and CPU are its own. Loopback ports are
 // chosen here so /readyz and /metrics can be polled; its log lines are kept
@@ -32,7 +32,7 @@ export interface OperatorProcessOptions {
   allowedGateways?: string[];
   /** Further flags, e.g. ['--watch-watchdog', '5s'] or ['--cpu-prof'] for node (use nodeArgs for those). */
   args?: string[];
-  /** Flags for node itself, after the image's, e.g. ['--cpu-prof', '--cpu-prof-dir=/tmp/prof']. */
+  /** Flags for node itself, after the image's (dist/ only), e.g. ['--cpu-prof', '--cpu-prof-dir=/tmp/prof']. */
   nodeArgs?: string[];
 }
 
@@ -80,8 +80,11 @@ export class OperatorProcess {
   static async start(o: OperatorProcessOptions): Promise<OperatorProcess> {
     const [metrics = 0, probe = 0] = await freePorts(2);
     const launch = imageLaunch();
+    const script = o.script ?? join(root, 'src', 'main.ts');
+    // Type stripping needs WebAssembly, which --lite-mode removes: sources run with the image's NODE_OPTIONS only.
+    const imageArgs = script.endsWith('.js') ? launch.nodeArgs : [];
     const args = [
-      ...launch.nodeArgs, ...(o.nodeArgs ?? []), o.script ?? join(root, 'src', 'main.ts'),
+      ...imageArgs, ...(o.nodeArgs ?? []), script,
       '--kubeconfig', o.kubeconfigPath,
       '--leader-elect', String(o.leaderElect ?? false),
       '--metrics-bind-address', `127.0.0.1:${metrics}`,
