@@ -13,7 +13,7 @@
 //    Deployments and pods would measure KWOK and the rig, not the operator.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { AppsV1Api, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
@@ -21,6 +21,7 @@ import { KubeClient } from '../src/runtime/client.ts';
 import { Kinds } from '../src/util/kinds.ts';
 import { startControlPlane, type ControlPlane } from '../test/envtest/controlplane.ts';
 import { installAllCrds } from '../test/envtest/upstream-crds.ts';
+import { imageLaunch } from '../test/support/image-launch.ts';
 import { OperatorProcess } from '../test/support/operator-process.ts';
 import { childNamed } from './proc.ts';
 import { sleep } from './stats.ts';
@@ -28,6 +29,11 @@ import { sleep } from './stats.ts';
 const run = promisify(execFile);
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const OPERATOR_SCRIPT = join(root, 'dist', 'main.js');
+/** How the benchmarks run the operator, as the image does (OperatorProcess applies the Dockerfile's node flags and NODE_OPTIONS). */
+export function operatorCommand(): string {
+  const { nodeArgs, nodeOptions } = imageLaunch();
+  return `${nodeOptions ? `NODE_OPTIONS=${nodeOptions} ` : ''}node ${[...nodeArgs, relative(process.cwd(), OPERATOR_SCRIPT)].join(' ')}`;
+}
 export const BENCH_USER_AGENT = 'serverlessapp-bench';
 export const OPERATOR_USER_AGENT = 'serverlessapp-operator';
 

@@ -10,13 +10,12 @@
 // `--peer kserve` instead runs only the side-by-side comparison with the real
 // KServe controller (bench/peer.ts).
 import { writeFileSync } from 'node:fs';
-import { relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { measureCeiling, measureConvergence, watchApps } from './convergence.ts';
 import { measureEditLatency } from './edits.ts';
 import { runPeerKServe } from './peer.ts';
 import { peerRecord, peerTable } from './peer-report.ts';
-import { buildDist, DATA_PLANE_LABEL, OPERATOR_SCRIPT, sourceRevision, startBenchEnv, type DataPlaneKind } from './environment.ts';
+import { buildDist, DATA_PLANE_LABEL, OPERATOR_SCRIPT, operatorCommand, sourceRevision, startBenchEnv, type DataPlaneKind } from './environment.ts';
 import { logSummary, waitIdle } from './operator-metrics.ts';
 import { table, toRecord, type Results } from './report.ts';
 import { measureRestart } from './restart.ts';
@@ -153,7 +152,7 @@ try {
   const windowLag = await measureWindowLag(env, appRefs(windowApps, [WINDOWS]), windowAt(CONTROLLED_OPENING, 2), clockCreatedBy(op) + leadMs);
 
   const record = toRecord({
-    apps, dataPlane, dataPlaneReason, operator: { command: `node ${relative(process.cwd(), OPERATOR_SCRIPT)}`, builtFrom, buildSeconds },
+    apps, dataPlane, dataPlaneReason, operator: { command: operatorCommand(), builtFrom, buildSeconds },
     operatorConcurrency: concurrency, ceiling, ceilingDrainSeconds, convergence, steady, edits, restart, operatorWarnings,
     windowLag, ...(realClockWindowLag ? { realClockWindowLag } : {}),
     startedAt, seconds: secondsSince(started),

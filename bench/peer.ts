@@ -8,7 +8,7 @@
 // Each side has its own namespaces, and the operator is stopped and its
 // InferenceServices deleted before KServe starts, so neither sees the other's
 // objects and KServe's webhooks never touch ours.
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import type { InferenceService } from '../src/render/inference-service.ts';
 import { KubeClient } from '../src/runtime/client.ts';
@@ -17,7 +17,7 @@ import { startControlPlane } from '../test/envtest/controlplane.ts';
 import { installAllCrds } from '../test/envtest/upstream-crds.ts';
 import { OperatorProcess } from '../test/support/operator-process.ts';
 import { AuditTail } from './audit-tail.ts';
-import { BENCH_USER_AGENT, OPERATOR_SCRIPT, OPERATOR_USER_AGENT } from './environment.ts';
+import { BENCH_USER_AGENT, OPERATOR_SCRIPT, OPERATOR_USER_AGENT, operatorCommand } from './environment.ts';
 import { installKnativeAutoscalerConfig, KSERVE_USER_AGENT, startKServeAlone } from './peer-kserve.ts';
 import { measureSide, type PeerTiming, type SideFigures } from './peer-measure.ts';
 import { secondsSince, sleep } from './stats.ts';
@@ -63,7 +63,7 @@ export async function runPeerKServe(o: PeerOptions): Promise<PeerResults> {
     for (const name of [...OURS, ...THEIRS]) await core.createNamespace({ body: { metadata: { name } } });
     const audit = new AuditTail(join(cp.dir, 'audit.log'));
 
-    o.log(`ours: node ${relative(process.cwd(), OPERATOR_SCRIPT)} --concurrency ${o.operatorConcurrency}; ${o.apps} model ServerlessApps -> InferenceServices`);
+    o.log(`ours: ${operatorCommand()} --concurrency ${o.operatorConcurrency}; ${o.apps} model ServerlessApps -> InferenceServices`);
     op = await OperatorProcess.start({ kubeconfigPath: cp.kubeconfigPath, script: OPERATOR_SCRIPT, concurrency: o.operatorConcurrency, logLevel: 'warn' });
     await op.waitReady(600_000);
     const isvcs = await countingWatch(kc, Kinds.InferenceService, OURS);
@@ -89,7 +89,7 @@ export async function runPeerKServe(o: PeerOptions): Promise<PeerResults> {
     audit.close();
     if (kserve.writes === 0) throw new Error(`no write from a user agent starting with ${KSERVE_USER_AGENT}: the KServe manager's user agent differs`);
     return {
-      apps: o.apps, operatorCommand: `node ${relative(process.cwd(), OPERATOR_SCRIPT)}`, operatorBuiltFrom: o.builtFrom,
+      apps: o.apps, operatorCommand: operatorCommand(), operatorBuiltFrom: o.builtFrom,
       operatorConcurrency: o.operatorConcurrency, ours, kserve, seconds: secondsSince(started), startedAt,
     };
   } finally {

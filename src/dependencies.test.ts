@@ -58,6 +58,11 @@ describe('the runtime\'s dependencies', () => {
     assert.deepEqual(esImports.map((f) => relative(src, f)), [], 'import { http } from runtime/node-http.ts instead');
   });
 
+  it('need no WebAssembly, which the image\'s --lite-mode leaves out (so no fetch or WebSocket: Node\'s undici compiles its parser to it)', () => {
+    const users = runtimeFiles().filter((f) => /\bfetch\(|\bnew\s+WebSocket\b|\bWebAssembly\./.test(readFileSync(f, 'utf8').replace(/\/\/.*$/gm, '')));
+    assert.deepEqual(users.map((f) => relative(src, f)), [], 'use runtime/node-http.ts or runtime/outbound.ts');
+  });
+
   it('leave out packages nothing loads at run time', () => {
     const unused = Object.keys(pkg.dependencies ?? {}).filter((p) => !loaded.has(p));
     assert.deepEqual(unused, [], 'in dependencies, but only type-imported or not at all: devDependencies');

@@ -94,7 +94,7 @@ describe('KubeClient', () => {
   });
 
   it('sends reads, lists, watches and the Lease with one User-Agent and one credential, and counts them all', async () => {
-    const metrics = new OperatorMetrics({ defaultMetrics: false });
+    const metrics = new OperatorMetrics({ processMetrics: false });
     client = new KubeClient(new RestConfig({ server, token: { data: 'secret' } }), { metrics, userAgent: 'serverlessapp-operator/test' });
     const informer = new Informer(client, Kinds.ConfigMap, { namespaces: ['a'] });
     await informer.start();

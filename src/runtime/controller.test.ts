@@ -39,7 +39,7 @@ const metricsList: OperatorMetrics[] = [];
 const controllers: Controller[] = [];
 
 function makeController(reconcile: Reconcile, opts: { concurrency?: number; baseDelayMs?: number } = {}) {
-  const metrics = new OperatorMetrics({ defaultMetrics: false });
+  const metrics = new OperatorMetrics({ processMetrics: false });
   metricsList.push(metrics);
   const c = new Controller({ name: 'test', reconcile, logger, metrics, concurrency: opts.concurrency ?? 1, queue: { baseDelayMs: opts.baseDelayMs ?? 5 } });
   controllers.push(c);

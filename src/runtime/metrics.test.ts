@@ -32,8 +32,22 @@ describe('OperatorMetrics', () => {
     ]) assert.ok(text.includes(name), `missing: ${name}`);
   });
 
+  it('reads the process\'s CPU time, resident memory and heap when scraped', async () => {
+    const m = new OperatorMetrics();
+    const value = (text: string, name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1]);
+    const first = await m.registry.metrics();
+    const spin = performance.now() + 30;
+    while (performance.now() < spin) { /* burn CPU for the next scrape */ }
+    const second = await m.registry.metrics();
+    assert.ok(value(second, 'process_cpu_seconds_total') > value(first, 'process_cpu_seconds_total'));
+    assert.ok(value(second, 'process_cpu_user_seconds_total') + value(second, 'process_cpu_system_seconds_total') >= value(second, 'process_cpu_seconds_total') - 1e-6);
+    for (const name of ['process_resident_memory_bytes', 'nodejs_heap_size_used_bytes', 'nodejs_heap_size_total_bytes', 'process_start_time_seconds']) {
+      assert.ok(value(second, name) > 0, `${name} is ${value(second, name)}`);
+    }
+  });
+
   it('follows a work queue: adds, depth, queue and work durations', async () => {
-    const m = new OperatorMetrics({ defaultMetrics: false });
+    const m = new OperatorMetrics({ processMetrics: false });
     const queue = new WorkQueue('q', { hooks: m.queueHooks('q') });
     m.watchQueue(queue);
     queue.add('a');
@@ -59,7 +73,7 @@ describe('OperatorMetrics', () => {
   });
 
   it('counts a reconcile by result and times it', async () => {
-    const m = new OperatorMetrics({ defaultMetrics: false });
+    const m = new OperatorMetrics({ processMetrics: false });
     const o = m.reconcileObserver('c');
     o.reconciled('success', 0.02);
     o.reconciled('error', 0.5, true);

@@ -4,7 +4,8 @@
 // prom-client's global one. Labels stay low-cardinality: never an object's
 // name or namespace.
 
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { registerProcessMetrics } from './process-metrics.ts';
 import type { QueueMetricsHooks, WorkQueue } from './workqueue.ts';
 
 export type ReconcileResult = 'success' | 'error' | 'requeue' | 'requeue_after';
@@ -44,10 +45,10 @@ export class OperatorMetrics {
   private readonly eventsDropped: Counter<'reason'>;
   private readonly queues = new Map<string, WorkQueue>();
 
-  constructor(opts: { defaultMetrics?: boolean } = {}) {
+  constructor(opts: { processMetrics?: boolean } = {}) {
     this.registry = new Registry();
     const registers = [this.registry];
-    if (opts.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+    if (opts.processMetrics ?? true) registerProcessMetrics(this.registry);
 
     this.reconcileTotal = new Counter({ name: 'controller_runtime_reconcile_total', help: 'Total number of reconciliations per controller', labelNames: ['controller', 'result'], registers });
     this.reconcileErrors = new Counter({ name: 'controller_runtime_reconcile_errors_total', help: 'Total number of reconciliation errors per controller', labelNames: ['controller'], registers });

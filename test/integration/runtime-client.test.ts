@@ -48,7 +48,7 @@ describe('KubeClient against the API server', function () {
   let ns: string;
 
   beforeEach(async () => {
-    metrics = new OperatorMetrics({ defaultMetrics: false });
+    metrics = new OperatorMetrics({ processMetrics: false });
     client = new KubeClient(kubeConfig(), { metrics });
     ns = await freshNamespace('rt-client');
   });

@@ -1,9 +1,12 @@
 // The real operator as a child process (`node src/main.ts`, or the built
-// `node dist/main.js` for the benchmarks), for the benchmarks and fault tests: it can be SIGKILLed mid-reconcile, two replicas
+// `node dist/main.js` for the benchmarks), with the NODE_OPTIONS the image
+// launches it with and, for dist/, its node flags too (image-launch.ts), for the
+// benchmarks and fault tests: it can be SIGKILLed mid-reconcile, two replicas
 // can elect a leader, and its RSS and CPU are its own. Loopback ports are
 // chosen here so /readyz and /metrics can be polled; its log lines are kept
 // (the tail) so a test can show what it said before it failed.
 import { freePorts } from '../envtest/controlplane.ts';
+import { imageLaunch } from './image-launch.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -29,7 +32,7 @@ export interface OperatorProcessOptions {
   allowedGateways?: string[];
   /** Further flags, e.g. ['--watch-watchdog', '5s'] or ['--cpu-prof'] for node (use nodeArgs for those). */
   args?: string[];
-  /** Flags for node itself, e.g. ['--cpu-prof', '--cpu-prof-dir=/tmp/prof']. */
+  /** Flags for node itself, after the image's (dist/ only), e.g. ['--cpu-prof', '--cpu-prof-dir=/tmp/prof']. */
   nodeArgs?: string[];
 }
 
@@ -76,8 +79,12 @@ export class OperatorProcess {
   /** Spawns the operator; it is not ready yet (see waitReady). */
   static async start(o: OperatorProcessOptions): Promise<OperatorProcess> {
     const [metrics = 0, probe = 0] = await freePorts(2);
+    const launch = imageLaunch();
+    const script = o.script ?? join(root, 'src', 'main.ts');
+    // Type stripping needs WebAssembly, which --lite-mode removes: sources run with the image's NODE_OPTIONS only.
+    const imageArgs = script.endsWith('.js') ? launch.nodeArgs : [];
     const args = [
-      ...(o.nodeArgs ?? []), o.script ?? join(root, 'src', 'main.ts'),
+      ...imageArgs, ...(o.nodeArgs ?? []), script,
       '--kubeconfig', o.kubeconfigPath,
       '--leader-elect', String(o.leaderElect ?? false),
       '--metrics-bind-address', `127.0.0.1:${metrics}`,
@@ -93,7 +100,7 @@ export class OperatorProcess {
     ];
     const startedAt = performance.now();
     // The environment must not leak settings the flags do not override (LEADER_ELECT, WATCH_NAMESPACES, ...).
-    const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', NODE_OPTIONS: '' };
+    const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', NODE_OPTIONS: launch.nodeOptions };
     const child = spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
     return new OperatorProcess(child, { metrics, probe }, startedAt);
   }
