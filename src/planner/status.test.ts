@@ -60,6 +60,8 @@ describe('significant status on a first start (phase Pending)', () => {
     ['its end: Failed', (s) => { s.phase = 'Failed'; }],
     ['the data plane reporting a problem (its Ready False, e.g. Unschedulable)', (s) => { s.conditions![1]!.status = 'False'; s.conditions![1]!.reason = 'RevisionFailed'; }],
     ['a new generation observed', (s) => { s.observedGeneration = 3; }],
+    ['that its version became warm, which the planner reads back (an initial-scale buffer does not stay)', (s) => { s.prewarm = { version: 'v1', startedAt: '2026-11-23T09:00:01Z', warmedAt: '2026-11-23T09:00:02Z' }; }],
+    ['when prewarming started, which a warmup deadline counts from', (s) => { s.prewarm = { version: 'v1', startedAt: '2026-11-23T09:00:01Z' }; }],
   ];
   for (const [what, change] of waitedFor) {
     it(`keeps ${what}`, () => {

@@ -160,9 +160,12 @@ export function significantStatus(status: unknown): unknown {
   // A first start (phase Pending) is one burst of data-plane progress. What a user waits for is its
   // end (Ready, or phase Failed), a new generation, or the data plane saying something is wrong
   // (its Ready False, not Unknown as while it works); its messages on the way are not written.
+  // What the planner reads back from status is written at once too: when prewarming started and
+  // that the version became warm (a buffer held by initial-scale is gone again soon after).
+  const prewarm = s.prewarm && [s.prewarm.version, s.prewarm.startedAt, s.prewarm.warmedAt];
   if (s.phase === 'Pending') {
     const status = (type: string) => s.conditions?.find((c) => c.type === type)?.status;
-    return { g: s.observedGeneration, phase: s.phase, ready: status('Ready'), workload: status('WorkloadReady') };
+    return { g: s.observedGeneration, phase: s.phase, ready: status('Ready'), workload: status('WorkloadReady'), prewarm };
   }
   const version = (v: VersionStatus | undefined) => v && [v.version, v.revision];
   return {
@@ -171,6 +174,6 @@ export function significantStatus(status: unknown): unknown {
     versions: [version(s.versions?.stable), version(s.versions?.candidate)],
     traffic: (s.traffic ?? []).map((t) => [t.revision, t.percent]),
     canary: s.canary, scaling: s.scaling, modelCache: s.modelCache,
-    prewarm: s.prewarm && [s.prewarm.version, s.prewarm.warmedAt],
+    prewarm,
   };
 }
