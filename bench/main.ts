@@ -15,7 +15,7 @@ import { measureCeiling, measureConvergence, watchApps } from './convergence.ts'
 import { measureEditLatency } from './edits.ts';
 import { runPeerKServe } from './peer.ts';
 import { peerRecord, peerTable } from './peer-report.ts';
-import { buildDist, DATA_PLANE_LABEL, OPERATOR_SCRIPT, operatorCommand, sourceRevision, startBenchEnv, type DataPlaneKind } from './environment.ts';
+import { buildDist, DATA_PLANE_LABEL, operatorCommand, sourceRevision, startBenchEnv, type DataPlaneKind } from './environment.ts';
 import { logSummary, waitIdle } from './operator-metrics.ts';
 import { table, toRecord, type Results } from './report.ts';
 import { measureRestart } from './restart.ts';

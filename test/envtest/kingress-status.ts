@@ -9,7 +9,8 @@
 // knative-local-gateway for the private one. It programs no proxy and probes
 // nothing: no request is routed. With it, Routes (and so Services) become Ready.
 // Run as a program: node kingress-status.ts KUBECONFIG
-import { CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions, Watch } from '@kubernetes/client-node';
+import { CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { listAndWatch, type Listed } from './list-watch.ts';
 
 const GROUP = 'networking.internal.knative.dev';
 const VERSION = 'v1alpha1';
@@ -45,7 +46,6 @@ function needsStatus(ing: KIngress): boolean {
 /** Watches all KIngresses until `signal` aborts, marking each ready as net-istio would. */
 export async function runKIngressStatus(kc: KubeConfig, signal: AbortSignal): Promise<void> {
   const api = kc.makeApiClient(CustomObjectsApi);
-  const watch = new Watch(kc);
   const mark = async (ing: KIngress) => {
     if (!needsStatus(ing)) return;
     try {
@@ -57,24 +57,8 @@ export async function runKIngressStatus(kc: KubeConfig, signal: AbortSignal): Pr
       if ((err as { code?: number }).code !== 404) console.error(`kingress-status: ${ing.metadata.namespace}/${ing.metadata.name}: ${(err as Error).message}`);
     }
   };
-  while (!signal.aborted) {
-    const list = await api.listCustomObjectForAllNamespaces({ group: GROUP, version: VERSION, resourcePlural: 'ingresses' })
-      .catch(() => undefined) as { items: KIngress[]; metadata: { resourceVersion?: string } } | undefined;
-    if (!list) {
-      await new Promise((r) => setTimeout(r, 1_000));
-      continue;
-    }
-    await Promise.all(list.items.map(mark));
-    await new Promise<void>((resolve) => {
-      void watch.watch(`/apis/${GROUP}/${VERSION}/ingresses`, { resourceVersion: list.metadata.resourceVersion, allowWatchBookmarks: true },
-        (type, obj: KIngress) => { if (type === 'ADDED' || type === 'MODIFIED') void mark(obj); },
-        () => resolve(),
-      ).then((req) => {
-        if (signal.aborted) req.abort();
-        else signal.addEventListener('abort', () => req.abort(), { once: true });
-      }, () => resolve());
-    });
-  }
+  const list = () => api.listCustomObjectForAllNamespaces({ group: GROUP, version: VERSION, resourcePlural: 'ingresses' }) as Promise<Listed<KIngress>>;
+  await listAndWatch(kc, `/apis/${GROUP}/${VERSION}/ingresses`, list, (ing) => void mark(ing), signal);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

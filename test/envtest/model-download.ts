@@ -11,7 +11,8 @@
 // Run as a program: node model-download.ts KUBECONFIG RIG_DIR
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, normalize } from 'node:path';
-import { CoreV1Api, KubeConfig, Watch, type V1Pod } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import { listAndWatch } from './list-watch.ts';
 import { LOCALMODEL_JOB_NAMESPACE, nodeModelsDir } from './kserve-localmodel.ts';
 
 /** kserve localmodelnode controller.go DownloadContainerName and PvcSourceMountName. */
@@ -30,7 +31,6 @@ export function downloadFolder(pod: V1Pod): string | undefined {
 /** Watches the download Jobs' pods until `signal` aborts, writing each one's folder on its node. */
 export async function runModelDownload(kc: KubeConfig, rigDir: string, signal: AbortSignal): Promise<void> {
   const core = kc.makeApiClient(CoreV1Api);
-  const watch = new Watch(kc);
   const done = new Set<string>();
   const download = (pod: V1Pod) => {
     const folder = downloadFolder(pod);
@@ -41,23 +41,7 @@ export async function runModelDownload(kc: KubeConfig, rigDir: string, signal: A
     mkdirSync(path, { recursive: true });
     writeFileSync(join(path, 'SIMULATED'), `written by the rig for pod ${pod.metadata?.name}: no model was downloaded\n`);
   };
-  while (!signal.aborted) {
-    const list = await core.listNamespacedPod({ namespace: LOCALMODEL_JOB_NAMESPACE }).catch(() => undefined);
-    if (!list) {
-      await new Promise((r) => setTimeout(r, 1_000));
-      continue;
-    }
-    list.items.forEach(download);
-    await new Promise<void>((resolve) => {
-      void watch.watch(`/api/v1/namespaces/${LOCALMODEL_JOB_NAMESPACE}/pods`, { resourceVersion: list.metadata?.resourceVersion, allowWatchBookmarks: true },
-        (type, pod: V1Pod) => { if (type === 'ADDED' || type === 'MODIFIED') download(pod); },
-        () => resolve(),
-      ).then((req) => {
-        if (signal.aborted) req.abort();
-        else signal.addEventListener('abort', () => req.abort(), { once: true });
-      }, () => resolve());
-    });
-  }
+  await listAndWatch(kc, `/api/v1/namespaces/${LOCALMODEL_JOB_NAMESPACE}/pods`, () => core.listNamespacedPod({ namespace: LOCALMODEL_JOB_NAMESPACE }), download, signal);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
