@@ -127,9 +127,12 @@ export class ModelCacheReconciler {
       ctx.log.info('removed the InferenceService before its model cache', { inferenceService: blocking.metadata.name });
       return;
     }
+    const needsFinalizer = this.o.scope === 'cluster' && !!wanted && this.caches.served();
+    const hasFinalizer = app?.metadata.finalizers?.includes(CACHE_FINALIZER) ?? false;
+    if (app && needsFinalizer && !hasFinalizer) await this.children.finalizer(app, CACHE_FINALIZER, true);
     let refused: unknown;
     try {
-      if (app) await this.ensureWanted(app, wanted, existing, kind, req, ctx);
+      if (app && wanted) await this.writeWanted(app, wanted, existing, kind, req, ctx);
     } catch (err) {
       refused = err; // retried, once the old caches are gone all the same
     }
@@ -142,24 +145,21 @@ export class ModelCacheReconciler {
       ctx.log.info('removed model cache', { cache: c.metadata.name });
       if (app) this.mgr.events.record(app, 'Normal', 'ModelCacheRemoved', `removed ${c.kind} ${c.metadata.name}`);
     }
-    const needsFinalizer = this.o.scope === 'cluster' && !!wanted && this.caches.served();
-    if (app && !needsFinalizer && app.metadata.finalizers?.includes(CACHE_FINALIZER)) await this.children.finalizer(app, CACHE_FINALIZER, false);
+    if (app && !needsFinalizer && hasFinalizer) await this.children.finalizer(app, CACHE_FINALIZER, false);
     if (refused !== undefined) throw refused;
   }
 
-  private async ensureWanted(app: ServerlessApp, wanted: ReturnType<typeof renderLocalModelCache> | undefined, existing: Cache[], kind: ResourceKind, req: Request, ctx: ReconcileContext): Promise<void> {
-    const needsFinalizer = this.o.scope === 'cluster' && !!wanted && this.caches.served();
-    const hasFinalizer = app.metadata.finalizers?.includes(CACHE_FINALIZER) ?? false;
-    if (needsFinalizer && !hasFinalizer) await this.children.finalizer(app, CACHE_FINALIZER, true);
-    const taken = wanted && this.caches.get(wanted.metadata.namespace, wanted.metadata.name);
+  /** Writes the cache `app` wants, unless another app holds its name or KServe does not serve caches. */
+  private async writeWanted(app: ServerlessApp, wanted: ReturnType<typeof renderLocalModelCache>, existing: Cache[], kind: ResourceKind, req: Request, ctx: ReconcileContext): Promise<void> {
+    const taken = this.caches.get(wanted.metadata.namespace, wanted.metadata.name);
     const takenBy = taken ? cacheOwner(taken) : undefined;
-    if (wanted && takenBy !== undefined && takenBy !== req.namespace + '/' + req.name) {
+    if (takenBy !== undefined && takenBy !== req.namespace + '/' + req.name) {
       // Never reached with hashed names short of a collision; if it is, the other app's cache stays as it is.
       ctx.log.info('model cache name taken by another app', { cache: wanted.metadata.name });
       this.mgr.events.record(app, 'Warning', 'ModelCacheConflict', `${wanted.kind} ${wanted.metadata.name} belongs to another app; not changed`);
-    } else if (wanted && !this.caches.served()) {
+    } else if (!this.caches.served()) {
       this.mgr.events.record(app, 'Warning', 'ModelCacheNotInstalled', `prewarm.cacheModel needs KServe's ${wanted.kind} (${this.caches.kind.plural}.${this.caches.kind.group}), which this cluster does not serve: the model is not cached; install KServe's LocalModel feature`);
-    } else if (wanted) {
+    } else {
       const live = existing.find((c) => c.metadata.name === wanted.metadata.name);
       const written = await this.children.ensure(kind, wanted, live).catch((err: unknown) => {
         if (!(err instanceof WriteRejected)) throw err;

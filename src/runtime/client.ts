@@ -41,8 +41,9 @@ export function isNotFound(err: unknown): boolean {
 
 /** A write refused because its namespace is being deleted: everything in it is going away. */
 export function isNamespaceTerminating(err: unknown): boolean {
-  const causes = (err instanceof ApiError ? (err.body as { details?: { causes?: Array<{ reason?: string }> } } | undefined)?.details?.causes : undefined) ?? [];
-  return err instanceof ApiError && err.code === 403 && causes.some((c) => c.reason === 'NamespaceTerminating');
+  if (!(err instanceof ApiError) || err.code !== 403) return false;
+  const causes = (err.body as { details?: { causes?: Array<{ reason?: string }> } } | undefined)?.details?.causes ?? [];
+  return causes.some((c) => c.reason === 'NamespaceTerminating');
 }
 
 interface ObjectMeta {
