@@ -78,13 +78,13 @@ export async function startStandins(opts: StandinOptions): Promise<Standins> {
     client: knativeClient, services, revisions, readyDelayMs, domain, concurrency, clock, logger,
     ...(opts.progressDeadlineMs !== undefined ? { progressDeadlineMs: opts.progressDeadlineMs } : {}),
   });
-  const simulateKServe = opts.kserve ?? !(await realKServeRuns(opts.kubeConfig));
-  const simulateCaches = opts.caches ?? !(await realLocalModelRuns(opts.kubeConfig));
+  const simulateKServe = opts.kserve ?? !(await webhookRegistered(opts.kubeConfig, 'mutating', 'inferenceservice.serving.kserve.io'));
+  const simulateCaches = opts.caches ?? !(await webhookRegistered(opts.kubeConfig, 'validating', 'localmodelcache.serving.kserve.io'));
   const kserve = new KServeStandin({
     client: kserveClient, inferenceServices: simulateKServe, localModelCaches: simulateCaches, isvcs, services, revisions, caches, namespaceCaches, downloadDelayMs: readyDelayMs, domain, concurrency, clock, logger,
   });
 
-  const simulateKnative = opts.knative ?? !(await realKnativeRuns(opts.kubeConfig));
+  const simulateKnative = opts.knative ?? !(await webhookRegistered(opts.kubeConfig, 'validating', 'validation.webhook.serving.knative.dev'));
   try {
     await Promise.all(informers.map((i) => i.start()));
   } catch (err) {
@@ -121,30 +121,14 @@ export async function startStandins(opts: StandinOptions): Promise<Standins> {
   };
 }
 
-/** True when the cluster runs the real KServe controller: its InferenceService webhook is registered. */
-async function realKServeRuns(kubeConfig: KubeConfig): Promise<boolean> {
+/**
+ * Whether the cluster runs a real controller, told by its admission webhook being registered:
+ * KServe's InferenceService webhook (mutating), its LocalModelCache webhook, Knative Serving's.
+ */
+async function webhookRegistered(kubeConfig: KubeConfig, type: 'mutating' | 'validating', name: string): Promise<boolean> {
+  const api = kubeConfig.makeApiClient(AdmissionregistrationV1Api);
   try {
-    await kubeConfig.makeApiClient(AdmissionregistrationV1Api).readMutatingWebhookConfiguration({ name: 'inferenceservice.serving.kserve.io' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** True when the cluster runs KServe's real local model controller: its LocalModelCache webhook is registered. */
-async function realLocalModelRuns(kubeConfig: KubeConfig): Promise<boolean> {
-  try {
-    await kubeConfig.makeApiClient(AdmissionregistrationV1Api).readValidatingWebhookConfiguration({ name: 'localmodelcache.serving.kserve.io' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** True when the cluster runs the real Knative Serving: its validating webhook is registered. */
-async function realKnativeRuns(kubeConfig: KubeConfig): Promise<boolean> {
-  try {
-    await kubeConfig.makeApiClient(AdmissionregistrationV1Api).readValidatingWebhookConfiguration({ name: 'validation.webhook.serving.knative.dev' });
+    await (type === 'mutating' ? api.readMutatingWebhookConfiguration({ name }) : api.readValidatingWebhookConfiguration({ name }));
     return true;
   } catch {
     return false;
