@@ -35,6 +35,16 @@ async function setLocalModelEnabled(enabled: boolean): Promise<void> {
   await core.replaceNamespacedConfigMap({ namespace: 'kserve', name: 'inferenceservice-config', body: cm });
 }
 
+/** Runs `body` with KServe's localModel setting on, and turns it off again whatever happens. */
+async function withLocalModelEnabled(body: () => Promise<void>): Promise<void> {
+  await setLocalModelEnabled(true);
+  try {
+    await body();
+  } finally {
+    await setLocalModelEnabled(false);
+  }
+}
+
 const cachedModel = (storageUri: string): AppSpec => ({
   model: { format: { name: 'sklearn' }, storageUri, size: '1Gi', resources: { limits: { cpu: '1', memory: '2Gi' } } },
   scaling: { minScale: 0, maxScale: 1 },
@@ -61,6 +71,11 @@ describe('KServe 0.20 local model cache in the rig (integration)', function () {
 
   const cacheOf = async (name: string) => (await userClient().list<Cache>(Kinds.LocalModelCache)).items
     .find((c) => c.metadata.labels?.['serverlessapp.io/namespace'] === ns && c.metadata.labels['serverlessapp.io/app'] === name);
+  /** The app's cache once KServe lists the app's InferenceService as using it (localModel on). */
+  const cacheInUse = (name: string, what: string) => eventually(async () => {
+    const c = await cacheOf(name);
+    return c?.status?.inferenceServices?.length === 1 && c;
+  }, what, 120_000);
 
   it('drives the operator\'s LocalModelCache to downloaded on the node group\'s node, through the node agent', async () => {
     const since = new Date();
@@ -99,32 +114,22 @@ describe('KServe 0.20 local model cache in the rig (integration)', function () {
   });
 
   it('with KServe\'s localModel on, deletes an app whose InferenceService uses its cache: the InferenceService first, which KServe requires', async () => {
-    await setLocalModelEnabled(true);
-    try {
+    await withLocalModelEnabled(async () => {
       await applyApp(app(ns, 'served', cachedModel('gs://models/served/v1')));
       // KServe labels the InferenceService with the cache at admission once the cache exists, and lists it in the cache's status.
-      const cache = await eventually(async () => {
-        const c = await cacheOf('served');
-        return c?.status?.inferenceServices?.length === 1 && c;
-      }, 'KServe using the cache for the app\'s InferenceService', 120_000);
+      const cache = await cacheInUse('served', 'KServe using the cache for the app\'s InferenceService');
       const isvc = await userClient().get<{ metadata: { labels?: Record<string, string> } }>(Kinds.InferenceService, ns, 'served');
       assert.equal(isvc?.metadata.labels?.['internal.serving.kserve.io/localmodel'], cache.metadata.name);
       await userClient().delete(Kinds.ServerlessApp, ns, 'served');
       await eventually(async () => (await userClient().get(Kinds.ServerlessApp, ns, 'served')) === undefined, 'the app gone', 90_000);
       await eventually(async () => (await userClient().get(Kinds.LocalModelCache, undefined, cache.metadata.name)) === undefined, 'its cache gone', 60_000);
-    } finally {
-      await setLocalModelEnabled(false);
-    }
+    });
   });
 
   it('with KServe\'s localModel on, a new model gets its cache before the old one goes, and KServe moves the InferenceService to it', async () => {
-    await setLocalModelEnabled(true);
-    try {
+    await withLocalModelEnabled(async () => {
       await applyApp(app(ns, 'swap', cachedModel('gs://models/swap/v1')));
-      const old = await eventually(async () => {
-        const c = await cacheOf('swap');
-        return c?.status?.inferenceServices?.length === 1 && c;
-      }, 'KServe using the first cache', 120_000);
+      const old = await cacheInUse('swap', 'KServe using the first cache');
       const since = new Date();
       await applyApp(app(ns, 'swap', cachedModel('gs://models/swap/v2')));
       const fresh = await eventually(async () => {
@@ -142,9 +147,7 @@ describe('KServe 0.20 local model cache in the rig (integration)', function () {
       }, 'the InferenceService on the new cache', 120_000);
       await userClient().delete(Kinds.ServerlessApp, ns, 'swap');
       await eventually(async () => (await cacheOf('swap')) === undefined, 'its cache gone', 90_000);
-    } finally {
-      await setLocalModelEnabled(false);
-    }
+    });
   });
 
   it('admits one cache per model: a second app caching the same model is told by a ModelCacheRejected event naming KServe\'s webhook', async () => {
