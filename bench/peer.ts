@@ -45,12 +45,16 @@ export interface PeerResults {
 
 const OURS = Array.from({ length: 10 }, (_, i) => `peer-ours-${i}`);
 const THEIRS = Array.from({ length: 10 }, (_, i) => `peer-kserve-${i}`);
-const TIMING = { startQuietMs: 5_000, quietMs: 5_000, timeoutMs: 1_800_000 };
+// KServe's side grows faster than N (273 s for 1,000 parents, 1,058 s for
+// 3,000 on the 2-core machine), so the limit grows with N: 0.7 s per parent,
+// at least 30 minutes.
+const timeoutMs = (apps: number) => Math.max(1_800_000, apps * 700);
+const TIMING = { startQuietMs: 5_000, quietMs: 5_000 };
 
 export async function runPeerKServe(o: PeerOptions): Promise<PeerResults> {
   const started = performance.now();
   const startedAt = new Date();
-  const timing: PeerTiming = { ...TIMING, idleMs: o.idleMs };
+  const timing: PeerTiming = { ...TIMING, timeoutMs: timeoutMs(o.apps), idleMs: o.idleMs };
   o.log('starting the control plane and the rig\'s network namespace (kube-controller-manager, kube-scheduler, KWOK; no Knative)');
   const cp = await startControlPlane({ log: o.log, dataPlane: { knative: false } });
   const kc = cp.kubeConfig();
