@@ -6,6 +6,7 @@
 // operator's do, and Ready waits for real revisions (KWOK pods), so the ratio
 // then includes the data plane's pace.
 import type { ServerlessApp } from '../src/api/v1alpha1/serverlessapp.ts';
+import type { AuditWrite } from '../test/envtest/audit.ts';
 import { Kinds } from '../src/util/kinds.ts';
 import type { OperatorProcess } from '../test/support/operator-process.ts';
 import { BENCH_USER_AGENT, OPERATOR_USER_AGENT, type BenchEnv } from './environment.ts';
@@ -99,8 +100,16 @@ async function converge(env: BenchEnv, refs: AppRef[], apps: SlimWatch<AppState>
   const by = (ua: string) => writes.filter((w) => w.userAgent.startsWith(ua)).length;
   const ours = writes.filter((w) => w.userAgent.startsWith(OPERATOR_USER_AGENT));
   const operatorWrites = describeWrites(ours);
+  // An app became Ready with the operator's last status write before the watch saw it Ready: that
+  // write's audit time is the moment, not the watch's, which lags it by up to a second under load.
+  const appKey = (w: AuditWrite) => `${w.namespace}/${appOf(w.resource, w.name ?? '')}`;
+  const readyWrite = new Map<string, number>();
+  for (const w of ours) {
+    const seen = readyAt.get(appKey(w));
+    if (w.resource === 'serverlessapps' && w.subresource === 'status' && seen !== undefined && w.timestamp.getTime() <= seen) readyWrite.set(appKey(w), w.timestamp.getTime());
+  }
   const beforeReady = ours.filter((w) => {
-    const at = readyAt.get(`${w.namespace}/${appOf(w.resource, w.name ?? '')}`);
+    const at = readyWrite.get(appKey(w));
     return at !== undefined && w.timestamp.getTime() <= at;
   });
   return {
