@@ -52,7 +52,9 @@ export function renderStatus(app: ServerlessApp, opts: ViewOptions): string {
   add('URL:', status.url);
   const generation = app.metadata.generation;
   if (status.observedGeneration !== undefined && generation !== undefined && status.observedGeneration < generation) {
-    add('Observed:', paint('yellow', `generation ${status.observedGeneration} of ${generation}: the operator has not caught up with the latest edit`));
+    add('Observed:', paint('yellow', status.observedGeneration === 0
+      ? 'not reported on yet: the operator reports a first start when it ends, or after 30 s'
+      : `generation ${status.observedGeneration} of ${generation}: the operator has not caught up with the latest edit`));
   }
 
   const canary = status.canary;

@@ -241,7 +241,7 @@ const versionStatusSchema = object('A version of the app (a hash of container or
 
 export const phases = ['Pending', 'Stable', 'Canary', 'Testing', 'Paused', 'Promoting', 'RolledBack', 'Aborted', 'Failed'] as const;
 
-export const statusSchema = object('Observed state, written by the operator.', {
+export const statusSchema = object('Observed state, written by the operator. Until its first report, a new app reads as phase Pending with observedGeneration 0 (the API server\'s default).', {
   observedGeneration: integer('The spec generation this status describes.'),
   phase: enumeration(phases, 'Pending (first version starting), Stable (one version serving), Canary (traffic split), Testing (candidate reached by header rules only), Paused (rollout.paused), Promoting (candidate taking all traffic), RolledBack (canaryPercent 0: candidate kept at 0%), Aborted (rollout.abort), Failed (the candidate failed: revision failed, progress deadline, warmup or checks; or nothing can be served; the stable version, if any, keeps all traffic).'),
   url: string('Public URL of the app.'),
@@ -300,6 +300,11 @@ export const statusSchema = object('Observed state, written by the operator.', {
     }),
   }),
   modelCache: string('Name of the LocalModelCache for this app\'s model.'),
+}, {
+  // What a new app reads as before the operator first reports on it (the API server fills it in on
+  // every read): Pending, generation not yet observed, which kstatus (Flux) and `kubectl get` show as
+  // in progress without a write.
+  default: { observedGeneration: 0, phase: 'Pending' },
 });
 
 export type ServerlessAppSpec = TypeOf<typeof specSchema>;
