@@ -32,7 +32,7 @@ import { cacheNameFor } from './model-cache.ts';
 import { RolloutMetrics, type WindowChange } from './rollout-metrics.ts';
 import { decide, desiredWorkload, type Decision, type Effect } from '../planner/decide.ts';
 import { slimRevision, type Revision } from '../planner/revisions.ts';
-import { composeStatus, invalidSpecStatus, progressWindowMs, significantStatus } from '../planner/status.ts';
+import { composeStatus, firstStatusHoldMs, invalidSpecStatus, progressWindowMs, significantStatus } from '../planner/status.ts';
 import { kserveWorkload, knativeWorkload, type Workload, type WorkloadObject } from '../planner/workloads.ts';
 
 export interface ServerlessAppOptions {
@@ -242,6 +242,13 @@ export class ServerlessAppReconciler {
       ...(cache ? { modelCache: cache } : {}),
     });
     // A burst of data-plane progress becomes one write; a transition (with its Events) is written at once.
+    // A new app's quiet first start is not written until it ends or has taken FIRST_STATUS_MS, counted
+    // on the wall clock like its creationTimestamp (a controlled clock for windows may be far from it).
+    const hold = plan.events.length || rejected ? 0 : firstStatusHoldMs(app, status, new Date());
+    if (hold > 0) {
+      this.metrics.observe(app, plan, false);
+      return { wrote: false, retryInMs: hold };
+    }
     const { wrote, retryInMs } = plan.events.length || rejected
       ? { wrote: await this.status.write(app, status) }
       : await this.status.writeCoalesced(app, status, significantStatus, progressWindowMs(status));

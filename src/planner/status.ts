@@ -142,6 +142,35 @@ export function composeStatus(app: ServerlessApp, s: StatusInput): ServerlessApp
   };
 }
 
+/**
+ * How long a new app's first status may wait. Until then the app reads as the CRD's default status
+ * (phase Pending, observedGeneration 0: in progress for kstatus and `kubectl get`). A first start
+ * that ends sooner is reported by one write, its end; a longer one gets the data plane's progress
+ * (its messages) after this long.
+ */
+export const FIRST_STATUS_MS = 30_000;
+
+/** Ready reasons that are the operator's own problems to show, not the data plane's progress. */
+const OUR_PROBLEMS = new Set(['ApplyRejected', 'NotOwned', 'WarmupFailed', 'StableNotReady']);
+
+/**
+ * Milliseconds the first status of a new app is held back (0: write it now). Only a quiet start is
+ * held: the data plane working on it (its own Ready Unknown, also while the first revision is ready
+ * and its route is not), no problem of the operator's own, and nothing the planner reads back
+ * (prewarm). Its end (Ready), a problem, a refused write or a transition is written at once.
+ */
+export function firstStatusHoldMs(app: ServerlessApp, status: ServerlessAppStatus, wallClock: Date): number {
+  // Every status the operator writes has conditions; before that the app reads as the CRD's default.
+  if (app.status?.conditions?.length) return 0;
+  const condition = (type: string) => status.conditions?.find((c) => c.type === type);
+  const ready = condition('Ready');
+  const quiet = status.phase !== 'Failed' && !status.prewarm && condition('WorkloadReady')?.status === 'Unknown'
+    && ready?.status === 'False' && !OUR_PROBLEMS.has(ready.reason);
+  const created = Date.parse(app.metadata.creationTimestamp ?? '');
+  // Bounded, so an operator clock behind the API server's cannot hold it longer.
+  return quiet && Number.isFinite(created) ? Math.min(FIRST_STATUS_MS, Math.max(0, created + FIRST_STATUS_MS - wallClock.getTime())) : 0;
+}
+
 /** Progress that leaves significantStatus as it was is written at most this often (a first start's: never). */
 export const PROGRESS_MS = 5_000;
 
