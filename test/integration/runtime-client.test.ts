@@ -99,7 +99,8 @@ describe('KubeClient against the API server', function () {
     // A ServerlessApp: no controller runs for it in this test (the rig's real Knative would write a Knative Service's status too).
     const live = await client.apply(sapp(ns, 'api'));
     const writer = new StatusWriter(client);
-    const status = { observedGeneration: 1, conditions: [{ type: 'Ready', status: 'True', reason: 'Serving', message: '', lastTransitionTime: '2026-03-01T10:00:00Z' }] };
+    // With a phase, as the operator always writes: the CRD's default status (phase Pending) stays where a write leaves it out.
+    const status = { observedGeneration: 1, phase: 'Stable', conditions: [{ type: 'Ready', status: 'True', reason: 'Serving', message: '', lastTransitionTime: '2026-03-01T10:00:00Z' }] };
     assert.equal(await writer.write(live, status), true);
 
     const after = (await client.get<KnativeService>(Kinds.ServerlessApp, ns, 'api'))!;
