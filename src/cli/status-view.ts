@@ -5,6 +5,7 @@
 // redraws and the golden files pin the layout.
 
 import type { ServerlessApp, VersionStatus } from '../api/v1alpha1/serverlessapp.ts';
+import { FIRST_STATUS_MS } from '../planner/status.ts';
 
 export interface ViewOptions {
   now: Date;
@@ -53,7 +54,7 @@ export function renderStatus(app: ServerlessApp, opts: ViewOptions): string {
   const generation = app.metadata.generation;
   if (status.observedGeneration !== undefined && generation !== undefined && status.observedGeneration < generation) {
     add('Observed:', paint('yellow', status.observedGeneration === 0
-      ? 'not reported on yet: the operator reports a first start when it ends, or after 30 s'
+      ? `not reported on yet: the operator reports a first start when it ends, or after ${FIRST_STATUS_MS / 1000} s`
       : `generation ${status.observedGeneration} of ${generation}: the operator has not caught up with the latest edit`));
   }
 
