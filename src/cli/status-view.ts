@@ -5,7 +5,7 @@
 // redraws and the golden files pin the layout.
 
 import type { ServerlessApp, VersionStatus } from '../api/v1alpha1/serverlessapp.ts';
-import { FIRST_STATUS_MS } from '../planner/status.ts';
+import { FIRST_START_REPORT_MS } from '../planner/status.ts';
 
 export interface ViewOptions {
   now: Date;
@@ -54,7 +54,7 @@ export function renderStatus(app: ServerlessApp, opts: ViewOptions): string {
   const generation = app.metadata.generation;
   if (status.observedGeneration !== undefined && generation !== undefined && status.observedGeneration < generation) {
     add('Observed:', paint('yellow', status.observedGeneration === 0
-      ? `not reported on yet: the operator reports a first start when it ends, or after ${FIRST_STATUS_MS / 1000} s`
+      ? `not reported on yet: the operator reports a first start when it ends, when something goes wrong, or after ${FIRST_START_REPORT_MS / 60_000} minutes`
       : `generation ${status.observedGeneration} of ${generation}: the operator has not caught up with the latest edit`));
   }
 

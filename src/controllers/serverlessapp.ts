@@ -242,8 +242,9 @@ export class ServerlessAppReconciler {
       ...(cache ? { modelCache: cache } : {}),
     });
     // A burst of data-plane progress becomes one write; a transition (with its Events) is written at once.
-    // A new app's quiet first start is not written until it ends or has taken FIRST_STATUS_MS, counted
-    // on the wall clock like its creationTimestamp (a controlled clock for windows may be far from it).
+    // A new app's quiet first start is that burst too: written once, at its end or on a problem. Its
+    // report deadline is counted on the wall clock, as its creationTimestamp (a controlled clock for
+    // windows may be far from it).
     const hold = plan.events.length || rejected ? 0 : firstStatusHoldMs(app, status, new Date());
     if (hold > 0) {
       this.metrics.observe(app, plan, false);

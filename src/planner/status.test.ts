@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { FIRST_STATUS_MS, firstStatusHoldMs, PROGRESS_MS, progressWindowMs, significantStatus } from './status.ts';
+import { FIRST_START_REPORT_MS, firstStatusHoldMs, PROGRESS_MS, progressWindowMs, significantStatus } from './status.ts';
 import type { ServerlessApp, ServerlessAppStatus } from '../api/v1alpha1/serverlessapp.ts';
 
 const base: ServerlessAppStatus = {
@@ -79,25 +79,26 @@ describe('significant status on a first start (phase Pending)', () => {
   });
 });
 
-describe('a new app\'s first status (held while its first start is quiet)', () => {
+describe('a new app\'s quiet first start (held back: one write at its end)', () => {
   const created = '2026-11-23T09:00:00Z';
   const at = (seconds: number) => new Date(Date.parse(created) + seconds * 1000);
   const newApp = (status?: ServerlessAppStatus) => ({ metadata: { name: 'shop', namespace: 'team-a', generation: 1, creationTimestamp: created }, spec: {}, ...(status ? { status } : {}) }) as unknown as ServerlessApp;
   const quiet: ServerlessAppStatus = { ...structuredClone(base), observedGeneration: 1, phase: 'Pending' };
   const changed = (change: (s: ServerlessAppStatus) => void) => { const s = structuredClone(quiet); change(s); return s; };
+  const left = (seconds: number) => FIRST_START_REPORT_MS - seconds * 1000;
   const cases: Array<[string, ServerlessApp, ServerlessAppStatus, Date, number]> = [
-    ['a quiet start waits until FIRST_STATUS_MS after creation', newApp(), quiet, at(10), FIRST_STATUS_MS - 10_000],
-    ['... reading as the CRD\'s default meanwhile', newApp({ observedGeneration: 0, phase: 'Pending' }), quiet, at(10), FIRST_STATUS_MS - 10_000],
-    ['a start longer than that is written', newApp(), quiet, at(31), 0],
-    ['the first revision ready before its route is still a quiet start', newApp(), changed((s) => { s.phase = 'Stable'; }), at(1), FIRST_STATUS_MS - 1_000],
-    ['a failed first version is written at once', newApp(), changed((s) => { s.phase = 'Failed'; }), at(1), 0],
-    ['its end (Ready) is written at once', newApp(), changed((s) => { s.phase = 'Stable'; s.conditions![0] = { ...s.conditions![0]!, status: 'True', reason: 'Serving' }; }), at(1), 0],
-    ['a problem the data plane reports is written at once', newApp(), changed((s) => { s.conditions![1]!.status = 'False'; s.conditions![1]!.reason = 'RevisionFailed'; }), at(1), 0],
-    ['the data plane\'s reasons while it works', newApp(), changed((s) => { s.conditions![0]!.reason = 'OutOfDate'; s.conditions![1]!.reason = 'OutOfDate'; }), at(1), FIRST_STATUS_MS - 1_000],
-    ['a refused write is written at once', newApp(), changed((s) => { s.conditions![0]!.reason = 'ApplyRejected'; }), at(1), 0],
-    ['what the planner reads back (prewarm) is written at once', newApp(), changed((s) => { s.prewarm = { version: 'v1', startedAt: created }; }), at(1), 0],
-    ['an app the operator reported on before is not held', newApp(quiet), changed((s) => { s.observedGeneration = 2; }), at(1), 0],
-    ['an operator clock behind the API server\'s holds at most FIRST_STATUS_MS at a time', newApp(), quiet, at(-300), FIRST_STATUS_MS],
+    ['the data plane working on it: held until the report deadline', newApp(), quiet, at(10), left(10)],
+    ['... the app reading as the CRD\'s default meanwhile', newApp({ observedGeneration: 0, phase: 'Pending' }), quiet, at(10), left(10)],
+    ['... with the data plane\'s reasons while it works', newApp(), changed((s) => { s.conditions![0]!.reason = 'OutOfDate'; s.conditions![1]!.reason = 'OutOfDate'; }), at(1), left(1)],
+    ['... and while the first revision is ready and its route is not', newApp(), changed((s) => { s.phase = 'Stable'; }), at(1), left(1)],
+    ['a start longer than FIRST_START_REPORT_MS: written with its progress', newApp(), quiet, at(601), 0],
+    ['its end, Ready: written at once', newApp(), changed((s) => { s.phase = 'Stable'; s.conditions![0] = { ...s.conditions![0]!, status: 'True', reason: 'Serving' }; s.conditions![1]!.status = 'True'; }), at(1), 0],
+    ['its end, Failed: written at once', newApp(), changed((s) => { s.phase = 'Failed'; }), at(1), 0],
+    ['a problem the data plane reports (its Ready False): written at once', newApp(), changed((s) => { s.conditions![1]!.status = 'False'; s.conditions![1]!.reason = 'RevisionFailed'; }), at(1), 0],
+    ['a refused write: written at once', newApp(), changed((s) => { s.conditions![0]!.reason = 'ApplyRejected'; }), at(1), 0],
+    ['what the planner reads back (prewarm): written at once', newApp(), changed((s) => { s.prewarm = { version: 'v1', startedAt: created }; }), at(1), 0],
+    ['an app the operator reported on before: written as usual', newApp(quiet), changed((s) => { s.observedGeneration = 2; }), at(1), 0],
+    ['an operator clock behind the API server\'s: held at most FIRST_START_REPORT_MS at a time', newApp(), quiet, at(-300), FIRST_START_REPORT_MS],
   ];
   for (const [what, app, status, now, held] of cases) {
     it(what, () => assert.equal(firstStatusHoldMs(app, status, now), held));

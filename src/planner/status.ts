@@ -142,22 +142,24 @@ export function composeStatus(app: ServerlessApp, s: StatusInput): ServerlessApp
   };
 }
 
-/**
- * How long a new app's first status may wait. Until then the app reads as the CRD's default status
- * (phase Pending, observedGeneration 0: in progress for kstatus and `kubectl get`). A first start
- * that ends sooner is reported by one write, its end; a longer one gets the data plane's progress
- * (its messages) after this long.
- */
-export const FIRST_STATUS_MS = 30_000;
-
 /** Ready reasons that are the operator's own problems to show, not the data plane's progress. */
 const OUR_PROBLEMS = new Set(['ApplyRejected', 'NotOwned', 'WarmupFailed', 'StableNotReady']);
 
 /**
- * Milliseconds the first status of a new app is held back (0: write it now). Only a quiet start is
- * held: the data plane working on it (its own Ready Unknown, also while the first revision is ready
- * and its route is not), no problem of the operator's own, and nothing the planner reads back
- * (prewarm). Its end (Ready), a problem, a refused write or a transition is written at once.
+ * How long a quiet first start may go unreported: the progress deadline a candidate gets by default
+ * (rollout.progressDeadline) and Knative's own. A start the data plane neither ends nor fails by
+ * then is shown with its progress, so no app goes unreported for longer.
+ */
+export const FIRST_START_REPORT_MS = 600_000;
+
+/**
+ * Milliseconds a new app's first status is held back (0: write it now). A quiet first start is one
+ * burst of data-plane progress, reported by one write at its end; meanwhile the app reads as the
+ * CRD's default status (phase Pending, observedGeneration 0), which kstatus (Flux) and `kubectl get`
+ * show as in progress. Quiet: the data plane working on it (its own Ready Unknown, also while the
+ * first revision is ready and its route is not), no problem of the operator's own, and nothing the
+ * planner reads back (prewarm). Its end (Ready, Failed), a problem (the data plane's Ready False, as
+ * when a pod cannot be scheduled or its image pulled) or a refused write is written at once.
  */
 export function firstStatusHoldMs(app: ServerlessApp, status: ServerlessAppStatus, wallClock: Date): number {
   // Every status the operator writes has conditions; before that the app reads as the CRD's default.
@@ -167,8 +169,8 @@ export function firstStatusHoldMs(app: ServerlessApp, status: ServerlessAppStatu
   const quiet = status.phase !== 'Failed' && !status.prewarm && condition('WorkloadReady')?.status === 'Unknown'
     && ready?.status === 'False' && !OUR_PROBLEMS.has(ready.reason);
   const created = Date.parse(app.metadata.creationTimestamp ?? '');
-  // Bounded, so an operator clock behind the API server's cannot hold it longer.
-  return quiet && Number.isFinite(created) ? Math.min(FIRST_STATUS_MS, Math.max(0, created + FIRST_STATUS_MS - wallClock.getTime())) : 0;
+  // At most FIRST_START_REPORT_MS from now, whatever the difference of the operator's and the API server's clocks.
+  return quiet && Number.isFinite(created) ? Math.min(FIRST_START_REPORT_MS, Math.max(0, created + FIRST_START_REPORT_MS - wallClock.getTime())) : 0;
 }
 
 /** Progress that leaves significantStatus as it was is written at most this often (a first start's: never). */

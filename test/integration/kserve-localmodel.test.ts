@@ -99,7 +99,7 @@ describe('KServe 0.20 local model cache in the rig (integration)', function () {
     // One download Job: the agent found the folder after it, so it did not download again (controller.go downloadModels).
     const jobs = await userClient().list(JobKind, LOCALMODEL_JOB_NAMESPACE, { labelSelector: `model=${cache.metadata.name},node=${PLAIN_NODE}` });
     assert.equal(jobs.items.length, 1);
-    // In its first status: at its first start's end, or after FIRST_STATUS_MS (30 s) of a start.
+    // In its first status, written when its first start ends (KServe reports the InferenceService Ready).
     await eventually(async () => (await getApp(ns, 'iris')).status?.modelCache === cache.metadata.name, 'the app naming its cache', 60_000);
 
     const writers = new Set(writesSince(since, '').filter((w) => w.resource === 'localmodelcaches' && w.subresource === 'status').map((w) => w.userAgent.split('/')[0]));
