@@ -4,8 +4,7 @@
 // and scaling. Pure: the app and the time in, text out, so --watch only
 // redraws and the golden files pin the layout.
 
-import type { ServerlessApp, VersionStatus } from '../api/v1alpha1/serverlessapp.ts';
-import { FIRST_START_REPORT_MS } from '../planner/status.ts';
+import { FIRST_START_REPORT_MS, type ServerlessApp, type VersionStatus } from '../api/v1alpha1/serverlessapp.ts';
 
 export interface ViewOptions {
   now: Date;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { FIRST_START_REPORT_MS, firstStatusHoldMs, PROGRESS_MS, progressWindowMs, significantStatus } from './status.ts';
-import type { ServerlessApp, ServerlessAppStatus } from '../api/v1alpha1/serverlessapp.ts';
+import { FIRST_START_REPORT_MS, type ServerlessApp, type ServerlessAppStatus } from '../api/v1alpha1/serverlessapp.ts';
+import { firstStatusHoldMs, PROGRESS_MS, progressWindowMs, significantStatus } from './status.ts';
 
 const base: ServerlessAppStatus = {
   observedGeneration: 2, phase: 'Canary',

@@ -1,7 +1,7 @@
 // Composes an app's status from what the reconcile decided and observed. Pure,
 // and deterministic for the same inputs, so a converged app writes nothing.
 
-import type { ServerlessApp, ServerlessAppStatus, VersionStatus } from '../api/v1alpha1/serverlessapp.ts';
+import { FIRST_START_REPORT_MS, type ServerlessApp, type ServerlessAppStatus, type VersionStatus } from '../api/v1alpha1/serverlessapp.ts';
 import type { SpecProblem } from '../api/v1alpha1/validation.ts';
 import type { PrewarmEvaluation } from '../prewarm/prewarm.ts';
 import { reportedPercent, type ObservedRevision, type RolloutPlan } from '../rollout/canary.ts';
@@ -144,13 +144,6 @@ export function composeStatus(app: ServerlessApp, s: StatusInput): ServerlessApp
 
 /** Ready reasons that are the operator's own problems to show, not the data plane's progress. */
 const OUR_PROBLEMS = new Set(['ApplyRejected', 'NotOwned', 'WarmupFailed', 'StableNotReady']);
-
-/**
- * How long a quiet first start may go unreported: the progress deadline a candidate gets by default
- * (rollout.progressDeadline) and Knative's own. A start the data plane neither ends nor fails by
- * then is shown with its progress, so no app goes unreported for longer.
- */
-export const FIRST_START_REPORT_MS = 600_000;
 
 /**
  * Milliseconds a new app's first status is held back (0: write it now). A quiet first start is one

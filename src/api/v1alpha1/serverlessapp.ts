@@ -241,6 +241,13 @@ const versionStatusSchema = object('A version of the app (a hash of container or
 
 export const phases = ['Pending', 'Stable', 'Canary', 'Testing', 'Paused', 'Promoting', 'RolledBack', 'Aborted', 'Failed'] as const;
 
+/**
+ * How long a new app may read as the default status below while its first start is quiet: the
+ * progress deadline a candidate gets by default (rollout.progressDeadline) and Knative's own. A start
+ * the data plane neither ends nor fails by then is reported with its progress.
+ */
+export const FIRST_START_REPORT_MS = 600_000;
+
 export const statusSchema = object('Observed state, written by the operator. Until its first report, a new app reads as phase Pending with observedGeneration 0 (the API server\'s default).', {
   observedGeneration: integer('The spec generation this status describes.'),
   phase: enumeration(phases, 'Pending (first version starting), Stable (one version serving), Canary (traffic split), Testing (candidate reached by header rules only), Paused (rollout.paused), Promoting (candidate taking all traffic), RolledBack (canaryPercent 0: candidate kept at 0%), Aborted (rollout.abort), Failed (the candidate failed: revision failed, progress deadline, warmup or checks; or nothing can be served; the stable version, if any, keeps all traffic).'),
