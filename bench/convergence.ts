@@ -61,6 +61,8 @@ export interface Convergence {
   operatorWritesUntilReady: number;
   /** Of those, the Events. */
   eventsUntilReady: number;
+  /** The most writes one app took from creation to Ready. */
+  mostWritesUntilReady: number;
   startedAt: Date;
   endedAt: Date;
 }
@@ -114,6 +116,7 @@ async function converge(env: BenchEnv, refs: AppRef[], apps: SlimWatch<AppState>
   });
   return {
     operatorWritesUntilReady: beforeReady.length, eventsUntilReady: beforeReady.filter((w) => w.resource === 'events').length,
+    mostWritesUntilReady: Math.max(0, ...[...Map.groupBy(beforeReady, appKey).values()].map((ws) => ws.length)),
     createSeconds, seconds, perSecond: refs.length / seconds,
     writes: { operator: by(OPERATOR_USER_AGENT), dataPlane: writes.length - by(OPERATOR_USER_AGENT) - by(BENCH_USER_AGENT), bench: by(BENCH_USER_AGENT), total: writes.length }, operatorWrites,
     startedAt, endedAt,
