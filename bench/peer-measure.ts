@@ -20,6 +20,8 @@ export interface PeerSide {
   children(): number;
   /** Writes the N parent objects (the benchmark's client, 32 in flight). */
   createParents(): Promise<void>;
+  /** How many parents carry a status the controller wrote, when it may write one later than its children. */
+  reported?(): number;
 }
 
 export interface PeerTiming {
@@ -79,8 +81,14 @@ export async function measureSide(side: PeerSide, objects: number, audit: AuditT
   await creating;
   if (createError) throw createError;
 
+  // Settled: every parent reported on (when the side says), then no write for quietMs.
   const lastWrite = async () => {
     for (;;) {
+      if (side.reported && side.reported() < objects) {
+        if (secondsSince(start) * 1000 > t.timeoutMs) throw new Error(`${side.label}: ${side.reported()}/${objects} parents reported on after ${t.timeoutMs / 1000} s`);
+        await sleep(500);
+        continue;
+      }
       const last = audit.writes().filter((w) => w.timestamp >= burstStart && mine(w)).at(-1)?.timestamp ?? burstStart;
       if (Date.now() - last.getTime() >= t.quietMs) return last;
       if (secondsSince(start) * 1000 > t.timeoutMs) throw new Error(`${side.label} was still writing after ${t.timeoutMs / 1000} s`);

@@ -71,12 +71,17 @@ export async function runPeerKServe(o: PeerOptions): Promise<PeerResults> {
     op = await OperatorProcess.start({ kubeconfigPath: cp.kubeconfigPath, script: OPERATOR_SCRIPT, concurrency: o.operatorConcurrency, logLevel: 'warn' });
     await op.waitReady(600_000);
     const isvcs = await countingWatch(kc, Kinds.InferenceService, OURS);
+    // With nothing reconciling its InferenceService, an app's first status comes UNSEEN_WORKLOAD_REPORT_MS after its creation.
+    const apps = new SlimWatch<number>(kc, Kinds.ServerlessApp, (a) => (a['status'] as { observedGeneration?: number } | undefined)?.observedGeneration ?? 0, { namespaces: OURS });
+    await apps.start();
     const refs = appRefs(o.apps, OURS);
     const ours = await measureSide({
       label: 'serverlessapp-operator', pid: op.pid, userAgent: OPERATOR_USER_AGENT, children: () => isvcs.values.size,
       createParents: () => forEachBounded(refs, IN_FLIGHT, (r) => client.apply(benchModelApp(r))),
+      reported: () => apps.count((g) => g > 0),
     }, o.apps, audit, timing, o.log);
     isvcs.stop();
+    apps.stop();
     const theirParents = (await listAll<InferenceService>(client, OURS)).map(asKServeParent);
     await op.stop();
     op = undefined;

@@ -4,7 +4,7 @@
 // and scaling. Pure: the app and the time in, text out, so --watch only
 // redraws and the golden files pin the layout.
 
-import { FIRST_START_REPORT_MS, type ServerlessApp, type VersionStatus } from '../api/v1alpha1/serverlessapp.ts';
+import { FIRST_START_REPORT_MS, UNSEEN_WORKLOAD_REPORT_MS, type ServerlessApp, type VersionStatus } from '../api/v1alpha1/serverlessapp.ts';
 
 export interface ViewOptions {
   now: Date;
@@ -53,7 +53,7 @@ export function renderStatus(app: ServerlessApp, opts: ViewOptions): string {
   const generation = app.metadata.generation;
   if (status.observedGeneration !== undefined && generation !== undefined && status.observedGeneration < generation) {
     add('Observed:', paint('yellow', status.observedGeneration === 0
-      ? `not reported on yet: the operator reports a first start when it ends, when something goes wrong, or after ${FIRST_START_REPORT_MS / 60_000} minutes`
+      ? `not reported on yet: the operator reports a first start when it ends, when something goes wrong, or after ${FIRST_START_REPORT_MS / 60_000} minutes (${UNSEEN_WORKLOAD_REPORT_MS / 60_000} if Knative or KServe has not reported on it)`
       : `generation ${status.observedGeneration} of ${generation}: the operator has not caught up with the latest edit`));
   }
 

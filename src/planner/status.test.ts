@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { FIRST_START_REPORT_MS, type ServerlessApp, type ServerlessAppStatus } from '../api/v1alpha1/serverlessapp.ts';
+import { FIRST_START_REPORT_MS, UNSEEN_WORKLOAD_REPORT_MS, type ServerlessApp, type ServerlessAppStatus } from '../api/v1alpha1/serverlessapp.ts';
+import { UNREPORTED } from './workloads.ts';
 import { firstStatusHoldMs, PROGRESS_MS, progressWindowMs, significantStatus } from './status.ts';
 
 const base: ServerlessAppStatus = {
@@ -86,12 +87,15 @@ describe('a new app\'s quiet first start (held back: one write at its end)', () 
   const quiet: ServerlessAppStatus = { ...structuredClone(base), observedGeneration: 1, phase: 'Pending' };
   const changed = (change: (s: ServerlessAppStatus) => void) => { const s = structuredClone(quiet); change(s); return s; };
   const left = (seconds: number) => FIRST_START_REPORT_MS - seconds * 1000;
+  const unseen = changed((s) => { s.conditions![1]!.reason = UNREPORTED; s.conditions![1]!.message = 'waiting for Service to report status'; });
   const cases: Array<[string, ServerlessApp, ServerlessAppStatus, Date, number]> = [
     ['the data plane working on it: held until the report deadline', newApp(), quiet, at(10), left(10)],
     ['... the app reading as the CRD\'s default meanwhile', newApp({ observedGeneration: 0, phase: 'Pending' }), quiet, at(10), left(10)],
     ['... with the data plane\'s reasons while it works', newApp(), changed((s) => { s.conditions![0]!.reason = 'OutOfDate'; s.conditions![1]!.reason = 'OutOfDate'; }), at(1), left(1)],
     ['... and while the first revision is ready and its route is not', newApp(), changed((s) => { s.phase = 'Stable'; }), at(1), left(1)],
     ['a start longer than FIRST_START_REPORT_MS: written with its progress', newApp(), quiet, at(601), 0],
+    ['a workload the data plane has not reported on: held for UNSEEN_WORKLOAD_REPORT_MS only', newApp(), unseen, at(10), UNSEEN_WORKLOAD_REPORT_MS - 10_000],
+    ['... then written (is the data plane running?)', newApp(), unseen, at(61), 0],
     ['its end, Ready: written at once', newApp(), changed((s) => { s.phase = 'Stable'; s.conditions![0] = { ...s.conditions![0]!, status: 'True', reason: 'Serving' }; s.conditions![1]!.status = 'True'; }), at(1), 0],
     ['its end, Failed: written at once', newApp(), changed((s) => { s.phase = 'Failed'; }), at(1), 0],
     ['a problem the data plane reports (its Ready False): written at once', newApp(), changed((s) => { s.conditions![1]!.status = 'False'; s.conditions![1]!.reason = 'RevisionFailed'; }), at(1), 0],

@@ -1,13 +1,13 @@
 // Composes an app's status from what the reconcile decided and observed. Pure,
 // and deterministic for the same inputs, so a converged app writes nothing.
 
-import { FIRST_START_REPORT_MS, type ServerlessApp, type ServerlessAppStatus, type VersionStatus } from '../api/v1alpha1/serverlessapp.ts';
+import { FIRST_START_REPORT_MS, UNSEEN_WORKLOAD_REPORT_MS, type ServerlessApp, type ServerlessAppStatus, type VersionStatus } from '../api/v1alpha1/serverlessapp.ts';
 import type { SpecProblem } from '../api/v1alpha1/validation.ts';
 import type { PrewarmEvaluation } from '../prewarm/prewarm.ts';
 import { reportedPercent, type ObservedRevision, type RolloutPlan } from '../rollout/canary.ts';
 import { setCondition, type Condition } from '../util/conditions.ts';
 import type { EffectiveScale } from '../scaling/windows.ts';
-import type { WorkloadSummary } from './workloads.ts';
+import { UNREPORTED, type WorkloadSummary } from './workloads.ts';
 
 type ConditionInput = Omit<Condition, 'lastTransitionTime' | 'observedGeneration'>;
 
@@ -152,7 +152,9 @@ const OUR_PROBLEMS = new Set(['ApplyRejected', 'NotOwned', 'WarmupFailed', 'Stab
  * show as in progress. Quiet: the data plane working on it (its own Ready Unknown, also while the
  * first revision is ready and its route is not), no problem of the operator's own, and nothing the
  * planner reads back (prewarm). Its end (Ready, Failed), a problem (the data plane's Ready False, as
- * when a pod cannot be scheduled or its image pulled) or a refused write is written at once.
+ * when a pod cannot be scheduled or its image pulled) or a refused write is written at once; a start
+ * the data plane has not reported on at all after UNSEEN_WORKLOAD_REPORT_MS is written then (is
+ * Knative or KServe running?).
  */
 export function firstStatusHoldMs(app: ServerlessApp, status: ServerlessAppStatus, wallClock: Date): number {
   // Every status the operator writes has conditions; before that the app reads as the CRD's default.
@@ -162,8 +164,9 @@ export function firstStatusHoldMs(app: ServerlessApp, status: ServerlessAppStatu
   const quiet = status.phase !== 'Failed' && !status.prewarm && condition('WorkloadReady')?.status === 'Unknown'
     && ready?.status === 'False' && !OUR_PROBLEMS.has(ready.reason);
   const created = Date.parse(app.metadata.creationTimestamp ?? '');
-  // At most FIRST_START_REPORT_MS from now, whatever the difference of the operator's and the API server's clocks.
-  return quiet && Number.isFinite(created) ? Math.min(FIRST_START_REPORT_MS, Math.max(0, created + FIRST_START_REPORT_MS - wallClock.getTime())) : 0;
+  const deadline = condition('WorkloadReady')?.reason === UNREPORTED ? UNSEEN_WORKLOAD_REPORT_MS : FIRST_START_REPORT_MS;
+  // At most the deadline from now, whatever the difference of the operator's and the API server's clocks.
+  return quiet && Number.isFinite(created) ? Math.min(deadline, Math.max(0, created + deadline - wallClock.getTime())) : 0;
 }
 
 /** Progress that leaves significantStatus as it was is written at most this often (a first start's: never). */

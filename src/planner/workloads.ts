@@ -114,8 +114,11 @@ export function trafficPlan(plan: RolloutPlan, latest?: string): TrafficPlan {
   };
 }
 
+/** WorkloadReady's reason while the data plane has not reported on the workload at all. */
+export const UNREPORTED = 'Pending';
+
 function summarizeConditions(live: WorkloadObject | undefined, traffic: KnativeTrafficTarget[] | undefined, url: string | undefined, routeCondition: string, versionOf: (r: string) => string | undefined): WorkloadSummary {
-  if (!live?.status?.conditions) return { status: 'Unknown', reason: 'Pending', message: `waiting for ${live?.kind ?? 'the workload'} to report status`, traffic: [], routeReady: false };
+  if (!live?.status?.conditions) return { status: 'Unknown', reason: UNREPORTED, message: `waiting for ${live?.kind ?? 'the workload'} to report status`, traffic: [], routeReady: false };
   const ready = conditionOf(live.status.conditions, 'Ready');
   const routes = conditionOf(live.status.conditions, 'RoutesReady') ?? conditionOf(live.status.conditions, 'PredictorRouteReady');
   const notReady = live.status.conditions.find((c) => c.status !== 'True' && c.type !== 'Ready');

@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
 import { Kinds, type ResourceKind } from '../../src/util/kinds.ts';
-import { userClient } from '../support/apps.ts';
+import { eventually, userClient } from '../support/apps.ts';
 import { freshNamespace } from '../support/cluster.ts';
 
 const dir = new URL('../../src/render/testdata/', import.meta.url).pathname;
@@ -91,10 +91,16 @@ describe('rendered objects on the real admission chain (integration)', function 
           const other = check.refusedBeside.other(obj);
           await userClient().apply(other, { kind });
           try {
-            await assert.rejects(userClient().apply(obj, { kind, dryRun: true }), (err: Error) => {
-              assert.match(err.message, check.refusedBeside!.refusedBy);
-              return true;
-            });
+            // The webhook finds the other object through its controller's informer cache, which sees it a moment after its creation.
+            const refusal = await eventually(async () => {
+              try {
+                await userClient().apply(obj, { kind, dryRun: true });
+                return undefined;
+              } catch (err) {
+                return (err as Error).message;
+              }
+            }, `${doc.kind} refused beside the other`, 15_000);
+            assert.match(refusal, check.refusedBeside.refusedBy);
           } finally {
             await userClient().delete(kind, other.metadata.namespace, other.metadata.name);
           }

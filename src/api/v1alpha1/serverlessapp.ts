@@ -248,6 +248,9 @@ export const phases = ['Pending', 'Stable', 'Canary', 'Testing', 'Paused', 'Prom
  */
 export const FIRST_START_REPORT_MS = 600_000;
 
+/** As FIRST_START_REPORT_MS while the data plane has not reported on the workload at all: it may not be running. */
+export const UNSEEN_WORKLOAD_REPORT_MS = 60_000;
+
 export const statusSchema = object('Observed state, written by the operator. Until its first report, a new app reads as phase Pending with observedGeneration 0 (the API server\'s default).', {
   observedGeneration: integer('The spec generation this status describes.'),
   phase: enumeration(phases, 'Pending (first version starting), Stable (one version serving), Canary (traffic split), Testing (candidate reached by header rules only), Paused (rollout.paused), Promoting (candidate taking all traffic), RolledBack (canaryPercent 0: candidate kept at 0%), Aborted (rollout.abort), Failed (the candidate failed: revision failed, progress deadline, warmup or checks; or nothing can be served; the stable version, if any, keeps all traffic).'),
