@@ -26,7 +26,7 @@ function figures(s: SideFigures): Record<string, number> {
 export function peerNotes(r: PeerResults): string[] {
   return [
     `one run, both sides back to back with the same N on the same API server, on a shared ${cpus().length}-CPU machine (load average ${loadavg().map((x) => x.toFixed(1)).join(' ')} at the end): timings move by +-30% between runs`,
-    `ours: ${r.operatorCommand} --concurrency ${r.operatorConcurrency}, watching all namespaces; N model ServerlessApps -> N InferenceServices; no KServe runs then, so nothing reconciles the InferenceServices and each app's status reports that its InferenceService is not ready`,
+    `ours: ${r.operatorCommand} --concurrency ${r.operatorConcurrency}, watching all namespaces; N model ServerlessApps -> N InferenceServices; no KServe runs then, so nothing reconciles the InferenceServices and each app's status reports, one minute after the app's creation, that its InferenceService has not reported on it (settled: every app has that status, then no write for 5 s)`,
     'KServe: the real KServe 0.20 manager as shipped (Knative mode, one InferenceService worker, its defaults), built from test/envtest/kserve/; the same N InferenceServices (the ones ours rendered, copied) -> N Knative Services',
     'no Knative runs: KServe needs only Knative\'s CRDs and its config-autoscaler ConfigMap, both installed; Knative\'s webhooks are not, so nothing admits or reconciles the Knative Services',
     'KServe\'s webhooks (defaulting and validating the InferenceService creates) run in its manager process, so its CPU and RSS include that admission work; ours has no webhook',
