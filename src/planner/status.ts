@@ -160,11 +160,11 @@ export function firstStatusHoldMs(app: ServerlessApp, status: ServerlessAppStatu
   // Every status the operator writes has conditions; before that the app reads as the CRD's default.
   if (app.status?.conditions?.length) return 0;
   const condition = (type: string) => status.conditions?.find((c) => c.type === type);
-  const ready = condition('Ready');
-  const quiet = status.phase !== 'Failed' && !status.prewarm && condition('WorkloadReady')?.status === 'Unknown'
+  const ready = condition('Ready'), workload = condition('WorkloadReady');
+  const quiet = status.phase !== 'Failed' && !status.prewarm && workload?.status === 'Unknown'
     && ready?.status === 'False' && !OUR_PROBLEMS.has(ready.reason);
   const created = Date.parse(app.metadata.creationTimestamp ?? '');
-  const deadline = condition('WorkloadReady')?.reason === UNREPORTED ? UNSEEN_WORKLOAD_REPORT_MS : FIRST_START_REPORT_MS;
+  const deadline = workload?.reason === UNREPORTED ? UNSEEN_WORKLOAD_REPORT_MS : FIRST_START_REPORT_MS;
   // At most the deadline from now, whatever the difference of the operator's and the API server's clocks.
   return quiet && Number.isFinite(created) ? Math.min(deadline, Math.max(0, created + deadline - wallClock.getTime())) : 0;
 }
