@@ -245,12 +245,13 @@ export class ServerlessAppReconciler {
     // A new app's quiet first start is that burst too: written once, at its end or on a problem. Its
     // report deadline is counted on the wall clock, as its creationTimestamp (a controlled clock for
     // windows may be far from it).
-    const hold = plan.events.length || rejected ? 0 : firstStatusHoldMs(app, status, new Date());
+    const transition = plan.events.length > 0 || rejected !== undefined;
+    const hold = transition ? 0 : firstStatusHoldMs(app, status, new Date());
     if (hold > 0) {
       this.metrics.observe(app, plan, false);
       return { wrote: false, retryInMs: hold };
     }
-    const { wrote, retryInMs } = plan.events.length || rejected
+    const { wrote, retryInMs } = transition
       ? { wrote: await this.status.write(app, status) }
       : await this.status.writeCoalesced(app, status, significantStatus, progressWindowMs(status));
     if (wrote) {
