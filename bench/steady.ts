@@ -2,7 +2,7 @@
 // should neither write nor burn CPU. Measured over a quiet window after it has
 // gone idle; memory is read at the same point (RSS from /proc, heap from its
 // own metrics).
-import type { AuditWrite } from '../test/envtest/audit.ts';
+import { writeLabel, type AuditWrite } from '../test/envtest/audit.ts';
 import type { OperatorProcess } from '../test/support/operator-process.ts';
 import { OPERATOR_USER_AGENT, type BenchEnv } from './environment.ts';
 import { counters, waitIdle } from './operator-metrics.ts';
@@ -41,7 +41,7 @@ export async function measureSteady(env: BenchEnv, op: OperatorProcess, windowMs
 export function describeWrites(writes: AuditWrite[]): string {
   const counts = new Map<string, number>();
   for (const w of writes) {
-    const key = `${w.verb} ${w.resource}${w.subresource ? `/${w.subresource}` : ''}`;
+    const key = writeLabel(w);
     counts.set(key, (counts.get(key) ?? 0) + 1);
   }
   return [...counts].map(([k, n]) => `${n} x ${k}`).join(', ');

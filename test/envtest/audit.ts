@@ -16,6 +16,11 @@ export interface AuditWrite {
   timestamp: Date;
 }
 
+/** "verb resource/subresource", e.g. "patch serverlessapps/status". */
+export function writeLabel(w: AuditWrite): string {
+  return `${w.verb} ${w.resource}${w.subresource ? `/${w.subresource}` : ''}`;
+}
+
 export interface AuditFilter {
   userAgentPrefix?: string;
   since?: Date;

@@ -7,6 +7,7 @@ import { KubeClient } from '../../src/runtime/client.ts';
 import {
   app, applyApp, condition, eventually, getApp, getKsvc, getRevision, knativeReady, readyTrue, reportedSplit, userClient, waitForApp, type AppSpec,
 } from '../support/apps.ts';
+import { writeLabel } from '../envtest/audit.ts';
 import { freshNamespace, writesSince, writesWithin } from '../support/cluster.ts';
 import { startOperator, testKubeConfig, type RunningOperator } from '../support/operator.ts';
 
@@ -37,8 +38,7 @@ describe('container app on the real Knative (integration)', function () {
     assert.deepEqual((await getApp(ns, 'shop'))?.status, { observedGeneration: 0, phase: 'Pending' });
     const a = await waitForApp(ns, 'shop', readyTrue, 'app Ready', READY_MS);
     // A quiet first start is reported once, at its end: from creation to Ready the operator wrote two objects.
-    const writes = writesSince(since, 'serverlessapp-operator').filter((w) => w.namespace === ns && w.resource !== 'events')
-      .map((w) => `${w.verb} ${w.resource}${w.subresource ? `/${w.subresource}` : ''}`);
+    const writes = writesSince(since, 'serverlessapp-operator').filter((w) => w.namespace === ns && w.resource !== 'events').map(writeLabel);
     assert.deepEqual(writes, ['patch services', 'patch serverlessapps/status'], 'operator writes from creation to Ready');
     const ksvc = await getKsvc(ns, 'shop');
     assert.ok(ksvc, 'Knative Service rendered');

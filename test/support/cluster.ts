@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { CoreV1Api, KubernetesObjectApi, PatchStrategy, type KubernetesObject } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
-import type { AuditWrite } from '../envtest/audit.ts';
+import { writeLabel, type AuditWrite } from '../envtest/audit.ts';
 import type { ControlPlane } from '../envtest/controlplane.ts';
 
 let current: ControlPlane | undefined;
@@ -101,7 +101,7 @@ export async function writesWithin(namespace: string, since: Date, userAgentPref
   const end = performance.now() + windowMs;
   for (;;) {
     const writes = writesSince(since, userAgentPrefix).filter((w) => w.namespace === namespace)
-      .map((w) => `${w.verb} ${w.resource}${w.subresource ? `/${w.subresource}` : ''} ${w.name ?? ''}`);
+      .map((w) => `${writeLabel(w)} ${w.name ?? ''}`);
     if (writes.length > 0 || performance.now() >= end) return writes;
     await sleep(100);
   }
