@@ -64,7 +64,7 @@ export class ModelCacheQuota {
     else this.byNamespace.delete(namespace);
     const after = grantedClaims(claims.values(), this.limit);
     const key = keyOf(app);
-    return [...claims.keys(), ...before].filter((k) => k !== key && before.has(k) !== after.has(k));
+    return [...new Set([...claims.keys(), ...before])].filter((k) => k !== key && before.has(k) !== after.has(k));
   }
 
   /** Whether `app`, as it is now, gets its cache. */
