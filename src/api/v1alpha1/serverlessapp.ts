@@ -120,7 +120,7 @@ export const modelSchema = object(
     })),
     storageUri: required(string('Where the model is stored: gs://, s3://, pvc://, hf://, oci:// or http(s):// URI.', { pattern: STORAGE_URI_PATTERN, maxLength: 2048 })),
     size: quantity('Approximate size of the model, e.g. "12Gi", more than zero: the node cache reserves this much (required with prewarm.cacheModel).', {
-      rules: [{ rule: `type(self) == int ? self > 0 : (!isQuantity(self) || quantity(self).sign() == 1)`, message: 'must be more than zero, e.g. "12Gi" (the node cache reserves this much)' }],
+      rules: [{ rule: `type(self) == int ? self > 0 : (!isQuantity(self) || quantity(self).isGreaterThan(quantity('0')))`, message: 'must be more than zero, e.g. "12Gi" (the node cache reserves this much)' }],
     }),
     runtime: string('Name of a ServingRuntime or ClusterServingRuntime to use instead of the one KServe picks for the format.', { maxLength: 253, pattern: DNS_LABEL }),
     protocolVersion: enumeration(['v1', 'v2', 'grpc-v2'] as const, 'Inference protocol the runtime speaks.'),
@@ -140,7 +140,7 @@ export const windowSchema = object(
   'A scheduled scale window: from each opening (schedule) for duration, the window\'s minScale (and maxScale) apply.', {
     name: required(string('Window name, unique within the app (a DNS label), shown in status and events.', { pattern: DNS_LABEL, maxLength: 63 })),
     schedule: required(string('When the window opens: a 5-field cron expression (minute hour day-of-month month day-of-week), e.g. "0 8 * * 1-5". Evaluated in timeZone.', { minLength: 9, maxLength: 128 })),
-    duration: required(duration('How long the window stays open after each opening (elapsed time, so it is exact across daylight-saving changes).', { max: { value: '8784h', why: 'a window opens at least once a year (366 days)' } })),
+    duration: required(duration('How long the window stays open after each opening (elapsed time, so it is exact across daylight-saving changes).', { max: { value: '8784h', why: 'a window opens at least once a year, and a year has at most 366 days' } })),
     timeZone: string('IANA time zone of the schedule, e.g. Europe/Berlin.', { default: 'UTC', maxLength: 64 }),
     minScale: required(integer('Minimum replicas while the window is open. 0 lets the app scale to zero inside the window.', { minimum: 0, maximum: 1000 })),
     maxScale: integer('Maximum replicas while the window is open (unset: the app\'s maxScale).', { minimum: 1, maximum: 1000 }),
