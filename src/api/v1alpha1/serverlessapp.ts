@@ -75,7 +75,7 @@ const resources = object('Compute resources, as in a Pod container: requests and
 const envVar = object('An environment variable for the container.', {
   name: required(string('Variable name.', { minLength: 1, maxLength: 253 })),
   value: string('Literal value.', { maxLength: 32768 }),
-  valueFrom: embedded('Source of the value, as in core/v1 EnvVarSource (secretKeyRef, configMapKeyRef, fieldRef, ...).'),
+  valueFrom: embedded('Source of the value, as in core/v1 EnvVarSource (configMapKeyRef, fieldRef, ...; secretKeyRef only where the platform allows Secret references, --allow-secret-references).'),
 });
 
 /**
@@ -105,7 +105,7 @@ export const containerSchema = object(
     command: array(string('An argument.', { maxLength: 4096 }), 'Entrypoint override (the image ENTRYPOINT).', { maxItems: 64 }),
     args: array(string('An argument.', { maxLength: 4096 }), 'Arguments to the entrypoint (the image CMD).', { maxItems: 256 }),
     env: array(envVar, 'Environment variables.', { maxItems: 256, listType: 'map', listMapKeys: ['name'] }),
-    envFrom: array(embedded('A core/v1 EnvFromSource (configMapRef or secretRef).'), 'Environment variables taken from ConfigMaps or Secrets.', { maxItems: 32 }),
+    envFrom: array(embedded('A core/v1 EnvFromSource (configMapRef, or secretRef where the platform allows Secret references).'), 'Environment variables taken from ConfigMaps or Secrets.', { maxItems: 32 }),
     resources,
     readinessProbe: probe('A core/v1 Probe: when the container is ready for requests. Knative adds a default TCP probe when absent.'),
     livenessProbe: probe('A core/v1 Probe: when the container must be restarted.'),
