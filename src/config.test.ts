@@ -37,11 +37,11 @@ describe('operator flags', () => {
   });
 
   describe('tenant-safety settings', () => {
-    it('defaults to the safe side: no providers, no addresses, no wildcards, namespace-scoped caches, 100Gi models, no service accounts, any host and storage URI', () => {
+    it('defaults to the safe side: no providers, no addresses, no wildcards, namespace-scoped caches, 100Gi models and 200Gi of caches per namespace, no service accounts, no control keys on pods, no Secrets, any host and storage URI', () => {
       const c = parseConfig([], {});
       assert.deepEqual(
-        [c.analysisProviders, c.allowAnalysisAddress, c.allowWildcardHosts, c.modelCacheScope, c.maxModelSizeBytes, c.allowedServiceAccounts, c.allowedHostSuffixes, c.allowedStorageUriPrefixes],
-        [[], false, false, 'namespace', 100 * 2 ** 30, [], [], []],
+        [c.analysisProviders, c.allowAnalysisAddress, c.allowWildcardHosts, c.modelCacheScope, c.maxModelSizeBytes, c.maxModelCacheBytesPerNamespace, c.allowedServiceAccounts, c.allowedPodMetadataKeys, c.allowSecretReferences, c.allowedHostSuffixes, c.allowedStorageUriPrefixes],
+        [[], false, false, 'namespace', 100 * 2 ** 30, 200 * 2 ** 30, [], [], false, [], []],
       );
     });
 
@@ -55,6 +55,9 @@ describe('operator flags', () => {
       { what: 'storage URI prefixes', argv: ['--allowed-storage-uri-prefixes', 's3://models/{namespace}/,hf://acme/'], pick: (c) => c.allowedStorageUriPrefixes, want: ['s3://models/{namespace}/', 'hf://acme/'] },
       { what: 'service accounts apps may run as', argv: [], env: { ALLOWED_SERVICE_ACCOUNTS: 'model-reader, shop.runner' }, pick: (c) => c.allowedServiceAccounts, want: ['model-reader', 'shop.runner'] },
       { what: 'any service account as *', argv: ['--allowed-service-accounts', '*'], pick: (c) => c.allowedServiceAccounts, want: ['*'] },
+      { what: 'control keys pods may carry: exact keys and prefix/*', argv: ['--allowed-pod-metadata-keys', 'sidecar.istio.io/inject, prometheus.istio.io/*,app'], pick: (c) => c.allowedPodMetadataKeys, want: ['sidecar.istio.io/inject', 'prometheus.istio.io/*', 'app'] },
+      { what: '--allow-secret-references', argv: [], env: { ALLOW_SECRET_REFERENCES: 'true' }, pick: (c) => c.allowSecretReferences, want: true },
+      { what: '--max-model-cache-bytes-per-namespace as a quantity', argv: ['--max-model-cache-bytes-per-namespace', '1Ti'], pick: (c) => c.maxModelCacheBytesPerNamespace, want: 2 ** 40 },
       { what: 'cluster-scoped caches as an opt-in', argv: ['--model-cache-scope', 'cluster'], pick: (c) => c.modelCacheScope, want: 'cluster' },
     ];
     for (const c of accepted) it(`reads ${c.what}`, () => assert.deepEqual(c.pick(parseConfig(c.argv, c.env ?? {})), c.want));
@@ -68,6 +71,10 @@ describe('operator flags', () => {
       [['--max-model-size', '12GB'], /--max-model-size: invalid quantity/],
       [['--allowed-service-accounts', 'team-a/runner'], /--allowed-service-accounts: "team-a\/runner" is not a service account name or \*/],
       [['--allow-wildcard-hosts', 'yes'], /--allow-wildcard-hosts: "yes" is not one of true, false/],
+      [['--allowed-pod-metadata-keys', 'sidecar.istio.io/*x'], /--allowed-pod-metadata-keys: "sidecar.istio.io\/\*x" is not a label or annotation key/],
+      [['--allowed-pod-metadata-keys', '*'], /--allowed-pod-metadata-keys: "\*" is not/],
+      [['--allow-secret-references', 'on'], /--allow-secret-references: "on" is not one of true, false/],
+      [['--max-model-cache-bytes-per-namespace', 'lots'], /--max-model-cache-bytes-per-namespace: invalid quantity/],
     ];
     for (const [argv, message] of refused) {
       it(`refuses ${argv.join(' ')}, naming the flag`, () => assert.throws(() => parseConfig(argv, {}), (e: unknown) => e instanceof ConfigError && message.test(e.message)));

@@ -5,7 +5,7 @@
 import { parseArgs } from 'node:util';
 import { parseDuration } from './api/v1alpha1/duration.ts';
 import { parseQuantity } from './api/v1alpha1/quantity.ts';
-import { DEFAULT_MAX_MODEL_SIZE, type ValidationPolicy } from './api/v1alpha1/validation.ts';
+import { DEFAULT_MAX_MODEL_CACHE_PER_NAMESPACE, DEFAULT_MAX_MODEL_SIZE, type ValidationPolicy } from './api/v1alpha1/validation.ts';
 import { baseUrlProblem, type AnalysisProvider } from './rollout/analysis.ts';
 
 export type InPlaceScaling = 'auto' | 'true' | 'false';
@@ -38,6 +38,12 @@ export interface OperatorConfig {
   allowedStorageUriPrefixes: string[];
   /** Service accounts apps may name in serviceAccountName ("*" = any); empty = none. */
   allowedServiceAccounts: string[];
+  /** Control keys (Istio, Kubernetes, selector labels) apps may put on their pods: exact keys or "prefix/*"; empty = none. */
+  allowedPodMetadataKeys: string[];
+  /** Whether apps' pods may read Secrets of their namespace (env secretKeyRef, envFrom secretRef, secret volumes). */
+  allowSecretReferences: boolean;
+  /** Most bytes the model caches of one namespace's apps may reserve on each node (sum of model.size). */
+  maxModelCacheBytesPerNamespace: number;
   /** How the operator reaches one revision for warmup requests. */
   warmupUrlTemplate: string;
   modelCacheNodeGroup: string;
@@ -74,6 +80,9 @@ const OPTIONS = {
   'max-model-size': { type: 'string', env: 'MAX_MODEL_SIZE', help: 'largest model.size a model cache may reserve on each node (default 100Gi)' },
   'allowed-storage-uri-prefixes': { type: 'string', env: 'ALLOWED_STORAGE_URI_PREFIXES', help: 'comma-separated prefixes model.storageUri must start with, e.g. s3://models/,pvc://{namespace}/ (default: any)' },
   'allowed-service-accounts': { type: 'string', env: 'ALLOWED_SERVICE_ACCOUNTS', help: 'comma-separated service accounts apps may run their pods as (serviceAccountName), * for any (default: none)' },
+  'allowed-pod-metadata-keys': { type: 'string', env: 'ALLOWED_POD_METADATA_KEYS', help: 'comma-separated pod label/annotation keys under Istio, Kubernetes or CNI control prefixes (or the labels app, version) apps may set: exact keys or prefix/*, e.g. sidecar.istio.io/inject,prometheus.istio.io/* (default: none)' },
+  'allow-secret-references': { type: 'string', env: 'ALLOW_SECRET_REFERENCES', help: 'true|false: apps\' pods may read Secrets of their namespace through env, envFrom and volumes (default false)' },
+  'max-model-cache-bytes-per-namespace': { type: 'string', env: 'MAX_MODEL_CACHE_BYTES_PER_NAMESPACE', help: `most the model caches of one namespace may reserve on each node, the sum of their model.size (default ${DEFAULT_MAX_MODEL_CACHE_PER_NAMESPACE})` },
   'warmup-url-template': { type: 'string', env: 'WARMUP_URL_TEMPLATE', help: 'URL of one revision, with {revision} {namespace} {app} {version} {path}' },
   'model-cache-node-group': { type: 'string', env: 'MODEL_CACHE_NODE_GROUP', help: 'LocalModelNodeGroup for model caches (default "default")' },
   'model-cache-scope': { type: 'string', env: 'MODEL_CACHE_SCOPE', help: 'namespace|cluster|auto (default namespace; cluster and auto opt in to cluster-scoped caches)' },
@@ -132,6 +141,9 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv): OperatorCon
     maxModelSizeBytes: size('max-model-size', get('max-model-size') ?? DEFAULT_MAX_MODEL_SIZE),
     allowedStorageUriPrefixes: list(get('allowed-storage-uri-prefixes')),
     allowedServiceAccounts: list(get('allowed-service-accounts')).map(serviceAccount),
+    allowedPodMetadataKeys: list(get('allowed-pod-metadata-keys')).map(podMetadataKey),
+    allowSecretReferences: bool('allow-secret-references', get('allow-secret-references'), false),
+    maxModelCacheBytesPerNamespace: size('max-model-cache-bytes-per-namespace', get('max-model-cache-bytes-per-namespace') ?? DEFAULT_MAX_MODEL_CACHE_PER_NAMESPACE),
     warmupUrlTemplate: get('warmup-url-template') ?? 'http://{revision}-private.{namespace}.svc.cluster.local{path}',
     modelCacheNodeGroup: get('model-cache-node-group') ?? 'default',
     modelCacheScope: oneOf('model-cache-scope', get('model-cache-scope') ?? 'namespace', ['namespace', 'cluster', 'auto'] as const),
@@ -150,6 +162,8 @@ export function validationPolicy(c: OperatorConfig): Required<ValidationPolicy> 
     analysis: { providers: c.analysisProviders, allowAddress: c.allowAnalysisAddress },
     maxModelSizeBytes: c.maxModelSizeBytes, allowedStorageUriPrefixes: c.allowedStorageUriPrefixes,
     allowedServiceAccounts: c.allowedServiceAccounts,
+    allowedPodMetadataKeys: c.allowedPodMetadataKeys, allowSecretReferences: c.allowSecretReferences,
+    maxModelCacheBytesPerNamespace: c.maxModelCacheBytesPerNamespace,
   };
 }
 
@@ -204,6 +218,15 @@ function hostSuffix(value: string): string {
 function serviceAccount(value: string): string {
   if (value !== '*' && !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(value)) {
     throw new ConfigError(`--allowed-service-accounts: ${JSON.stringify(value)} is not a service account name or *`);
+  }
+  return value;
+}
+
+/** A pod label or annotation key ([prefix/]name) or "prefix/*". */
+function podMetadataKey(value: string): string {
+  const prefix = '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*';
+  if (!new RegExp(`^((${prefix})/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$|^${prefix}/\\*$`).test(value)) {
+    throw new ConfigError(`--allowed-pod-metadata-keys: ${JSON.stringify(value)} is not a label or annotation key ([prefix/]name) or prefix/*`);
   }
   return value;
 }

@@ -75,12 +75,12 @@ export function map<T>(values: Schema<T>, description: string, o: Extra & { maxP
 }
 
 /** A Kubernetes quantity ("500m", "2Gi", 4): int-or-string with the quantity pattern. */
-export function quantity(description: string): Schema<string | number> {
+export function quantity(description: string, o: Extra = {}): Schema<string | number> {
   return node({
     description, 'x-kubernetes-int-or-string': true,
     anyOf: [{ type: 'integer' }, { type: 'string' }],
     pattern: '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$',
-  });
+   }, o);
 }
 
 /** An embedded Kubernetes type kept as-is (e.g. a core/v1 Probe): validated by its consumer. */

@@ -23,6 +23,7 @@ import type { Informer } from '../runtime/informer.ts';
 import { Kinds, type ResourceKind } from '../util/kinds.ts';
 import type { Manager } from '../runtime/manager.ts';
 import { ChildWriter, WriteRejected } from './children.ts';
+import { ModelCacheQuota } from './model-cache-quota.ts';
 
 export const CACHE_FINALIZER = 'serverlessapp.io/model-cache';
 
@@ -41,11 +42,14 @@ interface Child {
 
 export type ModelPolicy = Pick<ValidationPolicy, 'maxModelSizeBytes' | 'allowedStorageUriPrefixes'>;
 
+/** As ModelPolicy, with the budget of each namespace's caches (see model-cache-quota.ts). */
+export type ModelCachePolicy = ModelPolicy & Pick<ValidationPolicy, 'maxModelCacheBytesPerNamespace'>;
+
 export interface ModelCacheOptions {
   scope: CacheScope;
   nodeGroup: string;
-  /** The platform's model limits (default: 100Gi, any storage URI); a model over them gets no cache. */
-  policy?: ModelPolicy;
+  /** The platform's model limits (default: 100Gi, any storage URI, 200Gi per namespace); a model over them gets no cache. */
+  policy?: ModelCachePolicy;
 }
 
 export function wantsCache(app: ServerlessApp, policy: ModelPolicy = {}): boolean {
@@ -65,6 +69,7 @@ export class ModelCacheReconciler {
   private readonly caches: Informer<Cache>;
   private readonly inferenceServices: Informer<Child>;
   private readonly children: ChildWriter;
+  private readonly quota: ModelCacheQuota;
 
   private readonly mgr: Manager;
   private readonly o: ModelCacheOptions;
@@ -79,6 +84,7 @@ export class ModelCacheReconciler {
     // The app controller's informer (same kind and selector, so the manager shares it).
     this.inferenceServices = mgr.informer<Child>(Kinds.InferenceService, { labelSelector: `app.kubernetes.io/managed-by=${MANAGED_BY}`, optional: true });
     this.children = new ChildWriter(mgr.client);
+    this.quota = new ModelCacheQuota(o.policy ?? {}, (a) => wantsCache(a, o.policy));
     this.controller = new Controller({
       name: 'modelcache', reconcile: (req, ctx) => this.reconcile(req, ctx), concurrency: 2, logger: mgr.logger, metrics: mgr.metrics,
     })
@@ -107,6 +113,8 @@ export class ModelCacheReconciler {
       }
     });
     this.caches.onServedChange(() => this.controller.enqueueAll());
+    // One app's model taking or leaving its namespace's budget can give or take another's cache.
+    this.quota.track(this.apps, (keys) => { for (const k of keys) this.controller.enqueue(splitKey(k)); });
     mgr.add(this.controller);
   }
 
@@ -119,7 +127,7 @@ export class ModelCacheReconciler {
     const kind = this.o.scope === 'cluster' ? Kinds.LocalModelCache : Kinds.LocalModelNamespaceCache;
     const app = this.apps.get(req.namespace, req.name);
     const existing = this.cachesOf(req.namespace, req.name);
-    const wanted = app && wantsCache(app, this.o.policy) ? renderLocalModelCache(app, this.o.scope, this.o.nodeGroup) : undefined;
+    const wanted = app && wantsCache(app, this.o.policy) && this.quota.allows(app) ? renderLocalModelCache(app, this.o.scope, this.o.nodeGroup) : undefined;
 
     const blocking = app && inferenceServiceToRemoveFirst(app, this.o.scope, existing.length, this.inferenceServices.get(req.namespace, req.name));
     if (blocking) {
@@ -171,6 +179,11 @@ export class ModelCacheReconciler {
       if (written) this.mgr.events.record(app, 'Normal', 'ModelCacheApplied', `${wanted.kind} ${wanted.metadata.name} caches ${app.spec.model?.storageUri} on node group ${this.o.nodeGroup}`);
     }
   }
+}
+
+function splitKey(key: string): Request {
+  const slash = key.indexOf('/');
+  return { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
 }
 
 /**

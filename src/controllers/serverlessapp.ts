@@ -28,7 +28,8 @@ import type { CacheScope } from '../render/local-model-cache.ts';
 import { ChildWriter, WriteRejected, ownedBy, routingManager } from './children.ts';
 import { missingDataPlane, type DataPlaneKinds } from './data-plane.ts';
 import { HostClaims } from './host-claims.ts';
-import { cacheNameFor } from './model-cache.ts';
+import { cacheNameFor, wantsCache } from './model-cache.ts';
+import { ModelCacheQuota } from './model-cache-quota.ts';
 import { RolloutMetrics, type WindowChange } from './rollout-metrics.ts';
 import { decide, desiredWorkload, type Decision, type Effect } from '../planner/decide.ts';
 import { slimRevision, type Revision } from '../planner/revisions.ts';
@@ -62,6 +63,7 @@ export class ServerlessAppReconciler {
   private readonly dataPlane: DataPlaneKinds;
   private readonly status: StatusWriter;
   private readonly hosts = new HostClaims();
+  private readonly cacheQuota: ModelCacheQuota;
   private readonly children: ChildWriter;
   private readonly metrics: RolloutMetrics;
   private readonly knative: Workload;
@@ -110,6 +112,8 @@ export class ServerlessAppReconciler {
     this.apps.on('add', (a) => recheck(this.hosts.set(a)));
     this.apps.on('update', (a) => recheck(this.hosts.set(a)));
     this.apps.on('delete', (a) => recheck(this.hosts.delete(a)));
+    this.cacheQuota = new ModelCacheQuota(o.policy, (a) => wantsCache(a, o.policy));
+    this.cacheQuota.track(this.apps, recheck);
     // A data plane installed (or removed) while running: every app may need to know.
     for (const i of [this.services, this.inferenceServices, this.virtualServices, this.revisions]) i.onServedChange(() => this.controller.enqueueAll());
     mgr.add(this.controller);
@@ -136,7 +140,8 @@ export class ServerlessAppReconciler {
     }
     const now = this.mgr.clock.now();
 
-    const problems = [...validateApp(app, this.o.policy), ...this.hosts.conflicts(app), ...missingDataPlane(app, this.dataPlane)];
+    const quota = this.cacheQuota.problem(app);
+    const problems = [...validateApp(app, this.o.policy), ...this.hosts.conflicts(app), ...(quota ? [quota] : []), ...missingDataPlane(app, this.dataPlane)];
     if (problems.length) {
       // A bad edit never takes down what runs: children are left exactly as they are.
       const status = invalidSpecStatus(app, problems, now);

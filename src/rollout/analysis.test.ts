@@ -22,11 +22,24 @@ describe('Prometheus analysis', () => {
     assert.match(decodeURIComponent(prom.requests[0]!.url), /\/api\/v1\/query\?query=rate\{revision="shop-abc"\}/);
   });
 
-  it('fails when the value is out of bounds', async () => {
-    prom.handler = (_r, res) => res.end(promVector(0.8));
+  it('fails when the value is out of bounds, naming the check and its bounds but not the value', async () => {
+    prom.handler = (_r, res) => res.end(promVector(0.8123));
     const outcome = await runChecks(analysis(0.99), vars, policy());
     assert.equal(outcome.result, 'fail');
-    assert.match(outcome.message, /success-rate=0.8/);
+    assert.equal(outcome.message, 'success-rate outside [0.99, +inf]');
+  });
+
+  it('never puts a value in a passing outcome either: a query may read any namespace\'s series', async () => {
+    prom.handler = (_r, res) => res.end(promVector(0.9987654));
+    const outcome = await runChecks(analysis(0.99), vars, policy());
+    assert.equal(outcome.message, 'checks passed: success-rate within [0.99, +inf]');
+    assert.doesNotMatch(outcome.message, /0\.998/);
+  });
+
+  it('sends the app\'s namespace with every query, for a prom-label-proxy to enforce', async () => {
+    prom.handler = (_r, res) => res.end(promVector(1));
+    await runChecks(analysis(0.99), vars, policy());
+    assert.equal(new URL(prom.requests[0]!.url, 'http://x').searchParams.get('namespace'), 'team-a');
   });
 
   it('treats an empty result as no data, never as a pass', async () => {
@@ -50,8 +63,9 @@ describe('Prometheus analysis', () => {
     { what: 'sends a body past the cap', handler: (res) => { res.writeHead(200); res.end(`{"status":"success","data":{"resultType":"vector","result":[${'{"metric":{},"value":[1,"1"]},'.repeat(100)}]}}`); }, message: /larger than 1024 bytes/ },
     { what: 'redirects elsewhere', handler: (res) => { res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data' }); res.end(); }, message: /HTTP 302 \(redirects are not followed\)/, absent: /169\.254/ },
     { what: 'answers HTML', handler: (res) => { res.statusCode = 200; res.end('<html>internal admin console\nsecret-token=abc</html>'); }, message: /not a Prometheus answer/, absent: /secret-token/ },
-    { what: 'puts control characters and a long text in its error', handler: (res) => { res.statusCode = 400; res.end(JSON.stringify({ status: 'error', error: `bad\r\n\u001b[31m${'x'.repeat(500)}` })); }, message: /HTTP 400: bad \[31mx+…$/ },
-    { what: 'answers a non-number sample', handler: (res) => res.end(JSON.stringify({ status: 'success', data: { resultType: 'vector', result: [{ value: [1, 'password=hunter2-and-much-more-text'] }] } })), message: /query returned password=hunter2-and-mu…, not a number/ },
+    { what: 'puts control characters and a long text in its parse error', handler: (res) => { res.statusCode = 400; res.end(JSON.stringify({ status: 'error', errorType: 'bad_data', error: `bad\r\n\u001b[31m${'x'.repeat(500)}` })); }, message: /HTTP 400: bad \[31mx+…$/ },
+    { what: 'names other series in an execution error', handler: (res) => { res.statusCode = 422; res.end(JSON.stringify({ status: 'error', errorType: 'execution', error: 'found duplicate series for the match group {namespace="team-b", secret="hunter2"}' })); }, message: /^check success-rate: query failed: HTTP 422$/, absent: /team-b|hunter2/ },
+    { what: 'answers a non-number sample', handler: (res) => res.end(JSON.stringify({ status: 'success', data: { resultType: 'vector', result: [{ value: [1, 'password=hunter2-and-much-more-text'] }] } })), message: /query returned something other than a finite number/, absent: /hunter2/ },
   ];
   for (const h of hostile) {
     it(`reports no data, briefly, when the server ${h.what}`, async () => {
@@ -96,6 +110,6 @@ describe('Prometheus analysis', () => {
   }
 
   it('keeps a base path and encodes the query, so nothing in it can change the target', () => {
-    assert.equal(queryUrl(new URL('http://p:9090/prom/'), 'up#x?y').href, 'http://p:9090/prom/api/v1/query?query=up%23x%3Fy');
+    assert.equal(queryUrl(new URL('http://p:9090/prom/'), 'up#x?y', 'team-a').href, 'http://p:9090/prom/api/v1/query?query=up%23x%3Fy&namespace=team-a');
   });
 });

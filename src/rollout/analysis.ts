@@ -4,8 +4,15 @@
 // Queries go only where the platform allows: to a provider named in the
 // operator's configuration (as Flagger's MetricTemplate names its provider), or
 // to an app's own address when the platform explicitly allows addresses. Each
-// query is one bounded outbound call (runtime/outbound.ts), and what a server
-// says reaches the outcome only as a short sanitised excerpt.
+// query is one bounded outbound call (runtime/outbound.ts).
+// A tenant writes the query, and a Prometheus holds every namespace's series, so
+// nothing a query returns reaches status or Events: a check is reported as
+// passed or failed with its bounds, never with its value, and an error is
+// quoted only when Prometheus says the query itself is malformed (errorType
+// bad_data), since execution errors can name other series' labels. Every query
+// also carries the app's namespace as a `namespace` URL parameter, the one
+// prom-label-proxy (-label namespace) reads to confine a query to a namespace:
+// a platform that puts one in front of its provider enforces the scope.
 
 import type { RolloutSpec } from '../api/v1alpha1/serverlessapp.ts';
 import { OutboundError, describeStatus, excerpt, outboundRequest } from '../runtime/outbound.ts';
@@ -78,10 +85,10 @@ export function baseUrlProblem(address: string): string | undefined {
 }
 
 /** The instant-query URL under a base URL (its path kept: Prometheus may sit under a prefix). */
-export function queryUrl(base: URL, query: string): URL {
+export function queryUrl(base: URL, query: string, namespace: string): URL {
   const u = new URL(base.href);
   u.pathname = `${u.pathname.replace(/\/+$/, '')}/api/v1/query`;
-  u.search = new URLSearchParams({ query }).toString();
+  u.search = new URLSearchParams({ query, namespace }).toString();
   u.hash = '';
   return u;
 }
@@ -92,22 +99,22 @@ export function renderQuery(query: string, vars: QueryVars): string {
 
 type QueryResult = { value: number } | { nodata: string };
 
-async function instantQuery(target: { url: URL; label: string }, query: string, limits: Required<AnalysisLimits>): Promise<QueryResult> {
+async function instantQuery(target: { url: URL; label: string }, query: string, namespace: string, limits: Required<AnalysisLimits>): Promise<QueryResult> {
   let status: number;
   let text: string;
   try {
-    ({ status, body: text } = await outboundRequest({ url: queryUrl(target.url, query), headers: { accept: 'application/json' }, deadlineMs: limits.timeoutMs, maxBytes: limits.maxBytes }));
+    ({ status, body: text } = await outboundRequest({ url: queryUrl(target.url, query, namespace), headers: { accept: 'application/json' }, deadlineMs: limits.timeoutMs, maxBytes: limits.maxBytes }));
   } catch (e) {
     return { nodata: `no answer from Prometheus (${target.label}): ${e instanceof OutboundError ? e.message : 'request failed'}` };
   }
-  let body: { status?: unknown; error?: unknown; data?: { resultType?: unknown; result?: unknown } } | undefined;
+  let body: { status?: unknown; error?: unknown; errorType?: unknown; data?: { resultType?: unknown; result?: unknown } } | undefined;
   try {
     body = JSON.parse(text) as typeof body;
   } catch {
     body = undefined;
   }
   if (status !== 200 || body?.status !== 'success') {
-    const said = typeof body?.error === 'string' ? `: ${excerpt(body.error)}` : body === undefined ? ' (not a Prometheus answer)' : '';
+    const said = typeof body?.error === 'string' && body.errorType === 'bad_data' ? `: ${excerpt(body.error)}` : body === undefined ? ' (not a Prometheus answer)' : '';
     return { nodata: `query failed: ${describeStatus(status)}${said}` };
   }
   const r = body.data?.result;
@@ -115,7 +122,7 @@ async function instantQuery(target: { url: URL; label: string }, query: string, 
     : Array.isArray(r) && r.length > 0 ? (r[0] as { value?: unknown[] } | undefined)?.value?.[1] : undefined;
   if (raw === undefined) return { nodata: 'query returned no data' };
   const value = typeof raw === 'string' || typeof raw === 'number' ? Number(raw) : NaN;
-  return Number.isFinite(value) ? { value } : { nodata: `query returned ${excerpt(String(raw), 24)}, not a number` };
+  return Number.isFinite(value) ? { value } : { nodata: 'query returned something other than a finite number' };
 }
 
 /** Runs every check against the app's target; the first without data halts the round. */
@@ -126,13 +133,13 @@ export async function runChecks(analysis: Analysis, vars: QueryVars, policy: Ana
   const failures: string[] = [];
   const passes: string[] = [];
   for (const check of analysis.checks) {
-    const r = await instantQuery(target, renderQuery(check.query, vars), bounds);
+    const r = await instantQuery(target, renderQuery(check.query, vars), vars.namespace, bounds);
     if ('nodata' in r) return { result: 'nodata', message: `check ${check.name}: ${r.nodata}` };
     const low = check.min ?? -Infinity;
     const high = check.max ?? Infinity;
-    const shown = Number(r.value.toPrecision(6));
-    if (r.value < low || r.value > high) failures.push(`${check.name}=${shown} outside [${check.min ?? '-inf'}, ${check.max ?? '+inf'}]`);
-    else passes.push(`${check.name}=${shown}`);
+    const range = `[${check.min ?? '-inf'}, ${check.max ?? '+inf'}]`;
+    if (r.value < low || r.value > high) failures.push(`${check.name} outside ${range}`);
+    else passes.push(`${check.name} within ${range}`);
   }
   return failures.length
     ? { result: 'fail', message: failures.join('; ') }

@@ -78,7 +78,8 @@ describe('pod-template fields on the real Knative and KServe webhooks (integrati
   let op: RunningOperator;
   let ns: string;
 
-  before(async () => { op = await startOperator({ allowedServiceAccounts: ['model-reader'] }); });
+  // A platform that lets apps mount Secrets (--allow-secret-references): the tls volume is one.
+  before(async () => { op = await startOperator({ allowedServiceAccounts: ['model-reader'], allowSecretReferences: true }); });
   after(async () => { await op?.stop(); });
   beforeEach(async () => {
     ns = await freshNamespace('podtpl');

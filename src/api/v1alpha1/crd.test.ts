@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { undocumented } from '../openapi.ts';
 import { crdFiles } from './crd-files.ts';
+import { parseDuration } from './duration.ts';
 import { serverlessAppCRD } from './crd.ts';
 
 const root = new URL('../../../', import.meta.url).pathname;
@@ -42,4 +43,41 @@ describe('container.image at admission', () => {
   for (const [image, ok] of cases) {
     it(`${ok ? 'accepts' : 'refuses'} ${JSON.stringify(image)}, as Knative's webhook would`, () => assert.equal(pattern.test(image), ok));
   }
+});
+
+describe('bounds at admission', () => {
+  type Node = Record<string, any>;
+  const spec = serverlessAppCRD().spec.versions[0]!.schema.openAPIV3Schema.properties.spec as Node;
+  /** Core/v1 objects kept as written and passed to Knative or KServe, which validate them; the API server bounds their size. */
+  const FREE_FORM = ['container.env[].valueFrom', 'container.envFrom[]', 'container.readinessProbe', 'container.livenessProbe', 'container.affinity', 'model.env[].valueFrom', 'model.affinity'];
+  function unbounded(s: Node, path: string): string[] {
+    if (s['x-kubernetes-preserve-unknown-fields'] && FREE_FORM.includes(path)) return [];
+    const out: string[] = [];
+    if (s.type === 'string' && !s.enum && s.maxLength === undefined) out.push(`${path}: a string without maxLength`);
+    if (s.type === 'array' && s.maxItems === undefined) out.push(`${path}: a list without maxItems`);
+    if (s.type === 'object' && s.additionalProperties && s.maxProperties === undefined) out.push(`${path}: a map without maxProperties`);
+    if (s['x-kubernetes-preserve-unknown-fields']) out.push(`${path}: free-form`);
+    for (const [k, v] of Object.entries(s.properties ?? {})) out.push(...unbounded(v as Node, path ? `${path}.${k}` : k));
+    if (s.items) out.push(...unbounded(s.items, `${path}[]`));
+    if (s.additionalProperties && typeof s.additionalProperties === 'object') out.push(...unbounded(s.additionalProperties, `${path}{}`));
+    return out;
+  }
+
+  it('bounds every string, list and map of the spec', () => assert.deepEqual(unbounded(spec, ''), []));
+
+  it('gives every duration an upper bound, and keeps every default within it', () => {
+    const durations: Array<[string, Node]> = [];
+    const find = (s: Node, path: string) => {
+      if (s.pattern?.includes('(h|ms|m|s)')) durations.push([path, s]);
+      for (const [k, v] of Object.entries(s.properties ?? {})) find(v as Node, `${path}.${k}`);
+      if (s.items) find(s.items, `${path}[]`);
+    };
+    find(spec, 'spec');
+    assert.ok(durations.length >= 9, `found ${durations.map(([p]) => p).join(', ')}`);
+    for (const [path, s] of durations) {
+      const max = (s['x-kubernetes-validations'] as Array<{ rule: string }> | undefined)?.find((r) => r.rule.startsWith('duration(self) <= '));
+      assert.ok(max, `${path} has an upper bound`);
+      if (s.default !== undefined) assert.ok(parseDuration(s.default) <= parseDuration(/duration\('([^']+)'\)$/.exec(max.rule)![1]!), `${path}'s default is within its bound`);
+    }
+  });
 });

@@ -13,8 +13,14 @@ type Unit = keyof typeof UNIT_MS;
 
 const ALLOWED = 'a duration is one or more <integer><unit> parts with unit h, m, s or ms, e.g. "500ms", "45s", "15m", "1h30m"';
 
-/** For the CRD's OpenAPI `pattern`: valid in both RE2 (the API server) and JavaScript. */
-export const DURATION_PATTERN = '^([0-9]+(h|ms|m|s))+$';
+/**
+ * For the CRD's OpenAPI `pattern`: valid in both RE2 (the API server) and JavaScript. Parts of
+ * at most 6 digits in at most DURATION_MAX_LENGTH characters stay under 2,000,000h, well within
+ * what CEL's duration() (Go's time.Duration, about 2,562,047h) reads, so a bound rule never
+ * fails to evaluate.
+ */
+export const DURATION_PATTERN = '^([0-9]{1,6}(h|ms|m|s))+$';
+export const DURATION_MAX_LENGTH = 16;
 
 const PART = /([0-9]+)(h|ms|m|s)/y;
 

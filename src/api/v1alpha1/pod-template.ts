@@ -63,7 +63,7 @@ export const volumeSchema = object('A volume: a name plus exactly one of configM
     defaultMode,
     optional: boolean('Start the pods even when the ConfigMap (or a listed key) does not exist.'),
   }),
-  secret: object('A Secret of the app\'s namespace, mounted read-only.', {
+  secret: object('A Secret of the app\'s namespace, mounted read-only; only where the platform allows Secret references (--allow-secret-references), otherwise Ready=False SecretReferenceNotAllowed.', {
     secretName: required(string('Secret name.', { pattern: DNS_SUBDOMAIN, maxLength: 253 })),
     items: volumeItems,
     defaultMode,
@@ -122,10 +122,10 @@ export const podTemplateFields = {
   timeoutSeconds: integer(`Longest time a request may take, in seconds; unset: Knative's revision-timeout-seconds (300). At most ${MAX_TIMEOUT_SECONDS} (Knative's default max-revision-timeout-seconds).`, {
     minimum: 1, maximum: MAX_TIMEOUT_SECONDS,
   }),
-  podLabels: map(string('Label value.', { maxLength: 63, pattern: LABEL_VALUE }), 'Extra labels on the pods (and their revisions). Keys under knative.dev, kserve.io and serverlessapp.io, and the app.kubernetes.io labels the operator sets, are refused.', {
+  podLabels: map(string('Label value.', { maxLength: 63, pattern: LABEL_VALUE }), 'Extra labels on the pods (and their revisions). Keys under knative.dev, kserve.io and serverlessapp.io, and the app.kubernetes.io labels the operator sets, are refused. Keys that steer the mesh or the pod (under istio.io, kubernetes.io, k8s.io, cncf.io, multus-cni.io) and the labels app and version need the platform\'s leave (--allowed-pod-metadata-keys); otherwise Ready=False PodMetadataNotAllowed.', {
     maxProperties: 32, rules: keyRules('podLabels'),
   }),
-  podAnnotations: map(string('Annotation value.', { maxLength: 4096 }), 'Extra annotations on the pods (and their revisions), e.g. for a metrics scraper or a service mesh. Keys under knative.dev, kserve.io and serverlessapp.io are refused (autoscaling is set in spec.scaling).', {
+  podAnnotations: map(string('Annotation value.', { maxLength: 4096 }), 'Extra annotations on the pods (and their revisions), e.g. for a metrics scraper. Keys under knative.dev, kserve.io and serverlessapp.io are refused (autoscaling is set in spec.scaling). Keys that steer the mesh or the pod (under istio.io, kubernetes.io, k8s.io, cncf.io, multus-cni.io, e.g. sidecar.istio.io/inject or AppArmor) need the platform\'s leave (--allowed-pod-metadata-keys); otherwise Ready=False PodMetadataNotAllowed.', {
     maxProperties: 32, rules: keyRules('podAnnotations'),
   }),
 };

@@ -24,3 +24,11 @@ export function parseQuantity(q: string | number): number {
   const n = Number(m[1]);
   return m[3] !== undefined ? n * 10 ** Number(m[3]) : n * SUFFIX[m[2] ?? '']!;
 }
+
+/** A byte count in the largest binary unit that divides it, e.g. "10Gi"; plain bytes otherwise. */
+export function formatBytes(n: number): string {
+  for (const [unit, size] of [['Ei', 2 ** 60], ['Pi', 2 ** 50], ['Ti', 2 ** 40], ['Gi', 2 ** 30], ['Mi', 2 ** 20], ['Ki', 2 ** 10]] as const) {
+    if (n >= size && Number.isInteger(n / size)) return `${n / size}${unit}`;
+  }
+  return String(n);
+}

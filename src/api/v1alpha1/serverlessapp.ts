@@ -8,7 +8,7 @@ import {
   array, boolean, embedded, enumeration, integer, map, number, object, quantity, required, string,
   type TypeOf,
 } from '../openapi.ts';
-import { DURATION_PATTERN } from './duration.ts';
+import { DURATION_MAX_LENGTH, DURATION_PATTERN } from './duration.ts';
 import { podTemplateFields, podTemplateRules } from './pod-template.ts';
 
 export const GROUP = 'serverlessapp.io';
@@ -39,19 +39,33 @@ const HEADER_NAME = '^[A-Za-z0-9!#$%&\'*+.^_`|~-]+$';
 const GATEWAY_REF = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?/[a-z0-9]([-a-z0-9.]*[a-z0-9])?$';
 
 /**
- * A duration string. `min` is enforced at admission (CEL reads the same Go-style
- * strings), for durations whose reader refuses small values: Istio refuses
- * timeouts under 1ms, and analysis more often than every 10s only loads Prometheus.
+ * A duration string with the bounds its reader needs, both enforced at admission
+ * (CEL reads the same Go-style strings): `min` where the reader refuses small
+ * values (Istio refuses timeouts under 1ms; analysis more often than every 10s
+ * only loads Prometheus), and `max` on every duration, so no value is too long to
+ * be a number of milliseconds or a time the operator would wait for. The pattern
+ * and length cap keep every admitted string within what CEL's duration() reads.
  */
-const duration = (description: string, extra: { default?: string; min?: { value: string; why: string } } = {}) => {
-  const { min, ...rest } = extra;
-  return string(`${description} A duration such as "30s", "15m" or "1h30m".${min ? ` At least ${min.value}.` : ''}`, {
-    pattern: DURATION_PATTERN, maxLength: 32, ...rest,
-    ...(min ? { rules: [{ rule: `duration(self) >= duration('${min.value}')`, message: `must be at least ${min.value} (${min.why})` }] } : {}),
+const duration = (description: string, extra: { default?: string; min?: Bound; max: Bound }) => {
+  const { min, max, ...rest } = extra;
+  const bounds = [min ? `at least ${min.value}` : '', `at most ${max.value}`].filter(Boolean).join(' and ');
+  return string(`${description} A duration such as "30s", "15m" or "1h30m"; ${bounds}.`, {
+    pattern: DURATION_PATTERN, maxLength: DURATION_MAX_LENGTH, ...rest,
+    rules: [
+      ...(min ? [{ rule: `duration(self) >= duration('${min.value}')`, message: `must be at least ${min.value} (${min.why})` }] : []),
+      { rule: `duration(self) <= duration('${max.value}')`, message: `must be at most ${max.value} (${max.why})` },
+    ],
   });
 };
+interface Bound { value: string; why: string }
 const ISTIO_MIN = { value: '1ms', why: 'Istio refuses shorter durations, including 0s' };
+/** Istio's route timeouts: no request through the app's route outlives Knative's own limit by much. */
+const ROUTE_MAX = { value: '1h', why: 'no request through the route needs longer' };
+/** A rollout's waits: a step, a deadline. Longer ones are better written as a pause. */
+const ROLLOUT_MAX = { value: '24h', why: 'use rollout.paused to hold a rollout longer' };
 const MIN_ANALYSIS_INTERVAL = '10s';
+/** Budget of rollout.match regexes per app, in characters (each may be up to 1024). */
+export const MAX_REGEX_BYTES = 4096;
 
 const resources = object('Compute resources, as in a Pod container: requests and limits of cpu, memory, nvidia.com/gpu, ...', {
   requests: map(quantity('A quantity, e.g. "500m" or "2Gi".'), 'Minimum resources the scheduler reserves.', { maxProperties: 16 }),
@@ -61,8 +75,28 @@ const resources = object('Compute resources, as in a Pod container: requests and
 const envVar = object('An environment variable for the container.', {
   name: required(string('Variable name.', { minLength: 1, maxLength: 253 })),
   value: string('Literal value.', { maxLength: 32768 }),
-  valueFrom: embedded('Source of the value, as in core/v1 EnvVarSource (secretKeyRef, configMapKeyRef, fieldRef, ...).'),
+  valueFrom: embedded('Source of the value, as in core/v1 EnvVarSource (configMapKeyRef, fieldRef, ...; secretKeyRef only where the platform allows Secret references, --allow-secret-references).'),
 });
+
+/**
+ * A core/v1 Probe, kept as written except for `host`: a probe checks the pod
+ * itself (the kubelet sends it to the pod's IP when host is unset). With a host,
+ * the kubelet, from the node's network, would reach any address the tenant
+ * names (a cloud metadata service, the node's own ports), which Knative allows.
+ */
+function probe(description: string) {
+  const hostless = (what: string) => ({
+    type: 'object', description: `The ${what} check, as in core/v1 (port, path, ...); host is not allowed.`, 'x-kubernetes-preserve-unknown-fields': true,
+    properties: { host: { type: 'string', maxLength: 253, description: 'Not allowed: a probe checks the pod itself, at its own IP.' } },
+  });
+  const s = embedded(description, {
+    rules: ['httpGet', 'tcpSocket'].map((p) => ({
+      rule: `!has(self.${p}) || !has(self.${p}.host)`, fieldPath: `.${p}.host`, reason: 'FieldValueForbidden' as const,
+      message: `${p}.host is not allowed: a probe checks the pod itself, at its own IP (leave host unset)`,
+    })),
+  });
+  return { ...s, openapi: { ...s.openapi, properties: { httpGet: hostless('HTTP'), tcpSocket: hostless('TCP') } } };
+}
 
 export const containerSchema = object(
   'A container app, served by a Knative Service. Changing any field here makes a new version (a new revision).', {
@@ -71,10 +105,10 @@ export const containerSchema = object(
     command: array(string('An argument.', { maxLength: 4096 }), 'Entrypoint override (the image ENTRYPOINT).', { maxItems: 64 }),
     args: array(string('An argument.', { maxLength: 4096 }), 'Arguments to the entrypoint (the image CMD).', { maxItems: 256 }),
     env: array(envVar, 'Environment variables.', { maxItems: 256, listType: 'map', listMapKeys: ['name'] }),
-    envFrom: array(embedded('A core/v1 EnvFromSource (configMapRef or secretRef).'), 'Environment variables taken from ConfigMaps or Secrets.', { maxItems: 32 }),
+    envFrom: array(embedded('A core/v1 EnvFromSource (configMapRef, or secretRef where the platform allows Secret references).'), 'Environment variables taken from ConfigMaps or Secrets.', { maxItems: 32 }),
     resources,
-    readinessProbe: embedded('A core/v1 Probe: when the container is ready for requests. Knative adds a default TCP probe when absent.'),
-    livenessProbe: embedded('A core/v1 Probe: when the container must be restarted.'),
+    readinessProbe: probe('A core/v1 Probe: when the container is ready for requests. Knative adds a default TCP probe when absent.'),
+    livenessProbe: probe('A core/v1 Probe: when the container must be restarted.'),
     ...podTemplateFields,
   }, { rules: podTemplateRules });
 
@@ -85,7 +119,9 @@ export const modelSchema = object(
       version: string('Format version, e.g. "1" for sklearn 1.x.', { maxLength: 64 }),
     })),
     storageUri: required(string('Where the model is stored: gs://, s3://, pvc://, hf://, oci:// or http(s):// URI.', { pattern: STORAGE_URI_PATTERN, maxLength: 2048 })),
-    size: quantity('Approximate size of the model, e.g. "12Gi": the node cache reserves this much (required with prewarm.cacheModel).'),
+    size: quantity('Approximate size of the model, e.g. "12Gi", more than zero: the node cache reserves this much (required with prewarm.cacheModel).', {
+      rules: [{ rule: `type(self) == int ? self > 0 : (!isQuantity(self) || quantity(self).isGreaterThan(quantity('0')))`, message: 'must be more than zero, e.g. "12Gi" (the node cache reserves this much)' }],
+    }),
     runtime: string('Name of a ServingRuntime or ClusterServingRuntime to use instead of the one KServe picks for the format.', { maxLength: 253, pattern: DNS_LABEL }),
     protocolVersion: enumeration(['v1', 'v2', 'grpc-v2'] as const, 'Inference protocol the runtime speaks.'),
     args: array(string('An argument.', { maxLength: 4096 }), 'Extra arguments for the model server.', { maxItems: 64 }),
@@ -104,7 +140,7 @@ export const windowSchema = object(
   'A scheduled scale window: from each opening (schedule) for duration, the window\'s minScale (and maxScale) apply.', {
     name: required(string('Window name, unique within the app (a DNS label), shown in status and events.', { pattern: DNS_LABEL, maxLength: 63 })),
     schedule: required(string('When the window opens: a 5-field cron expression (minute hour day-of-month month day-of-week), e.g. "0 8 * * 1-5". Evaluated in timeZone.', { minLength: 9, maxLength: 128 })),
-    duration: required(duration('How long the window stays open after each opening (elapsed time, so it is exact across daylight-saving changes).')),
+    duration: required(duration('How long the window stays open after each opening (elapsed time, so it is exact across daylight-saving changes).', { max: { value: '8784h', why: 'a window opens at least once a year, and a year has at most 366 days' } })),
     timeZone: string('IANA time zone of the schedule, e.g. Europe/Berlin.', { default: 'UTC', maxLength: 64 }),
     minScale: required(integer('Minimum replicas while the window is open. 0 lets the app scale to zero inside the window.', { minimum: 0, maximum: 1000 })),
     maxScale: integer('Maximum replicas while the window is open (unset: the app\'s maxScale).', { minimum: 1, maximum: 1000 }),
@@ -117,7 +153,7 @@ export const scalingSchema = object('How the app scales: bounds, the autoscaling
   maxScale: integer('Maximum replicas (unset: no limit beyond the cluster\'s).', { minimum: 1, maximum: 1000 }),
   target: integer('Autoscaling target per replica: in-flight requests (metric concurrency) or requests per second (metric rps).', { minimum: 1, maximum: 100000 }),
   metric: enumeration(['concurrency', 'rps'] as const, 'What the autoscaler measures.', { default: 'concurrency' }),
-  scaleToZeroAfter: duration('How long the last replica is kept after traffic stops before scaling to zero (Knative scale-to-zero-pod-retention-period).'),
+  scaleToZeroAfter: duration('How long the last replica is kept after traffic stops before scaling to zero (Knative scale-to-zero-pod-retention-period).', { max: { value: '1h', why: 'Knative\'s longest scale-to-zero retention' } }),
   windows: array(windowSchema, 'Scheduled windows that raise or lower the scale on time, e.g. warm by day and zero at night. Where windows overlap, the largest minScale and the smallest maxScale apply.', {
     maxItems: 16, listType: 'map', listMapKeys: ['name'],
   }),
@@ -135,13 +171,13 @@ export const warmupSchema = object(
     headers: map(string('Header value.', { maxLength: 4096 }), 'Request headers. Host and hop-by-hop headers (Connection, Keep-Alive, Proxy-*, TE, Trailer, Transfer-Encoding, Upgrade) are refused.', { maxProperties: 32 }),
     body: string('Request body (e.g. a JSON inference payload).', { maxLength: 65536 }),
     count: integer('How many successful responses make the version warm.', { minimum: 1, maximum: 1000, default: 1 }),
-    timeout: duration('Total time for one request, body included.', { default: '10s', min: { value: '1ms', why: 'a request needs time' } }),
-    deadline: duration('How long warmup may take in all, from the replicas being ready; past it the version is marked WarmupFailed and gets no traffic.', { default: '5m', min: { value: '1s', why: 'warmup needs time' } }),
+    timeout: duration('Total time for one request, body included.', { default: '10s', min: { value: '1ms', why: 'a request needs time' }, max: { value: '10m', why: 'a warmup request is one request' } }),
+    deadline: duration('How long warmup may take in all, from the replicas being ready; past it the version is marked WarmupFailed and gets no traffic.', { default: '5m', min: { value: '1s', why: 'warmup needs time' }, max: { value: '6h', why: 'a version that is not warm in 6h will not be' } }),
   });
 
 export const prewarmSchema = object('Prewarming: start, cache and warm a version before users reach it, so nobody meets a cold start.', {
   replicas: integer('Cold-start buffer: a new version is started with at least this many ready replicas before it gets traffic, and held there until warm.', { minimum: 0, maximum: 1000 }),
-  leadTime: duration('Apply a scale window\'s minScale this long before it opens, so replicas are up (and warm) at opening time.'),
+  leadTime: duration('Apply a scale window\'s minScale this long before it opens, so replicas are up (and warm) at opening time.', { max: { value: '24h', why: 'replicas start in minutes, not days' } }),
   warmup: warmupSchema,
   cacheModel: boolean('Cache the model on the nodes with a KServe LocalModelCache (model apps only).'),
 });
@@ -166,10 +202,14 @@ export const analysisCheckSchema = object('A Prometheus check: the query\'s firs
 
 export const rolloutSchema = object('How a new version is rolled out. Edit canaryPercent to move traffic; 100 (or removing it) promotes, 0 rolls back.', {
   canaryPercent: integer('Share of traffic (0..100) for the candidate version; the stable version keeps the rest. 100 promotes, 0 rolls back (the candidate stays, scaled to zero), except with match: then 0 is header testing (phase Testing, the candidate kept warm with at least one replica for the testers).', { minimum: 0, maximum: 100 }),
-  match: array(headerMatchSchema, 'Header rules that send matching requests to the candidate (needs spec.ingress).', { maxItems: 16 }),
+  match: array(headerMatchSchema, `Header rules that send matching requests to the candidate (needs spec.ingress). Their regexes total at most ${MAX_REGEX_BYTES} characters.`, {
+    maxItems: 16,
+    // Every regex is compiled to check it: the budget bounds that work per app, whatever the edits.
+    rules: [{ rule: `self.map(m, has(m.regex) ? size(m.regex) : 0).sum() <= ${MAX_REGEX_BYTES}`, message: `the regexes of match total more than ${MAX_REGEX_BYTES} characters; use fewer or shorter ones (exact or prefix cost nothing)` }],
+  }),
   mirrorPercent: integer('Traffic mirroring, off by default (needs spec.ingress): a copy of this share (0..100) of the stable traffic is sent to the candidate, and its responses are discarded. Only while the candidate is ready and warm. Copies are taken on the app\'s default route, which during a canary also carries the candidate\'s own share; they include writes (POST, PUT, ...), so the candidate must tolerate them.', { minimum: 0, maximum: 100 }),
   steps: array(integer('A canary percentage (1..99).', { minimum: 1, maximum: 99 }), 'Automated rollout: canary percentages to move through, e.g. [10, 25, 50]; after the last step the candidate is promoted. A manual canaryPercent always wins.', { maxItems: 20 }),
-  interval: duration('Time at each step before its checks decide.', { default: '1m', min: { value: MIN_ANALYSIS_INTERVAL, why: 'each step queries Prometheus' } }),
+  interval: duration('Time at each step before its checks decide.', { default: '1m', min: { value: MIN_ANALYSIS_INTERVAL, why: 'each step queries Prometheus' }, max: ROLLOUT_MAX }),
   analysis: object('Metric checks that gate each automated step.', {
     prometheus: required(object('The Prometheus server to query: a provider the platform defines (usual), or an address where the platform allows addresses.', {
       provider: string('Name of a Prometheus provider defined in the operator\'s configuration (--analysis-providers), e.g. "main".', { pattern: DNS_LABEL, maxLength: 63 }),
@@ -180,7 +220,7 @@ export const rolloutSchema = object('How a new version is rolled out. Edit canar
     checks: required(array(analysisCheckSchema, 'Checks that must all pass for a step to advance. An empty result is not a pass: it halts the rollout.', { minItems: 1, maxItems: 16 })),
     failureThreshold: integer('Failed check rounds before the candidate fails (phase Failed, all traffic back on stable).', { minimum: 1, maximum: 100, default: 2 }),
   }),
-  progressDeadline: duration('How long a candidate may take to become ready and warm. Past it the candidate fails (phase Failed, reason ProgressDeadlineExceeded) and the stable version keeps all traffic. Not counted while paused.', { default: '10m', min: { value: '10s', why: 'a revision needs time to start' } }),
+  progressDeadline: duration('How long a candidate may take to become ready and warm. Past it the candidate fails (phase Failed, reason ProgressDeadlineExceeded) and the stable version keeps all traffic. Not counted while paused.', { default: '10m', min: { value: '10s', why: 'a revision needs time to start' }, max: ROLLOUT_MAX }),
   paused: boolean('Hold the rollout where it is: automated steps do not advance, checks do not run and the progress deadline does not count. Remove (or set false) to resume; the current step then starts its interval again.'),
   abort: boolean('Stop the rollout: all traffic back on the stable version, the candidate kept at 0% and scaled to zero (phase Aborted). Remove (or set false) to start the candidate again from its first step.'),
   retry: integer('Retry a failed candidate (phase Failed): a failure is remembered with the value in force then, and any other value starts the candidate again from its first step (warmup and checks included). Bump it, e.g. from 0 to 1.', { minimum: 0, maximum: 1000000 }),
@@ -192,10 +232,10 @@ export const rolloutSchema = object('How a new version is rolled out. Edit canar
 export const ingressSchema = object('Public routing through an Istio VirtualService: hosts, gateways, timeout and retries; header rules from rollout.match.', {
   hosts: required(array(string('A DNS host name, e.g. shop.example.com (a leading "*." is allowed).', { pattern: HOSTNAME, maxLength: 253 }), 'Host names the app answers on.', { minItems: 1, maxItems: 16, listType: 'set' })),
   gateways: array(string('An Istio Gateway as "namespace/name"; must be allowed by the operator\'s configuration. Short and dotted ("name.namespace") forms are not accepted.', { pattern: GATEWAY_REF, maxLength: 253 }), 'Gateways to attach to. Unset: the mesh only, and the VirtualService is visible in the app\'s namespace only (exportTo ".").', { maxItems: 8, listType: 'set' }),
-  timeout: duration('Request timeout.', { min: ISTIO_MIN }),
+  timeout: duration('Request timeout.', { min: ISTIO_MIN, max: ROUTE_MAX }),
   retries: object('Retry policy.', {
     attempts: required(integer('Number of retries.', { minimum: 0, maximum: 10 })),
-    perTryTimeout: duration('Timeout of each try.', { min: ISTIO_MIN }),
+    perTryTimeout: duration('Timeout of each try.', { min: ISTIO_MIN, max: ROUTE_MAX }),
     retryOn: string('Conditions to retry on, e.g. "5xx,connect-failure".', { maxLength: 256, pattern: '^[a-z0-9-]+(,[a-z0-9-]+)*$' }),
   }),
 });

@@ -144,6 +144,24 @@ describe('controller-side validation', () => {
       assert.match(p!.message, /model.size 2Gi exceeds the platform's limit of 1Gi/);
     });
   });
+  describe('what reaches the pod', () => {
+    it('refuses control keys of pod metadata and Secret references unless the platform allows them', () => {
+      const app = containerApp({ container: { image: 'x:1', podAnnotations: { 'sidecar.istio.io/inject': 'false' }, envFrom: [{ secretRef: { name: 'all' } }] } });
+      assert.deepEqual(reasons(app), ['PodMetadataNotAllowed spec.container.podAnnotations["sidecar.istio.io/inject"]', 'SecretReferenceNotAllowed spec.container.envFrom[0].secretRef']);
+      assert.deepEqual(reasons(app, { ...policy, allowedPodMetadataKeys: ['sidecar.istio.io/*'], allowSecretReferences: true }), []);
+    });
+  });
+
+  describe('durations and sizes stored before their bounds', () => {
+    const cases: Array<{ what: string; app: ServerlessApp; want: string[] }> = [
+      { what: 'a leadTime too long to be a number of milliseconds', app: containerApp({ prewarm: { leadTime: '99999999999999999h' } }), want: ['InvalidSpec spec.prewarm.leadTime'] },
+      { what: 'a route timeout with a fraction', app: containerApp({ ingress: { hosts: ['a.example.com'], timeout: '1.5s' } }), want: ['InvalidSpec spec.ingress.timeout'] },
+      { what: 'a negative model.size', app: modelApp({ model: { ...modelApp().spec.model!, size: '-2Gi' } }), want: ['InvalidSpec spec.model.size'] },
+      { what: 'a model.size of 0', app: modelApp({ model: { ...modelApp().spec.model!, size: 0 } }), want: ['InvalidSpec spec.model.size'] },
+    ];
+    for (const c of cases) it(`refuses ${c.what}, naming the field`, () => assert.deepEqual(reasons(c.app), c.want));
+  });
+
   describe('service accounts', () => {
     const withSa = (serviceAccountName: string) => containerApp({ container: { ...containerApp().spec.container!, serviceAccountName } });
     const modelWithSa = (serviceAccountName: string) => modelApp({ model: { ...modelApp().spec.model!, serviceAccountName } });

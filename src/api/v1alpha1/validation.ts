@@ -1,26 +1,31 @@
 // What admission (schema and CEL) cannot judge: cron expressions and time
 // zones, RE2 regular expressions, step order, and what the platform allows a
 // namespace (gateways, hosts, analysis providers, model sizes and sources,
-// service accounts).
+// service accounts, pod metadata keys, Secret references).
 // Each problem names the field and says what is allowed; the controller turns
 // them into Ready=False with the problem's reason and leaves running objects as
 // they were.
 
 import { RE2JS } from 're2js';
+import { DurationError, parseDuration } from './duration.ts';
+import { podMetadataProblems } from './pod-metadata.ts';
+import { secretReferenceProblems } from './secret-references.ts';
 import { analysisTarget, type AnalysisPolicy } from '../../rollout/analysis.ts';
 import { forbiddenHeader } from '../../util/http-headers.ts';
 import { validateWindows } from '../../scaling/windows.ts';
-import { parseQuantity } from './quantity.ts';
+import { formatBytes, parseQuantity } from './quantity.ts';
 import type { ServerlessApp } from './serverlessapp.ts';
 
 export type ProblemReason =
   | 'InvalidSpec' | 'InvalidSchedule' | 'GatewayNotAllowed' | 'HostNotAllowed'
   | 'AnalysisProviderNotFound' | 'AnalysisAddressNotAllowed' | 'ModelSizeNotAllowed' | 'StorageUriNotAllowed' | 'ServiceAccountNotAllowed'
+  | 'PodMetadataNotAllowed' | 'SecretReferenceNotAllowed' | 'ModelCacheQuotaExceeded'
   | 'HostConflict' | 'KnativeNotInstalled' | 'KServeNotInstalled' | 'IstioNotInstalled';
 
 export interface SpecProblem { reason: ProblemReason; field: string; message: string }
 
 export const DEFAULT_MAX_MODEL_SIZE = '100Gi';
+export const DEFAULT_MAX_MODEL_CACHE_PER_NAMESPACE = '200Gi';
 
 /** What the platform allows apps; each field left out takes the operator's default (see config.ts). */
 export interface ValidationPolicy {
@@ -41,6 +46,12 @@ export interface ValidationPolicy {
    * controller creates the pods, so no RBAC check of the tenant covers the name it picks.
    */
   allowedServiceAccounts?: string[];
+  /** Control keys (Istio, Kubernetes, selector labels) pods may carry: exact keys or "prefix/*"; default none (see pod-metadata.ts). */
+  allowedPodMetadataKeys?: string[];
+  /** Whether pods may read Secrets through env, envFrom and volumes (default false, see secret-references.ts). */
+  allowSecretReferences?: boolean;
+  /** Most bytes one namespace's model caches may reserve on each node (default 200Gi, see controllers/model-cache-quota.ts). */
+  maxModelCacheBytesPerNamespace?: number;
 }
 
 /**
@@ -162,7 +173,35 @@ export function validateApp(app: ServerlessApp, policy: ValidationPolicy): SpecP
   problems.push(...modelProblems(app, policy));
   const sa = serviceAccountProblem(app, policy.allowedServiceAccounts ?? []);
   if (sa) problems.push(sa);
+  problems.push(...podMetadataProblems(app, policy.allowedPodMetadataKeys ?? []));
+  problems.push(...secretReferenceProblems(app, policy.allowSecretReferences ?? false));
+  problems.push(...durationProblems(app));
   return problems;
+}
+
+/**
+ * Durations the controller reads, which admission bounds; an app stored before
+ * the bounds (or written past them) is refused here instead of failing every
+ * reconcile when its value is read.
+ */
+function durationProblems(app: ServerlessApp): SpecProblem[] {
+  const { prewarm, rollout, scaling, ingress } = app.spec;
+  const fields: Array<[string, string | undefined]> = [
+    ['spec.prewarm.leadTime', prewarm?.leadTime], ['spec.prewarm.warmup.timeout', prewarm?.warmup?.timeout],
+    ['spec.prewarm.warmup.deadline', prewarm?.warmup?.deadline], ['spec.rollout.interval', rollout?.interval],
+    ['spec.rollout.progressDeadline', rollout?.progressDeadline], ['spec.scaling.scaleToZeroAfter', scaling?.scaleToZeroAfter],
+    ['spec.ingress.timeout', ingress?.timeout], ['spec.ingress.retries.perTryTimeout', ingress?.retries?.perTryTimeout],
+  ];
+  return fields.flatMap(([field, value]) => {
+    if (value === undefined) return [];
+    try {
+      parseDuration(value);
+      return [];
+    } catch (e) {
+      if (!(e instanceof DurationError)) throw e;
+      return [{ reason: 'InvalidSpec' as const, field, message: e.message }];
+    }
+  });
 }
 
 /** A serviceAccountName outside the platform's list; "default" is what the pods would run as anyway. */
@@ -184,7 +223,9 @@ export function modelProblems(app: ServerlessApp, policy: Pick<ValidationPolicy,
   const { namespace } = app.metadata;
   if (model.size !== undefined) {
     const max = policy.maxModelSizeBytes ?? parseQuantity(DEFAULT_MAX_MODEL_SIZE);
-    if (parseQuantity(model.size) > max) {
+    if (!(parseQuantity(model.size) > 0)) {
+      problems.push({ reason: 'InvalidSpec', field: 'spec.model.size', message: `model.size ${model.size} must be more than zero, e.g. "12Gi"` });
+    } else if (parseQuantity(model.size) > max) {
       problems.push({ reason: 'ModelSizeNotAllowed', field: 'spec.model.size', message: `model.size ${model.size} exceeds the platform's limit of ${formatBytes(max)} (each cache reserves it on every node)` });
     }
   }
@@ -193,11 +234,4 @@ export function modelProblems(app: ServerlessApp, policy: Pick<ValidationPolicy,
     problems.push({ reason: 'StorageUriNotAllowed', field: 'spec.model.storageUri', message: `storageUri must start with one of: ${prefixes.map((p) => p.replaceAll('{namespace}', namespace)).join(', ')}` });
   }
   return problems;
-}
-
-function formatBytes(n: number): string {
-  for (const [unit, size] of [['Ei', 2 ** 60], ['Pi', 2 ** 50], ['Ti', 2 ** 40], ['Gi', 2 ** 30], ['Mi', 2 ** 20], ['Ki', 2 ** 10]] as const) {
-    if (n >= size && Number.isInteger(n / size)) return `${n / size}${unit}`;
-  }
-  return String(n);
 }

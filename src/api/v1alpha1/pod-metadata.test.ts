@@ -1,0 +1,66 @@
+import assert from 'node:assert/strict';
+import { containerApp, modelApp } from '../../testing/apps.ts';
+import { controlKey, keyAllowed, podMetadataProblems } from './pod-metadata.ts';
+
+describe('pod metadata the platform allows', () => {
+  const keys: Array<[string, 'label' | 'annotation', boolean]> = [
+    ['sidecar.istio.io/proxyImage', 'annotation', true],
+    ['sidecar.istio.io/userVolume', 'annotation', true],
+    ['sidecar.istio.io/userVolumeMount', 'annotation', true],
+    ['sidecar.istio.io/inject', 'label', true],
+    ['traffic.sidecar.istio.io/excludeOutboundIPRanges', 'annotation', true],
+    ['proxy.istio.io/config', 'annotation', true],
+    ['security.istio.io/tlsMode', 'label', true],
+    ['networking.istio.io/tunnel', 'label', true],
+    ['istio.io/rev', 'label', true],
+    ['service.istio.io/canonical-name', 'label', true],
+    ['container.apparmor.security.beta.kubernetes.io/user-container', 'annotation', true],
+    ['seccomp.security.alpha.kubernetes.io/pod', 'annotation', true],
+    ['kubernetes.io/egress-bandwidth', 'annotation', true],
+    ['cluster-autoscaler.kubernetes.io/safe-to-evict', 'annotation', true],
+    ['k8s.v1.cni.cncf.io/networks', 'annotation', true],
+    ['v1.multus-cni.io/default-network', 'annotation', true],
+    ['Sidecar.Istio.io/inject', 'annotation', true],
+    ['app', 'label', true],
+    ['version', 'label', true],
+    ['app', 'annotation', false],
+    ['app.kubernetes.io/version', 'label', false],
+    ['team', 'label', false],
+    ['prometheus.io/scrape', 'annotation', false],
+    ['example.com/istio.io', 'annotation', false],
+    ['notistio.io/x', 'annotation', false],
+    ['mykubernetes.io/x', 'annotation', false],
+  ];
+  for (const [key, kind, held] of keys) {
+    it(`${held ? 'holds back' : 'lets through'} the ${kind} ${key}`, () => assert.equal(controlKey(key, kind) !== undefined, held));
+  }
+
+  const allowed: Array<[string, string[], boolean]> = [
+    ['sidecar.istio.io/inject', ['sidecar.istio.io/inject'], true],
+    ['sidecar.istio.io/proxyImage', ['sidecar.istio.io/inject'], false],
+    ['prometheus.istio.io/merge-metrics', ['prometheus.istio.io/*'], true],
+    ['sidecar.istio.io/inject', ['istio.io/*'], false],
+    ['app', ['app'], true],
+    ['app', [], false],
+  ];
+  for (const [key, list, ok] of allowed) {
+    it(`${ok ? 'allows' : 'does not allow'} ${key} with [${list.join(', ')}]`, () => assert.equal(keyAllowed(key, list), ok));
+  }
+
+  it('names the field, the key and what the platform allows (attack: carry mesh controls into the pod)', () => {
+    const app = containerApp({ container: { image: 'x:1', podAnnotations: { 'sidecar.istio.io/proxyImage': 'evil:1', 'prometheus.io/scrape': 'true' }, podLabels: { app: 'payments', team: 'a' } } });
+    const problems = podMetadataProblems(app, ['prometheus.istio.io/*']);
+    assert.deepEqual(problems.map((p) => `${p.reason} ${p.field}`), [
+      'PodMetadataNotAllowed spec.container.podLabels["app"]',
+      'PodMetadataNotAllowed spec.container.podAnnotations["sidecar.istio.io/proxyImage"]',
+    ]);
+    assert.match(problems[1]!.message, /annotation "sidecar\.istio\.io\/proxyImage" is not allowed on this platform: keys under istio\.io control .*; allowed control keys \(--allowed-pod-metadata-keys\): prometheus\.istio\.io\/\*$/);
+  });
+
+  it('reads a model app\'s fields, and lets an allowed key through', () => {
+    const m = modelApp();
+    const app = modelApp({ model: { ...m.spec.model!, podLabels: { 'sidecar.istio.io/inject': 'true' } } });
+    assert.deepEqual(podMetadataProblems(app, []).map((p) => p.field), ['spec.model.podLabels["sidecar.istio.io/inject"]']);
+    assert.deepEqual(podMetadataProblems(app, ['sidecar.istio.io/inject']), []);
+  });
+});

@@ -1,0 +1,94 @@
+// How much node cache one namespace's apps may reserve. Each model cache
+// reserves its model.size on every node of the group, so without a budget one
+// tenant could fill the disk every tenant's caches share. The budget is the
+// sum of model.size over the namespace's apps that cache their model; apps
+// are granted in creation order (then by name), each if it still fits, so the
+// verdict is the same in every replica and after every restart, and one
+// namespace's apps never count against another's. An app over the budget is
+// refused (Ready=False ModelCacheQuotaExceeded, its running version kept) and
+// gets no cache. Kept from the app cache's events, per namespace: a check
+// looks at the apps of one namespace only.
+
+import { formatBytes, parseQuantity } from '../api/v1alpha1/quantity.ts';
+import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
+import { DEFAULT_MAX_MODEL_CACHE_PER_NAMESPACE, type SpecProblem, type ValidationPolicy } from '../api/v1alpha1/validation.ts';
+
+export interface CacheClaim { key: string; created: string; bytes: number }
+
+const keyOf = (app: ServerlessApp) => `${app.metadata.namespace}/${app.metadata.name}`;
+
+/** The claims that fit `limit`, first fit in creation order. Pure. */
+export function grantedClaims(claims: Iterable<CacheClaim>, limit: number): Set<string> {
+  const ordered = [...claims].sort((a, b) => (a.created !== b.created ? (a.created < b.created ? -1 : 1) : a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  const granted = new Set<string>();
+  let used = 0;
+  for (const c of ordered) {
+    if (used + c.bytes > limit) continue;
+    used += c.bytes;
+    granted.add(c.key);
+  }
+  return granted;
+}
+
+interface AppEvents {
+  on(event: 'add' | 'update' | 'delete', handler: (app: ServerlessApp) => void): unknown;
+}
+
+export class ModelCacheQuota {
+  private readonly byNamespace = new Map<string, Map<string, CacheClaim>>();
+  private readonly wantsCache: (app: ServerlessApp) => boolean;
+  private readonly limit: number;
+
+  /** `wantsCache`: whether an app asks for a cache the platform's per-app limits allow (model-cache.ts). */
+  constructor(policy: Pick<ValidationPolicy, 'maxModelCacheBytesPerNamespace'>, wantsCache: (app: ServerlessApp) => boolean) {
+    this.wantsCache = wantsCache;
+    this.limit = policy.maxModelCacheBytesPerNamespace ?? parseQuantity(DEFAULT_MAX_MODEL_CACHE_PER_NAMESPACE);
+  }
+
+  /** Keeps the claims from `apps`' events; `onChange` gets the other apps of a namespace whose verdict an event changed. */
+  track(apps: AppEvents, onChange: (keys: string[]) => void): void {
+    apps.on('add', (a) => onChange(this.set(a)));
+    apps.on('update', (a) => onChange(this.set(a)));
+    apps.on('delete', (a) => onChange(this.set(a, true)));
+  }
+
+  /** Records `app`'s claim (or its absence); returns the other apps of its namespace that gained or lost their grant. */
+  set(app: ServerlessApp, deleted = false): string[] {
+    const { namespace } = app.metadata;
+    const claims = this.byNamespace.get(namespace) ?? new Map<string, CacheClaim>();
+    const before = grantedClaims(claims.values(), this.limit);
+    const claim = deleted ? undefined : this.claimOf(app);
+    if (claim) claims.set(claim.key, claim);
+    else claims.delete(keyOf(app));
+    if (claims.size) this.byNamespace.set(namespace, claims);
+    else this.byNamespace.delete(namespace);
+    const after = grantedClaims(claims.values(), this.limit);
+    const key = keyOf(app);
+    return [...new Set([...claims.keys(), ...before])].filter((k) => k !== key && before.has(k) !== after.has(k));
+  }
+
+  /** Whether `app`, as it is now, gets its cache. */
+  allows(app: ServerlessApp): boolean {
+    return this.problem(app) === undefined;
+  }
+
+  /** ModelCacheQuotaExceeded when `app`'s cache does not fit its namespace's budget beside the earlier apps'. */
+  problem(app: ServerlessApp): SpecProblem | undefined {
+    const claim = this.claimOf(app);
+    if (!claim) return undefined;
+    const claims = new Map(this.byNamespace.get(app.metadata.namespace));
+    claims.set(claim.key, claim);
+    if (grantedClaims(claims.values(), this.limit).has(claim.key)) return undefined;
+    const others = [...claims.values()].filter((c) => c.key !== claim.key);
+    const used = [...grantedClaims(others, this.limit)].reduce((sum, k) => sum + claims.get(k)!.bytes, 0);
+    return {
+      reason: 'ModelCacheQuotaExceeded', field: 'spec.model.size',
+      message: `the model caches of namespace ${app.metadata.namespace} may reserve ${formatBytes(this.limit)} on each node in all; ${formatBytes(used)} is taken by earlier apps, so this ${app.spec.model!.size} model does not fit: use a smaller model, turn off prewarm.cacheModel here or on another app, or ask the platform team for a larger budget`,
+    };
+  }
+
+  private claimOf(app: ServerlessApp): CacheClaim | undefined {
+    if (!this.wantsCache(app)) return undefined;
+    return { key: keyOf(app), created: app.metadata.creationTimestamp ?? '', bytes: parseQuantity(app.spec.model!.size!) };
+  }
+}

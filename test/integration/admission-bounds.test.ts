@@ -1,0 +1,78 @@
+// The bounds the CRD enforces at admission (issue 21): every duration has an
+// upper bound, model.size is more than zero, a probe may not name a host, and
+// an app's header regexes share one budget. Each attack is a write the API
+// server refuses, naming the field and what is allowed, made while a victim
+// app in another namespace serves; after each, the victim still serves its
+// version and applies its next edit. The bounds at their edges are admitted.
+import assert from 'node:assert/strict';
+import { MAX_REGEX_BYTES, type ServerlessApp } from '../../src/api/v1alpha1/serverlessapp.ts';
+import { ApiError } from '../../src/runtime/client.ts';
+import { app, userClient, type AppSpec } from '../support/apps.ts';
+import { freshNamespace } from '../support/cluster.ts';
+import { startOperator, type RunningOperator } from '../support/operator.ts';
+import { Victim } from '../support/victim.ts';
+
+const container = (extra: Partial<NonNullable<AppSpec['container']>> = {}): AppSpec => ({ container: { image: 'ghcr.io/acme/shop:1', ...extra } });
+const model = (size: string | number): AppSpec => ({ model: { format: { name: 'sklearn' }, storageUri: 'gs://models/a/v1', size }, prewarm: { cacheModel: true } });
+const ingress = { hosts: ['shop.apps.example.com'] };
+const regexes = (n: number, length: number) => Array.from({ length: n }, (_, i) => ({ header: `x-${i}`, regex: '\\pL'.padEnd(length, 'a') }));
+
+interface Attack { name: string; spec: AppSpec; refusal: RegExp }
+
+const attacks: Attack[] = [
+  { name: 'a readiness probe host is refused at admission', spec: container({ readinessProbe: { httpGet: { host: '169.254.169.254', path: '/latest/meta-data/', port: 80 } } }), refusal: /spec\.container\.readinessProbe\.httpGet\.host: Forbidden: httpGet\.host is not allowed: a probe checks the pod itself/ },
+  { name: 'a liveness probe tcpSocket host is refused at admission', spec: container({ livenessProbe: { tcpSocket: { host: '10.0.0.1', port: 22 } } }), refusal: /spec\.container\.livenessProbe\.tcpSocket\.host: Forbidden: tcpSocket\.host is not allowed/ },
+  { name: 'a negative model.size is refused', spec: model('-2Gi'), refusal: /spec\.model\.size: Invalid value: .*must be more than zero/ },
+  { name: 'a model.size of 0 is refused', spec: model(0), refusal: /spec\.model\.size: Invalid value: .*must be more than zero/ },
+  { name: 'an unbounded prewarm.leadTime is refused (attack: make the app loop on a parse error)', spec: { ...container(), prewarm: { leadTime: '999999h' } }, refusal: /spec\.prewarm\.leadTime: Invalid value: .*must be at most 24h/ },
+  { name: 'a prewarm.leadTime past what a duration can hold is refused', spec: { ...container(), prewarm: { leadTime: '99999999999999h' } }, refusal: /spec\.prewarm\.leadTime: (Invalid value|Too long)/ },
+  { name: 'a warmup deadline over 6h is refused', spec: { ...container(), prewarm: { warmup: { path: '/', deadline: '6h1s' } } }, refusal: /spec\.prewarm\.warmup\.deadline: Invalid value: .*must be at most 6h/ },
+  { name: 'a warmup request timeout over 10m is refused', spec: { ...container(), prewarm: { warmup: { path: '/', timeout: '11m' } } }, refusal: /spec\.prewarm\.warmup\.timeout: Invalid value: .*must be at most 10m/ },
+  { name: 'a rollout interval over 24h is refused', spec: { ...container(), rollout: { steps: [10], interval: '25h' } }, refusal: /spec\.rollout\.interval: Invalid value: .*must be at most 24h/ },
+  { name: 'a progressDeadline over 24h is refused', spec: { ...container(), rollout: { progressDeadline: '24h1ms' } }, refusal: /spec\.rollout\.progressDeadline: Invalid value: .*must be at most 24h/ },
+  { name: 'a window longer than a year is refused', spec: { ...container(), scaling: { windows: [{ name: 'w', schedule: '0 8 * * *', duration: '8785h', minScale: 1 }] } }, refusal: /spec\.scaling\.windows\[0\]\.duration: Invalid value: .*must be at most 8784h/ },
+  { name: 'a scaleToZeroAfter over 1h is refused', spec: { ...container(), scaling: { scaleToZeroAfter: '61m' } }, refusal: /spec\.scaling\.scaleToZeroAfter: Invalid value: .*must be at most 1h/ },
+  { name: 'a route timeout over 1h is refused', spec: { ...container(), ingress: { ...ingress, timeout: '2h', retries: { attempts: 1, perTryTimeout: '2h' } } }, refusal: /^(?=.*spec\.ingress\.timeout: Invalid value: "2h": must be at most 1h)(?=.*spec\.ingress\.retries\.perTryTimeout: Invalid value: "2h": must be at most 1h)/s },
+  { name: `header regexes past ${MAX_REGEX_BYTES} characters in all are refused (attack: stall the operator with regexes)`, spec: { ...container(), ingress, rollout: { match: regexes(16, 1000) } }, refusal: new RegExp(`spec\\.rollout\\.match: Invalid value: .*the regexes of match total more than ${MAX_REGEX_BYTES} characters`) },
+];
+
+describe('admission bounds: durations, model.size, probe hosts and the regex budget (integration)', function () {
+  this.timeout(300_000);
+  let op: RunningOperator;
+  let ns: string;
+  let victim: Victim;
+
+  before(async () => {
+    op = await startOperator();
+    ns = await freshNamespace('bounds');
+    victim = await new Victim(await freshNamespace('bounds-victim')).start();
+  });
+  after(async () => { await op?.stop(); });
+
+  for (const a of attacks) {
+    it(a.name, async () => {
+      await assert.rejects(userClient().apply(app(ns, 'attacker', a.spec)), (err: unknown) => {
+        assert.ok(err instanceof ApiError && err.code === 422, String(err));
+        assert.match(err.message, a.refusal);
+        return true;
+      });
+      await victim.servesAndAppliesItsNextEdit();
+    });
+  }
+
+  it('admits every bound at its edge', async () => {
+    const edges: AppSpec = {
+      container: {
+        image: 'ghcr.io/acme/shop:1',
+        readinessProbe: { httpGet: { path: '/ready', port: 8080 } }, livenessProbe: { tcpSocket: { port: 8080 } },
+      },
+      scaling: { scaleToZeroAfter: '1h', windows: [{ name: 'w', schedule: '0 8 * * *', duration: '8784h', minScale: 1 }] },
+      prewarm: { leadTime: '24h', warmup: { path: '/', timeout: '10m', deadline: '6h' } },
+      rollout: { steps: [10], interval: '24h', progressDeadline: '24h', match: regexes(4, MAX_REGEX_BYTES / 4) },
+      ingress: { ...ingress, timeout: '1h', retries: { attempts: 1, perTryTimeout: '1h' } },
+    };
+    const admitted = await userClient().apply<ServerlessApp>(app(ns, 'edges', edges), { dryRun: true });
+    assert.equal(admitted.spec.prewarm?.leadTime, '24h');
+    await userClient().apply(app(ns, 'model-edge', model('1')), { dryRun: true });
+  });
+});
