@@ -10,8 +10,10 @@ import { RE2JS } from 're2js';
 import { analysisTarget, type AnalysisPolicy } from '../../rollout/analysis.ts';
 import { forbiddenHeader } from '../../util/http-headers.ts';
 import { validateWindows } from '../../scaling/windows.ts';
-import { parseQuantity } from './quantity.ts';
-import type { ServerlessApp } from './serverlessapp.ts';
+import type { JSONSchema } from '../openapi.ts';
+import { DURATION_PATTERN, parseDuration } from './duration.ts';
+import { QuantityError, parseQuantity } from './quantity.ts';
+import { specSchema, type ServerlessApp } from './serverlessapp.ts';
 
 export type ProblemReason =
   | 'InvalidSpec' | 'InvalidSchedule' | 'GatewayNotAllowed' | 'HostNotAllowed'
@@ -159,10 +161,37 @@ export function validateApp(app: ServerlessApp, policy: ValidationPolicy): SpecP
     const why = hostProblem(h, namespace, policy);
     if (why) add('HostNotAllowed', `spec.ingress.hosts[${i}]`, why);
   }
+  for (const p of durationProblems(spec)) if (!problems.some((q) => q.field === p.field)) problems.push(p);
   problems.push(...modelProblems(app, policy));
   const sa = serviceAccountProblem(app, policy.allowedServiceAccounts ?? []);
   if (sa) problems.push(sa);
   return problems;
+}
+
+/**
+ * Durations the CRD's pattern admits but that are no time the operator can count
+ * (e.g. "99999999999999999999h", past 2^53 ms): refused here, naming the field,
+ * instead of throwing in every reconcile. The fields are the spec schema's own
+ * duration fields (those with DURATION_PATTERN).
+ */
+export function durationProblems(spec: unknown): SpecProblem[] {
+  const out: SpecProblem[] = [];
+  const visit = (schema: JSONSchema, value: unknown, field: string): void => {
+    if (value === undefined || value === null) return;
+    if (schema.pattern === DURATION_PATTERN && typeof value === 'string') {
+      try {
+        parseDuration(value);
+      } catch (e) {
+        out.push({ reason: 'InvalidSpec', field, message: (e as Error).message });
+      }
+      return;
+    }
+    if (schema.type === 'array' && Array.isArray(value)) value.forEach((v, i) => visit(schema.items as JSONSchema, v, `${field}[${i}]`));
+    const properties = schema.properties as Record<string, JSONSchema> | undefined;
+    if (properties && typeof value === 'object') for (const [k, s] of Object.entries(properties)) visit(s, (value as Record<string, unknown>)[k], `${field}.${k}`);
+  };
+  visit(specSchema.openapi, spec, 'spec');
+  return out;
 }
 
 /** A serviceAccountName outside the platform's list; "default" is what the pods would run as anyway. */
@@ -184,7 +213,17 @@ export function modelProblems(app: ServerlessApp, policy: Pick<ValidationPolicy,
   const { namespace } = app.metadata;
   if (model.size !== undefined) {
     const max = policy.maxModelSizeBytes ?? parseQuantity(DEFAULT_MAX_MODEL_SIZE);
-    if (parseQuantity(model.size) > max) {
+    // The CRD's quantity pattern (the one Kubernetes tools generate) admits fractional exponents ("1e.5")
+    // that Kubernetes itself does not read as a quantity.
+    let size: number;
+    try {
+      size = parseQuantity(model.size);
+    } catch (e) {
+      if (!(e instanceof QuantityError)) throw e;
+      problems.push({ reason: 'InvalidSpec', field: 'spec.model.size', message: `${e.message}; the exponent must be a whole number` });
+      size = 0;
+    }
+    if (size > max) {
       problems.push({ reason: 'ModelSizeNotAllowed', field: 'spec.model.size', message: `model.size ${model.size} exceeds the platform's limit of ${formatBytes(max)} (each cache reserves it on every node)` });
     }
   }
