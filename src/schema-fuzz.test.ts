@@ -6,30 +6,15 @@
 // control prefix reaches a pod. Seeded: FUZZ_SEED=<n> replays a run, and a
 // failure prints the seed and the app.
 import assert from 'node:assert/strict';
-import { serverlessAppCRD } from './api/v1alpha1/crd.ts';
-import { OPERATOR_LABEL_KEYS, RESERVED_KEY_PATTERN } from './api/v1alpha1/pod-template.ts';
+import { breaches, specSchemaOfCRD } from '../test/support/fuzz-harness.ts';
 import type { ServerlessApp } from './api/v1alpha1/serverlessapp.ts';
 import { validateApp, type ValidationPolicy } from './api/v1alpha1/validation.ts';
-import { wantsCache } from './controllers/model-cache.ts';
-import { decide, desiredWorkload } from './planner/decide.ts';
-import { composeStatus } from './planner/status.ts';
-import { knativeWorkload, kserveWorkload } from './planner/workloads.ts';
-import { CACHE_NAMESPACE_LABEL, renderLocalModelCache } from './render/local-model-cache.ts';
-import { renderVirtualService } from './render/virtual-service.ts';
 import { seededRandom } from './testing/regex-sample.ts';
-import { reservedPodKeys } from './testing/reserved-pod-keys.ts';
-import { SchemaFuzzer, type JSONSchema } from './testing/schema-fuzz.ts';
+import { SchemaFuzzer } from './testing/schema-fuzz.ts';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261125);
 const RANDOM_CASES = Number(process.env.FUZZ_CASES ?? 1500);
-const NOW = new Date('2026-11-23T09:00:00Z');
 const NAMESPACE = 'team-a';
-
-/** The spec schema exactly as the CRD carries it (crds/ is generated from the same builder). */
-export function specSchemaOfCRD(): JSONSchema {
-  const crd = serverlessAppCRD();
-  return (crd.spec.versions[0]!.schema.openAPIV3Schema.properties.spec) as JSONSchema;
-}
 
 /** Permissive: every platform switch open, so most generated apps reach the planner. */
 const OPEN: ValidationPolicy = {
@@ -48,63 +33,6 @@ function appOf(spec: unknown, n: number): ServerlessApp {
     metadata: { name: `fuzz-${n}`, namespace: NAMESPACE, uid: `uid-${n}`, generation: 1, creationTimestamp: '2026-11-23T08:00:00Z' },
     spec: spec as ServerlessApp['spec'],
   };
-}
-
-/** The same app without the tenant's pod labels and annotations: what the operator sets by itself. */
-function withoutPodMetadata(app: ServerlessApp): ServerlessApp {
-  const copy = structuredClone(app);
-  for (const w of [copy.spec.container, copy.spec.model]) {
-    if (!w) continue;
-    delete w.podLabels;
-    delete w.podAnnotations;
-  }
-  return copy;
-}
-
-/** A key the CRD's own pod-key rule refuses at admission (the CEL rule is built from these constants). */
-const refusedByCrd = (key: string) => new RegExp(RESERVED_KEY_PATTERN).test(key) || (OPERATOR_LABEL_KEYS as readonly string[]).includes(key);
-
-interface Child { kind?: string; metadata: { name?: string; namespace?: string; labels?: Record<string, string> }; spec?: unknown }
-
-/** Everything one reconcile of a valid app renders, for both Knative bound modes, with the status it would report. */
-export function reconcileOnce(app: ServerlessApp): Child[] {
-  const children: Child[] = [];
-  for (const inPlace of [true, false]) {
-    let current = app;
-    // Twice: the second pass reads the status the first one reported, as the next reconcile would.
-    for (let pass = 0; pass < 2; pass++) {
-      const d = decide({ app: current, now: NOW, knative: { workload: knativeWorkload(inPlace) }, kserve: { workload: kserveWorkload(inPlace) }, revisions: [] });
-      children.push(desiredWorkload(current, d) as Child);
-      if (current.spec.ingress) {
-        children.push(renderVirtualService(current, {
-          localGateway: 'knative-local-gateway.istio-system.svc.cluster.local', candidateReady: true,
-          ...d.workload.hosts(current), candidateRevision: `${current.metadata.name}-candidate`,
-        }) as unknown as Child);
-      }
-      const status = composeStatus(current, { plan: d.plan, workload: d.serving, revisions: d.observed, ...(d.prewarm ? { prewarm: d.prewarm } : {}), scale: d.scale, now: NOW, describe: () => ({}) });
-      current = { ...current, status };
-    }
-  }
-  // The CRD requires model.size with cacheModel (a CEL rule); the cache is rendered only then.
-  if (wantsCache(app) && app.spec.model?.size !== undefined) {
-    children.push(renderLocalModelCache(app, 'namespace', 'gpu') as Child, renderLocalModelCache(app, 'cluster', 'gpu') as Child);
-  }
-  return children;
-}
-
-/** Invariant breaches of one valid app's rendered children. */
-export function breaches(app: ServerlessApp): string[] {
-  const out: string[] = [];
-  const children = reconcileOnce(app);
-  const own = reconcileOnce(withoutPodMetadata(app));
-  children.forEach((child, i) => {
-    const ns = child.metadata.namespace ?? child.metadata.labels?.[CACHE_NAMESPACE_LABEL];
-    if (ns !== app.metadata.namespace) out.push(`${child.kind} ${child.metadata.name} rendered in namespace ${ns}, not ${app.metadata.namespace}`);
-    for (const key of reservedPodKeys(child, own[i]!)) {
-      if (!refusedByCrd(key.split(' ')[1]!)) out.push(`${child.kind} ${child.metadata.name}: tenant ${key} reaches the pods`);
-    }
-  });
-  return out;
 }
 
 type Kind = 'throws' | 'field' | 'namespace' | 'reserved';
