@@ -68,7 +68,9 @@ export function reconcileOnce(app: ServerlessApp): Child[] {
 export function breaches(app: ServerlessApp): string[] {
   const out: string[] = [];
   const children = reconcileOnce(app);
-  const own = reconcileOnce(withoutPodMetadata(app));
+  // What the operator sets by itself differs only where the tenant set pod labels or annotations.
+  const w = app.spec.container ?? app.spec.model;
+  const own = Object.keys(w?.podLabels ?? {}).length + Object.keys(w?.podAnnotations ?? {}).length ? reconcileOnce(withoutPodMetadata(app)) : children;
   children.forEach((child, i) => {
     const ns = child.metadata.namespace ?? child.metadata.labels?.[CACHE_NAMESPACE_LABEL];
     if (ns !== app.metadata.namespace) out.push(`${child.kind} ${child.metadata.name} rendered in namespace ${ns}, not ${app.metadata.namespace}`);
