@@ -124,7 +124,7 @@ async function trafficWriteAfter(audit: AuditTail, ref: AppRef, since: Date, dea
   const names = new Set([ref.name, `${ref.name}-routes`]);
   while (performance.now() < deadline) {
     const w = audit.writes().find((x) => x.userAgent.startsWith(OPERATOR_USER_AGENT) && x.namespace === ref.namespace && names.has(x.name ?? '')
-      && (x.resource === 'services' && x.apiGroup === 'serving.knative.dev' || x.resource === 'virtualservices') && x.timestamp > since && !x.subresource);
+      && (x.resource === 'services' && x.apiGroup === 'serving.knative.dev' || x.resource === 'virtualservices') && x.timestamp > since && !x.subresource && (x.code ?? 200) < 400);
     if (w) return w.timestamp;
     await sleep(50);
   }
