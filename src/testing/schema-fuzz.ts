@@ -213,6 +213,46 @@ export class SchemaFuzzer {
    * leaf to one edge on an otherwise minimal value covers each edge at least once.
    */
   edges(schema: JSONSchema, path = '$'): Edge[] {
+    return this.sweep(schema, path, (s, p) => this.leafEdges(s, p));
+  }
+
+  /**
+   * One step past every bound of the schema (maxLength + 1, maximum + 1, maxItems + 1,
+   * a value outside an enum, ...), each on an otherwise minimal value: what the API
+   * server must refuse if the bound is real.
+   */
+  beyond(schema: JSONSchema, path = '$'): Edge[] {
+    return this.sweep(schema, path, (s, p) => this.pastBounds(s, p), false);
+  }
+
+  private sweep(schema: JSONSchema, path: string, leaf: (s: JSONSchema, p: string) => Edge[] | undefined, whole = true): Edge[] {
+    const own = leaf(schema, path);
+    if (own) return own;
+    const out: Edge[] = [];
+    const add = (label: string, value: unknown) => out.push({ path, label, value });
+    if (schema.type === 'array') {
+      out.push(...this.sweep(schema.items as JSONSchema, `${path}[0]`, leaf, whole).map((e) => ({ ...e, value: [e.value] })));
+      return out;
+    }
+    if (schema.type === 'object' && schema.properties) {
+      if (whole) {
+        add('required fields only', this.object(schema, 'min'));
+        add('every field', this.object(schema, 'max', new Set(Object.keys(schema.properties as object))));
+      }
+      for (const [name, child] of Object.entries(schema.properties as Record<string, JSONSchema>)) {
+        for (const e of this.sweep(child, `${path}.${name}`, leaf, whole)) {
+          const value = { ...this.object(schema, 'min'), [name]: e.value };
+          // Keep the "exactly one of" groups admissible: setting one member drops the others.
+          for (const g of fieldGroups(schema)) if (g.kind === 'exactly' && g.fields.includes(name)) for (const f of g.fields) if (f !== name) delete value[f];
+          out.push({ ...e, value });
+        }
+      }
+    }
+    return out;
+  }
+
+  /** The edge values of a leaf (and of a list's or map's size); undefined for an object with properties, which sweep walks. */
+  private leafEdges(schema: JSONSchema, path: string): Edge[] | undefined {
     const out: Edge[] = [];
     const add = (label: string, value: unknown) => out.push({ path, label, value });
     if (schema['x-kubernetes-int-or-string']) {
@@ -232,50 +272,83 @@ export class SchemaFuzzer {
         }
         add('longest', this.string(schema, 'max'));
         if (!schema.pattern && !schema.format) add('unicode', unicodeText(Math.min((schema.maxLength as number | undefined) ?? 16, 16), this.random));
-        break;
+        return out;
       case 'integer':
         add('minimum', this.integer(schema, 'min'));
         add('maximum', this.integer(schema, 'max'));
-        break;
+        return out;
       case 'number':
         for (const v of [0, -1.5, 1e300]) add(String(v), v);
-        break;
+        return out;
       case 'boolean':
         add('true', true); add('false', false);
-        break;
+        return out;
       case 'array': {
         add('empty', this.array({ ...schema, maxItems: 0 }, 'min'));
         add('one item', this.array({ ...schema, minItems: 1, maxItems: 1 }, 'max'));
         if (((schema.maxItems as number | undefined) ?? 0) > 1) add('most items', this.array(schema, 'max'));
-        out.push(...this.edges(schema.items as JSONSchema, `${path}[0]`).map((e) => ({ ...e, value: [e.value] })));
-        break;
+        return [...out, ...this.sweep(schema.items as JSONSchema, `${path}[0]`, (s, p) => this.leafEdges(s, p)).map((e) => ({ ...e, value: [e.value] }))];
       }
       case 'object':
         if (schema['x-kubernetes-preserve-unknown-fields']) {
           add('empty', {});
           add(`nested ${this.maxDepth} deep`, this.blob(this.maxDepth));
-        } else if (schema.additionalProperties) {
+          return out;
+        }
+        if (schema.additionalProperties) {
           add('empty', {});
           add('most entries', this.map(schema, 'max'));
           for (const key of ATTACK_KEYS) add(`key ${key}`, { [key]: this.value(schema.additionalProperties as JSONSchema, 'min') });
-        } else {
-          add('required fields only', this.object(schema, 'min'));
-          add('every field', this.object(schema, 'max', new Set(Object.keys((schema.properties as object | undefined) ?? {}))));
-          for (const [name, child] of Object.entries((schema.properties as Record<string, JSONSchema> | undefined) ?? {})) {
-            for (const e of this.edges(child, `${path}.${name}`)) {
-              const base = this.object(schema, 'min');
-              const value = { ...base, [name]: e.value };
-              // Keep the "exactly one of" groups admissible: setting one member drops the others.
-              for (const g of fieldGroups(schema)) if (g.kind === 'exactly' && g.fields.includes(name)) for (const f of g.fields) if (f !== name) delete value[f];
-              out.push({ ...e, value });
-            }
-          }
+          return out;
         }
-        break;
+        return undefined;
       default:
         throw new Error(`schema-fuzz: no edges for ${path}`);
     }
-    return out;
+  }
+
+  /** Values one step past a leaf's bounds (none when it has no bounds); undefined for what sweep walks into. */
+  private pastBounds(schema: JSONSchema, path: string): Edge[] | undefined {
+    const out: Edge[] = [];
+    const add = (label: string, value: unknown) => out.push({ path, label, value });
+    if (schema['x-kubernetes-int-or-string']) {
+      add('not a quantity', '12GB');
+      return out;
+    }
+    if (schema.enum) {
+      add('outside the enum', `${String((schema.enum as unknown[])[0])}x`);
+      return out;
+    }
+    const min = schema.minimum as number | undefined, max = schema.maximum as number | undefined;
+    const maxLength = schema.maxLength as number | undefined, minLength = schema.minLength as number | undefined;
+    switch (schema.type) {
+      case 'string':
+        if (maxLength !== undefined) {
+          const long = schema.pattern ? sampleMatching(schema.pattern as string, this.random, maxLength + 1) : unicodeText(maxLength + 1, this.random);
+          if (long !== undefined && [...long].length > maxLength) add('maxLength + 1', long);
+        }
+        if (minLength) add('minLength - 1', 'a'.repeat(minLength - 1));
+        return out;
+      case 'integer':
+        if (min !== undefined) add('minimum - 1', min - 1);
+        if (max !== undefined) add('maximum + 1', max + 1);
+        return out;
+      case 'array': {
+        const maxItems = schema.maxItems as number | undefined, minItems = schema.minItems as number | undefined;
+        if (maxItems !== undefined) add('maxItems + 1', this.array({ ...schema, minItems: maxItems + 1, maxItems: maxItems + 1, 'x-kubernetes-list-type': 'atomic', 'x-kubernetes-list-map-keys': undefined }, 'min'));
+        if (minItems) add('minItems - 1', []);
+        return undefined === schema.items ? out : [...out, ...this.sweep(schema.items as JSONSchema, `${path}[0]`, (s, p) => this.pastBounds(s, p), false).map((e) => ({ ...e, value: [e.value] }))];
+      }
+      case 'object':
+        if (schema.additionalProperties && schema.maxProperties !== undefined) {
+          const n = (schema.maxProperties as number) + 1;
+          add('maxProperties + 1', Object.fromEntries(Array.from({ length: n }, (_, i) => [`example.com/k${i}`, this.value(schema.additionalProperties as JSONSchema, 'min')])));
+          return out;
+        }
+        return schema.properties ? undefined : out;
+      default:
+        return out;
+    }
   }
 }
 

@@ -64,4 +64,30 @@ describe('schema fuzzing through the API server\'s admission (dryRun=All)', func
     assert.ok(counts.admitted > 0 && counts.refused > 0, `the API server both admits and refuses generated apps: ${JSON.stringify(counts)}`);
     assert.deepEqual(findings, [], `seed ${SEED}: ${JSON.stringify(counts)}`);
   });
+
+  it('refuses every value one step past a bound of the schema, naming the field', async () => {
+    const namespace = await freshNamespace('fuzz-bounds');
+    const past = new SchemaFuzzer(seededRandom(SEED), { maxDepth: 4 }).beyond(specSchemaOfCRD(), 'spec');
+    assert.ok(past.length > 100, `the schema's bounds (${past.length})`);
+    const client = userClient();
+    const admitted: string[] = [];
+    let next = 0;
+    const worker = async () => {
+      while (next < past.length) {
+        const n = next++;
+        const e = past[n]!;
+        const field = e.path.split('.').at(-1)!.replace(/\[0\]$/, '');
+        const app: ServerlessApp = { apiVersion: 'serverlessapp.io/v1alpha1', kind: 'ServerlessApp', metadata: { name: `past-${n}`, namespace }, spec: e.value as ServerlessApp['spec'] };
+        try {
+          await client.apply(app, { dryRun: true });
+          admitted.push(`${e.path} ${e.label}: admitted`);
+        } catch (err) {
+          if (!(err instanceof ApiError) || err.code !== 422) throw err;
+          if (!err.message.includes(field)) admitted.push(`${e.path} ${e.label}: refused without naming ${field}: ${err.message.slice(0, 300)}`);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
+    assert.deepEqual(admitted, []);
+  });
 });
