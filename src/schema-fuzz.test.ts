@@ -63,7 +63,9 @@ function report(findings: Finding[]): string {
   const byProblem = new Map<string, Finding>();
   for (const f of findings) {
     const key = f.problem.split('\n')[0]!.replace(/fuzz-\d+/g, 'fuzz-N').replace(/-\d+ reaches/, ' reaches');
-    if (!byProblem.has(key)) byProblem.set(key, f);
+    // The smallest app that shows a problem is the one to read.
+    const seen = byProblem.get(key);
+    if (!seen || JSON.stringify(f.app.spec).length < JSON.stringify(seen.app.spec).length) byProblem.set(key, f);
   }
   const shown = [...byProblem].slice(0, 12).map(([key, f]) =>
     `- ${key}${f.problem.includes('\n') ? `\n    ${f.problem.split('\n').slice(1, 4).join('\n    ')}` : ''}\n  case: ${f.case}\n  app: ${JSON.stringify(f.app.spec).slice(0, 600)}`);
