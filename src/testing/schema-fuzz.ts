@@ -86,7 +86,7 @@ export class SchemaFuzzer {
       case 'boolean': return mode === 'min' ? false : this.chance(0.5);
       case 'array': return this.array(schema, mode);
       case 'object':
-        if (schema['x-kubernetes-preserve-unknown-fields']) return this.blob(mode === 'min' ? 0 : this.pickDepth(mode));
+        if (schema['x-kubernetes-preserve-unknown-fields']) return this.embedded(mode === 'min' ? 0 : this.pickDepth(mode));
         if (schema.additionalProperties) return this.map(schema, mode);
         return this.object(schema, mode);
       default: throw new Error(`schema-fuzz: no generator for ${JSON.stringify(schema).slice(0, 120)}`);
@@ -201,6 +201,11 @@ export class SchemaFuzzer {
     return out;
   }
 
+  /** An embedded object (type object, unknown fields kept) of about `depth` levels: its top is always an object, as its schema says. */
+  embedded(depth: number): Record<string, unknown> {
+    return depth <= 0 ? {} : { [unicodeText(3, this.random)]: this.blob(depth - 1), path: '/healthz', port: 8080 };
+  }
+
   /** JSON of about `depth` levels: objects and arrays nested in each other, unicode keys and strings. */
   blob(depth: number): unknown {
     if (depth <= 0) return this.pick<unknown>([unicodeText(8, this.random), 0, -1, 1.5e308, true, null, '', []]);
@@ -292,7 +297,7 @@ export class SchemaFuzzer {
       case 'object':
         if (schema['x-kubernetes-preserve-unknown-fields']) {
           add('empty', {});
-          add(`nested ${this.maxDepth} deep`, this.blob(this.maxDepth));
+          add(`nested ${this.maxDepth} deep`, this.embedded(this.maxDepth));
           return out;
         }
         if (schema.additionalProperties) {
@@ -335,7 +340,11 @@ export class SchemaFuzzer {
         return out;
       case 'array': {
         const maxItems = schema.maxItems as number | undefined, minItems = schema.minItems as number | undefined;
-        if (maxItems !== undefined) add('maxItems + 1', this.array({ ...schema, minItems: maxItems + 1, maxItems: maxItems + 1, 'x-kubernetes-list-type': 'atomic', 'x-kubernetes-list-map-keys': undefined }, 'min'));
+        if (maxItems !== undefined) {
+          // Unique by the list's keys, as the API server demands before it counts the items.
+          const many = this.array({ ...schema, minItems: maxItems + 1, maxItems: maxItems + 1 }, 'min');
+          if (many.length > maxItems) add('maxItems + 1', many);
+        }
         if (minItems) add('minItems - 1', []);
         return undefined === schema.items ? out : [...out, ...this.sweep(schema.items as JSONSchema, `${path}[0]`, (s, p) => this.pastBounds(s, p), false).map((e) => ({ ...e, value: [e.value] }))];
       }
