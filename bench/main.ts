@@ -13,6 +13,7 @@ import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { measureCeiling, measureConvergence, watchApps } from './convergence.ts';
 import { measureEditLatency } from './edits.ts';
+import { NOISY, VICTIM, measureNoisyNeighbour, noisyRecord, noisyTable } from './noisy-neighbour.ts';
 import { runPeerKServe } from './peer.ts';
 import { peerRecord, peerTable } from './peer-report.ts';
 import { buildDist, DATA_PLANE_LABEL, operatorCommand, sourceRevision, startBenchEnv, type DataPlaneKind } from './environment.ts';
@@ -30,9 +31,12 @@ const REAL_DATA_PLANE_BELOW = 1000;
 const USAGE = `Usage: npm run bench -- [--apps 1000] [--data-plane auto|real|standin] [--json FILE] [--concurrency 8] [--edits 50]
                        [--window-apps 50] [--steady-seconds 30] [--no-real-clock] [--cpu-prof DIR]
        npm run bench -- --peer kserve [--apps 1000] [--idle-seconds 60] [--concurrency 8] [--json FILE]
+       npm run bench -- --scenario noisy-neighbour [--victim-apps 4] [--noisy-apps 4] [--noisy-edits 40] [--data-plane real|standin] [--json FILE]
   --data-plane auto: the real Knative and KServe below ${REAL_DATA_PLANE_BELOW} apps, the SIMULATED stand-in from there on
   --peer kserve: only the side-by-side run, the operator (model apps -> InferenceServices) then the real KServe
-                 controller (InferenceServices -> Knative Services) on one API server, no data plane`;
+                 controller (InferenceServices -> Knative Services) on one API server, no data plane
+  --scenario noisy-neighbour: only the isolation run: the victim namespace's canary edits alone, then while another
+                 namespace applies worst-case apps and edit storms; noisy/quiet ratios (bench/noisy-neighbour.ts)`;
 
 const { values } = parseArgs({
   options: {
@@ -47,6 +51,10 @@ const { values } = parseArgs({
     'cpu-prof': { type: 'string' },
     peer: { type: 'string' },
     'idle-seconds': { type: 'string', default: '60' },
+    scenario: { type: 'string' },
+    'victim-apps': { type: 'string', default: '4' },
+    'noisy-apps': { type: 'string', default: '4' },
+    'noisy-edits': { type: 'string', default: '40' },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
@@ -68,6 +76,10 @@ const editCount = Math.min(int('edits', 1), apps);
 const windowApps = int('window-apps', 1);
 const steadyMs = int('steady-seconds', 1) * 1000;
 const idleMs = int('idle-seconds', 1) * 1000;
+if (values.scenario !== undefined && values.scenario !== 'noisy-neighbour') {
+  console.error(`--scenario must be noisy-neighbour\n${USAGE}`);
+  process.exit(2);
+}
 if (values.peer !== undefined && values.peer !== 'kserve') {
   console.error(`--peer must be kserve\n${USAGE}`);
   process.exit(2);
@@ -98,6 +110,7 @@ const buildSeconds = await buildDist();
 const builtFrom = await sourceRevision();
 log(`  built in ${buildSeconds.toFixed(1)} s from ${builtFrom}`);
 if (values.peer) process.exit(await peerKServe());
+if (values.scenario === 'noisy-neighbour') process.exit(await noisyNeighbour());
 log(`${apps} apps, operator --concurrency ${concurrency}; data plane: ${DATA_PLANE_LABEL[dataPlane]} (${dataPlaneReason}); starting the control plane`);
 const env = await startBenchEnv({
   dataPlane, namespaces: [...APP_NAMESPACES, WINDOWS, REAL_WINDOWS], otherNamespaces: [CEILING],
@@ -170,6 +183,31 @@ try {
   await env.stop();
 }
 process.exit(exitCode);
+
+async function noisyNeighbour(): Promise<number> {
+  // Few apps: the real data plane unless asked otherwise (auto would pick it too below ${REAL_DATA_PLANE_BELOW} apps).
+  const plane: DataPlaneKind = dataPlaneFlag === 'standin' ? 'standin' : 'real';
+  log(`noisy neighbour; data plane: ${DATA_PLANE_LABEL[plane]}; starting the control plane`);
+  const nenv = await startBenchEnv({ dataPlane: plane, namespaces: [VICTIM, NOISY], otherNamespaces: [], operatorConcurrency: concurrency, readyDelayMs: 100, log });
+  try {
+    const op = await nenv.startOperator();
+    const result = await measureNoisyNeighbour(nenv, op, { victimApps: int('victim-apps', 1), noisyApps: int('noisy-apps', 1), edits: int('noisy-edits', 4), log });
+    const record = { scenario: 'noisy-neighbour', dataPlane: plane, operator: { command: operatorCommand(), builtFrom }, operatorConcurrency: concurrency, startedAt, seconds: secondsSince(started), ...noisyRecord(result) };
+    console.log(noisyTable(record));
+    const warnings = logSummary(op);
+    if (warnings) log(`the operator warned: ${warnings}`);
+    if (values.json) {
+      writeFileSync(values.json, `${JSON.stringify(record, null, 2)}\n`);
+      log(`wrote ${values.json}`);
+    }
+    return 0;
+  } catch (err) {
+    log(`failed: ${(err as Error).stack ?? String(err)}`);
+    return 1;
+  } finally {
+    await nenv.stop();
+  }
+}
 
 async function peerKServe(): Promise<number> {
   try {

@@ -31,7 +31,7 @@ export function modelCacheName(app: ServerlessApp, scope: CacheScope): string {
 
 export function renderLocalModelCache(app: ServerlessApp, scope: CacheScope, nodeGroup: string) {
   const model = app.spec.model;
-  if (!model?.size) throw new Error('renderLocalModelCache needs spec.model.size');
+  if (model?.size === undefined) throw new Error('renderLocalModelCache needs spec.model.size');
   const name = modelCacheName(app, scope);
   return {
     apiVersion: 'serving.kserve.io/v1alpha1',

@@ -196,6 +196,13 @@ describe('render', () => {
       assertGolden(golden('local-model-cache'), renderLocalModelCache(app, 'cluster', 'gpu-nodes'));
     });
 
+    for (const size of [0, '0']) {
+      it(`renders a model.size of ${JSON.stringify(size)} as it is (the CRD admits it; found by the schema fuzzer, it threw)`, () => {
+        const app = modelApp({ model: { ...modelApp().spec.model!, size } });
+        assert.equal(renderLocalModelCache(app, 'namespace', 'gpu-nodes').spec.modelSize, String(size));
+      });
+    }
+
     it('names a new cache when the model changes', () => {
       const a = modelApp();
       const b = modelApp({ model: { ...a.spec.model!, storageUri: 'gs://models/fraud/v8' } });

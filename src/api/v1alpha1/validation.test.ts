@@ -162,6 +162,34 @@ describe('controller-side validation', () => {
     for (const c of cases) it(`refuses ${c.what}, naming the field`, () => assert.deepEqual(reasons(c.app), c.want));
   });
 
+  describe('durations the pattern admits but no clock can count (found by the schema fuzzer)', () => {
+    const cases: Array<[string, (d: string) => Partial<ServerlessApp['spec']>]> = [
+      ['spec.prewarm.leadTime', (d) => ({ prewarm: { leadTime: d } })],
+      ['spec.rollout.interval', (d) => ({ rollout: { interval: d } })],
+      ['spec.rollout.progressDeadline', (d) => ({ rollout: { progressDeadline: d } })],
+      ['spec.prewarm.warmup.deadline', (d) => ({ prewarm: { warmup: { path: '/', deadline: d } } })],
+      ['spec.scaling.windows[0].duration', (d) => ({ scaling: { windows: [{ name: 'day', schedule: '0 8 * * *', duration: d, minScale: 1 }] } })],
+      ['spec.ingress.retries.perTryTimeout', (d) => ({ ingress: { hosts: ['a.example.com'], retries: { attempts: 1, perTryTimeout: d } } })],
+    ];
+    for (const [field, spec] of cases) {
+      // Windows report their own durations (InvalidSchedule, scaling/windows.ts); the field is named once.
+      const reason = field.includes('windows') ? 'InvalidSchedule' : 'InvalidSpec';
+      it(`refuses ${field} = "99999999999999999999h" as ${reason} on that field, once`, () => {
+        assert.deepEqual(reasons(containerApp(spec('99999999999999999999h'))), [`${reason} ${field}`]);
+      });
+      it(`accepts ${field} = "90m"`, () => assert.deepEqual(reasons(containerApp(spec('90m'))), []));
+    }
+  });
+
+  describe('model sizes the pattern admits but Kubernetes does not read (found by the schema fuzzer)', () => {
+    for (const size of ['+.993e-.5', '7168.E.9', '1e.5']) {
+      it(`refuses model.size ${JSON.stringify(size)} as InvalidSpec on spec.model.size instead of throwing`, () => {
+        const app = modelApp({ model: { ...modelApp().spec.model!, size } });
+        assert.deepEqual(validateApp(app, policy).map((p) => `${p.reason} ${p.field}`), ['InvalidSpec spec.model.size']);
+      });
+    }
+  });
+
   describe('service accounts', () => {
     const withSa = (serviceAccountName: string) => containerApp({ container: { ...containerApp().spec.container!, serviceAccountName } });
     const modelWithSa = (serviceAccountName: string) => modelApp({ model: { ...modelApp().spec.model!, serviceAccountName } });

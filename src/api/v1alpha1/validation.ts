@@ -7,14 +7,15 @@
 // they were.
 
 import { RE2JS } from 're2js';
-import { DurationError, parseDuration } from './duration.ts';
+import { DURATION_PATTERN, parseDuration } from './duration.ts';
 import { podMetadataProblems } from './pod-metadata.ts';
 import { secretReferenceProblems } from './secret-references.ts';
 import { analysisTarget, type AnalysisPolicy } from '../../rollout/analysis.ts';
 import { forbiddenHeader } from '../../util/http-headers.ts';
 import { validateWindows } from '../../scaling/windows.ts';
-import { formatBytes, parseQuantity } from './quantity.ts';
-import type { ServerlessApp } from './serverlessapp.ts';
+import type { JSONSchema } from '../openapi.ts';
+import { QuantityError, formatBytes, parseQuantity } from './quantity.ts';
+import { specSchema, type ServerlessApp } from './serverlessapp.ts';
 
 export type ProblemReason =
   | 'InvalidSpec' | 'InvalidSchedule' | 'GatewayNotAllowed' | 'HostNotAllowed'
@@ -170,38 +171,39 @@ export function validateApp(app: ServerlessApp, policy: ValidationPolicy): SpecP
     const why = hostProblem(h, namespace, policy);
     if (why) add('HostNotAllowed', `spec.ingress.hosts[${i}]`, why);
   }
+  for (const p of durationProblems(spec)) if (!problems.some((q) => q.field === p.field)) problems.push(p);
   problems.push(...modelProblems(app, policy));
   const sa = serviceAccountProblem(app, policy.allowedServiceAccounts ?? []);
   if (sa) problems.push(sa);
   problems.push(...podMetadataProblems(app, policy.allowedPodMetadataKeys ?? []));
   problems.push(...secretReferenceProblems(app, policy.allowSecretReferences ?? false));
-  problems.push(...durationProblems(app));
   return problems;
 }
 
 /**
- * Durations the controller reads, which admission bounds; an app stored before
- * the bounds (or written past them) is refused here instead of failing every
- * reconcile when its value is read.
+ * Durations the CRD's pattern admits but that are no time the operator can count
+ * (e.g. "99999999999999999999h", past 2^53 ms): refused here, naming the field,
+ * instead of throwing in every reconcile. The fields are the spec schema's own
+ * duration fields (those with DURATION_PATTERN).
  */
-function durationProblems(app: ServerlessApp): SpecProblem[] {
-  const { prewarm, rollout, scaling, ingress } = app.spec;
-  const fields: Array<[string, string | undefined]> = [
-    ['spec.prewarm.leadTime', prewarm?.leadTime], ['spec.prewarm.warmup.timeout', prewarm?.warmup?.timeout],
-    ['spec.prewarm.warmup.deadline', prewarm?.warmup?.deadline], ['spec.rollout.interval', rollout?.interval],
-    ['spec.rollout.progressDeadline', rollout?.progressDeadline], ['spec.scaling.scaleToZeroAfter', scaling?.scaleToZeroAfter],
-    ['spec.ingress.timeout', ingress?.timeout], ['spec.ingress.retries.perTryTimeout', ingress?.retries?.perTryTimeout],
-  ];
-  return fields.flatMap(([field, value]) => {
-    if (value === undefined) return [];
-    try {
-      parseDuration(value);
-      return [];
-    } catch (e) {
-      if (!(e instanceof DurationError)) throw e;
-      return [{ reason: 'InvalidSpec' as const, field, message: e.message }];
+export function durationProblems(spec: unknown): SpecProblem[] {
+  const out: SpecProblem[] = [];
+  const visit = (schema: JSONSchema, value: unknown, field: string): void => {
+    if (value === undefined || value === null) return;
+    if (schema.pattern === DURATION_PATTERN && typeof value === 'string') {
+      try {
+        parseDuration(value);
+      } catch (e) {
+        out.push({ reason: 'InvalidSpec', field, message: (e as Error).message });
+      }
+      return;
     }
-  });
+    if (schema.type === 'array' && Array.isArray(value)) value.forEach((v, i) => visit(schema.items as JSONSchema, v, `${field}[${i}]`));
+    const properties = schema.properties as Record<string, JSONSchema> | undefined;
+    if (properties && typeof value === 'object') for (const [k, s] of Object.entries(properties)) visit(s, (value as Record<string, unknown>)[k], `${field}.${k}`);
+  };
+  visit(specSchema.openapi, spec, 'spec');
+  return out;
 }
 
 /** A serviceAccountName outside the platform's list; "default" is what the pods would run as anyway. */
@@ -223,9 +225,18 @@ export function modelProblems(app: ServerlessApp, policy: Pick<ValidationPolicy,
   const { namespace } = app.metadata;
   if (model.size !== undefined) {
     const max = policy.maxModelSizeBytes ?? parseQuantity(DEFAULT_MAX_MODEL_SIZE);
-    if (!(parseQuantity(model.size) > 0)) {
+    // The CRD's quantity pattern (the one Kubernetes tools generate) admits fractional exponents ("1e.5")
+    // that Kubernetes itself does not read as a quantity.
+    let size: number | undefined;
+    try {
+      size = parseQuantity(model.size);
+    } catch (e) {
+      if (!(e instanceof QuantityError)) throw e;
+      problems.push({ reason: 'InvalidSpec', field: 'spec.model.size', message: `${e.message}; the exponent must be a whole number` });
+    }
+    if (size !== undefined && !(size > 0)) {
       problems.push({ reason: 'InvalidSpec', field: 'spec.model.size', message: `model.size ${model.size} must be more than zero, e.g. "12Gi"` });
-    } else if (parseQuantity(model.size) > max) {
+    } else if (size !== undefined && size > max) {
       problems.push({ reason: 'ModelSizeNotAllowed', field: 'spec.model.size', message: `model.size ${model.size} exceeds the platform's limit of ${formatBytes(max)} (each cache reserves it on every node)` });
     }
   }

@@ -1,0 +1,250 @@
+// `npm run bench -- --scenario noisy-neighbour`: does one namespace's load
+// delay another's? A victim namespace makes ordinary canary edits (a new
+// image, canaryPercent 20, 50, promote) first alone (the quiet run), then
+// while a noisy namespace keeps applying worst-case apps (16 header regexes
+// near the 1024-character limit, 16 windows, lists at their maximum, warmup)
+// and storms of metadata-only and spec edits (the noisy run), in the same
+// benchmark run on the same operator. Reported as noisy/quiet ratios (goal
+// <= 1.5): the victim's edit -> traffic write (both timestamps from the API
+// server's audit log: the user's write of the app, then the operator's first
+// write of its Knative Service or VirtualService), /healthz latency sampled
+// every 100 ms, and the operator's CPU per namespace from
+// serverlessapp_reconcile_seconds_total{namespace} where the operator exports it.
+import { join } from 'node:path';
+import type { ServerlessApp } from '../src/api/v1alpha1/serverlessapp.ts';
+import { metricValue, type OperatorProcess } from '../test/support/operator-process.ts';
+import { AuditTail } from './audit-tail.ts';
+import { BENCH_USER_AGENT, OPERATOR_USER_AGENT, type BenchEnv } from './environment.ts';
+import { percentile, round, sleep } from './stats.ts';
+import { benchApp, forEachBounded, imageOf, type AppRef } from './workload.ts';
+
+export const VICTIM = 'victim';
+export const NOISY = 'noisy';
+/** The metric the fairness work adds: reconcile CPU seconds per namespace. */
+const CPU_METRIC = 'serverlessapp_reconcile_seconds_total';
+/** An edit whose traffic write does not come within this long counts as this long (and is reported as a timeout). */
+const EDIT_TIMEOUT_MS = 120_000;
+const HEALTH_EVERY_MS = 100;
+const HEALTH_TIMEOUT_MS = 30_000;
+
+export interface NoisyOptions {
+  /** Victim apps, edited in turn. */
+  victimApps: number;
+  /** Edits per phase (quiet, then noisy). */
+  edits: number;
+  /** Worst-case apps the noisy namespace keeps applying. */
+  noisyApps: number;
+  log: (line: string) => void;
+}
+
+export interface PhaseFigures {
+  editsMs: number[];
+  editTimeouts: number;
+  healthMs: number[];
+  healthFailures: number;
+  seconds: number;
+  /** Operator CPU seconds in the phase (process_cpu_seconds_total). */
+  cpuSeconds: number;
+  /** Reconcile CPU seconds per namespace in the phase, or undefined when the operator does not export it. */
+  cpuByNamespace?: Record<string, number>;
+  noisyWrites: number;
+}
+
+export interface NoisyResult {
+  quiet: PhaseFigures;
+  noisy: PhaseFigures;
+}
+
+/** A header regex near the 1024-character limit that compiles slowly (the issue's `\pL{1000}` repeated). */
+const HEAVY_REGEX = '\\pL{1000}'.repeat(Math.floor(1024 / '\\pL{1000}'.length));
+
+/** The worst case the schema admits on the hot paths: regexes, windows, long lists, warmup. */
+export function worstCaseApp(ref: AppRef, round: number): ServerlessApp {
+  const app = benchApp(ref, imageOf(ref, 1 + (round % 3)), {
+    ingress: { hosts: [`${ref.name}.${ref.namespace}.example.com`], timeout: '30s' },
+    rollout: {
+      canaryPercent: 10 + (round % 5) * 10,
+      match: Array.from({ length: 16 }, (_, i) => ({ header: `x-noisy-${i}`, regex: HEAVY_REGEX.slice(0, 1024 - (i % 3)) })),
+    },
+    scaling: {
+      minScale: 0, maxScale: 10, target: 100,
+      windows: Array.from({ length: 16 }, (_, i) => ({
+        name: `w-${i}`, schedule: `${i * 3} ${i % 24} * * ${i % 7}`, duration: `${1 + i}h`, minScale: 1, maxScale: 10,
+        timeZone: ['UTC', 'Europe/Berlin', 'America/New_York', 'Asia/Tokyo'][i % 4]!,
+      })),
+    },
+    prewarm: { replicas: 1, leadTime: '10m', warmup: { path: '/warm', method: 'POST', body: 'x'.repeat(4096), count: 5, headers: Object.fromEntries(Array.from({ length: 32 }, (_, i) => [`x-h-${i}`, 'v'.repeat(256)])) } },
+  });
+  app.spec.container!.args = Array.from({ length: 256 }, (_, i) => `--flag-${i}=${'a'.repeat(64)}`);
+  return app;
+}
+
+/** One victim edit cycle: a new image at canaryPercent 10, then 20, 50, then promote (100). */
+function victimEdit(ref: AppRef, step: number): ServerlessApp {
+  return benchApp(ref, imageOf(ref, 2 + Math.floor(step / 4)), {
+    ingress: { hosts: [`${ref.name}.${ref.namespace}.example.com`], timeout: '30s' },
+    rollout: { canaryPercent: [10, 20, 50, 100][step % 4]! },
+  });
+}
+
+/** /healthz every 100 ms until stopped: each latency, and the probes that failed or timed out. */
+function sampleHealth(op: OperatorProcess): { stop: () => Promise<{ ms: number[]; failures: number }> } {
+  const ms: number[] = [];
+  let failures = 0;
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const started = performance.now();
+      try {
+        const res = await fetch(`http://127.0.0.1:${op.probePort}/healthz`, { signal: AbortSignal.timeout(HEALTH_TIMEOUT_MS) });
+        await res.text();
+        if (!res.ok) failures++;
+      } catch {
+        failures++;
+      }
+      const took = performance.now() - started;
+      ms.push(took);
+      await sleep(Math.max(0, HEALTH_EVERY_MS - took));
+    }
+  })();
+  return { stop: async () => { running = false; await loop; return { ms, failures }; } };
+}
+
+async function cpu(op: OperatorProcess): Promise<{ total: number; byNamespace?: Record<string, number> }> {
+  const samples = await op.metrics();
+  const per = samples.filter((s) => s.name === CPU_METRIC && s.labels.namespace !== undefined);
+  return {
+    total: metricValue(samples, 'process_cpu_seconds_total'),
+    ...(per.length ? { byNamespace: Object.fromEntries(per.map((s) => [s.labels.namespace!, s.value])) } : {}),
+  };
+}
+
+/** The audit log's time of the operator's first write of the app's Knative Service or VirtualService after `since`. */
+async function trafficWriteAfter(audit: AuditTail, ref: AppRef, since: Date, deadline: number): Promise<Date | undefined> {
+  const names = new Set([ref.name, `${ref.name}-routes`]);
+  while (performance.now() < deadline) {
+    const w = audit.writes().find((x) => x.userAgent.startsWith(OPERATOR_USER_AGENT) && x.namespace === ref.namespace && names.has(x.name ?? '')
+      && (x.resource === 'services' && x.apiGroup === 'serving.knative.dev' || x.resource === 'virtualservices') && x.timestamp > since && !x.subresource && (x.code ?? 200) < 400);
+    if (w) return w.timestamp;
+    await sleep(50);
+  }
+  return undefined;
+}
+
+/** The audit time of the bench's own write of the app that has not been matched yet (the edit as the API server saw it). */
+async function editAccepted(audit: AuditTail, ref: AppRef, after: Date | undefined): Promise<Date> {
+  for (;;) {
+    const w = audit.writes().findLast((x) => x.userAgent.startsWith(BENCH_USER_AGENT) && x.resource === 'serverlessapps' && x.namespace === ref.namespace && x.name === ref.name && !x.subresource);
+    if (w && (!after || w.timestamp >= after)) return w.timestamp;
+    await sleep(20);
+  }
+}
+
+async function phase(env: BenchEnv, op: OperatorProcess, refs: AppRef[], audit: AuditTail, edits: number, firstStep: number, noise: (() => Promise<number>) | undefined): Promise<PhaseFigures> {
+  const started = performance.now();
+  const before = await cpu(op);
+  const health = sampleHealth(op);
+  let stopNoise = false;
+  let noisyWrites = 0;
+  const noisy = noise ? (async () => { while (!stopNoise) noisyWrites += await noise(); })() : undefined;
+  const editsMs: number[] = [];
+  let editTimeouts = 0;
+  let last: Date | undefined;
+  try {
+    for (let k = 0; k < edits; k++) {
+      const ref = refs[k % refs.length]!;
+      const step = firstStep + Math.floor(k / refs.length);
+      await env.client.apply(victimEdit(ref, step));
+      const accepted = await editAccepted(audit, ref, last);
+      last = accepted;
+      const written = await trafficWriteAfter(audit, ref, accepted, performance.now() + EDIT_TIMEOUT_MS);
+      if (!written) editTimeouts++;
+      editsMs.push(written ? Math.max(0, written.getTime() - accepted.getTime()) : EDIT_TIMEOUT_MS);
+    }
+  } finally {
+    stopNoise = true;
+    await noisy;
+  }
+  const h = await health.stop();
+  const after = await cpu(op);
+  const byNamespace = after.byNamespace
+    ? Object.fromEntries(Object.entries(after.byNamespace).map(([ns, s]) => [ns, round(s - (before.byNamespace?.[ns] ?? 0), 3)]))
+    : undefined;
+  return {
+    editsMs, editTimeouts, healthMs: h.ms, healthFailures: h.failures, seconds: (performance.now() - started) / 1000,
+    cpuSeconds: round(after.total - before.total, 3), ...(byNamespace ? { cpuByNamespace: byNamespace } : {}), noisyWrites,
+  };
+}
+
+/** Runs the quiet phase, then the noisy one, on a running operator. */
+export async function measureNoisyNeighbour(env: BenchEnv, op: OperatorProcess, o: NoisyOptions): Promise<NoisyResult> {
+  const audit = new AuditTail(join(env.cp.dir, 'audit.log'));
+  try {
+    const victims = Array.from({ length: o.victimApps }, (_, i) => ({ namespace: VICTIM, name: `app-${i}` }));
+    const noisyRefs = Array.from({ length: o.noisyApps }, (_, i) => ({ namespace: NOISY, name: `heavy-${i}` }));
+    o.log(`victim: ${victims.length} apps; waiting for their first traffic write`);
+    const created = new Date(Date.now() - 1000);
+    await forEachBounded(victims, 8, (r) => env.client.apply(victimEdit(r, 3)));
+    for (const r of victims) if (!await trafficWriteAfter(audit, r, created, performance.now() + 300_000)) throw new Error(`victim ${r.name} got no Knative Service in 300 s`);
+
+    o.log(`quiet run: ${o.edits} victim edits alone`);
+    const quiet = await phase(env, op, victims, audit, o.edits, 4, undefined);
+
+    let round = 0;
+    const noise = async () => {
+      round++;
+      // A round: the worst-case apps applied (a spec change every third round), then a storm of metadata-only edits.
+      await forEachBounded(noisyRefs, 4, (r) => env.client.apply(worstCaseApp(r, Math.floor(round / 3))));
+      let writes = noisyRefs.length;
+      for (let k = 0; k < 10; k++) {
+        await forEachBounded(noisyRefs, 4, (r) => env.client.apply({ apiVersion: 'serverlessapp.io/v1alpha1', kind: 'ServerlessApp', metadata: { name: r.name, namespace: r.namespace, labels: { storm: `${round}-${k}` } } }));
+        writes += noisyRefs.length;
+      }
+      return writes;
+    };
+    o.log(`noisy run: ${o.edits} victim edits while ${noisyRefs.length} worst-case apps in ${NOISY} are applied and edited without pause`);
+    const noisy = await phase(env, op, victims, audit, o.edits, 4 + Math.ceil(o.edits / victims.length), noise);
+    return { quiet, noisy };
+  } finally {
+    audit.close();
+  }
+}
+
+/** The figures and the ratios the issue asks for. */
+export function noisyRecord(r: NoisyResult) {
+  const fig = (p: PhaseFigures) => ({
+    editP50Ms: round(percentile(p.editsMs, 50)), editP99Ms: round(percentile(p.editsMs, 99)), editTimeouts: p.editTimeouts, edits: p.editsMs.length,
+    healthP50Ms: round(percentile(p.healthMs, 50)), healthP99Ms: round(percentile(p.healthMs, 99)), healthSamples: p.healthMs.length, healthFailures: p.healthFailures,
+    seconds: round(p.seconds, 1), cpuSeconds: p.cpuSeconds, cpuByNamespace: p.cpuByNamespace ?? 'unavailable (the operator does not export serverlessapp_reconcile_seconds_total)',
+    noisyWrites: p.noisyWrites,
+  });
+  const quiet = fig(r.quiet), noisy = fig(r.noisy);
+  const ratio = (a: number, b: number) => round(a / Math.max(b, 1), 2);
+  return {
+    quiet, noisy,
+    ratios: {
+      editP50: ratio(noisy.editP50Ms, quiet.editP50Ms), editP99: ratio(noisy.editP99Ms, quiet.editP99Ms),
+      healthP50: ratio(noisy.healthP50Ms, quiet.healthP50Ms), healthP99: ratio(noisy.healthP99Ms, quiet.healthP99Ms),
+      goal: 1.5,
+    },
+  };
+}
+
+export function noisyTable(rec: ReturnType<typeof noisyRecord>): string {
+  const row = (name: string, q: unknown, n: unknown, ratio?: number) => `${name.padEnd(34)}${String(q).padStart(14)}${String(n).padStart(14)}${ratio !== undefined ? `${ratio.toFixed(2).padStart(10)}${ratio <= rec.ratios.goal ? '' : '  > goal'}` : ''}`;
+  const cpuLine = (p: typeof rec.quiet) => typeof p.cpuByNamespace === 'string' ? p.cpuByNamespace : Object.entries(p.cpuByNamespace).map(([ns, s]) => `${ns} ${s} s`).join(', ');
+  return [
+    `${''.padEnd(34)}${'quiet'.padStart(14)}${'noisy'.padStart(14)}${'ratio'.padStart(10)}`,
+    row('victim edit -> traffic p50 (ms)', rec.quiet.editP50Ms, rec.noisy.editP50Ms, rec.ratios.editP50),
+    row('victim edit -> traffic p99 (ms)', rec.quiet.editP99Ms, rec.noisy.editP99Ms, rec.ratios.editP99),
+    row('edits (timeouts)', `${rec.quiet.edits} (${rec.quiet.editTimeouts})`, `${rec.noisy.edits} (${rec.noisy.editTimeouts})`),
+    row('/healthz p50 (ms)', rec.quiet.healthP50Ms, rec.noisy.healthP50Ms, rec.ratios.healthP50),
+    row('/healthz p99 (ms)', rec.quiet.healthP99Ms, rec.noisy.healthP99Ms, rec.ratios.healthP99),
+    row('/healthz samples (failed)', `${rec.quiet.healthSamples} (${rec.quiet.healthFailures})`, `${rec.noisy.healthSamples} (${rec.noisy.healthFailures})`),
+    row('operator CPU (s)', rec.quiet.cpuSeconds, rec.noisy.cpuSeconds),
+    row('noisy writes', rec.quiet.noisyWrites, rec.noisy.noisyWrites),
+    `reconcile CPU per namespace, quiet: ${cpuLine(rec.quiet)}`,
+    `reconcile CPU per namespace, noisy: ${cpuLine(rec.noisy)}`,
+    `goal: every ratio <= ${rec.ratios.goal}`,
+  ].join('\n');
+}
