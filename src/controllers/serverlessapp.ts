@@ -157,10 +157,10 @@ export class ServerlessAppReconciler {
     const { wrote, retryInMs } = await this.report(app, d, now, rejected);
     if (rejected) {
       // Shown on the app (Ready=False ApplyRejected or NotOwned, an Event, a metric). A refused write is
-      // retried with backoff; an object the app does not own waits for the app to change (no retry loop).
+      // retried with backoff; an object the app does not own is not retried, but the plan's requeue (window
+      // transition, step interval, deadline, warmup poll) is kept: its timed behaviour goes on.
       this.metrics.rejected(rejected.kind);
       if (rejected.retry) throw rejected;
-      return;
     }
 
     ctx.log.debug('reconciled', { phase: d.plan.phase, wroteStatus: wrote });
