@@ -23,9 +23,10 @@
 
 import { parseDuration } from '../api/v1alpha1/duration.ts';
 import {
-  ALLOWED_CRON, CHAIN_LIMIT, DAY, HOUR, Lru, MINUTE, SEARCH_HORIZON_MS, lastOpening, nextOpening, offsetAt, opensAt, opensEveryYear, scheduleOf, scheduleProblem,
+  ALLOWED_CRON, CHAIN_LIMIT, DAY, HOUR, MINUTE, SEARCH_HORIZON_MS, lastOpening, nextOpening, offsetAt, opensAt, opensEveryYear, scheduleOf, scheduleProblem,
   zoneProblem, zoneShift, type Schedule,
 } from './schedule.ts';
+import { Lru } from '../util/lru.ts';
 
 export interface ScaleWindow { name: string; schedule: string; duration: string; timeZone?: string; minScale: number; maxScale?: number }
 /** maxScale undefined = unbounded. */
