@@ -184,7 +184,7 @@ export class Controller {
         log.error('Reconciler error', { err: errorFields(err), retries: queue.numRequeues(key) });
       }
     } finally {
-      this.observer.reconciled(outcome, (performance.now() - started) / 1000, terminal);
+      this.observer.reconciled(outcome, (performance.now() - started) / 1000, terminal, req.namespace);
     }
   }
 }
