@@ -7,6 +7,7 @@
 
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { registerProcessMetrics } from './process-metrics.ts';
+import type { DropReason } from './events.ts';
 import type { QueueMetricsHooks, WorkQueue } from './workqueue.ts';
 
 export type ReconcileResult = 'success' | 'error' | 'requeue' | 'requeue_after';
@@ -86,8 +87,8 @@ export class OperatorMetrics {
 
     this.leader = new Gauge({ name: 'leader_election_master_status', help: 'Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master', labelNames: ['name'], registers });
     this.restRequests = new Counter({ name: 'rest_client_requests_total', help: 'Number of HTTP requests, partitioned by status code, method, and host', labelNames: ['code', 'method', 'host'], registers });
-    this.eventsDropped = new Counter({ name: 'serverlessapp_events_dropped_total', help: 'Events not written: reason spam (more than 25 for one object, then one per 5 minutes, as client-go) or queue_full (more than 1000 waiting)', labelNames: ['reason'], registers });
-    for (const reason of ['spam', 'queue_full']) this.eventsDropped.inc({ reason }, 0);
+    this.eventsDropped = new Counter({ name: 'serverlessapp_events_dropped_total', help: 'Events not written: reason spam (more than 25 for one object, then one per 5 minutes, as client-go), queue_full (10,000 waiting) or namespace_full (the namespace\'s share waiting, --max-pending-events-per-namespace)', labelNames: ['reason'], registers });
+    for (const reason of ['spam', 'queue_full', 'namespace_full']) this.eventsDropped.inc({ reason }, 0);
     this.reconcileSecondsByNamespace = new Counter({ name: 'serverlessapp_reconcile_seconds_total', help: 'Time spent reconciling objects of each namespace (the operator\'s share per tenant)', labelNames: ['controller', 'namespace'], registers });
     this.budgetRefusals = new Counter({ name: 'serverlessapp_budget_refusals_total', help: 'Background work refused because a namespace\'s budget or the global cap was reached (warmup, analysis, event)', labelNames: ['namespace', 'budget'], registers });
   }
@@ -98,7 +99,7 @@ export class OperatorMetrics {
   }
 
   /** An Event the recorder did not write. */
-  eventDropped(reason: 'spam' | 'queue_full'): void {
+  eventDropped(reason: DropReason): void {
     this.eventsDropped.inc({ reason });
   }
 
