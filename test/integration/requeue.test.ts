@@ -40,8 +40,10 @@ describe('requeue after a refused write (integration, controlled clock)', functi
     // Two seconds before the opening, one look: the plan asks to come back at 07:00:00.
     clock.jumpTo(new Date('2026-11-23T06:59:58Z'));
     op.apps.controller.enqueueAll();
+    // Generous for a 2 s requeue, and short of the informers' periodic relist (about 60 s), which would
+    // reconcile the app by accident (the old code passed at 61 s that way).
     const open = await waitForApp(ns, 'shop', (a) => a.status?.scaling?.openWindows?.includes('business-hours') ?? false,
-      'status.scaling.openWindows to include business-hours (the requeue at the opening)', 60_000);
+      'status.scaling.openWindows to include business-hours (the requeue at the opening, before any periodic relist)', 30_000);
     assert.equal(open.status?.scaling?.minScale, 3);
     assert.equal(condition(open, 'Ready')?.reason, 'NotOwned', 'the refusal still shows');
   });
