@@ -17,8 +17,10 @@ import { freshNamespace, waitFor } from '../support/cluster.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
 
 const ROUNDS = 10;
-/** Generous: the real Knative on a shared, loaded machine. Before the fix this took 86 s. */
-const VICTIM_DEADLINE_MS = 60_000;
+/** Generous: ten times the issue's quiet figure (3 s) for the real Knative on a loaded machine; the attack made it 86 s. */
+const VICTIM_DEADLINE_MS = 30_000;
+/** For the noisy apps' own outcome, which is not what this test bounds. */
+const NOISY_DEADLINE_MS = 120_000;
 const PROBE_BOUND_MS = 1_000;
 
 /** The issue's shape: \pL{1000} repeated to the 1024-character limit, 16 times (an RE2 program of ~113,000 instructions each). */
@@ -92,14 +94,6 @@ describe('fair share of the operator across namespaces (integration)', function 
         { timeoutMs: VICTIM_DEADLINE_MS, message: 'the victim\'s edit (image web:2) to reach its Knative Service while the noisy namespace streams edits' });
       await edits;
 
-      // Bounded, not starved: the attack's regexes are refused by name, the heavy valid ones applied, each at the last edit.
-      for (const i of [0, 1]) {
-        if (refusedAtAdmission.includes(`heavy-${i}`)) continue;
-        const refused = await waitForApp(noisy, `heavy-${i}`, (a) => condition(a, 'Ready')?.reason === 'InvalidSpec', `heavy-${i} refused (InvalidSpec)`, VICTIM_DEADLINE_MS);
-        assert.match(condition(refused, 'Ready')!.message, /spec\.rollout\.match\[0\]\.regex: regular expression too large/);
-      }
-      for (const i of [2, 3]) await waitFor(() => userClient().get(Kinds.VirtualService, noisy, `heavy-${i}-routes`), { timeoutMs: VICTIM_DEADLINE_MS, message: `heavy-${i}'s VirtualService (its regexes within the budget)` });
-
       prober.stdin.end('stop\n');
       await once(prober, 'exit');
       const probes = JSON.parse(probeOutput) as Array<{ status: number; ms: number }>;
@@ -108,6 +102,13 @@ describe('fair share of the operator across namespaces (integration)', function 
       const slowest = Math.max(...probes.map((p) => p.ms));
       assert.ok(slowest < PROBE_BOUND_MS, `/healthz answered within ${PROBE_BOUND_MS} ms every time (slowest ${slowest} ms of ${probes.length})`);
       console.log(`      victim Knative Service after ${Math.round(createdAfterMs)} ms; /healthz slowest ${slowest} ms of ${probes.length} probes`);
+      // Bounded, not starved: the attack's regexes are refused by name, the heavy valid ones applied, each at the last edit.
+      for (const i of [0, 1]) {
+        if (refusedAtAdmission.includes(`heavy-${i}`)) continue;
+        const refused = await waitForApp(noisy, `heavy-${i}`, (a) => condition(a, 'Ready')?.reason === 'InvalidSpec', `heavy-${i} refused (InvalidSpec)`, NOISY_DEADLINE_MS);
+        assert.match(condition(refused, 'Ready')!.message, /spec\.rollout\.match\[0\]\.regex: regular expression too large/);
+      }
+      for (const i of [2, 3]) await waitFor(() => userClient().get(Kinds.VirtualService, noisy, `heavy-${i}-routes`), { timeoutMs: NOISY_DEADLINE_MS, message: `heavy-${i}'s VirtualService (its regexes within the budget)` });
     } finally {
       if (prober.exitCode === null) prober.kill();
     }
