@@ -86,4 +86,21 @@ describe('operator flags', () => {
       assert.deepEqual(p.allowedGateways, ['istio-system/public']);
     });
   });
+
+  describe('budgets for background work', () => {
+    it('defaults to a fair share: 8 warmups per namespace of 64, 2 analysis rounds of 4, 1000 pending Events per namespace', () => {
+      assert.deepEqual(parseConfig([], {}).budgets, { warmupsPerNamespace: 8, concurrentWarmups: 64, analysesPerNamespace: 2, concurrentAnalyses: 4, pendingEventsPerNamespace: 1000 });
+    });
+
+    it('reads each from its flag or environment variable', () => {
+      const c = parseConfig(['--max-warmups-per-namespace', '2', '--max-concurrent-analyses', '9'], { MAX_CONCURRENT_WARMUPS: '10', MAX_ANALYSES_PER_NAMESPACE: '1', MAX_PENDING_EVENTS_PER_NAMESPACE: '50' });
+      assert.deepEqual(c.budgets, { warmupsPerNamespace: 2, concurrentWarmups: 10, analysesPerNamespace: 1, concurrentAnalyses: 9, pendingEventsPerNamespace: 50 });
+    });
+
+    for (const bad of ['0', '1.5', 'many', '100001']) {
+      it(`refuses --max-warmups-per-namespace ${bad}, naming the flag`, () => {
+        assert.throws(() => parseConfig(['--max-warmups-per-namespace', bad], {}), (e: unknown) => e instanceof ConfigError && /--max-warmups-per-namespace must be a whole number from 1 to 100000/.test(e.message));
+      });
+    }
+  });
 });

@@ -59,6 +59,16 @@ export interface OperatorConfig {
   clockStart?: string;
   /** Restart a watch that carried nothing for this long (default: the informer's, 60 s). */
   watchWatchdogMs?: number;
+  /** Background work's fair share: warmup tasks and analysis rounds running at once per namespace and in all, Events waiting per namespace. */
+  budgets: Budgets;
+}
+
+export interface Budgets {
+  warmupsPerNamespace: number;
+  concurrentWarmups: number;
+  analysesPerNamespace: number;
+  concurrentAnalyses: number;
+  pendingEventsPerNamespace: number;
 }
 
 const OPTIONS = {
@@ -89,6 +99,11 @@ const OPTIONS = {
   'knative-inplace-scaling': { type: 'string', env: 'KNATIVE_INPLACE_SCALING', help: 'auto|true|false (default auto: detect Knative >= 1.21)' },
   'knative-visibility': { type: 'string', env: 'KNATIVE_VISIBILITY', help: 'cluster-local|external: whether Knative also exposes apps on its external domain (default cluster-local: only the hosts an app claims in spec.ingress, which the platform allows)' },
   'local-gateway': { type: 'string', env: 'KNATIVE_LOCAL_GATEWAY', help: 'Knative local gateway host (default knative-local-gateway.istio-system.svc.cluster.local)' },
+  'max-warmups-per-namespace': { type: 'string', env: 'MAX_WARMUPS_PER_NAMESPACE', help: 'warmup tasks one namespace runs at once; more wait their turn (default 8)' },
+  'max-concurrent-warmups': { type: 'string', env: 'MAX_CONCURRENT_WARMUPS', help: 'warmup tasks the operator runs at once, shared round-robin by namespaces (default 64)' },
+  'max-analyses-per-namespace': { type: 'string', env: 'MAX_ANALYSES_PER_NAMESPACE', help: 'analysis rounds one namespace runs at once (default 2)' },
+  'max-concurrent-analyses': { type: 'string', env: 'MAX_CONCURRENT_ANALYSES', help: 'analysis rounds the operator runs at once, shared round-robin by namespaces (default 4)' },
+  'max-pending-events-per-namespace': { type: 'string', env: 'MAX_PENDING_EVENTS_PER_NAMESPACE', help: 'Events one namespace may have waiting to be written; more are dropped and counted (default 1000; 10000 for all)' },
   'clock-start': { type: 'string', env: 'CLOCK_START', help: 'demo clock: start time (RFC 3339); time runs from there' },
   'watch-watchdog': { type: 'string', env: '', help: 'restart a watch that carried no traffic for this long, e.g. 30s (default 60s, at least 3s)' },
   help: { type: 'boolean', env: '', help: 'show this help' },
@@ -152,7 +167,22 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv): OperatorCon
     localGateway: get('local-gateway') ?? 'knative-local-gateway.istio-system.svc.cluster.local',
     ...(clockStart ? { clockStart } : {}),
     ...(watchWatchdogMs !== undefined ? { watchWatchdogMs } : {}),
+    budgets: {
+      warmupsPerNamespace: count('max-warmups-per-namespace', get('max-warmups-per-namespace'), 8),
+      concurrentWarmups: count('max-concurrent-warmups', get('max-concurrent-warmups'), 64),
+      analysesPerNamespace: count('max-analyses-per-namespace', get('max-analyses-per-namespace'), 2),
+      concurrentAnalyses: count('max-concurrent-analyses', get('max-concurrent-analyses'), 4),
+      pendingEventsPerNamespace: count('max-pending-events-per-namespace', get('max-pending-events-per-namespace'), 1000),
+    },
   };
+}
+
+/** A whole number from 1 to 100,000, for the budgets. */
+function count(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 100_000) throw new ConfigError(`--${name} must be a whole number from 1 to 100000, got ${JSON.stringify(value)}`);
+  return n;
 }
 
 /** The tenant-safety settings validation reads, from the operator's configuration. */

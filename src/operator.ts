@@ -83,6 +83,7 @@ export async function createOperator(kc: KubeConfigSource, config: OperatorConfi
     logger: deps.logger, clock: deps.clock, userAgent: `serverlessapp-operator/${VERSION}`,
     ...(config.watchWatchdogMs ? { watchdogMs: config.watchWatchdogMs } : {}),
     ...(deps.onLostLeadership ? { onLostLeadership: deps.onLostLeadership } : {}),
+    maxPendingEventsPerNamespace: config.budgets.pendingEventsPerNamespace,
   });
   const inPlaceBounds = await detectInPlaceScaling(manager.client, config.knativeInPlaceScaling, deps.logger);
   const cacheScope = await detectCacheScope(manager.client, config.modelCacheScope, deps.logger);
@@ -92,6 +93,8 @@ export async function createOperator(kc: KubeConfigSource, config: OperatorConfi
     policy, warmupUrlTemplate: config.warmupUrlTemplate, localGateway: config.localGateway,
     inPlaceBounds, clusterLocal: config.knativeVisibility === 'cluster-local', concurrency: config.concurrency, modelCacheScope: cacheScope,
     ...(deps.warmupBackoffMs ? { warmupBackoffMs: deps.warmupBackoffMs } : {}),
+    warmupSlots: { perNamespace: config.budgets.warmupsPerNamespace, total: config.budgets.concurrentWarmups },
+    analysisSlots: { perNamespace: config.budgets.analysesPerNamespace, total: config.budgets.concurrentAnalyses },
   });
   const caches = new ModelCacheReconciler(manager, { scope: cacheScope, nodeGroup: config.modelCacheNodeGroup, policy: { maxModelSizeBytes: policy.maxModelSizeBytes, allowedStorageUriPrefixes: policy.allowedStorageUriPrefixes, maxModelCacheBytesPerNamespace: policy.maxModelCacheBytesPerNamespace } });
   return { manager, apps, caches, settings: { inPlaceBounds, cacheScope } };

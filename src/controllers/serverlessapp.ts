@@ -25,6 +25,7 @@ import { StatusWriter } from '../runtime/status.ts';
 import { RETIRED, revisionBounds } from '../scaling/revision-bounds.ts';
 import type { EffectiveScale } from '../scaling/windows.ts';
 import type { CacheScope } from '../render/local-model-cache.ts';
+import type { SlotLimits } from '../util/fair-slots.ts';
 import { ChildWriter, WriteRejected, ownedBy, routingManager } from './children.ts';
 import { missingDataPlane, type DataPlaneKinds } from './data-plane.ts';
 import { HostClaims } from './host-claims.ts';
@@ -49,6 +50,9 @@ export interface ServerlessAppOptions {
   /** Backoff of failing warmup requests (tests shorten it). */
   warmupBackoffMs?: number;
   modelCacheScope: CacheScope;
+  /** Warmup tasks and analysis rounds at once, per namespace and in all (default: the runners'). */
+  warmupSlots?: SlotLimits;
+  analysisSlots?: SlotLimits;
 }
 
 export class ServerlessAppReconciler {
@@ -95,9 +99,15 @@ export class ServerlessAppReconciler {
       clock: mgr.clock, urlTemplate: o.warmupUrlTemplate,
       onProgress: (key) => this.controller.enqueue(splitKey(key)),
       onRetry: (key, message) => this.recordFor(key, 'Warning', 'WarmupRetry', message),
+      onWait: (key, message) => this.budgetExceeded(key, 'WarmupBudgetExceeded', message),
       ...(o.warmupBackoffMs ? { initialBackoffMs: o.warmupBackoffMs } : {}),
+      ...(o.warmupSlots ? { slots: o.warmupSlots } : {}),
     });
-    this.analyses = new AnalysisRunner({ onDone: (key) => this.controller.enqueue(splitKey(key)) });
+    this.analyses = new AnalysisRunner({
+      onDone: (key) => this.controller.enqueue(splitKey(key)),
+      onWait: (key, message) => this.budgetExceeded(key, 'AnalysisBudgetExceeded', message),
+      ...(o.analysisSlots ? { slots: o.analysisSlots } : {}),
+    });
     this.controller = new Controller({
       name: 'serverlessapp', reconcile: (req, ctx) => this.reconcile(req, ctx),
       concurrency: o.concurrency ?? 4, logger: mgr.logger, metrics: mgr.metrics,
@@ -117,6 +127,12 @@ export class ServerlessAppReconciler {
     // A data plane installed (or removed) while running: every app may need to know.
     for (const i of [this.services, this.inferenceServices, this.virtualServices, this.revisions]) i.onServedChange(() => this.controller.enqueueAll());
     mgr.add(this.controller);
+  }
+
+  /** Background work waits for its namespace's share or the operator's cap: an Event on the app, and a metric per namespace. */
+  private budgetExceeded(key: string, reason: 'WarmupBudgetExceeded' | 'AnalysisBudgetExceeded', message: string): void {
+    this.mgr.metrics.budgetRefused(splitKey(key).namespace, reason === 'WarmupBudgetExceeded' ? 'warmup' : 'analysis');
+    this.recordFor(key, 'Warning', reason, message);
   }
 
   private recordFor(key: string, type: 'Normal' | 'Warning', reason: string, message: string): void {
@@ -162,10 +178,10 @@ export class ServerlessAppReconciler {
     const { wrote, retryInMs } = await this.report(app, d, now, rejected);
     if (rejected) {
       // Shown on the app (Ready=False ApplyRejected or NotOwned, an Event, a metric). A refused write is
-      // retried with backoff; an object the app does not own waits for the app to change (no retry loop).
+      // retried with backoff; an object the app does not own is not retried, but the plan's requeue (window
+      // transition, step interval, deadline, warmup poll) is kept: its timed behaviour goes on.
       this.metrics.rejected(rejected.kind);
       if (rejected.retry) throw rejected;
-      return;
     }
 
     ctx.log.debug('reconciled', { phase: d.plan.phase, wroteStatus: wrote });

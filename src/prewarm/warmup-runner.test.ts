@@ -105,4 +105,42 @@ describe('warmup runner', () => {
     assert.match(p.lastError ?? '', /header "Host" is not allowed/);
     assert.equal(server.requests.length, 0);
   });
+
+  it('runs a namespace\'s share of warmups at once and says so for the one that waits, while another namespace\'s goes ahead', async () => {
+    const held: ServerResponse[] = [];
+    server.handler = (_r, res) => { held.push(res); };
+    const waits: Array<[string, string]> = [];
+    const runner = new WarmupRunner({
+      clock: systemClock, urlTemplate: `${server.url}/{namespace}/{app}{path}`, onProgress: () => {},
+      onWait: (key, _m, limit) => waits.push([key, limit]), slots: { perNamespace: 1, total: 10 },
+    });
+    const at = (namespace: string, app: string) => ({ ...target, key: `${namespace}/${app}`, namespace, app });
+    runner.ensure(at('noisy', 'a'), { path: '/', count: 1 }, new Date());
+    runner.ensure(at('noisy', 'b'), { path: '/', count: 1 }, new Date());
+    runner.ensure(at('victim', 'c'), { path: '/', count: 1 }, new Date());
+    await waitUntil('two requests held', () => held.length === 2);
+    assert.deepEqual(server.requests.map((r) => r.url).sort(), ['/noisy/a/', '/victim/c/']);
+    assert.deepEqual(waits, [['noisy/b', 'namespace']]);
+    held.splice(0).forEach((res) => res.end());
+    await waitUntil('noisy/b\'s request once a slot is free', () => server.requests.some((r) => r.url === '/noisy/b/'));
+    held.splice(0).forEach((res) => res.end());
+    runner.stop();
+  });
+
+  it('ends a task whose work throws as failed, reporting it, never as an unhandled rejection', async () => {
+    const progressed: string[] = [];
+    const runner = new WarmupRunner({ clock: systemClock, urlTemplate: server.url, onProgress: (k) => progressed.push(k) });
+    runner.ensure(target, { path: '/', deadline: 'not a duration' }, new Date());
+    const p = await until(runner, 'failed');
+    assert.match(p.lastError ?? '', /^warmup failed: /);
+    assert.deepEqual(progressed, [target.key]);
+  });
 });
+
+async function waitUntil(what: string, cond: () => boolean, ms = 5_000): Promise<void> {
+  const deadline = performance.now() + ms;
+  while (!cond()) {
+    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}

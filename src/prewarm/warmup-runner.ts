@@ -6,11 +6,16 @@
 // its version is no longer being prewarmed. Each request is one bounded
 // outbound call (runtime/outbound.ts): a total deadline, a byte cap on a body
 // that is counted and dropped, no redirects, no Host or hop-by-hop headers.
+// Tasks share fair slots (util/fair-slots.ts): a few per namespace and a cap
+// for all, so one tenant's thousand apps cannot crowd out another's warmup; a
+// task that must wait for a slot says so (onWait) and its deadline keeps
+// running. A task that throws ends as failed, never as an unhandled rejection.
 
 import type { WarmupSpec } from '../api/v1alpha1/serverlessapp.ts';
 import { parseDuration } from '../api/v1alpha1/duration.ts';
 import type { Clock } from '../runtime/clock.ts';
 import { OutboundError, describeStatus, outboundRequest } from '../runtime/outbound.ts';
+import { FairSlots, type SlotLimits } from '../util/fair-slots.ts';
 
 /** `startedAt`: the instant the task's deadline counts from (status reports it, so it never follows warmedAt). */
 export type WarmupProgress = { sent: number; succeeded: number; lastError?: string; startedAt: Date } & (
@@ -34,6 +39,10 @@ export interface WarmupRunnerOptions {
   /** Called whenever a task makes progress or ends: the owner re-enqueues the app. */
   onProgress: (key: string) => void;
   onRetry?: (key: string, message: string) => void;
+  /** A task waits for a slot: its namespace has `perNamespace` running, or the operator `total`. */
+  onWait?: (key: string, message: string, limit: 'namespace' | 'total') => void;
+  /** Warmup tasks running at once, per namespace and in all (default DEFAULT_WARMUP_SLOTS). */
+  slots?: SlotLimits;
   /** Largest warmup response read before the request counts as failed (default WARMUP_MAX_BYTES). */
   maxResponseBytes?: number;
   initialBackoffMs?: number;
@@ -52,15 +61,18 @@ interface Task { id: string; version: string; revision: string; progress: Warmup
 const MIN_REQUEST_MS = 20;
 /** Warmup reads a response only to its end (the body is dropped): 16 MiB covers large inference answers. */
 export const WARMUP_MAX_BYTES = 16 << 20;
+export const DEFAULT_WARMUP_SLOTS: SlotLimits = { perNamespace: 8, total: 64 };
 
 export class WarmupRunner {
   private readonly tasks = new Map<string, Task>();
   private readonly o: WarmupRunnerOptions;
+  private readonly slots: FairSlots;
   /** Requests sent in all, for tests and metrics. */
   sent = 0;
 
   constructor(o: WarmupRunnerOptions) {
     this.o = o;
+    this.slots = new FairSlots(o.slots ?? DEFAULT_WARMUP_SLOTS);
   }
 
   /** The task held for an app, whatever its version: what the planner observes. */
@@ -76,7 +88,10 @@ export class WarmupRunner {
     if (existing) existing.cancelled = true;
     const task: Task = { id: taskId(t), version: t.version, revision: t.revision, progress: { phase: 'running', sent: 0, succeeded: 0, startedAt }, cancelled: false };
     this.tasks.set(t.key, task);
-    void this.run(task, t, spec, startedAt);
+    this.run(task, t, spec, startedAt).catch((err: unknown) => {
+      task.progress = { phase: 'failed', sent: task.progress.sent, succeeded: task.progress.succeeded, startedAt, lastError: `warmup failed: ${(err as Error)?.message ?? String(err)}`, finishedAt: this.o.clock.now() };
+      if (!task.cancelled) notify(() => this.o.onProgress(t.key));
+    });
     return task.progress;
   }
 
@@ -92,6 +107,22 @@ export class WarmupRunner {
   }
 
   private async run(task: Task, t: WarmupTarget, spec: WarmupSpec, startedAt: Date): Promise<void> {
+    const limit = this.slots.check(t.namespace);
+    if (limit !== 'free') {
+      const { perNamespace, total } = this.slots.limits;
+      this.o.onWait?.(t.key, limit === 'namespace'
+        ? `warmup of revision ${t.revision} waits for a slot: namespace ${t.namespace} already runs ${perNamespace} warmups (--max-warmups-per-namespace); its deadline keeps running`
+        : `warmup of revision ${t.revision} waits for a slot: the operator already runs ${total} warmups (--max-concurrent-warmups); its deadline keeps running`, limit);
+    }
+    await this.slots.acquire(t.namespace);
+    try {
+      if (!task.cancelled) await this.warm(task, t, spec, startedAt, limit !== 'free');
+    } finally {
+      this.slots.release(t.namespace);
+    }
+  }
+
+  private async warm(task: Task, t: WarmupTarget, spec: WarmupSpec, startedAt: Date, waited: boolean): Promise<void> {
     const want = spec.count ?? 1;
     const deadline = startedAt.getTime() + parseDuration(spec.deadline ?? '5m');
     const timeout = parseDuration(spec.timeout ?? '10s');
@@ -101,6 +132,7 @@ export class WarmupRunner {
     while (!task.cancelled) {
       // A request squeezed into the deadline's last moments would only report its own timeout.
       if (this.o.clock.now().getTime() >= deadline - MIN_REQUEST_MS) {
+        if (waited && p.sent === 0) p.lastError = 'the deadline passed while waiting for a warmup slot';
         task.progress = { phase: 'failed', ...p, finishedAt: this.o.clock.now() };
         break;
       }
@@ -144,6 +176,15 @@ export class WarmupRunner {
 
 function taskId(t: WarmupTarget): string {
   return `${t.version}/${t.revision}`;
+}
+
+/** A callback's throw is the owner's bug; it must not end the task as an unhandled rejection. */
+function notify(callback: () => void): void {
+  try {
+    callback();
+  } catch {
+    // nothing to report to: the owner's callback is the reporting path
+  }
 }
 
 function sleep(ms: number): Promise<void> {

@@ -47,8 +47,8 @@ describe('AnalysisRunner', () => {
     assert.deepEqual(done, ['ns/a']);
   });
 
-  it('runs at most maxConcurrent rounds at once; a stalled endpoint never blocks the others beyond its slot', async () => {
-    const runner = new AnalysisRunner({ onDone: () => {}, maxConcurrent: 2 });
+  it('runs at most the total of rounds at once; a stalled endpoint never blocks the others beyond its slot', async () => {
+    const runner = new AnalysisRunner({ onDone: () => {}, slots: { perNamespace: 10, total: 2 } });
     const rounds = [deferred(), deferred(), deferred()];
     rounds.forEach((r, i) => runner.outcome(`ns/app-${i}`, 'r', r.run));
     await tick();
@@ -64,5 +64,37 @@ describe('AnalysisRunner', () => {
     runner.outcome('ns/a', 'r', async () => { throw new Error('boom'); });
     await tick();
     assert.deepEqual(runner.outcome('ns/a', 'r', async () => pass), { result: 'nodata', message: 'analysis failed: boom' });
+  });
+
+  it('gives each namespace its share of rounds and hands freed slots round-robin, saying which round waits', async () => {
+    const waits: Array<[string, string]> = [];
+    const runner = new AnalysisRunner({ onDone: () => {}, onWait: (k, _m, limit) => waits.push([k, limit]), slots: { perNamespace: 1, total: 2 } });
+    const noisy = [deferred(), deferred(), deferred()];
+    noisy.forEach((r, i) => runner.outcome(`noisy/app-${i}`, 'r', r.run));
+    const victim = deferred();
+    runner.outcome('victim/web', 'r', victim.run);
+    await tick();
+    assert.deepEqual([...noisy, victim].map((r) => r.started()), [true, false, false, true], 'one noisy round, and the victim\'s');
+    assert.deepEqual(waits, [['noisy/app-1', 'namespace'], ['noisy/app-2', 'namespace']]);
+    noisy[0]!.finish(pass);
+    await tick();
+    await tick();
+    assert.deepEqual(noisy.map((r) => r.started()), [true, true, false]);
+  });
+
+  it('does not turn a throwing onDone into an unhandled rejection', async () => {
+    const rejections: unknown[] = [];
+    const onRejection = (e: unknown) => rejections.push(e);
+    process.on('unhandledRejection', onRejection);
+    try {
+      const runner = new AnalysisRunner({ onDone: () => { throw new Error('owner bug'); } });
+      runner.outcome('ns/a', 'r', async () => pass);
+      await tick();
+      await tick();
+      assert.deepEqual(rejections, []);
+      assert.deepEqual(runner.finished('ns/a'), { round: 'r', outcome: pass });
+    } finally {
+      process.off('unhandledRejection', onRejection);
+    }
   });
 });

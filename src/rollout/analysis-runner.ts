@@ -2,16 +2,24 @@
 // runs: a reconcile asks for the outcome of the current check round; the first
 // ask starts it in the background, and its end re-queues the app, whose next
 // reconcile reads the outcome. A slow or hostile analysis endpoint can hold
-// one of a few analysis slots, never a reconcile worker, and at most
-// `maxConcurrent` rounds run at once across all apps (the rest wait their turn).
+// one of a few analysis slots, never a reconcile worker. Slots are shared
+// fairly (util/fair-slots.ts): a few per namespace and a cap for all, handed
+// round-robin across namespaces; a round that waits says so (onWait). A round
+// that throws ends as "nodata", never as an unhandled rejection.
 
+import { FairSlots, type SlotLimits } from '../util/fair-slots.ts';
 import type { AnalysisOutcome } from './canary.ts';
 
 export interface AnalysisRunnerOptions {
   /** Called when a round finished, with the app's key: re-queue it. */
   onDone: (key: string) => void;
-  maxConcurrent?: number;
+  /** A round waits for a slot: its namespace has `perNamespace` running, or the operator `total`. */
+  onWait?: (key: string, message: string, limit: 'namespace' | 'total') => void;
+  /** Rounds running at once, per namespace and in all (default DEFAULT_ANALYSIS_SLOTS). */
+  slots?: SlotLimits;
 }
+
+export const DEFAULT_ANALYSIS_SLOTS: SlotLimits = { perNamespace: 2, total: 4 };
 
 interface Round {
   id: string;
@@ -21,14 +29,12 @@ interface Round {
 
 export class AnalysisRunner {
   private readonly rounds = new Map<string, Round>();
-  private readonly waiting: Array<() => void> = [];
-  private running = 0;
-  private readonly max: number;
-  private readonly onDone: (key: string) => void;
+  private readonly slots: FairSlots;
+  private readonly o: AnalysisRunnerOptions;
 
   constructor(o: AnalysisRunnerOptions) {
-    this.onDone = o.onDone;
-    this.max = Math.max(1, o.maxConcurrent ?? 4);
+    this.o = o;
+    this.slots = new FairSlots(o.slots ?? DEFAULT_ANALYSIS_SLOTS);
   }
 
   /**
@@ -41,7 +47,9 @@ export class AnalysisRunner {
     if (current) current.cancelled = true;
     const round: Round = { id, cancelled: false };
     this.rounds.set(key, round);
-    void this.start(key, round, run);
+    this.start(key, round, run).catch(() => {
+      // start() settles every round itself; only a throwing onDone lands here, and it must not become an unhandled rejection.
+    });
     return undefined;
   }
 
@@ -58,19 +66,25 @@ export class AnalysisRunner {
   }
 
   private async start(key: string, round: Round, run: () => Promise<AnalysisOutcome>): Promise<void> {
-    if (this.running >= this.max) await new Promise<void>((resolve) => this.waiting.push(resolve));
-    this.running++;
+    const namespace = key.slice(0, key.indexOf('/'));
+    const limit = this.slots.check(namespace);
+    if (limit !== 'free') {
+      const { perNamespace, total } = this.slots.limits;
+      this.o.onWait?.(key, limit === 'namespace'
+        ? `analysis round waits for a slot: namespace ${namespace} already runs ${perNamespace} (--max-analyses-per-namespace)`
+        : `analysis round waits for a slot: the operator already runs ${total} (--max-concurrent-analyses)`, limit);
+    }
+    await this.slots.acquire(namespace);
     try {
       if (round.cancelled) return;
       try {
         round.outcome = await run();
       } catch (err) {
-        round.outcome = { result: 'nodata', message: `analysis failed: ${(err as Error).message}` };
+        round.outcome = { result: 'nodata', message: `analysis failed: ${(err as Error)?.message ?? String(err)}` };
       }
-      if (!round.cancelled) this.onDone(key);
+      if (!round.cancelled) this.o.onDone(key);
     } finally {
-      this.running--;
-      this.waiting.shift()?.();
+      this.slots.release(namespace);
     }
   }
 }

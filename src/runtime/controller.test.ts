@@ -162,7 +162,7 @@ describe('Controller', () => {
     await until(() => seen.includes('good'));
   });
 
-  it('waits for in-flight reconciles on stop and takes no new work after it', async () => {
+  it('waits for in-flight reconciles on stop, takes no new work meanwhile, and keeps what arrived for the next start', async () => {
     const g = gate();
     const seen: string[] = [];
     let finished = false;
@@ -185,7 +185,10 @@ describe('Controller', () => {
     await stopping;
     assert.equal(finished, true);
     await sleep(30);
-    assert.deepEqual(seen, ['slow']);
+    assert.deepEqual(seen, ['slow'], 'nothing runs while stopped');
+    c.start();
+    await until(() => seen.includes('late'));
+    assert.deepEqual(seen, ['slow', 'late'], 'the key enqueued while draining waited for the next start');
   });
 
   it('maps informer events to requests, the old owner too when an update moves a child', async () => {

@@ -124,12 +124,11 @@ export class Controller {
   async stop(): Promise<void> {
     if (!this.running) return;
     this.running = false;
-    const queue = this.queue;
-    queue.shutDown();
+    this.queue.shutDown();
+    // Events that arrive while stopping or stopped wait on a fresh queue for the next start().
+    this.queue = this.newQueue();
     await Promise.all(this.workers);
     this.workers = [];
-    // Events that arrive while stopped wait on a fresh queue for the next start().
-    this.queue = this.newQueue();
     this.logger.info('stopped workers');
   }
 
@@ -185,7 +184,7 @@ export class Controller {
         log.error('Reconciler error', { err: errorFields(err), retries: queue.numRequeues(key) });
       }
     } finally {
-      this.observer.reconciled(outcome, (performance.now() - started) / 1000, terminal);
+      this.observer.reconciled(outcome, (performance.now() - started) / 1000, terminal, req.namespace);
     }
   }
 }

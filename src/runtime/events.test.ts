@@ -154,4 +154,30 @@ describe('EventRecorder', () => {
     recorder.record(app, 'Normal', 'Created', 'x');
     assert.equal(client.calls.length, 0);
   });
+
+  it('writes pending Events round-robin over namespaces: a flood in one waits behind its own', async () => {
+    const { client, recorder } = setup();
+    const inNamespace = (namespace: string, i: number) => ({ ...app, metadata: { ...app.metadata, namespace, name: `web-${i}`, uid: `${namespace}-${i}` } });
+    for (let i = 0; i < 50; i++) recorder.record(inNamespace('noisy', i), 'Warning', 'Flood', 'x');
+    recorder.record(inNamespace('victim', 0), 'Normal', 'Ready', 'first version is ready');
+    await recorder.flush();
+    const order = client.calls.map((c) => (c.body['regarding'] as { namespace: string }).namespace);
+    // Four writers take the first four at once; the victim's is among the next round, not the 51st.
+    assert.ok(order.indexOf('victim') <= 8, `victim written at position ${order.indexOf('victim')}`);
+    assert.equal(order.length, 51);
+  });
+
+  it('drops what exceeds a namespace\'s share of the queue, while another namespace still gets in', async () => {
+    const clock = new ManualClock();
+    const client = new FakeClient();
+    const drops: Array<[string, string]> = [];
+    const recorder = new EventRecorder(client.asClient(), { identity: 'pod-a', clock, maxPendingPerNamespace: 5, onDrop: (why, ns) => drops.push([why, ns]) });
+    const inNamespace = (namespace: string, i: number) => ({ ...app, metadata: { ...app.metadata, namespace, name: `web-${i}`, uid: `${namespace}-${i}` } });
+    for (let i = 0; i < 20; i++) recorder.record(inNamespace('noisy', i), 'Warning', 'Flood', 'x');
+    recorder.record(inNamespace('victim', 0), 'Normal', 'Ready', 'first version is ready');
+    await recorder.flush();
+    assert.ok(drops.length > 0 && drops.every(([why, ns]) => why === 'namespace_full' && ns === 'noisy'), JSON.stringify(drops));
+    assert.ok(client.calls.some((c) => (c.body['regarding'] as { namespace: string }).namespace === 'victim'), 'the victim\'s Event was written');
+    assert.equal(client.calls.length + drops.length, 21, 'every event is written or counted as dropped');
+  });
 });

@@ -4,12 +4,15 @@
 // and a failure is logged, never thrown into a reconcile. A repeat of the same
 // event within ten minutes bumps the existing Event's series count instead of
 // creating another object, and a per-object token bucket stops a hot loop from
-// flooding etcd.
+// flooding etcd. Pending writes are queued per namespace and written
+// round-robin (fair-queue.ts), with a cap per namespace beside the global one:
+// one tenant's flood of Events neither delays nor crowds out another's.
 
 import type { KubeClient } from './client.ts';
 import { isNamespaceTerminating, isNotFound } from './client.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { Kinds } from '../util/kinds.ts';
+import { FairQueue } from './fair-queue.ts';
 import type { Logger } from './logging.ts';
 
 export const REPORTING_CONTROLLER = 'serverlessapp.io/operator';
@@ -34,12 +37,14 @@ const SPAM_REFILL_MS = 5 * 60_000;
  * saying one thing while the API server is slow (measured: 6,396 of 10,000 dropped at 1,000) is kept.
  */
 const MAX_PENDING = 10_000;
+/** One namespace's share of the pending writes (--max-pending-events-per-namespace). */
+export const DEFAULT_MAX_PENDING_PER_NAMESPACE = 1_000;
 const DROP_LOG_EVERY_MS = 60_000;
 /** Writers draining the queue at once: a burst of thousands of apps is written, not dropped. */
 const WRITERS = 4;
 
-/** Why an event was not written: the per-object spam filter, or the pending queue was full. */
-export type DropReason = 'spam' | 'queue_full';
+/** Why an event was not written: the per-object spam filter, the pending queue was full, or the namespace's share of it. */
+export type DropReason = 'spam' | 'queue_full' | 'namespace_full';
 
 interface Series {
   namespace: string;
@@ -65,19 +70,24 @@ export class EventRecorder {
   private readonly series = new Map<string, Series>();
   private readonly buckets = new Map<string, Bucket>();
   private readonly pending = new Set<string>();
+  /** The pending keys as "namespace/key", in the order they are written: round-robin over namespaces. */
+  private readonly order = new FairQueue();
+  private readonly pendingIn = new Map<string, number>();
   private draining: Promise<void> | undefined;
   private lastSweep = 0;
   private sequence = 0;
 
-  private readonly onDrop: ((why: DropReason) => void) | undefined;
+  private readonly onDrop: ((why: DropReason, namespace: string) => void) | undefined;
   private readonly maxPending: number;
+  private readonly maxPendingPerNamespace: number;
   /** Drops since the last log line about them, and when that was. */
   private dropped = { count: 0, loggedAt: -Infinity };
 
-  constructor(client: KubeClient, opts: { identity: string; clock?: Clock; logger?: Logger; onDrop?: (why: DropReason) => void; maxPending?: number }) {
+  constructor(client: KubeClient, opts: { identity: string; clock?: Clock; logger?: Logger; onDrop?: (why: DropReason, namespace: string) => void; maxPending?: number; maxPendingPerNamespace?: number }) {
     this.client = client;
     this.onDrop = opts.onDrop;
     this.maxPending = opts.maxPending ?? MAX_PENDING;
+    this.maxPendingPerNamespace = opts.maxPendingPerNamespace ?? DEFAULT_MAX_PENDING_PER_NAMESPACE;
     this.identity = opts.identity;
     this.clock = opts.clock ?? systemClock;
     this.logger = opts.logger;
@@ -99,9 +109,10 @@ export class EventRecorder {
   private enqueue(obj: KubernetesObject, type: EventType, reason: string, note: string, action: string): void {
     const now = this.clock.now();
     this.sweep(now);
+    const namespace = obj.metadata.namespace || 'default';
     const objectKey = `${obj.apiVersion}/${obj.kind}/${obj.metadata.namespace ?? ''}/${obj.metadata.name}/${obj.metadata.uid ?? ''}`;
     if (!this.admit(objectKey, now.getTime())) {
-      this.onDrop?.('spam');
+      this.onDrop?.('spam', namespace);
       return;
     }
 
@@ -113,17 +124,20 @@ export class EventRecorder {
       existing.count++;
       existing.lastSeen = now;
     } else {
-      if (!this.pending.has(key) && this.pending.size >= this.maxPending) {
-        this.onDrop?.('queue_full');
+      const full = this.pending.has(key) ? undefined
+        : this.pending.size >= this.maxPending ? 'queue_full' as const
+        : (this.pendingIn.get(namespace) ?? 0) >= this.maxPendingPerNamespace ? 'namespace_full' as const : undefined;
+      if (full) {
+        this.onDrop?.(full, namespace);
         this.dropped.count++;
         if (now.getTime() - this.dropped.loggedAt >= DROP_LOG_EVERY_MS) {
-          this.logger?.warn('events dropped: too many pending (serverlessapp_events_dropped_total counts them)', { dropped: this.dropped.count, pending: this.pending.size, reason });
+          this.logger?.warn('events dropped: too many pending (serverlessapp_events_dropped_total counts them)', { dropped: this.dropped.count, pending: this.pending.size, namespace, why: full, reason });
           this.dropped = { count: 0, loggedAt: now.getTime() };
         }
         return;
       }
       this.series.set(key, {
-        namespace: obj.metadata.namespace || 'default',
+        namespace,
         regardingName: obj.metadata.name,
         body: this.eventBody(obj, type, reason, text, action, now),
         count: 1,
@@ -131,8 +145,26 @@ export class EventRecorder {
         lastSeen: now,
       });
     }
-    this.pending.add(key);
+    if (!this.pending.has(key)) {
+      this.pending.add(key);
+      this.order.push(`${namespace}/${key}`);
+      this.pendingIn.set(namespace, (this.pendingIn.get(namespace) ?? 0) + 1);
+    }
     this.drain();
+  }
+
+  /** The next pending key, round-robin over namespaces. */
+  private next(): string | undefined {
+    if (this.order.length === 0) return undefined;
+    const entry = this.order.shift();
+    const slash = entry.indexOf('/');
+    const namespace = entry.slice(0, slash);
+    const key = entry.slice(slash + 1);
+    this.pending.delete(key);
+    const left = (this.pendingIn.get(namespace) ?? 1) - 1;
+    if (left > 0) this.pendingIn.set(namespace, left);
+    else this.pendingIn.delete(namespace);
+    return key;
   }
 
   /** Token bucket per object; refills with the injected clock. */
@@ -176,8 +208,7 @@ export class EventRecorder {
   private drain(): void {
     if (this.draining) return;
     const writer = async () => {
-      for (let key = first(this.pending); key !== undefined; key = first(this.pending)) {
-        this.pending.delete(key);
+      for (let key = this.next(); key !== undefined; key = this.next()) {
         const s = this.series.get(key);
         if (s && s.count > s.written) await this.write(s);
       }
@@ -224,10 +255,6 @@ export class EventRecorder {
     for (const [k, s] of this.series) if (t - s.lastSeen.getTime() >= AGGREGATION_WINDOW_MS && !this.pending.has(k)) this.series.delete(k);
     for (const [k, b] of this.buckets) if (t - b.at >= SPAM_BURST * SPAM_REFILL_MS) this.buckets.delete(k);
   }
-}
-
-function first(set: Set<string>): string | undefined {
-  return set.values().next().value;
 }
 
 /** metav1.MicroTime: RFC 3339 with microseconds. */

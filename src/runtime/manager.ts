@@ -45,6 +45,8 @@ export interface ManagerOptions {
   watchdogMs?: number;
   /** Called after the controllers have stopped because the lease was lost; default: flush logs and exit(1). */
   onLostLeadership?: () => void;
+  /** Events one namespace may have waiting to be written; default: the recorder's. */
+  maxPendingEventsPerNamespace?: number;
 }
 
 export const DEFAULT_LEASE_NAME = 'serverlessapp-operator';
@@ -77,7 +79,14 @@ export class Manager {
     this.metrics = new OperatorMetrics();
     this.client = new KubeClient(opts.kubeConfig, { metrics: this.metrics, ...(opts.userAgent ? { userAgent: opts.userAgent } : {}) });
     // Events carry real time whatever clock the controllers use: the API server and kubectl compare them with their own.
-    this.events = new EventRecorder(this.client, { identity: this.identity, clock: systemClock, logger: this.logger, onDrop: (why) => this.metrics.eventDropped(why) });
+    this.events = new EventRecorder(this.client, {
+      identity: this.identity, clock: systemClock, logger: this.logger,
+      ...(opts.maxPendingEventsPerNamespace ? { maxPendingPerNamespace: opts.maxPendingEventsPerNamespace } : {}),
+      onDrop: (why, namespace) => {
+        this.metrics.eventDropped(why);
+        if (why === 'namespace_full') this.metrics.budgetRefused(namespace, 'events');
+      },
+    });
   }
 
   /**

@@ -84,4 +84,35 @@ describe('OperatorMetrics', () => {
     assert.ok(text.includes('controller_runtime_terminal_reconcile_errors_total{controller="c"} 1'));
     assert.ok(text.includes('controller_runtime_reconcile_time_seconds_count{controller="c"} 2'));
   });
+
+  it('sums reconcile time per namespace: each tenant\'s share of the operator', async () => {
+    const m = new OperatorMetrics({ processMetrics: false });
+    const o = m.reconcileObserver('c');
+    o.reconciled('success', 0.25, false, 'noisy');
+    o.reconciled('success', 0.5, false, 'noisy');
+    o.reconciled('success', 0.125, false, 'quiet');
+    const text = await m.registry.metrics();
+    assert.ok(text.includes('serverlessapp_reconcile_seconds_total{controller="c",namespace="noisy"} 0.75'));
+    assert.ok(text.includes('serverlessapp_reconcile_seconds_total{controller="c",namespace="quiet"} 0.125'));
+  });
+
+  it('exports how late the event loop ran, since the last scrape', async () => {
+    const m = new OperatorMetrics();
+    // The sampler measures from one tick to the next: let it tick once (100 ms) before the block.
+    await new Promise((r) => setTimeout(r, 250));
+    const blockedFrom = Date.now();
+    while (Date.now() - blockedFrom < 300);
+    const lag = async () => Number(/^nodejs_eventloop_lag_max_seconds (\S+)$/m.exec(await m.registry.metrics())?.[1]);
+    // The delay is recorded when the sampling timer finally runs, after the block: scrape until it shows.
+    await waitForAsync('a 300 ms block to show as lag', async () => await lag() >= 0.1);
+    assert.ok(await lag() < 0.1, 'the next scrape starts a new interval');
+  });
 });
+
+async function waitForAsync(what: string, cond: () => Promise<boolean>, ms = 3_000): Promise<void> {
+  const deadline = performance.now() + ms;
+  while (!(await cond())) {
+    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

@@ -2,10 +2,12 @@
 // client-go use, so existing dashboards and alerts work unchanged. Each
 // operator process (each Manager, in tests) owns its own Registry rather than
 // prom-client's global one. Labels stay low-cardinality: never an object's
-// name or namespace.
+// name; a namespace only on the few per-tenant series of the fair share
+// (reconcile time, budget refusals), bounded by the number of namespaces.
 
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { registerProcessMetrics } from './process-metrics.ts';
+import type { DropReason } from './events.ts';
 import type { QueueMetricsHooks, WorkQueue } from './workqueue.ts';
 
 export type ReconcileResult = 'success' | 'error' | 'requeue' | 'requeue_after';
@@ -15,8 +17,8 @@ export interface ReconcileObserver {
   maxConcurrent(n: number): void;
   workerStarted(): void;
   workerFinished(): void;
-  /** One finished reconcile; `terminal` marks an error that will not be retried. */
-  reconciled(result: ReconcileResult, seconds: number, terminal?: boolean): void;
+  /** One finished reconcile of an object in `namespace`; `terminal` marks an error that will not be retried. */
+  reconciled(result: ReconcileResult, seconds: number, terminal?: boolean, namespace?: string): void;
 }
 
 /** controller-runtime's reconcile_time buckets. */
@@ -43,6 +45,8 @@ export class OperatorMetrics {
   private readonly leader: Gauge<'name'>;
   private readonly restRequests: Counter<'code' | 'method' | 'host'>;
   private readonly eventsDropped: Counter<'reason'>;
+  private readonly reconcileSecondsByNamespace: Counter<'controller' | 'namespace'>;
+  private readonly budgetRefusals: Counter<'namespace' | 'budget'>;
   private readonly queues = new Map<string, WorkQueue>();
 
   constructor(opts: { processMetrics?: boolean } = {}) {
@@ -83,12 +87,19 @@ export class OperatorMetrics {
 
     this.leader = new Gauge({ name: 'leader_election_master_status', help: 'Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master', labelNames: ['name'], registers });
     this.restRequests = new Counter({ name: 'rest_client_requests_total', help: 'Number of HTTP requests, partitioned by status code, method, and host', labelNames: ['code', 'method', 'host'], registers });
-    this.eventsDropped = new Counter({ name: 'serverlessapp_events_dropped_total', help: 'Events not written: reason spam (more than 25 for one object, then one per 5 minutes, as client-go) or queue_full (more than 1000 waiting)', labelNames: ['reason'], registers });
-    for (const reason of ['spam', 'queue_full']) this.eventsDropped.inc({ reason }, 0);
+    this.eventsDropped = new Counter({ name: 'serverlessapp_events_dropped_total', help: 'Events not written: reason spam (more than 25 for one object, then one per 5 minutes, as client-go), queue_full (10,000 waiting) or namespace_full (the namespace\'s share waiting, --max-pending-events-per-namespace)', labelNames: ['reason'], registers });
+    for (const reason of ['spam', 'queue_full', 'namespace_full']) this.eventsDropped.inc({ reason }, 0);
+    this.reconcileSecondsByNamespace = new Counter({ name: 'serverlessapp_reconcile_seconds_total', help: 'Time spent reconciling objects of each namespace (the operator\'s share per tenant)', labelNames: ['controller', 'namespace'], registers });
+    this.budgetRefusals = new Counter({ name: 'serverlessapp_budget_refusals_total', help: 'Background work refused because a namespace\'s budget or the global cap was reached (warmup, analysis, event)', labelNames: ['namespace', 'budget'], registers });
+  }
+
+  /** Background work of `namespace` refused by its budget or the global cap. */
+  budgetRefused(namespace: string, budget: string): void {
+    this.budgetRefusals.inc({ namespace, budget });
   }
 
   /** An Event the recorder did not write. */
-  eventDropped(reason: 'spam' | 'queue_full'): void {
+  eventDropped(reason: DropReason): void {
     this.eventsDropped.inc({ reason });
   }
 
@@ -122,9 +133,10 @@ export class OperatorMetrics {
       maxConcurrent: (n) => this.maxConcurrentReconciles.set(labels, n),
       workerStarted: () => this.activeWorkers.inc(labels),
       workerFinished: () => this.activeWorkers.dec(labels),
-      reconciled: (result, seconds, terminal = false) => {
+      reconciled: (result, seconds, terminal = false, namespace) => {
         this.reconcileTotal.inc({ controller, result });
         this.reconcileTime.observe(labels, seconds);
+        if (namespace !== undefined) this.reconcileSecondsByNamespace.inc({ controller, namespace }, seconds);
         if (result === 'error') this.reconcileErrors.inc(labels);
         if (terminal) this.terminalErrors.inc(labels);
       },

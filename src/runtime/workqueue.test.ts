@@ -139,6 +139,28 @@ describe('WorkQueue', () => {
     await new WorkQueue('t').drain();
   });
 
+  it('hands out keys round-robin over namespaces: a burst in one waits behind its own keys only', async () => {
+    let now = 0;
+    const queued: number[] = [];
+    const q = new WorkQueue('t', { clock: { now: () => new Date(now) }, hooks: { onQueued: (s) => queued.push(s) } });
+    for (let i = 0; i < 1000; i++) q.add(`noisy/app-${i}`);
+    q.add('noisy/app-0');
+    q.add('victim/web');
+    assert.equal(q.length, 1001, 'a re-added key is still queued once');
+    const first = (await q.get())!;
+    now += 1_000;
+    const second = (await q.get())!;
+    assert.deepEqual([first, second], ['noisy/app-0', 'victim/web']);
+    assert.equal(queued[1], 1, 'the victim waited one key, not a thousand');
+    q.done(first);
+    q.done(second);
+    q.add('victim/web');
+    const rest: string[] = [];
+    while (q.length > 0) rest.push((await q.get())!);
+    assert.equal(rest.indexOf('victim/web'), 1, 'a key added again later takes the next turn of its namespace');
+    q.shutDown();
+  });
+
   it('reports adds, depth, retries and durations to its hooks', async () => {
     const seen = { adds: 0, depth: [] as number[], retries: 0, queued: [] as number[], work: [] as number[] };
     const hooks: QueueMetricsHooks = {

@@ -4,8 +4,12 @@
 // changes meanwhile it is queued again when the first worker finishes. Retries
 // back off per key (5 ms doubling to 1000 s) and, across all keys, through a
 // token bucket (10 qps, burst 100): controller-runtime's default limiter.
+// Keys are handed out round-robin over namespaces, as the API server's
+// Priority and Fairness queues per flow: a burst in one namespace waits behind
+// its own keys only, and another namespace's key is served within one round.
 
 import { type Clock, systemClock } from './clock.ts';
+import { FairQueue } from './fair-queue.ts';
 
 /** setTimeout fires at once beyond 2^31-1 ms; longer delays re-arm in steps. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -39,7 +43,7 @@ export class WorkQueue {
   readonly #clock: Clock;
   readonly #limiter: RetryLimiter;
 
-  #queue: string[] = [];
+  readonly #queue = new FairQueue();
   /** Keys that need processing: queued, or re-added while being processed. */
   readonly #dirty = new Set<string>();
   /** Keys handed to a worker, with the time they were handed out. */
@@ -128,7 +132,7 @@ export class WorkQueue {
     clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#waiting.clear();
-    this.#queue = [];
+    this.#queue.clear();
     for (const key of this.#dirty) if (!this.#processing.has(key)) this.#dirty.delete(key);
     this.#hooks.onDepth?.(0);
     const getters = this.#getters;
@@ -165,7 +169,7 @@ export class WorkQueue {
   }
 
   #take(): string {
-    const key = this.#queue.shift()!;
+    const key = this.#queue.shift();
     const now = this.#nowMs();
     this.#dirty.delete(key);
     this.#processing.set(key, now);

@@ -5,6 +5,7 @@
 // windows.ts, which builds the window math on top.
 
 import { CronExpressionParser, type CronExpression } from 'cron-parser';
+import { Lru } from '../util/lru.ts';
 
 export const MINUTE = 60_000;
 export const HOUR = 60 * MINUTE;
@@ -67,28 +68,6 @@ export function zoneShift(tz: string, t: number): number {
     zoneShifts.set(tz, shift);
   }
   return shift;
-}
-
-/** A small least-recently-used cache: effectiveScale runs on every reconcile of every app, mostly with the same few schedules. */
-export class Lru<V> {
-  readonly #max: number;
-  readonly #entries = new Map<string, V>();
-  constructor(max: number) {
-    this.#max = max;
-  }
-  get(key: string): V | undefined {
-    const v = this.#entries.get(key);
-    if (v !== undefined) {
-      this.#entries.delete(key);
-      this.#entries.set(key, v);
-    }
-    return v;
-  }
-  set(key: string, v: V): void {
-    this.#entries.delete(key);
-    this.#entries.set(key, v);
-    if (this.#entries.size > this.#max) this.#entries.delete(this.#entries.keys().next().value!);
-  }
 }
 
 // ---- Schedules ----

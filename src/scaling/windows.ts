@@ -23,9 +23,10 @@
 
 import { parseDuration } from '../api/v1alpha1/duration.ts';
 import {
-  ALLOWED_CRON, CHAIN_LIMIT, DAY, HOUR, Lru, MINUTE, SEARCH_HORIZON_MS, lastOpening, nextOpening, offsetAt, opensAt, opensEveryYear, scheduleOf, scheduleProblem,
+  ALLOWED_CRON, CHAIN_LIMIT, DAY, HOUR, MINUTE, SEARCH_HORIZON_MS, lastOpening, nextOpening, offsetAt, opensAt, opensEveryYear, scheduleOf, scheduleProblem,
   zoneProblem, zoneShift, type Schedule,
 } from './schedule.ts';
+import { Lru } from '../util/lru.ts';
 
 export interface ScaleWindow { name: string; schedule: string; duration: string; timeZone?: string; minScale: number; maxScale?: number }
 /** maxScale undefined = unbounded. */
@@ -166,6 +167,18 @@ export function effectiveScale(base: ScaleBounds, windows: ScaleWindow[], leadTi
   return result;
 }
 
+/** Stepping a rare schedule through four years costs tens of milliseconds: once per schedule and zone. */
+const everyYear = new Lru<boolean>(1000);
+function opensEveryYearCached(expression: string, tz: string): boolean {
+  const key = `${expression}\u0000${tz}`;
+  let answer = everyYear.get(key);
+  if (answer === undefined) {
+    answer = opensEveryYear(scheduleOf(expression), tz);
+    everyYear.set(key, answer);
+  }
+  return answer;
+}
+
 export function validateWindows(windows: ScaleWindow[]): WindowProblem[] {
   const problems: WindowProblem[] = [];
   const seen = new Set<string>();
@@ -178,7 +191,7 @@ export function validateWindows(windows: ScaleWindow[]): WindowProblem[] {
     if (scheduleWhy) problem('schedule', `invalid schedule ${JSON.stringify(w.schedule)}: ${scheduleWhy}`);
     const zoneWhy = w.timeZone !== undefined ? zoneProblem(w.timeZone) : undefined;
     if (zoneWhy) problem('timeZone', zoneWhy);
-    if (!scheduleWhy && !zoneWhy && !opensEveryYear(scheduleOf(w.schedule), w.timeZone ?? 'UTC')) {
+    if (!scheduleWhy && !zoneWhy && !opensEveryYearCached(w.schedule, w.timeZone ?? 'UTC')) {
       problem('schedule', `schedule ${JSON.stringify(w.schedule)} does not open in every year (e.g. only on Feb 29): a window must open at least once a year`);
     }
     try {

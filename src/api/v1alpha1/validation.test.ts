@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { containerApp, modelApp } from '../../testing/apps.ts';
 import type { ServerlessApp } from './serverlessapp.ts';
-import { gatewayAllowed, hostClaims, hostProblem, re2Problem, resolveGateway, validateApp, type ValidationPolicy } from './validation.ts';
+import { re2ProgramSizeBound } from './regex-cost.ts';
+import { MAX_REGEX_PROGRAM_SIZE, gatewayAllowed, hostClaims, hostProblem, re2Problem, resolveGateway, validateApp, type ValidationPolicy } from './validation.ts';
 
 describe('controller-side validation', () => {
   const policy: ValidationPolicy = { allowedGateways: ['istio-system/public', '{namespace}/*'] };
@@ -44,6 +45,37 @@ describe('controller-side validation', () => {
       assert.deepEqual(reasons(app), valid ? [] : ['InvalidSpec spec.rollout.match[1].regex']);
     });
   }
+
+  it('refuses header regexes past the app\'s RE2 program budget, naming each, without compiling them', () => {
+    const match = Array.from({ length: 16 }, (_, i) => ({ header: 'x-user', regex: `\\pL{1000}-${i}` }));
+    const problems = validateApp(containerApp({ ingress: { hosts: ['a.example.com'] }, rollout: { match } }), policy);
+    const refused = Math.floor(MAX_REGEX_PROGRAM_SIZE / re2ProgramSizeBound(match[0]!.regex));
+    assert.deepEqual(problems.map((p) => p.field), match.slice(refused).map((_, i) => `spec.rollout.match[${refused + i}].regex`), 'the ones that fit are compiled, the rest refused');
+    assert.match(problems[0]!.message, new RegExp(`regular expression too large: it compiles to about \\d+ RE2 instructions, and the app's header regexes may have ${MAX_REGEX_PROGRAM_SIZE} in all`));
+    assert.match(problems[0]!.message, /use \+ or \* or a smaller count/);
+  });
+
+  it('refuses one regex whose counted repetitions multiply past the budget', () => {
+    const app = containerApp({ ingress: { hosts: ['a.example.com'] }, rollout: { match: [{ header: 'x', regex: '((a{100}){100})' }] } });
+    assert.deepEqual(reasons(app), ['InvalidSpec spec.rollout.match[0].regex']);
+  });
+
+  it('validates once per content: a metadata-only edit gets the same answer, and a caller cannot change the cached one', () => {
+    const app = containerApp({ rollout: { steps: [10, 50, 25] } });
+    const first = validateApp(app, policy);
+    first[0]!.message = 'changed by a caller';
+    const edited = { ...app, metadata: { ...app.metadata, labels: { team: 'b' }, resourceVersion: '42' } };
+    assert.deepEqual(validateApp(edited, policy), validateApp(containerApp({ rollout: { steps: [10, 50, 25] } }), policy));
+    assert.match(validateApp(edited, policy)[0]!.message, /steps must increase strictly/);
+  });
+
+  it('keys the cache by namespace and policy too', () => {
+    const app = containerApp({ ingress: { hosts: ['a.example.com'], gateways: ['team-a/gw'] } });
+    const inNamespace = (namespace: string) => ({ ...app, metadata: { ...app.metadata, namespace } });
+    assert.deepEqual(reasons(inNamespace('team-a')), []);
+    assert.deepEqual(reasons(inNamespace('team-b')), ['GatewayNotAllowed spec.ingress.gateways[0]']);
+    assert.deepEqual(reasons(inNamespace('team-a'), { allowedGateways: [] }), ['GatewayNotAllowed spec.ingress.gateways[0]']);
+  });
 
   it('rejects steps that do not increase', () => {
     assert.equal(validateApp(containerApp({ rollout: { steps: [10, 50, 25] } }), policy)[0]?.field, 'spec.rollout.steps');

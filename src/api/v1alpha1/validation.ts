@@ -5,11 +5,20 @@
 // Each problem names the field and says what is allowed; the controller turns
 // them into Ready=False with the problem's reason and leaves running objects as
 // they were.
+// Validation runs on every reconcile but depends only on the spec, the
+// namespace and the policy: its result is cached by a hash of those (bounded
+// LRU), and the regexes an app may compile are bounded by their RE2 program
+// size, so no app's validation holds the event loop for long, however often
+// its metadata changes.
 
+import { createHash } from 'node:crypto';
 import { RE2JS } from 're2js';
 import { DURATION_PATTERN, parseDuration } from './duration.ts';
 import { podMetadataProblems } from './pod-metadata.ts';
 import { secretReferenceProblems } from './secret-references.ts';
+import { canonicalJson } from '../../util/canonical-json.ts';
+import { Lru } from '../../util/lru.ts';
+import { re2ProgramSizeBound } from './regex-cost.ts';
 import { analysisTarget, type AnalysisPolicy } from '../../rollout/analysis.ts';
 import { forbiddenHeader } from '../../util/http-headers.ts';
 import { validateWindows } from '../../scaling/windows.ts';
@@ -112,8 +121,34 @@ export function hostProblem(host: string, namespace: string, policy: ValidationP
   return undefined;
 }
 
-/** RE2, as Envoy compiles header regexes: no lookaround, no backreferences, bounded repeats. */
+/**
+ * The RE2 program size (about one instruction per rune, class or copy of a repeated operand) all
+ * of an app's header regexes may add up to. Istio's Envoy refuses a single regex over 32768
+ * (re2.max_program_size.error_level); a quarter of that, shared by the app's 16 regexes, keeps the
+ * first compile of one app's regexes under about 100 ms, and is far above what header matches need
+ * (`^(beta|canary)-[a-z0-9]{1,32}$` is about 80).
+ */
+export const MAX_REGEX_PROGRAM_SIZE = 8_192;
+
+const compiled = new Lru<string>(512);
+
+/**
+ * RE2, as Envoy compiles header regexes: no lookaround, no backreferences, bounded repeats. Cached
+ * per regex. Checked behind a lazy `.*?`, which keeps the syntax (a valid regex stays valid, an
+ * invalid one stays invalid) but spares RE2JS its one-pass analysis of a regex anchored with ^:
+ * about 100 ms for `^\pL{480}$` alone, 5 ms behind the prefix. Only a refused regex is compiled
+ * as written, for RE2's own message, and its parse fails before any compile work.
+ */
 export function re2Problem(regex: string): string | undefined {
+  let why = compiled.get(regex);
+  if (why === undefined) {
+    why = compileProblem(`.*?${regex}`) === undefined ? '' : compileProblem(regex) ?? '';
+    compiled.set(regex, why);
+  }
+  return why || undefined;
+}
+
+function compileProblem(regex: string): string | undefined {
   try {
     RE2JS.compile(regex);
     return undefined;
@@ -126,7 +161,30 @@ function storageUriAllowed(uri: string, namespace: string, prefixes: string[]): 
   return prefixes.length === 0 || prefixes.some((p) => uri.startsWith(p.replaceAll('{namespace}', namespace)));
 }
 
+const validated = new Lru<SpecProblem[]>(512);
+const policyHashes = new WeakMap<ValidationPolicy, string>();
+
+/** The spec's problems under the policy; computed once per content (spec, namespace, policy), not once per reconcile. */
 export function validateApp(app: ServerlessApp, policy: ValidationPolicy): SpecProblem[] {
+  let policyHash = policyHashes.get(policy);
+  if (policyHash === undefined) {
+    policyHash = sha256(canonicalJson(policy));
+    policyHashes.set(policy, policyHash);
+  }
+  const key = sha256(`${app.metadata.namespace}\u0000${policyHash}\u0000${canonicalJson(app.spec)}`);
+  let problems = validated.get(key);
+  if (!problems) {
+    problems = checkApp(app, policy);
+    validated.set(key, problems);
+  }
+  return problems.map((p) => ({ ...p }));
+}
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+function checkApp(app: ServerlessApp, policy: ValidationPolicy): SpecProblem[] {
   const problems: SpecProblem[] = [];
   const add = (reason: ProblemReason, field: string, message: string) => problems.push({ reason, field, message });
   const { spec } = app;
@@ -142,10 +200,19 @@ export function validateApp(app: ServerlessApp, policy: ValidationPolicy): SpecP
       add('InvalidSpec', `spec.scaling.windows[${i}].minScale`, `window "${w.name}": minScale (${w.minScale}) exceeds scaling.maxScale (${maxScale}); raise maxScale or lower the window's minScale`);
     }
   });
+  // Sized from the text first: a regex over the budget is refused without being compiled.
+  let budget = MAX_REGEX_PROGRAM_SIZE;
   (spec.rollout?.match ?? []).forEach((m, i) => {
     if (m.regex === undefined) return;
+    const field = `spec.rollout.match[${i}].regex`;
+    const size = re2ProgramSizeBound(m.regex);
+    if (size > budget) {
+      add('InvalidSpec', field, `regular expression too large: it compiles to about ${size} RE2 instructions, and the app's header regexes may have ${MAX_REGEX_PROGRAM_SIZE} in all (${MAX_REGEX_PROGRAM_SIZE - budget} used by the ones before it); a counted repetition such as {1000} copies its operand that many times: use + or * or a smaller count`);
+      return;
+    }
+    budget -= size;
     const why = re2Problem(m.regex);
-    if (why) add('InvalidSpec', `spec.rollout.match[${i}].regex`, `invalid RE2 regular expression ${JSON.stringify(m.regex)} (Envoy uses RE2): ${why}`);
+    if (why) add('InvalidSpec', field, `invalid RE2 regular expression ${JSON.stringify(m.regex)} (Envoy uses RE2): ${why}`);
   });
   const steps = spec.rollout?.steps ?? [];
   if (steps.some((s, i) => i > 0 && s <= steps[i - 1]!)) {
