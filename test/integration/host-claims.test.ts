@@ -115,6 +115,8 @@ describe('host claims: the API server decides which namespace owns a host (integ
     await userClient().delete(Kinds.ServerlessApp, b, 'shop');
     await eventually(async () => (await userClient().get(Kinds.ServerlessApp, b, 'shop')) === undefined || undefined, 'the app deleted', 60_000);
     assert.equal((await claimOf(host))?.metadata.uid, claim!.metadata.uid, 'the claim belongs to the namespace: it outlives the app');
+    // The garbage collector removes the old Knative Service first: the re-created one makes a revision of the same name.
+    await eventually(async () => (await getKsvc(b, 'shop')) === undefined || undefined, 'the old Knative Service garbage-collected', 90_000);
     await serve(b, 'shop', 1, [host]);
     assert.equal((await claimOf(host))?.metadata.uid, claim!.metadata.uid, 'the re-created app routes the host under the same claim');
     await victimKeepsServing(b, 'shop', 1);
