@@ -230,3 +230,17 @@ describe('ChildWriter', () => {
     });
   });
 });
+
+describe('ChildWriter.createOnce', () => {
+  const claim = { metadata: { name: 'shop.example.com' } };
+  const writer = (answer: Error | undefined) => new ChildWriter({ async create() { if (answer) throw answer; return claim; } } as unknown as KubeClient);
+
+  it('says whether this create made the object: one of concurrent creates wins, the others get 409', async () => {
+    assert.equal(await writer(undefined).createOnce(Kinds.HostClaim, claim), true);
+    assert.equal(await writer(new ApiError(409, 'hostclaims "shop.example.com" already exists', 'AlreadyExists')).createOnce(Kinds.HostClaim, claim), false);
+  });
+
+  it('passes any other refusal on, for the queue to retry', async () => {
+    await assert.rejects(writer(new ApiError(403, 'forbidden')).createOnce(Kinds.HostClaim, claim), (e: unknown) => e instanceof ApiError && e.code === 403);
+  });
+});

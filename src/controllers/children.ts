@@ -163,6 +163,20 @@ export class ChildWriter {
     }
   }
 
+  /**
+   * Creates `obj`; returns false when an object of that name exists already (409). For
+   * objects whose existence is the point (a HostClaim): of concurrent creates, one wins.
+   */
+  async createOnce(kind: ResourceKind, obj: Owned): Promise<boolean> {
+    try {
+      await this.client.create(kind, obj);
+      return true;
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 409) return false;
+      throw err;
+    }
+  }
+
   /** Sets annotations on a live object under our field manager (Knative >= 1.21 revision bounds). */
   async annotate(kind: ResourceKind, live: Child, annotations: Record<string, string>): Promise<boolean> {
     if (isSemanticSubset({ metadata: { annotations } }, live)) return false;

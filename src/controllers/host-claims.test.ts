@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
+import type { HostClaim } from '../api/v1alpha1/hostclaim.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
+import type { Informer } from '../runtime/informer.ts';
+import type { ChildWriter } from './children.ts';
 import { HostClaims } from './host-claims.ts';
 
 const app = (ns: string, name: string, created: string, hosts: string[]): ServerlessApp => ({
@@ -8,50 +11,115 @@ const app = (ns: string, name: string, created: string, hosts: string[]): Server
   spec: { container: { image: 'x' }, ingress: { hosts } },
 });
 
+/** The HostClaim cache and the API server, in memory: a create adds to the cache only when `deliver` says so. */
+class FakeClaims {
+  readonly cache = new Map<string, HostClaim>();
+  readonly creates: string[] = [];
+  readonly handlers: Record<string, Array<(c: HostClaim) => void>> = { add: [], update: [], delete: [] };
+  tick = 0;
+  informer = { on: (e: string, h: (c: HostClaim) => void) => this.handlers[e]!.push(h), get: (_ns: string | undefined, name: string) => this.cache.get(name) } as unknown as Informer<HostClaim>;
+  writer = {
+    createOnce: async (_kind: unknown, c: HostClaim) => {
+      this.creates.push(c.metadata.name);
+      if (this.cache.has(c.metadata.name)) return false;
+      this.add(c);
+      return true;
+    },
+  } as unknown as ChildWriter;
+  add(c: HostClaim): void {
+    const stored = { ...c, metadata: { ...c.metadata, creationTimestamp: `2026-11-01T00:00:${String(this.tick++).padStart(2, '0')}Z` } };
+    this.cache.set(c.metadata.name, stored);
+    for (const h of this.handlers.add!) h(stored);
+  }
+  remove(name: string): void {
+    const c = this.cache.get(name)!;
+    this.cache.delete(name);
+    for (const h of this.handlers.delete!) h(c);
+  }
+}
+
 describe('HostClaims', () => {
-  const first = app('team-b', 'checkout', '2026-11-01T00:00:00Z', ['checkout.example.com']);
-  const thief = app('team-a', 'shop', '2026-11-02T00:00:00Z', ['shop.example.com', 'Checkout.Example.com.']);
+  const setup = () => {
+    const fake = new FakeClaims();
+    return { fake, hosts: new HostClaims(fake.informer, fake.writer) };
+  };
 
-  it('refuses the later claimant of a host in another namespace, naming the field and the holder', () => {
-    const claims = new HostClaims();
-    claims.set(first);
-    claims.set(thief);
-    assert.deepEqual(claims.conflicts(first), []);
-    assert.deepEqual(claims.conflicts(thief).map((p) => [p.reason, p.field]), [['HostConflict', 'spec.ingress.hosts[1]']]);
-    assert.match(claims.conflicts(thief)[0]!.message, /team-b\/checkout/);
+  it('claims a free host for the namespace, then holds it', async () => {
+    const { fake, hosts } = setup();
+    const shop = app('team-b', 'shop', '2026-11-02T00:00:00Z', ['shop.example.com']);
+    hosts.setApp(shop);
+    assert.equal(await hosts.claim(shop), 'pending');
+    assert.deepEqual(fake.cache.get('shop.example.com')?.spec, { host: 'shop.example.com', namespace: 'team-b' });
+    assert.deepEqual(await hosts.claim(shop), []);
   });
 
-  it('gives the host to the next claimant when the holder lets it go, and says whom to re-check', () => {
-    const claims = new HostClaims();
-    claims.set(first);
-    claims.set(thief);
-    assert.deepEqual(claims.delete(first), ['team-a/shop']);
-    assert.deepEqual(claims.conflicts(thief), []);
+  it('refuses a host another namespace claims, naming the field and not the namespace, and creates nothing', async () => {
+    const { fake, hosts } = setup();
+    const old = app('team-a', 'old', '2020-01-01T00:00:00Z', ['old.example.com']);
+    const shop = app('team-b', 'shop', '2026-11-02T00:00:00Z', ['shop.example.com']);
+    hosts.setApp(shop);
+    await hosts.claim(shop);
+    const thief = app('team-a', 'old', '2020-01-01T00:00:00Z', ['old.example.com', 'Shop.Example.com.']);
+    hosts.setApp(old);
+    hosts.setApp(thief);
+    const problems = await hosts.claim(thief);
+    assert.deepEqual(problems, [{ reason: 'HostConflict', field: 'spec.ingress.hosts[1]', message: 'host shop.example.com is claimed by another namespace; ask the platform team' }]);
+    assert.deepEqual(fake.creates, ['shop.example.com'], 'the refused app claims none of its hosts');
+    assert.deepEqual(await hosts.claim(shop), [], 'the holder keeps its host');
   });
 
-  it('is the same whatever order the cache delivers the apps in', () => {
-    const claims = new HostClaims();
-    claims.set(thief);
-    claims.set(first);
-    assert.equal(claims.conflicts(thief).length, 1);
-    assert.equal(claims.conflicts(first).length, 0);
+  it('keeps the host with the namespace when its app is deleted: another namespace\'s app is told to look again, and is still refused', async () => {
+    const { hosts } = setup();
+    const shop = app('team-b', 'shop', '2026-11-02T00:00:00Z', ['shop.example.com']);
+    const waiting = app('team-a', 'waiting', '2026-11-03T00:00:00Z', ['shop.example.com']);
+    hosts.setApp(shop);
+    await hosts.claim(shop);
+    hosts.setApp(waiting);
+    assert.deepEqual(hosts.deleteApp(shop), [], 'no app of team-b waits for it');
+    assert.equal((await hosts.claim(waiting) as unknown[]).length, 1);
   });
 
-  it('breaks a tie in creation time by namespace/name', () => {
-    const claims = new HostClaims();
-    const a = app('a', 'x', '2026-11-01T00:00:00Z', ['h.example.com']);
-    const b = app('b', 'x', '2026-11-01T00:00:00Z', ['h.example.com']);
-    claims.set(b);
-    claims.set(a);
-    assert.equal(claims.conflicts(a).length, 0);
-    assert.equal(claims.conflicts(b).length, 1);
+  it('gives the host to another namespace once the platform deletes the claim, and re-queues the apps that name it', async () => {
+    const { fake, hosts } = setup();
+    const shop = app('team-b', 'shop', '2026-11-02T00:00:00Z', ['shop.example.com']);
+    const other = app('team-a', 'other', '2026-11-03T00:00:00Z', ['shop.example.com']);
+    hosts.setApp(shop);
+    hosts.setApp(other);
+    await hosts.claim(shop);
+    const claim = fake.cache.get('shop.example.com')!;
+    assert.deepEqual(hosts.appsAffectedBy(claim).map((r) => r.name).sort(), ['other', 'shop']);
+    fake.remove('shop.example.com');
+    assert.equal(await hosts.claim(other), 'pending');
+    assert.equal(fake.cache.get('shop.example.com')?.spec.namespace, 'team-a');
   });
 
-  it('an app editing its hosts releases the old ones', () => {
-    const claims = new HostClaims();
-    claims.set(first);
-    claims.set(thief);
-    claims.set({ ...first, spec: { ...first.spec, ingress: { hosts: ['pay.example.com'] } } });
-    assert.deepEqual(claims.conflicts(thief), []);
+  it('makes a wildcard conflict with the exact hosts it covers, in another namespace, either way round', async () => {
+    const exact = app('team-b', 'shop', '2026-11-02T00:00:00Z', ['shop.apps.example.com']);
+    const wild = app('team-a', 'all', '2026-11-01T00:00:00Z', ['*.apps.example.com']);
+    const deeper = app('team-c', 'deep', '2026-11-01T00:00:00Z', ['a.b.apps.example.com']);
+    for (const [holder, refused] of [[exact, wild], [wild, exact], [wild, deeper]] as const) {
+      const { hosts } = setup();
+      for (const a of [holder, refused]) hosts.setApp(a);
+      assert.equal(await hosts.claim(holder), 'pending');
+      assert.deepEqual((await hosts.claim(refused) as Array<{ reason: string }>).map((p) => p.reason), ['HostConflict'], `${refused.metadata.name} after ${holder.metadata.name}`);
+    }
+  });
+
+  it('within a namespace, keeps the host with the first app by creation, naming it', () => {
+    const { hosts } = setup();
+    const first = app('team-b', 'first', '2026-11-01T00:00:00Z', ['shop.example.com']);
+    const second = app('team-b', 'second', '2026-11-02T00:00:00Z', ['shop.example.com']);
+    hosts.setApp(second);
+    hosts.setApp(first);
+    assert.deepEqual(hosts.problems(first), []);
+    assert.match(hosts.problems(second)[0]!.message, /routed by ServerlessApp first in this namespace/);
+    assert.deepEqual(hosts.deleteApp(first).map((r) => r.name), ['second'], 'the next app of the namespace looks again');
+    assert.deepEqual(hosts.problems(second), []);
+  });
+
+  it('refuses an exact host that starts with the label reserved for wildcard claims', () => {
+    const { hosts } = setup();
+    const a = app('team-b', 'a', '2026-11-01T00:00:00Z', ['shop.example.com', 'wc--any.example.com']);
+    assert.deepEqual(hosts.problems(a).map((p) => [p.reason, p.field]), [['HostNotAllowed', 'spec.ingress.hosts[1]']]);
   });
 });

@@ -1,63 +1,127 @@
-// Who may route which host. A host belongs to the app that claimed it first
-// (creation time, then namespace/name: the same answer in every replica and
-// after every restart); a later claimant in any namespace is refused
-// (HostConflict), never silently shares it. Kept from the app cache's events,
-// so a check is a map lookup, not a scan of every app.
+// Who may route which host. Between namespaces, the API server decides: a
+// host belongs to the namespace whose HostClaim (cluster-scoped, named after
+// the host) exists; the first create wins and the claim outlives the apps that
+// use it (see api/v1alpha1/hostclaim.ts). An app claims its hosts only once it
+// is valid, so a spec the policy refuses never takes a host from anyone, and
+// a refused app never affects the namespace that holds the host. Within a
+// namespace, the first app by creation time routes a host (a matter for one
+// team, kept in memory). Conflict messages never name another namespace.
+// Everything is read from caches (the HostClaim informer and the apps'
+// events) and indexed by host, so a check is a few map lookups.
 
-import { hostClaims, type SpecProblem } from '../api/v1alpha1/validation.ts';
+import { hostClaimFor, hostClaimName, unclaimableHost, type HostClaim } from '../api/v1alpha1/hostclaim.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
+import { hostClaims, type SpecProblem } from '../api/v1alpha1/validation.ts';
+import type { Request } from '../runtime/controller.ts';
+import type { Informer } from '../runtime/informer.ts';
+import { Kinds } from '../util/kinds.ts';
+import type { ChildWriter } from './children.ts';
+import { HostIndex, judgeHost, type ClaimRecord } from './host-claims-rules.ts';
 
-interface Claimant { key: string; created: string }
+interface AppClaim { namespace: string; name: string; created: string; hosts: string[] }
 
-const keyOf = (app: ServerlessApp) => `${app.metadata.namespace}/${app.metadata.name}`;
+const keyOf = (namespace: string, name: string) => `${namespace}/${name}`;
 
-function earlier(a: Claimant, b: Claimant): boolean {
-  return a.created !== b.created ? a.created < b.created : a.key < b.key;
+function record(c: HostClaim): ClaimRecord {
+  return { name: c.metadata.name, host: c.spec.host, namespace: c.spec.namespace, created: c.metadata.creationTimestamp ?? '' };
+}
+
+/** The field that names `host` in the app (hosts are compared normalised). */
+function fieldOf(app: ServerlessApp, host: string): string {
+  const index = (app.spec.ingress?.hosts ?? []).findIndex((h) => h.toLowerCase().replace(/\.+$/, '') === host);
+  return `spec.ingress.hosts[${Math.max(0, index)}]`;
 }
 
 export class HostClaims {
-  private readonly byHost = new Map<string, Map<string, Claimant>>();
-  private readonly byApp = new Map<string, string[]>();
+  readonly #claims: Informer<HostClaim>;
+  readonly #writer: ChildWriter;
+  /** Claimed hosts -> claim names. */
+  readonly #claimIndex = new HostIndex<string>();
+  /** Hosts apps name -> app keys ("namespace/name"). */
+  readonly #appIndex = new HostIndex<string>();
+  readonly #apps = new Map<string, AppClaim>();
 
-  /** Records `app`'s claims; returns the apps whose claims it touched (they may win or lose a host now). */
-  set(app: ServerlessApp): string[] {
-    const key = keyOf(app);
-    const before = this.byApp.get(key) ?? [];
+  constructor(claims: Informer<HostClaim>, writer: ChildWriter) {
+    this.#claims = claims;
+    this.#writer = writer;
+    claims.on('add', (c) => this.#claimIndex.add(c.spec.host, c.metadata.name));
+    claims.on('update', (c, old) => {
+      if (old) this.#claimIndex.delete(old.spec.host, old.metadata.name);
+      this.#claimIndex.add(c.spec.host, c.metadata.name);
+    });
+    claims.on('delete', (c) => this.#claimIndex.delete(c.spec.host, c.metadata.name));
+  }
+
+  /** Records the hosts `app` names; returns the apps of its namespace that name any of them before or after (they may win or lose one now). */
+  setApp(app: ServerlessApp): Request[] {
+    const { namespace, name } = app.metadata;
+    const key = keyOf(namespace, name);
+    const before = this.#apps.get(key)?.hosts ?? [];
     const after = app.metadata.deletionTimestamp ? [] : hostClaims(app);
-    for (const host of before) this.byHost.get(host)?.delete(key);
-    const claimant = { key, created: app.metadata.creationTimestamp ?? '' };
-    for (const host of after) {
-      let claims = this.byHost.get(host);
-      if (!claims) this.byHost.set(host, claims = new Map());
-      claims.set(key, claimant);
-    }
-    if (after.length) this.byApp.set(key, after);
-    else this.byApp.delete(key);
-    for (const host of before) if (this.byHost.get(host)?.size === 0) this.byHost.delete(host);
-    return this.others(key, [...before, ...after]);
+    for (const h of before) this.#appIndex.delete(h, key);
+    for (const h of after) this.#appIndex.add(h, key);
+    if (after.length) this.#apps.set(key, { namespace, name, created: app.metadata.creationTimestamp ?? '', hosts: after });
+    else this.#apps.delete(key);
+    const touched = new Set([...before, ...after].flatMap((h) => this.#appIndex.overlapping(h)));
+    return this.#requests([...touched].filter((k) => k !== key && this.#apps.get(k)?.namespace === namespace));
   }
 
-  /** Forgets a deleted app; returns the apps that claimed any of its hosts. */
-  delete(app: ServerlessApp): string[] {
-    return this.set({ ...app, metadata: { ...app.metadata, deletionTimestamp: app.metadata.deletionTimestamp ?? 'deleted' } });
+  deleteApp(app: ServerlessApp): Request[] {
+    return this.setApp({ ...app, metadata: { ...app.metadata, deletionTimestamp: app.metadata.deletionTimestamp ?? 'deleted' } });
   }
 
-  /** A HostConflict problem for each host of `app` that an earlier app holds. */
-  conflicts(app: ServerlessApp): SpecProblem[] {
-    const key = keyOf(app);
-    const me = { key, created: app.metadata.creationTimestamp ?? '' };
-    const hosts = app.spec.ingress?.hosts ?? [];
-    return hostClaims(app).flatMap((host) => {
-      const holder = [...(this.byHost.get(host)?.values() ?? [])].filter((c) => c.key !== key).reduce<Claimant | undefined>((best, c) => (!best || earlier(c, best) ? c : best), undefined);
-      if (!holder || !earlier(holder, me)) return [];
-      const index = Math.max(0, hosts.findIndex((h) => h.toLowerCase().replace(/\.$/, '') === host));
-      return [{ reason: 'HostConflict' as const, field: `spec.ingress.hosts[${index}]`, message: `host ${host} is already routed by ServerlessApp ${holder.key}; a host belongs to one app (ask the platform team, or remove it there first)` }];
+  /** The apps, in any namespace, whose hosts overlap a claim's: a claim made or released may change their verdict. */
+  appsAffectedBy(claim: HostClaim): Request[] {
+    return this.#requests(this.#appIndex.overlapping(claim.spec.host));
+  }
+
+  /**
+   * What stops `app` from routing its hosts before any claim is made: a host
+   * that cannot be claimed, or one an earlier app of its own namespace routes.
+   */
+  problems(app: ServerlessApp): SpecProblem[] {
+    const { namespace, name } = app.metadata;
+    const me = { name, created: app.metadata.creationTimestamp ?? '' };
+    return hostClaims(app).flatMap((host): SpecProblem[] => {
+      const why = unclaimableHost(host);
+      if (why) return [{ reason: 'HostNotAllowed', field: fieldOf(app, host), message: why }];
+      const holder = this.#appIndex.overlapping(host).map((k) => this.#apps.get(k)!)
+        .filter((a) => a.namespace === namespace && a.name !== name && a.hosts.includes(host))
+        .find((a) => a.created !== me.created ? a.created < me.created : a.name < me.name);
+      return holder ? [{ reason: 'HostConflict', field: fieldOf(app, host), message: `host ${host} is already routed by ServerlessApp ${holder.name} in this namespace; a host belongs to one app (remove it there first)` }] : [];
     });
   }
 
-  private others(key: string, hosts: string[]): string[] {
-    const out = new Set<string>();
-    for (const host of hosts) for (const k of this.byHost.get(host)?.keys() ?? []) if (k !== key) out.add(k);
-    return [...out];
+  /**
+   * Claims `app`'s hosts for its namespace. Returns the hosts another
+   * namespace holds, as HostConflict problems; or 'pending' after creating
+   * claims, whose outcome the next pass reads from the cache (their events
+   * re-queue the app), so every verdict comes from the same objects in every
+   * replica. No claim is made for an app that cannot route all its hosts.
+   */
+  async claim(app: ServerlessApp): Promise<SpecProblem[] | 'pending'> {
+    const { namespace } = app.metadata;
+    const missing: HostClaim[] = [];
+    const problems: SpecProblem[] = [];
+    for (const host of hostClaims(app)) {
+      const own = this.#claims.get(undefined, hostClaimName(host) ?? '');
+      const overlapping = this.#claimIndex.overlapping(host).flatMap((n) => this.#claims.get(undefined, n) ?? []).map(record);
+      const verdict = judgeHost(host, namespace, own && record(own), overlapping);
+      if (verdict === 'conflict') {
+        problems.push({ reason: 'HostConflict', field: fieldOf(app, host), message: `host ${host} is claimed by another namespace; ask the platform team` });
+      }
+      if (verdict === 'create') missing.push(hostClaimFor(host, namespace)!);
+    }
+    if (problems.length) return problems;
+    // Concurrent creates of one host: the API server lets one win (409 for the others).
+    for (const claim of missing) await this.#writer.createOnce(Kinds.HostClaim, claim);
+    return missing.length ? 'pending' : [];
+  }
+
+  #requests(keys: string[]): Request[] {
+    return keys.flatMap((k) => {
+      const a = this.#apps.get(k);
+      return a ? [{ namespace: a.namespace, name: a.name }] : [];
+    });
   }
 }

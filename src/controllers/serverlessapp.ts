@@ -5,6 +5,7 @@
 // requeue at the next window transition, rollout step or warmup poll.
 // Everything it decides is in status; nothing needs remembering across restarts.
 
+import type { HostClaim } from '../api/v1alpha1/hostclaim.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { validateApp, type ValidationPolicy } from '../api/v1alpha1/validation.ts';
 import { WarmupRunner } from '../prewarm/warmup-runner.ts';
@@ -55,6 +56,9 @@ export interface ServerlessAppOptions {
   analysisSlots?: SlotLimits;
 }
 
+/** After creating host claims, when to look again should their events not come first. */
+const CLAIM_RECHECK_MS = 2_000;
+
 export class ServerlessAppReconciler {
   readonly controller: Controller;
   readonly warmups: WarmupRunner;
@@ -66,7 +70,7 @@ export class ServerlessAppReconciler {
   private readonly revisions: Informer<Revision>;
   private readonly dataPlane: DataPlaneKinds;
   private readonly status: StatusWriter;
-  private readonly hosts = new HostClaims();
+  private readonly hosts: HostClaims;
   private readonly cacheQuota: ModelCacheQuota;
   private readonly children: ChildWriter;
   private readonly metrics: RolloutMetrics;
@@ -92,6 +96,8 @@ export class ServerlessAppReconciler {
     this.dataPlane = { knative: [this.services, this.revisions], kserve: [this.inferenceServices], istio: [this.virtualServices] };
     this.status = new StatusWriter(mgr.client);
     this.children = new ChildWriter(mgr.client);
+    const claims = mgr.informer<HostClaim>(Kinds.HostClaim);
+    this.hosts = new HostClaims(claims, this.children);
     this.metrics = new RolloutMetrics(mgr.metrics.registry);
     this.knative = knativeWorkload(o.inPlaceBounds, o.clusterLocal ?? true);
     this.kserve = kserveWorkload(o.inPlaceBounds, o.clusterLocal ?? true);
@@ -117,13 +123,15 @@ export class ServerlessAppReconciler {
       .watches(this.inferenceServices, ownedBy)
       .watches(this.virtualServices, ownedBy)
       .watches(this.revisions, (r) => r.metadata.labels?.[APP_LABEL] ? [{ namespace: r.metadata.namespace, name: r.metadata.labels[APP_LABEL] }] : []);
-    // A host freed or newly claimed can change who may route it: look at every app involved again.
-    const recheck = (keys: string[]) => { for (const k of keys) this.controller.enqueue(splitKey(k)); };
-    this.apps.on('add', (a) => recheck(this.hosts.set(a)));
-    this.apps.on('update', (a) => recheck(this.hosts.set(a)));
-    this.apps.on('delete', (a) => recheck(this.hosts.delete(a)));
+    // A host claimed or released (HostClaim), or named or dropped by an app of the same namespace,
+    // can change who may route it: look at every app involved again.
+    this.controller.watches(claims, (c) => this.hosts.appsAffectedBy(c));
+    const recheck = (reqs: Request[]) => { for (const r of reqs) this.controller.enqueue(r); };
+    this.apps.on('add', (a) => recheck(this.hosts.setApp(a)));
+    this.apps.on('update', (a) => recheck(this.hosts.setApp(a)));
+    this.apps.on('delete', (a) => recheck(this.hosts.deleteApp(a)));
     this.cacheQuota = new ModelCacheQuota(o.policy, (a) => wantsCache(a, o.policy));
-    this.cacheQuota.track(this.apps, recheck);
+    this.cacheQuota.track(this.apps, (keys) => recheck(keys.map(splitKey)));
     // A data plane installed (or removed) while running: every app may need to know.
     for (const i of [this.services, this.inferenceServices, this.virtualServices, this.revisions]) i.onServedChange(() => this.controller.enqueueAll());
     mgr.add(this.controller);
@@ -157,7 +165,13 @@ export class ServerlessAppReconciler {
     const now = this.mgr.clock.now();
 
     const quota = this.cacheQuota.problem(app);
-    const problems = [...validateApp(app, this.o.policy), ...this.hosts.conflicts(app), ...(quota ? [quota] : []), ...missingDataPlane(app, this.dataPlane)];
+    let problems = [...validateApp(app, this.o.policy), ...this.hosts.problems(app), ...(quota ? [quota] : []), ...missingDataPlane(app, this.dataPlane)];
+    // Only a spec the platform allows claims hosts: a refused one never takes a host from anyone.
+    if (!problems.length) {
+      const claimed = await this.hosts.claim(app);
+      if (claimed === 'pending') return { requeueAfterMs: CLAIM_RECHECK_MS };
+      problems = claimed;
+    }
     if (problems.length) {
       // A bad edit never takes down what runs: children are left exactly as they are.
       const status = invalidSpecStatus(app, problems, now);

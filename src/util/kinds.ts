@@ -12,6 +12,7 @@ export interface ResourceKind {
 
 export const Kinds = {
   ServerlessApp: { group: 'serverlessapp.io', version: 'v1alpha1', kind: 'ServerlessApp', plural: 'serverlessapps', namespaced: true },
+  HostClaim: { group: 'serverlessapp.io', version: 'v1alpha1', kind: 'HostClaim', plural: 'hostclaims', namespaced: false },
   KnativeService: { group: 'serving.knative.dev', version: 'v1', kind: 'Service', plural: 'services', namespaced: true },
   KnativeRevision: { group: 'serving.knative.dev', version: 'v1', kind: 'Revision', plural: 'revisions', namespaced: true },
   InferenceService: { group: 'serving.kserve.io', version: 'v1beta1', kind: 'InferenceService', plural: 'inferenceservices', namespaced: true },

@@ -41,7 +41,7 @@ describe('stalled watches (fault injection)', function () {
     const kubeconfigPath = kubeconfigThroughProxy(testEnv().kubeconfigPath, proxy, join(testEnv().dir, 'kubeconfig-stalling-proxy'));
     op = await OperatorProcess.start({ kubeconfigPath, namespaces: [ns], args: ['--watch-watchdog', `${WATCHDOG_MS / 1000}s`] });
     await op.waitReady();
-    await applyApp(app(ns, 'shop', { container: { image: 'shop:1' }, ingress: { hosts: ['shop.example.com'] } }));
+    await applyApp(app(ns, 'shop', { container: { image: 'shop:1' }, ingress: { hosts: [`shop.${ns}.example.com`] } }));
     await waitForAppExplained(ns, 'shop', readyTrue, 'v1 ready', 120_000);
 
     const wallStalledAt = Date.now();
@@ -51,7 +51,7 @@ describe('stalled watches (fault injection)', function () {
     // last traffic, and a watch is recycled by the server within 0.75 * WATCHDOG_MS.
     await sleep(QUIET_MS + 200);
     const editedAt = performance.now();
-    await applyApp(app(ns, 'shop', { container: { image: 'shop:2' }, ingress: { hosts: ['shop.example.com'] } }));
+    await applyApp(app(ns, 'shop', { container: { image: 'shop:2' }, ingress: { hosts: [`shop.${ns}.example.com`] } }));
 
     await eventually(async () => (await getKsvc(ns, 'shop'))?.spec.template.spec.containers[0]?.image === 'shop:2' || undefined, 'the edit rendered', WATCHDOG_MS + 10_000, 50);
     const renderedMs = performance.now() - editedAt;

@@ -1,6 +1,7 @@
 // The Helm chart's namespace-scoped shape (watchNamespaces set): Roles in the
-// watched namespaces only, no ClusterRole once no setting needs a
-// cluster-scoped read, and a pod that opts out of sidecar injection. Installed
+// watched namespaces, a ClusterRole for what is cluster-scoped by nature only
+// (host claims, and the reads some settings need), and a pod that opts out of
+// sidecar injection. Installed
 // into the test control plane, the operator runs in-process as the chart's
 // ServiceAccount through a scenario that uses every grant, and the audit log
 // shows it was refused nothing, used every permission, and sent no request
@@ -38,9 +39,9 @@ const explicit = { knativeInPlaceScaling: 'true', modelCache: { scope: 'namespac
 describe('Helm chart, namespace-scoped: rendering', function () {
   this.timeout(60_000);
 
-  it('renders Roles in each watched namespace and no ClusterRole when no setting needs a cluster-scoped read', async () => {
+  it('renders Roles in each watched namespace, and a ClusterRole with host claims only when no setting needs a cluster-scoped read', async () => {
     const objects = await renderChart({ watchNamespaces: ['team-a', 'team-b'], ...explicit }, { namespace: 'ops' });
-    assert.deepEqual([...ofKind(objects, 'ClusterRole'), ...ofKind(objects, 'ClusterRoleBinding')], []);
+    assert.deepEqual(ofKind(objects, 'ClusterRole').flatMap(rules), [{ apiGroups: ['serverlessapp.io'], resources: ['hostclaims'], verbs: ['list', 'watch', 'create'] }]);
     const roles = ofKind(objects, 'Role');
     assert.deepEqual(roles.map((r) => `${r.metadata.namespace}/${r.metadata.name}`).sort(),
       ['ops/sapp-serverlessapp-operator-leader-election', 'team-a/sapp-serverlessapp-operator', 'team-b/sapp-serverlessapp-operator']);
@@ -61,7 +62,7 @@ describe('Helm chart, namespace-scoped: rendering', function () {
     const [clusterRole, ...more] = ofKind(objects, 'ClusterRole');
     assert.deepEqual(more, []);
     const resources = rules(clusterRole!).flatMap((r) => r.resources ?? []).sort();
-    assert.deepEqual(resources, ['customresourcedefinitions', 'localmodelcaches']);
+    assert.deepEqual(resources, ['customresourcedefinitions', 'hostclaims', 'localmodelcaches']);
     for (const r of rules(clusterRole!)) for (const res of r.resources ?? []) assert.ok(!NAMESPACED_WRITES.includes(res), `${res} in the ClusterRole`);
   });
 
@@ -111,10 +112,12 @@ describe('Helm chart, namespace-scoped: installed, with the operator running as 
     await standins?.stop();
   });
 
-  it('creates no cluster-scoped RBAC', async () => {
+  it('creates no cluster-scoped RBAC but for host claims', async () => {
     const manifest = await helm(['get', 'manifest', release, '--namespace', releaseNs], { kubeconfig: testEnv().kubeconfigPath });
     const kinds = manifest.stdout.match(/^kind: \S+/gm)?.map((k) => k.slice(6)).sort();
-    assert.deepEqual(kinds, ['Deployment', 'PodDisruptionBudget', 'Role', 'Role', 'Role', 'RoleBinding', 'RoleBinding', 'RoleBinding', 'Service', 'ServiceAccount']);
+    assert.deepEqual(kinds, ['ClusterRole', 'ClusterRoleBinding', 'Deployment', 'PodDisruptionBudget', 'Role', 'Role', 'Role', 'RoleBinding', 'RoleBinding', 'RoleBinding', 'Service', 'ServiceAccount']);
+    const clusterRole = await testEnv().kubeConfig().makeApiClient(RbacAuthorizationV1Api).readClusterRole({ name: `${release}-serverlessapp-operator` });
+    assert.deepEqual(clusterRole.rules?.flatMap((r) => r.resources ?? []), ['hostclaims']);
   });
 
   it('serves a container app through in-place scaling and a route that is added, changed and removed', async () => {
@@ -173,13 +176,16 @@ describe('Helm chart, namespace-scoped: installed, with the operator running as 
     const installed = await Promise.all([
       ...watched.map((namespace) => rbac.readNamespacedRole({ namespace, name })),
       rbac.readNamespacedRole({ namespace: releaseNs, name: `${name}-leader-election` }),
+      rbac.readClusterRole({ name }),
     ]);
     const granted = grantedPermissions(installed.flatMap((r) => r.rules as PolicyRule[]));
     const { requests, refused, unused } = await auditGrants(join(testEnv().dir, 'audit.log'), username, granted);
     assert.deepEqual(refused, [], 'refused: the chart grants too little');
     assert.deepEqual(unused, [], 'granted but never used: the chart grants too much');
     const allowed = new Set([...watched, releaseNs]);
-    assert.deepEqual(requests.filter((r) => !r.namespace || !allowed.has(r.namespace)).map(describeRequest), [], 'requests outside the watched namespaces and its own');
+    // Host claims are cluster-scoped: which namespace owns a host is decided across all of them.
+    const outside = requests.filter((r) => (!r.namespace || !allowed.has(r.namespace)) && r.resource !== 'hostclaims');
+    assert.deepEqual(outside.map(describeRequest), [], 'requests outside the watched namespaces and its own');
   });
 
   it('falls back to the flags, saying so, when an auto setting would need a CRD read it may not make', async () => {

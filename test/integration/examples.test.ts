@@ -5,9 +5,11 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
+import { hostClaimName } from '../../src/api/v1alpha1/hostclaim.ts';
 import type { ServerlessApp } from '../../src/api/v1alpha1/serverlessapp.ts';
 import { parseConfig } from '../../src/config.ts';
-import { app, applyApp, condition, getApp, readyTrue, waitForApp } from '../support/apps.ts';
+import { Kinds } from '../../src/util/kinds.ts';
+import { app, applyApp, condition, getApp, readyTrue, userClient, waitForApp } from '../support/apps.ts';
 import { freshNamespace } from '../support/cluster.ts';
 import { podEnv, renderChart, type RenderedObject } from '../support/helm.ts';
 import { LoopbackServer } from '../support/http-server.ts';
@@ -26,6 +28,18 @@ describe('examples/ under the chart\'s default settings, on the real Knative and
 
   before(async () => {
     for (const file of files) namespaces.set(file, await freshNamespace(`ex-${file.replace(/\.yaml$/, '').slice(0, 20)}`));
+    // Hosts are claimed cluster-wide (HostClaims), and the examples name the same hosts as the demo
+    // (shop.example.com): as a platform would, the test hands each example's hosts to its namespace,
+    // releasing the claims other test files left.
+    for (const file of files) {
+      for (const doc of parseAllDocuments(readFileSync(dir + file, 'utf8')).map((d) => d.toJSON() as ServerlessApp)) {
+        for (const host of doc.spec.ingress?.hosts ?? []) {
+          const name = hostClaimName(host)!;
+          await userClient().delete(Kinds.HostClaim, undefined, name);
+          await userClient().create(Kinds.HostClaim, { apiVersion: 'serverlessapp.io/v1alpha1', kind: 'HostClaim', metadata: { name }, spec: { host, namespace: namespaces.get(file)! } });
+        }
+      }
+    }
     warmup = await new LoopbackServer().start();
     warmup.handler = (_req, res) => res.end('{"predictions":[0]}');
     const objects = await renderChart({}, { namespace: 'serverlessapp-system' });
@@ -42,8 +56,7 @@ describe('examples/ under the chart\'s default settings, on the real Knative and
       // loopback server plays the revision.
       metricsAddr: '127.0.0.1:0', probeAddr: '127.0.0.1:0', leaderElect: false, logLevel: process.env.OPERATOR_LOG_LEVEL ?? 'error',
       warmupUrlTemplate: `${warmup.url}/{namespace}/{revision}{path}`,
-      // Only the examples' namespaces: apps other test files leave in this shared
-      // cluster claim the same hosts (shop.example.com) and would win them first.
+      // Only the examples' namespaces: other test files leave apps behind in this shared cluster.
       namespaces: [...namespaces.values()],
     });
   });

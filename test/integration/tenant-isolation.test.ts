@@ -232,7 +232,9 @@ describe('tenant isolation: every attack of issue 13, made by a tenant through t
   it('refuses host hijacks: another app\'s host, another namespace\'s service name, a whole top-level domain', async () => {
     const gw = { gateways: ['istio-system/public'] };
     const taken = await attack(a, teamA, 'steal-host', { container: { image: 'evil:1' }, ingress: { hosts: ['checkout.apps.example.com'], ...gw } }, { reason: 'HostConflict', field: /spec\.ingress\.hosts\[0\]/ });
-    assert.match(taken, new RegExp(`already routed by ServerlessApp ${teamB}/checkout`));
+    // Host claims (issue 21): the refusal names the field and the host, never the namespace or app that holds it.
+    assert.match(taken, /host checkout\.apps\.example\.com is claimed by another namespace; ask the platform team/);
+    assert.ok(!taken.includes(teamB) && !taken.includes('ServerlessApp checkout'), taken);
     await attack(a, teamA, 'steal-svc', { container: { image: 'evil:1' }, ingress: { hosts: [`admin-api.${platform}.svc.cluster.local`] } }, { reason: 'HostNotAllowed', field: /spec\.ingress\.hosts\[0\]/ });
     await attack(a, teamA, 'steal-tld', { container: { image: 'evil:1' }, ingress: { hosts: ['*.com'], ...gw } }, { reason: 'HostNotAllowed', field: /top-level domain/ });
     // A host of its own on the mesh only is fine, and stays visible to its own namespace (exportTo ".").

@@ -50,11 +50,17 @@ ConfigMaps, no Pods, no wildcards.
     verbs: [create, patch]
 {{- end }}
 
-{{/* Rules on cluster-scoped resources; empty when the settings need none. */}}
+{{/* Rules on cluster-scoped resources. */}}
 {{- define "serverlessapp-operator.clusterRules" }}
 {{- $crds := list }}
 {{- if eq .Values.knativeInPlaceScaling "auto" }}{{ $crds = append $crds "services.serving.knative.dev" }}{{ end }}
 {{- if eq .Values.modelCache.scope "auto" }}{{ $crds = append $crds "localmodelnamespacecaches.serving.kserve.io" }}{{ end }}
+  # Which namespace owns which host: a namespace's first app to route a host
+  # creates its claim (the first create wins). Never updated or deleted here:
+  # the platform releases a host by deleting its claim.
+  - apiGroups: [serverlessapp.io]
+    resources: [hostclaims]
+    verbs: [list, watch, create]
 {{- if ne .Values.modelCache.scope "namespace" }}
   # Cluster-scoped model caches (the platform's opt-in); removed by a finalizer on the app.
   - apiGroups: [serving.kserve.io]

@@ -27,7 +27,7 @@ export const MODEL_FORMATS = [
 const KSERVE_MODEL_DIR = '/mnt/models';
 export const STORAGE_URI_PATTERN = '^(gs|s3|pvc|hf|oci|https?)://[^\\s]+$';
 const DNS_LABEL = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
-const HOSTNAME = '^(\\*\\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
+export const HOSTNAME = '^(\\*\\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
 // The image reference grammar Knative's webhook parses with go-containerregistry
 // (distribution/reference): refusing a bad reference here names the field at
 // `kubectl apply` instead of failing later as a refused Knative Service.

@@ -1,0 +1,68 @@
+import assert from 'node:assert/strict';
+import { HostIndex, judgeHost, overlaps, type ClaimRecord } from './host-claims-rules.ts';
+
+describe('host claim rules', () => {
+  describe('overlaps, as Istio matches hosts', () => {
+    const cases: Array<[string, string, boolean]> = [
+      ['shop.example.com', 'shop.example.com', true],
+      ['shop.example.com', 'cart.example.com', false],
+      ['*.example.com', 'shop.example.com', true],
+      ['*.example.com', 'a.b.example.com', true],
+      ['*.example.com', 'example.com', false],
+      ['*.example.com', 'shopexample.com', false],
+      ['*.example.com', '*.b.example.com', true],
+      ['*.example.com', '*.example.com', true],
+      ['*.a.example.com', '*.b.example.com', false],
+      ['*.a.example.com', 'shop.example.com', false],
+    ];
+    for (const [a, b, want] of cases) {
+      it(`${a} and ${b}: ${want ? 'overlap' : 'do not overlap'}, either way round`, () => {
+        assert.equal(overlaps(a, b), want);
+        assert.equal(overlaps(b, a), want);
+      });
+    }
+  });
+
+  describe('HostIndex', () => {
+    const index = new HostIndex<string>();
+    const hosts = ['shop.example.com', '*.example.com', '*.b.example.com', 'a.b.example.com', 'example.com', 'other.org', '*.example.org'];
+    for (const h of hosts) index.add(h, h);
+
+    for (const query of ['shop.example.com', '*.example.com', '*.b.example.com', 'x.b.example.com', 'example.com', 'new.org', '*.org']) {
+      it(`finds exactly the indexed hosts that overlap ${query}`, () => {
+        assert.deepEqual(index.overlapping(query).sort(), hosts.filter((h) => overlaps(h, query)).sort());
+      });
+    }
+
+    it('forgets a host once its last value is deleted', () => {
+      const i = new HostIndex<string>();
+      i.add('shop.example.com', 'a');
+      i.add('shop.example.com', 'b');
+      i.delete('shop.example.com', 'a');
+      assert.deepEqual(i.overlapping('*.example.com'), ['b']);
+      i.delete('shop.example.com', 'b');
+      assert.deepEqual(i.overlapping('*.example.com'), []);
+      assert.deepEqual(i.overlapping('shop.example.com'), []);
+    });
+  });
+
+  describe('judgeHost: what a namespace may do with a host', () => {
+    const claim = (host: string, namespace: string, created: string, name = host.replace('*.', 'wc--any.')): ClaimRecord => ({ name, host, namespace, created });
+    const t1 = '2026-11-01T00:00:00Z', t2 = '2026-11-02T00:00:00Z';
+    const cases: Array<[string, string, ClaimRecord | undefined, ClaimRecord[], ReturnType<typeof judgeHost>]> = [
+      ['creates the claim of a host nobody claims', 'shop.a.com', undefined, [], 'create'],
+      ['holds a host its namespace claims', 'shop.a.com', claim('shop.a.com', 'b', t1), [], 'held'],
+      ['is refused a host another namespace claims', 'shop.a.com', claim('shop.a.com', 'other', t1), [], 'conflict'],
+      ['is refused an exact host under another namespace\'s wildcard', 'shop.a.com', undefined, [claim('*.a.com', 'other', t1)], 'conflict'],
+      ['is refused a wildcard covering another namespace\'s host', '*.a.com', undefined, [claim('shop.a.com', 'other', t1)], 'conflict'],
+      ['may claim under its own namespace\'s wildcard', 'shop.a.com', undefined, [claim('*.a.com', 'b', t1)], 'create'],
+      ['keeps its claim against a younger overlapping claim of another namespace (a lost race grants nothing)', 'shop.a.com', claim('shop.a.com', 'b', t1), [claim('*.a.com', 'other', t2)], 'held'],
+      ['loses its claim to an older overlapping claim of another namespace', 'shop.a.com', claim('shop.a.com', 'b', t2), [claim('*.a.com', 'other', t1)], 'conflict'],
+      ['breaks a tie in creation time by name', 'shop.a.com', claim('shop.a.com', 'b', t1), [claim('*.a.com', 'other', t1)], 'held'],
+      ['the same tie, seen from the other side', '*.a.com', claim('*.a.com', 'other', t1), [claim('shop.a.com', 'b', t1)], 'conflict'],
+    ];
+    for (const [name, host, own, overlapping, want] of cases) {
+      it(name, () => assert.equal(judgeHost(host, 'b', own, overlapping), want));
+    }
+  });
+});

@@ -1,0 +1,92 @@
+// Pure rules of host ownership between namespaces: which hosts overlap (as
+// Istio matches them), an index that finds the overlapping ones without a
+// scan, and the verdict for one host of an app given the claims the cache
+// holds. The I/O around them is in host-claims.ts.
+
+/** A HostClaim as the rules read it. */
+export interface ClaimRecord { name: string; host: string; namespace: string; created: string }
+
+const isWildcard = (host: string) => host.startsWith('*.');
+const domainOf = (host: string) => (isWildcard(host) ? host.slice(2) : host);
+
+/** The proper parent domains of `domain`: "a.b.c" -> ["b.c", "c"]. */
+function parents(domain: string): string[] {
+  const out: string[] = [];
+  for (let i = domain.indexOf('.'); i >= 0; i = domain.indexOf('.', i + 1)) out.push(domain.slice(i + 1));
+  return out;
+}
+
+/**
+ * Whether some request host matches both `a` and `b`. Istio matches
+ * "*.example.com" against every name under example.com, at any depth
+ * (a.b.example.com too), but not example.com itself.
+ */
+export function overlaps(a: string, b: string): boolean {
+  if (a === b) return true;
+  return (isWildcard(a) && domainOf(b).endsWith(`.${domainOf(a)}`)) || (isWildcard(b) && domainOf(a).endsWith(`.${domainOf(b)}`));
+}
+
+/** Values by host, found by overlap: the exact host, the wildcards above it, and (for a wildcard) every host under it. */
+export class HostIndex<V> {
+  readonly #byHost = new Map<string, Set<V>>();
+  /** Domain -> the indexed hosts strictly under it: what a wildcard of that domain covers. */
+  readonly #under = new Map<string, Set<string>>();
+
+  add(host: string, value: V): void {
+    let values = this.#byHost.get(host);
+    if (!values) {
+      this.#byHost.set(host, values = new Set());
+      for (const p of parents(host)) {
+        let hosts = this.#under.get(p);
+        if (!hosts) this.#under.set(p, hosts = new Set());
+        hosts.add(host);
+      }
+    }
+    values.add(value);
+  }
+
+  delete(host: string, value: V): void {
+    const values = this.#byHost.get(host);
+    if (!values?.delete(value) || values.size > 0) return;
+    this.#byHost.delete(host);
+    for (const p of parents(host)) {
+      const hosts = this.#under.get(p);
+      hosts?.delete(host);
+      if (hosts?.size === 0) this.#under.delete(p);
+    }
+  }
+
+  /** The values of every indexed host that overlaps `host` (see overlaps()), each once. */
+  overlapping(host: string): V[] {
+    const domain = domainOf(host);
+    const hosts = [host, ...parents(domain).map((p) => `*.${p}`), ...(isWildcard(host) ? this.#under.get(domain) ?? [] : [])];
+    return [...new Set(hosts.flatMap((h) => [...(this.#byHost.get(h) ?? [])]))];
+  }
+}
+
+/** Whether claim `a` was made before `b`: creation time, then name (the same answer in every replica and after every restart). */
+export function claimedBefore(a: ClaimRecord, b: ClaimRecord): boolean {
+  return a.created !== b.created ? a.created < b.created : a.name < b.name;
+}
+
+/**
+ * What namespace `namespace` may do with `host`, given the claim named after
+ * the host (`own`, if any) and the other claims whose hosts overlap it:
+ * - `held`: the namespace's claim exists and no older overlapping claim of
+ *   another namespace shadows it;
+ * - `create`: no claim yet and no other namespace claims an overlapping host;
+ * - `conflict`: another namespace holds the host, or an overlapping one.
+ *
+ * Two claims of the same host cannot both exist (their names are equal: the
+ * API server lets one create win). Overlapping claims of different names
+ * (a wildcard and a host under it) can, when two creates race past each
+ * other's cache: the older claim wins and the younger one grants nothing
+ * while the older exists, so every replica reaches the same answer from the
+ * same objects whatever order it saw them in.
+ */
+export function judgeHost(host: string, namespace: string, own: ClaimRecord | undefined, overlapping: ClaimRecord[]): 'held' | 'create' | 'conflict' {
+  const others = overlapping.filter((c) => c.namespace !== namespace && c.name !== own?.name);
+  if (!own) return others.length ? 'conflict' : 'create';
+  if (own.namespace !== namespace || own.host !== host) return 'conflict';
+  return others.some((c) => claimedBefore(c, own)) ? 'conflict' : 'held';
+}

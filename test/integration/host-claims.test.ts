@@ -1,0 +1,227 @@
+// Host claims (issue 21, part 1): which namespace owns a host is a HostClaim
+// the API server arbitrates, not an order the operator computes in memory.
+// Each test is an attack or a platform task from the issue, on the rig's real
+// Knative: the namespace that holds the host (the victim) must keep serving
+// its last good version and apply its next edit (generation moves and
+// observedGeneration follows), whatever the other namespace does.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { hostClaimName, type HostClaim } from '../../src/api/v1alpha1/hostclaim.ts';
+import type { ServerlessApp } from '../../src/api/v1alpha1/serverlessapp.ts';
+import { ApiError } from '../../src/runtime/client.ts';
+import { Kinds } from '../../src/util/kinds.ts';
+import { app, applyApp, condition, eventually, getApp, getKsvc, knativeReady, readyTrue, userClient, waitForApp } from '../support/apps.ts';
+import { freshNamespace } from '../support/cluster.ts';
+import { startOperator, type RunningOperator } from '../support/operator.ts';
+
+const READY_MS = 180_000;
+const image = (name: string, tag: number) => `ghcr.io/acme/${name}:${tag}`;
+
+describe('host claims: the API server decides which namespace owns a host (integration)', function () {
+  this.timeout(600_000);
+  const id = randomBytes(3).toString('hex');
+  /** A domain every namespace may claim under (besides its own), so that two namespaces can contend for one host. */
+  const shared = `shared-${id}.example.com`;
+  const policy = { allowedHostSuffixes: ['{namespace}.apps.example.com', shared], allowWildcardHosts: true };
+  let operators: RunningOperator[] = [];
+
+  before(async () => { operators = [await startOperator(policy)]; });
+  after(async () => { await Promise.all(operators.map((o) => o.stop())); });
+
+  const claimOf = (host: string) => userClient().get<HostClaim>(Kinds.HostClaim, undefined, hostClaimName(host)!);
+  const hostsOf = (a: ServerlessApp) => a.spec.ingress?.hosts ?? [];
+  const routes = async (ns: string, name: string) => (await userClient().get<{ spec: { hosts: string[] } }>(Kinds.VirtualService, ns, `${name}-routes`))?.spec.hosts ?? [];
+
+  /** Applies an app serving `name:tag` on `hosts` and waits until it is Ready with that version. */
+  async function serve(ns: string, name: string, tag: number, hosts: string[]): Promise<ServerlessApp> {
+    await applyApp(app(ns, name, { container: { image: image(name, tag) }, ingress: { hosts } }));
+    return waitForApp(ns, name, (a) => readyTrue(a) && a.status?.versions?.stable?.image === image(name, tag), `${ns}/${name} Ready serving ${name}:${tag} on ${hosts.join(', ')}`, READY_MS);
+  }
+
+  /** Waits until the operator has judged the app's current generation and refused it with `reason`; returns the Ready message. */
+  async function refused(ns: string, name: string, reason: string): Promise<string> {
+    const a = await waitForApp(ns, name, (x) => condition(x, 'Ready')?.reason === reason, `${ns}/${name} Ready=False ${reason}`, 60_000);
+    assert.equal(condition(a, 'Ready')?.status, 'False');
+    return condition(a, 'Ready')!.message;
+  }
+
+  /**
+   * The victim's Knative Service serves `name:tag` and its VirtualService routes its hosts; then
+   * its next edit (`name:tag+1`) is applied: generation moves, observedGeneration follows, Knative serves it.
+   */
+  async function victimKeepsServing(ns: string, name: string, tag: number): Promise<void> {
+    const before = await getApp(ns, name);
+    assert.ok(readyTrue(before), `${ns}/${name} is Ready: ${JSON.stringify(condition(before, 'Ready'))}`);
+    assert.equal(before.status?.versions?.stable?.image, image(name, tag));
+    // Knative's own conditions can trail the app's report by a moment (a re-created Service's Route, say).
+    await eventually(async () => {
+      const k = await getKsvc(ns, name);
+      return knativeReady(k) && k!.spec.template.spec.containers[0]!.image === image(name, tag);
+    }, `${ns}/${name}'s Knative Service Ready, serving the last good version ${name}:${tag}`, 60_000);
+    assert.deepEqual((await routes(ns, name)).sort(), [...hostsOf(before)].sort(), 'the VirtualService routes the victim\'s hosts');
+
+    const edited = await applyApp(app(ns, name, { container: { image: image(name, tag + 1) }, ingress: { hosts: hostsOf(before) } }));
+    assert.ok(edited.metadata.generation! > before.metadata.generation!, 'the edit moved the generation');
+    await waitForApp(ns, name, (a) => readyTrue(a) && a.status?.versions?.stable?.image === image(name, tag + 1), `${ns}/${name} applies its next edit (${name}:${tag + 1})`, READY_MS);
+    await eventually(async () => {
+      const k = await getKsvc(ns, name);
+      return knativeReady(k) && k!.spec.template.spec.containers[0]!.image === image(name, tag + 1);
+    }, `${ns}/${name}'s Knative Service serves ${name}:${tag + 1}`, 60_000);
+  }
+
+  /** Edits the app's image (generation moves) and returns its verdict once the operator has judged that generation. */
+  async function judgedAfterEdit(ns: string, name: string, tag: number, hosts: string[]): Promise<ServerlessApp> {
+    const edited = await applyApp(app(ns, name, { container: { image: image(name, tag) }, ingress: { hosts } }));
+    return eventually(async () => {
+      const a = await getApp(ns, name);
+      return a.status?.observedGeneration === edited.metadata.generation ? a : undefined;
+    }, `${ns}/${name} judged at generation ${edited.metadata.generation}`, 60_000);
+  }
+
+  it('a refused claim from another namespace never freezes the holder: the victim keeps serving and applies its next edit (attack: freeze through a refused claim)', async () => {
+    const [a, b] = [await freshNamespace('hc-a'), await freshNamespace('hc-b')];
+    // A's app is the older one: an order by app creation would give it the host.
+    await serve(a, 'old', 1, [`old.${a}.apps.example.com`]);
+    const own = `victim.${b}.apps.example.com`;
+    const contended = `freeze.${shared}`;
+    await serve(b, 'victim', 1, [own, contended]);
+    const claims = await Promise.all([claimOf(own), claimOf(contended)]);
+    assert.deepEqual(claims.map((c) => c?.spec.namespace), [b, b], 'the victim\'s namespace claimed its hosts');
+
+    // Outside A's allowed suffixes: refused by the policy, and never recorded as a claim.
+    await applyApp(app(a, 'old', { container: { image: image('old', 1) }, ingress: { hosts: [`old.${a}.apps.example.com`, own] } }));
+    assert.match(await refused(a, 'old', 'HostNotAllowed'), /spec\.ingress\.hosts\[1\]/);
+    // Allowed by the policy but claimed by B: HostConflict, naming the field and the host only.
+    await applyApp(app(a, 'old', { container: { image: image('old', 1) }, ingress: { hosts: [`old.${a}.apps.example.com`, contended] } }));
+    const message = await refused(a, 'old', 'HostConflict');
+    assert.match(message, new RegExp(`spec\\.ingress\\.hosts\\[1\\]: host ${contended.replaceAll('.', '\\.')} is claimed by another namespace; ask the platform team`));
+    for (const secret of [b, 'victim']) assert.ok(!message.includes(secret), `the message names nothing of the other namespace (${secret}): ${message}`);
+    assert.deepEqual(await routes(a, 'old'), [`old.${a}.apps.example.com`], 'the refused edit left A\'s running route as it was');
+
+    const after = await Promise.all([claimOf(own), claimOf(contended)]);
+    assert.deepEqual(after.map((c) => [c?.metadata.uid, c?.spec.namespace]), claims.map((c) => [c?.metadata.uid, b]), 'the claims did not move');
+    await victimKeepsServing(b, 'victim', 1);
+  });
+
+  it('a host survives deleting and re-creating the app', async () => {
+    const b = await freshNamespace('hc-b');
+    const host = `gitops.${shared}`;
+    await serve(b, 'shop', 1, [host]);
+    const claim = await claimOf(host);
+    assert.equal(claim?.spec.namespace, b);
+    assert.equal(claim?.metadata.labels?.['app.kubernetes.io/managed-by'], 'serverlessapp-operator');
+
+    // A GitOps prune and re-create.
+    await userClient().delete(Kinds.ServerlessApp, b, 'shop');
+    await eventually(async () => (await userClient().get(Kinds.ServerlessApp, b, 'shop')) === undefined || undefined, 'the app deleted', 60_000);
+    assert.equal((await claimOf(host))?.metadata.uid, claim!.metadata.uid, 'the claim belongs to the namespace: it outlives the app');
+    // The garbage collector removes the old Knative Service first: the re-created one makes a revision of the same name.
+    await eventually(async () => (await getKsvc(b, 'shop')) === undefined || undefined, 'the old Knative Service garbage-collected', 90_000);
+    await serve(b, 'shop', 1, [host]);
+    assert.equal((await claimOf(host))?.metadata.uid, claim!.metadata.uid, 'the re-created app routes the host under the same claim');
+    await victimKeepsServing(b, 'shop', 1);
+  });
+
+  it('an app in another namespace waiting for a host does not take it when the holder\'s app is deleted', async () => {
+    const [a, b] = [await freshNamespace('hc-a'), await freshNamespace('hc-b')];
+    const host = `waited.${shared}`;
+    await serve(b, 'shop', 1, [host]);
+    await applyApp(app(a, 'waiting', { container: { image: image('waiting', 1) }, ingress: { hosts: [host] } }));
+    await refused(a, 'waiting', 'HostConflict');
+
+    await userClient().delete(Kinds.ServerlessApp, b, 'shop');
+    await eventually(async () => (await userClient().get(Kinds.ServerlessApp, b, 'shop')) === undefined || undefined, 'the holder\'s app deleted', 60_000);
+    // The waiting app is judged again (an edit) with the holder's app gone: still refused.
+    const judged = await judgedAfterEdit(a, 'waiting', 2, [host]);
+    assert.equal(condition(judged, 'Ready')?.reason, 'HostConflict');
+    assert.deepEqual(await routes(a, 'waiting'), [], 'the waiting app routes nothing');
+    assert.equal((await claimOf(host))?.spec.namespace, b);
+
+    await serve(b, 'shop', 1, [host]);
+    await victimKeepsServing(b, 'shop', 1);
+  });
+
+  it('the platform pre-assigns a host with kubectl and releases it by deleting the claim', async () => {
+    const [a, b] = [await freshNamespace('hc-a'), await freshNamespace('hc-b')];
+    const host = `assigned.${shared}`;
+    const kubectl = userClient();
+    // kubectl create -f hostclaim.yaml
+    await kubectl.create(Kinds.HostClaim, { apiVersion: 'serverlessapp.io/v1alpha1', kind: 'HostClaim', metadata: { name: host }, spec: { host, namespace: b } });
+    const assigned = (await claimOf(host))!;
+
+    // A asks first, but the host is B's.
+    await applyApp(app(a, 'early', { container: { image: image('early', 1) }, ingress: { hosts: [host] } }));
+    await refused(a, 'early', 'HostConflict');
+    await serve(b, 'shop', 1, [host]);
+    assert.equal((await claimOf(host))?.metadata.uid, assigned.metadata.uid, 'B routes under the platform\'s claim');
+    await victimKeepsServing(b, 'shop', 1);
+
+    // The API server keeps a claim's name, host and namespace together.
+    await assert.rejects(kubectl.create(Kinds.HostClaim, { apiVersion: 'serverlessapp.io/v1alpha1', kind: 'HostClaim', metadata: { name: `x-${host}` }, spec: { host, namespace: a } }),
+      (e: unknown) => e instanceof ApiError && e.code === 422 && /metadata\.name must be spec\.host/.test(e.message));
+    await assert.rejects(kubectl.update(Kinds.HostClaim, { ...assigned, spec: { host, namespace: a } }),
+      (e: unknown) => e instanceof ApiError && e.code === 422 && /spec\.namespace is immutable/.test(e.message));
+
+    // Release: B's apps stop naming the host, then the platform deletes the claim; A's waiting app takes it.
+    await serve(b, 'shop', 2, [`shop.${b}.apps.example.com`]);
+    await kubectl.delete(Kinds.HostClaim, undefined, host);
+    await waitForApp(a, 'early', readyTrue, `${a}/early takes the released host`, READY_MS);
+    assert.equal((await claimOf(host))?.spec.namespace, a);
+    assert.deepEqual(await routes(a, 'early'), [host]);
+    await victimKeepsServing(b, 'shop', 2);
+  });
+
+  it('a wildcard claim conflicts with the exact hosts it covers', async () => {
+    const [a, b] = [await freshNamespace('hc-a'), await freshNamespace('hc-b')];
+    const exact = `shop.w.${shared}`;
+    await serve(b, 'shop', 1, [exact]);
+
+    // A wildcard over B's host: refused, and never claimed.
+    await applyApp(app(a, 'all', { container: { image: image('all', 1) }, ingress: { hosts: [`*.w.${shared}`] } }));
+    assert.match(await refused(a, 'all', 'HostConflict'), /spec\.ingress\.hosts\[0\]: host \*\.w\.shared-\w+\.example\.com is claimed by another namespace/);
+    assert.equal(await claimOf(`*.w.${shared}`), undefined, 'no wildcard claim was made');
+
+    // A wildcard of its own, then an exact host under it (deeper) from B: refused the other way round.
+    await serve(a, 'all', 1, [`*.x.${shared}`]);
+    assert.equal((await claimOf(`*.x.${shared}`))?.metadata.name, `wc--any.x.${shared}`);
+    await applyApp(app(b, 'deep', { container: { image: image('deep', 1) }, ingress: { hosts: [`a.b.x.${shared}`] } }));
+    await refused(b, 'deep', 'HostConflict');
+    assert.equal(await claimOf(`a.b.x.${shared}`), undefined);
+
+    await victimKeepsServing(b, 'shop', 1);
+    await victimKeepsServing(a, 'all', 1);
+  });
+
+  it('claims survive an operator restart and a leader failover with no change of owner', async () => {
+    const [a, b, leases] = [await freshNamespace('hc-a'), await freshNamespace('hc-b'), await freshNamespace('hc-lease')];
+    const host = `failover.${shared}`;
+    await serve(a, 'old', 1, [`old.${a}.apps.example.com`]);
+    await serve(b, 'shop', 1, [host]);
+    const claim = (await claimOf(host))!;
+    const contender = [`old.${a}.apps.example.com`, host];
+    await applyApp(app(a, 'old', { container: { image: image('old', 1) }, ingress: { hosts: contender } }));
+    await refused(a, 'old', 'HostConflict');
+
+    const unchanged = async (when: string, contenderTag: number, victimTag: number) => {
+      const c = await claimOf(host);
+      assert.deepEqual([c?.metadata.uid, c?.spec.namespace], [claim.metadata.uid, b], `${when}: the same claim, the same owner`);
+      assert.equal(condition(await judgedAfterEdit(a, 'old', contenderTag, contender), 'Ready')?.reason, 'HostConflict', `${when}: the older app of the other namespace is still refused`);
+      await victimKeepsServing(b, 'shop', victimTag);
+    };
+
+    // Restart: a new process with nothing in memory.
+    await Promise.all(operators.map((o) => o.stop()));
+    operators = [await startOperator(policy)];
+    await unchanged('after a restart', 2, 1);
+
+    // Two replicas; the leader goes, the standby takes over.
+    await Promise.all(operators.map((o) => o.stop()));
+    const replica = () => startOperator({ ...policy, leaderElect: true, leaderElectionNamespace: leases, leaderElectionId: 'host-claims' });
+    operators = [await replica(), await replica()];
+    const leader = await eventually(async () => operators.find((o) => o.manager.isLeader()), 'a leader among two replicas', 60_000);
+    await leader.stop();
+    operators = operators.filter((o) => o !== leader);
+    await eventually(async () => operators[0]!.manager.isLeader() || undefined, 'the standby to take over', 60_000);
+    await unchanged('after a leader failover', 3, 2);
+  });
+});
