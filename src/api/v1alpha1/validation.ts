@@ -7,16 +7,14 @@
 // they were.
 
 import { RE2JS } from 're2js';
+import type { ProblemReason } from './problem-reasons.ts';
 import { analysisTarget, type AnalysisPolicy } from '../../rollout/analysis.ts';
 import { forbiddenHeader } from '../../util/http-headers.ts';
 import { validateWindows } from '../../scaling/windows.ts';
 import { parseQuantity } from './quantity.ts';
 import type { ServerlessApp } from './serverlessapp.ts';
 
-export type ProblemReason =
-  | 'InvalidSpec' | 'InvalidSchedule' | 'GatewayNotAllowed' | 'HostNotAllowed'
-  | 'AnalysisProviderNotFound' | 'AnalysisAddressNotAllowed' | 'ModelSizeNotAllowed' | 'StorageUriNotAllowed' | 'ServiceAccountNotAllowed'
-  | 'HostConflict' | 'KnativeNotInstalled' | 'KServeNotInstalled' | 'IstioNotInstalled';
+export type { ProblemReason };
 
 export interface SpecProblem { reason: ProblemReason; field: string; message: string }
 
