@@ -43,6 +43,7 @@ export class OperatorMetrics {
   private readonly leader: Gauge<'name'>;
   private readonly restRequests: Counter<'code' | 'method' | 'host'>;
   private readonly eventsDropped: Counter<'reason'>;
+  private readonly unhandledRejections: Counter;
   private readonly queues = new Map<string, WorkQueue>();
 
   constructor(opts: { processMetrics?: boolean } = {}) {
@@ -85,6 +86,12 @@ export class OperatorMetrics {
     this.restRequests = new Counter({ name: 'rest_client_requests_total', help: 'Number of HTTP requests, partitioned by status code, method, and host', labelNames: ['code', 'method', 'host'], registers });
     this.eventsDropped = new Counter({ name: 'serverlessapp_events_dropped_total', help: 'Events not written: reason spam (more than 25 for one object, then one per 5 minutes, as client-go) or queue_full (more than 1000 waiting)', labelNames: ['reason'], registers });
     for (const reason of ['spam', 'queue_full']) this.eventsDropped.inc({ reason }, 0);
+    this.unhandledRejections = new Counter({ name: 'serverlessapp_unhandled_rejections_total', help: 'Promise rejections no code handled (logged; the process keeps running): each one is a bug to report', registers });
+  }
+
+  /** A promise rejection nothing handled (process-errors.ts). */
+  unhandledRejection(): void {
+    this.unhandledRejections.inc();
   }
 
   /** An Event the recorder did not write. */
