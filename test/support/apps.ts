@@ -51,10 +51,16 @@ export async function eventually<T>(fn: () => Promise<T | undefined | false>, me
 
 /** Waits until the app's status satisfies `pred` for the current generation. */
 export async function waitForApp(namespace: string, name: string, pred: (a: ServerlessApp) => boolean, message: string, timeoutMs = 30_000): Promise<ServerlessApp> {
+  let last: ServerlessApp | undefined;
   return eventually(async () => {
-    const a = await getApp(namespace, name);
+    const a = last = await getApp(namespace, name);
     return a.status?.observedGeneration === a.metadata.generation && pred(a) ? a : undefined;
-  }, message, timeoutMs);
+  }, message, timeoutMs).catch((err: Error) => {
+    // Where it stood when the wait gave up: a deadline alone does not say whether it was slow or stuck.
+    const s = last?.status;
+    const conditions = (s?.conditions ?? []).map((c) => `${c.type}=${c.status} ${c.reason}: ${c.message}`).join('; ');
+    throw new Error(`${err.message} after ${timeoutMs / 1000}s (${namespace}/${name} at generation ${last?.metadata.generation}, observed ${s?.observedGeneration}, phase ${s?.phase}; ${conditions || 'no conditions'})`);
+  });
 }
 
 export interface KnativeService {
