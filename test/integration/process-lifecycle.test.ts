@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { kubeconfigYaml } from '../envtest/pki.ts';
 import { freshNamespace, testEnv, waitFor } from '../support/cluster.ts';
 import { freePorts, OperatorProcess } from '../support/operator-process.ts';
-import { descendants, stillRunning } from '../support/processes.ts';
+import { descendants, stillRunning } from '../envtest/processes.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 

@@ -1,6 +1,6 @@
-// The machine's processes as /proc shows them, for tests that prove nothing
-// was left running: a process's descendants, whether a pid still runs the
-// same program, and every process running a binary from a directory.
+// The machine's processes as /proc shows them, to prove nothing was left
+// running: a process's descendants, whether a pid still runs the same
+// program, and the processes a rig left running.
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 
 export interface ProcessInfo {
@@ -62,8 +62,36 @@ export function stillRunning(p: ProcessInfo): boolean {
   return !!now && now.argv.join('\0') === p.argv.join('\0');
 }
 
-/** Processes whose program (exe, argv[0] or any argument that is a path) lies in `dir`. */
-export function runningFrom(dir: string): ProcessInfo[] {
-  const prefix = dir.endsWith('/') ? dir : `${dir}/`;
-  return processes().filter((p) => p.exe?.startsWith(prefix) || p.argv.some((a) => a.startsWith(prefix)));
+/**
+ * The processes of one rig: programs from `programDirs` (the rig's binaries,
+ * its Node scripts), and the supervisors that run them, that name a path in
+ * the rig's `dir` in their arguments or environment (every rig process does:
+ * a kubeconfig, data or socket path). A user's shell or kubectl pointed at the
+ * rig names it too, but runs no program of the rig's, so it is never matched.
+ */
+export function rigProcesses(dir: string, programDirs: string[]): ProcessInfo[] {
+  const under = (path: string | undefined, d: string) => !!path && path.startsWith(d.endsWith('/') ? d : `${d}/`);
+  const inDir = dir.endsWith('/') ? dir : `${dir}/`;
+  return processes().filter((p) => {
+    if (p.pid === process.pid) return false;
+    if (!programDirs.some((d) => under(p.exe, d) || p.argv.some((a) => under(a, d)))) return false;
+    if (p.argv.some((a) => a.includes(inDir))) return true;
+    try {
+      return readFileSync(`/proc/${p.pid}/environ`, 'utf8').includes(inDir);
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** SIGKILLs each of `left` that still runs the same program; returns how each was described. */
+export function killLeftovers(left: ProcessInfo[]): string[] {
+  return left.filter(stillRunning).map((p) => {
+    try {
+      process.kill(p.pid, 'SIGKILL');
+    } catch {
+      // gone meanwhile
+    }
+    return `${p.pid} ${p.argv.join(' ').slice(0, 160)}`;
+  });
 }
