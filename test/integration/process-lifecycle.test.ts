@@ -3,7 +3,7 @@
 // Against the rig's real API server, the operator a child process.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -41,6 +41,10 @@ describe('the operator as a person runs it', function () {
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('`npm start` stopped with SIGTERM takes the operator with it: no orphan, its ports free for the next start', async () => {
+    // npm start first runs scripts/ensure-deps.sh, which would reinstall node_modules (npm ci) under every other test now running.
+    const stamp = join(root, 'node_modules', '.package-lock.json');
+    assert.ok(existsSync(stamp) && statSync(stamp).mtimeMs >= statSync(join(root, 'package-lock.json')).mtimeMs,
+      'node_modules is older than package-lock.json: run `npm ci` before this test, which starts `npm start`');
     const ns = await freshNamespace('npmstart');
     const [metrics = 0, probe = 0] = await freePorts(2);
     const output: string[] = [];
