@@ -10,7 +10,7 @@ import type { ServerlessApp } from '../src/api/v1alpha1/serverlessapp.ts';
 import { parseDuration } from '../src/api/v1alpha1/duration.ts';
 import { condition } from './observe.ts';
 import { ANALYSIS_PROVIDER, SIMULATED_SUCCESS_RATE } from './simulated-servers.ts';
-import type { Scene } from './story.ts';
+import type { Scene } from './scene.ts';
 import { berlinTime } from './table.ts';
 
 const BAD_IMAGE = 'ghcr.io/acme/shop:1.6.0';

@@ -12,12 +12,11 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { parse } from 'yaml';
 import type { ServerlessApp } from '../src/api/v1alpha1/serverlessapp.ts';
-import type { OffsetClock } from '../src/runtime/clock.ts';
 import { Kinds } from '../src/util/kinds.ts';
 import { condition, Observer } from './observe.ts';
+import type { Scene, StoryEnv } from './scene.ts';
 import { automatedSteps, failedWarmup, rollBack } from './story-rollouts.ts';
 import { berlinTime, formatApps, formatRevisions, formatRoutes, type RevisionRow } from './table.ts';
 
@@ -35,38 +34,6 @@ const WINDOW_CLOSES = new Date(WINDOW_OPENS.getTime() + 10 * 3600_000); // 18:00
 const LEAD_TIME = { text: '1m', ms: 60_000 };
 const PREWARM_FROM = new Date(WINDOW_OPENS.getTime() - LEAD_TIME.ms);
 const NEW_IMAGE = 'ghcr.io/acme/shop:1.5.0';
-
-export interface StoryEnv {
-  kubeConfig: KubeConfig;
-  namespace: string;
-  /** The operator's clock (started at DEMO_CLOCK_START); the story moves it. */
-  clock: OffsetClock;
-  /** Re-queues every app: after a clock jump, requeues already timed in real time would come late. */
-  resync(): void;
-  /** Requests the loopback warmup server has received. */
-  warmupRequests(): Array<{ method: string; url: string }>;
-  /** Makes the loopback warmup server answer 503 (a model that does not load), or answer again. */
-  failWarmups(failing: boolean): void;
-  /** The PromQL queries the Prometheus stand-in (the operator's analysis provider ANALYSIS_PROVIDER) has received. */
-  analysisQueries(): string[];
-  print(text: string): void;
-  /** Per wait; default 120 s (real Knative scales an idle revision to zero about a minute after it started). */
-  timeoutMs?: number;
-}
-
-/** What every step works with: the cluster as the user sees it, the two apps as the user edits them, and how to show them. */
-export interface Scene {
-  env: StoryEnv;
-  see: Observer;
-  shop: ServerlessApp;
-  fraud: ServerlessApp;
-  apply(app: ServerlessApp): Promise<unknown>;
-  heading(text: string): void;
-  /** Prints `kubectl get sapp`, the apps' revisions, the notes and the operator's new Events; `done` ends step `done`. */
-  show(apps: ServerlessApp[], note: string[], done?: string): Promise<void>;
-  /** Moves the demo clock to `to` and has the operator re-read every app (its requeues were timed in real time). */
-  jump(to: Date, why: string): void;
-}
 
 const examplesDir = join(dirname(fileURLToPath(import.meta.url)), '..', 'examples');
 

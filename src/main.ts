@@ -1,10 +1,11 @@
 // serverlessapp-operator: flags and wiring only.
 
 import { parseConfig, usage } from './config.ts';
-import { createOperator } from './operator.ts';
+import { createOperator, type Operator } from './operator.ts';
 import { OffsetClock, systemClock } from './runtime/clock.ts';
 import { loadRestConfig } from './runtime/kubeconfig.ts';
-import { createLogger } from './runtime/logging.ts';
+import { createLogger, flushLogger } from './runtime/logging.ts';
+import { installProcessErrorHandlers } from './runtime/process-errors.ts';
 
 async function main(): Promise<void> {
   let config;
@@ -19,9 +20,13 @@ async function main(): Promise<void> {
     return;
   }
   const logger = createLogger({ level: config.logLevel });
+  let operator: Operator | undefined;
+  installProcessErrorHandlers({
+    logger, countRejection: () => operator?.manager.metrics.unhandledRejection(), flush: () => flushLogger(logger), exit: (code) => process.exit(code),
+  });
   const kc = await loadRestConfig(config.kubeconfig ? { kubeconfig: config.kubeconfig } : {});
   const clock = config.clockStart ? new OffsetClock(new Date(config.clockStart)) : systemClock;
-  const operator = await createOperator(kc, config, { logger, clock });
+  operator = await createOperator(kc, config, { logger, clock });
   operator.manager.installSignalHandlers();
   await operator.manager.start();
 }

@@ -8,6 +8,7 @@ import { ServerlessAppReconciler } from './controllers/serverlessapp.ts';
 import type { CacheScope } from './render/local-model-cache.ts';
 import type { Clock } from './runtime/clock.ts';
 import { ApiError, type KubeClient } from './runtime/client.ts';
+import { verifyCredentials } from './runtime/credentials-check.ts';
 import { Kinds } from './util/kinds.ts';
 import type { KubeConfigSource } from './runtime/kubeconfig.ts';
 import type { Logger } from './runtime/logging.ts';
@@ -46,7 +47,8 @@ async function readCrd<T>(client: KubeClient, name: string, log: { warn(message:
   try {
     return await client.get<T>(CRD, undefined, name);
   } catch (err) {
-    if (!(err instanceof ApiError) || (err.code !== 403 && err.code !== 401)) throw err;
+    // 401 is no refusal to fall back from: verifyCredentials has ended the process on it before.
+    if (!(err instanceof ApiError) || err.code !== 403) throw err;
     log.warn(`cannot read CustomResourceDefinition ${name} for auto-detection (HTTP ${err.code}: ${err.message}); ${fallback}`);
     return 'forbidden';
   }
@@ -85,6 +87,8 @@ export async function createOperator(kc: KubeConfigSource, config: OperatorConfi
     ...(deps.onLostLeadership ? { onLostLeadership: deps.onLostLeadership } : {}),
     maxPendingEventsPerNamespace: config.budgets.pendingEventsPerNamespace,
   });
+  const serverVersion = await verifyCredentials(manager.client);
+  deps.logger.info('credentials accepted', { server: manager.client.config.server, user: manager.client.config.user, ...(serverVersion ? { serverVersion } : {}) });
   const inPlaceBounds = await detectInPlaceScaling(manager.client, config.knativeInPlaceScaling, deps.logger);
   const cacheScope = await detectCacheScope(manager.client, config.modelCacheScope, deps.logger);
   deps.logger.info('settings', { inPlaceBounds, cacheScope, knativeVisibility: config.knativeVisibility, namespaces: config.namespaces });

@@ -9,11 +9,11 @@ const stable = { version: 'a1a1a1a1a1', revision: 'shop-00001', image: 'ghcr.io/
 /** fieldsV1 for spec.rollout.<fields>. */
 const rolloutFields = (...fields: string[]): FieldSet => ({ 'f:spec': { 'f:rollout': Object.fromEntries(fields.map((f) => [`f:${f}`, {}])) } });
 
-function shop(o: { rollout?: LiveApp['spec']['rollout']; status?: ServerlessAppStatus; owners?: Record<string, string[]> } = {}): LiveApp {
+function shop(o: { rollout?: LiveApp['spec']['rollout']; status?: ServerlessAppStatus; owners?: Record<string, string[]>; generation?: number } = {}): LiveApp {
   return {
     apiVersion: 'serverlessapp.io/v1alpha1', kind: 'ServerlessApp',
     metadata: {
-      name: 'shop', namespace: 'demo', resourceVersion: '42',
+      name: 'shop', namespace: 'demo', resourceVersion: '42', ...(o.generation !== undefined ? { generation: o.generation } : {}),
       managedFields: Object.entries(o.owners ?? {}).map(([manager, fields]) => ({ manager, operation: 'Apply', fieldsV1: rolloutFields(...fields) })),
     },
     spec: { container: { image: 'ghcr.io/acme/shop:2' }, ...(o.rollout ? { rollout: o.rollout } : {}) },
@@ -22,6 +22,12 @@ function shop(o: { rollout?: LiveApp['spec']['rollout']; status?: ServerlessAppS
 }
 
 const canary: ServerlessAppStatus = { phase: 'Canary', versions: { stable, candidate } };
+const failed: ServerlessAppStatus = { ...canary, phase: 'Failed', canary: { failure: { version: candidate.version, reason: 'WarmupFailed', message: 'x', retry: 0 } } };
+/** What the operator writes for a spec it will not serve (planner/status.ts invalidSpecStatus), for generation `g`. */
+const gatewayRefused = (status: ServerlessAppStatus, g: number): ServerlessAppStatus => ({
+  ...status, observedGeneration: g,
+  conditions: [{ type: 'Ready', status: 'False', reason: 'GatewayNotAllowed', message: 'spec.gateways[0]: gateway "istio-system/public" is not allowed; allowed: demo/*. The running version is left as it was.', lastTransitionTime: '2026-11-23T09:00:00Z' }],
+});
 
 describe('kubectl sapp rollout commands (apply bodies)', () => {
   const cases: Array<{ name: string; app: LiveApp; command: RolloutCommand; rollout: object; done: RegExp }> = [
@@ -63,6 +69,11 @@ describe('kubectl sapp rollout commands (apply bodies)', () => {
       command: { verb: 'retry' }, rollout: { abort: false }, done: /^abort lifted/,
     },
     {
+      name: 'retry of a failure whose refused spec was changed since (the status is about an older generation) bumps rollout.retry',
+      app: shop({ generation: 5, status: gatewayRefused(failed, 4) }),
+      command: { verb: 'retry' }, rollout: { retry: 1 }, done: /rollout\.retry 1/,
+    },
+    {
       name: 'promote writes the candidate\'s version hash',
       app: shop({ status: canary }), command: { verb: 'promote' }, rollout: { promote: 'b2b2b2b2b2' }, done: /^promoting candidate b2b2b2b2b2 \(shop:2\)$/,
     },
@@ -90,6 +101,19 @@ describe('kubectl sapp rollout commands (apply bodies)', () => {
     { name: 'promote of an aborted rollout', app: shop({ rollout: { abort: true }, status: { ...canary, phase: 'Aborted' } }), command: { verb: 'promote' }, error: /aborted \(spec\.rollout\.abort\): run `kubectl sapp retry shop`/ },
     { name: 'abort without a candidate', app: shop({ status: { phase: 'Stable', versions: { stable } } }), command: { verb: 'abort' }, error: /^shop has no candidate to abort \(phase Stable\)$/ },
     { name: 'retry of a healthy rollout', app: shop({ status: canary }), command: { verb: 'retry' }, error: /^shop has nothing to retry: it is Canary, not Failed or Aborted$/ },
+    {
+      name: 'retry of a new app whose spec the operator refused (phase Pending): only a spec change helps',
+      app: shop({ generation: 1, status: gatewayRefused({ phase: 'Pending' }, 1) }), command: { verb: 'retry' },
+      error: /^shop cannot be retried: the spec is invalid: spec\.gateways\[0\]: gateway "istio-system\/public" is not allowed; allowed: demo\/\*\. The running version is left as it was\.; fix the spec, retry is for a failed candidate$/,
+    },
+    {
+      name: 'retry of a failed candidate while the current spec is refused: the retry would change nothing',
+      app: shop({ generation: 4, status: gatewayRefused(failed, 4) }), command: { verb: 'retry' }, error: /^shop cannot be retried: the spec is invalid: spec\.gateways\[0\]/,
+    },
+    {
+      name: 'retry of an aborted rollout while the current spec is refused',
+      app: shop({ generation: 4, rollout: { abort: true }, status: gatewayRefused({ ...canary, phase: 'Aborted' }, 4) }), command: { verb: 'retry' }, error: /the spec is invalid: .*; fix the spec, retry is for a failed candidate$/,
+    },
     { name: 'set-weight above 100', app: shop({ status: canary }), command: { verb: 'set-weight', weight: 101 }, error: /^set-weight takes a whole percentage from 0 to 100, not 101$/ },
     { name: 'set-weight of a fraction', app: shop({ status: canary }), command: { verb: 'set-weight', weight: 2.5 }, error: /not 2\.5$/ },
   ];

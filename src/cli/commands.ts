@@ -6,7 +6,9 @@
 // `set-weight 20` leaves the rollout paused at 20%.
 
 import { API_VERSION, KIND, type RolloutSpec, type ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
+import { PROBLEM_REASONS } from '../api/v1alpha1/problem-reasons.ts';
 import { appliedFields, type ManagedFieldsEntry } from '../runtime/apply.ts';
+import { findCondition } from '../util/conditions.ts';
 
 export const FIELD_MANAGER = 'kubectl-sapp';
 
@@ -81,15 +83,16 @@ function changeFor(app: LiveApp, command: RolloutCommand): { change: Controls; d
     case 'abort':
       if (!candidate) throw new CommandError(`${name} has no candidate to abort (phase ${status.phase ?? 'unknown'})`);
       return { change: { abort: true }, done: `aborted: all traffic back on the stable version, candidate ${candidate.version} scaled to zero` };
-    case 'retry':
+    case 'retry': {
+      const problem = specProblem(app);
+      if (problem) throw new CommandError(`${name} cannot be retried: the spec is invalid: ${problem}; fix the spec, retry is for a failed candidate`);
       if (rollout.abort === true || status.phase === 'Aborted') {
         return { change: { abort: false }, done: 'abort lifted: the candidate starts again from its first step' };
       }
       if (status.phase !== 'Failed' && !failure) throw new CommandError(`${name} has nothing to retry: it is ${status.phase ?? 'without status'}, not Failed or Aborted`);
-      {
-        const retry = (failure?.retry ?? rollout.retry ?? 0) + 1;
-        return { change: { retry }, done: `retried (rollout.retry ${retry}): the candidate starts again from its first step` };
-      }
+      const retry = (failure?.retry ?? rollout.retry ?? 0) + 1;
+      return { change: { retry }, done: `retried (rollout.retry ${retry}): the candidate starts again from its first step` };
+    }
     case 'promote':
       if (!candidate) throw new CommandError(`${name} has no candidate to promote (phase ${status.phase ?? 'unknown'}): status.versions.candidate is empty`);
       if (rollout.abort === true) throw new CommandError(`the rollout of ${name} is aborted (spec.rollout.abort): run \`kubectl sapp retry ${name}\` to lift the abort first`);
@@ -98,6 +101,17 @@ function changeFor(app: LiveApp, command: RolloutCommand): { change: Controls; d
       }
       return { change: { promote: candidate.version }, done: `promoting candidate ${candidate.version}${candidate.summary ? ` (${candidate.summary})` : ''}` };
   }
+}
+
+/**
+ * The message of a Ready=False the operator gave the current spec because it will not serve it
+ * (PROBLEM_REASONS), or undefined. A status about an older generation says nothing
+ * of the spec as it is now.
+ */
+export function specProblem(app: ServerlessApp): string | undefined {
+  if (app.status?.observedGeneration === undefined || app.status.observedGeneration !== app.metadata.generation) return undefined;
+  const ready = findCondition(app.status.conditions, 'Ready');
+  return ready?.status === 'False' && (PROBLEM_REASONS as readonly string[]).includes(ready.reason) ? ready.message : undefined;
 }
 
 /** The rollout controls kubectl-sapp applied last time, as the API server tracks them. */

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { parse } from 'yaml';
+import { assertGolden } from '../../test/support/golden.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { humanDuration, relativeTime, renderStatus } from './status-view.ts';
 
@@ -13,9 +14,7 @@ describe('kubectl sapp status view', () => {
     for (const file of readdirSync(dir).filter((f) => f.endsWith('.yaml'))) {
       it(`${file}: drawn as in its golden file`, () => {
         const text = renderStatus(load(file), { now: NOW, color: false });
-        const golden = new URL(file.replace(/\.yaml$/, '.txt'), dir);
-        if (process.env.UPDATE_GOLDEN === '1') writeFileSync(golden, text);
-        assert.equal(text, readFileSync(golden, 'utf8'), `${golden.pathname} differs (UPDATE_GOLDEN=1 rewrites it after an intended change)`);
+        assertGolden(new URL(file.replace(/\.yaml$/, '.txt'), dir), text);
       });
     }
   });

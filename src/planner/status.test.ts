@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { FIRST_START_REPORT_MS, UNSEEN_WORKLOAD_REPORT_MS, type ServerlessApp, type ServerlessAppStatus } from '../api/v1alpha1/serverlessapp.ts';
 import { UNREPORTED } from './workloads.ts';
-import { firstStatusHoldMs, PROGRESS_MS, progressWindowMs, significantStatus } from './status.ts';
+import { firstStatusHoldMs, invalidSpecStatus, PROGRESS_MS, progressWindowMs, significantStatus } from './status.ts';
 
 const base: ServerlessAppStatus = {
   observedGeneration: 2, phase: 'Canary',
@@ -107,4 +107,32 @@ describe('a new app\'s quiet first start (held back: one write at its end)', () 
   for (const [what, app, status, now, held] of cases) {
     it(what, () => assert.equal(firstStatusHoldMs(app, status, now), held));
   }
+});
+
+describe('a spec the operator will not serve (invalidSpecStatus)', () => {
+  const problems = [{ reason: 'GatewayNotAllowed' as const, field: 'spec.gateways[0]', message: 'gateway "istio-system/public" is not allowed; allowed: demo/*' }];
+  const now = new Date('2026-11-23T10:00:00Z');
+  const appWith = (status: ServerlessAppStatus | undefined): ServerlessApp => ({
+    apiVersion: 'serverlessapp.io/v1alpha1', kind: 'ServerlessApp', metadata: { name: 'shop', namespace: 'demo', generation: 3 },
+    spec: { container: { image: 'ghcr.io/acme/shop:2' } }, ...(status ? { status } : {}),
+  });
+
+  it('leaves a new app Pending, not Failed (Failed is a failed candidate\'s, which retry starts again), with Ready=False naming the field', () => {
+    for (const status of [undefined, { phase: 'Pending' as const }]) {
+      const s = invalidSpecStatus(appWith(status), problems, now);
+      assert.equal(s.phase, 'Pending');
+      assert.equal(s.observedGeneration, 3);
+      const ready = s.conditions?.find((c) => c.type === 'Ready');
+      assert.deepEqual([ready?.status, ready?.reason], ['False', 'GatewayNotAllowed']);
+      assert.match(ready!.message, /^spec\.gateways\[0\]: gateway "istio-system\/public" is not allowed; allowed: demo\/\*\. The running version is left as it was\.$/);
+    }
+  });
+
+  it('keeps the phase and versions of an app that serves (what runs is left as it was)', () => {
+    for (const phase of ['Stable', 'Canary', 'Failed'] as const) {
+      const s = invalidSpecStatus(appWith({ ...base, phase }), problems, now);
+      assert.equal(s.phase, phase);
+      assert.deepEqual(s.versions, base.versions);
+    }
+  });
 });

@@ -24,8 +24,9 @@ export function invalidSpecStatus(app: ServerlessApp, problems: SpecProblem[], n
   return {
     ...app.status,
     observedGeneration: app.metadata.generation ?? 0,
-    // Nothing has served yet: the spec cannot be served at all. Once something served, its phase stays.
-    ...(!app.status?.phase || app.status.phase === 'Pending' ? { phase: 'Failed' as const } : {}),
+    // The phase stays what it was (Pending for a new app): Failed is a failed candidate's, which a retry
+    // can start again; a spec problem shows as Ready=False naming the field, and only a spec change helps.
+    phase: app.status?.phase ?? 'Pending',
     conditions: withConditions(app, [{ type: 'Ready', status: 'False', reason: first.reason, message }], now),
   };
 }

@@ -84,7 +84,8 @@ const POOL_SIZE = 32;
 const REQUEST_TIMEOUT_MS = 30_000;
 
 export class KubeClient {
-  private readonly config: RestConfig;
+  /** Where requests go and with which credentials. */
+  readonly config: RestConfig;
   readonly fieldManager: string;
   private readonly userAgent: string;
   private readonly metrics: OperatorMetrics | undefined;
@@ -97,6 +98,12 @@ export class KubeClient {
     this.fieldManager = opts.fieldManager ?? DEFAULT_FIELD_MANAGER;
     this.userAgent = opts.userAgent ?? DEFAULT_USER_AGENT;
     this.metrics = opts.metrics;
+  }
+
+  /** The server's /version (which any user may read): its gitVersion, e.g. v1.35.4. */
+  async serverVersion(): Promise<string | undefined> {
+    const v = (await this.request({ method: 'GET', path: '/version' })) as { gitVersion?: string } | undefined;
+    return v?.gitVersion;
   }
 
   /** The object, or undefined when it does not exist. */

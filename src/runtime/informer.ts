@@ -16,6 +16,7 @@ import { ApiError, KubeClient, isNotFound } from './client.ts';
 import { type Clock, sleep, systemClock } from './clock.ts';
 import { apiVersionOf, type ResourceKind } from '../util/kinds.ts';
 import type { KubeConfigSource } from './kubeconfig.ts';
+import { createLogger, type Logger } from './logging.ts';
 
 /**
  * What the informer needs of an object. Objects stay the API server's plain
@@ -26,13 +27,6 @@ export interface KubeObject {
   apiVersion?: string;
   kind?: string;
   metadata?: { name?: string; namespace?: string; resourceVersion?: string; managedFields?: unknown };
-}
-
-export interface Logger {
-  info(msg: string, meta?: Record<string, unknown>): void;
-  warn(msg: string, meta?: Record<string, unknown>): void;
-  error(msg: string, meta?: Record<string, unknown>): void;
-  debug(msg: string, meta?: Record<string, unknown>): void;
 }
 
 export interface InformerHooks {
@@ -74,7 +68,7 @@ interface WatchEvent {
 const LIST_PAGE_SIZE = 500;
 /** A watch that ends this soon without a single event is a failure, not a normal close (client-go's "very short watch"). */
 const SHORT_WATCH_MS = 1_000;
-const noopLogger: Logger = { info() {}, warn() {}, error() {}, debug() {} };
+const noopLogger: Logger = createLogger({ silent: true });
 
 export class Informer<T extends KubeObject> {
   readonly kind: ResourceKind;

@@ -34,6 +34,8 @@ export interface RestConfigOptions {
   proxyUrl?: string;
   /** The context's namespace: where a command line tool works when not told (kubectl's default for -n). */
   namespace?: string;
+  /** Who the credentials are, for messages: the kubeconfig's user name, or the pod's service account. */
+  user?: string;
   clock?: Clock;
   /** Runs an exec plugin; tests replace it. */
   runPlugin?: RunPlugin;
@@ -69,6 +71,8 @@ export class RestConfig {
   readonly server: string;
   readonly proxyUrl: string | undefined;
   readonly namespace: string | undefined;
+  /** Who the credentials are, for messages (see RestConfigOptions.user). */
+  readonly user: string;
   readonly #clock: Clock;
   readonly #ca: Source | undefined;
   readonly #cert: Source | undefined;
@@ -93,6 +97,7 @@ export class RestConfig {
     this.server = o.server.replace(/\/+$/, '');
     this.proxyUrl = o.proxyUrl || undefined;
     this.namespace = o.namespace || undefined;
+    this.user = o.user || '(no user)';
     this.#clock = o.clock ?? systemClock;
     this.#ca = o.ca && source(o.ca, 'certificate authority');
     this.#cert = o.cert && source(o.cert, 'client certificate');
@@ -170,6 +175,7 @@ export function inClusterConfig(env: NodeJS.ProcessEnv = process.env, opts: { di
     server: `https://${host.includes(':') ? `[${host}]` : host}:${port}`,
     ca: { file: join(dir, 'ca.crt') },
     token: { file: join(dir, 'token') },
+    user: `the pod's service account (token ${join(dir, 'token')})`,
     ...(opts.clock ? { clock: opts.clock } : {}),
   });
 }
@@ -247,6 +253,7 @@ export function restConfigFromKubeconfig(docs: Array<{ doc: unknown; dir: string
       ...(tlsServerName ? { tlsServerName } : {}),
       ...(proxyUrl ? { proxyUrl } : {}),
       ...(namespace ? { namespace } : {}),
+      ...(userName ? { user: `${JSON.stringify(userName)} of ${where}` } : {}),
       ...(opts.clock ? { clock: opts.clock } : {}),
     });
   } catch (err) {

@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { LeaderElector, claimLease, heldByOther, microTime, releasedLease, type LeaseSpec } from './leader-election.ts';
+import { waitFor } from '../testing/http.ts';
 
 const t0 = new Date('2026-01-02T03:04:05.123Z');
 const t1 = new Date('2026-01-02T03:04:07.456Z');
@@ -114,14 +115,6 @@ function kubeConfigFor(port: number): KubeConfig {
     currentContext: 'fake',
   });
   return kc;
-}
-
-async function waitFor(what: string, cond: () => boolean, ms = 5_000): Promise<void> {
-  const deadline = performance.now() + ms;
-  while (!cond()) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
 }
 
 describe('LeaderElector against a scripted API server', () => {

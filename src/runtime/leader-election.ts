@@ -12,7 +12,7 @@
 
 import { ApiError, KubeClient } from './client.ts';
 import { sleep, systemClock } from './clock.ts';
-import type { Logger } from './informer.ts';
+import { createLogger, type Logger } from './logging.ts';
 import { Kinds, apiVersionOf } from '../util/kinds.ts';
 import type { KubeConfigSource } from './kubeconfig.ts';
 
@@ -81,7 +81,7 @@ export function releasedLease(spec: LeaseSpec | undefined, now: Date): LeaseSpec
   return { holderIdentity: '', leaseDurationSeconds: 1, acquireTime: stamp, renewTime: stamp, leaseTransitions: spec?.leaseTransitions ?? 0 };
 }
 
-const noopLogger: Logger = { info() {}, warn() {}, error() {}, debug() {} };
+const noopLogger: Logger = createLogger({ silent: true });
 
 export class LeaderElector {
   readonly #client: KubeClient;

@@ -47,6 +47,7 @@ export class OperatorMetrics {
   private readonly eventsDropped: Counter<'reason'>;
   private readonly reconcileSecondsByNamespace: Counter<'controller' | 'namespace'>;
   private readonly budgetRefusals: Counter<'namespace' | 'budget'>;
+  private readonly unhandledRejections: Counter;
   private readonly queues = new Map<string, WorkQueue>();
 
   constructor(opts: { processMetrics?: boolean } = {}) {
@@ -91,11 +92,17 @@ export class OperatorMetrics {
     for (const reason of ['spam', 'queue_full', 'namespace_full']) this.eventsDropped.inc({ reason }, 0);
     this.reconcileSecondsByNamespace = new Counter({ name: 'serverlessapp_reconcile_seconds_total', help: 'Time spent reconciling objects of each namespace (the operator\'s share per tenant)', labelNames: ['controller', 'namespace'], registers });
     this.budgetRefusals = new Counter({ name: 'serverlessapp_budget_refusals_total', help: 'Background work refused because a namespace\'s budget or the global cap was reached (warmup, analysis, event)', labelNames: ['namespace', 'budget'], registers });
+    this.unhandledRejections = new Counter({ name: 'serverlessapp_unhandled_rejections_total', help: 'Promise rejections no code handled (logged; the process keeps running): each one is a bug to report', registers });
   }
 
   /** Background work of `namespace` refused by its budget or the global cap. */
   budgetRefused(namespace: string, budget: string): void {
     this.budgetRefusals.inc({ namespace, budget });
+  }
+
+  /** A promise rejection nothing handled (process-errors.ts). */
+  unhandledRejection(): void {
+    this.unhandledRejections.inc();
   }
 
   /** An Event the recorder did not write. */

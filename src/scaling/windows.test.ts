@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { CronExpressionParser } from 'cron-parser';
 import { parseDuration } from '../api/v1alpha1/duration.ts';
+import { assertGolden } from '../../test/support/golden.ts';
 import { effectiveScale, validateWindows, type EffectiveScale, type ScaleBounds, type ScaleWindow } from './windows.ts';
 
 const MINUTE = 60_000;
@@ -143,8 +144,7 @@ describe('scale windows', () => {
       };
       it(`${file}: ${golden.scenario}`, () => {
         const actual = timeline(golden.base, golden.windows, parseDuration(golden.leadTime), new Date(golden.from), golden.steps, golden.displayTimeZone);
-        if (process.env.UPDATE_GOLDEN) writeFileSync(new URL(file, dir), `${JSON.stringify({ ...golden, timeline: actual }, null, 2)}\n`);
-        else assert.deepEqual(actual, golden.timeline);
+        assertGolden(new URL(file, dir), `${JSON.stringify({ ...golden, timeline: actual }, null, 2)}\n`);
       });
     }
   });

@@ -1,4 +1,4 @@
-// Small helpers the runtime's unit tests share with their fake API servers (test support: not built into dist/).
+// Small helpers the runtime's unit tests share with their fake API servers (test support: not built into dist/). waitFor is the unit tests' one polling helper (the integration tests' is test/support/cluster.ts waitFor).
 import type { ServerResponse } from 'node:http';
 
 /** Answers a request with `body` as JSON. */
@@ -8,7 +8,7 @@ export function reply(res: ServerResponse, status: number, body: unknown): void 
 }
 
 /** Resolves once `cond` holds; fails naming `what` after `ms`. */
-export async function waitFor(what: string, cond: () => boolean, ms = 3_000): Promise<void> {
+export async function waitFor(what: string, cond: () => boolean, ms = 5_000): Promise<void> {
   const deadline = performance.now() + ms;
   while (!cond()) {
     if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);

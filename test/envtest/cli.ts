@@ -6,10 +6,12 @@
 // run in their own session and are found again through a state file.
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { startControlPlane } from './controlplane.ts';
 import { deleteDataPlaneNetns } from './dataplane.ts';
 import { describeFailure } from './errors.ts';
+import { killLeftovers, rigProcesses } from './processes.ts';
 import { isRunning, releaseDetached, terminate } from './supervise.ts';
 import { installAllCrds } from './upstream-crds.ts';
 
@@ -61,6 +63,12 @@ async function up(): Promise<void> {
 async function down(quiet = false): Promise<void> {
   const state = readState();
   for (const proc of state?.processes ?? []) await terminate(proc.pid, proc.binary);
+  // Every process of the cluster names its directory: one the state file did not lead to (an older state
+  // file, a binary that exec'd into another) still goes.
+  // The rig's binaries are where its kube-apiserver is (build.sh's cache); its Node scripts beside this file.
+  const apiserver = state?.processes.find((p) => p.name === 'kube-apiserver');
+  const left = killLeftovers(rigProcesses(clusterDir, [...(apiserver ? [dirname(apiserver.binary)] : []), dirname(fileURLToPath(import.meta.url))]));
+  if (left.length > 0 && !quiet) console.error(`stopped ${left.length} processes of the cluster the state file did not lead to:\n${left.join('\n')}`);
   await deleteDataPlaneNetns(state?.netns ?? []);
   const existed = existsSync(clusterDir);
   rmSync(clusterDir, { recursive: true, force: true });

@@ -16,6 +16,7 @@ import { readAuditWrites, type AuditFilter, type AuditWrite } from './audit.ts';
 import { startDataPlane, writeEgressSelector, type DataPlane, type DataPlaneOptions } from './dataplane.ts';
 import { EnvtestError } from './errors.ts';
 import { kubeconfigYaml, writeControlPlaneFiles } from './pki.ts';
+import { killLeftovers, rigProcesses } from './processes.ts';
 import { spawnDetached, supervise, waitHealthy, type RunningProcess } from './supervise.ts';
 
 export interface ControlPlaneOptions {
@@ -133,7 +134,10 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
         await dataPlane?.stop();
         await current.stop();
         await etcdProcess.stop();
+        // Every process of this control plane names its directory: one still running now was not stopped.
+        const left = opts.detached ? [] : killLeftovers(rigProcesses(dir, [binDir, here]));
         rmSync(dir, { recursive: true, force: true });
+        if (left.length > 0) throw new EnvtestError(`${left.length} processes of the control plane in ${dir} were still running after it stopped (now killed):\n${left.join('\n')}`);
       },
     };
   } catch (err) {

@@ -130,9 +130,10 @@ export async function startDataPlane(host: DataPlaneHost, opts: DataPlaneOptions
   const running: Array<RunningProcess & { binary: string }> = [];
   let hostBridge: { close(): void } | undefined;
   const harnessStop = new AbortController();
-  const launch = (name: string, binary: string, args: string[], launchOpts: LaunchOptions = {}): RunningProcess & { binary: string } => {
+  /** `execs`: the program `binary` execs into, which its pid then runs (what `npm run cluster -- down` checks before it kills). */
+  const launch = (name: string, binary: string, args: string[], launchOpts: LaunchOptions = {}, execs?: string): RunningProcess & { binary: string } => {
     const proc = (host.detached ? spawnDetached : supervise)(name, binary, args, join(dir, `${name}.log`), undefined, launchOpts);
-    const entry = Object.assign(proc, { binary });
+    const entry = Object.assign(proc, { binary: execs ?? binary });
     running.push(entry);
     return entry;
   };
@@ -237,7 +238,7 @@ export async function startDataPlane(host: DataPlaneHost, opts: DataPlaneOptions
       else void runModelDownload(kc, dir, harnessStop.signal);
       await startLocalModel({
         binDir: host.binDir, dir, kubeConfig: kc, kubeconfigInNs: kubeconfig, exposeService, launchInNs,
-        launchOnNode: (n, name, binary, args, env) => launch(name, binary, args, { netns: nodeNetns[n]!, env }),
+        launchOnNode: (n, name, binary, args, env, execs) => launch(name, binary, args, { netns: nodeNetns[n]!, env }, execs),
         nodes: Object.keys(nodeNetns),
       });
     }

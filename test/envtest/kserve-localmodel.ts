@@ -29,8 +29,11 @@ export const LOCALMODEL_JOB_NAMESPACE = 'kserve-localmodel-jobs';
 export const NODE_GROUPS = { default: 'default', gpu: 'gpu-nodes' } as const;
 
 export interface LocalModelRig extends KServeRig {
-  /** Starts `binary args` in `node`'s own namespace (its API server is at the same address as in the main one). */
-  launchOnNode(node: string, name: string, binary: string, args: string[], env: Record<string, string>): RunningProcess;
+  /**
+   * Starts `binary args` in `node`'s own namespace (its API server is at the same address as in the main one).
+   * `execs`: the program `binary` execs into, which its pid runs from then on.
+   */
+  launchOnNode(node: string, name: string, binary: string, args: string[], env: Record<string, string>, execs?: string): RunningProcess;
   nodes: readonly string[];
 }
 
@@ -95,10 +98,12 @@ export async function startLocalModel(rig: LocalModelRig): Promise<LocalModel> {
       const models = nodeModelsDir(rig.dir, node);
       mkdirSync(models, { recursive: true });
       // ip netns exec gives the agent a mount namespace of its own: a tmpfs over /mnt keeps the host's untouched.
+      // The shell execs the agent: the pid is the agent's, and `cluster down` must look for the agent, not the shell.
+      const agent = join(rig.binDir, 'kserve-localmodelnode');
       processes.push(rig.launchOnNode(node, `kserve-localmodelnode-${node}`, '/bin/sh', [
         '-c', 'mount -t tmpfs rig-node /mnt && mkdir /mnt/models && mount --bind "$0" /mnt/models && exec "$@"',
-        models, join(rig.binDir, 'kserve-localmodelnode'),
-      ], { ...env, NODE_NAME: node }));
+        models, agent,
+      ], { ...env, NODE_NAME: node }, agent));
     }
   } catch (err) {
     await Promise.all(processes.map((p) => p.stop(5_000)));

@@ -5,7 +5,6 @@
 // the edit made while nobody led. Each replica authenticates with its own
 // client certificate, so the audit log tells their writes apart.
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { CoordinationV1Api } from '@kubernetes/client-node';
 import { startStandins, type Standins } from '../standin/standin.ts';
 import { app, applyApp, eventually, getApp, readyTrue } from '../support/apps.ts';
@@ -74,7 +73,8 @@ describe('leader failover (fault injection)', function () {
     await eventually(async () => (await holder()) === standby || undefined, 'the standby to take the lease', LEASE_DURATION_MS + 2 * MAX_POLL_MS + 10_000, 100);
     await waitForAppExplained(ns, 'b', (x) => readyTrue(x) && x.status?.versions?.stable?.image === 'ghcr.io/acme/b:2', 'the new leader applies the edit', 90_000);
     const appliedAt = Date.now();
-    await sleep(500);
+    // The new leader reconciles every app when it takes over: once it is idle, a write to a or c would have been made.
+    await replicas.get(standby)!.waitIdle();
 
     const writes = testEnv().auditWrites({ since });
     const byStandby = writes.filter((w) => w.user === standby);

@@ -66,8 +66,8 @@ describe('operator SIGKILLed during canary flows (fault injection)', function ()
       }
     }
 
-    // Let the watches catch up with the last writes before judging the history.
-    await sleep(500);
+    // The watches catch up with the last writes before the history is judged.
+    await history.catchUp();
     const violations = history.violations();
     assert.deepEqual(violations, [], `rollout invariants broken:\n${violations.map((v) => `rv ${v.rv} ${v.app}: ${v.message}`).join('\n')}`);
     const sorted = [...recoveries].sort((a, b) => a - b);

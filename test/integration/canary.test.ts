@@ -19,7 +19,8 @@ import { startOperator, type RunningOperator } from '../support/operator.ts';
 interface VS { spec: { hosts: string[]; gateways?: string[]; http: Array<{ name: string; match?: Array<{ headers: Record<string, Record<string, string>> }>; rewrite?: { authority: string }; timeout?: string }> } }
 
 interface MirrorVS { spec: { http: Array<{ name: string; mirror?: { host: string; port: { number: number } }; mirrorPercentage?: { value: number } }> } }
-const READY_MS = 120_000;
+/** A revision's start on the real Knative, generous for a loaded machine (load ~10 on 2 cores took over 120 s). */
+const READY_MS = 300_000;
 const spec = (image: string, rollout?: AppSpec['rollout'], extra: Partial<AppSpec> = {}): AppSpec => ({
   container: { image, port: 8080 }, scaling: { minScale: 0 }, ...(rollout ? { rollout } : {}), ...extra,
 });
@@ -47,7 +48,7 @@ async function reportedRevision(ns: string, tag: string): Promise<string | undef
 }
 
 describe('canary rollouts by editing the spec, on the real Knative (integration)', function () {
-  this.timeout(360_000);
+  this.timeout(900_000);
   let op: RunningOperator;
   let clock: OffsetClock;
   let prom: LoopbackServer;
@@ -362,7 +363,7 @@ describe('canary rollouts by editing the spec, on the real Knative (integration)
 // The same flow with bounds in the revision template (Knative before 1.21, or the flag forced): a candidate's
 // prewarm buffer rides on its template's initial-scale, and nothing is set on a live Revision.
 describe('canary rollouts with template bounds (knativeInPlaceScaling: false), on the real Knative (integration)', function () {
-  this.timeout(360_000);
+  this.timeout(900_000);
   let op: RunningOperator;
   let ns: string;
 

@@ -7,6 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
 import { hostClaimName } from '../../src/api/v1alpha1/hostclaim.ts';
 import type { ServerlessApp } from '../../src/api/v1alpha1/serverlessapp.ts';
+import { specProblem } from '../../src/cli/commands.ts';
 import { parseConfig } from '../../src/config.ts';
 import { Kinds } from '../../src/util/kinds.ts';
 import { app, applyApp, condition, getApp, readyTrue, userClient, waitForApp } from '../support/apps.ts';
@@ -76,8 +77,8 @@ describe('examples/ under the chart\'s default settings, on the real Knative and
       }
       for (const doc of docs) {
         const name = doc.metadata.name;
-        // Failed: the operator refused the spec (a setting the default install does not allow); no point waiting.
-        const a = await waitForApp(ns, name, (x) => readyTrue(x) || x.status?.phase === 'Failed', `${file}: ${name} Ready`, 240_000)
+        // A spec problem: the operator refused the spec (a setting the default install does not allow); no point waiting.
+        const a = await waitForApp(ns, name, (x) => readyTrue(x) || specProblem(x) !== undefined, `${file}: ${name} Ready`, 240_000)
           .catch(async (err: Error) => {
             const last = await getApp(ns, name);
             throw new Error(`${err.message}; Ready: ${JSON.stringify(condition(last, 'Ready'))}`);

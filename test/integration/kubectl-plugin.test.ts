@@ -186,6 +186,21 @@ describe('kubectl sapp against the real API server (integration)', function () {
     assert.equal((await live(ns)).spec.rollout?.promote, undefined);
   });
 
+  it('refuses to retry a failed candidate while the operator refuses the spec (a retry would change nothing), writing nothing', async () => {
+    const generation = (await live(ns)).metadata.generation!;
+    await writeStatus(ns, {
+      ...canaryStatus(generation), phase: 'Failed',
+      conditions: [{ type: 'Ready', status: 'False', reason: 'GatewayNotAllowed', message: 'spec.gateways[0]: gateway "istio-system/public" is not allowed; allowed: {namespace}/*. The running version is left as it was.', lastTransitionTime: NOW }],
+      canary: { version: candidate.version, weight: 0, trafficPercent: 0, failure: { version: candidate.version, reason: 'AnalysisFailed', message: 'error-rate 0.2 above 0.05', at: NOW, retry: 0 } },
+    });
+    const since = new Date();
+    const run = await sapp(kubeconfig, ['retry', 'shop']);
+    assert.equal(run.code, 1, run.stderr);
+    assert.equal(run.stderr, 'error: shop cannot be retried: the spec is invalid: spec.gateways[0]: gateway "istio-system/public" is not allowed; allowed: {namespace}/*. The running version is left as it was.; fix the spec, retry is for a failed candidate\n');
+    assert.equal(run.stdout, '');
+    assert.deepEqual(writesSince(since, 'kubectl-sapp'), []);
+  });
+
   it('takes canaryPercent over from a GitOps manager, saying that a sync will set it back', async () => {
     const gitops = new KubeClient(testKubeConfig(), { fieldManager: 'argocd-controller', userAgent: 'argocd' });
     await gitops.apply(app(ns, 'shop', { container: { image: 'ghcr.io/acme/shop:2' }, rollout: { canaryPercent: 10 } }));

@@ -8,6 +8,7 @@ import { CoreV1Api, KubeConfig, type V1ConfigMap } from '@kubernetes/client-node
 import { Informer } from '../../src/runtime/informer.ts';
 import { Kinds } from '../../src/util/kinds.ts';
 import { freshNamespace, testEnv, waitFor } from '../support/cluster.ts';
+import { assertQuietWindow } from '../support/quiet-window.ts';
 
 /** The test cluster's admin config, optionally pointed at another address (the proxy). */
 function kubeConfig(server?: string): KubeConfig {
@@ -141,9 +142,11 @@ describe('Informer against a real API server (integration)', function () {
     await change('changed', { v: '2' });
     await remove('deleted');
     await put('created', { v: '1' });
-    await new Promise((r) => setTimeout(r, 300));
-    assert.deepEqual(events, [], 'nothing arrives while the API server is unreachable');
-    proxy.refuse = false;
+    const cut = proxy;
+    await assertQuietWindow({
+      what: 'events arrived while the API server was unreachable', windowMs: 300, observe: () => [...events],
+      control: () => { cut.refuse = false; },
+    });
 
     await eventually('the relist', () => events.length === 3);
     assert.deepEqual(events.sort(), ['add created', 'delete deleted', 'update changed']);
@@ -168,14 +171,16 @@ describe('Informer against a real API server (integration)', function () {
     assert.ok(tookMs >= 3_000, `the frozen watch delivered nothing until the watchdog fired (${Math.round(tookMs)} ms)`);
   });
 
-  it('keeps its cache current across an API server restart', async () => {
+  it('keeps its cache current across an API server restart', async function () {
+    // A restart is a new kube-apiserver becoming ready (up to 90 s on a loaded machine), then the informer's relist.
+    this.timeout(240_000);
     await put('before', {});
     const inf = open(kubeConfig());
     await inf.start();
     await testEnv().restartApiServer();
     await put('after', {});
     await change('before', { v: '2' });
-    await eventually('the changes made after the restart', () => inf.get(ns, 'after') !== undefined && inf.get(ns, 'before')?.data?.['v'] === '2', 30_000);
+    await eventually('the informer\'s cache to hold the changes made after the API server restarted', () => inf.get(ns, 'after') !== undefined && inf.get(ns, 'before')?.data?.['v'] === '2', 120_000);
     assert.ok(inf.stats.restarts >= 1);
   });
 
@@ -183,10 +188,10 @@ describe('Informer against a real API server (integration)', function () {
     const inf = new Informer<V1ConfigMap>(kubeConfig(), Kinds.ConfigMap, { labelSelector: `test=${ns}` });
     informer = inf;
     await inf.start();
-    await core().createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'labelled', labels: { test: ns } } } });
+    // Created first: one watch delivers in resourceVersion order, so once the labelled one has arrived, this one would have too.
     await put('unlabelled', {});
+    await core().createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'labelled', labels: { test: ns } } } });
     await eventually('the labelled object', () => inf.get(ns, 'labelled') !== undefined);
-    await new Promise((r) => setTimeout(r, 200));
     assert.equal(inf.get(ns, 'unlabelled'), undefined, 'the label selector applies');
     assert.deepEqual(inf.list().map((o) => o.metadata?.name), ['labelled']);
   });

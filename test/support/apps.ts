@@ -3,6 +3,7 @@
 import type { ServerlessApp } from '../../src/api/v1alpha1/serverlessapp.ts';
 import { KubeClient } from '../../src/runtime/client.ts';
 import { Kinds } from '../../src/util/kinds.ts';
+import { waitFor } from './cluster.ts';
 import { testKubeConfig } from './operator.ts';
 
 export const USER_AGENT = 'kubectl-test';
@@ -34,27 +35,23 @@ export function condition(a: ServerlessApp, type: string) {
   return a.status?.conditions?.find((c) => c.type === type);
 }
 
-export async function eventually<T>(fn: () => Promise<T | undefined | false>, message: string, timeoutMs = 30_000, intervalMs = 100): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v !== undefined && v !== false) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out: ${message}${last ? ` (last error: ${(last as Error).message})` : ''}`);
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
+/** waitFor (cluster.ts), the one polling helper, in the argument order these tests were written with. */
+export function eventually<T>(fn: () => Promise<T | undefined | false>, message: string, timeoutMs = 30_000, intervalMs = 100): Promise<T> {
+  return waitFor(fn, { message, timeoutMs, intervalMs }) as Promise<T>;
 }
 
 /** Waits until the app's status satisfies `pred` for the current generation. */
 export async function waitForApp(namespace: string, name: string, pred: (a: ServerlessApp) => boolean, message: string, timeoutMs = 30_000): Promise<ServerlessApp> {
+  let last: ServerlessApp | undefined;
   return eventually(async () => {
-    const a = await getApp(namespace, name);
+    const a = last = await getApp(namespace, name);
     return a.status?.observedGeneration === a.metadata.generation && pred(a) ? a : undefined;
-  }, message, timeoutMs);
+  }, message, timeoutMs).catch((err: Error) => {
+    // Where it stood when the wait gave up: a deadline alone does not say whether it was slow or stuck.
+    const s = last?.status;
+    const conditions = (s?.conditions ?? []).map((c) => `${c.type}=${c.status} ${c.reason}: ${c.message}`).join('; ');
+    throw new Error(`${err.message} after ${timeoutMs / 1000}s (${namespace}/${name} at generation ${last?.metadata.generation}, observed ${s?.observedGeneration}, phase ${s?.phase}; ${conditions || 'no conditions'})`);
+  });
 }
 
 export interface KnativeService {

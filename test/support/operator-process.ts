@@ -140,6 +140,27 @@ export class OperatorProcess {
     }
   }
 
+  /**
+   * Resolves once no controller has queued or running work (workqueue_depth and
+   * controller_runtime_active_workers all 0) at two reads in a row, as
+   * Manager.waitIdle judges an operator in this process; rejects naming what
+   * was still busy after `timeoutMs`, or if the operator exits.
+   */
+  async waitIdle(timeoutMs = 60_000): Promise<void> {
+    const deadline = performance.now() + timeoutMs;
+    let quiet = 0;
+    let busy = '';
+    while (quiet < 2) {
+      if (!this.alive) throw new Error(`the operator exited (${JSON.stringify(this.exit)}) while waiting for it to be idle:\n${this.output().slice(-20).join('\n')}`);
+      if (performance.now() > deadline) throw new Error(`the operator was still busy after ${timeoutMs} ms: ${busy}`);
+      const samples = await this.metrics();
+      const working = samples.filter((m) => (m.name === 'workqueue_depth' || m.name === 'controller_runtime_active_workers') && m.value > 0);
+      busy = working.map((m) => `${m.name}${JSON.stringify(m.labels)} ${m.value}`).join(', ');
+      quiet = working.length === 0 ? quiet + 1 : 0;
+      await sleep(25);
+    }
+  }
+
   /** The /metrics samples, by name and labels. */
   async metrics(): Promise<Sample[]> {
     const res = await fetch(`http://127.0.0.1:${this.metricsPort}/metrics`, { signal: AbortSignal.timeout(10_000) });

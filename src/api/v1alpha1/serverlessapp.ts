@@ -293,7 +293,7 @@ export const UNSEEN_WORKLOAD_REPORT_MS = 60_000;
 
 export const statusSchema = object('Observed state, written by the operator. Until its first report, a new app reads as phase Pending with observedGeneration 0 (the API server\'s default).', {
   observedGeneration: integer('The spec generation this status describes.'),
-  phase: enumeration(phases, 'Pending (first version starting), Stable (one version serving), Canary (traffic split), Testing (candidate reached by header rules only), Paused (rollout.paused), Promoting (candidate taking all traffic), RolledBack (canaryPercent 0: candidate kept at 0%), Aborted (rollout.abort), Failed (the candidate failed: revision failed, progress deadline, warmup or checks; or nothing can be served; the stable version, if any, keeps all traffic).'),
+  phase: enumeration(phases, 'Pending (first version starting), Stable (one version serving), Canary (traffic split), Testing (candidate reached by header rules only), Paused (rollout.paused), Promoting (candidate taking all traffic), RolledBack (canaryPercent 0: candidate kept at 0%), Aborted (rollout.abort), Failed (the candidate failed: revision failed, progress deadline, warmup or checks; the stable version, if any, keeps all traffic). A spec the operator refuses keeps the phase it had and shows as Ready=False with the reason.'),
   url: string('Public URL of the app.'),
   conditions: array(conditionSchema, 'Ready (the app serves its stable version), WorkloadReady (Knative/KServe\'s own Ready, reason and message), Prewarmed, CanaryProgressing, Promoted.', { listType: 'map', listMapKeys: ['type'] }),
   versions: object('The stable version and the candidate, if any.', {

@@ -19,6 +19,7 @@ import { secretReferenceProblems } from './secret-references.ts';
 import { canonicalJson } from '../../util/canonical-json.ts';
 import { Lru } from '../../util/lru.ts';
 import { re2ProgramSizeBound } from './regex-cost.ts';
+import type { ProblemReason } from './problem-reasons.ts';
 import { analysisTarget, type AnalysisPolicy } from '../../rollout/analysis.ts';
 import { forbiddenHeader } from '../../util/http-headers.ts';
 import { validateWindows } from '../../scaling/windows.ts';
@@ -26,11 +27,7 @@ import type { JSONSchema } from '../openapi.ts';
 import { QuantityError, formatBytes, parseQuantity } from './quantity.ts';
 import { specSchema, type ServerlessApp } from './serverlessapp.ts';
 
-export type ProblemReason =
-  | 'InvalidSpec' | 'InvalidSchedule' | 'GatewayNotAllowed' | 'HostNotAllowed'
-  | 'AnalysisProviderNotFound' | 'AnalysisAddressNotAllowed' | 'ModelSizeNotAllowed' | 'StorageUriNotAllowed' | 'ServiceAccountNotAllowed'
-  | 'PodMetadataNotAllowed' | 'SecretReferenceNotAllowed' | 'ModelCacheQuotaExceeded'
-  | 'HostConflict' | 'KnativeNotInstalled' | 'KServeNotInstalled' | 'IstioNotInstalled';
+export type { ProblemReason };
 
 export interface SpecProblem { reason: ProblemReason; field: string; message: string }
 

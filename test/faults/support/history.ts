@@ -10,8 +10,12 @@
 // Knative's Route reports serving (its status.traffic).
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { ServerlessApp } from '../../../src/api/v1alpha1/serverlessapp.ts';
+import { KubeClient } from '../../../src/runtime/client.ts';
 import { Informer, type KubeObject } from '../../../src/runtime/informer.ts';
-import { Kinds } from '../../../src/util/kinds.ts';
+import { Kinds, type ResourceKind } from '../../../src/util/kinds.ts';
+import { waitFor } from '../../support/cluster.ts';
+
+const KINDS = { ksvc: Kinds.KnativeService, revision: Kinds.KnativeRevision, app: Kinds.ServerlessApp } as const;
 
 interface Condition { type: string; status: string }
 interface TrafficTarget { revisionName?: string; percent?: number; latestRevision?: boolean; tag?: string }
@@ -32,17 +36,20 @@ export interface Violation {
 export class History {
   readonly events: Recorded[] = [];
   private readonly informers: Array<Informer<KubeObject>>;
+  private readonly client: KubeClient;
+  private readonly namespace: string;
 
-  private constructor(informers: Array<Informer<KubeObject>>) {
+  private constructor(informers: Array<Informer<KubeObject>>, client: KubeClient, namespace: string) {
     this.informers = informers;
+    this.client = client;
+    this.namespace = namespace;
   }
 
   /** Starts watching `namespace`; resolves once all three watches have listed. */
   static async record(kc: KubeConfig, namespace: string): Promise<History> {
-    const kinds = { ksvc: Kinds.KnativeService, revision: Kinds.KnativeRevision, app: Kinds.ServerlessApp } as const;
     const informers: Array<Informer<KubeObject>> = [];
-    const history = new History(informers);
-    for (const [kind, resource] of Object.entries(kinds) as Array<[Recorded['kind'], typeof Kinds.ServerlessApp]>) {
+    const history = new History(informers, new KubeClient(kc), namespace);
+    for (const [kind, resource] of Object.entries(KINDS) as Array<[Recorded['kind'], ResourceKind]>) {
       const informer = new Informer<KubeObject>(kc, resource, { namespaces: [namespace] });
       const keep = (o: KubeObject) => history.events.push({ kind, rv: Number(o.metadata?.resourceVersion), name: o.metadata?.name ?? '', object: o as Recorded['object'] });
       informer.on('add', keep);
@@ -55,6 +62,16 @@ export class History {
 
   stop(): void {
     for (const i of this.informers) i.stop();
+  }
+
+  /** Resolves once every object of the namespace, as the API server has it now, is in the history at its current resourceVersion. */
+  async catchUp(timeoutMs = 30_000): Promise<void> {
+    const current = (await Promise.all((Object.entries(KINDS) as Array<[Recorded['kind'], ResourceKind]>).map(async ([kind, resource]) =>
+      (await this.client.list<KubeObject>(resource, this.namespace)).items.map((o) => ({ kind, name: o.metadata?.name ?? '', rv: Number(o.metadata?.resourceVersion) })))))
+      .flat();
+    const missing = () => current.filter((c) => !this.events.some((e) => e.kind === c.kind && e.name === c.name && e.rv >= c.rv));
+    await waitFor(() => missing().length === 0, { timeoutMs, intervalMs: 25, message: 'the watches to have recorded every object at its current resourceVersion' })
+      .catch((err: Error) => { throw new Error(`${err.message}; not yet: ${JSON.stringify(missing().slice(0, 5))}`); });
   }
 
   /** How many traffic blocks (Knative Service versions) were seen. */

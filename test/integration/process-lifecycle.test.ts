@@ -1,0 +1,96 @@
+// The operator as a person runs it: `npm start` in a terminal, stopped with a
+// signal, started with a kubeconfig whose credential the server refuses.
+// Against the rig's real API server, the operator a child process.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { kubeconfigYaml } from '../envtest/pki.ts';
+import { freshNamespace, testEnv, waitFor } from '../support/cluster.ts';
+import { freePorts, OperatorProcess } from '../support/operator-process.ts';
+import { descendants, stillRunning } from '../envtest/processes.ts';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/** Resolves true when `port` on 127.0.0.1 can be bound (nothing listens there any more). */
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = createServer();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+  });
+}
+
+async function readyz(port: number): Promise<boolean> {
+  try {
+    const res = await fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(2_000) });
+    await res.text();
+    return res.status === 200;
+  } catch {
+    return false;
+  }
+}
+
+describe('the operator as a person runs it', function () {
+  this.timeout(180_000);
+  let dir: string;
+  before(() => { dir = mkdtempSync(join(tmpdir(), 'sapp-lifecycle-')); });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('`npm start` stopped with SIGTERM takes the operator with it: no orphan, its ports free for the next start', async () => {
+    // npm start first runs scripts/ensure-deps.sh, which would reinstall node_modules (npm ci) under every other test now running.
+    const stamp = join(root, 'node_modules', '.package-lock.json');
+    assert.ok(existsSync(stamp) && statSync(stamp).mtimeMs >= statSync(join(root, 'package-lock.json')).mtimeMs,
+      'node_modules is older than package-lock.json: run `npm ci` before this test, which starts `npm start`');
+    const ns = await freshNamespace('npmstart');
+    const [metrics = 0, probe = 0] = await freePorts(2);
+    const output: string[] = [];
+    // As a person types it; the environment as a terminal's, without settings the flags do not override.
+    const npm = spawn('npm', ['start', '--', '--kubeconfig', testEnv().kubeconfigPath, '--namespaces', ns, '--leader-elect', 'false',
+      '--metrics-bind-address', `127.0.0.1:${metrics}`, '--health-probe-bind-address', `127.0.0.1:${probe}`, '--log-level', 'warn'], {
+      cwd: root, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', npm_config_update_notifier: 'false' }, stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    for (const s of [npm.stdout, npm.stderr]) s.on('data', (chunk: Buffer) => output.push(chunk.toString('utf8')));
+    const npmExited = new Promise<number | string>((resolve) => npm.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
+    let started: ReturnType<typeof descendants> = [];
+    try {
+      await waitFor(() => readyz(probe), { timeoutMs: 90_000, intervalMs: 100, message: `the operator under npm start answering /readyz on ${probe}` })
+        .catch((err: Error) => { throw new Error(`${err.message}; npm's output:\n${output.join('')}`); });
+      started = descendants(npm.pid!);
+      const operator = started.filter((p) => p.argv.includes('src/main.ts'));
+      assert.equal(operator.length, 1, `one operator process under npm: ${JSON.stringify(started.map((p) => p.argv))}`);
+
+      npm.kill('SIGTERM');
+      await npmExited;
+      // The operator's graceful stop (in-flight work, the lease, the listeners) takes a moment after npm's exit.
+      await waitFor(() => !started.some(stillRunning), { timeoutMs: 30_000, message: 'every process npm started to have exited' })
+        .catch((err: Error) => { throw new Error(`${err.message}: still running ${JSON.stringify(started.filter(stillRunning).map((p) => [p.pid, p.argv.join(' ')]))}`); });
+      assert.ok(await portFree(metrics), `metrics port ${metrics} is still taken`);
+      assert.ok(await portFree(probe), `probe port ${probe} is still taken`);
+    } finally {
+      // Only what this test started: npm and the processes under it.
+      for (const p of [...started].reverse()) if (stillRunning(p)) process.kill(p.pid, 'SIGKILL');
+      if (npm.exitCode === null && npm.signalCode === null) npm.kill('SIGKILL');
+    }
+  });
+
+  it('ends at start, non-zero, when the API server refuses its credential, saying so as kubectl does with the user and the server', async () => {
+    const env = testEnv();
+    const kubeconfigPath = join(dir, 'bad-token.kubeconfig');
+    writeFileSync(kubeconfigPath, kubeconfigYaml(env.server, env.caPem, 'not-a-token-the-server-knows'), { mode: 0o600 });
+    const op = await OperatorProcess.start({ kubeconfigPath });
+    const deadline = setTimeout(() => void op.kill('SIGKILL'), 60_000);
+    const exit = await op.exited;
+    clearTimeout(deadline);
+    const said = op.output().join('\n');
+    assert.deepEqual(exit, { code: 1, signal: null }, `it did not end by itself with 1; it said:\n${said}`);
+    assert.ok(
+      said.includes(`You must be logged in to the server (Unauthorized): ${env.server} refused the credentials of user \\"envtest-admin\\" of kubeconfig ${kubeconfigPath}`),
+      `no message naming the user and the server; it said:\n${said}`,
+    );
+    assert.doesNotMatch(said, /assuming Knative < 1\.21/);
+  });
+});
