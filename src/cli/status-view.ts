@@ -5,6 +5,7 @@
 // redraws and the golden files pin the layout.
 
 import { FIRST_START_REPORT_MS, UNSEEN_WORKLOAD_REPORT_MS, type ServerlessApp, type VersionStatus } from '../api/v1alpha1/serverlessapp.ts';
+import { findCondition } from '../util/conditions.ts';
 
 export interface ViewOptions {
   now: Date;
@@ -45,7 +46,7 @@ export function renderStatus(app: ServerlessApp, opts: ViewOptions): string {
   add('Namespace:', app.metadata.namespace);
   add('Phase:', paint(look.color, `${look.symbol} ${status.phase ?? 'Unknown (the operator has not reported yet)'}`));
   for (const [label, type] of [['Ready:', 'Ready'], ['Progressing:', 'CanaryProgressing'], ['Workload:', 'WorkloadReady']] as const) {
-    const c = status.conditions?.find((x) => x.type === type);
+    const c = findCondition(status.conditions, type);
     if (!c || (type === 'WorkloadReady' && c.status === 'True')) continue;
     add(label, `${c.status === 'True' ? paint('green', 'True') : c.status === 'False' ? paint('red', 'False') : paint('yellow', c.status)} ${c.reason}${c.message ? `: ${c.message}` : ''}`);
   }

@@ -15,7 +15,7 @@
 
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { modelProblems, type ValidationPolicy } from '../api/v1alpha1/validation.ts';
-import { APP_LABEL, controllingApp, MANAGED_BY } from '../render/metadata.ts';
+import { APP_LABEL, controllingApp, MANAGED_SELECTOR } from '../render/metadata.ts';
 import { CACHE_NAMESPACE_LABEL, modelCacheName, renderLocalModelCache, type CacheScope } from '../render/local-model-cache.ts';
 import { keepAppliedFields } from '../runtime/apply.ts';
 import { Controller, type ReconcileContext, type Request } from '../runtime/controller.ts';
@@ -24,6 +24,7 @@ import { Kinds, type ResourceKind } from '../util/kinds.ts';
 import type { Manager } from '../runtime/manager.ts';
 import { ChildWriter, WriteRejected } from './children.ts';
 import { ModelCacheQuota } from './model-cache-quota.ts';
+import { splitKey } from '../util/object-key.ts';
 
 export const CACHE_FINALIZER = 'serverlessapp.io/model-cache';
 
@@ -56,11 +57,11 @@ export function wantsCache(app: ServerlessApp, policy: ModelPolicy = {}): boolea
   return !!app.spec.model && app.spec.prewarm?.cacheModel === true && !app.metadata.deletionTimestamp && modelProblems(app, policy).length === 0;
 }
 
-/** The app a cache was made for, from its labels ("namespace/name"). */
-function cacheOwner(c: Cache): string | undefined {
+/** The app a cache was made for, from its labels (a cluster-scoped cache names its app's namespace in a label). */
+function cacheOwner(c: Cache): Request | undefined {
   const name = c.metadata.labels?.[APP_LABEL];
   const namespace = c.metadata.namespace ?? c.metadata.labels?.[CACHE_NAMESPACE_LABEL];
-  return name && namespace ? `${namespace}/${name}` : undefined;
+  return name && namespace ? { namespace, name } : undefined;
 }
 
 export class ModelCacheReconciler {
@@ -80,9 +81,9 @@ export class ModelCacheReconciler {
     this.apps = mgr.informer<ServerlessApp>(Kinds.ServerlessApp);
     const kind = o.scope === 'cluster' ? Kinds.LocalModelCache : Kinds.LocalModelNamespaceCache;
     // Optional: KServe without its LocalModel feature (or no KServe) only means no model is cached.
-    this.caches = mgr.informer<Cache>(kind, { labelSelector: `app.kubernetes.io/managed-by=${MANAGED_BY}`, transform: keepAppliedFields(mgr.client.fieldManager), optional: true });
+    this.caches = mgr.informer<Cache>(kind, { labelSelector: MANAGED_SELECTOR, transform: keepAppliedFields(mgr.client.fieldManager), optional: true });
     // The app controller's informer (same kind and selector, so the manager shares it).
-    this.inferenceServices = mgr.informer<Child>(Kinds.InferenceService, { labelSelector: `app.kubernetes.io/managed-by=${MANAGED_BY}`, optional: true });
+    this.inferenceServices = mgr.informer<Child>(Kinds.InferenceService, { labelSelector: MANAGED_SELECTOR, optional: true });
     this.children = new ChildWriter(mgr.client);
     this.quota = new ModelCacheQuota(o.policy ?? {}, (a) => wantsCache(a, o.policy));
     this.controller = new Controller({
@@ -93,9 +94,8 @@ export class ModelCacheReconciler {
         (a, old) => a.metadata.generation !== old.metadata.generation || a.metadata.deletionTimestamp !== old.metadata.deletionTimestamp
           || String(a.metadata.finalizers) !== String(old.metadata.finalizers))
       .watches(this.caches, (c) => {
-        const name = c.metadata.labels?.[APP_LABEL];
-        const namespace = c.metadata.namespace ?? c.metadata.labels?.[CACHE_NAMESPACE_LABEL];
-        return name && namespace ? [{ namespace, name }] : [];
+        const owner = cacheOwner(c);
+        return owner ? [owner] : [];
       })
       // Only while its app is being deleted: its InferenceService gone, the cache can go.
       .watches(this.inferenceServices, (i) => {
@@ -119,8 +119,10 @@ export class ModelCacheReconciler {
   }
 
   private cachesOf(namespace: string, name: string): Cache[] {
-    return this.caches.list(this.o.scope === 'cluster' ? undefined : namespace).filter((c) =>
-      c.metadata.labels?.[APP_LABEL] === name && (c.metadata.namespace ?? c.metadata.labels?.[CACHE_NAMESPACE_LABEL]) === namespace);
+    return this.caches.list(this.o.scope === 'cluster' ? undefined : namespace).filter((c) => {
+      const owner = cacheOwner(c);
+      return owner?.name === name && owner.namespace === namespace;
+    });
   }
 
   async reconcile(req: Request, ctx: ReconcileContext): Promise<void> {
@@ -161,7 +163,7 @@ export class ModelCacheReconciler {
   private async writeWanted(app: ServerlessApp, wanted: ReturnType<typeof renderLocalModelCache>, existing: Cache[], kind: ResourceKind, req: Request, ctx: ReconcileContext): Promise<void> {
     const taken = this.caches.get(wanted.metadata.namespace, wanted.metadata.name);
     const takenBy = taken ? cacheOwner(taken) : undefined;
-    if (takenBy !== undefined && takenBy !== req.namespace + '/' + req.name) {
+    if (takenBy !== undefined && (takenBy.namespace !== req.namespace || takenBy.name !== req.name)) {
       // Never reached with hashed names short of a collision; if it is, the other app's cache stays as it is.
       ctx.log.info('model cache name taken by another app', { cache: wanted.metadata.name });
       this.mgr.events.record(app, 'Warning', 'ModelCacheConflict', `${wanted.kind} ${wanted.metadata.name} belongs to another app; not changed`);
@@ -181,10 +183,6 @@ export class ModelCacheReconciler {
   }
 }
 
-function splitKey(key: string): Request {
-  const slash = key.indexOf('/');
-  return { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
-}
 
 /**
  * The InferenceService a deleted app must lose before its cluster-scoped

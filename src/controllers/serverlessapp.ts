@@ -11,7 +11,7 @@ import { validateApp, type ValidationPolicy } from '../api/v1alpha1/validation.t
 import { WarmupRunner } from '../prewarm/warmup-runner.ts';
 import { MIN_SCALE, boundsAnnotations } from '../render/autoscaling.ts';
 import { requestsGpu } from '../render/inference-service.ts';
-import { APP_LABEL, MANAGED_BY } from '../render/metadata.ts';
+import { APP_LABEL, MANAGED_SELECTOR } from '../render/metadata.ts';
 import { renderVirtualService, virtualServiceName } from '../render/virtual-service.ts';
 import { runChecks } from '../rollout/analysis.ts';
 import { AnalysisRunner } from '../rollout/analysis-runner.ts';
@@ -37,6 +37,7 @@ import { decide, desiredWorkload, type Decision, type Effect } from '../planner/
 import { slimRevision, type Revision } from '../planner/revisions.ts';
 import { composeStatus, firstStatusHoldMs, invalidSpecStatus, progressWindowMs, significantStatus } from '../planner/status.ts';
 import { kserveWorkload, knativeWorkload, type Workload, type WorkloadObject } from '../planner/workloads.ts';
+import { splitKey } from '../util/object-key.ts';
 
 export interface ServerlessAppOptions {
   /** What tenants may claim: gateways, hosts, analysis providers, model limits (the platform's settings). */
@@ -83,7 +84,7 @@ export class ServerlessAppReconciler {
   constructor(mgr: Manager, o: ServerlessAppOptions) {
     this.mgr = mgr;
     this.o = o;
-    const managed = `app.kubernetes.io/managed-by=${MANAGED_BY}`;
+    const managed = MANAGED_SELECTOR;
     this.apps = mgr.informer<ServerlessApp>(Kinds.ServerlessApp);
     // Children keep our own managedFields entry: it tells which fields we applied (see needsApply).
     const transform = keepAppliedFields(mgr.client.fieldManager, routingManager(mgr.client.fieldManager));
@@ -377,8 +378,4 @@ function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]
   return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
 }
 
-function splitKey(key: string): Request {
-  const i = key.indexOf('/');
-  return { namespace: key.slice(0, i), name: key.slice(i + 1) };
-}
 

@@ -15,10 +15,8 @@ import { planRollout, type AnalysisOutcome, type ObservedRevision, type Revision
 import { versionOf } from '../rollout/version.ts';
 import { effectiveScale, type EffectiveScale } from '../scaling/windows.ts';
 import { observeRevision, type Revision } from './revisions.ts';
-import type { Workload, WorkloadObject, WorkloadSummary } from './workloads.ts';
+import { KNATIVE_SERVICE_LABEL, predictorName, type Workload, type WorkloadObject, type WorkloadSummary } from './workloads.ts';
 
-/** Knative labels each Revision with the Knative Service it belongs to (KServe's is `<isvc>-predictor`). */
-const KNATIVE_SERVICE_LABEL = 'serving.knative.dev/service';
 
 /** While a version warms up or its replicas come up, look again this often even without events. */
 export const PREWARM_POLL_MS = 5_000;
@@ -87,7 +85,7 @@ export function decide(o: Observation): Decision {
   const stable = stableOf(app);
   // A stable revision that does not run in this kind's workload (a container <-> model switch): the
   // new kind starts on its own, and (make before break) the other kind serves until it is stable here.
-  const knativeService = app.spec.model ? `${name}-predictor` : name;
+  const knativeService = app.spec.model ? predictorName(app) : name;
   const stableHere = !!stable && revisions.some((r) => r.metadata.name === stable.revision && r.metadata.labels?.[KNATIVE_SERVICE_LABEL] === knativeService);
   const fresh = !!stable && !stableHere && stable.version !== version;
   const previous = fresh && other && controllingApp(other) ? { workload: theirs.workload, live: other } : undefined;

@@ -4,6 +4,7 @@
 
 import { VERSION_LABEL } from '../render/metadata.ts';
 import type { ObservedRevision } from '../rollout/canary.ts';
+import { findCondition } from '../util/conditions.ts';
 
 export interface KnativeCondition { type: string; status: string; reason?: string; message?: string }
 
@@ -12,10 +13,6 @@ export interface Revision {
   kind?: string;
   metadata: { name: string; namespace: string; labels?: Record<string, string>; annotations?: Record<string, string>; creationTimestamp?: string; uid?: string; resourceVersion?: string };
   status?: { conditions?: KnativeCondition[]; actualReplicas?: number; desiredReplicas?: number };
-}
-
-export function conditionOf(conditions: KnativeCondition[] | undefined, type: string): KnativeCondition | undefined {
-  return conditions?.find((c) => c.type === type);
 }
 
 /**
@@ -30,7 +27,7 @@ function stillTrying(reason: string | undefined): boolean {
 }
 
 export function observeRevision(r: Revision): ObservedRevision {
-  const ready = conditionOf(r.status?.conditions, 'Ready');
+  const ready = findCondition(r.status?.conditions, 'Ready');
   const said = ready?.status === 'False' ? `${ready.reason ?? 'NotReady'}: ${ready.message ?? 'no message'}` : undefined;
   return {
     name: r.metadata.name,

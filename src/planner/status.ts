@@ -5,7 +5,7 @@ import { FIRST_START_REPORT_MS, UNSEEN_WORKLOAD_REPORT_MS, type ServerlessApp, t
 import type { SpecProblem } from '../api/v1alpha1/validation.ts';
 import type { PrewarmEvaluation } from '../prewarm/prewarm.ts';
 import { reportedPercent, type ObservedRevision, type RolloutPlan } from '../rollout/canary.ts';
-import { setCondition, type Condition } from '../util/conditions.ts';
+import { setCondition, type Condition, findCondition } from '../util/conditions.ts';
 import type { EffectiveScale } from '../scaling/windows.ts';
 import { UNREPORTED, type WorkloadSummary } from './workloads.ts';
 
@@ -160,7 +160,7 @@ const OUR_PROBLEMS = new Set(['ApplyRejected', 'NotOwned', 'WarmupFailed', 'Stab
 export function firstStatusHoldMs(app: ServerlessApp, status: ServerlessAppStatus, wallClock: Date): number {
   // Every status the operator writes has conditions; before that the app reads as the CRD's default.
   if (app.status?.conditions?.length) return 0;
-  const condition = (type: string) => status.conditions?.find((c) => c.type === type);
+  const condition = (type: string) => findCondition(status.conditions, type);
   const ready = condition('Ready'), workload = condition('WorkloadReady');
   const quiet = status.phase !== 'Failed' && !status.prewarm && workload?.status === 'Unknown'
     && ready?.status === 'False' && !OUR_PROBLEMS.has(ready.reason);
@@ -192,7 +192,7 @@ export function significantStatus(status: unknown): unknown {
   // that the version became warm (a buffer held by initial-scale is gone again soon after).
   const prewarm = s.prewarm && [s.prewarm.version, s.prewarm.startedAt, s.prewarm.warmedAt];
   if (s.phase === 'Pending') {
-    const status = (type: string) => s.conditions?.find((c) => c.type === type)?.status;
+    const status = (type: string) => findCondition(s.conditions, type)?.status;
     return { g: s.observedGeneration, phase: s.phase, ready: status('Ready'), workload: status('WorkloadReady'), prewarm };
   }
   const version = (v: VersionStatus | undefined) => v && [v.version, v.revision];

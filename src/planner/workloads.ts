@@ -12,7 +12,8 @@ import type { RolloutPlan } from '../rollout/canary.ts';
 import { Kinds, type ResourceKind } from '../util/kinds.ts';
 import { latestBounds, revisionBounds } from '../scaling/revision-bounds.ts';
 import type { ScaleBounds } from '../scaling/windows.ts';
-import { conditionOf, newestFirst, observeRevision, type KnativeCondition, type Revision } from './revisions.ts';
+import { newestFirst, observeRevision, type KnativeCondition, type Revision } from './revisions.ts';
+import { findCondition } from '../util/conditions.ts';
 
 export interface WorkloadObject {
   apiVersion: string;
@@ -75,12 +76,17 @@ export interface Workload {
 }
 
 /** Knative labels each Revision with its Knative Service's name and UID. */
-const SERVICE_LABEL = 'serving.knative.dev/service';
+export const KNATIVE_SERVICE_LABEL = 'serving.knative.dev/service';
 const SERVICE_UID_LABEL = 'serving.knative.dev/serviceUID';
+
+/** The Knative Service KServe makes for an InferenceService's predictor (and names its revisions after). */
+export function predictorName(app: ServerlessApp): string {
+  return `${app.metadata.name}-predictor`;
+}
 
 /** `r` belongs to Knative Service `service`, but not to `live` (by UID when known, else created before it; Kubernetes times are whole seconds). */
 function staleRevision(r: Revision, service: string, live: WorkloadObject | undefined, liveServiceUid: string | undefined): boolean {
-  if (r.metadata.labels?.[SERVICE_LABEL] !== service) return false;
+  if (r.metadata.labels?.[KNATIVE_SERVICE_LABEL] !== service) return false;
   if (!live) return true;
   const uid = r.metadata.labels?.[SERVICE_UID_LABEL];
   if (liveServiceUid && uid) return uid !== liveServiceUid;
@@ -119,8 +125,8 @@ export const UNREPORTED = 'Pending';
 
 function summarizeConditions(live: WorkloadObject | undefined, traffic: KnativeTrafficTarget[] | undefined, url: string | undefined, routeCondition: string, versionOf: (r: string) => string | undefined): WorkloadSummary {
   if (!live?.status?.conditions) return { status: 'Unknown', reason: UNREPORTED, message: `waiting for ${live?.kind ?? 'the workload'} to report status`, traffic: [], routeReady: false };
-  const ready = conditionOf(live.status.conditions, 'Ready');
-  const routes = conditionOf(live.status.conditions, 'RoutesReady') ?? conditionOf(live.status.conditions, 'PredictorRouteReady');
+  const ready = findCondition(live.status.conditions, 'Ready');
+  const routes = findCondition(live.status.conditions, 'RoutesReady') ?? findCondition(live.status.conditions, 'PredictorRouteReady');
   const notReady = live.status.conditions.find((c) => c.status !== 'True' && c.type !== 'Ready');
   return {
     ...(ready ? { ready: ready.status === 'True' } : {}),
@@ -129,7 +135,7 @@ function summarizeConditions(live: WorkloadObject | undefined, traffic: KnativeT
     message: ready?.status === 'True' ? `${live.kind} is ready` : (ready?.message ?? notReady?.message ?? routes?.message ?? `${live.kind} is not ready`),
     ...(url ? { url } : {}),
     traffic: trafficInForce({ ...(traffic ? { traffic } : {}) }, versionOf),
-    routeReady: conditionOf(live.status.conditions, routeCondition)?.status === 'True',
+    routeReady: findCondition(live.status.conditions, routeCondition)?.status === 'True',
   };
 }
 
@@ -188,13 +194,13 @@ export function kserveWorkload(inPlaceBounds: boolean, clusterLocal = true): Wor
       return withVisibility(renderInferenceService(app, version, bounds, kserveRouter.routes(trafficPlan(plan, latest))) as unknown as WorkloadObject, clusterLocal);
     },
     hosts: (app) => ({
-      defaultHost: `${app.metadata.name}-predictor.${app.metadata.namespace}.svc.cluster.local`,
+      defaultHost: `${predictorName(app)}.${app.metadata.namespace}.svc.cluster.local`,
       // KServe tags the latest (candidate) revision "latest" when tag routing is enabled.
-      candidateHost: `latest-${app.metadata.name}-predictor.${app.metadata.namespace}.svc.cluster.local`,
+      candidateHost: `latest-${predictorName(app)}.${app.metadata.namespace}.svc.cluster.local`,
     }),
     // Our VirtualService routes to the predictor's host: its readiness is KServe's PredictorReady.
     summarize: (live, versionOf) => summarizeConditions(live, live?.status?.components?.predictor?.traffic, live?.status?.url, 'PredictorReady', versionOf),
     // The predictor's Knative Service (and its UID) is KServe's: only its creation time tells an earlier one apart.
-    isStale: (r, app, live) => staleRevision(r, `${app.metadata.name}-predictor`, live, undefined),
+    isStale: (r, app, live) => staleRevision(r, predictorName(app), live, undefined),
   };
 }

@@ -7,6 +7,8 @@ import { API_VERSION, KIND, type ServerlessApp } from '../api/v1alpha1/serverles
 export const APP_LABEL = 'serverlessapp.io/app';
 export const VERSION_LABEL = 'serverlessapp.io/version';
 export const MANAGED_BY = 'serverlessapp-operator';
+/** The label selector of every object the operator renders (its informers list only those). */
+export const MANAGED_SELECTOR = `app.kubernetes.io/managed-by=${MANAGED_BY}`;
 
 export function appLabels(app: ServerlessApp): Record<string, string> {
   return {

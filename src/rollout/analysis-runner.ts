@@ -9,6 +9,7 @@
 
 import { FairSlots, type SlotLimits } from '../util/fair-slots.ts';
 import type { AnalysisOutcome } from './canary.ts';
+import { namespaceOf } from '../util/object-key.ts';
 
 export interface AnalysisRunnerOptions {
   /** Called when a round finished, with the app's key: re-queue it. */
@@ -66,7 +67,7 @@ export class AnalysisRunner {
   }
 
   private async start(key: string, round: Round, run: () => Promise<AnalysisOutcome>): Promise<void> {
-    const namespace = key.slice(0, key.indexOf('/'));
+    const namespace = namespaceOf(key);
     const limit = this.slots.check(namespace);
     if (limit !== 'free') {
       const { perNamespace, total } = this.slots.limits;

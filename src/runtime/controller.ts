@@ -11,6 +11,7 @@ import type { Informer, KubeObject } from './informer.ts';
 import type { Logger } from './logging.ts';
 import type { OperatorMetrics, ReconcileObserver, ReconcileResult } from './metrics.ts';
 import { WorkQueue, type WorkQueueOptions } from './workqueue.ts';
+import { splitKey } from '../util/object-key.ts';
 
 export interface Request {
   namespace: string;
@@ -194,10 +195,8 @@ export function keyOf(req: Request): string {
   return req.namespace ? `${req.namespace}/${req.name}` : req.name;
 }
 
-export function requestOf(key: string): Request {
-  const i = key.indexOf('/');
-  return i < 0 ? { namespace: '', name: key } : { namespace: key.slice(0, i), name: key.slice(i + 1) };
-}
+/** The request a queue key stands for. */
+export const requestOf: (key: string) => Request = splitKey;
 
 function errorFields(err: unknown): unknown {
   return err instanceof Error ? { message: err.message, name: err.name, stack: err.stack, ...('code' in err ? { code: err.code } : {}) } : String(err);

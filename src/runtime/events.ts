@@ -14,6 +14,7 @@ import { systemClock, type Clock } from './clock.ts';
 import { Kinds } from '../util/kinds.ts';
 import { FairQueue } from './fair-queue.ts';
 import type { Logger } from './logging.ts';
+import { splitKey } from '../util/object-key.ts';
 
 export const REPORTING_CONTROLLER = 'serverlessapp.io/operator';
 
@@ -147,7 +148,7 @@ export class EventRecorder {
     }
     if (!this.pending.has(key)) {
       this.pending.add(key);
-      this.order.push(`${namespace}/${key}`);
+      this.order.push(`${namespace}/${key}`); // split again by splitKey: the first slash ends the namespace
       this.pendingIn.set(namespace, (this.pendingIn.get(namespace) ?? 0) + 1);
     }
     this.drain();
@@ -157,9 +158,7 @@ export class EventRecorder {
   private next(): string | undefined {
     if (this.order.length === 0) return undefined;
     const entry = this.order.shift();
-    const slash = entry.indexOf('/');
-    const namespace = entry.slice(0, slash);
-    const key = entry.slice(slash + 1);
+    const { namespace, name: key } = splitKey(entry);
     this.pending.delete(key);
     const left = (this.pendingIn.get(namespace) ?? 1) - 1;
     if (left > 0) this.pendingIn.set(namespace, left);

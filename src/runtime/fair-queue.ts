@@ -4,6 +4,8 @@
 // thousand keys waits behind its own keys only; a key of another namespace
 // added after them is handed out within one round.
 
+import { namespaceOf } from '../util/object-key.ts';
+
 /**
  * FIFO per namespace, round-robin across namespaces (the namespace is the part
  * of a "namespace/name" key before the slash; cluster-scoped keys share one
@@ -47,11 +49,6 @@ export class FairQueue {
     this.#turns.clear();
     this.#length = 0;
   }
-}
-
-function namespaceOf(key: string): string {
-  const i = key.indexOf('/');
-  return i < 0 ? '' : key.slice(0, i);
 }
 
 /** An array-backed queue whose shift is O(1): a burst of thousands of keys stays cheap. */

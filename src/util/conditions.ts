@@ -23,11 +23,12 @@ export function setCondition(list: Condition[] | undefined, c: Omit<Condition, '
   return current.map((x, j) => (j === i ? next : x));
 }
 
-export function findCondition(list: Condition[] | undefined, type: string): Condition | undefined {
+/** The condition of `type` in a list: ours, or any object's (Knative's, KServe's) that has the same shape. */
+export function findCondition<C extends { type: string }>(list: readonly C[] | undefined, type: string): C | undefined {
   return list?.find((c) => c.type === type);
 }
 
-export function isConditionTrue(list: Condition[] | undefined, type: string): boolean {
+export function isConditionTrue(list: ReadonlyArray<{ type: string; status: string }> | undefined, type: string): boolean {
   return findCondition(list, type)?.status === 'True';
 }
 
