@@ -8,12 +8,12 @@
 import type { HostClaim } from '../api/v1alpha1/hostclaim.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { validateApp, type ValidationPolicy } from '../api/v1alpha1/validation.ts';
-import { WarmupRunner } from '../prewarm/warmup-runner.ts';
+import { WarmupRunner } from '../effects/warmup-runner.ts';
 import { MIN_SCALE, boundsAnnotations } from '../render/autoscaling.ts';
 import { requestsGpu } from '../render/inference-service.ts';
 import { APP_LABEL, MANAGED_SELECTOR } from '../render/metadata.ts';
 import { renderVirtualService, virtualServiceName } from '../render/virtual-service.ts';
-import { runChecks } from '../rollout/analysis.ts';
+import { runChecks } from '../effects/analysis-checks.ts';
 import { AnalysisRunner } from '../rollout/analysis-runner.ts';
 import { isParked } from '../rollout/canary.ts';
 import { summarize } from '../rollout/version.ts';

@@ -7,7 +7,7 @@
 // the real Knative and KServe judge the same flows in test/integration/.
 import assert from 'node:assert/strict';
 import type { ServerlessApp, ServerlessAppSpec } from '../api/v1alpha1/serverlessapp.ts';
-import type { WarmupProgress } from '../prewarm/warmup-runner.ts';
+import type { WarmupProgress } from '../prewarm/warmup-progress.ts';
 import { containerApp, modelApp } from '../testing/apps.ts';
 import { APP_LABEL, VERSION_LABEL } from '../render/metadata.ts';
 import type { KnativeTrafficTarget } from '../render/traffic.ts';

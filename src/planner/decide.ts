@@ -9,7 +9,7 @@
 import type { ServerlessApp, WarmupSpec } from '../api/v1alpha1/serverlessapp.ts';
 import { parseDuration } from '../api/v1alpha1/duration.ts';
 import { bufferReplicas, evaluatePrewarm, prewarmConfigured, type PrewarmEvaluation } from '../prewarm/prewarm.ts';
-import type { WarmupProgress } from '../prewarm/warmup-runner.ts';
+import type { WarmupProgress } from '../prewarm/warmup-progress.ts';
 import { APP_LABEL, controllingApp } from '../render/metadata.ts';
 import { planRollout, type AnalysisOutcome, type ObservedRevision, type RevisionRef, type RolloutInput, type RolloutPlan } from '../rollout/canary.ts';
 import { versionOf } from '../rollout/version.ts';

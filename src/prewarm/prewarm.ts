@@ -5,7 +5,7 @@
 
 import type { PrewarmSpec, ServerlessAppStatus } from '../api/v1alpha1/serverlessapp.ts';
 import type { ObservedRevision } from '../rollout/canary.ts';
-import type { WarmupProgress } from './warmup-runner.ts';
+import type { WarmupProgress } from './warmup-progress.ts';
 
 export type PrewarmStatus = NonNullable<ServerlessAppStatus['prewarm']>;
 

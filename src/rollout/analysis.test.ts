@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
 import { LoopbackServer, promVector } from '../../test/support/http-server.ts';
-import { analysisTarget, baseUrlProblem, queryUrl, renderQuery, runChecks, type Analysis, type AnalysisPolicy } from './analysis.ts';
+import { runChecks } from '../effects/analysis-checks.ts';
+import { analysisTarget, baseUrlProblem, queryUrl, renderQuery, type Analysis, type AnalysisPolicy } from './analysis.ts';
 
 describe('Prometheus analysis', () => {
   let prom: LoopbackServer;

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
 import { LoopbackServer } from '../../test/support/http-server.ts';
 import { systemClock } from '../runtime/clock.ts';
-import { WarmupRunner, warmupUrl, type WarmupProgress } from './warmup-runner.ts';
+import { warmupUrl } from '../prewarm/warmup-progress.ts';
+import { WarmupRunner, type WarmupProgress } from './warmup-runner.ts';
 
 const target = { key: 'team-a/shop', version: 'v2', revision: 'shop-abc', namespace: 'team-a', app: 'shop' };
 

@@ -12,25 +12,11 @@
 // running. A task that throws ends as failed, never as an unhandled rejection.
 
 import type { WarmupSpec } from '../api/v1alpha1/serverlessapp.ts';
+import { warmupUrl, type WarmupProgress, type WarmupTarget } from '../prewarm/warmup-progress.ts';
 import { parseDuration } from '../api/v1alpha1/duration.ts';
 import type { Clock } from '../runtime/clock.ts';
 import { OutboundError, describeStatus, outboundRequest } from '../runtime/outbound.ts';
 import { FairSlots, type SlotLimits } from '../util/fair-slots.ts';
-
-/** `startedAt`: the instant the task's deadline counts from (status reports it, so it never follows warmedAt). */
-export type WarmupProgress = { sent: number; succeeded: number; lastError?: string; startedAt: Date } & (
-  | { phase: 'running' }
-  | { phase: 'succeeded'; finishedAt: Date }
-  | { phase: 'failed'; finishedAt: Date });
-
-export interface WarmupTarget {
-  /** The app's "namespace/name". */
-  key: string;
-  version: string;
-  revision: string;
-  namespace: string;
-  app: string;
-}
 
 export interface WarmupRunnerOptions {
   clock: Clock;
@@ -49,19 +35,14 @@ export interface WarmupRunnerOptions {
   maxBackoffMs?: number;
 }
 
-export function warmupUrl(template: string, t: WarmupTarget, path: string): string {
-  const filled = template
-    .replaceAll('{revision}', t.revision).replaceAll('{namespace}', t.namespace)
-    .replaceAll('{app}', t.app).replaceAll('{version}', t.version);
-  return filled.includes('{path}') ? filled.replaceAll('{path}', path) : filled.replace(/\/$/, '') + path;
-}
-
 interface Task { id: string; version: string; revision: string; progress: WarmupProgress; cancelled: boolean }
 
 const MIN_REQUEST_MS = 20;
 /** Warmup reads a response only to its end (the body is dropped): 16 MiB covers large inference answers. */
 export const WARMUP_MAX_BYTES = 16 << 20;
 export const DEFAULT_WARMUP_SLOTS: SlotLimits = { perNamespace: 8, total: 64 };
+
+export type { WarmupProgress, WarmupTarget };
 
 export class WarmupRunner {
   private readonly tasks = new Map<string, Task>();
