@@ -4,7 +4,8 @@
 
 import { GROUP, KIND, PLURAL, VERSION, specSchema, statusSchema } from './serverlessapp.ts';
 
-const column = (name: string, jsonPath: string, type = 'string', description = '', priority = 0) =>
+/** A printer column of a CRD (what `kubectl get` shows). */
+export const column = (name: string, jsonPath: string, type = 'string', description = '', priority = 0) =>
   ({ name, type, jsonPath, ...(description ? { description } : {}), ...(priority ? { priority } : {}) });
 
 export function serverlessAppCRD() {

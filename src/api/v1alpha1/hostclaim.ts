@@ -10,6 +10,7 @@
 
 import { object, required, string, type TypeOf } from '../openapi.ts';
 import { GROUP, HOSTNAME, VERSION } from './serverlessapp.ts';
+import { column } from './crd.ts';
 
 export const HOST_CLAIM_KIND = 'HostClaim';
 export const HOST_CLAIM_PLURAL = 'hostclaims';
@@ -81,8 +82,6 @@ export function hostClaimFor(host: string, namespace: string): HostClaim | undef
     spec: { host, namespace },
   };
 }
-
-const column = (name: string, jsonPath: string, type = 'string', description = '') => ({ name, type, jsonPath, ...(description ? { description } : {}) });
 
 export function hostClaimCRD() {
   return {
