@@ -20,6 +20,8 @@ const HEARTBEAT_MS = 1_000;
 export interface HealthServers {
   metricsPort: number;
   probePort: number;
+  /** Tells the probe worker now what readyCheck says (the heartbeat would, within a second). */
+  refresh(): void;
   close(): Promise<void>;
 }
 
@@ -45,13 +47,14 @@ export async function startHealthServers(opts: {
   return {
     metricsPort,
     probePort: probes.port,
+    refresh: probes.refresh,
     close: async () => {
       await Promise.all([closeServer(metrics), probes.close()]);
     },
   };
 }
 
-async function startProbes(addr: string, readyCheck: () => boolean, stallAfterMs: number): Promise<{ port: number; close(): Promise<void> }> {
+async function startProbes(addr: string, readyCheck: () => boolean, stallAfterMs: number): Promise<{ port: number; refresh(): void; close(): Promise<void> }> {
   const { host, port } = parseAddr(addr);
   const shared = new SharedArrayBuffer(2 * BigInt64Array.BYTES_PER_ELEMENT);
   const state = new BigInt64Array(shared);
@@ -80,7 +83,7 @@ async function startProbes(addr: string, readyCheck: () => boolean, stallAfterMs
     await stop();
     throw err;
   });
-  return { port: bound, close: stop };
+  return { port: bound, refresh: beat, close: stop };
 }
 
 /** Splits "host:port", ":port" or "[::1]:port"; an empty host listens on all interfaces. */

@@ -150,6 +150,7 @@ export class Manager {
       throw err;
     }
     if (this.state !== 'running') return;
+    this.servers.refresh(); // ready from this moment, not from the next heartbeat
     this.logger.info('caches synced', { informers: this.informers.size });
 
     const le = this.opts.leaderElection;

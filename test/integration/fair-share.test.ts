@@ -28,14 +28,14 @@ const attackRegexes = Array.from({ length: 16 }, (_, i) => `${'\\pL{1000}'.repea
 /** The heaviest that fits the app's RE2 budget: 16 counted repetitions, each compiled (once per content). */
 const heavyValidRegexes = Array.from({ length: 16 }, (_, i) => `^x-${i}-\\pL{480}$`);
 
-/** A separate process probing /healthz every 200 ms until told to stop on stdin; prints every answer's status and latency. */
+/** A separate process probing /healthz every 200 ms until told to stop on stdin (and at least 5 times, however short the storm); prints every answer's status and latency. */
 const PROBER = `
 const port = process.argv[1];
 const probes = [];
 let stopped = false;
 process.stdin.on('data', () => (stopped = true));
 (async () => {
-  while (!stopped) {
+  while (!stopped || probes.length < 5) {
     const t0 = performance.now();
     const status = await fetch('http://127.0.0.1:' + port + '/healthz', { signal: AbortSignal.timeout(30000) }).then((r) => r.status, () => 0);
     probes.push({ status, ms: Math.round(performance.now() - t0) });

@@ -30,7 +30,7 @@ describe('requeue after a refused write (integration, controlled clock)', functi
     await applyApp(app(ns, 'shop', {
       container: { image: 'ghcr.io/acme/shop:1', port: 8080 },
       scaling: { minScale: 0, maxScale: 10, windows: [day] },
-      ingress: { hosts: ['shop.example.com'] },
+      ingress: { hosts: [`shop.${ns}.example.com`] }, // its own host: claims are cluster-wide, and the demo holds shop.example.com
     }));
     const refused = await waitForApp(ns, 'shop', (a) => condition(a, 'Ready')?.reason === 'NotOwned' && a.status?.scaling !== undefined, 'Ready=False NotOwned for the VirtualService', 120_000);
     assert.deepEqual(refused.status?.scaling?.openWindows ?? [], [], 'the window is closed before it opens');
