@@ -19,7 +19,7 @@ import type { ServerlessApp } from './serverlessapp.ts';
  * namespace (version, component, ...): descriptive only, so it stays open.
  */
 export const CONTROL_DOMAINS = ['istio.io', 'kubernetes.io', 'k8s.io', 'cncf.io', 'multus-cni.io'] as const;
-const OPEN_DOMAINS = ['app.kubernetes.io'];
+export const OPEN_DOMAINS = ['app.kubernetes.io'];
 /**
  * Unprefixed labels that select pods: Knative sets `app` to the revision's name
  * (unless the app does), Istio reads `app` and `version` as the workload's
