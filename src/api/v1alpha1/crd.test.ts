@@ -8,7 +8,7 @@ import { serverlessAppCRD } from './crd.ts';
 const root = new URL('../../../', import.meta.url).pathname;
 
 describe('ServerlessApp CRD', () => {
-  it('is what the committed crds/ and chart files (CRDs, the admission policy's CEL) contain (run `npm run generate` after an API change)', () => {
+  it('is what the committed crds/ and chart files (CRDs, the CEL of the admission policy) contain (run `npm run generate` after an API change)', () => {
     for (const [path, text] of generatedFiles()) assert.equal(readFileSync(root + path, 'utf8'), text, `${path} is stale`);
   });
 
