@@ -201,7 +201,9 @@ describe('Helm chart: installed, with the operator running as its ServiceAccount
     releaseNs = await freshNamespace('sapp-system');
     appsNs = await freshNamespace('chart-apps');
     // The global setup installed the CRD already, from the same generated file.
-    await installChart(release, releaseNs, values, { kubeconfig: env.kubeconfigPath, extraArgs: ['--skip-crds'] });
+    // The admission policy (failurePolicy Fail) bound to this file's apps only: the rig is shared with every test file.
+    const admissionPolicy = { namespaceSelector: { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: [appsNs] }] } };
+    await installChart(release, releaseNs, { ...values, admissionPolicy }, { kubeconfig: env.kubeconfigPath, extraArgs: ['--skip-crds'] });
 
     // What the kubelet would mount: a token for the chart's ServiceAccount.
     const admin = env.kubeConfig();
@@ -227,7 +229,7 @@ describe('Helm chart: installed, with the operator running as its ServiceAccount
   it('creates every object the chart renders', async () => {
     const manifest = await helm(['get', 'manifest', release, '--namespace', releaseNs], { kubeconfig: testEnv().kubeconfigPath });
     const kinds = manifest.stdout.match(/^kind: \S+/gm)?.map((k) => k.slice(6)).sort();
-    assert.deepEqual(kinds, ['ClusterRole', 'ClusterRoleBinding', 'Deployment', 'PodDisruptionBudget', 'Role', 'RoleBinding', 'Service', 'ServiceAccount']);
+    assert.deepEqual(kinds, ['ClusterRole', 'ClusterRoleBinding', 'Deployment', 'PodDisruptionBudget', 'Role', 'RoleBinding', 'Service', 'ServiceAccount', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
     const kc = testEnv().kubeConfig();
     const name = `${release}-serverlessapp-operator`;
     const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
