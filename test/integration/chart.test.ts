@@ -163,6 +163,31 @@ describe('Helm chart: rendering', function () {
     assert.equal(operatorContainer(objects).env.find((e) => e.name === 'LEADER_ELECT')?.value, 'false');
   });
 
+  it('renders the admission policy of pod metadata with the allow-list as a CEL list, bound where the operator acts, or not at all when off', async () => {
+    type Policy = RenderedObject & { spec: { variables: Array<{ name: string; expression: string }>; matchResources?: { namespaceSelector: unknown } } };
+    const policy = (objects: RenderedObject[]) => find<Policy>(objects, 'ValidatingAdmissionPolicy');
+    const binding = (objects: RenderedObject[]) => find<Policy>(objects, 'ValidatingAdmissionPolicyBinding');
+    const everywhere = await renderChart({ allowedPodMetadataKeys: ['sidecar.istio.io/*', 'app'] });
+    assert.equal(policy(everywhere).spec.variables[0]!.expression, '["sidecar.istio.io/*", "app"]');
+    assert.equal(policy(everywhere).spec.variables.find((v) => v.name === 'controlDomains')?.expression.includes('"istio.io"'), true, 'the generated rule follows');
+    assert.equal(binding(everywhere).spec.matchResources, undefined, 'every namespace when the operator watches all');
+    assert.deepEqual(binding(await renderChart({ watchNamespaces: ['team-a', 'team-b'] })).spec.matchResources?.namespaceSelector,
+      { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: ['team-a', 'team-b'] }] });
+    assert.deepEqual(binding(await renderChart({ watchNamespaces: ['team-a'], admissionPolicy: { namespaceSelector: { matchLabels: { tenant: 'yes' } } } })).spec.matchResources?.namespaceSelector,
+      { matchLabels: { tenant: 'yes' } });
+    assert.equal(policy(await renderChart()).spec.variables[0]!.expression, '[]');
+    const off = await renderChart({ admissionPolicy: { enabled: false } });
+    assert.deepEqual(off.filter((o) => o.kind.startsWith('ValidatingAdmissionPolicy')), []);
+  });
+
+  it('refuses the admission policy on Kubernetes older than 1.30, saying how to turn it off', async () => {
+    const old = await helm(['template', 'sapp', CHART_DIR, '--kube-version', '1.29.0']);
+    assert.notEqual(old.code, 0);
+    assert.match(old.stderr, /admissionPolicy.enabled needs Kubernetes >= 1.30 .*set admissionPolicy.enabled=false/);
+    const off = await helm(['template', 'sapp', CHART_DIR, '--kube-version', '1.29.0', '--set', 'admissionPolicy.enabled=false']);
+    assert.equal(off.code, 0, off.stderr);
+  });
+
   const refuses = async (values: object, message: RegExp) => {
     const r = await templateChart(values);
     assert.notEqual(r.code, 0, `helm template accepted ${JSON.stringify(values)}`);

@@ -7,8 +7,11 @@
 // attachments; policies (Istio AuthorizationPolicy, NetworkPolicy, including
 // mesh-wide ones in Istio's root namespace) select pods by `app` and
 // `version`. Those keys reach the pod only where the platform allows them
-// (--allowed-pod-metadata-keys). Keys that belong to Knative, KServe and the
-// operator are refused at admission instead (pod-template.ts), for everyone.
+// (--allowed-pod-metadata-keys). The chart's ValidatingAdmissionPolicy refuses
+// them at admission with the same rule, as CEL generated from the constants
+// below (pod-metadata-policy.ts); the operator's own refusal covers installs
+// without it. Keys that belong to Knative, KServe and the operator are refused
+// at admission by the CRD instead (pod-template.ts), for everyone.
 
 import type { SpecProblem } from './validation.ts';
 import type { ServerlessApp } from './serverlessapp.ts';
