@@ -93,6 +93,8 @@ describe('Helm chart: rendering', function () {
       maxModelSizeBytes: 20 * 2 ** 30, allowedStorageUriPrefixes: ['s3://models/{namespace}/'],
       allowedServiceAccounts: ['model-reader', 'shop-runner'],
       budgets: { warmupsPerNamespace: 3, concurrentWarmups: 30, analysesPerNamespace: 1, concurrentAnalyses: 6, pendingEventsPerNamespace: 200 },
+      // The chart's defaults: no control key of pod metadata, no Secret references, 200Gi of model caches per namespace.
+      allowedPodMetadataKeys: [], allowSecretReferences: false, maxModelCacheBytesPerNamespace: 200 * 2 ** 30,
     });
   });
 
