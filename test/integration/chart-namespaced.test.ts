@@ -115,7 +115,7 @@ describe('Helm chart, namespace-scoped: installed, with the operator running as 
   it('creates no cluster-scoped RBAC but for host claims', async () => {
     const manifest = await helm(['get', 'manifest', release, '--namespace', releaseNs], { kubeconfig: testEnv().kubeconfigPath });
     const kinds = manifest.stdout.match(/^kind: \S+/gm)?.map((k) => k.slice(6)).sort();
-    assert.deepEqual(kinds, ['ClusterRole', 'ClusterRoleBinding', 'Deployment', 'PodDisruptionBudget', 'Role', 'Role', 'Role', 'RoleBinding', 'RoleBinding', 'RoleBinding', 'Service', 'ServiceAccount']);
+    assert.deepEqual(kinds, ['ClusterRole', 'ClusterRoleBinding', 'Deployment', 'PodDisruptionBudget', 'Role', 'Role', 'Role', 'RoleBinding', 'RoleBinding', 'RoleBinding', 'Service', 'ServiceAccount', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
     const clusterRole = await testEnv().kubeConfig().makeApiClient(RbacAuthorizationV1Api).readClusterRole({ name: `${release}-serverlessapp-operator` });
     assert.deepEqual(clusterRole.rules?.flatMap((r) => r.resources ?? []), ['hostclaims']);
   });

@@ -95,6 +95,8 @@ describe('Helm chart: rendering', function () {
       allowedServiceAccounts: ['model-reader', 'shop-runner'],
       allowedPodMetadataKeys: ['sidecar.istio.io/inject', 'proxy.istio.io/*'], allowSecretReferences: true,
       budgets: { warmupsPerNamespace: 3, concurrentWarmups: 30, analysesPerNamespace: 1, concurrentAnalyses: 6, pendingEventsPerNamespace: 200 },
+      // The chart's defaults: no control key of pod metadata, no Secret references, 200Gi of model caches per namespace.
+      allowedPodMetadataKeys: [], allowSecretReferences: false, maxModelCacheBytesPerNamespace: 200 * 2 ** 30,
     });
   });
 
@@ -165,6 +167,31 @@ describe('Helm chart: rendering', function () {
     assert.equal(operatorContainer(objects).env.find((e) => e.name === 'LEADER_ELECT')?.value, 'false');
   });
 
+  it('renders the admission policy of pod metadata with the allow-list as a CEL list, bound where the operator acts, or not at all when off', async () => {
+    type Policy = RenderedObject & { spec: { variables: Array<{ name: string; expression: string }>; matchResources?: { namespaceSelector: unknown } } };
+    const policy = (objects: RenderedObject[]) => find<Policy>(objects, 'ValidatingAdmissionPolicy');
+    const binding = (objects: RenderedObject[]) => find<Policy>(objects, 'ValidatingAdmissionPolicyBinding');
+    const everywhere = await renderChart({ allowedPodMetadataKeys: ['sidecar.istio.io/*', 'app'] });
+    assert.equal(policy(everywhere).spec.variables[0]!.expression, '["sidecar.istio.io/*", "app"]');
+    assert.equal(policy(everywhere).spec.variables.find((v) => v.name === 'controlDomains')?.expression.includes('"istio.io"'), true, 'the generated rule follows');
+    assert.equal(binding(everywhere).spec.matchResources, undefined, 'every namespace when the operator watches all');
+    assert.deepEqual(binding(await renderChart({ watchNamespaces: ['team-a', 'team-b'] })).spec.matchResources?.namespaceSelector,
+      { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: ['team-a', 'team-b'] }] });
+    assert.deepEqual(binding(await renderChart({ watchNamespaces: ['team-a'], admissionPolicy: { namespaceSelector: { matchLabels: { tenant: 'yes' } } } })).spec.matchResources?.namespaceSelector,
+      { matchLabels: { tenant: 'yes' } });
+    assert.equal(policy(await renderChart()).spec.variables[0]!.expression, '[]');
+    const off = await renderChart({ admissionPolicy: { enabled: false } });
+    assert.deepEqual(off.filter((o) => o.kind.startsWith('ValidatingAdmissionPolicy')), []);
+  });
+
+  it('refuses the admission policy on Kubernetes older than 1.30, saying how to turn it off', async () => {
+    const old = await helm(['template', 'sapp', CHART_DIR, '--kube-version', '1.29.0']);
+    assert.notEqual(old.code, 0);
+    assert.match(old.stderr, /admissionPolicy.enabled needs Kubernetes >= 1.30 .*set admissionPolicy.enabled=false/);
+    const off = await helm(['template', 'sapp', CHART_DIR, '--kube-version', '1.29.0', '--set', 'admissionPolicy.enabled=false']);
+    assert.equal(off.code, 0, off.stderr);
+  });
+
   const refuses = async (values: object, message: RegExp) => {
     const r = await templateChart(values);
     assert.notEqual(r.code, 0, `helm template accepted ${JSON.stringify(values)}`);
@@ -203,7 +230,9 @@ describe('Helm chart: installed, with the operator running as its ServiceAccount
     releaseNs = await freshNamespace('sapp-system');
     appsNs = await freshNamespace('chart-apps');
     // The global setup installed the CRD already, from the same generated file.
-    await installChart(release, releaseNs, values, { kubeconfig: env.kubeconfigPath, extraArgs: ['--skip-crds'] });
+    // The admission policy (failurePolicy Fail) bound to this file's apps only: the rig is shared with every test file.
+    const admissionPolicy = { namespaceSelector: { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: [appsNs] }] } };
+    await installChart(release, releaseNs, { ...values, admissionPolicy }, { kubeconfig: env.kubeconfigPath, extraArgs: ['--skip-crds'] });
 
     // What the kubelet would mount: a token for the chart's ServiceAccount.
     const admin = env.kubeConfig();
@@ -229,7 +258,7 @@ describe('Helm chart: installed, with the operator running as its ServiceAccount
   it('creates every object the chart renders', async () => {
     const manifest = await helm(['get', 'manifest', release, '--namespace', releaseNs], { kubeconfig: testEnv().kubeconfigPath });
     const kinds = manifest.stdout.match(/^kind: \S+/gm)?.map((k) => k.slice(6)).sort();
-    assert.deepEqual(kinds, ['ClusterRole', 'ClusterRoleBinding', 'Deployment', 'PodDisruptionBudget', 'Role', 'RoleBinding', 'Service', 'ServiceAccount']);
+    assert.deepEqual(kinds, ['ClusterRole', 'ClusterRoleBinding', 'Deployment', 'PodDisruptionBudget', 'Role', 'RoleBinding', 'Service', 'ServiceAccount', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
     const kc = testEnv().kubeConfig();
     const name = `${release}-serverlessapp-operator`;
     const rbac = kc.makeApiClient(RbacAuthorizationV1Api);

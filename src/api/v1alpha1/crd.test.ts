@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { undocumented } from '../openapi.ts';
-import { crdFiles } from './crd-files.ts';
+import { generatedFiles } from './crd-files.ts';
 import { parseDuration } from './duration.ts';
 import { serverlessAppCRD } from './crd.ts';
 
 const root = new URL('../../../', import.meta.url).pathname;
 
 describe('ServerlessApp CRD', () => {
-  it('is what the committed crds/ and chart files contain (run `npm run generate` after an API change)', () => {
-    for (const [path, text] of crdFiles()) assert.equal(readFileSync(root + path, 'utf8'), text, `${path} is stale`);
+  it('is what the committed crds/ and chart files (CRDs, the CEL of the admission policy) contain (run `npm run generate` after an API change)', () => {
+    for (const [path, text] of generatedFiles()) assert.equal(readFileSync(root + path, 'utf8'), text, `${path} is stale`);
   });
 
   it('documents every field, so kubectl explain reads well everywhere', () => {

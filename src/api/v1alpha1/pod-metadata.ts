@@ -7,8 +7,11 @@
 // attachments; policies (Istio AuthorizationPolicy, NetworkPolicy, including
 // mesh-wide ones in Istio's root namespace) select pods by `app` and
 // `version`. Those keys reach the pod only where the platform allows them
-// (--allowed-pod-metadata-keys). Keys that belong to Knative, KServe and the
-// operator are refused at admission instead (pod-template.ts), for everyone.
+// (--allowed-pod-metadata-keys). The chart's ValidatingAdmissionPolicy refuses
+// them at admission with the same rule, as CEL generated from the constants
+// below (pod-metadata-policy.ts); the operator's own refusal covers installs
+// without it. Keys that belong to Knative, KServe and the operator are refused
+// at admission by the CRD instead (pod-template.ts), for everyone.
 
 import type { SpecProblem } from './validation.ts';
 import type { ServerlessApp } from './serverlessapp.ts';
@@ -19,7 +22,7 @@ import type { ServerlessApp } from './serverlessapp.ts';
  * namespace (version, component, ...): descriptive only, so it stays open.
  */
 export const CONTROL_DOMAINS = ['istio.io', 'kubernetes.io', 'k8s.io', 'cncf.io', 'multus-cni.io'] as const;
-const OPEN_DOMAINS = ['app.kubernetes.io'];
+export const OPEN_DOMAINS = ['app.kubernetes.io'];
 /**
  * Unprefixed labels that select pods: Knative sets `app` to the revision's name
  * (unless the app does), Istio reads `app` and `version` as the workload's

@@ -1,0 +1,51 @@
+// The rule of pod-metadata.ts (controlKey, keyAllowed) as CEL, for the chart's
+// ValidatingAdmissionPolicy: the API server refuses the write itself instead
+// of the operator reporting Ready=False after it was admitted. Generated from
+// the same constants by `npm run generate` (one place for the rule); the chart
+// adds only the platform's allow-list, as the variable `allowedKeys`.
+import { CONTROL_DOMAINS, OPEN_DOMAINS, SELECTOR_LABELS } from './pod-metadata.ts';
+
+export interface PolicyExpressions {
+  variables: Array<{ name: string; expression: string }>;
+  validations: Array<{ expression: string; messageExpression: string; reason: string }>;
+}
+
+/** The chart's variable holding the allow-list: a CEL list of strings, exact keys or "prefix/*". */
+export const ALLOWED_KEYS_VARIABLE = 'allowedKeys';
+
+const celList = (xs: readonly string[]) => `[${xs.map((x) => JSON.stringify(x)).join(', ')}]`;
+
+/** controlKey(k, kind) !== undefined, in CEL: the prefix (before "/") lowercased, matched against each domain and its subdomains. */
+function controlKeyCel(k: string, kind: 'label' | 'annotation'): string {
+  const prefix = `${k}.substring(0, ${k}.indexOf('/')).lowerAscii()`;
+  const prefixed = `!(${prefix} in variables.openDomains) && variables.controlDomains.exists(d, ${prefix} == d || ${prefix}.endsWith('.' + d))`;
+  return kind === 'label'
+    ? `(${k}.indexOf('/') < 0 ? ${k} in variables.selectorLabels : ${prefixed})`
+    : `(${k}.indexOf('/') >= 0 && ${prefixed})`;
+}
+
+/** keyAllowed(k, allowed), in CEL: an exact key, or "prefix/*" for every key under that prefix. */
+const keyAllowedCel = (k: string) => `variables.${ALLOWED_KEYS_VARIABLE}.exists(a, a.endsWith('/*') ? ${k}.startsWith(a.substring(0, a.size() - 1)) : a == ${k})`;
+
+export function podMetadataPolicy(): PolicyExpressions {
+  const fields = (['container', 'model'] as const).flatMap((w) => ([['podLabels', 'label'], ['podAnnotations', 'annotation']] as const).map(([field, kind]) => ({
+    // Each refused key as the field that holds it, spec.container.podLabels["app"], as the operator names it.
+    name: `${w}${field[0]!.toUpperCase()}${field.slice(1)}`,
+    expression: `object.spec.?${w}.?${field}.orValue({}).map(k, ${controlKeyCel('k', kind)} && !${keyAllowedCel('k')}, 'spec.${w}.${field}["' + k + '"]')`,
+  })));
+  const why = `keys under ${CONTROL_DOMAINS.join(', ')} and their subdomains (${OPEN_DOMAINS.join(', ')} stays open) control the pod, its sidecar or its network, and Istio and network policies select pods by the labels ${SELECTOR_LABELS.join(', ')}`;
+  return {
+    variables: [
+      { name: 'controlDomains', expression: celList(CONTROL_DOMAINS) },
+      { name: 'openDomains', expression: celList(OPEN_DOMAINS) },
+      { name: 'selectorLabels', expression: celList(SELECTOR_LABELS) },
+      ...fields,
+      { name: 'refused', expression: fields.map((f) => `variables.${f.name}`).join(' + ') },
+    ],
+    validations: [{
+      expression: 'variables.refused.size() == 0',
+      messageExpression: `variables.refused.join(', ') + (variables.refused.size() == 1 ? ' is' : ' are') + ${JSON.stringify(` not allowed on this platform: ${why}; allowed control keys (the chart's allowedPodMetadataKeys): `)} + (variables.${ALLOWED_KEYS_VARIABLE}.size() == 0 ? '(none)' : variables.${ALLOWED_KEYS_VARIABLE}.join(', '))`,
+      reason: 'Invalid',
+    }],
+  };
+}

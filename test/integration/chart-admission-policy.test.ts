@@ -1,0 +1,124 @@
+// The chart's ValidatingAdmissionPolicy: the API server itself refuses a
+// ServerlessApp whose pod labels or annotations carry a control key the
+// platform does not allow (allowedPodMetadataKeys), naming the field. Rendered
+// with helm and applied to the rig, bound only to this file's own namespaces
+// (the rig is shared: no other test's apps are judged by it). Each key is
+// judged as the operator's own rule (controlKey, keyAllowed) judges it: the
+// CEL is generated from that rule, and this is where the two are compared.
+import assert from 'node:assert/strict';
+import { ApiException, KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
+import { controlKey, keyAllowed } from '../../src/api/v1alpha1/pod-metadata.ts';
+import { freshNamespace, testEnv, waitFor } from '../support/cluster.ts';
+import { renderChart, type RenderedObject } from '../support/helm.ts';
+
+const POLICY_KINDS = ['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'];
+/** The API server loads policies asynchronously: this long at most before one is in force. */
+const IN_FORCE_MS = 60_000;
+
+type Kind = 'label' | 'annotation';
+type Workload = 'container' | 'model';
+const FIELD = { label: 'podLabels', annotation: 'podAnnotations' } as const;
+
+function serverlessApp(namespace: string, workload: Workload, kind: Kind, key: string): KubernetesObject {
+  const metadata = { [FIELD[kind]]: { [key]: 'x' } };
+  const spec = workload === 'container'
+    ? { container: { image: 'ghcr.io/acme/shop:1', ...metadata } }
+    : { model: { format: { name: 'sklearn' }, storageUri: 'gs://models/iris/v1', ...metadata } };
+  return { apiVersion: 'serverlessapp.io/v1alpha1', kind: 'ServerlessApp', metadata: { namespace, name: 'probe' }, spec } as KubernetesObject;
+}
+
+/** A dry-run create: undefined when admitted, else the API server's message. */
+async function refusal(obj: KubernetesObject): Promise<string | undefined> {
+  try {
+    await KubernetesObjectApi.makeApiClient(testEnv().kubeConfig()).create(obj, undefined, 'All');
+    return undefined;
+  } catch (err) {
+    if (!(err instanceof ApiException)) throw err;
+    const body = typeof err.body === 'string' ? JSON.parse(err.body) as { message?: string } : err.body as { message?: string };
+    return body?.message ?? String(err.body);
+  }
+}
+
+describe('Helm chart: the ValidatingAdmissionPolicy refuses control keys of pod metadata at admission', function () {
+  this.timeout(240_000);
+  const client = () => KubernetesObjectApi.makeApiClient(testEnv().kubeConfig());
+  const applied: RenderedObject[] = [];
+  /** The namespace judged with the chart's default (an empty allow-list), and one with sidecar.istio.io/* allowed. */
+  const ns = { none: '', istio: '' };
+  const allowedIn = { none: [] as string[], istio: ['sidecar.istio.io/*'] };
+
+  /** Renders the chart (a release of its own) bound to `namespace`, and applies only the policy and its binding. */
+  async function install(release: string, namespace: string, allowed: string[]) {
+    const objects = await renderChart({
+      allowedPodMetadataKeys: allowed,
+      admissionPolicy: { namespaceSelector: { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: [namespace] }] } },
+    }, { release });
+    const policy = objects.filter((o) => POLICY_KINDS.includes(o.kind));
+    assert.deepEqual(policy.map((o) => o.kind), POLICY_KINDS);
+    for (const o of policy) {
+      await client().create(o as KubernetesObject);
+      applied.push(o);
+    }
+    // In force once a known-bad app is refused: the `app` label is a control key whatever is allowed here.
+    await waitFor(async () => (await refusal(serverlessApp(namespace, 'container', 'label', 'app')))?.includes('spec.container.podLabels["app"]'),
+      { message: `the policy of release ${release} refuses an app label in ${namespace}`, timeoutMs: IN_FORCE_MS });
+  }
+
+  before(async () => {
+    ns.none = await freshNamespace('vap-none');
+    ns.istio = await freshNamespace('vap-istio');
+    const suffix = ns.none.slice(-8);
+    await install(`vap-none-${suffix}`, ns.none, allowedIn.none);
+    await install(`vap-istio-${suffix}`, ns.istio, allowedIn.istio);
+  });
+
+  after(async () => {
+    for (const o of applied.reverse()) await client().delete(o as KubernetesObject).catch(() => undefined);
+  });
+
+  it('renders failurePolicy Fail, Deny, on serverlessapps.serverlessapp.io CREATE and UPDATE', async () => {
+    const [policy, binding] = applied as Array<RenderedObject & { spec: Record<string, any> }>;
+    assert.equal(policy!.spec.failurePolicy, 'Fail');
+    assert.deepEqual(policy!.spec.matchConstraints.resourceRules, [{ apiGroups: ['serverlessapp.io'], apiVersions: ['*'], operations: ['CREATE', 'UPDATE'], resources: ['serverlessapps'] }]);
+    assert.deepEqual(binding!.spec.validationActions, ['Deny']);
+  });
+
+  const table: Array<[Workload, Kind, string]> = [
+    ['container', 'annotation', 'sidecar.istio.io/proxyImage'],
+    ['container', 'label', 'istio.io/rev'],
+    ['container', 'label', 'app'],
+    ['container', 'label', 'version'],
+    ['container', 'annotation', 'version'],
+    ['container', 'annotation', 'container.apparmor.security.beta.kubernetes.io/x'],
+    ['container', 'annotation', 'traffic.sidecar.istio.io/excludeOutboundIPRanges'],
+    ['container', 'annotation', 'k8s.v1.cncf.io/networks'],
+    ['container', 'annotation', 'kubernetes.io/egress-bandwidth'],
+    ['container', 'annotation', 'notk8s.io/x'],
+    ['container', 'label', 'app.kubernetes.io/component'],
+    ['container', 'label', 'team'],
+    ['container', 'annotation', 'prometheus.io/scrape'],
+    ['model', 'label', 'sidecar.istio.io/inject'],
+    ['model', 'annotation', 'sidecar.istio.io/userVolume'],
+    ['model', 'label', 'team'],
+  ];
+
+  for (const [which, allowed] of Object.entries(allowedIn) as Array<[keyof typeof ns, string[]]>) {
+    for (const [workload, kind, key] of table) {
+      const refused = controlKey(key, kind) !== undefined && !keyAllowed(key, allowed);
+      const field = `spec.${workload}.${FIELD[kind]}["${key}"]`;
+      it(`${refused ? 'refuses' : 'admits'} ${field} with allowedPodMetadataKeys ${JSON.stringify(allowed)}, as the operator's rule does`, async () => {
+        const message = await refusal(serverlessApp(ns[which], workload, kind, key));
+        if (!refused) return assert.equal(message, undefined, `admitted, as the operator's rule says; refused with: ${message}`);
+        assert.ok(message, 'refused, as the operator\'s rule says');
+        assert.match(message, /ValidatingAdmissionPolicy/);
+        assert.ok(message.includes(`${field} is not allowed on this platform`), message);
+        assert.ok(message.includes(`allowed control keys (the chart's allowedPodMetadataKeys): ${allowed.length ? allowed.join(', ') : '(none)'}`), message);
+      });
+    }
+  }
+
+  it('leaves namespaces outside its binding alone', async () => {
+    const other = await freshNamespace('vap-outside');
+    assert.equal(await refusal(serverlessApp(other, 'container', 'annotation', 'sidecar.istio.io/proxyImage')), undefined);
+  });
+});
