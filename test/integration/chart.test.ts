@@ -95,8 +95,6 @@ describe('Helm chart: rendering', function () {
       allowedServiceAccounts: ['model-reader', 'shop-runner'],
       allowedPodMetadataKeys: ['sidecar.istio.io/inject', 'proxy.istio.io/*'], allowSecretReferences: true,
       budgets: { warmupsPerNamespace: 3, concurrentWarmups: 30, analysesPerNamespace: 1, concurrentAnalyses: 6, pendingEventsPerNamespace: 200 },
-      // The chart's defaults: no control key of pod metadata, no Secret references, 200Gi of model caches per namespace.
-      allowedPodMetadataKeys: [], allowSecretReferences: false, maxModelCacheBytesPerNamespace: 200 * 2 ** 30,
     });
   });
 
