@@ -277,7 +277,8 @@ export async function measureNoisyNeighbour(env: BenchEnv, op: OperatorProcess, 
       await forEachBounded(noisyRefs, 4, (r) => env.client.apply(worstCaseApp(r, Math.floor(round / 3))));
       let writes = noisyRefs.length;
       for (let k = 0; k < 10; k++) {
-        await forEachBounded(noisyRefs, 4, (r) => env.client.apply({ apiVersion: 'serverlessapp.io/v1alpha1', kind: 'ServerlessApp', metadata: { name: r.name, namespace: r.namespace, labels: { storm: `${round}-${k}` } } }));
+        // Its own field manager: an apply of the labels alone by the spec's manager would drop the spec.
+        await forEachBounded(noisyRefs, 4, (r) => env.client.apply({ apiVersion: 'serverlessapp.io/v1alpha1', kind: 'ServerlessApp', metadata: { name: r.name, namespace: r.namespace, labels: { storm: `${round}-${k}` } } }, { fieldManager: 'bench-storm' }));
         writes += noisyRefs.length;
       }
       return writes;
