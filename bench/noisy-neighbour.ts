@@ -2,7 +2,7 @@
 // delay another's? A victim namespace makes ordinary canary edits (a new
 // image, canaryPercent 20, 50, promote) first alone (the quiet run), then
 // while a noisy namespace keeps applying worst-case apps (16 header regexes
-// near the 1024-character limit, 16 windows, lists at their maximum, warmup)
+// within the CRD's 4096-character budget, 16 windows, lists at their maximum, warmup)
 // and storms of metadata-only and spec edits (the noisy run), in the same
 // benchmark run on the same operator. Reported as noisy/quiet ratios (goal
 // <= 1.5): the victim's edit -> traffic write (both timestamps from the API
