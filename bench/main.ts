@@ -171,10 +171,7 @@ try {
     startedAt, seconds: secondsSince(started),
   });
   console.log(table(record));
-  if (values.json) {
-    writeFileSync(values.json, `${JSON.stringify(record, null, 2)}\n`);
-    log(`wrote ${values.json}`);
-  }
+  writeRecord(record);
 } catch (err) {
   log(`failed: ${(err as Error).stack ?? String(err)}`);
   exitCode = 1;
@@ -196,10 +193,7 @@ async function noisyNeighbour(): Promise<number> {
     console.log(noisyTable(record));
     const warnings = logSummary(op);
     if (warnings) log(`the operator warned: ${warnings}`);
-    if (values.json) {
-      writeFileSync(values.json, `${JSON.stringify(record, null, 2)}\n`);
-      log(`wrote ${values.json}`);
-    }
+    writeRecord(record);
     return 0;
   } catch (err) {
     log(`failed: ${(err as Error).stack ?? String(err)}`);
@@ -213,13 +207,17 @@ async function peerKServe(): Promise<number> {
   try {
     const record = peerRecord(await runPeerKServe({ apps, operatorConcurrency: concurrency, idleMs, builtFrom, log }));
     console.log(peerTable(record));
-    if (values.json) {
-      writeFileSync(values.json, `${JSON.stringify(record, null, 2)}\n`);
-      log(`wrote ${values.json}`);
-    }
+    writeRecord(record);
     return 0;
   } catch (err) {
     log(`failed: ${(err as Error).stack ?? String(err)}`);
     return 1;
   }
+}
+
+/** The run's record as JSON, when --json names a file. */
+function writeRecord(record: unknown): void {
+  if (!values.json) return;
+  writeFileSync(values.json, `${JSON.stringify(record, null, 2)}\n`);
+  log(`wrote ${values.json}`);
 }

@@ -84,14 +84,13 @@ export class ServerlessAppReconciler {
   constructor(mgr: Manager, o: ServerlessAppOptions) {
     this.mgr = mgr;
     this.o = o;
-    const managed = MANAGED_SELECTOR;
     this.apps = mgr.informer<ServerlessApp>(Kinds.ServerlessApp);
     // Children keep our own managedFields entry: it tells which fields we applied (see needsApply).
     const transform = keepAppliedFields(mgr.client.fieldManager, routingManager(mgr.client.fieldManager));
     // Each data plane is optional: a missing CRD only stops the apps that need it (see data-plane.ts).
-    this.services = mgr.informer<WorkloadObject>(Kinds.KnativeService, { labelSelector: managed, transform, optional: true });
-    this.inferenceServices = mgr.informer<WorkloadObject>(Kinds.InferenceService, { labelSelector: managed, transform, optional: true });
-    this.virtualServices = mgr.informer<WorkloadObject>(Kinds.VirtualService, { labelSelector: managed, transform, optional: true });
+    this.services = mgr.informer<WorkloadObject>(Kinds.KnativeService, { labelSelector: MANAGED_SELECTOR, transform, optional: true });
+    this.inferenceServices = mgr.informer<WorkloadObject>(Kinds.InferenceService, { labelSelector: MANAGED_SELECTOR, transform, optional: true });
+    this.virtualServices = mgr.informer<WorkloadObject>(Kinds.VirtualService, { labelSelector: MANAGED_SELECTOR, transform, optional: true });
     // Found by app through an index: a reconcile never scans the namespace's revisions.
     this.revisions = mgr.informer<Revision>(Kinds.KnativeRevision, { labelSelector: APP_LABEL, transform: slimRevision, optional: true, indexBy: revisionApp });
     this.dataPlane = { knative: [this.services, this.revisions], kserve: [this.inferenceServices], istio: [this.virtualServices] };
