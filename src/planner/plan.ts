@@ -1,0 +1,92 @@
+// The executable plan: everything one reconcile will do, as data. The planner
+// builds it from an observation (pure); the controller executes its child
+// operations in order, hands what happened to `report`, writes the status that
+// returns and starts the effects. `kubectl sapp plan` prints the same object,
+// so what a developer sees before an edit is what the operator then does.
+
+import type { ServerlessAppStatus } from '../api/v1alpha1/serverlessapp.ts';
+import type { ResourceKind } from '../util/kinds.ts';
+import type { Decision, Effect } from './decide.ts';
+import type { WorkloadObject } from './workloads.ts';
+
+/** ensure: create or update to `desired`; annotate: set `annotations` on `live`; remove: delete `live` (guarded by its uid). */
+export type ChildAction = 'ensure' | 'annotate' | 'remove';
+
+/** What executing one operation did. `skipped`: its guard did not hold. */
+export type ChildOutcome = 'unchanged' | 'written' | 'removed' | 'rejected' | 'skipped';
+
+export interface ChildOperation {
+  /** Unique within a plan and stable across plans of one app: "workload", "route", "revision-bounds/<name>", ... */
+  id: string;
+  action: ChildAction;
+  kind: ResourceKind;
+  /** ensure: the whole object as rendered. */
+  desired?: WorkloadObject;
+  /** annotate: the annotations to set. */
+  annotations?: Record<string, string>;
+  /** What the caches hold now; for ensure, undefined means "not cached" (read from the API server before a create). */
+  live?: WorkloadObject;
+  /** Run only when an earlier operation (by id) ended in one of `outcome`; otherwise skipped. */
+  when?: { op: string; outcome: ChildOutcome[]; why: string };
+  /** Why the operation is in the plan, in a person's words (for `kubectl sapp plan` and the logs). */
+  why: string;
+}
+
+/** A write the API server refused (ApplyRejected) or an object the app does not control (NotOwned). */
+export interface Refusal {
+  kind: string;
+  object: string;
+  reason: 'ApplyRejected' | 'NotOwned';
+  message: string;
+  /** One line for the Event. */
+  summary: string;
+  /** Whether retrying with backoff can help. */
+  retry: boolean;
+}
+
+export interface ExecutedOperation {
+  op: ChildOperation;
+  outcome: ChildOutcome;
+  refusal?: Refusal;
+}
+
+/** What the executor hands back to the plan. */
+export interface Outcome {
+  operations: ExecutedOperation[];
+  /** The wall clock when the operations ended (the first-start hold is counted on it, as creationTimestamp is). */
+  wallClock: Date;
+}
+
+export interface PlannedEvent {
+  type: 'Normal' | 'Warning';
+  reason: string;
+  message: string;
+}
+
+/** How the status is written: a transition at once; progress coalesced; a new app's quiet first start held. */
+export type StatusWrite =
+  | { mode: 'now' }
+  | { mode: 'coalesce'; windowMs?: number }
+  | { mode: 'hold'; retryInMs: number };
+
+export interface Report {
+  status: ServerlessAppStatus;
+  write: StatusWrite;
+  /** Recorded only when the status write happened (an Event belongs to the transition it reports). */
+  events: PlannedEvent[];
+  /** Back off and retry (a refused write the API server may accept later). The requeue is kept either way. */
+  retry: boolean;
+}
+
+export interface Plan {
+  /** The planner's decision (rollout step, scale, prewarm, versions): what `kubectl sapp plan` explains. */
+  decision: Decision;
+  /** In order; each may be guarded by an earlier one's outcome. */
+  operations: ChildOperation[];
+  /** Started after the status is written; their results come back as observations on a later pass. */
+  effects: Effect[];
+  /** When to look again without an event, whatever the writes returned. */
+  requeueAfterMs?: number;
+  /** Pure: what to write and record, given what executing the operations did. */
+  report(outcome: Outcome): Report;
+}
