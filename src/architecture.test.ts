@@ -9,15 +9,18 @@ import { dirname, join, relative, resolve } from 'node:path';
 const src = new URL('.', import.meta.url).pathname;
 
 /**
- * Which top-level folders each folder may import values from (its own is always
- * allowed). api, scaling and rollout are one pure domain layer: validation reads
- * window and analysis rules, the rollout reads durations (file cycles are still refused).
+ * The layers from the bottom up: a folder may import only from folders before
+ * it, never up the list (api's validation judges a schedule with util/schedule.ts
+ * and an analysis target with api's own rule, not with scaling's or rollout's).
  */
+const ORDER = ['util', 'api', 'rollout', 'scaling', 'render', 'prewarm', 'planner', 'runtime', 'effects', 'controllers', '.', 'cli'];
+
+/** Which earlier folders each folder may import values from (its own is always allowed). */
 const ALLOWED: Record<string, string[]> = {
   util: [],
-  api: ['util', 'scaling', 'rollout'],
+  api: ['util'],
+  rollout: ['util', 'api'],
   scaling: ['util', 'api', 'rollout'],
-  rollout: ['util', 'api', 'scaling'],
   render: ['util', 'api', 'rollout', 'scaling'],
   prewarm: ['util', 'api'],
   runtime: ['util'],
@@ -63,6 +66,11 @@ function valueImports(file: string): string[] {
 
 const layerOf = (path: string) => (path.includes('/') ? path.split('/')[0]! : '.');
 
+/** Allowances that point at a layer at or above the one allowed (ORDER from the bottom up). */
+function upwardAllowances(allowed: Record<string, string[]>): string[] {
+  return Object.entries(allowed).flatMap(([layer, below]) => below.filter((to) => ORDER.indexOf(to) >= ORDER.indexOf(layer)).map((to) => `${layer} -> ${to}`));
+}
+
 describe('architecture', () => {
   const files = sources(src).map((f) => relative(src, f));
   const graph = new Map(files.map((f) => [f, valueImports(join(src, f))]));
@@ -78,6 +86,15 @@ describe('architecture', () => {
       }
     }
     assert.deepEqual(violations, []);
+  });
+
+  it('imports never run up the layers: each folder is allowed only folders below it', () => {
+    assert.deepEqual(upwardAllowances(ALLOWED), []);
+    assert.deepEqual(Object.keys(ALLOWED).filter((l) => !ORDER.includes(l)), [], 'every folder has a place in ORDER');
+  });
+
+  it('the layer order could fail: an API that may import the rollout is refused', () => {
+    assert.deepEqual(upwardAllowances({ ...ALLOWED, api: ['util', 'scaling', 'rollout'] }), ['api -> scaling', 'api -> rollout']);
   });
 
   it('nothing a pure layer reaches, however indirectly, does I/O (no exceptions)', () => {

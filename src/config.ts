@@ -6,7 +6,7 @@ import { parseArgs } from 'node:util';
 import { parseDuration } from './api/v1alpha1/duration.ts';
 import { parseQuantity } from './api/v1alpha1/quantity.ts';
 import { DEFAULT_MAX_MODEL_CACHE_PER_NAMESPACE, DEFAULT_MAX_MODEL_SIZE, type ValidationPolicy } from './api/v1alpha1/validation.ts';
-import { baseUrlProblem, type AnalysisProvider } from './rollout/analysis.ts';
+import { baseUrlProblem, type AnalysisProvider } from './api/v1alpha1/analysis-target.ts';
 
 export type InPlaceScaling = 'auto' | 'true' | 'false';
 

@@ -1,14 +1,12 @@
 // Runs an app's metric checks: instant PromQL queries over the Prometheus HTTP
 // API, each one bounded outbound call (runtime/outbound.ts). What may be asked,
-// of whom, and what may be said of the answer are rollout/analysis.ts's rules;
+// of whom, and what may be said of the answer are api/v1alpha1/analysis-target.ts's and rollout/analysis.ts's rules;
 // this file only sends the queries and reads the answers.
 
 import { OutboundError, describeStatus, excerpt, outboundRequest } from '../runtime/outbound.ts';
 import type { AnalysisOutcome } from '../rollout/canary.ts';
-import {
-  ANALYSIS_MAX_BYTES, ANALYSIS_TIMEOUT_MS, analysisTarget, queryUrl, renderQuery,
-  type Analysis, type AnalysisLimits, type AnalysisPolicy, type QueryVars,
-} from '../rollout/analysis.ts';
+import { analysisTarget, type Analysis, type AnalysisPolicy } from '../api/v1alpha1/analysis-target.ts';
+import { ANALYSIS_MAX_BYTES, ANALYSIS_TIMEOUT_MS, queryUrl, renderQuery, type AnalysisLimits, type QueryVars } from '../rollout/analysis.ts';
 
 type QueryResult = { value: number } | { nodata: string };
 

@@ -19,19 +19,17 @@
 // in UTC, where it is exact; its own zone handling is not used because it fires
 // a skipped 02:30 at 03:30, and its next() and prev() disagree around changes
 // (prev() skips the spring-forward day and returns the repeated 02:30 twice).
-// Wall time is mapped to instants in schedule.ts, with offsets from Intl.
+// Wall time is mapped to instants in util/schedule.ts, with offsets from Intl.
 
 import { parseDuration } from '../api/v1alpha1/duration.ts';
+import type { ScaleWindow } from '../api/v1alpha1/window-validation.ts';
 import {
-  ALLOWED_CRON, CHAIN_LIMIT, DAY, HOUR, MINUTE, SEARCH_HORIZON_MS, lastOpening, nextOpening, offsetAt, opensAt, opensEveryYear, scheduleOf, scheduleProblem,
-  zoneProblem, zoneShift, type Schedule,
-} from './schedule.ts';
+  CHAIN_LIMIT, DAY, HOUR, MINUTE, SEARCH_HORIZON_MS, lastOpening, nextOpening, offsetAt, opensAt, scheduleOf, zoneShift, type Schedule,
+} from '../util/schedule.ts';
 import { Lru } from '../util/lru.ts';
 
-export interface ScaleWindow { name: string; schedule: string; duration: string; timeZone?: string; minScale: number; maxScale?: number }
 /** maxScale undefined = unbounded. */
 export interface ScaleBounds { minScale: number; maxScale?: number }
-export interface WindowProblem { window: string; field: 'schedule' | 'timeZone' | 'duration' | 'minScale' | 'maxScale' | 'name'; message: string }
 export interface WindowTransition {
   at: Date; window: string; change: 'prewarm' | 'open' | 'close';
   /** The effective bounds from `at` on. */
@@ -165,43 +163,4 @@ export function effectiveScale(base: ScaleBounds, windows: ScaleWindow[], leadTi
     result.next = { at: new Date(next.at), window: next.window, change: next.change, ...after };
   }
   return result;
-}
-
-/** Stepping a rare schedule through four years costs tens of milliseconds: once per schedule and zone. */
-const everyYear = new Lru<boolean>(1000);
-function opensEveryYearCached(expression: string, tz: string): boolean {
-  const key = `${expression}\u0000${tz}`;
-  let answer = everyYear.get(key);
-  if (answer === undefined) {
-    answer = opensEveryYear(scheduleOf(expression), tz);
-    everyYear.set(key, answer);
-  }
-  return answer;
-}
-
-export function validateWindows(windows: ScaleWindow[]): WindowProblem[] {
-  const problems: WindowProblem[] = [];
-  const seen = new Set<string>();
-  for (const w of windows) {
-    const problem = (field: WindowProblem['field'], message: string) => problems.push({ window: w.name, field, message });
-    if (!w.name) problem('name', 'a window needs a name');
-    else if (seen.has(w.name)) problem('name', `duplicate window name ${JSON.stringify(w.name)}: names must be unique within the app`);
-    seen.add(w.name);
-    const scheduleWhy = typeof w.schedule === 'string' ? scheduleProblem(w.schedule) : ALLOWED_CRON;
-    if (scheduleWhy) problem('schedule', `invalid schedule ${JSON.stringify(w.schedule)}: ${scheduleWhy}`);
-    const zoneWhy = w.timeZone !== undefined ? zoneProblem(w.timeZone) : undefined;
-    if (zoneWhy) problem('timeZone', zoneWhy);
-    if (!scheduleWhy && !zoneWhy && !opensEveryYearCached(w.schedule, w.timeZone ?? 'UTC')) {
-      problem('schedule', `schedule ${JSON.stringify(w.schedule)} does not open in every year (e.g. only on Feb 29): a window must open at least once a year`);
-    }
-    try {
-      if (parseDuration(w.duration) === 0) problem('duration', `duration must be longer than zero, e.g. "8h" or "90m"`);
-    } catch (e) {
-      problem('duration', (e as Error).message);
-    }
-    if (!Number.isInteger(w.minScale) || w.minScale < 0) problem('minScale', `minScale must be a whole number >= 0, got ${w.minScale}`);
-    if (w.maxScale !== undefined && (!Number.isInteger(w.maxScale) || w.maxScale < 1)) problem('maxScale', `maxScale must be a whole number >= 1, got ${w.maxScale}`);
-    else if (w.maxScale !== undefined && w.minScale > w.maxScale) problem('minScale', `minScale (${w.minScale}) must be <= maxScale (${w.maxScale}) within a window`);
-  }
-  return problems;
 }

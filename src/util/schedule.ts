@@ -2,10 +2,11 @@
 // through wall-clock time (cron-parser, always in UTC where it is exact), the
 // zone's offsets from Intl, and the openings of a schedule before or after an
 // instant. The daylight-saving rules these implement are described in
-// windows.ts, which builds the window math on top.
+// scaling/windows.ts, which builds the window math on top; it sits in util so the
+// API's validation (below scaling) can judge a schedule without the window math.
 
 import { CronExpressionParser, type CronExpression } from 'cron-parser';
-import { Lru } from '../util/lru.ts';
+import { Lru } from './lru.ts';
 
 export const MINUTE = 60_000;
 export const HOUR = 60 * MINUTE;
