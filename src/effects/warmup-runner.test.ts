@@ -4,6 +4,7 @@ import { LoopbackServer } from '../../test/support/http-server.ts';
 import { systemClock } from '../runtime/clock.ts';
 import { warmupUrl } from '../prewarm/warmup-progress.ts';
 import { WarmupRunner, type WarmupProgress } from './warmup-runner.ts';
+import { waitFor } from '../../test/support/wait.ts';
 
 const target = { key: 'team-a/shop', version: 'v2', revision: 'shop-abc', namespace: 'team-a', app: 'shop' };
 
@@ -119,11 +120,11 @@ describe('warmup runner', () => {
     runner.ensure(at('noisy', 'a'), { path: '/', count: 1 }, new Date());
     runner.ensure(at('noisy', 'b'), { path: '/', count: 1 }, new Date());
     runner.ensure(at('victim', 'c'), { path: '/', count: 1 }, new Date());
-    await waitUntil('two requests held', () => held.length === 2);
+    await waitFor('two requests held', () => held.length === 2);
     assert.deepEqual(server.requests.map((r) => r.url).sort(), ['/noisy/a/', '/victim/c/']);
     assert.deepEqual(waits, [['noisy/b', 'namespace']]);
     held.splice(0).forEach((res) => res.end());
-    await waitUntil('noisy/b\'s request once a slot is free', () => server.requests.some((r) => r.url === '/noisy/b/'));
+    await waitFor('noisy/b\'s request once a slot is free', () => server.requests.some((r) => r.url === '/noisy/b/'));
     held.splice(0).forEach((res) => res.end());
     runner.stop();
   });
@@ -137,11 +138,3 @@ describe('warmup runner', () => {
     assert.deepEqual(progressed, [target.key]);
   });
 });
-
-async function waitUntil(what: string, cond: () => boolean, ms = 5_000): Promise<void> {
-  const deadline = performance.now() + ms;
-  while (!cond()) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}

@@ -17,7 +17,8 @@ import { Kinds } from '../util/kinds.ts';
 import { RestConfig } from './kubeconfig.ts';
 import { LeaderElector } from './leader-election.ts';
 import { OperatorMetrics } from './metrics.ts';
-import { reply, waitFor } from '../testing/http.ts';
+import { reply } from '../testing/http.ts';
+import { waitFor } from '../../test/support/wait.ts';
 
 interface Seen {
   method: string;

@@ -7,7 +7,8 @@ import type { AddressInfo } from 'node:net';
 import { KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { Informer, type InformerOptions } from './informer.ts';
 import { Kinds } from '../util/kinds.ts';
-import { reply, waitFor } from '../testing/http.ts';
+import { reply } from '../testing/http.ts';
+import { waitFor } from '../../test/support/wait.ts';
 
 interface ConfigMap extends KubernetesObject {
   data?: Record<string, string>;
@@ -339,7 +340,7 @@ describe('Informer', () => {
     };
     const inf = open({ backoff: { initialMs: 5_000, maxMs: 5_000 } });
     await inf.start();
-    await waitFor('a second list', () => api.lists().length === 2, 1_000);
+    await waitFor('a second list', () => api.lists().length === 2, { timeoutMs: 1_000 });
     assert.equal(inf.stats.restarts, 1);
   });
 

@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { LeaderElector, claimLease, heldByOther, microTime, releasedLease, type LeaseSpec } from './leader-election.ts';
-import { waitFor } from '../testing/http.ts';
+import { waitFor } from '../../test/support/wait.ts';
 
 const t0 = new Date('2026-01-02T03:04:05.123Z');
 const t1 = new Date('2026-01-02T03:04:07.456Z');

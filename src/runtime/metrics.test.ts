@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { OperatorMetrics } from './metrics.ts';
 import { WorkQueue } from './workqueue.ts';
+import { waitFor } from '../../test/support/wait.ts';
 
 describe('OperatorMetrics', () => {
   it('exposes controller-runtime, workqueue, leader election and REST client series under their upstream names', async () => {
@@ -104,15 +105,7 @@ describe('OperatorMetrics', () => {
     while (Date.now() - blockedFrom < 300);
     const lag = async () => Number(/^nodejs_eventloop_lag_max_seconds (\S+)$/m.exec(await m.registry.metrics())?.[1]);
     // The delay is recorded when the sampling timer finally runs, after the block: scrape until it shows.
-    await waitForAsync('a 300 ms block to show as lag', async () => await lag() >= 0.1);
+    await waitFor('a 300 ms block to show as lag', async () => await lag() >= 0.1);
     assert.ok(await lag() < 0.1, 'the next scrape starts a new interval');
   });
 });
-
-async function waitForAsync(what: string, cond: () => Promise<boolean>, ms = 3_000): Promise<void> {
-  const deadline = performance.now() + ms;
-  while (!(await cond())) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}

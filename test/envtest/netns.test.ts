@@ -8,8 +8,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { waitFor } from '../support/cluster.ts';
 import { createNetns, deleteNetns, netnsName, parseNetnsList, sweepLeakedNetns } from './netns.ts';
+import { waitFor } from '../support/wait.ts';
 
 const run = promisify(execFile);
 const here = import.meta.dirname;
@@ -48,7 +48,7 @@ describe('network namespace sweep (rig)', function () {
     const harness = spawn(process.execPath, ['--no-warnings', script], { stdio: ['ignore', 'pipe', 'inherit'] });
     const name = await new Promise<string>((resolve) => harness.stdout.once('data', (b: Buffer) => resolve(b.toString().trim())));
     made.push(name);
-    await waitFor(async () => (await pidsIn(name)) !== '', { message: 'the supervised process inside' });
+    await waitFor('the supervised process inside', async () => (await pidsIn(name)) !== '');
     const exited = new Promise((resolve) => harness.once('exit', resolve));
     harness.kill('SIGTERM');
     await exited;
@@ -70,9 +70,9 @@ describe('network namespace sweep (rig)', function () {
     const killedRunNs = await new Promise<string>((resolve) => harness.stdout.once('data', (b: Buffer) => resolve(b.toString().trim())));
     made.push(killedRunNs);
     assert.match(killedRunNs, new RegExp(`^sapp-${harness.pid}-`), 'the name carries the owner pid');
-    await waitFor(async () => (await pidsIn(killedRunNs)) !== '', { message: 'the supervised process inside' });
+    await waitFor('the supervised process inside', async () => (await pidsIn(killedRunNs)) !== '');
     harness.kill('SIGKILL');
-    await waitFor(async () => (await pidsIn(killedRunNs)) === '', { message: 'the supervised process to die with its harness' });
+    await waitFor('the supervised process to die with its harness', async () => (await pidsIn(killedRunNs)) === '');
     assert.ok((await list()).includes(killedRunNs), 'the namespace outlives the killed run');
 
     // A detached cluster: owner gone (a pid that has exited), a process still inside.
@@ -82,7 +82,7 @@ describe('network namespace sweep (rig)', function () {
     await createNetns(detachedNs, '10.250.0.9');
     made.push(detachedNs);
     const inside = spawn('ip', ['netns', 'exec', detachedNs, 'sleep', '600'], { stdio: 'ignore' });
-    await waitFor(async () => (await pidsIn(detachedNs)) !== '', { message: 'the detached process inside' });
+    await waitFor('the detached process inside', async () => (await pidsIn(detachedNs)) !== '');
 
     const liveNs = netnsName();
     const unownedNs = 'sapp-0badc0de';

@@ -12,12 +12,13 @@ import type { ServerlessApp } from '../../src/api/v1alpha1/serverlessapp.ts';
 import { ApiError } from '../../src/runtime/client.ts';
 import { Kinds } from '../../src/util/kinds.ts';
 import { startStandins, type Standins } from '../standin/standin.ts';
-import { app, applyApp, condition, eventually, getApp, readyTrue, userClient, type AppSpec } from '../support/apps.ts';
+import { app, applyApp, condition, getApp, readyTrue, userClient, type AppSpec } from '../support/apps.ts';
 import { freshNamespace, testEnv } from '../support/cluster.ts';
 import { OperatorProcess } from '../support/operator-process.ts';
 import { FAULT_COUNT, badApps, namesField, type BadApp } from './support/bad-apps.ts';
 import { waitForAppExplained } from './support/diagnose.ts';
 import { seedFor } from './support/seeded.ts';
+import { waitFor } from '../support/wait.ts';
 
 const CORPUS = 200;
 const FLAGGED = new Set(['InvalidSpec', 'InvalidSchedule', 'GatewayNotAllowed']);
@@ -99,10 +100,10 @@ describe('invalid ServerlessApps (fault injection)', function () {
       if (!(e instanceof ApiError) || ![400, 422, 500].includes(e.code)) throw e;
       return { kind: 'rejected', message: e.message, code: e.code };
     }
-    const a = await eventually(async () => {
+    const a = await waitFor(`the operator to judge ${name} generation ${applied.metadata.generation}`, async () => {
       const x = await getApp(ns, name);
       return x.status?.observedGeneration === applied.metadata.generation ? x : undefined;
-    }, `the operator to judge ${name} generation ${applied.metadata.generation}`, 15_000, 50);
+    }, { timeoutMs: 15_000, intervalMs: 50 });
     const ready = condition(a, 'Ready');
     return { kind: 'flagged', message: ready?.status === 'False' ? ready.message : `accepted as valid (Ready=${ready?.status} ${ready?.reason})`, ...(ready?.reason ? { reason: ready.reason } : {}) };
   }

@@ -12,11 +12,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiError, KubeClient } from '../../src/runtime/client.ts';
 import { Kinds } from '../../src/util/kinds.ts';
 import { startStandins, type Standins } from '../standin/standin.ts';
-import { app, applyApp, eventually, getApp, getKsvc, readyTrue, userClient, type AppSpec } from '../support/apps.ts';
+import { app, applyApp, getApp, getKsvc, readyTrue, userClient, type AppSpec } from '../support/apps.ts';
 import { freshNamespace, testEnv } from '../support/cluster.ts';
 import { OperatorProcess } from '../support/operator-process.ts';
 import { waitForAppExplained } from './support/diagnose.ts';
 import { seedFor, type Random } from './support/seeded.ts';
+import { waitFor } from '../support/wait.ts';
 
 const APPS = ['c0', 'c1', 'c2', 'c3'];
 const FIGHT_MS = 6_000;
@@ -94,11 +95,11 @@ describe('concurrent writers against the operator (fault injection)', function (
     ]);
 
     let mismatch = '';
-    await eventually(async () => {
+    await waitFor('every app to render its last spec', async () => {
       const found = await Promise.all(APPS.map((name) => differences(name, last.get(name)!, foreign.get(name)!)));
       mismatch = found.filter(Boolean).join('; ');
       return mismatch === '' || undefined;
-    }, 'every app to render its last spec', 90_000, 250).catch((e: Error) => {
+    }, { timeoutMs: 90_000, intervalMs: 250 }).catch((e: Error) => {
       throw new Error(`${e.message}: ${mismatch}`);
     });
     assert.ok(op!.alive, 'the operator kept running');

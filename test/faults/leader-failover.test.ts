@@ -7,11 +7,12 @@
 import assert from 'node:assert/strict';
 import { CoordinationV1Api } from '@kubernetes/client-node';
 import { startStandins, type Standins } from '../standin/standin.ts';
-import { app, applyApp, eventually, getApp, readyTrue } from '../support/apps.ts';
+import { app, applyApp, getApp, readyTrue } from '../support/apps.ts';
 import { freshNamespace, testEnv } from '../support/cluster.ts';
 import { OperatorProcess } from '../support/operator-process.ts';
 import { waitForAppExplained } from './support/diagnose.ts';
 import { kubeconfigAs } from './support/identity.ts';
+import { waitFor } from '../support/wait.ts';
 
 /** The elector's defaults (src/runtime/leader-election.ts). */
 const LEASE_DURATION_MS = 15_000;
@@ -46,7 +47,7 @@ describe('leader failover (fault injection)', function () {
       replicas.set(identity, await OperatorProcess.start({ kubeconfigPath, namespaces: [ns], leaderElect: true, leaderElectionNamespace: ns, identity }));
     }
     await Promise.all([...replicas.values()].map((r) => r.waitReady()));
-    const leader = await eventually(holder, 'a leader', 30_000, 100);
+    const leader = await waitFor('a leader', holder, { timeoutMs: 30_000, intervalMs: 100 });
     const standby = REPLICAS.find((r) => r !== leader)!;
     const since = new Date(Date.now() - 60_000);
 
@@ -59,10 +60,10 @@ describe('leader failover (fault injection)', function () {
     // rightly writes that into status; the kill comes once the leader has had nothing to write for a while, so a
     // write by the new leader to the apps nobody edits would be one the takeover alone caused.
     const appWrite = /^[abc]([-.]|$)/;
-    await eventually(async () => {
+    await waitFor('the leader to have nothing left to write', async () => {
       const last = testEnv().auditWrites({ since }).filter((w) => w.user === leader && appWrite.test(w.name ?? '')).at(-1);
       return (last && Date.now() - last.timestamp.getTime() > QUIET_MS) || undefined;
-    }, 'the leader to have nothing left to write', 60_000, 250);
+    }, { timeoutMs: 60_000, intervalMs: 250 });
     const statusAtKill = await Promise.all(['a', 'c'].map((name) => getApp(ns, name).then((x) => x.status)));
 
     const killedAt = Date.now();
@@ -70,7 +71,7 @@ describe('leader failover (fault injection)', function () {
     // Made while nobody leads: the new leader must apply it.
     await applyApp(app(ns, 'b', spec('b:2')));
 
-    await eventually(async () => (await holder()) === standby || undefined, 'the standby to take the lease', LEASE_DURATION_MS + 2 * MAX_POLL_MS + 10_000, 100);
+    await waitFor('the standby to take the lease', async () => (await holder()) === standby || undefined, { timeoutMs: LEASE_DURATION_MS + 2 * MAX_POLL_MS + 10_000, intervalMs: 100 });
     await waitForAppExplained(ns, 'b', (x) => readyTrue(x) && x.status?.versions?.stable?.image === 'ghcr.io/acme/b:2', 'the new leader applies the edit', 90_000);
     const appliedAt = Date.now();
     // The new leader reconciles every app when it takes over: once it is idle, a write to a or c would have been made.

@@ -10,12 +10,13 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startStandins, type Standins } from '../standin/standin.ts';
-import { app, applyApp, eventually, getApp, getKsvc, readyTrue, type AppSpec } from '../support/apps.ts';
+import { app, applyApp, getApp, getKsvc, readyTrue, type AppSpec } from '../support/apps.ts';
 import { freshNamespace, testEnv } from '../support/cluster.ts';
 import { OperatorProcess } from '../support/operator-process.ts';
 import { describeFlow, expectedEnd, planFlow, UNSCHEDULABLE, type Edit, type Expected, type Flow } from './support/canary-flows.ts';
 import { History } from './support/history.ts';
 import { seedFor } from './support/seeded.ts';
+import { waitFor } from '../support/wait.ts';
 
 const TRIALS = Number(process.env.FAULT_KILL_TRIALS ?? 12);
 
@@ -52,7 +53,7 @@ describe('operator SIGKILLed during canary flows (fault injection)', function ()
     const rng = seedFor('operator kill');
     const flows = Array.from({ length: TRIALS }, (_, i) => planFlow(rng, `k${i}`));
     await Promise.all(flows.map((f) => applyApp(app(ns, f.app, spec({ image: f.stableImage })))));
-    await Promise.all(flows.map((f) => eventually(async () => readyTrue(await getApp(ns, f.app)) || undefined, `${f.app} v1 ready`, 120_000, 250)));
+    await Promise.all(flows.map((f) => waitFor(`${f.app} v1 ready`, async () => readyTrue(await getApp(ns, f.app)) || undefined, { timeoutMs: 120_000, intervalMs: 250 })));
 
     const recoveries: number[] = [];
     let interrupted = 0;
@@ -108,10 +109,10 @@ describe('operator SIGKILLed during canary flows (fault injection)', function ()
     ]);
     const want = expectedEnd(flow);
     let last = '';
-    await eventually(async () => {
+    await waitFor(`end state ${JSON.stringify(want)}`, async () => {
       last = await endStateMismatch(flow.app, want);
       return last === '' || undefined;
-    }, `end state ${JSON.stringify(want)}`, 60_000, 100).catch((e: Error) => {
+    }, { timeoutMs: 60_000, intervalMs: 100 }).catch((e: Error) => {
       throw new Error(`${e.message}; last difference: ${last}`);
     });
     return { recoveryMs: Math.round(performance.now() - Math.max(readyAt, editedAt)), interrupted };

@@ -7,11 +7,12 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startStandins, type Standins } from '../standin/standin.ts';
-import { app, applyApp, eventually, getApp, getKsvc, readyTrue } from '../support/apps.ts';
+import { app, applyApp, getApp, getKsvc, readyTrue } from '../support/apps.ts';
 import { freshNamespace, testEnv } from '../support/cluster.ts';
 import { OperatorProcess } from '../support/operator-process.ts';
 import { StallingProxy, kubeconfigTarget, kubeconfigThroughProxy } from '../support/proxy.ts';
 import { waitForAppExplained } from './support/diagnose.ts';
+import { waitFor } from '../support/wait.ts';
 
 const WATCHDOG_MS = 10_000;
 /** A reply follows its request within this; a watch goes on talking long after. */
@@ -53,7 +54,7 @@ describe('stalled watches (fault injection)', function () {
     const editedAt = performance.now();
     await applyApp(app(ns, 'shop', { container: { image: 'shop:2' }, ingress: { hosts: [`shop.${ns}.example.com`] } }));
 
-    await eventually(async () => (await getKsvc(ns, 'shop'))?.spec.template.spec.containers[0]?.image === 'shop:2' || undefined, 'the edit rendered', WATCHDOG_MS + 10_000, 50);
+    await waitFor('the edit rendered', async () => (await getKsvc(ns, 'shop'))?.spec.template.spec.containers[0]?.image === 'shop:2' || undefined, { timeoutMs: WATCHDOG_MS + 10_000, intervalMs: 50 });
     const renderedMs = performance.now() - editedAt;
     const wallRenderedAt = Date.now();
     // The real Knative makes the new revision Ready (a KWOK pod) before the operator can promote it.

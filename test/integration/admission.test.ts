@@ -13,8 +13,9 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
 import { Kinds, type ResourceKind } from '../../src/util/kinds.ts';
-import { eventually, userClient } from '../support/apps.ts';
+import { userClient } from '../support/apps.ts';
 import { freshNamespace } from '../support/cluster.ts';
+import { waitFor } from '../support/wait.ts';
 
 const dir = new URL('../../src/render/testdata/', import.meta.url).pathname;
 
@@ -92,14 +93,14 @@ describe('rendered objects on the real admission chain (integration)', function 
           await userClient().apply(other, { kind });
           try {
             // The webhook finds the other object through its controller's informer cache, which sees it a moment after its creation.
-            const refusal = await eventually(async () => {
+            const refusal = await waitFor(`${doc.kind} refused beside the other`, async () => {
               try {
                 await userClient().apply(obj, { kind, dryRun: true });
                 return undefined;
               } catch (err) {
                 return (err as Error).message;
               }
-            }, `${doc.kind} refused beside the other`, 15_000);
+            }, { timeoutMs: 15_000 });
             assert.match(refusal, check.refusedBeside.refusedBy);
           } finally {
             await userClient().delete(kind, other.metadata.namespace, other.metadata.name);

@@ -9,12 +9,11 @@ import { CoreV1Api, type V1Node } from '@kubernetes/client-node';
 import type { ServerlessApp } from '../../src/api/v1alpha1/serverlessapp.ts';
 import { OffsetClock } from '../../src/runtime/clock.ts';
 import { Kinds } from '../../src/util/kinds.ts';
-import {
-  app, applyApp, condition, eventually, getApp, getKsvc, getRevision, knativeReady, readyTrue, reportedSplit, userClient, waitForApp, type AppSpec,
-} from '../support/apps.ts';
+import { app, applyApp, condition, getApp, getKsvc, getRevision, knativeReady, readyTrue, reportedSplit, userClient, waitForApp, type AppSpec } from '../support/apps.ts';
 import { freshNamespace, testEnv, writesSince, writesWithin } from '../support/cluster.ts';
 import { LoopbackServer, promVector } from '../support/http-server.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
+import { waitFor } from '../support/wait.ts';
 
 interface VS { spec: { hosts: string[]; gateways?: string[]; http: Array<{ name: string; match?: Array<{ headers: Record<string, Record<string, string>> }>; rewrite?: { authority: string }; timeout?: string }> } }
 
@@ -33,10 +32,10 @@ const UNSCHEDULABLE_CPU = '1000';
 /** Waits until Knative reports exactly `want` (tag -> percent) for the app's Knative Service. */
 async function knativeReports(ns: string, want: Record<string, number>, message: string): Promise<void> {
   let last: Record<string, number> = {};
-  await eventually(async () => {
+  await waitFor(`${message}: Knative reports ${JSON.stringify(want)}`, async () => {
     last = await reportedSplit(ns, 'shop');
     return JSON.stringify(sorted(last)) === JSON.stringify(sorted(want));
-  }, `${message}: Knative reports ${JSON.stringify(want)}`, 60_000).catch((err: Error) => {
+  }, { timeoutMs: 60_000 }).catch((err: Error) => {
     throw new Error(`${err.message}; it reports ${JSON.stringify(last)}`);
   });
 }
@@ -88,10 +87,10 @@ describe('canary rollouts by editing the spec, on the real Knative (integration)
     assert.equal(condition(a, 'CanaryProgressing')?.status, 'True');
     assert.equal(condition(a, 'Promoted')?.status, 'False');
 
-    const vs = await eventually(async () => {
+    const vs = await waitFor('header route present', async () => {
       const v = await userClient().get<VS>(Kinds.VirtualService, ns, 'shop-routes');
       return v?.spec.http.some((h) => h.name === 'candidate-by-header') ? v : undefined;
-    }, 'header route present');
+    });
     assert.deepEqual(vs.spec.hosts, [`shop.${ns}.example.com`]);
     assert.deepEqual(vs.spec.gateways, ['istio-system/public']);
     assert.deepEqual(vs.spec.http[0]!.match, [{ headers: { 'x-canary': { exact: 'yes' } } }]);
@@ -111,10 +110,10 @@ describe('canary rollouts by editing the spec, on the real Knative (integration)
     assert.equal(a.status?.versions?.stable?.revision, candidateRev, 'the candidate revision is promoted, not a new one');
     await knativeReports(ns, { stable: 100 }, 'promoted');
     assert.equal(await reportedRevision(ns, 'stable'), candidateRev, 'Knative routes everything to the promoted revision');
-    await eventually(async () => {
+    await waitFor('no header route without a candidate', async () => {
       const v = await userClient().get<VS>(Kinds.VirtualService, ns, 'shop-routes');
       return v?.spec.http.map((h) => h.name).join() === 'default';
-    }, 'no header route without a candidate');
+    });
   });
 
   it('mirrors a share of the default route to the private Service Knative made for the candidate revision, once it is ready, and stops at mirrorPercent 0', async () => {
@@ -124,7 +123,7 @@ describe('canary rollouts by editing the spec, on the real Knative (integration)
     const a = await waitForApp(ns, 'shop', (x) => !!x.status?.versions?.candidate?.ready, 'candidate ready', READY_MS);
     const candidate = a.status!.versions!.candidate!.revision!;
     const mirroredRoutes = async () => (await userClient().get<MirrorVS>(Kinds.VirtualService, ns, 'shop-routes'))?.spec.http.filter((h) => h.mirror) ?? [];
-    const [route] = await eventually(async () => { const r = await mirroredRoutes(); return r.length ? r : undefined; }, 'a mirrored route');
+    const [route] = await waitFor('a mirrored route', async () => { const r = await mirroredRoutes(); return r.length ? r : undefined; });
     assert.equal(route!.name, 'default', 'header-matched requests go to the candidate already: only the default route mirrors');
     assert.deepEqual(route!.mirror, { host: `${candidate}-private.${ns}.svc.cluster.local`, port: { number: 80 } });
     assert.deepEqual(route!.mirrorPercentage, { value: 25 });
@@ -132,7 +131,7 @@ describe('canary rollouts by editing the spec, on the real Knative (integration)
     assert.ok(service.spec?.ports?.some((p) => p.port === 80), 'Knative\'s private Service of the revision serves port 80 (the queue-proxy)');
 
     await applyApp(app(ns, 'shop', spec(image('2'), { canaryPercent: 0, mirrorPercent: 0, match: [{ header: 'x-canary', exact: 'yes' }] }, { ingress })));
-    await eventually(async () => (await mirroredRoutes()).length === 0, 'no mirror at mirrorPercent 0');
+    await waitFor('no mirror at mirrorPercent 0', async () => (await mirroredRoutes()).length === 0);
   });
 
   it('rolls back with canaryPercent 0: Knative routes all traffic to stable, the candidate kept at 0% with min-scale 0', async () => {
@@ -146,7 +145,7 @@ describe('canary rollouts by editing the spec, on the real Knative (integration)
     assert.equal(a.status?.versions?.candidate?.revision, candidate, 'candidate kept for inspection');
     assert.equal(await reportedRevision(ns, 'candidate'), candidate);
     // In place on the live Revision (Knative 1.21), so Knative's autoscaler may take it to zero.
-    await eventually(async () => (await getRevision(ns, candidate))?.metadata.annotations?.['autoscaling.knative.dev/min-scale'] === '0', 'candidate min-scale 0');
+    await waitFor('candidate min-scale 0', async () => (await getRevision(ns, candidate))?.metadata.annotations?.['autoscaling.knative.dev/min-scale'] === '0');
   });
 
   it('rolls back instantly when the workload spec is reverted to the stable version', async () => {
@@ -180,12 +179,12 @@ describe('canary rollouts by editing the spec, on the real Knative (integration)
     let a = await waitForApp(ns, 'shop', (x) => x.status?.versions?.candidate?.revision !== undefined, 'candidate tracked', 60_000);
     const candidate = a.status!.versions!.candidate!.revision!;
     // Knative created the candidate's Revision and its pod, which no node can take.
-    const rev = await eventually(async () => {
+    const rev = await waitFor('the candidate Revision with a Pending pod', async () => {
       const r = await getRevision(ns, candidate);
       const pods = await testEnv().dataPlane!.pods(ns);
       const pending = pods.some((p) => p.metadata?.labels?.['serving.knative.dev/revision'] === candidate && p.status?.phase === 'Pending');
       return r && pending ? r : undefined;
-    }, 'the candidate Revision with a Pending pod', 60_000);
+    }, { timeoutMs: 60_000 });
     assert.ok(!knativeReady(rev), 'Knative does not report the candidate Ready');
     assert.equal(condition(a, 'CanaryProgressing')?.reason, 'WaitingForCandidate');
     assert.equal(a.status?.canary?.trafficPercent, 0);
@@ -245,8 +244,8 @@ describe('canary rollouts by editing the spec, on the real Knative (integration)
       assert.equal(condition(a, 'CanaryProgressing')?.reason, 'Testing');
       await knativeReports(ns, { stable: 100, candidate: 0 }, 'testers only');
       const candidate = a.status!.versions!.candidate!.revision!;
-      await eventually(async () => (await getRevision(ns, candidate))?.metadata.annotations?.['autoscaling.knative.dev/min-scale'] === '1', 'the candidate held at min-scale 1 on its live Revision');
-      await eventually(async () => (await userClient().get<VS>(Kinds.VirtualService, ns, 'shop-routes'))?.spec.http[0]?.name === 'candidate-by-header', 'header route to the candidate');
+      await waitFor('the candidate held at min-scale 1 on its live Revision', async () => (await getRevision(ns, candidate))?.metadata.annotations?.['autoscaling.knative.dev/min-scale'] === '1');
+      await waitFor('header route to the candidate', async () => (await userClient().get<VS>(Kinds.VirtualService, ns, 'shop-routes'))?.spec.http[0]?.name === 'candidate-by-header');
       const reasons = (await userClient().list<{ reason?: string }>(Kinds.Event, ns)).items.map((e) => e.reason);
       assert.ok(reasons.includes('Testing') && !reasons.includes('RolledBack'), `a Testing event and no rollback: ${reasons.join(',')}`);
     });

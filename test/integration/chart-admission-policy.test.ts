@@ -8,8 +8,9 @@
 import assert from 'node:assert/strict';
 import { ApiException, KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
 import { controlKey, keyAllowed } from '../../src/api/v1alpha1/pod-metadata.ts';
-import { freshNamespace, testEnv, waitFor } from '../support/cluster.ts';
+import { freshNamespace, testEnv } from '../support/cluster.ts';
 import { renderChart, type RenderedObject } from '../support/helm.ts';
+import { waitFor } from '../support/wait.ts';
 
 const POLICY_KINDS = ['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'];
 /** The API server loads policies asynchronously: this long at most before one is in force. */
@@ -60,8 +61,7 @@ describe('Helm chart: the ValidatingAdmissionPolicy refuses control keys of pod 
       applied.push(o);
     }
     // In force once a known-bad app is refused: the `app` label is a control key whatever is allowed here.
-    await waitFor(async () => (await refusal(serverlessApp(namespace, 'container', 'label', 'app')))?.includes('spec.container.podLabels["app"]'),
-      { message: `the policy of release ${release} refuses an app label in ${namespace}`, timeoutMs: IN_FORCE_MS });
+    await waitFor(`the policy of release ${release} refuses an app label in ${namespace}`, async () => (await refusal(serverlessApp(namespace, 'container', 'label', 'app')))?.includes('spec.container.podLabels["app"]'), { timeoutMs: IN_FORCE_MS });
   }
 
   before(async () => {

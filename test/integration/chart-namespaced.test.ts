@@ -14,12 +14,13 @@ import { detectInPlaceScaling } from '../../src/operator.ts';
 import { KubeClient } from '../../src/runtime/client.ts';
 import { Kinds } from '../../src/util/kinds.ts';
 import { startStandins } from '../standin/standin.ts';
-import { app, applyApp, condition, eventually, getKsvc, readyTrue, userClient, waitForApp, type AppSpec } from '../support/apps.ts';
+import { app, applyApp, condition, getKsvc, readyTrue, userClient, waitForApp, type AppSpec } from '../support/apps.ts';
 import { freshNamespace, testEnv } from '../support/cluster.ts';
 import {
   auditGrants, describeRequest, grantedPermissions, helm, installChart, renderChart, type PolicyRule, type RenderedObject,
 } from '../support/helm.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
+import { waitFor } from '../support/wait.ts';
 
 interface PodTemplate { metadata: { labels: Record<string, string> }; spec: { serviceAccountName: string; containers: Array<{ env: V1EnvVar[] }> } }
 
@@ -126,17 +127,17 @@ describe('Helm chart, namespace-scoped: installed, with the operator running as 
     await applyApp(app(ns, 'shop', spec()));
     const v1 = await waitForApp(ns, 'shop', readyTrue, 'shop Ready', 120_000);
     await applyApp(app(ns, 'shop', spec({ scaling: { minScale: 1, maxScale: 5 } })));
-    await eventually(async () => {
+    await waitFor('min-scale set on the live revision', async () => {
       const rev = await userClient().get<{ metadata: { annotations?: Record<string, string> } }>(Kinds.KnativeRevision, ns, v1.status!.versions!.stable!.revision!);
       return rev?.metadata.annotations?.['autoscaling.knative.dev/min-scale'] === '1';
-    }, 'min-scale set on the live revision', 60_000);
+    }, { timeoutMs: 60_000 });
     const routes = async () => userClient().get<{ spec: { hosts: string[] } }>(Kinds.VirtualService, ns, 'shop-routes');
     await applyApp(app(ns, 'shop', spec({ ingress: { hosts: [`shop.${ns}.example.com`], gateways: ['istio-system/public'] } })));
-    await eventually(async () => (await routes())?.spec.hosts.includes(`shop.${ns}.example.com`), 'VirtualService created', 60_000);
+    await waitFor('VirtualService created', async () => (await routes())?.spec.hosts.includes(`shop.${ns}.example.com`), { timeoutMs: 60_000 });
     await applyApp(app(ns, 'shop', spec({ ingress: { hosts: [`shop.${ns}.example.com`, `www.shop.${ns}.example.com`], gateways: ['istio-system/public'] } })));
-    await eventually(async () => (await routes())?.spec.hosts.includes(`www.shop.${ns}.example.com`), 'VirtualService changed', 60_000);
+    await waitFor('VirtualService changed', async () => (await routes())?.spec.hosts.includes(`www.shop.${ns}.example.com`), { timeoutMs: 60_000 });
     await applyApp(app(ns, 'shop', spec()));
-    await eventually(async () => (await routes()) === undefined, 'VirtualService removed with ingress', 60_000);
+    await waitFor('VirtualService removed with ingress', async () => (await routes()) === undefined, { timeoutMs: 60_000 });
   });
 
   it('reports a refused gateway with one Event whose series counts the repeat', async () => {
@@ -149,8 +150,8 @@ describe('Helm chart, namespace-scoped: installed, with the operator running as 
     await waitForApp(ns, 'gw', readyTrue, 'Ready on an allowed gateway', 120_000);
     await applyApp(app(ns, 'gw', spec('elsewhere/public')));
     await waitForApp(ns, 'gw', refused, 'GatewayNotAllowed again');
-    await eventually(async () => (await userClient().list<{ reason?: string; series?: { count: number } }>(Kinds.Event, ns)).items
-      .some((e) => e.reason === 'GatewayNotAllowed' && (e.series?.count ?? 0) >= 2), 'one Event with a series of 2');
+    await waitFor('one Event with a series of 2', async () => (await userClient().list<{ reason?: string; series?: { count: number } }>(Kinds.Event, ns)).items
+      .some((e) => e.reason === 'GatewayNotAllowed' && (e.series?.count ?? 0) >= 2));
   });
 
   it('switches an app to a model with a namespace-scoped cache, changes the model, and switches back', async () => {
@@ -160,12 +161,12 @@ describe('Helm chart, namespace-scoped: installed, with the operator running as 
     await applyApp(app(ns, 'flip', { container: { image: 'flip:1' } }));
     await waitForApp(ns, 'flip', readyTrue, 'container Ready', 120_000);
     await applyApp(app(ns, 'flip', model('gs://models/flip/v1')));
-    await eventually(async () => (await getKsvc(ns, 'flip')) === undefined && (await userClient().get(Kinds.InferenceService, ns, 'flip')) !== undefined, 'Knative Service replaced by an InferenceService', 120_000);
-    await eventually(async () => (await caches()).join() === 'gs://models/flip/v1', 'model cached');
+    await waitFor('Knative Service replaced by an InferenceService', async () => (await getKsvc(ns, 'flip')) === undefined && (await userClient().get(Kinds.InferenceService, ns, 'flip')) !== undefined, { timeoutMs: 120_000 });
+    await waitFor('model cached', async () => (await caches()).join() === 'gs://models/flip/v1');
     await applyApp(app(ns, 'flip', model('gs://models/flip/v2')));
-    await eventually(async () => (await caches()).join() === 'gs://models/flip/v2', 'old cache removed, new one made', 60_000);
+    await waitFor('old cache removed, new one made', async () => (await caches()).join() === 'gs://models/flip/v2', { timeoutMs: 60_000 });
     await applyApp(app(ns, 'flip', { container: { image: 'flip:1' } }));
-    await eventually(async () => (await userClient().get(Kinds.InferenceService, ns, 'flip')) === undefined && (await getKsvc(ns, 'flip')) !== undefined, 'InferenceService replaced by a Knative Service', 120_000);
+    await waitFor('InferenceService replaced by a Knative Service', async () => (await userClient().get(Kinds.InferenceService, ns, 'flip')) === undefined && (await getKsvc(ns, 'flip')) !== undefined, { timeoutMs: 120_000 });
   });
 
   it('was refused nothing, used every permission granted, and stayed in its namespaces', async () => {

@@ -9,13 +9,14 @@ import { AppsV1Api, CoreV1Api, KubeConfig, RbacAuthorizationV1Api, type V1EnvVar
 import { parseConfig, usage } from '../../src/config.ts';
 import { CACHE_FINALIZER } from '../../src/controllers/model-cache.ts';
 import { Kinds } from '../../src/util/kinds.ts';
-import { app, applyApp, condition, eventually, getApp, getKsvc, getRevision, readyTrue, userClient, waitForApp, type AppSpec } from '../support/apps.ts';
-import { freshNamespace, testEnv, waitFor } from '../support/cluster.ts';
+import { app, applyApp, condition, getApp, getKsvc, getRevision, readyTrue, userClient, waitForApp, type AppSpec } from '../support/apps.ts';
+import { freshNamespace, testEnv } from '../support/cluster.ts';
 import {
   CHART_DIR, auditGrants, grantedPermissions, helm, installChart, podEnv, renderChart, templateChart,
   type PolicyRule, type RenderedObject,
 } from '../support/helm.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
+import { waitFor } from '../support/wait.ts';
 
 interface Container {
   env: V1EnvVar[];
@@ -269,10 +270,10 @@ describe('Helm chart: installed, with the operator running as its ServiceAccount
   });
 
   it('takes the lead through a Lease in the release namespace', async () => {
-    const lease = await waitFor(async () => {
+    const lease = await waitFor('the operator holds the Lease', async () => {
       const l = await userClient().get<{ spec?: { holderIdentity?: string } }>(Kinds.Lease, releaseNs, 'serverlessapp-operator-leader');
       return l?.spec?.holderIdentity === identity ? l : undefined;
-    }, { message: 'the operator holds the Lease', timeoutMs: 20_000 });
+    }, { timeoutMs: 20_000 });
     assert.ok(lease);
   });
 
@@ -288,27 +289,27 @@ describe('Helm chart: installed, with the operator running as its ServiceAccount
     // Knative >= 1.21 (detected from its CRD): bounds change on the live revision, and Knative follows.
     assert.equal(op!.settings.inPlaceBounds, true);
     await applyApp(app(appsNs, 'shop', shop('1', { scaling: { minScale: 1, maxScale: 5 } })));
-    await eventually(async () => {
+    await waitFor('min-scale 1 set in place, Knative runs 1 replica', async () => {
       const rev = await getRevision(appsNs, revision);
       return rev?.metadata.annotations?.['autoscaling.knative.dev/min-scale'] === '1' && rev.status?.actualReplicas === 1;
-    }, 'min-scale 1 set in place, Knative runs 1 replica', 90_000);
+    }, { timeoutMs: 90_000 });
 
     const canary = { canaryPercent: 20, match: [{ header: 'x-canary', exact: 'yes' }] };
     await applyApp(app(appsNs, 'shop', shop('2', { rollout: canary, ingress })));
     await waitForApp(appsNs, 'shop', (a) => a.status?.canary?.trafficPercent === 20 && a.status.phase === 'Canary', 'Knative serves the canary 20%', READY_MS);
-    await eventually(async () => JSON.stringify(await split()) === '{"stable":80,"candidate":20}', 'Knative reports 80/20', 60_000);
-    await eventually(async () => {
+    await waitFor('Knative reports 80/20', async () => JSON.stringify(await split()) === '{"stable":80,"candidate":20}', { timeoutMs: 60_000 });
+    await waitFor('VirtualService with the header route', async () => {
       const vs = await userClient().get<{ spec: { http: Array<{ name: string }> } }>(Kinds.VirtualService, appsNs, 'shop-routes');
       return vs?.spec.http.some((h) => h.name === 'candidate-by-header');
-    }, 'VirtualService with the header route');
+    });
 
     await applyApp(app(appsNs, 'shop', shop('2', { rollout: { canaryPercent: 100 }, ingress })));
     const promoted = await waitForApp(appsNs, 'shop', (a) => a.status?.phase === 'Stable' && a.status.versions?.stable?.image === 'ghcr.io/acme/shop:2' && readyTrue(a), 'promoted', READY_MS);
     assert.equal(condition(promoted, 'Promoted')?.status, 'True');
-    await eventually(async () => JSON.stringify(await split()) === '{"stable":100}', 'Knative routes all traffic to v2', 60_000);
+    await waitFor('Knative routes all traffic to v2', async () => JSON.stringify(await split()) === '{"stable":100}', { timeoutMs: 60_000 });
 
     await applyApp(app(appsNs, 'shop', shop('2')));
-    await eventually(async () => (await userClient().get(Kinds.VirtualService, appsNs, 'shop-routes')) === undefined, 'VirtualService removed with ingress', 60_000);
+    await waitFor('VirtualService removed with ingress', async () => (await userClient().get(Kinds.VirtualService, appsNs, 'shop-routes')) === undefined, { timeoutMs: 60_000 });
   });
 
   it('reports a gateway the chart does not allow as an Event, and counts its repeat on the same Event', async () => {
@@ -320,8 +321,8 @@ describe('Helm chart: installed, with the operator running as its ServiceAccount
     await waitForApp(appsNs, 'gw', readyTrue, 'Ready on an allowed gateway', READY_MS);
     await applyApp(app(appsNs, 'gw', spec('elsewhere/public')));
     await waitForApp(appsNs, 'gw', rejected, 'GatewayNotAllowed again', 60_000);
-    await eventually(async () => (await userClient().list<{ reason?: string; series?: { count: number } }>(Kinds.Event, appsNs)).items
-      .some((e) => e.reason === 'GatewayNotAllowed' && (e.series?.count ?? 0) >= 2), 'one Event with a series of 2');
+    await waitFor('one Event with a series of 2', async () => (await userClient().list<{ reason?: string; series?: { count: number } }>(Kinds.Event, appsNs)).items
+      .some((e) => e.reason === 'GatewayNotAllowed' && (e.series?.count ?? 0) >= 2));
   });
 
   it('switches an app from container to model and back, the old kind removed once the new one serves', async () => {
@@ -332,10 +333,10 @@ describe('Helm chart: installed, with the operator running as its ServiceAccount
     await waitForApp(appsNs, 'flip', readyTrue, 'container Ready', READY_MS);
     await applyApp(app(appsNs, 'flip', model));
     await waitForApp(appsNs, 'flip', (a) => readyTrue(a) && a.status?.versions?.stable?.storageUri === 'gs://models/flip/v1', 'the model serves', 240_000);
-    await eventually(async () => (await getKsvc(appsNs, 'flip')) === undefined && (await isvc()) !== undefined, 'Knative Service replaced by an InferenceService', 60_000);
+    await waitFor('Knative Service replaced by an InferenceService', async () => (await getKsvc(appsNs, 'flip')) === undefined && (await isvc()) !== undefined, { timeoutMs: 60_000 });
     await applyApp(app(appsNs, 'flip', container));
     await waitForApp(appsNs, 'flip', (a) => readyTrue(a) && a.status?.versions?.stable?.image === 'ghcr.io/acme/flip:1', 'the container serves', 240_000);
-    await eventually(async () => (await isvc()) === undefined && (await getKsvc(appsNs, 'flip')) !== undefined, 'InferenceService replaced by a Knative Service', 60_000);
+    await waitFor('InferenceService replaced by a Knative Service', async () => (await isvc()) === undefined && (await getKsvc(appsNs, 'flip')) !== undefined, { timeoutMs: 60_000 });
   });
 
   it('caches a model app on the nodes and removes the cache and the finalizer when the app is deleted', async () => {
@@ -343,12 +344,12 @@ describe('Helm chart: installed, with the operator running as its ServiceAccount
       .filter((c) => c.metadata.labels?.['serverlessapp.io/namespace'] === appsNs);
     await applyApp(app(appsNs, 'iris', { model: { format: { name: 'sklearn' }, storageUri: 'gs://models/iris/v1', size: '1Gi' }, prewarm: { cacheModel: true } }));
     await waitForApp(appsNs, 'iris', readyTrue, 'model app Ready', READY_MS);
-    await eventually(async () => (await caches()).length === 1, 'LocalModelCache created');
+    await waitFor('LocalModelCache created', async () => (await caches()).length === 1);
     assert.ok((await getApp(appsNs, 'iris')).metadata.finalizers?.includes(CACHE_FINALIZER));
     await userClient().delete(Kinds.ServerlessApp, appsNs, 'iris');
-    await eventually(async () => (await userClient().get(Kinds.ServerlessApp, appsNs, 'iris')) === undefined, 'app gone: finalizer cleared', 60_000);
+    await waitFor('app gone: finalizer cleared', async () => (await userClient().get(Kinds.ServerlessApp, appsNs, 'iris')) === undefined, { timeoutMs: 60_000 });
     // Deleted by the operator, the cache goes once KServe's controller has taken the model off the nodes (its own finalizer).
-    await eventually(async () => (await caches()).length === 0, 'the cache gone', 60_000);
+    await waitFor('the cache gone', async () => (await caches()).length === 0, { timeoutMs: 60_000 });
   });
 
   it('was refused nothing, and used every permission the chart grants', async () => {

@@ -4,12 +4,11 @@
 import assert from 'node:assert/strict';
 import { Kinds } from '../../src/util/kinds.ts';
 import { KubeClient } from '../../src/runtime/client.ts';
-import {
-  app, applyApp, condition, eventually, getApp, getKsvc, getRevision, knativeReady, readyTrue, reportedSplit, userClient, waitForApp, type AppSpec,
-} from '../support/apps.ts';
+import { app, applyApp, condition, getApp, getKsvc, getRevision, knativeReady, readyTrue, reportedSplit, userClient, waitForApp, type AppSpec } from '../support/apps.ts';
 import { writeLabel } from '../envtest/audit.ts';
 import { freshNamespace, writesSince, writesWithin } from '../support/cluster.ts';
 import { startOperator, testKubeConfig, type RunningOperator } from '../support/operator.ts';
+import { waitFor } from '../support/wait.ts';
 
 const READY_MS = 120_000;
 const spec = (image = 'ghcr.io/acme/shop:1.4.0', extra: Partial<AppSpec> = {}): AppSpec => ({
@@ -73,10 +72,10 @@ describe('container app on the real Knative (integration)', function () {
     assert.ok(knativeReady(await getRevision(ns, revision)), 'Knative reports the new revision Ready');
     // v2 is stable once Knative routes all traffic to it (under the candidate tag); then it becomes the stable tag alone.
     assert.equal(v2.status?.traffic?.find((t) => t.revision === revision)?.percent, 100, 'status.traffic: all on v2 as Knative reports it');
-    await eventually(async () => {
+    await waitFor('Knative routes all traffic to v2 under the stable tag, v1 no longer', async () => {
       const k = await getKsvc(ns, 'shop');
       return k?.status?.traffic?.map((t) => `${t.revisionName}=${t.percent}:${t.tag}`).join() === `${revision}=100:stable`;
-    }, 'Knative routes all traffic to v2 under the stable tag, v1 no longer', 60_000);
+    }, { timeoutMs: 60_000 });
   });
 
   it('changing only scaling starts no new version and no new revision: Knative scales the live revision to the new minimum', async () => {
@@ -90,7 +89,7 @@ describe('container app on the real Knative (integration)', function () {
     const rev = await getRevision(ns, revision);
     assert.equal(rev?.metadata.annotations?.['autoscaling.knative.dev/min-scale'], '2', 'bounds set in place on the live revision');
     // Knative (>= 1.21) carries the edit to the revision's autoscaler: two pods, reported on the Revision and in the app's status.
-    await eventually(async () => (await getRevision(ns, revision))?.status?.actualReplicas === 2, 'Knative runs 2 replicas of the same revision', 90_000);
+    await waitFor('Knative runs 2 replicas of the same revision', async () => (await getRevision(ns, revision))?.status?.actualReplicas === 2, { timeoutMs: 90_000 });
     await waitForApp(ns, 'shop', (a) => a.status?.versions?.stable?.replicas === 2, 'status reports 2 replicas', 60_000);
     assert.equal((await getKsvc(ns, 'shop'))?.status?.latestCreatedRevisionName, revision, 'no new revision');
   });
@@ -145,17 +144,17 @@ describe('container app on the real Knative (integration)', function () {
       apiVersion: 'serving.knative.dev/v1', kind: 'Service', metadata: { name: 'shop', namespace: ns, annotations: { 'team.example.com/owner': 'alice' } },
       spec: { template: { metadata: { name: 'shop-by-hand' }, spec: { containers: [{ image: 'ghcr.io/evil/shop:latest' }] } } },
     });
-    const restored = await eventually(async () => {
+    const restored = await waitFor('template restored', async () => {
       const k = await getKsvc(ns, 'shop');
       return k?.spec.template.metadata.name === revision && k.spec.template.spec.containers[0]?.image === 'ghcr.io/acme/shop:1.4.0' ? k : undefined;
-    }, 'template restored', 60_000);
+    }, { timeoutMs: 60_000 });
     assert.equal(restored.metadata.annotations?.['team.example.com/owner'], 'alice', 'the other manager\'s field is kept');
     // Knative serves the operator's revision again, and the app never left it.
-    await eventually(async () => {
+    await waitFor('Knative routes all traffic to the operator\'s revision', async () => {
       const k = await getKsvc(ns, 'shop');
       return knativeReady(k) && k?.status?.observedGeneration === k?.metadata.generation
         && k?.status?.traffic?.map((t) => `${t.revisionName}=${t.percent}`).join() === `${revision}=100`;
-    }, 'Knative routes all traffic to the operator\'s revision', 60_000);
+    }, { timeoutMs: 60_000 });
     const a = await waitForApp(ns, 'shop', readyTrue, 'still Ready', 60_000);
     assert.equal(a.status?.versions?.stable?.revision, revision);
   });
@@ -166,16 +165,16 @@ describe('container app on the real Knative (integration)', function () {
     const revision = ready.status!.versions!.stable!.revision!;
     const first = await getKsvc(ns, 'shop');
     await userClient().delete(Kinds.KnativeService, ns, 'shop');
-    const again = await eventually(async () => {
+    const again = await waitFor('Knative Service recreated', async () => {
       const k = await getKsvc(ns, 'shop');
       return k && k.metadata.uid !== first?.metadata.uid ? k : undefined;
-    }, 'Knative Service recreated', 60_000);
+    }, { timeoutMs: 60_000 });
     assert.equal(again.spec.template.metadata.name, revision, 'the same revision name for the same version');
     // The garbage collector removes the old Revision; Knative then makes the revision again under the new Service.
-    await eventually(async () => {
+    await waitFor('the recreated Service Ready, serving the revision', async () => {
       const k = await getKsvc(ns, 'shop');
       return knativeReady(k) && k?.metadata.uid === again.metadata.uid && k?.status?.traffic?.[0]?.revisionName === revision;
-    }, 'the recreated Service Ready, serving the revision', READY_MS);
+    }, { timeoutMs: READY_MS });
     const a = await waitForApp(ns, 'shop', readyTrue, 'app Ready again', 60_000);
     assert.equal(a.status?.versions?.stable?.revision, revision);
   });

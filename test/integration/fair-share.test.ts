@@ -13,8 +13,9 @@ import { once } from 'node:events';
 import { ApiError } from '../../src/runtime/client.ts';
 import { Kinds } from '../../src/util/kinds.ts';
 import { app, applyApp, condition, getKsvc, userClient, waitForApp } from '../support/apps.ts';
-import { freshNamespace, waitFor } from '../support/cluster.ts';
+import { freshNamespace } from '../support/cluster.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
+import { waitFor } from '../support/wait.ts';
 
 const ROUNDS = 10;
 /** Generous: ten times the issue's quiet figure (3 s) for the real Knative on a loaded machine; the attack made it 86 s. */
@@ -87,11 +88,10 @@ describe('fair share of the operator across namespaces (integration)', function 
         }
       })();
 
-      await waitFor(() => getKsvc(victim, 'web'), { timeoutMs: VICTIM_DEADLINE_MS, message: 'the victim\'s Knative Service to be created while the noisy namespace streams edits' });
+      await waitFor('the victim\'s Knative Service to be created while the noisy namespace streams edits', () => getKsvc(victim, 'web'), { timeoutMs: VICTIM_DEADLINE_MS });
       const createdAfterMs = performance.now() - started;
       await userClient().mergePatch(Kinds.ServerlessApp, victim, 'web', { spec: { container: { image: 'ghcr.io/victim/web:2' } } });
-      await waitFor(async () => (await getKsvc(victim, 'web'))?.spec.template.spec.containers[0]?.image === 'ghcr.io/victim/web:2',
-        { timeoutMs: VICTIM_DEADLINE_MS, message: 'the victim\'s edit (image web:2) to reach its Knative Service while the noisy namespace streams edits' });
+      await waitFor('the victim\'s edit (image web:2) to reach its Knative Service while the noisy namespace streams edits', async () => (await getKsvc(victim, 'web'))?.spec.template.spec.containers[0]?.image === 'ghcr.io/victim/web:2', { timeoutMs: VICTIM_DEADLINE_MS });
       await edits;
 
       prober.stdin.end('stop\n');
@@ -108,7 +108,7 @@ describe('fair share of the operator across namespaces (integration)', function 
         const refused = await waitForApp(noisy, `heavy-${i}`, (a) => condition(a, 'Ready')?.reason === 'InvalidSpec', `heavy-${i} refused (InvalidSpec)`, NOISY_DEADLINE_MS);
         assert.match(condition(refused, 'Ready')!.message, /spec\.rollout\.match\[0\]\.regex: regular expression too large/);
       }
-      for (const i of [2, 3]) await waitFor(() => userClient().get(Kinds.VirtualService, noisy, `heavy-${i}-routes`), { timeoutMs: NOISY_DEADLINE_MS, message: `heavy-${i}'s VirtualService (its regexes within the budget)` });
+      for (const i of [2, 3]) await waitFor(`heavy-${i}'s VirtualService (its regexes within the budget)`, () => userClient().get(Kinds.VirtualService, noisy, `heavy-${i}-routes`), { timeoutMs: NOISY_DEADLINE_MS });
     } finally {
       if (prober.exitCode === null) prober.kill();
     }

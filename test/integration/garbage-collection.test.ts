@@ -4,8 +4,9 @@
 import assert from 'node:assert/strict';
 import { Kinds } from '../../src/util/kinds.ts';
 import { app, applyApp, readyTrue, userClient, waitForApp } from '../support/apps.ts';
-import { freshNamespace, waitFor } from '../support/cluster.ts';
+import { freshNamespace } from '../support/cluster.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
+import { waitFor } from '../support/wait.ts';
 
 describe('deleting an app (integration, real garbage collector)', function () {
   this.timeout(180_000);
@@ -23,13 +24,13 @@ describe('deleting an app (integration, real garbage collector)', function () {
     assert.ok(await userClient().get(Kinds.VirtualService, ns, 'shop-routes'));
 
     await userClient().delete(Kinds.ServerlessApp, ns, 'shop');
-    await waitFor(async () => {
+    await waitFor('the garbage collector to remove the children', async () => {
       const left = await Promise.all([
         userClient().get(Kinds.KnativeService, ns, 'shop'),
         userClient().get(Kinds.KnativeRevision, ns, revision),
         userClient().get(Kinds.VirtualService, ns, 'shop-routes'),
       ]);
       return left.every((x) => x === undefined);
-    }, { timeoutMs: 90_000, intervalMs: 250, message: 'the garbage collector to remove the children' });
+    }, { timeoutMs: 90_000, intervalMs: 250 });
   });
 });

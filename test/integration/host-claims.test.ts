@@ -10,9 +10,10 @@ import { hostClaimName, type HostClaim } from '../../src/api/v1alpha1/hostclaim.
 import type { ServerlessApp } from '../../src/api/v1alpha1/serverlessapp.ts';
 import { ApiError } from '../../src/runtime/client.ts';
 import { Kinds } from '../../src/util/kinds.ts';
-import { app, applyApp, condition, eventually, getApp, getKsvc, knativeReady, readyTrue, userClient, waitForApp } from '../support/apps.ts';
+import { app, applyApp, condition, getApp, getKsvc, knativeReady, readyTrue, userClient, waitForApp } from '../support/apps.ts';
 import { freshNamespace } from '../support/cluster.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
+import { waitFor } from '../support/wait.ts';
 
 const READY_MS = 180_000;
 const image = (name: string, tag: number) => `ghcr.io/acme/${name}:${tag}`;
@@ -54,28 +55,28 @@ describe('host claims: the API server decides which namespace owns a host (integ
     assert.ok(readyTrue(before), `${ns}/${name} is Ready: ${JSON.stringify(condition(before, 'Ready'))}`);
     assert.equal(before.status?.versions?.stable?.image, image(name, tag));
     // Knative's own conditions can trail the app's report by a moment (a re-created Service's Route, say).
-    await eventually(async () => {
+    await waitFor(`${ns}/${name}'s Knative Service Ready, serving the last good version ${name}:${tag}`, async () => {
       const k = await getKsvc(ns, name);
       return knativeReady(k) && k!.spec.template.spec.containers[0]!.image === image(name, tag);
-    }, `${ns}/${name}'s Knative Service Ready, serving the last good version ${name}:${tag}`, 60_000);
+    }, { timeoutMs: 60_000 });
     assert.deepEqual((await routes(ns, name)).sort(), [...hostsOf(before)].sort(), 'the VirtualService routes the victim\'s hosts');
 
     const edited = await applyApp(app(ns, name, { container: { image: image(name, tag + 1) }, ingress: { hosts: hostsOf(before) } }));
     assert.ok(edited.metadata.generation! > before.metadata.generation!, 'the edit moved the generation');
     await waitForApp(ns, name, (a) => readyTrue(a) && a.status?.versions?.stable?.image === image(name, tag + 1), `${ns}/${name} applies its next edit (${name}:${tag + 1})`, READY_MS);
-    await eventually(async () => {
+    await waitFor(`${ns}/${name}'s Knative Service serves ${name}:${tag + 1}`, async () => {
       const k = await getKsvc(ns, name);
       return knativeReady(k) && k!.spec.template.spec.containers[0]!.image === image(name, tag + 1);
-    }, `${ns}/${name}'s Knative Service serves ${name}:${tag + 1}`, 60_000);
+    }, { timeoutMs: 60_000 });
   }
 
   /** Edits the app's image (generation moves) and returns its verdict once the operator has judged that generation. */
   async function judgedAfterEdit(ns: string, name: string, tag: number, hosts: string[]): Promise<ServerlessApp> {
     const edited = await applyApp(app(ns, name, { container: { image: image(name, tag) }, ingress: { hosts } }));
-    return eventually(async () => {
+    return waitFor(`${ns}/${name} judged at generation ${edited.metadata.generation}`, async () => {
       const a = await getApp(ns, name);
       return a.status?.observedGeneration === edited.metadata.generation ? a : undefined;
-    }, `${ns}/${name} judged at generation ${edited.metadata.generation}`, 60_000);
+    }, { timeoutMs: 60_000 });
   }
 
   it('a refused claim from another namespace never freezes the holder: the victim keeps serving and applies its next edit (attack: freeze through a refused claim)', async () => {
@@ -113,10 +114,10 @@ describe('host claims: the API server decides which namespace owns a host (integ
 
     // A GitOps prune and re-create.
     await userClient().delete(Kinds.ServerlessApp, b, 'shop');
-    await eventually(async () => (await userClient().get(Kinds.ServerlessApp, b, 'shop')) === undefined || undefined, 'the app deleted', 60_000);
+    await waitFor('the app deleted', async () => (await userClient().get(Kinds.ServerlessApp, b, 'shop')) === undefined || undefined, { timeoutMs: 60_000 });
     assert.equal((await claimOf(host))?.metadata.uid, claim!.metadata.uid, 'the claim belongs to the namespace: it outlives the app');
     // The garbage collector removes the old Knative Service first: the re-created one makes a revision of the same name.
-    await eventually(async () => (await getKsvc(b, 'shop')) === undefined || undefined, 'the old Knative Service garbage-collected', 90_000);
+    await waitFor('the old Knative Service garbage-collected', async () => (await getKsvc(b, 'shop')) === undefined || undefined, { timeoutMs: 90_000 });
     await serve(b, 'shop', 1, [host]);
     assert.equal((await claimOf(host))?.metadata.uid, claim!.metadata.uid, 'the re-created app routes the host under the same claim');
     await victimKeepsServing(b, 'shop', 1);
@@ -130,7 +131,7 @@ describe('host claims: the API server decides which namespace owns a host (integ
     await refused(a, 'waiting', 'HostConflict');
 
     await userClient().delete(Kinds.ServerlessApp, b, 'shop');
-    await eventually(async () => (await userClient().get(Kinds.ServerlessApp, b, 'shop')) === undefined || undefined, 'the holder\'s app deleted', 60_000);
+    await waitFor('the holder\'s app deleted', async () => (await userClient().get(Kinds.ServerlessApp, b, 'shop')) === undefined || undefined, { timeoutMs: 60_000 });
     // The waiting app is judged again (an edit) with the holder's app gone: still refused.
     const judged = await judgedAfterEdit(a, 'waiting', 2, [host]);
     assert.equal(condition(judged, 'Ready')?.reason, 'HostConflict');
@@ -218,10 +219,10 @@ describe('host claims: the API server decides which namespace owns a host (integ
     await Promise.all(operators.map((o) => o.stop()));
     const replica = () => startOperator({ ...policy, leaderElect: true, leaderElectionNamespace: leases, leaderElectionId: 'host-claims' });
     operators = [await replica(), await replica()];
-    const leader = await eventually(async () => operators.find((o) => o.manager.isLeader()), 'a leader among two replicas', 60_000);
+    const leader = await waitFor('a leader among two replicas', async () => operators.find((o) => o.manager.isLeader()), { timeoutMs: 60_000 });
     await leader.stop();
     operators = operators.filter((o) => o !== leader);
-    await eventually(async () => operators[0]!.manager.isLeader() || undefined, 'the standby to take over', 60_000);
+    await waitFor('the standby to take over', async () => operators[0]!.manager.isLeader() || undefined, { timeoutMs: 60_000 });
     await unchanged('after a leader failover', 3, 2);
   });
 });

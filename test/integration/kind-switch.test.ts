@@ -25,9 +25,10 @@ import assert from 'node:assert/strict';
 import type { ServerlessApp } from '../../src/api/v1alpha1/serverlessapp.ts';
 import { Kinds } from '../../src/util/kinds.ts';
 import { app, applyApp, getApp, readyTrue, userClient, waitForApp, type AppSpec } from '../support/apps.ts';
-import { freshNamespace, waitFor, writesSince } from '../support/cluster.ts';
+import { freshNamespace, writesSince } from '../support/cluster.ts';
 import { LoopbackServer } from '../support/http-server.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
+import { waitFor } from '../support/wait.ts';
 
 interface VS { spec: { http: Array<{ name: string; rewrite?: { authority?: string } }> } }
 interface Conditioned { metadata: { deletionTimestamp?: string }; status?: { conditions?: Array<{ type: string; status: string }> } }
@@ -88,7 +89,7 @@ describe('switching between container and model, make before break (integration)
   async function watchSwitch(done: (a: ServerlessApp) => boolean, oldKind: 'ksvc' | 'isvc'): Promise<Look[]> {
     const looks: Look[] = [];
     const start = Date.now();
-    await waitFor(async () => {
+    await waitFor('the switch to finish', async () => {
       const [vs, ksvc, isvc, a] = await Promise.all([
         userClient().get<VS>(Kinds.VirtualService, ns, 'flip-routes'),
         userClient().get<Ksvc>(Kinds.KnativeService, ns, 'flip'),
@@ -104,7 +105,7 @@ describe('switching between container and model, make before break (integration)
       };
       looks.push(look);
       return done(a) && !broken(look) && (oldKind === 'ksvc' ? ksvc === undefined : isvc === undefined);
-    }, { timeoutMs: 240_000, intervalMs: 250, message: 'the switch to finish' });
+    }, { timeoutMs: 240_000, intervalMs: 250 });
     return looks;
   }
 

@@ -7,9 +7,10 @@
 import assert from 'node:assert/strict';
 import type { ServerlessApp } from '../../src/api/v1alpha1/serverlessapp.ts';
 import { Kinds } from '../../src/util/kinds.ts';
-import { app, applyApp, condition, eventually, getApp, readyTrue, userClient, waitForApp, type AppSpec } from '../support/apps.ts';
+import { app, applyApp, condition, getApp, readyTrue, userClient, waitForApp, type AppSpec } from '../support/apps.ts';
 import { freshNamespace } from '../support/cluster.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
+import { waitFor } from '../support/wait.ts';
 
 interface KsvcStatus {
   spec: { template: { metadata: { name: string } }; traffic: Array<{ revisionName?: string; percent: number; tag?: string }> };
@@ -95,11 +96,11 @@ describe('canary rollouts on the real Knative Serving 1.21 (integration)', funct
     const ready = condition(a, 'Ready')!;
     assert.equal(ready.status, 'False');
     assert.match(ready.message ?? '', /Service .*shop.*8012/s);
-    const events = await eventually(async () => {
+    const events = await waitFor('an ApplyRejected event', async () => {
       const list = await userClient().list<{ reason?: string; regarding?: { name?: string } }>(Kinds.Event, ns);
       const found = list.items.filter((e) => e.reason === 'ApplyRejected' && e.regarding?.name === 'shop');
       return found.length ? found : undefined;
-    }, 'an ApplyRejected event');
+    });
     assert.equal(events.length, 1, 'one aggregated event, not one per retry');
     assert.deepEqual(await reportedSplit(ns), { [stableRev]: 100 }, 'the last good version keeps all traffic');
     const metrics = await (await fetch(`http://127.0.0.1:${op.manager.ports.metrics}/metrics`)).text();

@@ -4,7 +4,8 @@
 // upstream behaviour the operator has to live with.
 import assert from 'node:assert/strict';
 import { AppsV1Api, KubernetesObjectApi, PatchStrategy, type KubernetesObject } from '@kubernetes/client-node';
-import { freshNamespace, testEnv, waitFor } from '../support/cluster.ts';
+import { freshNamespace, testEnv } from '../support/cluster.ts';
+import { waitFor } from '../support/wait.ts';
 
 interface KnativeObject extends KubernetesObject {
   spec?: any;
@@ -35,10 +36,10 @@ describe('the rig runs the real Knative Serving 1.21', function () {
   const read = (kind: string, name: string): Promise<KnativeObject> =>
     client.read({ apiVersion: SERVING, kind, metadata: { name, namespace: ns } }) as Promise<KnativeObject>;
   const readyService = (name: string, check: (svc: KnativeObject) => boolean = () => true) =>
-    waitFor(async () => {
+    waitFor(`Knative Service ${name} Ready`, async () => {
       const svc = await read('Service', name);
       return isReady(svc) && check(svc) && svc;
-    }, { timeoutMs: READY_TIMEOUT_MS, message: `Knative Service ${name} Ready` });
+    }, { timeoutMs: READY_TIMEOUT_MS });
 
   before(function () {
     if (!testEnv().dataPlane?.knative) this.skip();
@@ -95,10 +96,10 @@ describe('the rig runs the real Knative Serving 1.21', function () {
 
     await client.delete({ apiVersion: SERVING, kind: 'Service', metadata: { name: 'hello', namespace: ns } });
 
-    await waitFor(async () => {
+    await waitFor('Revisions and Deployments of the deleted Service to be gone', async () => {
       const revisions = await client.list(SERVING, 'Revision', ns);
       const deployments = await apps.listNamespacedDeployment({ namespace: ns });
       return revisions.items.length === 0 && deployments.items.length === 0;
-    }, { timeoutMs: READY_TIMEOUT_MS, message: 'Revisions and Deployments of the deleted Service to be gone' });
+    }, { timeoutMs: READY_TIMEOUT_MS });
   });
 });

@@ -10,9 +10,10 @@ import { join } from 'node:path';
 import { Kinds, type ResourceKind } from '../../src/util/kinds.ts';
 import { LOCALMODEL_JOB_NAMESPACE, nodeModelsDir, NODE_GROUPS } from '../envtest/kserve-localmodel.ts';
 import { startStandins, type Standins } from '../standin/standin.ts';
-import { app, applyApp, eventually, getApp, userClient, type AppSpec } from '../support/apps.ts';
+import { app, applyApp, getApp, userClient, type AppSpec } from '../support/apps.ts';
 import { freshNamespace, testEnv, writesSince } from '../support/cluster.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
+import { waitFor } from '../support/wait.ts';
 
 interface Cache {
   metadata: { name: string; namespace?: string; finalizers?: string[]; labels?: Record<string, string> };
@@ -72,18 +73,18 @@ describe('KServe 0.20 local model cache in the rig (integration)', function () {
   const cacheOf = async (name: string) => (await userClient().list<Cache>(Kinds.LocalModelCache)).items
     .find((c) => c.metadata.labels?.['serverlessapp.io/namespace'] === ns && c.metadata.labels['serverlessapp.io/app'] === name);
   /** The app's cache once KServe lists the app's InferenceService as using it (localModel on). */
-  const cacheInUse = (name: string, what: string) => eventually(async () => {
+  const cacheInUse = (name: string, what: string) => waitFor(what, async () => {
     const c = await cacheOf(name);
     return c?.status?.inferenceServices?.length === 1 && c;
-  }, what, 120_000);
+  }, { timeoutMs: 120_000 });
 
   it('drives the operator\'s LocalModelCache to downloaded on the node group\'s node, through the node agent', async () => {
     const since = new Date();
     await applyApp(app(ns, 'iris', cachedModel('gs://models/iris/v1')));
-    const cache = await eventually(async () => {
+    const cache = await waitFor('KServe reports one copy of the model available', async () => {
       const c = await cacheOf('iris');
       return c?.status?.copies?.available === 1 && c;
-    }, 'KServe reports one copy of the model available', 120_000);
+    }, { timeoutMs: 120_000 });
 
     // What KServe's controller writes: one copy per ready node of the group, by node name, and its finalizer.
     assert.deepEqual(cache.spec.nodeGroups, [NODE_GROUPS.default]);
@@ -100,18 +101,18 @@ describe('KServe 0.20 local model cache in the rig (integration)', function () {
     const jobs = await userClient().list(JobKind, LOCALMODEL_JOB_NAMESPACE, { labelSelector: `model=${cache.metadata.name},node=${PLAIN_NODE}` });
     assert.equal(jobs.items.length, 1);
     // In its first status, written when its first start ends (KServe reports the InferenceService Ready).
-    await eventually(async () => (await getApp(ns, 'iris')).status?.modelCache === cache.metadata.name, 'the app naming its cache', 60_000);
+    await waitFor('the app naming its cache', async () => (await getApp(ns, 'iris')).status?.modelCache === cache.metadata.name, { timeoutMs: 60_000 });
 
     const writers = new Set(writesSince(since, '').filter((w) => w.resource === 'localmodelcaches' && w.subresource === 'status').map((w) => w.userAgent.split('/')[0]));
     assert.deepEqual([...writers], ['kserve-localmodel'], 'only KServe\'s controller writes cache status');
 
     // Deleting the app: the operator deletes the cache, KServe takes the model off the node and lets the cache go.
     await userClient().delete(Kinds.ServerlessApp, ns, 'iris');
-    await eventually(async () => (await cacheOf('iris')) === undefined, 'the cache gone', 60_000);
-    await eventually(async () => {
+    await waitFor('the cache gone', async () => (await cacheOf('iris')) === undefined, { timeoutMs: 60_000 });
+    await waitFor('the model off the node\'s list', async () => {
       const n = await userClient().get<LocalModelNode>(LocalModelNodeKind, undefined, PLAIN_NODE);
       return !n?.spec.localModels.some((m) => m.modelName === cache.metadata.name);
-    }, 'the model off the node\'s list', 60_000);
+    }, { timeoutMs: 60_000 });
   });
 
   it('with KServe\'s localModel on, deletes an app whose InferenceService uses its cache: the InferenceService first, which KServe requires', async () => {
@@ -122,8 +123,8 @@ describe('KServe 0.20 local model cache in the rig (integration)', function () {
       const isvc = await userClient().get<{ metadata: { labels?: Record<string, string> } }>(Kinds.InferenceService, ns, 'served');
       assert.equal(isvc?.metadata.labels?.['internal.serving.kserve.io/localmodel'], cache.metadata.name);
       await userClient().delete(Kinds.ServerlessApp, ns, 'served');
-      await eventually(async () => (await userClient().get(Kinds.ServerlessApp, ns, 'served')) === undefined, 'the app gone', 90_000);
-      await eventually(async () => (await userClient().get(Kinds.LocalModelCache, undefined, cache.metadata.name)) === undefined, 'its cache gone', 60_000);
+      await waitFor('the app gone', async () => (await userClient().get(Kinds.ServerlessApp, ns, 'served')) === undefined, { timeoutMs: 90_000 });
+      await waitFor('its cache gone', async () => (await userClient().get(Kinds.LocalModelCache, undefined, cache.metadata.name)) === undefined, { timeoutMs: 60_000 });
     });
   });
 
@@ -133,40 +134,40 @@ describe('KServe 0.20 local model cache in the rig (integration)', function () {
       const old = await cacheInUse('swap', 'KServe using the first cache');
       const since = new Date();
       await applyApp(app(ns, 'swap', cachedModel('gs://models/swap/v2')));
-      const fresh = await eventually(async () => {
+      const fresh = await waitFor('only the new model\'s cache left', async () => {
         const caches = (await userClient().list<Cache>(Kinds.LocalModelCache)).items.filter((c) => c.metadata.labels?.['serverlessapp.io/namespace'] === ns);
         return caches.length === 1 && caches[0]!.spec.sourceModelUri === 'gs://models/swap/v2' && caches[0]!;
-      }, 'only the new model\'s cache left', 120_000);
+      }, { timeoutMs: 120_000 });
       // Make before break: the operator wrote the new cache before it deleted the old one.
       const writes = writesSince(since, 'serverlessapp-operator').filter((w) => w.resource === 'localmodelcaches' && !w.subresource);
       const created = writes.findIndex((w) => w.name === fresh.metadata.name && w.verb === 'patch');
       const deleted = writes.findIndex((w) => w.name === old.metadata.name && w.verb === 'delete');
       assert.ok(created >= 0 && deleted > created, `wrote ${writes.map((w) => `${w.verb} ${w.name}`).join(', ')}`);
-      await eventually(async () => {
+      await waitFor('the InferenceService on the new cache', async () => {
         const isvc = await userClient().get<{ metadata: { labels?: Record<string, string> } }>(Kinds.InferenceService, ns, 'swap');
         return isvc?.metadata.labels?.['internal.serving.kserve.io/localmodel'] === fresh.metadata.name;
-      }, 'the InferenceService on the new cache', 120_000);
+      }, { timeoutMs: 120_000 });
       await userClient().delete(Kinds.ServerlessApp, ns, 'swap');
-      await eventually(async () => (await cacheOf('swap')) === undefined, 'its cache gone', 90_000);
+      await waitFor('its cache gone', async () => (await cacheOf('swap')) === undefined, { timeoutMs: 90_000 });
     });
   });
 
   it('admits one cache per model: a second app caching the same model is told by a ModelCacheRejected event naming KServe\'s webhook', async () => {
     await applyApp(app(ns, 'first', cachedModel('gs://models/shared/v1')));
-    await eventually(async () => cacheOf('first'), 'the first app\'s cache');
+    await waitFor('the first app\'s cache', async () => cacheOf('first'));
     await applyApp(app(ns, 'second', cachedModel('gs://models/shared/v1')));
-    const note = await eventually(async () => {
+    const note = await waitFor('the conflict reported on the second app', async () => {
       const events = await userClient().list<{ reason?: string; note?: string; message?: string; regarding?: { name?: string }; involvedObject?: { name?: string } }>(Kinds.Event, ns);
       const e = events.items.find((x) => x.reason === 'ModelCacheRejected' && (x.regarding?.name ?? x.involvedObject?.name) === 'second');
       return e && (e.note ?? e.message);
-    }, 'the conflict reported on the second app', 60_000);
+    }, { timeoutMs: 60_000 });
     assert.match(note, /localmodelcache\.kserve-webhook-server\.validator.*has the same StorageURI gs:\/\/models\/shared\/v1/);
     assert.equal(await cacheOf('second'), undefined);
     // Once the first app's cache is gone, the second app's is written without waiting out its backoff.
     await userClient().delete(Kinds.ServerlessApp, ns, 'first');
-    await eventually(async () => (await cacheOf('first')) === undefined, 'the first cache gone', 60_000);
-    await eventually(async () => cacheOf('second'), 'the second app\'s cache, once the model is free', 20_000);
+    await waitFor('the first cache gone', async () => (await cacheOf('first')) === undefined, { timeoutMs: 60_000 });
+    await waitFor('the second app\'s cache, once the model is free', async () => cacheOf('second'), { timeoutMs: 20_000 });
     await userClient().delete(Kinds.ServerlessApp, ns, 'second');
-    await eventually(async () => (await cacheOf('second')) === undefined, 'the second cache gone', 60_000);
+    await waitFor('the second cache gone', async () => (await cacheOf('second')) === undefined, { timeoutMs: 60_000 });
   });
 });

@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { CoreV1Api, CustomObjectsApi, KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
 import { parse } from 'yaml';
-import { freshNamespace, testEnv, waitFor } from '../support/cluster.ts';
+import { freshNamespace, testEnv } from '../support/cluster.ts';
+import { waitFor } from '../support/wait.ts';
 
 interface Condition { type: string; status: string; reason?: string; message?: string }
 interface TrafficTarget { revisionName?: string; latestRevision?: boolean; percent?: number; tag?: string; url?: string }
@@ -95,10 +96,10 @@ describe('KServe 0.20 on Knative 1.21 in the rig (integration)', function () {
     await objects().create(isvc);
     created.push({ namespace: ns, name });
 
-    const ready = await waitFor(async () => {
+    const ready = await waitFor(`InferenceService ${ns}/${name} Ready`, async () => {
       const live = await get(ns, name);
       return condition(live, 'Ready')?.status === 'True' && live;
-    }, { timeoutMs: 120_000, intervalMs: 500, message: `InferenceService ${ns}/${name} Ready` });
+    }, { timeoutMs: 120_000, intervalMs: 500 });
     assert.equal(ready.status?.deploymentMode, 'Knative');
     const first = `${name}-predictor-00001`;
     // Tag URLs are under the rig's config-domain (example.com), as on a cluster with real DNS.
@@ -108,17 +109,17 @@ describe('KServe 0.20 on Knative 1.21 in the rig (integration)', function () {
 
     // A new model with canaryTrafficPercent: KServe sends 20% to the latest revision and keeps 80% on the last one rolled out, tagged prev.
     // KServe writes the object too (it went 409 here once it was Ready): read and replace again on a conflict.
-    await waitFor(async () => {
+    await waitFor('the canary edit, retried on conflict', async () => {
       const live = await get(ns, name);
       live.spec.predictor = { ...live.spec.predictor, canaryTrafficPercent: 20, model: { ...live.spec.predictor.model, storageUri: 'gs://models/fraud/v8' } };
       return custom().replaceNamespacedCustomObject({ ...group, namespace: ns, name, body: live });
-    }, { timeoutMs: 30_000, intervalMs: 200, message: 'the canary edit, retried on conflict' });
+    }, { timeoutMs: 30_000, intervalMs: 200 });
     // Until the new revision is Ready, Knative resolves `latestRevision: true` to the old one: both targets name revision 1.
     const second = `${name}-predictor-00002`;
-    const split = await waitFor(async () => {
+    const split = await waitFor('a 20/80 split between the new and the previous revision', async () => {
       const traffic = (await get(ns, name)).status?.components?.predictor?.traffic ?? [];
       return traffic.some((t) => t.revisionName === second) && traffic;
-    }, { timeoutMs: 120_000, intervalMs: 500, message: 'a 20/80 split between the new and the previous revision' });
+    }, { timeoutMs: 120_000, intervalMs: 500 });
     assert.deepEqual(split.map(({ revisionName, latestRevision, percent, tag }) => ({ revisionName, latestRevision, percent, tag })), [
       { revisionName: second, latestRevision: true, percent: 20, tag: 'latest' },
       { revisionName: first, latestRevision: false, percent: 80, tag: 'prev' },

@@ -15,9 +15,10 @@ import { parse, stringify } from 'yaml';
 import type { ServerlessApp, ServerlessAppStatus } from '../../src/api/v1alpha1/serverlessapp.ts';
 import { KubeClient } from '../../src/runtime/client.ts';
 import { Kinds } from '../../src/util/kinds.ts';
-import { app, applyApp, eventually, readyTrue, userClient, waitForApp } from '../support/apps.ts';
+import { app, applyApp, readyTrue, userClient, waitForApp } from '../support/apps.ts';
 import { freshNamespace, testEnv, writesSince } from '../support/cluster.ts';
 import { startOperator, testKubeConfig, type RunningOperator } from '../support/operator.ts';
+import { waitFor } from '../support/wait.ts';
 
 const ENTRY = new URL('../../src/cli/kubectl-sapp.ts', import.meta.url).pathname;
 /** The rollout settings the user applies, as stored (the CRD defaults progressDeadline). */
@@ -225,9 +226,9 @@ describe('kubectl sapp against the real API server (integration)', function () {
     ]) assert.ok(once.stdout.split('\n').includes(line), `status shows ${JSON.stringify(line)}:\n${once.stdout}`);
 
     const watch = sapp(kubeconfig, ['status', 'shop', '--watch'], (out) => out.includes('Phase:           ॥ Paused'));
-    await eventually(async () => watch.output().includes('Phase:           ◌ Canary'), 'the first drawing', 30_000);
+    await waitFor('the first drawing', async () => watch.output().includes('Phase:           ◌ Canary'), { timeoutMs: 30_000 });
     assert.equal((await sapp(kubeconfig, ['pause', 'shop'])).code, 0);
-    await eventually(async () => watch.output().includes('  Spec:          paused'), 'a redraw after the spec edit', 30_000);
+    await waitFor('a redraw after the spec edit', async () => watch.output().includes('  Spec:          paused'), { timeoutMs: 30_000 });
     await writeStatus(ns, { ...canaryStatus(generation + 1), phase: 'Paused' });
     const watched = await watch;
     assert.equal(watched.code, 0, `Ctrl-C ends the watch cleanly: ${watched.stderr}`);

@@ -6,7 +6,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { CoordinationV1Api } from '@kubernetes/client-node';
 import { LeaderElector, type LeaderElectorOptions } from '../../src/runtime/leader-election.ts';
-import { freshNamespace, testEnv, waitFor } from '../support/cluster.ts';
+import { freshNamespace, testEnv } from '../support/cluster.ts';
+import { waitFor } from '../support/wait.ts';
 
 const timing = { leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 250 };
 
@@ -57,7 +58,7 @@ describe('LeaderElector against a real API server (integration)', function () {
   it('elects exactly one of two candidates and records it in the Lease', async () => {
     const a = candidate('a');
     const b = candidate('b');
-    await waitFor(() => a.isLeader() || b.isLeader(), { message: 'a leader', intervalMs: 20 });
+    await waitFor('a leader', () => a.isLeader() || b.isLeader(), { intervalMs: 20 });
     await new Promise((r) => setTimeout(r, 2 * timing.leaseDurationMs));
     assert.equal([a, b].filter((e) => e.isLeader()).length, 1);
     assert.equal(maxConcurrentLeaders(), 1);
@@ -73,14 +74,14 @@ describe('LeaderElector against a real API server (integration)', function () {
 
   it('hands over at once when the leader stops and releases the lease', async () => {
     const a = candidate('a');
-    await waitFor(() => a.isLeader(), { message: 'a to lead', intervalMs: 20 });
+    await waitFor('a to lead', () => a.isLeader(), { intervalMs: 20 });
     const b = candidate('b');
     await new Promise((r) => setTimeout(r, 500));
     assert.equal(b.isLeader(), false);
 
     const stoppedAt = performance.now();
     await a.stop();
-    await waitFor(() => b.isLeader(), { message: 'b to take over', intervalMs: 20 });
+    await waitFor('b to take over', () => b.isLeader(), { intervalMs: 20 });
     const tookMs = performance.now() - stoppedAt;
     assert.ok(tookMs < timing.leaseDurationMs, `took over in ${Math.round(tookMs)} ms, without waiting for the lease to expire`);
     assert.equal(maxConcurrentLeaders(), 1);
@@ -98,7 +99,7 @@ describe('LeaderElector against a real API server (integration)', function () {
 
     child.kill('SIGKILL');
     const killedAt = performance.now();
-    await waitFor(() => b.isLeader(), { message: 'b to take over', timeoutMs: 20_000, intervalMs: 20 });
+    await waitFor('b to take over', () => b.isLeader(), { timeoutMs: 20_000, intervalMs: 20 });
     const tookMs = performance.now() - killedAt;
     assert.ok(tookMs >= timing.leaseDurationMs - timing.retryPeriodMs - 100, `waited for the lease to expire (${Math.round(tookMs)} ms)`);
     assert.ok(tookMs < timing.leaseDurationMs + 3 * timing.retryPeriodMs + 1_000, `took over soon after expiry (${Math.round(tookMs)} ms)`);

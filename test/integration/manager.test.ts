@@ -7,7 +7,8 @@ import { Controller, type Request } from '../../src/runtime/controller.ts';
 import { Kinds } from '../../src/util/kinds.ts';
 import { createLogger } from '../../src/runtime/logging.ts';
 import { Manager, type ManagerOptions } from '../../src/runtime/manager.ts';
-import { freshNamespace, testEnv, waitFor } from '../support/cluster.ts';
+import { freshNamespace, testEnv } from '../support/cluster.ts';
+import { waitFor } from '../support/wait.ts';
 
 interface ConfigMap {
   apiVersion: string;
@@ -86,7 +87,7 @@ describe('Manager against the API server', function () {
     const mgr = newManager();
     mgr.informer(missing);
     const starting = mgr.start();
-    await waitFor(() => mgr.ports.probe > 0, { message: 'probe listener', intervalMs: 25 });
+    await waitFor('probe listener', () => mgr.ports.probe > 0, { intervalMs: 25 });
     assert.equal((await get(mgr.ports.probe, '/healthz')).status, 200);
     assert.equal((await get(mgr.ports.probe, '/readyz')).status, 503);
     await mgr.stop();
@@ -99,7 +100,7 @@ describe('Manager against the API server', function () {
     await mgr.start();
     assert.equal(mgr.isLeader(), true, 'without leader election a manager leads');
     for (const name of ['a', 'b', 'c']) await client.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data: { x: '1' } });
-    await waitFor(() => seen.filter((r) => r.name !== 'kube-root-ca.crt').length >= 3, { message: 'three reconciles', intervalMs: 25 });
+    await waitFor('three reconciles', () => seen.filter((r) => r.name !== 'kube-root-ca.crt').length >= 3, { intervalMs: 25 });
     await mgr.waitIdle();
     // kube-controller-manager publishes kube-root-ca.crt into every namespace: not one of the test's objects.
     const mine = seen.filter((r) => r.name !== 'kube-root-ca.crt');
@@ -121,7 +122,7 @@ describe('Manager against the API server', function () {
     const seenB = recordingController(b);
     await Promise.all([a.start(), b.start()]);
 
-    const leader = await waitFor(() => [a, b].find((m) => m.isLeader()), { message: 'a leader', intervalMs: 25 });
+    const leader = await waitFor('a leader', () => [a, b].find((m) => m.isLeader()), { intervalMs: 25 });
     await sleep(600);
     assert.equal([a, b].filter((m) => m.isLeader()).length, 1, 'exactly one leader');
     const standby = leader === a ? b : a;
@@ -134,17 +135,17 @@ describe('Manager against the API server', function () {
 
     await client.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'one', namespace: ns }, data: {} });
     const [leaderSeen, standbySeen] = leader === a ? [seenA, seenB] : [seenB, seenA];
-    await waitFor(() => leaderSeen.some((r) => r.name === 'one'), { message: 'the leader reconciles', intervalMs: 25 });
+    await waitFor('the leader reconciles', () => leaderSeen.some((r) => r.name === 'one'), { intervalMs: 25 });
     await sleep(200);
     assert.equal(standbySeen.length, 0, 'the standby does not reconcile');
 
     const stoppedAt = Date.now();
     await leader.stop();
-    await waitFor(() => standby.isLeader(), { message: 'the standby takes over', intervalMs: 25 });
+    await waitFor('the standby takes over', () => standby.isLeader(), { intervalMs: 25 });
     const tookMs = Date.now() - stoppedAt;
     assert.ok(tookMs < 2_000, `took over ${tookMs} ms after a release; a lease that expired would take ${election.leaseDurationMs} ms`);
     // On taking over, the new leader reconciles everything it already has cached.
-    await waitFor(() => standbySeen.some((r) => r.name === 'one'), { message: 'the new leader reconciles', intervalMs: 25 });
+    await waitFor('the new leader reconciles', () => standbySeen.some((r) => r.name === 'one'), { intervalMs: 25 });
     assert.deepEqual(lost, [], 'a voluntary release is not a lost leadership');
     await leader.stop();
   });
@@ -155,11 +156,11 @@ describe('Manager against the API server', function () {
     const mgr = newManager({ namespaces: [ns], identity: 'replica-a', leaderElection: election, onLostLeadership: () => lost++ });
     recordingController(mgr);
     await mgr.start();
-    await waitFor(() => mgr.isLeader(), { message: 'leadership', intervalMs: 25 });
+    await waitFor('leadership', () => mgr.isLeader(), { intervalMs: 25 });
 
     // Another replica (that does not honour the lease) writes itself in as holder.
     await client.mergePatch(Kinds.Lease, ns, 'rt-stolen', { spec: { holderIdentity: 'usurper', renewTime: new Date(Date.now() + 60_000).toISOString().replace(/Z$/, '000Z') } });
-    await waitFor(() => lost > 0, { message: 'onLostLeadership', intervalMs: 25, timeoutMs: 10_000 });
+    await waitFor('onLostLeadership', () => lost > 0, { intervalMs: 25, timeoutMs: 10_000 });
     assert.equal(mgr.isLeader(), false);
   });
 });

@@ -11,10 +11,11 @@ import { CACHE_FINALIZER } from '../../src/controllers/model-cache.ts';
 import { MIN_SCALE } from '../../src/render/autoscaling.ts';
 import { Kinds, type ResourceKind } from '../../src/util/kinds.ts';
 import { startStandins } from '../standin/standin.ts';
-import { app, applyApp, condition, eventually, getApp, readyTrue, userClient, waitForApp, type AppSpec } from '../support/apps.ts';
+import { app, applyApp, condition, getApp, readyTrue, userClient, waitForApp, type AppSpec } from '../support/apps.ts';
 import { freshNamespace, writesSince } from '../support/cluster.ts';
 import { LoopbackServer } from '../support/http-server.ts';
 import { startOperator, testKubeConfig, type RunningOperator } from '../support/operator.ts';
+import { waitFor } from '../support/wait.ts';
 
 interface TrafficTarget { revisionName?: string; percent?: number; tag?: string; latestRevision?: boolean }
 interface Isvc {
@@ -108,19 +109,19 @@ describe('model app on KServe, with prewarming (integration)', function () {
     const started = Date.now();
     await applyApp(app(ns, 'fraud', model('gs://models/fraud/v2', { prewarm })));
 
-    const first = await eventually(async () => warm.requests[0], 'the first warmup request to the new version', 60_000);
+    const first = await waitFor('the first warmup request to the new version', async () => warm.requests[0], { timeoutMs: 60_000 });
     const rev = first.url.split('/')[2]!;
     assert.notEqual(rev, stable, 'warmup goes to the new revision');
     const warmingFrom = new Date();
     // The buffer is up before warmup starts, on the live revision (Knative's PodAutoscaler has it too), and the version gets no traffic.
     assert.ok((await readyPods(ns, rev)) >= 2, `>= 2 ready pods of ${rev} when warmup starts (${await readyPods(ns, rev)})`);
     assert.equal((await revisionOf(ns, rev))?.metadata.annotations?.[MIN_SCALE], '2', 'min-scale 2 on the candidate revision');
-    await eventually(async () => (await podAutoscalerOf(ns, rev))?.metadata.annotations?.[MIN_SCALE] === '2', 'min-scale 2 on its PodAutoscaler');
+    await waitFor('min-scale 2 on its PodAutoscaler', async () => (await podAutoscalerOf(ns, rev))?.metadata.annotations?.[MIN_SCALE] === '2');
     const warming = await getApp(ns, 'fraud');
     assert.equal(condition(warming, 'Prewarmed')?.reason, 'WarmingUp');
     assert.equal(warming.status?.versions?.stable?.revision, stable, 'v1 keeps serving');
     assert.equal((await getIsvc(ns))?.spec.predictor.canaryTrafficPercent, 0, 'KServe is told: no traffic for the latest revision');
-    await eventually(async () => isDeepStrictEqual(reportedTraffic(await getIsvc(ns)), { [stable]: 100, [rev]: 0 }), 'KServe reports all traffic on v1, the new revision at 0%');
+    await waitFor('KServe reports all traffic on v1, the new revision at 0%', async () => isDeepStrictEqual(reportedTraffic(await getIsvc(ns)), { [stable]: 100, [rev]: 0 }));
 
     holding = false;
     for (const res of held.splice(0)) res.end('{"predictions":[0]}');
@@ -138,11 +139,11 @@ describe('model app on KServe, with prewarming (integration)', function () {
     const early = writesSince(warmingFrom, 'serverlessapp-operator/').filter((w) => w.resource === 'revisions' && w.name === rev && w.timestamp < warmedAt);
     assert.deepEqual(early.map((w) => `${w.verb} at ${w.timestamp.toISOString()}`), [], `no write to ${rev} before it was warm at ${warmedAt.toISOString()}`);
     // Then released on the live revision (not through minReplicas, which would make KServe cut a new, cold revision), and Knative took it.
-    await eventually(async () => (await revisionOf(ns, rev))?.metadata.annotations?.[MIN_SCALE] === '0', 'the buffer released on the live revision');
-    await eventually(async () => (await podAutoscalerOf(ns, rev))?.metadata.annotations?.[MIN_SCALE] === '0', 'and on its PodAutoscaler');
+    await waitFor('the buffer released on the live revision', async () => (await revisionOf(ns, rev))?.metadata.annotations?.[MIN_SCALE] === '0');
+    await waitFor('and on its PodAutoscaler', async () => (await podAutoscalerOf(ns, rev))?.metadata.annotations?.[MIN_SCALE] === '0');
     const settled = await getApp(ns, 'fraud');
     assert.equal(settled.status?.versions?.stable?.revision, rev, 'the warmed revision keeps serving');
-    await eventually(async () => isDeepStrictEqual(reportedTraffic(await getIsvc(ns)), { [rev]: 100 }), 'KServe reports all traffic on the warmed revision');
+    await waitFor('KServe reports all traffic on the warmed revision', async () => isDeepStrictEqual(reportedTraffic(await getIsvc(ns)), { [rev]: 100 }));
   });
 
   it('retries a warmup endpoint answering 503 (one aggregated Event), then fails the candidate; rollout.retry warms it again and it is promoted', async () => {
@@ -156,7 +157,7 @@ describe('model app on KServe, with prewarming (integration)', function () {
     assert.equal(failed.status?.canary?.failure?.reason, 'WarmupFailed');
     assert.equal(failed.status?.versions?.stable?.revision, v1.status?.versions?.stable?.revision, 'stable kept');
     assert.ok(warm.requests.length >= 2, `retried (${warm.requests.length} requests)`);
-    await eventually(async () => (await events(ns, 'WarmupFailed')).length === 1, 'one WarmupFailed Warning event');
+    await waitFor('one WarmupFailed Warning event', async () => (await events(ns, 'WarmupFailed')).length === 1);
     const retries = await events(ns, 'WarmupRetry');
     assert.equal(new Set(retries).size, 1, `the failing requests share one message, so they aggregate: ${retries.join(' | ')}`);
     assert.ok(retries.length < warm.requests.length, `${retries.length} WarmupRetry Events for ${warm.requests.length} failed requests`);
@@ -177,13 +178,13 @@ describe('model app on KServe, with prewarming (integration)', function () {
     let r2 = '';
     /** Waits until KServe reports `want` (revision -> percent) and the app shows the same split in status.traffic. */
     const reports = async (want: () => Record<string, number>, what: string) => {
-      await eventually(async () => isDeepStrictEqual(reportedTraffic(await getIsvc(ns)), want()), `KServe reports ${what}`, 60_000);
+      await waitFor(`KServe reports ${what}`, async () => isDeepStrictEqual(reportedTraffic(await getIsvc(ns)), want()), { timeoutMs: 60_000 });
       return waitForApp(ns, 'fraud', (a) => isDeepStrictEqual(Object.fromEntries((a.status?.traffic ?? []).map((t) => [t.revision, t.percent])), want()), `the app reports ${what}`);
     };
     const v2 = (rollout?: { canaryPercent: number }) => applyApp(app(ns, 'fraud', model('gs://models/fraud/v2', rollout ? { rollout } : {})));
 
     await v2({ canaryPercent: 20 });
-    r2 = await eventually(async () => Object.keys(reportedTraffic(await getIsvc(ns))).find((r) => r !== r1), 'the v2 revision in KServe\'s traffic', 60_000);
+    r2 = await waitFor('the v2 revision in KServe\'s traffic', async () => Object.keys(reportedTraffic(await getIsvc(ns))).find((r) => r !== r1), { timeoutMs: 60_000 });
     assert.equal((await getIsvc(ns))?.spec.predictor.canaryTrafficPercent, 20);
     let a = await reports(() => ({ [r2]: 20, [r1]: 80 }), '20% on v2, 80% on v1');
     assert.equal(a.status?.phase, 'Canary');
@@ -213,20 +214,20 @@ describe('model app on KServe, with prewarming (integration)', function () {
     await applyApp(app(ns, 'fraud', cached('gs://models/fraud/v1')));
     const caches = async () => (await userClient().list<{ metadata: { name: string; labels?: Record<string, string> }; spec: { sourceModelUri: string; nodeGroups: string[] } }>(Kinds.LocalModelCache)).items
       .filter((c) => c.metadata.labels?.['serverlessapp.io/namespace'] === ns);
-    const first = await eventually(async () => (await caches()).find((c) => c.spec.sourceModelUri === 'gs://models/fraud/v1'), 'cache for v1');
+    const first = await waitFor('cache for v1', async () => (await caches()).find((c) => c.spec.sourceModelUri === 'gs://models/fraud/v1'));
     assert.deepEqual(first.spec.nodeGroups, ['gpu-nodes']);
     assert.ok((await getApp(ns, 'fraud')).metadata.finalizers?.includes(CACHE_FINALIZER));
     await applyApp(app(ns, 'fraud', cached('gs://models/fraud/v2')));
-    await eventually(async () => {
+    await waitFor('cache replaced', async () => {
       const list = await caches();
       return list.length === 1 && list[0]!.spec.sourceModelUri === 'gs://models/fraud/v2' ? true : undefined;
-    }, 'cache replaced');
+    });
     // Deleting the cache by hand first must not make the app's deletion hang.
     const current = (await caches())[0]!;
     await userClient().delete(Kinds.LocalModelCache, undefined, current.metadata.name);
     await userClient().delete(Kinds.ServerlessApp, ns, 'fraud');
-    await eventually(async () => (await userClient().get(Kinds.ServerlessApp, ns, 'fraud')) === undefined ? true : undefined, 'app deleted (finalizer released)');
+    await waitFor('app deleted (finalizer released)', async () => (await userClient().get(Kinds.ServerlessApp, ns, 'fraud')) === undefined ? true : undefined);
     // Deleted by the operator, the caches go once KServe's controller has taken the model off the nodes (its own finalizer).
-    await eventually(async () => (await caches()).length === 0, 'the caches gone');
+    await waitFor('the caches gone', async () => (await caches()).length === 0);
   });
 });

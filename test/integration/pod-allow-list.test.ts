@@ -11,10 +11,11 @@
 import assert from 'node:assert/strict';
 import type { ContainerSpec, ServerlessApp } from '../../src/api/v1alpha1/serverlessapp.ts';
 import { Kinds, type ResourceKind } from '../../src/util/kinds.ts';
-import { app, applyApp, condition, eventually, getKsvc, knativeReady, readyTrue, userClient, waitForApp, type AppSpec } from '../support/apps.ts';
+import { app, applyApp, condition, getKsvc, knativeReady, readyTrue, userClient, waitForApp, type AppSpec } from '../support/apps.ts';
 import { freshNamespace } from '../support/cluster.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
 import { Victim } from '../support/victim.ts';
+import { waitFor } from '../support/wait.ts';
 
 const READY_MS = 150_000;
 const GiB = 2 ** 30;
@@ -33,10 +34,10 @@ async function template(ns: string, name: string): Promise<Template> {
 }
 
 async function pods(ns: string, name: string): Promise<Pod[]> {
-  return eventually(async () => {
+  return waitFor(`pods of ${ns}/${name}`, async () => {
     const { items } = await userClient().list<Pod>(PodKind, ns, { labelSelector: `serving.knative.dev/service=${name}` });
     return items.length > 0 ? items : undefined;
-  }, `pods of ${ns}/${name}`, 60_000);
+  }, { timeoutMs: 60_000 });
 }
 
 describe('a platform allow-list for what reaches the pod (integration)', function () {
@@ -129,19 +130,19 @@ describe('a platform allow-list for what reaches the pod (integration)', functio
       .filter((c) => c.metadata.labels?.['serverlessapp.io/namespace'] === namespace).map((c) => c.metadata.labels?.['serverlessapp.io/app']).sort();
 
     await applyApp(app(ns, 'first', model(`gs://models/${ns}/first`)));
-    await eventually(async () => (await cachesOf(ns)).includes('first') || undefined, 'the first model\'s cache', 60_000);
+    await waitFor('the first model\'s cache', async () => (await cachesOf(ns)).includes('first') || undefined, { timeoutMs: 60_000 });
     await applyApp(app(ns, 'second', model(`gs://models/${ns}/second`)));
     const refusedApp = await waitForApp(ns, 'second', (x) => condition(x, 'Ready')?.reason === 'ModelCacheQuotaExceeded', 'Ready=False ModelCacheQuotaExceeded', 60_000);
     assert.match(condition(refusedApp, 'Ready')!.message, new RegExp(`spec\\.model\\.size: the model caches of namespace ${ns} may reserve 3Gi on each node in all; 2Gi is taken by earlier apps`));
     // Another namespace has its own budget.
     await applyApp(app(other, 'first', model(`gs://models/${other}/first`)));
-    await eventually(async () => (await cachesOf(other)).includes('first') || undefined, 'the other namespace\'s cache', 60_000);
+    await waitFor('the other namespace\'s cache', async () => (await cachesOf(other)).includes('first') || undefined, { timeoutMs: 60_000 });
     assert.deepEqual(await cachesOf(ns), ['first'], 'no cache for the app over the budget');
     await victim.servesAndAppliesItsNextEdit();
 
     // The budget freed, the refused app gets its cache.
     await userClient().delete(Kinds.ServerlessApp, ns, 'first');
-    await eventually(async () => { const c = await cachesOf(ns); return (c.length === 1 && c[0] === 'second') || undefined; }, 'the second model\'s cache once the first app is gone', 120_000);
+    await waitFor('the second model\'s cache once the first app is gone', async () => { const c = await cachesOf(ns); return (c.length === 1 && c[0] === 'second') || undefined; }, { timeoutMs: 120_000 });
     await waitForApp(ns, 'second', (x) => condition(x, 'Ready')?.reason !== 'ModelCacheQuotaExceeded', 'the refusal lifted', 60_000);
   });
 });

@@ -9,9 +9,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { kubeconfigYaml } from '../envtest/pki.ts';
-import { freshNamespace, testEnv, waitFor } from '../support/cluster.ts';
+import { freshNamespace, testEnv } from '../support/cluster.ts';
 import { freePorts, OperatorProcess } from '../support/operator-process.ts';
 import { descendants, stillRunning } from '../envtest/processes.ts';
+import { waitFor } from '../support/wait.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -57,7 +58,7 @@ describe('the operator as a person runs it', function () {
     const npmExited = new Promise<number | string>((resolve) => npm.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
     let started: ReturnType<typeof descendants> = [];
     try {
-      await waitFor(() => readyz(probe), { timeoutMs: 90_000, intervalMs: 100, message: `the operator under npm start answering /readyz on ${probe}` })
+      await waitFor(`the operator under npm start answering /readyz on ${probe}`, () => readyz(probe), { timeoutMs: 90_000, intervalMs: 100 })
         .catch((err: Error) => { throw new Error(`${err.message}; npm's output:\n${output.join('')}`); });
       started = descendants(npm.pid!);
       const operator = started.filter((p) => p.argv.includes('src/main.ts'));
@@ -66,7 +67,7 @@ describe('the operator as a person runs it', function () {
       npm.kill('SIGTERM');
       await npmExited;
       // The operator's graceful stop (in-flight work, the lease, the listeners) takes a moment after npm's exit.
-      await waitFor(() => !started.some(stillRunning), { timeoutMs: 30_000, message: 'every process npm started to have exited' })
+      await waitFor('every process npm started to have exited', () => !started.some(stillRunning), { timeoutMs: 30_000 })
         .catch((err: Error) => { throw new Error(`${err.message}: still running ${JSON.stringify(started.filter(stillRunning).map((p) => [p.pid, p.argv.join(' ')]))}`); });
       assert.ok(await portFree(metrics), `metrics port ${metrics} is still taken`);
       assert.ok(await portFree(probe), `probe port ${probe} is still taken`);

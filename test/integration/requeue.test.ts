@@ -7,8 +7,9 @@ import assert from 'node:assert/strict';
 import { OffsetClock } from '../../src/runtime/clock.ts';
 import { Kinds } from '../../src/util/kinds.ts';
 import { app, applyApp, condition, getKsvc, knativeReady, userClient, waitForApp } from '../support/apps.ts';
-import { freshNamespace, waitFor } from '../support/cluster.ts';
+import { freshNamespace } from '../support/cluster.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
+import { waitFor } from '../support/wait.ts';
 
 // A weekday window 08:00-09:00 Berlin (07:00 UTC in winter); the clock starts an hour before it.
 const day = { name: 'business-hours', schedule: '0 8 * * 1-5', duration: '1h', timeZone: 'Europe/Berlin', minScale: 3 };
@@ -35,7 +36,7 @@ describe('requeue after a refused write (integration, controlled clock)', functi
     const refused = await waitForApp(ns, 'shop', (a) => condition(a, 'Ready')?.reason === 'NotOwned' && a.status?.scaling !== undefined, 'Ready=False NotOwned for the VirtualService', 120_000);
     assert.deepEqual(refused.status?.scaling?.openWindows ?? [], [], 'the window is closed before it opens');
     // The Knative Service is ours and settles first, so no data-plane event is pending at the opening.
-    await waitFor(async () => knativeReady(await getKsvc(ns, 'shop')), { timeoutMs: 120_000, message: 'the Knative Service Ready' });
+    await waitFor('the Knative Service Ready', async () => knativeReady(await getKsvc(ns, 'shop')), { timeoutMs: 120_000 });
 
     // Two seconds before the opening, one look: the plan asks to come back at 07:00:00.
     clock.jumpTo(new Date('2026-11-23T06:59:58Z'));

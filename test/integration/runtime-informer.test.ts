@@ -7,8 +7,9 @@ import type { AddressInfo } from 'node:net';
 import { CoreV1Api, KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
 import { Informer } from '../../src/runtime/informer.ts';
 import { Kinds } from '../../src/util/kinds.ts';
-import { freshNamespace, testEnv, waitFor } from '../support/cluster.ts';
+import { freshNamespace, testEnv } from '../support/cluster.ts';
 import { assertQuietWindow } from '../support/quiet-window.ts';
+import { waitFor } from '../support/wait.ts';
 
 /** The test cluster's admin config, optionally pointed at another address (the proxy). */
 function kubeConfig(server?: string): KubeConfig {
@@ -74,8 +75,6 @@ class TcpProxy {
   }
 }
 
-const eventually = (message: string, cond: () => boolean, timeoutMs = 15_000) => waitFor(cond, { message, timeoutMs, intervalMs: 20 });
-
 describe('Informer against a real API server (integration)', function () {
   this.timeout(60_000);
   const core = () => kubeConfig().makeApiClient(CoreV1Api);
@@ -122,7 +121,7 @@ describe('Informer against a real API server (integration)', function () {
     await put('live', { v: '1' });
     await change('live', { v: '2' });
     await remove('live');
-    await eventually('three watch events', () => events.length === 4);
+    await waitFor('three watch events', () => events.length === 4);
     assert.deepEqual(events, ['add before', 'add live', 'update live', 'delete live']);
     assert.equal(inf.get(ns, 'live'), undefined);
     assert.equal(inf.stats.restarts, 0);
@@ -148,7 +147,7 @@ describe('Informer against a real API server (integration)', function () {
       control: () => { cut.refuse = false; },
     });
 
-    await eventually('the relist', () => events.length === 3);
+    await waitFor('the relist', () => events.length === 3);
     assert.deepEqual(events.sort(), ['add created', 'delete deleted', 'update changed']);
     assert.ok(inf.stats.restarts >= 1);
     assert.equal(inf.get(ns, 'changed')?.data?.['v'], '2');
@@ -160,12 +159,12 @@ describe('Informer against a real API server (integration)', function () {
     const inf = open(kubeConfig(await proxy.start()), { watchdogMs: 5_000, hooks: { onRestart: (r) => reasons.push(r) } });
     await inf.start();
     await put('probe', {});
-    await eventually('the watch to deliver', () => events.includes('add probe'));
+    await waitFor('the watch to deliver', () => events.includes('add probe'));
 
     proxy.freeze();
     const frozenAt = performance.now();
     await put('during-stall', {});
-    await eventually('the object created during the stall', () => inf.get(ns, 'during-stall') !== undefined, 15_000);
+    await waitFor('the object created during the stall', () => inf.get(ns, 'during-stall') !== undefined, { timeoutMs: 15_000 });
     const tookMs = performance.now() - frozenAt;
     assert.ok(reasons.includes('watchdog'), `the watchdog restarted the watch (restarts: ${reasons.join(', ')})`);
     assert.ok(tookMs >= 3_000, `the frozen watch delivered nothing until the watchdog fired (${Math.round(tookMs)} ms)`);
@@ -180,7 +179,7 @@ describe('Informer against a real API server (integration)', function () {
     await testEnv().restartApiServer();
     await put('after', {});
     await change('before', { v: '2' });
-    await eventually('the informer\'s cache to hold the changes made after the API server restarted', () => inf.get(ns, 'after') !== undefined && inf.get(ns, 'before')?.data?.['v'] === '2', 120_000);
+    await waitFor('the informer\'s cache to hold the changes made after the API server restarted', () => inf.get(ns, 'after') !== undefined && inf.get(ns, 'before')?.data?.['v'] === '2', { timeoutMs: 120_000 });
     assert.ok(inf.stats.restarts >= 1);
   });
 
@@ -191,7 +190,7 @@ describe('Informer against a real API server (integration)', function () {
     // Created first: one watch delivers in resourceVersion order, so once the labelled one has arrived, this one would have too.
     await put('unlabelled', {});
     await core().createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'labelled', labels: { test: ns } } } });
-    await eventually('the labelled object', () => inf.get(ns, 'labelled') !== undefined);
+    await waitFor('the labelled object', () => inf.get(ns, 'labelled') !== undefined);
     assert.equal(inf.get(ns, 'unlabelled'), undefined, 'the label selector applies');
     assert.deepEqual(inf.list().map((o) => o.metadata?.name), ['labelled']);
   });

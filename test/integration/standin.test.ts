@@ -8,7 +8,8 @@ import { KubeClient, resourcePath } from '../standin/kube.ts';
 import { LOCAL_MODEL_NAMESPACE_CACHE } from '../standin/kserve.ts';
 import { startStandins, type Standins } from '../standin/standin.ts';
 import { getKsvc, knativeReady } from '../support/apps.ts';
-import { applyYaml, fixture, freshNamespace, testEnv, waitFor, writesSince, writesWithin } from '../support/cluster.ts';
+import { applyYaml, fixture, freshNamespace, testEnv, writesSince, writesWithin } from '../support/cluster.ts';
+import { waitFor } from '../support/wait.ts';
 
 describe('Knative and KServe stand-ins beside the real Knative and KServe (integration)', function () {
   this.timeout(240_000);
@@ -31,8 +32,8 @@ describe('Knative and KServe stand-ins beside the real Knative and KServe (integ
     const since = new Date();
     await applyYaml(fixture('knative-service.yaml'), { namespace: ns });
     await applyYaml(fixture('inference-service.yaml'), { namespace: ns });
-    await waitFor(async () => knativeReady(await getKsvc(ns, 'hello')), { timeoutMs: 120_000, message: 'the real Knative makes the Service Ready' });
-    await waitFor(async () => knativeReady(await getKsvc(ns, 'iris-predictor')), { timeoutMs: 120_000, message: 'the real KServe makes its predictor Ready' });
+    await waitFor('the real Knative makes the Service Ready', async () => knativeReady(await getKsvc(ns, 'hello')), { timeoutMs: 120_000 });
+    await waitFor('the real KServe makes its predictor Ready', async () => knativeReady(await getKsvc(ns, 'iris-predictor')), { timeoutMs: 120_000 });
     // The stand-ins saw every one of those objects' events while the real controllers worked; a
     // bounded window then catches anything they would still write ("nothing" cannot be waited for).
     for (const agent of ['knative-standin', 'kserve-standin']) assert.deepEqual(await writesWithin(ns, since, agent, 2_000), [], `${agent} wrote nothing`);
@@ -47,10 +48,10 @@ describe('Knative and KServe stand-ins beside the real Knative and KServe (integ
       spec: { sourceModelUri: 'gs://kfserving-examples/models/sklearn/1.0', modelSize: '1Gi', nodeGroups: [NODE_GROUPS.default] },
     };
     await client.apply(resourcePath(LOCAL_MODEL_NAMESPACE_CACHE, ns, 'iris'), cache);
-    const status = await waitFor(async () => {
+    const status = await waitFor('the cache downloaded on the node group\'s node', async () => {
       const c = await client.get(resourcePath(LOCAL_MODEL_NAMESPACE_CACHE, ns, 'iris')).catch(() => undefined);
       return c?.status?.copies?.available === 1 && c.status;
-    }, { timeoutMs: 120_000, message: 'the cache downloaded on the node group\'s node' });
+    }, { timeoutMs: 120_000 });
     assert.deepEqual(status.copies, { total: 1, available: 1 });
     assert.deepEqual(status.nodeStatus, { 'rig-node-1': 'NodeDownloaded' });
     // The shipped inferenceservice-config leaves localModel disabled: KServe points no InferenceService at the cache.

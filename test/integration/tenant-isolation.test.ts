@@ -17,11 +17,12 @@ import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import type { ServerlessApp } from '../../src/api/v1alpha1/serverlessapp.ts';
 import { ApiError, KubeClient } from '../../src/runtime/client.ts';
 import { Kinds, type ResourceKind } from '../../src/util/kinds.ts';
-import { app, condition, eventually, readyTrue, userClient, type AppSpec } from '../support/apps.ts';
+import { app, condition, readyTrue, userClient, type AppSpec } from '../support/apps.ts';
 import { testEnv } from '../support/cluster.ts';
 import { LoopbackServer } from '../support/http-server.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
 import { assertQuietWindow } from '../support/quiet-window.ts';
+import { waitFor } from '../support/wait.ts';
 
 const rbacKind = (kind: string, plural: string): ResourceKind => ({ group: 'rbac.authorization.k8s.io', version: 'v1', kind, plural, namespaced: true });
 const ServiceAccount: ResourceKind = { group: '', version: 'v1', kind: 'ServiceAccount', plural: 'serviceaccounts', namespaced: true };
@@ -127,10 +128,10 @@ describe('tenant isolation: every attack of issue 13, made by a tenant through t
 
   /** Waits until the tenant sees its app with status for its current generation satisfying `pred`. */
   async function appStatus(client: KubeClient, namespace: string, name: string, pred: (x: ServerlessApp) => boolean, what: string, timeoutMs = 60_000): Promise<ServerlessApp> {
-    return eventually(async () => {
+    return waitFor(`${namespace}/${name}: ${what}`, async () => {
       const x = await readAs(client, namespace, name);
       return x && x.status?.observedGeneration === x.metadata.generation && pred(x) ? x : undefined;
-    }, `${namespace}/${name}: ${what}`, timeoutMs);
+    }, { timeoutMs });
   }
 
   /**
@@ -208,7 +209,7 @@ describe('tenant isolation: every attack of issue 13, made by a tenant through t
     for (const provider of ['redirects', 'trickles', 'huge']) await a.apply(app(teamA, `ssrf-${provider}`, { container: { image: 'ghcr.io/a/web:1' } }));
 
     await appStatus(b, teamB, 'checkout', readyTrue, 'Ready', 180_000);
-    const cache = await eventually(async () => (await admin().list<Obj>(Kinds.LocalModelCache)).items.find((c) => c.metadata.labels?.['serverlessapp.io/namespace'] === team), 'the victim\'s model cache', 60_000);
+    const cache = await waitFor('the victim\'s model cache', async () => (await admin().list<Obj>(Kinds.LocalModelCache)).items.find((c) => c.metadata.labels?.['serverlessapp.io/namespace'] === team), { timeoutMs: 60_000 });
     await remember(Kinds.LocalModelCache, undefined, cache.metadata.name);
     await remember(Kinds.ServerlessApp, teamB, 'checkout');
     await remember(Kinds.KnativeService, teamB, 'checkout');
@@ -240,7 +241,7 @@ describe('tenant isolation: every attack of issue 13, made by a tenant through t
     await attack(a, teamA, 'steal-tld', { container: { image: 'evil:1' }, ingress: { hosts: ['*.com'], ...gw } }, { reason: 'HostNotAllowed', field: /top-level domain/ });
     // A host of its own on the mesh only is fine, and stays visible to its own namespace (exportTo ".").
     await a.apply(app(teamA, 'mesh', { container: { image: 'ghcr.io/a/mesh:1' }, ingress: { hosts: ['mesh.apps.example.com'] } }));
-    const vs = await eventually(() => admin().get<{ spec: { exportTo?: string[]; gateways?: string[] } }>(Kinds.VirtualService, teamA, 'mesh-routes'), 'the mesh-bound VirtualService', 60_000);
+    const vs = await waitFor('the mesh-bound VirtualService', () => admin().get<{ spec: { exportTo?: string[]; gateways?: string[] } }>(Kinds.VirtualService, teamA, 'mesh-routes'), { timeoutMs: 60_000 });
     assert.deepEqual(vs.spec.exportTo, ['.']);
     for (const name of ['steal-host', 'steal-svc', 'steal-tld']) assert.equal(await admin().get(Kinds.VirtualService, teamA, `${name}-routes`), undefined, `${name} got no route`);
   });
@@ -300,12 +301,12 @@ describe('tenant isolation: every attack of issue 13, made by a tenant through t
     tally.attacks++;
     // Another model than the victim's: KServe's webhook admits one LocalModelCache per storage URI, so the same model could not be cached twice anyway.
     await a.apply(app(teamA, 'chat', { model: { format: { name: 'sklearn' }, storageUri: 'gs://models/team-a/chat', size: '1Gi' }, prewarm: { cacheModel: true } }));
-    const mine = await eventually(async () => (await admin().list<Obj>(Kinds.LocalModelCache)).items.find((c) => c.metadata.labels?.['serverlessapp.io/namespace'] === teamA && c.metadata.labels['serverlessapp.io/app'] === 'chat'), 'the attacker\'s own cache', 60_000);
+    const mine = await waitFor('the attacker\'s own cache', async () => (await admin().list<Obj>(Kinds.LocalModelCache)).items.find((c) => c.metadata.labels?.['serverlessapp.io/namespace'] === teamA && c.metadata.labels['serverlessapp.io/app'] === 'chat'), { timeoutMs: 60_000 });
     const theirs = victims.find((v) => v.kind === Kinds.LocalModelCache)!;
     assert.notEqual(mine.metadata.name, theirs.name);
     assert.equal(mine.metadata.name.split('-').slice(0, -1).join('-'), theirs.name.split('-').slice(0, -1).join('-'), 'the same readable part: only the hash tells them apart');
     await a.delete(Kinds.ServerlessApp, teamA, 'chat');
-    await eventually(async () => (await admin().get(Kinds.LocalModelCache, undefined, mine.metadata.name)) === undefined, 'the attacker\'s cache removed with its app', 60_000);
+    await waitFor('the attacker\'s cache removed with its app', async () => (await admin().get(Kinds.LocalModelCache, undefined, mine.metadata.name)) === undefined, { timeoutMs: 60_000 });
     assert.ok(await admin().get(Kinds.LocalModelCache, undefined, theirs.name), 'the victim\'s cache stays');
     tally.contained++;
   });
@@ -329,10 +330,10 @@ describe('tenant isolation: every attack of issue 13, made by a tenant through t
       }));
     }
     // Once the trickling server holds its query open, team-b edits its app: the edit must land while the query is still open.
-    await eventually(async () => trickle.open > 0, 'the trickling server holding a query open', 240_000, 20);
+    await waitFor('the trickling server holding a query open', async () => trickle.open > 0, { timeoutMs: 240_000, intervalMs: 20 });
     const edited = performance.now();
     await b.apply(app(teamB, 'checkout', { container: { image: 'ghcr.io/b/checkout:1' }, ingress: { hosts: ['checkout.apps.example.com', 'pay.apps.example.com'], gateways: ['istio-system/public'] } }));
-    await eventually(async () => (await admin().get<{ spec: { hosts: string[] } }>(Kinds.VirtualService, teamB, 'checkout-routes'))?.spec.hosts.includes('pay.apps.example.com'), 'team-b\'s edit applied', 10_000, 20);
+    await waitFor('team-b\'s edit applied', async () => (await admin().get<{ spec: { hosts: string[] } }>(Kinds.VirtualService, teamB, 'checkout-routes'))?.spec.hosts.includes('pay.apps.example.com'), { timeoutMs: 10_000, intervalMs: 20 });
     const convergedMs = performance.now() - edited;
     assert.ok(trickle.open > 0, 'team-b converged while the trickling query was still open');
     const vs = victims.find((v) => v.kind === Kinds.VirtualService && v.namespace === teamB)!;

@@ -9,12 +9,10 @@ import type { OperatorConfig } from '../../src/config.ts';
 import { OffsetClock } from '../../src/runtime/clock.ts';
 import { Kinds } from '../../src/util/kinds.ts';
 import { VERSION_LABEL } from '../../src/render/metadata.ts';
-import {
-  app, applyApp, condition, eventually, getApp, getKsvc, getRevision, knativeReady, readyTrue, reportedSplit, userClient, waitForApp,
-  type AppSpec, type KnativeRevision,
-} from '../support/apps.ts';
-import { freshNamespace, waitFor, writesWithin } from '../support/cluster.ts';
+import { app, applyApp, condition, getApp, getKsvc, getRevision, knativeReady, readyTrue, reportedSplit, userClient, waitForApp, type AppSpec, type KnativeRevision } from '../support/apps.ts';
+import { freshNamespace, writesWithin } from '../support/cluster.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
+import { waitFor } from '../support/wait.ts';
 
 const READY_MS = 120_000;
 const MIN_SCALE = 'autoscaling.knative.dev/min-scale';
@@ -29,14 +27,14 @@ const minScaleOf = async (ns: string, revision: string) => (await getRevision(ns
 
 /** Knative runs `replicas` ready pods of `revision`, as the Revision's status reports. */
 const knativeRuns = (ns: string, revision: string, replicas: number) =>
-  eventually(async () => (await getRevision(ns, revision))?.status?.actualReplicas === replicas, `Knative runs ${replicas} replicas of ${revision}`, 90_000);
+  waitFor(`Knative runs ${replicas} replicas of ${revision}`, async () => (await getRevision(ns, revision))?.status?.actualReplicas === replicas, { timeoutMs: 90_000 });
 
 /** The revision Knative routes all traffic to (under the stable tag), once it reports that for the Service's current generation. */
 async function knativeServes(ns: string, revision: string): Promise<void> {
-  await eventually(async () => {
+  await waitFor(`Knative routes all traffic to ${revision}`, async () => {
     const k = await getKsvc(ns, 'shop');
     return JSON.stringify(await reportedSplit(ns, 'shop')) === '{"stable":100}' && k?.status?.traffic?.[0]?.revisionName === revision;
-  }, `Knative routes all traffic to ${revision}`, 60_000);
+  }, { timeoutMs: 60_000 });
 }
 
 async function revisionsOf(ns: string): Promise<KnativeRevision[]> {
@@ -80,7 +78,7 @@ for (const mode of modes) {
     async function newRevisionRoutedOnlyWhenReady(from: string): Promise<{ revision: string; unreadyLooks: number }> {
       let unreadyLooks = 0;
       let revision = '';
-      await waitFor(async () => {
+      await waitFor('a new revision serving', async () => {
         const [k, revisions, a] = await Promise.all([getKsvc(ns, 'shop'), revisionsOf(ns), getApp(ns, 'shop')]);
         const ready = new Map(revisions.map((r) => [r.metadata.name, knativeReady(r)]));
         const routed = [...(k?.spec.traffic ?? []), ...(k?.status?.traffic ?? [])].filter((t) => t.percent > 0).map((t) => t.revisionName);
@@ -90,7 +88,7 @@ for (const mode of modes) {
         if (fresh && !knativeReady(fresh)) unreadyLooks++;
         revision = a.status?.versions?.stable?.revision ?? '';
         return revision !== from && readyTrue(a) && a.status?.observedGeneration === a.metadata.generation;
-      }, { timeoutMs: 240_000, intervalMs: 100, message: 'a new revision serving' });
+      }, { timeoutMs: 240_000, intervalMs: 100 });
       return { revision, unreadyLooks };
     }
 
@@ -119,10 +117,10 @@ for (const mode of modes) {
         await applyApp(app(ns, 'shop', spec('2', { rollout: { canaryPercent: 20 } })));
         const canary = await waitForApp(ns, 'shop', (a) => a.status?.canary?.trafficPercent === 20, 'Knative serves the canary 20%', READY_MS);
         const { stable, candidate } = { stable: canary.status!.versions!.stable!.revision!, candidate: canary.status!.versions!.candidate!.revision! };
-        await eventually(async () => JSON.stringify(await reportedSplit(ns, 'shop')) === '{"stable":80,"candidate":20}', 'Knative reports 80/20', 60_000);
+        await waitFor('Knative reports 80/20', async () => JSON.stringify(await reportedSplit(ns, 'shop')) === '{"stable":80,"candidate":20}', { timeoutMs: 60_000 });
         openSoon();
         await waitForApp(ns, 'shop', (a) => a.status?.scaling?.minScale === 3, 'window open', 60_000);
-        await eventually(async () => (await minScaleOf(ns, candidate)) === '3' || undefined, 'candidate raised');
+        await waitFor('candidate raised', async () => (await minScaleOf(ns, candidate)) === '3' || undefined);
         assert.equal(await minScaleOf(ns, stable), '3');
         await knativeRuns(ns, stable, 3);
         await knativeRuns(ns, candidate, 3);
@@ -178,7 +176,7 @@ for (const mode of modes) {
       assert.deepEqual(closed.status?.scaling?.openWindows, []);
       assert.equal(closed.status?.scaling?.nextTransition?.at, '2026-11-24T07:00:00.000Z', 'next opening on Tuesday');
       if (mode.inPlace) {
-        await eventually(async () => (await minScaleOf(ns, revision)) === '0', 'min-scale 0 on the same revision');
+        await waitFor('min-scale 0 on the same revision', async () => (await minScaleOf(ns, revision)) === '0');
         assert.equal((await getApp(ns, 'shop')).status?.versions?.stable?.revision, revision);
       } else {
         const { revision: next } = await newRevisionRoutedOnlyWhenReady(revision);
@@ -216,8 +214,8 @@ for (const mode of modes) {
         assert.equal((await userClient().get<Isvc>(Kinds.InferenceService, ns, 'fraud'))?.spec.predictor.minReplicas, 0);
         openSoon();
         await waitForApp(ns, 'fraud', (a) => a.status?.scaling?.minScale === 3, 'window open', 60_000);
-        await eventually(async () => (await userClient().get<Isvc>(Kinds.InferenceService, ns, 'fraud'))?.spec.predictor.minReplicas === 3 || undefined, 'minReplicas raised');
-        await eventually(async () => (await getKsvc(ns, 'fraud-predictor'))?.spec.template.metadata.annotations?.[MIN_SCALE] === '3', 'KServe sets min-scale 3 on its predictor', 60_000);
+        await waitFor('minReplicas raised', async () => (await userClient().get<Isvc>(Kinds.InferenceService, ns, 'fraud'))?.spec.predictor.minReplicas === 3 || undefined);
+        await waitFor('KServe sets min-scale 3 on its predictor', async () => (await getKsvc(ns, 'fraud-predictor'))?.spec.template.metadata.annotations?.[MIN_SCALE] === '3', { timeoutMs: 60_000 });
       });
     }
   });

@@ -10,9 +10,10 @@ import assert from 'node:assert/strict';
 import type { ContainerSpec } from '../../src/api/v1alpha1/serverlessapp.ts';
 import { Kinds, type ResourceKind } from '../../src/util/kinds.ts';
 import { KNATIVE_NAMESPACE, KNATIVE_PLATFORM_FEATURES } from '../envtest/knative-serving.ts';
-import { app, applyApp, condition, eventually, getKsvc, readyTrue, userClient, waitForApp, type AppSpec } from '../support/apps.ts';
+import { app, applyApp, condition, getKsvc, readyTrue, userClient, waitForApp, type AppSpec } from '../support/apps.ts';
 import { freshNamespace } from '../support/cluster.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
+import { waitFor } from '../support/wait.ts';
 
 const READY_MS = 150_000;
 const GPU_NODE = 'rig-gpu-node-1';
@@ -59,10 +60,10 @@ async function prepare(ns: string): Promise<void> {
 
 /** The running pods of `selector`, once there are some. */
 async function podsOf(ns: string, selector: string): Promise<Pod[]> {
-  return eventually(async () => {
+  return waitFor(`scheduled pods of ${selector}`, async () => {
     const { items } = await userClient().list<Pod>(PodKind, ns, { labelSelector: selector });
     return items.length > 0 && items.every((p) => p.spec.nodeName) ? items : undefined;
-  }, `scheduled pods of ${selector}`, 60_000);
+  }, { timeoutMs: 60_000 });
 }
 
 function assertPodTemplate(pod: Pod): void {
@@ -166,12 +167,12 @@ describe('pod-template fields on the real Knative and KServe webhooks (integrati
 
     after(async () => {
       await features(KNATIVE_PLATFORM_FEATURES[FLAG]!);
-      await eventually(() => probe('default'), 'Knative\'s webhook admits tolerations again', 30_000, 200);
+      await waitFor('Knative\'s webhook admits tolerations again', () => probe('default'), { timeoutMs: 30_000, intervalMs: 200 });
     });
 
     it('shows Knative\'s refusal as Ready=False ApplyRejected naming the field', async () => {
       await features('disabled');
-      await eventually(async () => !(await probe(ns)), 'Knative\'s webhook reads the disabled feature', 30_000, 200);
+      await waitFor('Knative\'s webhook reads the disabled feature', async () => !(await probe(ns)), { timeoutMs: 30_000, intervalMs: 200 });
       await applyApp(app(ns, 'shop', containerSpec({ tolerations: podTemplate().tolerations! })));
       const a = await waitForApp(ns, 'shop', (x) => condition(x, 'Ready')?.reason === 'ApplyRejected', 'ApplyRejected', 60_000);
       assert.equal(condition(a, 'Ready')!.status, 'False');

@@ -3,8 +3,8 @@
 import type { ServerlessApp } from '../../src/api/v1alpha1/serverlessapp.ts';
 import { KubeClient } from '../../src/runtime/client.ts';
 import { Kinds } from '../../src/util/kinds.ts';
-import { waitFor } from './cluster.ts';
 import { testKubeConfig } from './operator.ts';
+import { waitFor } from './wait.ts';
 
 export const USER_AGENT = 'kubectl-test';
 
@@ -35,22 +35,17 @@ export function condition(a: ServerlessApp, type: string) {
   return a.status?.conditions?.find((c) => c.type === type);
 }
 
-/** waitFor (cluster.ts), the one polling helper, in the argument order these tests were written with. */
-export function eventually<T>(fn: () => Promise<T | undefined | false>, message: string, timeoutMs = 30_000, intervalMs = 100): Promise<T> {
-  return waitFor(fn, { message, timeoutMs, intervalMs }) as Promise<T>;
-}
-
 /** Waits until the app's status satisfies `pred` for the current generation. */
 export async function waitForApp(namespace: string, name: string, pred: (a: ServerlessApp) => boolean, message: string, timeoutMs = 30_000): Promise<ServerlessApp> {
   let last: ServerlessApp | undefined;
-  return eventually(async () => {
+  return waitFor(message, async () => {
     const a = last = await getApp(namespace, name);
     return a.status?.observedGeneration === a.metadata.generation && pred(a) ? a : undefined;
-  }, message, timeoutMs).catch((err: Error) => {
+  }, { timeoutMs }).catch((err: Error) => {
     // Where it stood when the wait gave up: a deadline alone does not say whether it was slow or stuck.
     const s = last?.status;
     const conditions = (s?.conditions ?? []).map((c) => `${c.type}=${c.status} ${c.reason}: ${c.message}`).join('; ');
-    throw new Error(`${err.message} after ${timeoutMs / 1000}s (${namespace}/${name} at generation ${last?.metadata.generation}, observed ${s?.observedGeneration}, phase ${s?.phase}; ${conditions || 'no conditions'})`);
+    throw new Error(`${err.message} (${namespace}/${name} at generation ${last?.metadata.generation}, observed ${s?.observedGeneration}, phase ${s?.phase}; ${conditions || 'no conditions'})`);
   });
 }
 

@@ -1,7 +1,7 @@
 // Helpers for integration tests against the control plane that the global setup
 // started for this run: its connection details, a namespace per test (nothing
-// deletes namespaces here, as no controller-manager runs), applying YAML, polling,
-// and the audit log's record of writes.
+// deletes namespaces here, as no controller-manager runs), applying YAML, and the
+// audit log's record of writes (polling is wait.ts).
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -53,35 +53,6 @@ export async function applyYaml(yaml: string, opts: { namespace?: string } = {})
     applied.push(await client.patch(obj, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply));
   }
   return applied;
-}
-
-export interface WaitOptions {
-  timeoutMs?: number;
-  intervalMs?: number;
-  /** What was awaited, for the timeout error. */
-  message?: string;
-}
-
-/**
- * Calls `fn` until it returns something other than undefined, null or false and
- * returns that; a throw counts as "not yet". Times out with `message` and the last error.
- */
-export async function waitFor<T>(fn: () => T | Promise<T>, opts: WaitOptions = {}): Promise<Exclude<T, undefined | null | false>> {
-  const { timeoutMs = 10_000, intervalMs = 100, message = 'condition' } = opts;
-  const deadline = performance.now() + timeoutMs;
-  let lastError: unknown;
-  for (;;) {
-    try {
-      const value = await fn();
-      if (value !== undefined && value !== null && value !== false) return value as Exclude<T, undefined | null | false>;
-    } catch (err) {
-      lastError = err;
-    }
-    if (performance.now() >= deadline) break;
-    await sleep(intervalMs);
-  }
-  const cause = lastError instanceof Error ? `; last error: ${lastError.message}` : '';
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${message}${cause}`);
 }
 
 /** Writes recorded by the audit log since `since` from clients whose User-Agent starts with `userAgentPrefix`. */

@@ -13,7 +13,7 @@ import type { ServerlessApp } from '../../../src/api/v1alpha1/serverlessapp.ts';
 import { KubeClient } from '../../../src/runtime/client.ts';
 import { Informer, type KubeObject } from '../../../src/runtime/informer.ts';
 import { Kinds, type ResourceKind } from '../../../src/util/kinds.ts';
-import { waitFor } from '../../support/cluster.ts';
+import { waitFor } from '../../support/wait.ts';
 
 const KINDS = { ksvc: Kinds.KnativeService, revision: Kinds.KnativeRevision, app: Kinds.ServerlessApp } as const;
 
@@ -70,7 +70,7 @@ export class History {
       (await this.client.list<KubeObject>(resource, this.namespace)).items.map((o) => ({ kind, name: o.metadata?.name ?? '', rv: Number(o.metadata?.resourceVersion) })))))
       .flat();
     const missing = () => current.filter((c) => !this.events.some((e) => e.kind === c.kind && e.name === c.name && e.rv >= c.rv));
-    await waitFor(() => missing().length === 0, { timeoutMs, intervalMs: 25, message: 'the watches to have recorded every object at its current resourceVersion' })
+    await waitFor('the watches to have recorded every object at its current resourceVersion', () => missing().length === 0, { timeoutMs, intervalMs: 25 })
       .catch((err: Error) => { throw new Error(`${err.message}; not yet: ${JSON.stringify(missing().slice(0, 5))}`); });
   }
 
