@@ -6,7 +6,7 @@ import { validationPolicy, type OperatorConfig } from './config.ts';
 import { ModelCacheReconciler } from './controllers/model-cache.ts';
 import { ServerlessAppReconciler } from './controllers/serverlessapp.ts';
 import type { CacheScope } from './render/local-model-cache.ts';
-import type { Clock } from './runtime/clock.ts';
+import type { TimerClock } from './runtime/clock.ts';
 import { ApiError, type KubeClient } from './runtime/client.ts';
 import { verifyCredentials } from './runtime/credentials-check.ts';
 import { Kinds } from './util/kinds.ts';
@@ -71,7 +71,7 @@ export async function detectCacheScope(client: KubeClient, setting: OperatorConf
 
 export interface OperatorDeps {
   logger: Logger;
-  clock: Clock;
+  clock: TimerClock;
   warmupBackoffMs?: number;
   /** Default: exit the process, as controller-runtime does. Tests running several operators in one process override it. */
   onLostLeadership?: () => void;

@@ -4,17 +4,11 @@ import { Controller, TerminalError, type Reconcile, type Request } from './contr
 import type { Informer } from './informer.ts';
 import { createLogger } from './logging.ts';
 import { OperatorMetrics } from './metrics.ts';
+import { ManualClock } from '../../test/support/manual-clock.ts';
+import { assertQuietWindow } from '../../test/support/quiet-window.ts';
+import { waitFor } from '../../test/support/wait.ts';
 
 const logger = createLogger({ silent: true });
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until(check: () => boolean, timeoutMs = 2_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('condition not reached in time');
-    await sleep(2);
-  }
-}
 
 function gate() {
   let open!: () => void;
@@ -38,12 +32,14 @@ class FakeInformer extends EventEmitter {
 const metricsList: OperatorMetrics[] = [];
 const controllers: Controller[] = [];
 
+/** A controller on a manual clock: requeue delays and retry backoff pass only when the test advances it. */
 function makeController(reconcile: Reconcile, opts: { concurrency?: number; baseDelayMs?: number } = {}) {
   const metrics = new OperatorMetrics({ processMetrics: false });
   metricsList.push(metrics);
-  const c = new Controller({ name: 'test', reconcile, logger, metrics, concurrency: opts.concurrency ?? 1, queue: { baseDelayMs: opts.baseDelayMs ?? 5 } });
+  const clock = new ManualClock();
+  const c = new Controller({ name: 'test', reconcile, logger, metrics, clock, concurrency: opts.concurrency ?? 1, queue: { baseDelayMs: opts.baseDelayMs ?? 5 } });
   controllers.push(c);
-  return { c, metrics };
+  return { c, metrics, clock };
 }
 
 async function metricValue(metrics: OperatorMetrics, name: string, labels: Record<string, string>): Promise<number | undefined> {
@@ -60,14 +56,18 @@ describe('Controller', () => {
 
   it('reconciles again after requeueAfterMs, without counting it as a failure', async () => {
     const times: number[] = [];
-    const { c, metrics } = makeController(async () => {
-      times.push(performance.now());
+    const { c, metrics, clock } = makeController(async () => {
+      times.push(clock.now().getTime());
       return times.length === 1 ? { requeueAfterMs: 60 } : undefined;
     });
     c.start();
     c.enqueue(web);
-    await until(() => times.length === 2);
-    assert.ok(times[1]! - times[0]! >= 55, `requeued after ${times[1]! - times[0]!}ms`);
+    await waitFor('the first reconcile to finish', () => times.length === 1 && c.isIdle());
+    clock.advance(59);
+    assert.equal(c.isIdle(), true, 'not requeued before 60 ms');
+    clock.advance(1);
+    await waitFor('the requeued reconcile', () => times.length === 2);
+    assert.equal(times[1]! - times[0]!, 60);
     assert.equal(await metricValue(metrics, 'controller_runtime_reconcile_total', { result: 'requeue_after' }), 1);
     assert.equal(await metricValue(metrics, 'controller_runtime_reconcile_total', { result: 'success' }), 1);
     assert.equal(await metricValue(metrics, 'workqueue_retries_total', { name: 'test' }), 0);
@@ -75,14 +75,16 @@ describe('Controller', () => {
 
   it('does not retry a TerminalError, but counts it', async () => {
     let calls = 0;
-    const { c, metrics } = makeController(async () => {
+    const { c, metrics, clock } = makeController(async () => {
       calls++;
       throw new TerminalError('spec.container.image: must be set');
     });
     c.start();
     c.enqueue(web);
-    await until(() => calls === 1);
-    await sleep(100);
+    await waitFor('the reconcile to finish', () => calls === 1 && c.isIdle());
+    assert.equal(clock.pending, 0, 'no retry is scheduled (an ordinary error schedules one: see the next test)');
+    clock.advance(3_600_000);
+    assert.equal(c.isIdle(), true);
     assert.equal(calls, 1);
     assert.equal(await metricValue(metrics, 'controller_runtime_terminal_reconcile_errors_total', { controller: 'test' }), 1);
     assert.equal(await metricValue(metrics, 'controller_runtime_reconcile_errors_total', { controller: 'test' }), 1);
@@ -90,35 +92,42 @@ describe('Controller', () => {
 
   it('retries other errors with a growing backoff until the reconcile succeeds', async () => {
     const times: number[] = [];
-    const { c, metrics } = makeController(async () => {
-      times.push(performance.now());
+    const { c, metrics, clock } = makeController(async () => {
+      times.push(clock.now().getTime());
       if (times.length <= 3) throw new Error('apiserver unavailable');
     }, { baseDelayMs: 20 });
     c.start();
     c.enqueue(web);
-    await until(() => times.length === 4);
-    const gaps = times.slice(1).map((t, i) => t - times[i]!);
-    assert.ok(gaps[0]! >= 18 && gaps[1]! >= 38 && gaps[2]! >= 78, `gaps ${gaps.map(Math.round).join(', ')} should double from 20ms`);
-    await sleep(200);
-    assert.equal(times.length, 4, 'a success ends the retries');
+    for (const [n, delay] of [[1, 20], [2, 40], [3, 80]] as const) {
+      await waitFor(`failure ${n} and its retry scheduled`, () => times.length === n && c.isIdle() && clock.pending === 1);
+      assert.equal(clock.nextTimerInMs(), delay, `retry ${n} waits ${delay} ms`);
+      clock.advance(delay);
+    }
+    await waitFor('the fourth reconcile to succeed', () => times.length === 4 && c.isIdle());
+    assert.deepEqual(times.slice(1).map((t, i) => t - times[i]!), [20, 40, 80]);
+    assert.equal(clock.pending, 0, 'a success ends the retries');
     assert.equal(await metricValue(metrics, 'controller_runtime_reconcile_total', { result: 'error' }), 3);
     assert.equal(await metricValue(metrics, 'workqueue_retries_total', { name: 'test' }), 3);
   });
 
   it('never runs more reconciles at once than its concurrency', async () => {
+    const g = gate();
     let running = 0;
     let peak = 0;
     let finished = 0;
     const { c, metrics } = makeController(async () => {
       running++;
       peak = Math.max(peak, running);
-      await sleep(20);
+      await g.opened;
       running--;
       finished++;
     }, { concurrency: 3 });
     c.start();
     for (let i = 0; i < 10; i++) c.enqueue({ namespace: 'demo', name: `app-${i}` });
-    await until(() => finished === 10);
+    // Every worker holds its reconcile until the gate opens: more workers would all be in at once.
+    await waitFor('three reconciles running', () => running === 3);
+    g.open();
+    await waitFor('all ten reconciled', () => finished === 10);
     assert.equal(peak, 3);
     assert.equal(await metricValue(metrics, 'controller_runtime_max_concurrent_reconciles', { controller: 'test' }), 3);
   });
@@ -137,15 +146,15 @@ describe('Controller', () => {
     }, { concurrency: 4 });
     c.start();
     c.enqueue(web);
-    await until(() => calls === 1);
+    await waitFor('the first reconcile', () => calls === 1);
     c.enqueue(web);
     c.enqueue(web);
-    await sleep(20);
-    assert.equal(calls, 1);
-    g.open();
-    await until(() => calls === 2);
-    await sleep(20);
-    assert.equal(calls, 2);
+    await assertQuietWindow({
+      what: 'a second worker reconciled the key in flight', windowMs: 50, observe: () => calls,
+      control: () => g.open(), // the first one finishes: the key, changed meanwhile, runs again
+    });
+    await waitFor('the reconcile after the change', () => calls === 2 && c.isIdle());
+    assert.equal(calls, 2, 'two adds while in flight make one more reconcile');
     assert.equal(peak, 1);
   });
 
@@ -159,7 +168,7 @@ describe('Controller', () => {
     c.start();
     c.enqueue({ namespace: 'demo', name: 'bad' });
     c.enqueue({ namespace: 'demo', name: 'good' });
-    await until(() => seen.includes('good'));
+    await waitFor('the next key after the throw', () => seen.includes('good'));
   });
 
   it('waits for in-flight reconciles on stop, takes no new work meanwhile, and keeps what arrived for the next start', async () => {
@@ -175,19 +184,15 @@ describe('Controller', () => {
     });
     c.start();
     c.enqueue({ namespace: 'demo', name: 'slow' });
-    await until(() => seen.length === 1);
+    await waitFor('the slow reconcile', () => seen.length === 1);
     let stopped = false;
     const stopping = c.stop().then(() => (stopped = true));
     c.enqueue({ namespace: 'demo', name: 'late' });
-    await sleep(30);
-    assert.equal(stopped, false, 'stop() returned while a reconcile was running');
-    g.open();
+    await assertQuietWindow({ what: 'stop() returned while a reconcile was running', windowMs: 50, observe: () => stopped, control: () => g.open() });
     await stopping;
     assert.equal(finished, true);
-    await sleep(30);
-    assert.deepEqual(seen, ['slow'], 'nothing runs while stopped');
-    c.start();
-    await until(() => seen.includes('late'));
+    await assertQuietWindow({ what: 'a reconcile ran while stopped', windowMs: 50, observe: () => [...seen], control: () => c.start() });
+    await waitFor('the key enqueued while draining', () => seen.includes('late'));
     assert.deepEqual(seen, ['slow', 'late'], 'the key enqueued while draining waited for the next start');
   });
 
@@ -202,10 +207,10 @@ describe('Controller', () => {
     c.watches(children.asInformer(), (o) => (o.metadata.owner ? [{ namespace: o.metadata.namespace, name: o.metadata.owner }] : []));
     c.start();
     apps.emit('add', { metadata: { namespace: 'demo', name: 'web' } });
-    await until(() => seen.length === 1);
+    await waitFor('the add', () => seen.length === 1);
     children.emit('update', { metadata: { namespace: 'demo', name: 'svc', owner: 'api' } }, { metadata: { namespace: 'demo', name: 'svc', owner: 'old' } });
     children.emit('delete', { metadata: { namespace: 'demo', name: 'orphan' } });
-    await until(() => seen.length === 3);
+    await waitFor('the update (new and old owner) and the delete', () => seen.length === 3);
     assert.deepEqual(seen.sort(), ['demo/api', 'demo/old', 'demo/web']);
   });
 
@@ -221,7 +226,7 @@ describe('Controller', () => {
     const resynced = at('resynced', 1);
     apps.emit('update', resynced, resynced);
     apps.emit('update', at('spec', 2), at('spec', 1));
-    await until(() => seen.has('spec') && seen.has('resynced'));
+    await waitFor('the spec change and the resync', () => seen.has('spec') && seen.has('resynced'));
     assert.equal(seen.has('status-only'), false, 'an update that changed nothing it reads is skipped');
   });
 
@@ -234,10 +239,10 @@ describe('Controller', () => {
     apps.objects = [{ metadata: { namespace: 'a', name: 'one' } }, { metadata: { namespace: 'b', name: 'two' } }];
     c.watches(apps.asInformer(), (o) => [{ namespace: o.metadata.namespace, name: o.metadata.name }]);
     c.start();
-    await until(() => seen.size === 2);
+    await waitFor('both objects reconciled on start', () => seen.size === 2);
     seen.clear();
     c.enqueueAll();
-    await until(() => seen.size === 2);
+    await waitFor('both objects reconciled by enqueueAll', () => seen.size === 2);
   });
 
   it('reports the active workers while reconciles run', async () => {
@@ -250,11 +255,11 @@ describe('Controller', () => {
     c.start();
     c.enqueue({ namespace: 'demo', name: 'a' });
     c.enqueue({ namespace: 'demo', name: 'b' });
-    await until(() => started === 2);
+    await waitFor('two reconciles running', () => started === 2);
     assert.equal(await metricValue(metrics, 'controller_runtime_active_workers', { controller: 'test' }), 2);
     assert.equal(c.isIdle(), false);
     g.open();
-    await until(() => c.isIdle());
+    await waitFor('the workers to finish', () => c.isIdle());
     assert.equal(await metricValue(metrics, 'controller_runtime_active_workers', { controller: 'test' }), 0);
   });
 });

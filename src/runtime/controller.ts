@@ -7,6 +7,7 @@
 
 import { randomUUID } from 'node:crypto';
 
+import type { TimerClock } from './clock.ts';
 import type { Informer, KubeObject } from './informer.ts';
 import type { Logger } from './logging.ts';
 import type { OperatorMetrics, ReconcileObserver, ReconcileResult } from './metrics.ts';
@@ -43,7 +44,9 @@ export interface ControllerOptions {
   concurrency?: number;
   logger: Logger;
   metrics: OperatorMetrics;
-  queue?: Omit<WorkQueueOptions, 'hooks'>;
+  queue?: Omit<WorkQueueOptions, 'hooks' | 'clock'>;
+  /** What requeue delays and retry backoff are measured on (default: real time); tests step a manual one. */
+  clock?: TimerClock;
 }
 
 interface Primary {
@@ -73,7 +76,7 @@ export class Controller {
     this.metrics = opts.metrics;
     this.observer = opts.metrics.reconcileObserver(opts.name);
     this.observer.maxConcurrent(this.concurrency);
-    this.queueOptions = opts.queue ?? {};
+    this.queueOptions = { ...opts.queue, ...(opts.clock ? { clock: opts.clock } : {}) };
     this.queue = this.newQueue();
   }
 

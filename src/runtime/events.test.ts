@@ -2,13 +2,7 @@ import assert from 'node:assert/strict';
 import { ApiError, type KubeClient } from './client.ts';
 import { EventRecorder } from './events.ts';
 import type { ResourceKind } from '../util/kinds.ts';
-
-class ManualClock {
-  t = new Date('2026-03-01T10:00:00Z').getTime();
-  now(): Date {
-    return new Date(this.t);
-  }
-}
+import { ManualClock } from '../../test/support/manual-clock.ts';
 
 interface Written { op: 'create' | 'patch'; name: string; body: Record<string, unknown> }
 
@@ -44,7 +38,7 @@ class FakeClient {
 const app = { apiVersion: 'serverlessapp.io/v1alpha1', kind: 'ServerlessApp', metadata: { name: 'web', namespace: 'demo', uid: 'u-1' } };
 
 function setup() {
-  const clock = new ManualClock();
+  const clock = new ManualClock(new Date('2026-03-01T10:00:00Z'));
   const client = new FakeClient();
   const recorder = new EventRecorder(client.asClient(), { identity: 'pod-a', clock });
   return { clock, client, recorder };
@@ -73,7 +67,7 @@ describe('EventRecorder', () => {
     const { clock, client, recorder } = setup();
     recorder.record(app, 'Warning', 'WarmupRetry', 'GET / returned 503');
     await recorder.flush();
-    clock.t += 60_000;
+    clock.advance(60_000);
     recorder.record(app, 'Warning', 'WarmupRetry', 'GET / returned 503');
     recorder.record(app, 'Warning', 'WarmupRetry', 'GET / returned 503');
     await recorder.flush();
@@ -88,7 +82,7 @@ describe('EventRecorder', () => {
     recorder.record(app, 'Warning', 'WarmupRetry', 'GET / returned 503');
     recorder.record(app, 'Warning', 'WarmupRetry', 'GET / returned 500');
     await recorder.flush();
-    clock.t += 11 * 60_000;
+    clock.advance(11 * 60_000);
     recorder.record(app, 'Warning', 'WarmupRetry', 'GET / returned 503');
     await recorder.flush();
     assert.equal(client.events.size, 3);
@@ -99,7 +93,7 @@ describe('EventRecorder', () => {
     recorder.record(app, 'Normal', 'Scaled', 'minScale 2');
     await recorder.flush();
     client.events.clear();
-    clock.t += 1_000;
+    clock.advance(1_000);
     recorder.record(app, 'Normal', 'Scaled', 'minScale 2');
     await recorder.flush();
     assert.equal(client.events.size, 1);
@@ -115,7 +109,7 @@ describe('EventRecorder', () => {
     recorder.record(other, 'Normal', 'Tick', 'tick');
     await recorder.flush();
     assert.equal(client.events.size, 26, 'another object is not throttled');
-    clock.t += 5 * 60_000;
+    clock.advance(5 * 60_000);
     recorder.record(app, 'Normal', 'Tick', 'after a pause');
     await recorder.flush();
     assert.equal(client.events.size, 27);
@@ -131,7 +125,7 @@ describe('EventRecorder', () => {
   });
 
   it('drops what does not fit in its queue, counting every drop and logging them once a minute', async () => {
-    const clock = new ManualClock();
+    const clock = new ManualClock(new Date('2026-03-01T10:00:00Z'));
     const client = new FakeClient();
     const warnings: Array<Record<string, unknown>> = [];
     const drops: string[] = [];
@@ -140,7 +134,7 @@ describe('EventRecorder', () => {
     const appN = (i: number) => ({ ...app, metadata: { ...app.metadata, name: `web-${i}`, uid: `u-${i}` } });
     // Recording is synchronous and writing is not: 8 apps at once fill a queue of 3.
     for (let i = 0; i < 8; i++) recorder.record(appN(i), 'Normal', 'Ready', 'first version is ready');
-    clock.t += 61_000;
+    clock.advance(61_000);
     for (let i = 8; i < 10; i++) recorder.record(appN(i), 'Normal', 'Ready', 'first version is ready');
     await recorder.flush();
     assert.deepEqual(drops, Array(drops.length).fill('queue_full'));
@@ -168,7 +162,7 @@ describe('EventRecorder', () => {
   });
 
   it('drops what exceeds a namespace\'s share of the queue, while another namespace still gets in', async () => {
-    const clock = new ManualClock();
+    const clock = new ManualClock(new Date('2026-03-01T10:00:00Z'));
     const client = new FakeClient();
     const drops: Array<[string, string]> = [];
     const recorder = new EventRecorder(client.asClient(), { identity: 'pod-a', clock, maxPendingPerNamespace: 5, onDrop: (why, ns) => drops.push([why, ns]) });

@@ -8,6 +8,8 @@ import { KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { Informer, type InformerOptions } from './informer.ts';
 import { Kinds } from '../util/kinds.ts';
 import { reply } from '../testing/http.ts';
+import { ManualClock } from '../../test/support/manual-clock.ts';
+import { assertQuietWindow } from '../../test/support/quiet-window.ts';
 import { waitFor } from '../../test/support/wait.ts';
 
 interface ConfigMap extends KubernetesObject {
@@ -297,13 +299,13 @@ describe('Informer', () => {
   });
 
   it('resumes a watch the server closed from the last resourceVersion seen, bookmarks included, without relisting', async () => {
-    const inf = open();
+    const types: string[] = [];
+    const inf = open({ hooks: { onEvent: (t) => types.push(t) } });
     await inf.start();
     await waitFor('the watch', () => api.watches.length === 1);
     api.put('a', 'one', {});
     api.bookmark();
-    await waitFor('the add', () => events.length === 1);
-    await new Promise((r) => setTimeout(r, 50));
+    await waitFor('the add and the bookmark', () => events.length === 1 && types.includes('BOOKMARK'));
     api.closeWatches();
     await waitFor('a second watch', () => api.watchRequests().length === 2);
     assert.equal(api.watchRequests()[1]!.searchParams.get('resourceVersion'), '102');
@@ -338,19 +340,26 @@ describe('Informer', () => {
       reply(res, 410, { kind: 'Status', code: 410, reason: 'Gone', message: 'too old' });
       return true;
     };
-    const inf = open({ backoff: { initialMs: 5_000, maxMs: 5_000 } });
+    // On a clock that never moves, any backoff would wait forever: the relist must come at once.
+    const inf = open({ clock: new ManualClock() });
     await inf.start();
-    await waitFor('a second list', () => api.lists().length === 2, { timeoutMs: 1_000 });
+    await waitFor('a second list', () => api.lists().length === 2);
     assert.equal(inf.stats.restarts, 1);
   });
 
   it('aborts a watch that carries no traffic for watchdogMs, and relists', async () => {
     api.put('a', 'one', {});
     const reasons: string[] = [];
-    const inf = open({ watchdogMs: 200, hooks: { onRestart: (r) => reasons.push(r) } });
+    const clock = new ManualClock();
+    const inf = open({ watchdogMs: 200, clock, hooks: { onRestart: (r) => reasons.push(r) } });
     await inf.start();
+    await waitFor('the watch', () => api.watches.length === 1);
+    clock.advance(199);
+    assert.deepEqual(reasons, [], 'not before watchdogMs');
+    clock.advance(1);
     await waitFor('the watchdog restart', () => reasons.length === 1);
     assert.deepEqual(reasons, ['watchdog']);
+    clock.advance(fast.backoff!.maxMs);
     await waitFor('a relist and a new watch', () => api.lists().length === 2 && api.watches.length === 1);
     assert.equal(api.watches.length, 1, 'the stalled watch was closed');
     const listPorts = api.requests.flatMap((u, i) => (u.searchParams.get('watch') === 'true' ? [] : [api.clientPorts[i]]));
@@ -360,15 +369,21 @@ describe('Informer', () => {
   });
 
   it('keeps a watch that receives bookmarks alive past watchdogMs', async () => {
-    const inf = open({ watchdogMs: 300 });
+    const clock = new ManualClock();
+    let bookmarks = 0;
+    const reasons: string[] = [];
+    const inf = open({ watchdogMs: 300, clock, hooks: { onEvent: (t) => { if (t === 'BOOKMARK') bookmarks++; }, onRestart: (r) => reasons.push(r) } });
     await inf.start();
     await waitFor('the watch', () => api.watches.length === 1);
-    for (let i = 0; i < 6; i++) {
-      await new Promise((r) => setTimeout(r, 100));
+    for (let i = 1; i <= 6; i++) {
+      clock.advance(200);
       api.bookmark();
+      await waitFor(`bookmark ${i}`, () => bookmarks === i);
     }
-    assert.equal(inf.stats.restarts, 0);
+    assert.deepEqual(reasons, [], '1.2 s of a 300 ms watchdog passed, with a bookmark every 200 ms');
     assert.equal(api.watchRequests().length, 1);
+    clock.advance(300);
+    await waitFor('the watchdog, once the bookmarks stop', () => reasons.length === 1);
   });
 
   it('retries a failing list with backoff until it succeeds', async () => {
@@ -387,18 +402,26 @@ describe('Informer', () => {
       reply(res, 200, '');
       return true;
     };
-    const inf = open({ backoff: { initialMs: 100, maxMs: 100 } });
+    const clock = new ManualClock();
+    const inf = open({ backoff: { initialMs: 100, maxMs: 100 }, clock });
     await inf.start();
-    await new Promise((r) => setTimeout(r, 250));
-    assert.ok(api.watchRequests().length <= 4, `no hot loop: ${api.watchRequests().length} watches in 250 ms`);
-    assert.ok(inf.stats.restarts >= 1);
+    await waitFor('the first restart', () => inf.stats.restarts === 1);
+    // No hot loop: the next watch waits for the backoff, however long the window.
+    await assertQuietWindow({ what: 'a second watch before the backoff passed', windowMs: 100, observe: () => api.watchRequests().length, control: () => clock.advance(100) });
   });
 
   it('relists periodically and emits nothing when nothing changed', async () => {
     api.put('a', 'one', {});
-    const inf = open({ relistPeriodMs: 100 });
+    const clock = new ManualClock();
+    const inf = open({ relistPeriodMs: 100, clock });
     await inf.start();
-    await waitFor('two more lists', () => api.lists().length >= 3);
+    for (const lists of [2, 3]) {
+      await waitFor('the watch', () => api.watchRequests().length === lists - 1 && api.watches.length === 1);
+      clock.advance(99);
+      assert.equal(api.lists().length, lists - 1, 'not before the period');
+      clock.advance(1);
+      await waitFor(`list ${lists}`, () => api.lists().length === lists);
+    }
     assert.deepEqual(events, ['add a/one@101']);
     assert.equal(inf.stats.restarts, 0, 'a periodic relist is not a restart');
   });
@@ -456,8 +479,7 @@ describe('Informer', () => {
     const inf = open();
     inf.stop();
     await assert.rejects(inf.start(), /stopped before it synced/);
-    await new Promise((r) => setTimeout(r, 50));
-    assert.equal(api.requests.length, 0);
+    await assertQuietWindow({ what: 'the stopped informer contacted the server', windowMs: 50, observe: () => api.requests.length, control: () => open().start() });
   });
 
   it('closes its watch on stop', async () => {
@@ -466,7 +488,6 @@ describe('Informer', () => {
     await waitFor('the watch', () => api.watches.length === 1);
     inf.stop();
     await waitFor('the watch to close', () => api.watches.length === 0);
-    await new Promise((r) => setTimeout(r, 50));
-    assert.equal(api.watchRequests().length, 1);
+    await assertQuietWindow({ what: 'the stopped informer watched again', windowMs: 50, observe: () => api.watchRequests().length, control: () => open().start() });
   });
 });

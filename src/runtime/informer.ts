@@ -13,7 +13,7 @@
 // other request.
 
 import { ApiError, KubeClient, isNotFound } from './client.ts';
-import { type Clock, sleep, systemClock } from './clock.ts';
+import { type TimerClock, sleep, systemClock } from './clock.ts';
 import { apiVersionOf, type ResourceKind } from '../util/kinds.ts';
 import type { KubeConfigSource } from './kubeconfig.ts';
 import { createLogger, type Logger } from './logging.ts';
@@ -47,7 +47,8 @@ export interface InformerOptions<T> {
   backoff?: { initialMs: number; maxMs: number };
   logger?: Logger;
   hooks?: InformerHooks;
-  clock?: Clock;
+  /** Stamps events and times the watchdog, the relist period and the backoff (tests step a manual one). */
+  clock?: TimerClock;
   /** The kind's CRD may be missing: a 404 on list counts as synced and empty (see served()), and the list is retried with backoff. */
   optional?: boolean;
   /** An index key per object (e.g. its app): byIndex() finds objects without scanning the cache. */
@@ -85,7 +86,7 @@ export class Informer<T extends KubeObject> {
   readonly #backoff: { initialMs: number; maxMs: number };
   readonly #log: Logger;
   readonly #hooks: InformerHooks;
-  readonly #clock: Clock;
+  readonly #clock: TimerClock;
   readonly #cache = new Map<string, T>();
   readonly #index = new Map<string, Map<string, T>>();
   readonly #indexBy: ((obj: T) => string | undefined) | undefined;
@@ -187,22 +188,23 @@ export class Informer<T extends KubeObject> {
       try {
         if (resourceVersion === undefined) {
           const listed = await this.#relist(ns);
-          listedAt = performance.now();
+          listedAt = this.#nowMs();
           if (!this.#syncedScopes.has(ns)) {
             this.#syncedScopes.add(ns);
             onFirstSync();
           }
           if (listed === undefined) {
             // Not served (yet): look again later, as a CRD may be installed at any time.
-            await sleep(backoffMs(++unservedLists, this.#backoff), signal);
+            await sleep(backoffMs(++unservedLists, this.#backoff), signal, this.#clock);
             continue;
           }
           unservedLists = 0;
           resourceVersion = listed;
         }
         const started = performance.now();
-        const watch = await this.#watch(ns, resourceVersion, listedAt + this.#relistPeriodMs - started);
+        const watch = await this.#watch(ns, resourceVersion, listedAt + this.#relistPeriodMs - this.#nowMs());
         resourceVersion = watch.resourceVersion;
+        // Real time: a watch that closed at once is the server's doing, whatever a test's clock says.
         const short = watch.events === 0 && performance.now() - started < SHORT_WATCH_MS;
         if (watch.events > 0 || (watch.end === 'closed' && !short)) failures = 0;
         if (watch.end === 'closed' && short) failure = { reason: 'error', detail: 'the watch closed at once without any event' };
@@ -225,7 +227,7 @@ export class Informer<T extends KubeObject> {
         resourceVersion = undefined;
         const delay = backoffMs(++failures, this.#backoff);
         this.#restarted(failure.reason, ns, `${failure.detail}; relisting in ${delay} ms`);
-        await sleep(delay, signal);
+        await sleep(delay, signal, this.#clock);
       }
     }
   }
@@ -304,11 +306,11 @@ export class Informer<T extends KubeObject> {
     const onStop = () => finish('stopped');
     this.#stop.signal.addEventListener('abort', onStop);
     if (this.#stop.signal.aborted) onStop();
-    let watchdog = setTimeout(() => finish('watchdog'), this.#watchdogMs);
-    const relist = setTimeout(() => finish('relist'), Math.max(0, relistInMs));
+    let watchdog = this.#clock.setTimer(this.#watchdogMs, () => finish('watchdog'));
+    const relist = this.#clock.setTimer(Math.max(0, relistInMs), () => finish('relist'));
     const feed = () => {
-      clearTimeout(watchdog);
-      watchdog = setTimeout(() => finish('watchdog'), this.#watchdogMs);
+      watchdog.cancel();
+      watchdog = this.#clock.setTimer(this.#watchdogMs, () => finish('watchdog'));
     };
     try {
       const stream = await this.#client.watch(this.kind, ns, {
@@ -336,12 +338,16 @@ export class Informer<T extends KubeObject> {
     } catch (err) {
       if (end === undefined) throw err;
     } finally {
-      clearTimeout(watchdog);
-      clearTimeout(relist);
+      watchdog.cancel();
+      relist.cancel();
       this.#stop.signal.removeEventListener('abort', onStop);
       conn.abort();
     }
     return { resourceVersion, end, events };
+  }
+
+  #nowMs(): number {
+    return this.#clock.now().getTime();
   }
 
   #apply(event: WatchEvent): void {

@@ -8,7 +8,7 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { KubeClient } from './client.ts';
-import { systemClock, type Clock } from './clock.ts';
+import { systemClock, type TimerClock } from './clock.ts';
 import type { Controller } from './controller.ts';
 import { EventRecorder } from './events.ts';
 import { startHealthServers, type HealthServers } from './health.ts';
@@ -39,7 +39,7 @@ export interface ManagerOptions {
   metricsAddr?: string;
   probeAddr?: string;
   logger: Logger;
-  clock?: Clock;
+  clock?: TimerClock;
   userAgent?: string;
   /** Restart a watch that carried nothing for this long; default: the informer's. */
   watchdogMs?: number;
@@ -57,7 +57,7 @@ export class Manager {
   readonly client: KubeClient;
   readonly events: EventRecorder;
   readonly metrics: OperatorMetrics;
-  readonly clock: Clock;
+  readonly clock: TimerClock;
   readonly logger: Logger;
   readonly identity: string;
   readonly ports = { metrics: 0, probe: 0 };

@@ -1,16 +1,12 @@
 import assert from 'node:assert/strict';
+import { callbacksRun, ManualClock } from '../../test/support/manual-clock.ts';
 import { RetryLimiter, WorkQueue, type QueueMetricsHooks } from './workqueue.ts';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Resolves with the key if get() hands one out within `ms`, else with 'timeout' (the getter then stays parked). */
-function getWithin(q: WorkQueue, ms: number): Promise<string | undefined | 'timeout'> {
-  return Promise.race([q.get(), sleep(ms).then(() => 'timeout' as const)]);
-}
-
-/** Settles within `ms` with the promise's value, or 'pending'. */
-function peek<T>(p: Promise<T>, ms: number): Promise<T | 'pending'> {
-  return Promise.race([p, sleep(ms).then(() => 'pending' as const)]);
+/** A get() whose answer shows once promise callbacks have run: 'waiting' until the queue hands something out. */
+function parkedGet(q: WorkQueue): { key: string | undefined | 'waiting' } {
+  const probe: { key: string | undefined | 'waiting' } = { key: 'waiting' };
+  void q.get().then((k) => (probe.key = k));
+  return probe;
 }
 
 describe('WorkQueue', () => {
@@ -31,10 +27,12 @@ describe('WorkQueue', () => {
     const first = await q.get();
     q.add('a');
     assert.equal(q.length, 0, 'a dirty key in flight is not queued');
-    const second = q.get();
-    assert.equal(await peek(second, 20), 'pending');
+    const second = parkedGet(q);
+    await callbacksRun();
+    assert.equal(second.key, 'waiting');
     q.done(first!);
-    assert.equal(await peek(second, 20), 'a');
+    await callbacksRun();
+    assert.equal(second.key, 'a');
   });
 
   it('does not re-queue a processed key that was not added again', async () => {
@@ -42,7 +40,9 @@ describe('WorkQueue', () => {
     q.add('a');
     q.done((await q.get())!);
     assert.equal(q.length, 0);
-    assert.equal(await getWithin(q, 20), 'timeout');
+    const next = parkedGet(q);
+    await callbacksRun();
+    assert.equal(next.key, 'waiting');
   });
 
   it('hands keys to waiting workers in the order they were added', async () => {
@@ -55,24 +55,33 @@ describe('WorkQueue', () => {
   });
 
   it('adds delayed keys when their delay has passed, earliest first', async () => {
-    const q = new WorkQueue('t');
+    const clock = new ManualClock();
+    const q = new WorkQueue('t', { clock });
     q.addAfter('late', 60);
     q.addAfter('early', 20);
+    clock.advance(19);
     assert.equal(q.length, 0);
-    await sleep(40);
+    clock.advance(21);
     assert.equal(q.length, 1);
     assert.equal(await q.get(), 'early');
-    assert.equal(await getWithin(q, 100), 'late');
+    clock.advance(19);
+    assert.equal(q.length, 0);
+    clock.advance(1);
+    assert.equal(await q.get(), 'late');
   });
 
   it('keeps the earliest of several pending delays for one key', async () => {
-    const q = new WorkQueue('t');
+    const clock = new ManualClock();
+    const q = new WorkQueue('t', { clock });
     q.addAfter('a', 500);
     q.addAfter('a', 20);
     q.addAfter('a', 300);
-    assert.equal(await getWithin(q, 100), 'a');
+    clock.advance(20);
+    assert.equal(await q.get(), 'a');
     q.done('a');
-    assert.equal(await getWithin(q, 100), 'timeout', 'the later delays were merged into the earliest');
+    clock.advance(1_000);
+    assert.equal(q.length, 0, 'the later delays were merged into the earliest');
+    assert.equal(clock.pending, 0, 'no timer left for them');
   });
 
   it('adds at once when the delay is zero or negative', () => {
@@ -83,13 +92,17 @@ describe('WorkQueue', () => {
   });
 
   it('retries a failing key with exponential backoff and counts requeues until forgotten', async () => {
-    const q = new WorkQueue('t', { baseDelayMs: 10 });
+    const clock = new ManualClock();
+    const q = new WorkQueue('t', { baseDelayMs: 10, clock });
     q.addRateLimited('a');
     assert.equal(q.numRequeues('a'), 1);
+    clock.advance(9);
     assert.equal(q.length, 0);
-    assert.equal(await getWithin(q, 100), 'a');
+    clock.advance(1);
+    assert.equal(await q.get(), 'a');
     q.done('a');
     q.addRateLimited('a');
+    assert.equal(clock.nextTimerInMs(), 20, 'the second failure waits twice the base delay');
     q.addRateLimited('a');
     assert.equal(q.numRequeues('a'), 3);
     q.forget('a');
@@ -108,12 +121,14 @@ describe('WorkQueue', () => {
   });
 
   it('drops queued and delayed keys on shutdown', async () => {
-    const q = new WorkQueue('t');
+    const clock = new ManualClock();
+    const q = new WorkQueue('t', { clock });
     q.add('a');
     q.addAfter('b', 10);
     q.shutDown();
     assert.equal(q.length, 0);
-    await sleep(30);
+    assert.equal(clock.pending, 0, 'the delay timer is cancelled');
+    clock.advance(30);
     assert.equal(await q.get(), undefined);
   });
 
@@ -128,7 +143,7 @@ describe('WorkQueue', () => {
     let drained = false;
     const drain = q.drain().then(() => (drained = true));
     q.done(a);
-    await sleep(5);
+    await callbacksRun();
     assert.equal(drained, false, 'b is still in flight');
     q.done(b);
     await drain;
@@ -140,15 +155,15 @@ describe('WorkQueue', () => {
   });
 
   it('hands out keys round-robin over namespaces: a burst in one waits behind its own keys only', async () => {
-    let now = 0;
+    const clock = new ManualClock();
     const queued: number[] = [];
-    const q = new WorkQueue('t', { clock: { now: () => new Date(now) }, hooks: { onQueued: (s) => queued.push(s) } });
+    const q = new WorkQueue('t', { clock, hooks: { onQueued: (s) => queued.push(s) } });
     for (let i = 0; i < 1000; i++) q.add(`noisy/app-${i}`);
     q.add('noisy/app-0');
     q.add('victim/web');
     assert.equal(q.length, 1001, 'a re-added key is still queued once');
     const first = (await q.get())!;
-    now += 1_000;
+    clock.advance(1_000);
     const second = (await q.get())!;
     assert.deepEqual([first, second], ['noisy/app-0', 'victim/web']);
     assert.equal(queued[1], 1, 'the victim waited one key, not a thousand');
@@ -170,14 +185,14 @@ describe('WorkQueue', () => {
       onQueued: (s) => seen.queued.push(s),
       onWork: (s) => seen.work.push(s),
     };
-    let now = 1_000_000;
-    const q = new WorkQueue('t', { hooks, clock: { now: () => new Date(now) } });
+    const clock = new ManualClock();
+    const q = new WorkQueue('t', { hooks, clock });
     q.add('a');
     q.add('a');
     q.add('b');
-    now += 2_000;
+    clock.advance(2_000);
     const key = (await q.get())!;
-    now += 500;
+    clock.advance(500);
     assert.equal(q.unfinishedWorkSeconds(), 0.5);
     assert.equal(q.longestRunningProcessorSeconds(), 0.5);
     q.done(key);

@@ -8,7 +8,7 @@
 // Priority and Fairness queues per flow: a burst in one namespace waits behind
 // its own keys only, and another namespace's key is served within one round.
 
-import { type Clock, systemClock } from './clock.ts';
+import { type Timer, type TimerClock, systemClock } from './clock.ts';
 import { FairQueue } from './fair-queue.ts';
 
 /** setTimeout fires at once beyond 2^31-1 ms; longer delays re-arm in steps. */
@@ -34,13 +34,14 @@ export interface WorkQueueOptions {
   qps?: number;
   burst?: number;
   hooks?: QueueMetricsHooks;
-  clock?: Clock;
+  /** Reads now and sets the delay timer (a test's manual clock steps both). */
+  clock?: TimerClock;
 }
 
 export class WorkQueue {
   readonly name: string;
   readonly #hooks: QueueMetricsHooks;
-  readonly #clock: Clock;
+  readonly #clock: TimerClock;
   readonly #limiter: RetryLimiter;
 
   readonly #queue = new FairQueue();
@@ -53,7 +54,7 @@ export class WorkQueue {
   readonly #waiting = new Map<string, number>();
   #getters: Array<(key: string | undefined) => void> = [];
   #drainers: Array<() => void> = [];
-  #timer: NodeJS.Timeout | undefined;
+  #timer: Timer | undefined;
   #shuttingDown = false;
 
   constructor(name: string, opts: WorkQueueOptions = {}) {
@@ -129,7 +130,7 @@ export class WorkQueue {
   shutDown(): void {
     if (this.#shuttingDown) return;
     this.#shuttingDown = true;
-    clearTimeout(this.#timer);
+    this.#timer?.cancel();
     this.#timer = undefined;
     this.#waiting.clear();
     this.#queue.clear();
@@ -182,12 +183,12 @@ export class WorkQueue {
 
   /** One timer, for the earliest delayed key; it re-arms itself for the rest. */
   #armTimer(): void {
-    clearTimeout(this.#timer);
+    this.#timer?.cancel();
     this.#timer = undefined;
     if (this.#waiting.size === 0) return;
     const earliest = Math.min(...this.#waiting.values());
     const delay = Math.min(Math.max(0, earliest - this.#nowMs()), MAX_TIMER_MS);
-    this.#timer = setTimeout(() => this.#releaseDue(), delay);
+    this.#timer = this.#clock.setTimer(delay, () => this.#releaseDue());
     this.#timer.unref();
   }
 

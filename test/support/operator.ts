@@ -3,11 +3,11 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { parseConfig, type OperatorConfig } from '../../src/config.ts';
 import { createOperator, type Operator } from '../../src/operator.ts';
-import { OffsetClock, type Clock } from '../../src/runtime/clock.ts';
+import { OffsetClock, type TimerClock } from '../../src/runtime/clock.ts';
 import { createLogger } from '../../src/runtime/logging.ts';
 
 export interface RunningOperator extends Operator {
-  clock: Clock;
+  clock: TimerClock;
   stop(): Promise<void>;
 }
 
@@ -17,7 +17,7 @@ export function testKubeConfig(): KubeConfig {
   return kc;
 }
 
-export async function startOperator(overrides: Partial<OperatorConfig> = {}, opts: { clock?: Clock; kubeConfig?: KubeConfig; warmupBackoffMs?: number } = {}): Promise<RunningOperator> {
+export async function startOperator(overrides: Partial<OperatorConfig> = {}, opts: { clock?: TimerClock; kubeConfig?: KubeConfig; warmupBackoffMs?: number } = {}): Promise<RunningOperator> {
   const config: OperatorConfig = {
     ...parseConfig([], {}),
     leaderElect: false,
