@@ -3,23 +3,24 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { Registry } from 'prom-client';
 import { parseAddr, startHealthServers } from './health.ts';
+import { waitFor } from '../../test/support/wait.ts';
 
-/** Polls `url` until it answers `want`; fails naming the url, the status wanted and the last one seen. */
-async function answers(url: string, want: number, ms = 5_000): Promise<void> {
-  const deadline = performance.now() + ms;
+/** Waits until `url` answers `want`, naming the url, the status wanted and the last one seen. */
+async function answers(url: string, want: number): Promise<void> {
   let last: number | undefined;
-  while ((last = await fetch(url).then((r) => r.status)) !== want) {
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${url} to answer ${want}; last ${last}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await waitFor(`${url} to answer ${want}`, async () => (last = await fetch(url).then((r) => r.status)) === want)
+    .catch((e: Error) => { throw new Error(`${e.message}; last ${last}`); });
 }
 
-/** A separate process that probes `port` at each delay (ms after it starts) and prints what it got and when. */
+/**
+ * A separate process that probes `port` at each instant (ms after it starts) and prints what it got
+ * and when: the instants are the test's subject (0.2 s and 3.5 s into a block of this thread).
+ */
 const PROBER = `
 const [port, ...delays] = process.argv.slice(1).map(Number);
-const t0 = Date.now();
+const probe = () => fetch('http://127.0.0.1:' + port + '/healthz').then(async (res) => ({ status: res.status, body: await res.text(), at: Date.now() }));
 console.log('started');
-Promise.all(delays.map((d) => new Promise((r) => setTimeout(r, d)).then(() => fetch('http://127.0.0.1:' + port + '/healthz')).then(async (res) => ({ status: res.status, body: await res.text(), at: Date.now() }))))
+Promise.all(delays.map((d) => new Promise((resolve) => setTimeout(() => resolve(probe()), d))))
   .then((probes) => console.log(JSON.stringify(probes)));
 `;
 

@@ -60,6 +60,8 @@ describe('Lease records', () => {
 class FakeLeaseServer {
   lease: { metadata: Record<string, unknown>; spec?: LeaseSpec } | undefined;
   writes = 0;
+  /** Reads of the lease, by the port (the elector) that made them. */
+  readonly reads = new Map<number, number>();
   readonly #servers: Server[] = [];
   readonly #partitioned = new Set<number>();
   #rv = 1;
@@ -88,6 +90,7 @@ class FakeLeaseServer {
     let body = '';
     req.on('data', (c) => (body += c));
     req.on('end', () => {
+      if (req.method === 'GET') this.reads.set(port, (this.reads.get(port) ?? 0) + 1);
       if (req.method === 'GET') return this.lease ? send(res, 200, this.lease) : send(res, 404, { kind: 'Status', code: 404 });
       const sent = JSON.parse(body) as { metadata: Record<string, unknown>; spec?: LeaseSpec };
       if (req.method === 'POST' && this.lease) return send(res, 409, { kind: 'Status', code: 409, reason: 'AlreadyExists' });
@@ -166,8 +169,8 @@ describe('LeaderElector against a scripted API server', () => {
     const a = elector('a', portA);
     await waitFor('a to lead', () => a.isLeader());
     const b = elector('b', portB);
-    await new Promise((r) => setTimeout(r, 300));
-    assert.equal(b.isLeader(), false);
+    await waitFor('b to look at the lease twice, a retry period apart', () => (api.reads.get(portB) ?? 0) >= 2);
+    assert.equal(b.isLeader(), false, 'a standby does not take a lease its holder renews');
 
     api.partition(portA);
     const cutAt = performance.now();
@@ -186,8 +189,7 @@ describe('LeaderElector against a scripted API server', () => {
     await waitFor('a to lead', () => a.isLeader());
     const renewed = api.lease?.spec?.renewTime;
     const writes = api.writes;
-    await new Promise((r) => setTimeout(r, 350));
-    assert.ok(api.writes >= writes + 2, `renewed every retry period (${api.writes - writes} writes in 350 ms)`);
+    await waitFor('two renewals', () => api.writes >= writes + 2);
     assert.notEqual(api.lease?.spec?.renewTime, renewed);
     assert.equal(a.isLeader(), true);
   });
@@ -199,15 +201,23 @@ describe('LeaderElector against a scripted API server', () => {
     electors.push(a);
     let started!: () => void;
     const leading = new Promise<void>((r) => (started = r));
+    let stopping!: () => void;
+    const stoppingCalled = new Promise<void>((r) => (stopping = r));
+    let finishWork!: () => void;
+    const workFinished = new Promise<void>((r) => (finishWork = r));
     void a.run({
       onStartedLeading: () => started(),
       onStoppedLeading: async () => {
-        await new Promise((r) => setTimeout(r, 50));
+        stopping();
+        await workFinished;
         order.push(`stopped work; holder still ${api.lease?.spec?.holderIdentity}`);
       },
     });
     await leading;
-    await a.stop();
+    const stopped = a.stop();
+    await stoppingCalled;
+    finishWork();
+    await stopped;
     order.push(`released; holder '${api.lease?.spec?.holderIdentity}'`);
     assert.deepEqual(order, ['stopped work; holder still a', "released; holder ''"]);
     assert.equal(a.isLeader(), false);
