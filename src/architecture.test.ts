@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const src = new URL('.', import.meta.url).pathname;
 
@@ -65,6 +66,32 @@ function valueImports(file: string): string[] {
 }
 
 const layerOf = (path: string) => (path.includes('/') ? path.split('/')[0]! : '.');
+
+/**
+ * Where a test sleeps instead of waiting for what it means: a timer promise
+ * (node:timers/promises, or `new Promise((r) => setTimeout(r, ms))`). A test
+ * waits for a condition (test/support/wait.ts), steps a manual clock
+ * (test/support/manual-clock.ts) or watches a quiet window with a control
+ * (test/support/quiet-window.ts); a fault test's seeded timeline is
+ * test/support/schedule.ts. Only those helpers may hold a timer promise.
+ */
+function bareSleeps(text: string): string[] {
+  const forms = [
+    /\bfrom\s+'node:timers\/promises'/,
+    /\bimport\(\s*'node:timers\/promises'\s*\)/,
+    /new Promise\s*(<[^>]*>)?\s*\(\s*\(?\s*(\w+)\s*\)?\s*=>\s*\{?\s*setTimeout\s*\(\s*\2\b/,
+  ];
+  return text.split('\n').flatMap((line, i) => (forms.some((f) => f.test(line)) ? [`${i + 1}: ${line.trim()}`] : []));
+}
+
+/** Every test file of the project: src/**\/*.test.ts and test/**\/*.test.ts. */
+function testFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const path = join(dir, e.name);
+    if (e.isDirectory()) return e.name === 'node_modules' ? [] : testFiles(path);
+    return e.name.endsWith('.test.ts') ? [path] : [];
+  });
+}
 
 /** Allowances that point at a layer at or above the one allowed (ORDER from the bottom up). */
 function upwardAllowances(allowed: Record<string, string[]>): string[] {
@@ -143,6 +170,25 @@ describe('architecture', () => {
     };
     for (const file of graph.keys()) visit(file, []);
     assert.deepEqual(cycles, []);
+  });
+
+  it('no test sleeps: a test waits for a condition, steps a clock or watches a quiet window (test/support)', () => {
+    const root = resolve(src, '..');
+    const found = [...testFiles(src), ...testFiles(join(root, 'test'))]
+      .filter((f) => f !== fileURLToPath(import.meta.url)) // this file quotes the forms
+      .flatMap((f) => bareSleeps(readFileSync(f, 'utf8')).map((l) => `${relative(root, f)}:${l}`));
+    assert.deepEqual(found, []);
+  });
+
+  it('the sleep rule could fail: it finds each form of a timer promise', () => {
+    const sample = [
+      "import { setTimeout as sleep } from 'node:timers/promises';",
+      'await new Promise((r) => setTimeout(r, 500));',
+      'await new Promise<void>(resolve => { setTimeout(resolve, 20); });',
+      "const { setTimeout: delay } = await import('node:timers/promises');",
+      'setTimeout(() => child.kill(), 60_000); // a guard, not a sleep',
+    ].join('\n');
+    assert.deepEqual(bareSleeps(sample).map((l) => l.split(':')[0]), ['1', '2', '3', '4']);
   });
 
   it('has one write path: in controllers/ only children.ts writes to the API server (status goes through runtime/status.ts)', () => {

@@ -7,7 +7,6 @@
 // generation, and the app is Ready. 200 apps on the stand-in; 40 on the real
 // Knative, where each is a Deployment and a KWOK pod (FAULT_RESTART_APPS for more).
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { ServerlessApp } from '../../src/api/v1alpha1/serverlessapp.ts';
 import { KubeClient } from '../../src/runtime/client.ts';
 import { Kinds, type ResourceKind } from '../../src/util/kinds.ts';
@@ -15,6 +14,7 @@ import { startStandins, type Standins } from '../standin/standin.ts';
 import { app, readyTrue, type KnativeService } from '../support/apps.ts';
 import { freshNamespace, testEnv } from '../support/cluster.ts';
 import { OperatorProcess } from '../support/operator-process.ts';
+import { waitFor } from '../support/wait.ts';
 
 const APPS = Number(process.env.FAULT_RESTART_APPS ?? (process.env.ENVTEST_DATAPLANE === 'off' ? 200 : 40));
 const IN_FLIGHT = 16;
@@ -53,7 +53,7 @@ describe('API server restart mid-rollout (fault injection)', function () {
       while (next < APPS) {
         const a = specs[next++]!;
         if (next === restartAfter) restart = timed(() => testEnv().restartApiServer());
-        await withRetries(() => client.apply(a));
+        await withRetries(`the apply of ${a.metadata.name}`, () => client.apply(a));
       }
     };
     const started = performance.now();
@@ -62,13 +62,8 @@ describe('API server restart mid-rollout (fault injection)', function () {
     const backAt = performance.now();
 
     let pending: string[] = [];
-    const deadline = performance.now() + 180_000;
-    do {
-      pending = await halfApplied(specs);
-      if (pending.length === 0) break;
-      await sleep(500);
-    } while (performance.now() < deadline);
-    assert.deepEqual(pending.slice(0, 10), [], `${pending.length} apps not converged, e.g. the above`);
+    await waitFor(`all ${APPS} apps to converge after the restart`, async () => (pending = await halfApplied(specs)).length === 0, { timeoutMs: 180_000, intervalMs: 500 })
+      .catch((e: Error) => { throw new Error(`${e.message}: ${pending.length} apps not converged, e.g. ${pending.slice(0, 10).join('; ')}`); });
     assert.ok(op!.alive, 'the operator survived the restart');
     console.log(`      API server down and back in ${downMs} ms after ${restartAfter} creates; all ${APPS} apps converged ${Math.round(performance.now() - backAt)} ms after it was back (${Math.round(performance.now() - started)} ms in all)`);
   });
@@ -122,14 +117,6 @@ async function timed(fn: () => Promise<void>): Promise<number> {
 }
 
 /** A user's client keeps trying while the API server is away. */
-async function withRetries<T>(fn: () => Promise<T>, timeoutMs = 60_000): Promise<T> {
-  const deadline = performance.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await fn();
-    } catch (e) {
-      if (performance.now() > deadline) throw e;
-      await sleep(200);
-    }
-  }
+function withRetries<T extends object>(what: string, fn: () => Promise<T>): Promise<T> {
+  return waitFor(what, fn, { timeoutMs: 60_000, intervalMs: 200 }) as Promise<T>;
 }

@@ -8,7 +8,6 @@
 // Knative's validating webhook: those drifts are counted as refused (the
 // drifter never got through), and the template must still be the operator's.
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiError, KubeClient } from '../../src/runtime/client.ts';
 import { Kinds } from '../../src/util/kinds.ts';
 import { startStandins, type Standins } from '../standin/standin.ts';
@@ -17,6 +16,7 @@ import { freshNamespace, testEnv } from '../support/cluster.ts';
 import { OperatorProcess } from '../support/operator-process.ts';
 import { waitForAppExplained } from './support/diagnose.ts';
 import { seedFor, type Random } from './support/seeded.ts';
+import { pause } from '../support/schedule.ts';
 import { waitFor } from '../support/wait.ts';
 
 const APPS = ['c0', 'c1', 'c2', 'c3'];
@@ -82,14 +82,14 @@ describe('concurrent writers against the operator (fault injection)', function (
           await applyApp(app(ns, name, spec(name, e)));
           last.set(name, e);
           counts.edits++;
-          await sleep(rng.int(20, 150));
+          await pause(rng.int(20, 150));
         }
       })(),
       (async () => {
         while (performance.now() < until) {
           if (await drift(rng, foreign) === 'refused') counts.refused++;
           counts.drifts++;
-          await sleep(rng.int(10, 80));
+          await pause(rng.int(10, 80));
         }
       })(),
     ]);

@@ -8,7 +8,6 @@
 // On the rig's real Knative each trial waits for real revisions (KWOK pods),
 // so the default is 12 trials (FAULT_KILL_TRIALS for more).
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { startStandins, type Standins } from '../standin/standin.ts';
 import { app, applyApp, getApp, getKsvc, readyTrue, type AppSpec } from '../support/apps.ts';
 import { freshNamespace, testEnv } from '../support/cluster.ts';
@@ -16,6 +15,7 @@ import { OperatorProcess } from '../support/operator-process.ts';
 import { describeFlow, expectedEnd, planFlow, UNSCHEDULABLE, type Edit, type Expected, type Flow } from './support/canary-flows.ts';
 import { History } from './support/history.ts';
 import { seedFor } from './support/seeded.ts';
+import { atInstant, pause } from '../support/schedule.ts';
 import { waitFor } from '../support/wait.ts';
 
 const TRIALS = Number(process.env.FAULT_KILL_TRIALS ?? 12);
@@ -84,7 +84,7 @@ describe('operator SIGKILLed during canary flows (fault injection)', function ()
    */
   async function runTrial(flow: Flow): Promise<{ recoveryMs: number; interrupted: boolean }> {
     const start = performance.now();
-    const at = (ms: number) => sleep(Math.max(0, start + ms - performance.now()));
+    const at = (ms: number) => atInstant(start + ms);
     let readyAt = 0;
     let editedAt = 0;
     let interrupted = false;
@@ -102,7 +102,7 @@ describe('operator SIGKILLed during canary flows (fault injection)', function ()
         interrupted = done.length < flow.edits.length || (await endStateMismatch(flow.app, expectedEnd({ ...flow, edits: done }))) !== '';
         const exit = await op.kill('SIGKILL');
         assert.equal(exit.signal, 'SIGKILL', `the operator died by itself before the kill: ${JSON.stringify(exit)}`);
-        await sleep(flow.deadForMs);
+        await pause(flow.deadForMs);
         await startOperator();
         readyAt = performance.now();
       })(),

@@ -5,13 +5,13 @@
 // watches were silent must be applied.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { startStandins, type Standins } from '../standin/standin.ts';
 import { app, applyApp, getApp, getKsvc, readyTrue } from '../support/apps.ts';
 import { freshNamespace, testEnv } from '../support/cluster.ts';
 import { OperatorProcess } from '../support/operator-process.ts';
 import { StallingProxy, kubeconfigTarget, kubeconfigThroughProxy } from '../support/proxy.ts';
 import { waitForAppExplained } from './support/diagnose.ts';
+import { atInstant } from '../support/schedule.ts';
 import { waitFor } from '../support/wait.ts';
 
 const WATCHDOG_MS = 10_000;
@@ -46,11 +46,13 @@ describe('stalled watches (fault injection)', function () {
     await waitForAppExplained(ns, 'shop', readyTrue, 'v1 ready', 120_000);
 
     const wallStalledAt = Date.now();
+    const stalledAt = performance.now();
     proxy.stallStreams({ quietMs: QUIET_MS });
     // Every watch open now is older than QUIET_MS when this edit's events reach it, so they are swallowed;
     // none of them can have been replaced yet: the earliest watchdog fires WATCHDOG_MS after the watch's
     // last traffic, and a watch is recycled by the server within 0.75 * WATCHDOG_MS.
-    await sleep(QUIET_MS + 200);
+    // The stall is defined by time (the proxy's QUIET_MS), so the edit is scheduled by it.
+    await atInstant(stalledAt + QUIET_MS + 200);
     const editedAt = performance.now();
     await applyApp(app(ns, 'shop', { container: { image: 'shop:2' }, ingress: { hosts: [`shop.${ns}.example.com`] } }));
 

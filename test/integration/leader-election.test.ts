@@ -43,6 +43,10 @@ describe('LeaderElector against a real API server (integration)', function () {
 
   const lease = () => testEnv().kubeConfig().makeApiClient(CoordinationV1Api).readNamespacedLease({ name: 'operator-lock', namespace: ns });
 
+  /** Waits until the holder renewed the lease a retry period past `since` (ms): a standby started by then has tried, and found it held. */
+  const renewedPast = (since: number, what: string) =>
+    waitFor(what, async () => Date.parse(String((await lease()).spec?.renewTime)) > since + timing.retryPeriodMs);
+
   beforeEach(async () => {
     ns = await freshNamespace('leader-election');
     electors = [];
@@ -59,7 +63,11 @@ describe('LeaderElector against a real API server (integration)', function () {
     const a = candidate('a');
     const b = candidate('b');
     await waitFor('a leader', () => a.isLeader() || b.isLeader(), { intervalMs: 20 });
-    await new Promise((r) => setTimeout(r, 2 * timing.leaseDurationMs));
+    // Held past a whole lease duration: the other candidate's tries all found a live lease.
+    await waitFor('the lease renewed a lease duration past its acquisition', async () => {
+      const spec = (await lease()).spec;
+      return Date.parse(String(spec?.renewTime)) > Date.parse(String(spec?.acquireTime)) + timing.leaseDurationMs;
+    });
     assert.equal([a, b].filter((e) => e.isLeader()).length, 1);
     assert.equal(maxConcurrentLeaders(), 1);
     const l = await lease();
@@ -75,8 +83,9 @@ describe('LeaderElector against a real API server (integration)', function () {
   it('hands over at once when the leader stops and releases the lease', async () => {
     const a = candidate('a');
     await waitFor('a to lead', () => a.isLeader(), { intervalMs: 20 });
+    const bStartedAt = Date.now();
     const b = candidate('b');
-    await new Promise((r) => setTimeout(r, 500));
+    await renewedPast(bStartedAt, 'a to renew while b tries');
     assert.equal(b.isLeader(), false);
 
     const stoppedAt = performance.now();
@@ -93,8 +102,9 @@ describe('LeaderElector against a real API server (integration)', function () {
   it('takes over from a killed leader only once its lease has expired', async () => {
     child = spawnCandidate('killed', ns);
     await waitForLine(child, 'LEADING');
+    const bStartedAt = Date.now();
     const b = candidate('b');
-    await new Promise((r) => setTimeout(r, 500));
+    await renewedPast(bStartedAt, 'the child leader to renew while b tries');
     assert.equal(b.isLeader(), false);
 
     child.kill('SIGKILL');

@@ -8,6 +8,7 @@ import { Kinds } from '../../src/util/kinds.ts';
 import { createLogger } from '../../src/runtime/logging.ts';
 import { Manager, type ManagerOptions } from '../../src/runtime/manager.ts';
 import { freshNamespace, testEnv } from '../support/cluster.ts';
+import { assertQuietWindow } from '../support/quiet-window.ts';
 import { waitFor } from '../support/wait.ts';
 
 interface ConfigMap {
@@ -18,14 +19,12 @@ interface ConfigMap {
 }
 
 interface Lease {
-  spec: { holderIdentity?: string; leaseDurationSeconds?: number; renewTime?: string; leaseTransitions?: number };
+  spec: { holderIdentity?: string; leaseDurationSeconds?: number; acquireTime?: string; renewTime?: string; leaseTransitions?: number };
 }
 
 const logger = createLogger({ level: process.env.OPERATOR_LOG_LEVEL ?? 'info', silent: !process.env.OPERATOR_LOG_LEVEL });
 
 const kubeConfig = (): KubeConfig => testEnv().kubeConfig();
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const managers: Manager[] = [];
 
@@ -123,7 +122,9 @@ describe('Manager against the API server', function () {
     await Promise.all([a.start(), b.start()]);
 
     const leader = await waitFor('a leader', () => [a, b].find((m) => m.isLeader()), { intervalMs: 25 });
-    await sleep(600);
+    // Renewed a retry period past now: the other replica has tried since, and found the lease held.
+    const since = Date.now() + election.retryPeriodMs;
+    await waitFor('a renewal of the lease', async () => Date.parse((await client.get<Lease>(Kinds.Lease, ns, 'rt-test'))?.spec.renewTime ?? '') > since);
     assert.equal([a, b].filter((m) => m.isLeader()).length, 1, 'exactly one leader');
     const standby = leader === a ? b : a;
     const lease = await client.get<Lease>(Kinds.Lease, ns, 'rt-test');
@@ -136,16 +137,20 @@ describe('Manager against the API server', function () {
     await client.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'one', namespace: ns }, data: {} });
     const [leaderSeen, standbySeen] = leader === a ? [seenA, seenB] : [seenB, seenA];
     await waitFor('the leader reconciles', () => leaderSeen.some((r) => r.name === 'one'), { intervalMs: 25 });
-    await sleep(200);
-    assert.equal(standbySeen.length, 0, 'the standby does not reconcile');
-
-    const stoppedAt = Date.now();
-    await leader.stop();
+    // The standby does not reconcile; the window's control is the handover, after which it must.
+    let stoppedAt = 0;
+    let stopped: Promise<void> | undefined;
+    await assertQuietWindow({
+      what: 'the standby reconciled while the other replica led', windowMs: 500, observe: () => standbySeen.length,
+      control: () => { stoppedAt = Date.now(); stopped = leader.stop(); },
+    });
+    await stopped;
     await waitFor('the standby takes over', () => standby.isLeader(), { intervalMs: 25 });
-    const tookMs = Date.now() - stoppedAt;
+    // When the standby took the lease, as the API server stored it.
+    const tookMs = Date.parse((await client.get<Lease>(Kinds.Lease, ns, 'rt-test'))?.spec.acquireTime ?? '') - stoppedAt;
     assert.ok(tookMs < 2_000, `took over ${tookMs} ms after a release; a lease that expired would take ${election.leaseDurationMs} ms`);
     // On taking over, the new leader reconciles everything it already has cached.
-    await waitFor('the new leader reconciles', () => standbySeen.some((r) => r.name === 'one'), { intervalMs: 25 });
+    assert.ok(standbySeen.some((r) => r.name === 'one'), 'the new leader reconciled what it had cached');
     assert.deepEqual(lost, [], 'a voluntary release is not a lost leadership');
     await leader.stop();
   });
