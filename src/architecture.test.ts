@@ -65,6 +65,9 @@ function valueImports(file: string): string[] {
   return out;
 }
 
+/** A call of one of the API client's writing methods (runtime/client.ts), on whatever holds the client. */
+const WRITE = /\bclient(\.(apply|create|delete|mergePatch|patch|update)|\[\w+\])\(/;
+
 const layerOf = (path: string) => (path.includes('/') ? path.split('/')[0]! : '.');
 
 /**
@@ -191,10 +194,20 @@ describe('architecture', () => {
     assert.deepEqual(bareSleeps(sample).map((l) => l.split(':')[0]), ['1', '2', '3', '4']);
   });
 
-  it('has one write path: in controllers/ only children.ts writes to the API server (status goes through runtime/status.ts)', () => {
-    const writers = sources(join(src, 'controllers'))
-      .filter((f) => /\bclient\.(apply|create|delete|mergePatch|patch|update)\(/.test(readFileSync(f, 'utf8')))
-      .map((f) => relative(src, f));
-    assert.deepEqual(writers, ['controllers/children.ts']);
+  it('has one write path: in all of src/, only these files write to the API server, each for its own kind of write', () => {
+    const writers = files.filter((f) => WRITE.test(readFileSync(join(src, f), 'utf8'))).sort();
+    assert.deepEqual(writers, [
+      'cli/kubectl-sapp.ts', // the user's own edit (kubectl sapp retry/promote), as kubectl would make it
+      'controllers/children.ts', // every rendered child, and the app's finalizer
+      'runtime/events.ts', // Events
+      'runtime/leader-election.ts', // the Lease
+      'runtime/status.ts', // every status, through one writer that skips no-op writes
+    ]);
+  });
+
+  it('the write path rule could fail: it finds a write through any client', () => {
+    const lines = ['await this.client.apply(obj)', 'mgr.client.delete(kind, ns, name)', 'await this.#client.create(kind, lease)', 'this.#client[verb](Kinds.Lease, lease)'];
+    assert.deepEqual(lines.filter((line) => !WRITE.test(line)), []);
+    assert.equal(WRITE.test('await this.client.get(kind, ns, name)'), false);
   });
 });

@@ -115,13 +115,17 @@ describe('render', () => {
     }
 
     it('keeps the operator\'s labels and annotations over the app\'s pod labels and annotations', () => {
-      const app = container({ podLabels: { team: 'a' }, podAnnotations: { 'prometheus.io/scrape': 'true' } });
+      // The app asks for the operator's own keys too: the rendered object keeps the operator's values.
+      const app = container({
+        podLabels: { team: 'a', 'serverlessapp.io/version': 'mine' },
+        podAnnotations: { 'prometheus.io/scrape': 'true', 'autoscaling.knative.dev/metric': 'rps' },
+      });
       const t = ksvcOf(app).spec!.template!.metadata!;
       assert.equal(t.labels!['team'], 'a');
       assert.equal(t.labels!['serverlessapp.io/version'], versionOf(app.spec));
       assert.equal(t.annotations!['prometheus.io/scrape'], 'true');
       assert.equal(t.annotations!['autoscaling.knative.dev/metric'], 'concurrency');
-      const p = isvcOf(model({ podLabels: { team: 'a' }, podAnnotations: { x: 'y' } })).spec.predictor as { labels: Record<string, string>; annotations: Record<string, string> };
+      const p = isvcOf(model({ podLabels: { team: 'a', 'serverlessapp.io/app': 'other' }, podAnnotations: { x: 'y' } })).spec.predictor as { labels: Record<string, string>; annotations: Record<string, string> };
       assert.equal(p.labels['team'], 'a');
       assert.equal(p.labels['serverlessapp.io/app'], 'fraud');
       assert.deepEqual(p.annotations, { x: 'y' });
