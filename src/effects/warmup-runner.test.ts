@@ -8,14 +8,12 @@ import { waitFor } from '../../test/support/wait.ts';
 
 const target = { key: 'team-a/shop', version: 'v2', revision: 'shop-abc', namespace: 'team-a', app: 'shop' };
 
+/** The target's progress once it reaches `phase`. */
 function until(runner: WarmupRunner, phase: WarmupProgress['phase']): Promise<WarmupProgress> {
-  return new Promise((resolve, reject) => {
-    const t = setInterval(() => {
-      const task = runner.current(target.key);
-      const p = task?.version === target.version && task.revision === target.revision ? task.progress : undefined;
-      if (p?.phase === phase) { clearInterval(t); resolve(p); }
-    }, 5);
-    setTimeout(() => { clearInterval(t); reject(new Error(`never reached ${phase}`)); }, 5000);
+  return waitFor(`the warmup to reach ${phase}`, () => {
+    const task = runner.current(target.key);
+    const p = task?.version === target.version && task.revision === target.revision ? task.progress : undefined;
+    return p?.phase === phase ? p : undefined;
   });
 }
 
