@@ -7,9 +7,9 @@
 // (the tail) so a test can show what it said before it failed.
 import { freePorts } from '../envtest/controlplane.ts';
 import { imageLaunch } from './image-launch.ts';
+import { waitFor } from './wait.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { dirname, join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -121,13 +121,8 @@ export class OperatorProcess {
 
   /** Resolves once /readyz answers 200 (its caches have synced); rejects if it exits first. */
   async waitReady(timeoutMs = 60_000): Promise<void> {
-    const deadline = performance.now() + timeoutMs;
-    while (performance.now() < deadline) {
-      if (!this.alive) throw new Error(`the operator exited (${JSON.stringify(this.exit)}) before it was ready:\n${this.output().slice(-20).join('\n')}`);
-      if (await this.ready()) return;
-      await sleep(25);
-    }
-    throw new Error(`the operator was not ready after ${timeoutMs} ms:\n${this.output().slice(-20).join('\n')}`);
+    await waitFor('the operator to be ready (/readyz 200)', () => this.ready(), { timeoutMs, intervalMs: 25, giveUpIf: () => this.gone() })
+      .catch((e: Error) => { throw new Error(`${e.message}:\n${this.output().slice(-20).join('\n')}`); });
   }
 
   async ready(): Promise<boolean> {
@@ -147,18 +142,22 @@ export class OperatorProcess {
    * was still busy after `timeoutMs`, or if the operator exits.
    */
   async waitIdle(timeoutMs = 60_000): Promise<void> {
-    const deadline = performance.now() + timeoutMs;
     let quiet = 0;
     let busy = '';
-    while (quiet < 2) {
-      if (!this.alive) throw new Error(`the operator exited (${JSON.stringify(this.exit)}) while waiting for it to be idle:\n${this.output().slice(-20).join('\n')}`);
-      if (performance.now() > deadline) throw new Error(`the operator was still busy after ${timeoutMs} ms: ${busy}`);
+    await waitFor('the operator to be idle (no queued or running work at two reads in a row)', async () => {
       const samples = await this.metrics();
       const working = samples.filter((m) => (m.name === 'workqueue_depth' || m.name === 'controller_runtime_active_workers') && m.value > 0);
       busy = working.map((m) => `${m.name}${JSON.stringify(m.labels)} ${m.value}`).join(', ');
       quiet = working.length === 0 ? quiet + 1 : 0;
-      await sleep(25);
-    }
+      return quiet >= 2;
+    }, { timeoutMs, intervalMs: 25, giveUpIf: () => this.gone() }).catch((e: Error) => {
+      throw new Error(`${e.message}${busy ? `; still busy: ${busy}` : ''}${this.alive ? '' : `:\n${this.output().slice(-20).join('\n')}`}`);
+    });
+  }
+
+  /** Why waiting on it is hopeless: it exited (how), or undefined while it runs. */
+  private gone(): string | undefined {
+    return this.alive ? undefined : `the operator exited (${JSON.stringify(this.exit)})`;
   }
 
   /** The /metrics samples, by name and labels. */

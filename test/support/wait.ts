@@ -13,6 +13,8 @@ export interface WaitOptions {
   timeoutMs?: number;
   /** The longest pause between two looks; looks start 5 ms apart and back off to it. Default 100 ms. */
   intervalMs?: number;
+  /** Gives up at once when this names a reason (the process waited on has exited): no deadline can help then. */
+  giveUpIf?: () => string | undefined;
 }
 
 /**
@@ -21,10 +23,12 @@ export interface WaitOptions {
  * with an error naming `what`, and the last error when there was one.
  */
 export async function waitFor<T>(what: string, fn: () => T | Promise<T>, opts: WaitOptions = {}): Promise<Exclude<T, undefined | null | false>> {
-  const { timeoutMs = 30_000, intervalMs = 100 } = opts;
+  const { timeoutMs = 30_000, intervalMs = 100, giveUpIf } = opts;
   const deadline = performance.now() + timeoutMs;
   let lastError: unknown;
   for (let pause = Math.min(5, intervalMs); ; pause = Math.min(pause * 2, intervalMs)) {
+    const hopeless = giveUpIf?.();
+    if (hopeless) throw new Error(`gave up waiting for ${what}: ${hopeless}`);
     try {
       const value = await fn();
       if (value !== undefined && value !== null && value !== false) return value as Exclude<T, undefined | null | false>;
