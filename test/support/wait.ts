@@ -5,9 +5,6 @@
 // the last error it saw, so a slow run and a stuck one read differently.
 import { setTimeout as sleep } from 'node:timers/promises';
 
-/** Time the real data plane may take under load (a revision Ready, a route programmed), before a wait gives up. */
-export const DATA_PLANE_MS = 180_000;
-
 export interface WaitOptions {
   /** Default 30 s: far above what any local condition needs, below mocha's 60 s per test, so the helper's message is the one shown. */
   timeoutMs?: number;
