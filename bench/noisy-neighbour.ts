@@ -24,6 +24,7 @@ import { AuditTail } from './audit-tail.ts';
 import { SlimWatch } from './watch.ts';
 import { BENCH_USER_AGENT, OPERATOR_USER_AGENT, type BenchEnv } from './environment.ts';
 import { percentile, round, sleep } from './stats.ts';
+import { editPath, summarizePaths, type EditPath } from './edit-path.ts';
 import { benchApp, forEachBounded, imageOf, keyOf, type AppRef } from './workload.ts';
 
 export const VICTIM = 'victim';
@@ -60,6 +61,8 @@ export interface PhaseFigures {
   /** Per namespace: reconciles, and seconds its keys waited in the work queue (where the operator exports them). */
   reconcilesByNamespace?: Record<string, number>;
   queueWaitByNamespace?: Record<string, number>;
+  /** Each edit's time split between the API server, the app's own earlier writes and the rest (bench/edit-path.ts). */
+  editPaths: EditPath[];
   noisyWrites: number;
 }
 
@@ -189,22 +192,22 @@ function operatorWritesOf(audit: AuditTail, ref: AppRef, since: Date): AuditWrit
 /** A write of the app's Knative Service or VirtualService itself (not a subresource) that the API server took. */
 const isTrafficWrite = (x: AuditWrite) => (x.resource === 'services' && x.apiGroup === 'serving.knative.dev' || x.resource === 'virtualservices') && !x.subresource && (x.code ?? 200) < 400;
 
-/** The audit log's time of the operator's first write of the app's Knative Service or VirtualService after `since`. */
-async function trafficWriteAfter(audit: AuditTail, ref: AppRef, since: Date, deadline: number): Promise<Date | undefined> {
+/** The operator's first write of the app's Knative Service or VirtualService after `since` (the audit log's record). */
+async function trafficWriteAfter(audit: AuditTail, ref: AppRef, since: Date, deadline: number): Promise<AuditWrite | undefined> {
   while (performance.now() < deadline) {
     const w = operatorWritesOf(audit, ref, since).find(isTrafficWrite);
-    if (w) return w.timestamp;
+    if (w) return w;
     await sleep(50);
   }
   return undefined;
 }
 
-/** The time the API server received the bench's write of the app sent at `sent` (the edit as the API server saw it). */
-async function editAccepted(audit: AuditTail, ref: AppRef, sent: Date): Promise<Date> {
+/** The API server's record of the bench's write of the app sent at `sent` (the edit as the API server saw it). */
+async function editAccepted(audit: AuditTail, ref: AppRef, sent: Date): Promise<AuditWrite> {
   for (;;) {
     // The audit line can land just after the response: wait for this write's own line, never take an older one.
     const w = audit.writes().find((x) => x.userAgent.startsWith(BENCH_USER_AGENT) && x.resource === 'serverlessapps' && x.namespace === ref.namespace && x.name === ref.name && !x.subresource && x.timestamp >= sent);
-    if (w) return w.timestamp;
+    if (w) return w;
     await sleep(20);
   }
 }
@@ -234,6 +237,7 @@ async function phase(env: BenchEnv, op: OperatorProcess, refs: AppRef[], audit: 
   // A refused noisy write ends the phase with its error (not an unhandled rejection).
   const noisy = noise ? (async () => { while (!stopNoise) noisyWrites += await noise(); })().catch((err: unknown) => { noiseFailed = err; }) : undefined;
   const editsMs: number[] = [];
+  const editPaths: EditPath[] = [];
   let editTimeouts = 0;
   try {
     for (let k = 0; k < edits && noiseFailed === undefined; k++) {
@@ -246,13 +250,16 @@ async function phase(env: BenchEnv, op: OperatorProcess, refs: AppRef[], audit: 
       // Milliseconds (JS) against the audit log's microseconds, same clock: one before the request is received.
       const sent = new Date(Date.now() - 1);
       await env.client.apply(edit);
-      const accepted = await editAccepted(audit, ref, sent);
+      const acceptedWrite = await editAccepted(audit, ref, sent);
+      const accepted = acceptedWrite.timestamp;
       const written = await trafficWriteAfter(audit, ref, accepted, performance.now() + EDIT_TIMEOUT_MS);
       if (!written) {
         editTimeouts++;
         log(`edit ${k + 1} of ${keyOf(ref)}: no write of its Knative Service or VirtualService by the operator within ${EDIT_TIMEOUT_MS / 1000} s\n    ${await whyNoTrafficWrite(env, audit, ref, edit, accepted)}`);
+      } else {
+        editPaths.push(editPath(acceptedWrite, written, operatorWritesOf(audit, ref, accepted)));
       }
-      editsMs.push(written ? Math.max(0, written.getTime() - accepted.getTime()) : EDIT_TIMEOUT_MS);
+      editsMs.push(written ? Math.max(0, written.timestamp.getTime() - accepted.getTime()) : EDIT_TIMEOUT_MS);
     }
   } finally {
     stopNoise = true;
@@ -264,7 +271,7 @@ async function phase(env: BenchEnv, op: OperatorProcess, refs: AppRef[], audit: 
   const byNamespace = increase(after.byNamespace, before.byNamespace);
   const reconciles = increase(after.reconciles, before.reconciles), queueWait = increase(after.queueWait, before.queueWait);
   return {
-    editsMs, editTimeouts, healthMs: h.ms, healthFailures: h.failures, seconds: (performance.now() - started) / 1000,
+    editsMs, editPaths, editTimeouts, healthMs: h.ms, healthFailures: h.failures, seconds: (performance.now() - started) / 1000,
     cpuSeconds: round(after.total - before.total, 3), ...(byNamespace ? { cpuByNamespace: byNamespace } : {}), noisyWrites,
     ...(reconciles ? { reconcilesByNamespace: reconciles } : {}), ...(queueWait ? { queueWaitByNamespace: queueWait } : {}),
   };
@@ -328,6 +335,7 @@ export function noisyRecord(r: NoisyResult) {
     healthP50Ms: round(percentile(p.healthMs, 50)), healthP99Ms: round(percentile(p.healthMs, 99)), healthSamples: p.healthMs.length, healthFailures: p.healthFailures,
     seconds: round(p.seconds, 1), cpuSeconds: p.cpuSeconds, cpuByNamespace: p.cpuByNamespace ?? 'unavailable (the operator does not export serverlessapp_reconcile_seconds_total)',
     noisyWrites: p.noisyWrites,
+    editPath: summarizePaths(p.editPaths),
     // Mean per reconcile, per namespace: the time in the reconcile (waits on the API server included) and before it, in the queue.
     perReconcileMs: Object.fromEntries(Object.entries(p.reconcilesByNamespace ?? {}).map(([ns, n]) => [ns, {
       reconciles: n, reconcileMs: round(((p.cpuByNamespace?.[ns] ?? 0) / Math.max(n, 1)) * 1000, 1), queueWaitMs: round(((p.queueWaitByNamespace?.[ns] ?? 0) / Math.max(n, 1)) * 1000, 1),
@@ -360,6 +368,7 @@ export function noisyTable(rec: ReturnType<typeof noisyRecord>): string {
     row('noisy writes', rec.quiet.noisyWrites, rec.noisy.noisyWrites),
     `reconcile time per namespace (s), quiet: ${cpuLine(rec.quiet)}`,
     `reconcile time per namespace (s), noisy: ${cpuLine(rec.noisy)}`,
+    ...(['quiet', 'noisy'] as const).map((k) => { const e = rec[k].editPath; return `edit path, ${k} (p50 / p90 ms): edit in the API server ${e.editInApiServer.p50} / ${e.editInApiServer.p90}, behind the app's own earlier writes ${e.behindOwnWrites.p50} / ${e.behindOwnWrites.p90} (${e.waitedBehindOwnWrites} of ${e.edits} edits), the rest (watch, queue, reconcile) ${e.rest.p50} / ${e.rest.p90}`; }),
     ...(['quiet', 'noisy'] as const).map((k) => `per reconcile, ${k}: ${Object.entries(rec[k].perReconcileMs).map(([ns, f]) => `${ns} ${f.reconciles} reconciles, ${f.reconcileMs} ms in reconcile, ${f.queueWaitMs} ms queued`).join('; ') || 'unavailable'}`),
     `goal: every ratio <= ${rec.ratios.goal}`,
   ].join('\n');
