@@ -31,7 +31,7 @@ const REAL_DATA_PLANE_BELOW = 1000;
 const USAGE = `Usage: npm run bench -- [--apps 1000] [--data-plane auto|real|standin] [--json FILE] [--concurrency 8] [--edits 50]
                        [--window-apps 50] [--steady-seconds 30] [--no-real-clock] [--cpu-prof DIR]
        npm run bench -- --peer kserve [--apps 1000] [--idle-seconds 60] [--concurrency 8] [--json FILE]
-       npm run bench -- --scenario noisy-neighbour [--victim-apps 4] [--noisy-apps 4] [--noisy-edits 40] [--data-plane real|standin] [--json FILE]
+       npm run bench -- --scenario noisy-neighbour [--victim-apps 4] [--noisy-apps 4] [--noisy-edits 40] [--data-plane real|standin] [--json FILE] [--cpu-prof DIR]
   --data-plane auto: the real Knative and KServe below ${REAL_DATA_PLANE_BELOW} apps, the SIMULATED stand-in from there on
   --peer kserve: only the side-by-side run, the operator (model apps -> InferenceServices) then the real KServe
                  controller (InferenceServices -> Knative Services) on one API server, no data plane
@@ -187,13 +187,15 @@ async function noisyNeighbour(): Promise<number> {
   log(`noisy neighbour; data plane: ${DATA_PLANE_LABEL[plane]}; starting the control plane`);
   const nenv = await startBenchEnv({ dataPlane: plane, namespaces: [VICTIM, NOISY], otherNamespaces: [], operatorConcurrency: concurrency, readyDelayMs: 100, log });
   try {
-    const op = await nenv.startOperator();
+    const op = await nenv.startOperator(values['cpu-prof'] ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${values['cpu-prof']}`] } : {});
     const result = await measureNoisyNeighbour(nenv, op, { victimApps: int('victim-apps', 1), noisyApps: int('noisy-apps', 1), edits: int('noisy-edits', 4), log });
     const record = { scenario: 'noisy-neighbour', dataPlane: plane, operator: { command: operatorCommand(), builtFrom }, operatorConcurrency: concurrency, startedAt, seconds: secondsSince(started), ...noisyRecord(result) };
     console.log(noisyTable(record));
     const warnings = logSummary(op);
     if (warnings) log(`the operator warned: ${warnings}`);
     writeRecord(record);
+    // SIGTERM, so that node writes the profile.
+    if (values['cpu-prof']) await op.stop();
     return 0;
   } catch (err) {
     log(`failed: ${(err as Error).stack ?? String(err)}`);

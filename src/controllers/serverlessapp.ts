@@ -19,6 +19,7 @@ import { isParked } from '../rollout/canary.ts';
 import { summarize } from '../rollout/version.ts';
 import { keepAppliedFields } from '../runtime/apply.ts';
 import { Controller, type ReconcileContext, type Request, type Result } from '../runtime/controller.ts';
+import { changedBeyondLabels } from '../runtime/predicates.ts';
 import type { Informer } from '../runtime/informer.ts';
 import { Kinds } from '../util/kinds.ts';
 import type { Manager } from '../runtime/manager.ts';
@@ -118,7 +119,8 @@ export class ServerlessAppReconciler {
       name: 'serverlessapp', reconcile: (req, ctx) => this.reconcile(req, ctx),
       concurrency: o.concurrency ?? 4, logger: mgr.logger, metrics: mgr.metrics,
     })
-      .watches(this.apps, (a) => [{ namespace: a.metadata.namespace, name: a.metadata.name }])
+      // Not on label or annotation edits: the reconcile reads neither (a tenant's label storm costs no reconcile).
+      .watches(this.apps, (a) => [{ namespace: a.metadata.namespace, name: a.metadata.name }], changedBeyondLabels)
       .watches(this.services, ownedBy)
       .watches(this.inferenceServices, ownedBy)
       .watches(this.virtualServices, ownedBy)

@@ -95,6 +95,19 @@ describe('OperatorMetrics', () => {
     const text = await m.registry.metrics();
     assert.ok(text.includes('serverlessapp_reconcile_seconds_total{controller="c",namespace="noisy"} 0.75'));
     assert.ok(text.includes('serverlessapp_reconcile_seconds_total{controller="c",namespace="quiet"} 0.125'));
+    assert.ok(text.includes('serverlessapp_reconciles_total{controller="c",namespace="noisy"} 2'));
+    assert.ok(text.includes('serverlessapp_reconciles_total{controller="c",namespace="quiet"} 1'));
+  });
+
+  it('sums the time each namespace\'s keys waited in the work queue', async () => {
+    const m = new OperatorMetrics({ processMetrics: false });
+    const hooks = m.queueHooks('q');
+    hooks.onQueued?.(0.5, 'noisy/a');
+    hooks.onQueued?.(0.25, 'noisy/b');
+    hooks.onQueued?.(0.125, 'quiet/a');
+    const text = await m.registry.metrics();
+    assert.ok(text.includes('serverlessapp_queue_wait_seconds_total{name="q",namespace="noisy"} 0.75'));
+    assert.ok(text.includes('serverlessapp_queue_wait_seconds_total{name="q",namespace="quiet"} 0.125'));
   });
 
   it('exports how late the event loop ran, since the last scrape', async () => {

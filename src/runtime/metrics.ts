@@ -8,6 +8,7 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { registerProcessMetrics } from './process-metrics.ts';
 import type { DropReason } from './events.ts';
+import { namespaceOf } from '../util/object-key.ts';
 import type { QueueMetricsHooks, WorkQueue } from './workqueue.ts';
 
 export type ReconcileResult = 'success' | 'error' | 'requeue' | 'requeue_after';
@@ -46,6 +47,8 @@ export class OperatorMetrics {
   private readonly restRequests: Counter<'code' | 'method' | 'host'>;
   private readonly eventsDropped: Counter<'reason'>;
   private readonly reconcileSecondsByNamespace: Counter<'controller' | 'namespace'>;
+  private readonly reconcilesByNamespace: Counter<'controller' | 'namespace'>;
+  private readonly queueWaitByNamespace: Counter<'name' | 'namespace'>;
   private readonly budgetRefusals: Counter<'namespace' | 'budget'>;
   private readonly unhandledRejections: Counter;
   private readonly queues = new Map<string, WorkQueue>();
@@ -91,6 +94,9 @@ export class OperatorMetrics {
     this.eventsDropped = new Counter({ name: 'serverlessapp_events_dropped_total', help: 'Events not written: reason spam (more than 25 for one object, then one per 5 minutes, as client-go), queue_full (10,000 waiting) or namespace_full (the namespace\'s share waiting, --max-pending-events-per-namespace)', labelNames: ['reason'], registers });
     for (const reason of ['spam', 'queue_full', 'namespace_full']) this.eventsDropped.inc({ reason }, 0);
     this.reconcileSecondsByNamespace = new Counter({ name: 'serverlessapp_reconcile_seconds_total', help: 'Time spent reconciling objects of each namespace (the operator\'s share per tenant)', labelNames: ['controller', 'namespace'], registers });
+    // With the reconcile time above: where a tenant's latency goes, waiting for a worker or in its reconciles.
+    this.reconcilesByNamespace = new Counter({ name: 'serverlessapp_reconciles_total', help: 'Reconciles of objects of each namespace', labelNames: ['controller', 'namespace'], registers });
+    this.queueWaitByNamespace = new Counter({ name: 'serverlessapp_queue_wait_seconds_total', help: 'Time the keys of each namespace waited in the work queue between add and get', labelNames: ['name', 'namespace'], registers });
     this.budgetRefusals = new Counter({ name: 'serverlessapp_budget_refusals_total', help: 'Background work refused because a namespace\'s budget or the global cap was reached (warmup, analysis, event)', labelNames: ['namespace', 'budget'], registers });
     this.unhandledRejections = new Counter({ name: 'serverlessapp_unhandled_rejections_total', help: 'Promise rejections no code handled (logged; the process keeps running): each one is a bug to report', registers });
   }
@@ -120,7 +126,10 @@ export class OperatorMetrics {
       onAdd: () => this.adds.inc(labels),
       onDepth: (n) => this.depth.set(labels, n),
       onRetry: () => this.retries.inc(labels),
-      onQueued: (s) => this.queueDuration.observe(labels, s),
+      onQueued: (s, key) => {
+        this.queueDuration.observe(labels, s);
+        this.queueWaitByNamespace.inc({ name, namespace: namespaceOf(key) }, s);
+      },
       onWork: (s) => this.workDuration.observe(labels, s),
     };
   }
@@ -143,7 +152,10 @@ export class OperatorMetrics {
       reconciled: (result, seconds, terminal = false, namespace) => {
         this.reconcileTotal.inc({ controller, result });
         this.reconcileTime.observe(labels, seconds);
-        if (namespace !== undefined) this.reconcileSecondsByNamespace.inc({ controller, namespace }, seconds);
+        if (namespace !== undefined) {
+          this.reconcileSecondsByNamespace.inc({ controller, namespace }, seconds);
+          this.reconcilesByNamespace.inc({ controller, namespace });
+        }
         if (result === 'error') this.reconcileErrors.inc(labels);
         if (terminal) this.terminalErrors.inc(labels);
       },

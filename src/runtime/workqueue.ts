@@ -22,8 +22,8 @@ export interface QueueMetricsHooks {
   onDepth?(depth: number): void;
   /** A failed key was re-added with backoff (workqueue_retries_total). */
   onRetry?(): void;
-  /** Time a key waited between add and get (workqueue_queue_duration_seconds). */
-  onQueued?(seconds: number): void;
+  /** Time a key waited between add and get (workqueue_queue_duration_seconds, and per namespace). */
+  onQueued?(seconds: number, key: string): void;
   /** Time between get and done (workqueue_work_duration_seconds). */
   onWork?(seconds: number): void;
 }
@@ -177,7 +177,7 @@ export class WorkQueue {
     this.#hooks.onDepth?.(this.#queue.length);
     const addedAt = this.#addedAt.get(key);
     this.#addedAt.delete(key);
-    if (addedAt !== undefined) this.#hooks.onQueued?.((now - addedAt) / 1000);
+    if (addedAt !== undefined) this.#hooks.onQueued?.((now - addedAt) / 1000, key);
     return key;
   }
 

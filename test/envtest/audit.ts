@@ -13,7 +13,10 @@ export interface AuditWrite {
   userAgent: string;
   /** HTTP status of the response: a rejected write still appears, with its code. */
   code: number | undefined;
+  /** When the API server received the request. */
   timestamp: Date;
+  /** When it answered (the ResponseComplete stage). */
+  completed?: Date;
 }
 
 /** "verb resource/subresource", e.g. "patch serverlessapps/status". */
@@ -60,6 +63,7 @@ interface AuditEvent {
   objectRef?: { apiGroup?: string; resource?: string; subresource?: string; namespace?: string; name?: string };
   responseStatus?: { code?: number };
   requestReceivedTimestamp?: string;
+  stageTimestamp?: string;
 }
 
 function toWrite(event: AuditEvent): AuditWrite | undefined {
@@ -76,5 +80,6 @@ function toWrite(event: AuditEvent): AuditWrite | undefined {
     userAgent: event.userAgent ?? '',
     code: event.responseStatus?.code,
     timestamp: new Date(event.requestReceivedTimestamp ?? 0),
+    ...(event.stageTimestamp ? { completed: new Date(event.stageTimestamp) } : {}),
   };
 }

@@ -1,0 +1,25 @@
+// Update predicates for Controller.watches: which informer updates are worth a
+// reconcile. controller-runtime's GenerationChangedPredicate drops status-only
+// updates too; a reconciler that reads its own status (as ours do, to write
+// only what changed) must see those, so only label and annotation edits are
+// dropped here.
+
+interface Meta {
+  metadata: { generation?: number; deletionTimestamp?: string; finalizers?: string[]; ownerReferences?: unknown[] };
+  status?: unknown;
+}
+
+/**
+ * False when `obj` differs from `old` at most in labels, annotations and bookkeeping (resourceVersion,
+ * managedFields): the spec (generation), deletion, finalizers, owners and status are what a reconcile
+ * that reads neither labels nor annotations of its object depends on. Why it matters: a tenant's storm
+ * of label edits (GitOps tooling stamps labels freely) would otherwise cost a full reconcile each, on
+ * the event loop every namespace shares.
+ */
+export function changedBeyondLabels(obj: Meta, old: Meta): boolean {
+  const m = obj.metadata, o = old.metadata;
+  return m.generation !== o.generation || m.deletionTimestamp !== o.deletionTimestamp
+    || JSON.stringify(m.finalizers) !== JSON.stringify(o.finalizers)
+    || JSON.stringify(m.ownerReferences) !== JSON.stringify(o.ownerReferences)
+    || JSON.stringify(obj.status) !== JSON.stringify(old.status);
+}
