@@ -259,8 +259,16 @@ export const specSchema = object('What the app runs and how it is served, scaled
 
 // ---------------------------------------------------------------- status
 
+/**
+ * The condition the model-cache controller owns: whether the app's model is cached on the nodes, and
+ * if not, why (the namespace's budget, a name taken, KServe refusing, no LocalModel feature). Written
+ * under its own field manager: conditions is a list keyed by type, so server-side apply keeps its
+ * entry and the app controller's apart, and neither controller overwrites the other's.
+ */
+export const MODEL_CACHED = 'ModelCached';
+
 const conditionSchema = object('A Kubernetes condition.', {
-  type: required(string('Condition type: Ready, WorkloadReady (the Knative Service or InferenceService), Prewarmed, CanaryProgressing, Promoted.', { maxLength: 316 })),
+  type: required(string(`Condition type: Ready, WorkloadReady (the Knative Service or InferenceService), Prewarmed, CanaryProgressing, Promoted, ${MODEL_CACHED} (prewarm.cacheModel).`, { maxLength: 316 })),
   status: required(enumeration(['True', 'False', 'Unknown'] as const, 'Status of the condition.')),
   reason: required(string('Machine-readable CamelCase reason.', { maxLength: 1024 })),
   message: required(string('Human-readable details.', { maxLength: 32768 })),
@@ -295,7 +303,7 @@ export const statusSchema = object('Observed state, written by the operator. Unt
   observedGeneration: integer('The spec generation this status describes.'),
   phase: enumeration(phases, 'Pending (first version starting), Stable (one version serving), Canary (traffic split), Testing (candidate reached by header rules only), Paused (rollout.paused), Promoting (candidate taking all traffic), RolledBack (canaryPercent 0: candidate kept at 0%), Aborted (rollout.abort), Failed (the candidate failed: revision failed, progress deadline, warmup or checks; the stable version, if any, keeps all traffic). A spec the operator refuses keeps the phase it had and shows as Ready=False with the reason.'),
   url: string('Public URL of the app.'),
-  conditions: array(conditionSchema, 'Ready (the app serves its stable version), WorkloadReady (Knative/KServe\'s own Ready, reason and message), Prewarmed, CanaryProgressing, Promoted.', { listType: 'map', listMapKeys: ['type'] }),
+  conditions: array(conditionSchema, `Ready (the app serves its stable version), WorkloadReady (Knative/KServe's own Ready, reason and message), Prewarmed, CanaryProgressing, Promoted; with prewarm.cacheModel, ${MODEL_CACHED} (True: the model's LocalModelCache is written; False: why not, e.g. ModelCacheQuotaExceeded, ModelCacheRejected, ModelCacheConflict, ModelCacheNotInstalled).`, { listType: 'map', listMapKeys: ['type'] }),
   versions: object('The stable version and the candidate, if any.', {
     stable: versionStatusSchema,
     candidate: versionStatusSchema,
