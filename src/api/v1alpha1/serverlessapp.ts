@@ -5,10 +5,11 @@
 // the operator uses are all derived from the schema below.
 
 import {
-  array, boolean, embedded, enumeration, integer, map, number, object, quantity, required, string,
+  array, boolean, enumeration, integer, map, number, object, quantity, required, string,
   type TypeOf,
 } from '../openapi.ts';
 import { DURATION_MAX_LENGTH, DURATION_PATTERN } from './duration.ts';
+import { envFromSource, envVarSource, probe } from './core-v1.ts';
 import { podTemplateFields, podTemplateRules } from './pod-template.ts';
 
 export const GROUP = 'serverlessapp.io';
@@ -75,28 +76,8 @@ const resources = object('Compute resources, as in a Pod container: requests and
 const envVar = object('An environment variable for the container.', {
   name: required(string('Variable name.', { minLength: 1, maxLength: 253 })),
   value: string('Literal value.', { maxLength: 32768 }),
-  valueFrom: embedded('Source of the value, as in core/v1 EnvVarSource (configMapKeyRef, fieldRef, ...; secretKeyRef only where the platform allows Secret references, --allow-secret-references).'),
+  valueFrom: envVarSource,
 });
-
-/**
- * A core/v1 Probe, kept as written except for `host`: a probe checks the pod
- * itself (the kubelet sends it to the pod's IP when host is unset). With a host,
- * the kubelet, from the node's network, would reach any address the tenant
- * names (a cloud metadata service, the node's own ports), which Knative allows.
- */
-function probe(description: string) {
-  const hostless = (what: string) => ({
-    type: 'object', description: `The ${what} check, as in core/v1 (port, path, ...); host is not allowed.`, 'x-kubernetes-preserve-unknown-fields': true,
-    properties: { host: { type: 'string', maxLength: 253, description: 'Not allowed: a probe checks the pod itself, at its own IP.' } },
-  });
-  const s = embedded(description, {
-    rules: ['httpGet', 'tcpSocket'].map((p) => ({
-      rule: `!has(self.${p}) || !has(self.${p}.host)`, fieldPath: `.${p}.host`, reason: 'FieldValueForbidden' as const,
-      message: `${p}.host is not allowed: a probe checks the pod itself, at its own IP (leave host unset)`,
-    })),
-  });
-  return { ...s, openapi: { ...s.openapi, properties: { httpGet: hostless('HTTP'), tcpSocket: hostless('TCP') } } };
-}
 
 export const containerSchema = object(
   'A container app, served by a Knative Service. Changing any field here makes a new version (a new revision).', {
@@ -105,7 +86,7 @@ export const containerSchema = object(
     command: array(string('An argument.', { maxLength: 4096 }), 'Entrypoint override (the image ENTRYPOINT).', { maxItems: 64 }),
     args: array(string('An argument.', { maxLength: 4096 }), 'Arguments to the entrypoint (the image CMD).', { maxItems: 256 }),
     env: array(envVar, 'Environment variables.', { maxItems: 256, listType: 'map', listMapKeys: ['name'] }),
-    envFrom: array(embedded('A core/v1 EnvFromSource (configMapRef, or secretRef where the platform allows Secret references).'), 'Environment variables taken from ConfigMaps or Secrets.', { maxItems: 32 }),
+    envFrom: array(envFromSource, 'Environment variables taken from ConfigMaps or Secrets.', { maxItems: 32 }),
     resources,
     readinessProbe: probe('A core/v1 Probe: when the container is ready for requests. Knative adds a default TCP probe when absent.'),
     livenessProbe: probe('A core/v1 Probe: when the container must be restarted.'),
