@@ -3,7 +3,9 @@
 // tests, demo and benchmarks, which run the same operator in-process.
 
 import { validationPolicy, type OperatorConfig } from './config.ts';
-import { ModelCacheReconciler } from './controllers/model-cache.ts';
+import { ModelCacheReconciler, wantsCache } from './controllers/model-cache.ts';
+import { ModelCacheQuota } from './controllers/model-cache-quota.ts';
+import type { ServerlessApp } from './api/v1alpha1/serverlessapp.ts';
 import { ServerlessAppReconciler } from './controllers/serverlessapp.ts';
 import type { CacheScope } from './render/local-model-cache.ts';
 import type { TimerClock } from './runtime/clock.ts';
@@ -93,13 +95,16 @@ export async function createOperator(kc: KubeConfigSource, config: OperatorConfi
   const cacheScope = await detectCacheScope(manager.client, config.modelCacheScope, deps.logger);
   deps.logger.info('settings', { inPlaceBounds, cacheScope, knativeVisibility: config.knativeVisibility, namespaces: config.namespaces });
   const policy = validationPolicy(config);
+  // One budget for both controllers: the app controller refuses what the cache controller will not cache.
+  const cacheQuota = new ModelCacheQuota(policy, (a) => wantsCache(a, policy)).track(manager.informer<ServerlessApp>(Kinds.ServerlessApp));
   const apps = new ServerlessAppReconciler(manager, {
     policy, warmupUrlTemplate: config.warmupUrlTemplate, localGateway: config.localGateway,
     inPlaceBounds, clusterLocal: config.knativeVisibility === 'cluster-local', concurrency: config.concurrency, modelCacheScope: cacheScope,
     ...(deps.warmupBackoffMs ? { warmupBackoffMs: deps.warmupBackoffMs } : {}),
     warmupSlots: { perNamespace: config.budgets.warmupsPerNamespace, total: config.budgets.concurrentWarmups },
     analysisSlots: { perNamespace: config.budgets.analysesPerNamespace, total: config.budgets.concurrentAnalyses },
+    cacheQuota,
   });
-  const caches = new ModelCacheReconciler(manager, { scope: cacheScope, nodeGroup: config.modelCacheNodeGroup, policy: { maxModelSizeBytes: policy.maxModelSizeBytes, allowedStorageUriPrefixes: policy.allowedStorageUriPrefixes, maxModelCacheBytesPerNamespace: policy.maxModelCacheBytesPerNamespace } });
+  const caches = new ModelCacheReconciler(manager, { scope: cacheScope, nodeGroup: config.modelCacheNodeGroup, policy: { maxModelSizeBytes: policy.maxModelSizeBytes, allowedStorageUriPrefixes: policy.allowedStorageUriPrefixes, maxModelCacheBytesPerNamespace: policy.maxModelCacheBytesPerNamespace }, quota: cacheQuota });
   return { manager, apps, caches, settings: { inPlaceBounds, cacheScope } };
 }

@@ -10,7 +10,7 @@ import { breaches, specSchemaOfCRD } from '../test/support/fuzz-harness.ts';
 import type { ServerlessApp } from './api/v1alpha1/serverlessapp.ts';
 import { validateApp, type ValidationPolicy } from './api/v1alpha1/validation.ts';
 import { seededRandom } from './testing/regex-sample.ts';
-import { SchemaFuzzer } from './testing/schema-fuzz.ts';
+import { keepsUndeclared, SchemaFuzzer, UNDECLARED } from './testing/schema-fuzz.ts';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261125);
 const RANDOM_CASES = Number(process.env.FUZZ_CASES ?? 1500);
@@ -86,6 +86,31 @@ describe('schema-driven fuzzing of ServerlessApps (from the CRD\'s own schema)',
       const image = (spec.container as { image?: string } | undefined)?.image;
       if (image !== undefined) assert.match(image, new RegExp((schema as any).properties.container.properties.image.pattern));
     }
+  });
+
+  describe('deep nesting: an undeclared field nested 64 levels deep at every object of the spec', () => {
+    const nests = new SchemaFuzzer(seededRandom(SEED), { maxDepth: 64 }).deepNests(schema, 'spec');
+
+    it('reaches every object, the core/v1 types an app embeds among them (probes, env valueFrom, envFrom, affinity)', () => {
+      const paths = nests.map((e) => e.path);
+      assert.ok(nests.length > 50, `${nests.length} objects`);
+      for (const field of ['spec.container.readinessProbe.httpGet', 'spec.container.livenessProbe', 'spec.container.env[0].valueFrom.secretKeyRef', 'spec.container.envFrom[0]',
+        'spec.container.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm.labelSelector', 'spec.model.affinity.nodeAffinity', 'spec.container.tolerations[0]', 'spec.model.volumes[0].configMap']) {
+        assert.ok(paths.includes(`${field}.${UNDECLARED}`), `a nest at ${field}`);
+      }
+    });
+
+    it('is kept nowhere: no object of the CRD keeps undeclared fields, so the API server refuses or prunes each', () => {
+      assert.deepEqual(nests.filter((e) => keepsUndeclared(schema, e.path)).map((e) => e.path), []);
+      assert.equal(keepsUndeclared({ type: 'object', properties: { a: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }, `spec.a.${UNDECLARED}`), true, 'a free-form object would keep it');
+    });
+
+    it('would not make validation or the planner throw, should such an app ever reach them', () => {
+      const findings: Finding[] = [];
+      nests.forEach((e, n) => check(`nest ${e.path}`, appOf(e.value, n), OPEN, findings, { valid: 0, refused: 0 }));
+      const thrown = findings.filter((f) => f.kind === 'throws');
+      assert.deepEqual(distinct(thrown), [], report(thrown));
+    });
   });
 
   for (const [name, policy, salt] of [['an open platform', OPEN, 1], ['the README\'s policy', README, 2]] as const) {

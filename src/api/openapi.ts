@@ -74,18 +74,19 @@ export function map<T>(values: Schema<T>, description: string, o: Extra & { maxP
   return node({ type: 'object', description, additionalProperties: values.openapi, ...defined({ maxProperties }) }, extra);
 }
 
-/** A Kubernetes quantity ("500m", "2Gi", 4): int-or-string with the quantity pattern. */
+/** A Kubernetes quantity ("500m", "2Gi", 4): int-or-string with the quantity pattern, at most 64 characters (no real quantity needs more). */
 export function quantity(description: string, o: Extra = {}): Schema<string | number> {
   return node({
     description, 'x-kubernetes-int-or-string': true,
-    anyOf: [{ type: 'integer' }, { type: 'string' }],
+    anyOf: [{ type: 'integer' }, { type: 'string' }], maxLength: 64,
     pattern: '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$',
    }, o);
 }
 
-/** An embedded Kubernetes type kept as-is (e.g. a core/v1 Probe): validated by its consumer. */
-export function embedded<T = Record<string, unknown>>(description: string, o: Extra = {}): Schema<T> {
-  return node({ type: 'object', description, 'x-kubernetes-preserve-unknown-fields': true }, o);
+/** An int-or-string (a port number or a port name): an integer, or a string of at most `maxLength`. */
+export function intOrString(description: string, o: Extra & { maxLength: number }): Schema<number | string> {
+  const { maxLength, ...extra } = o;
+  return node({ description, 'x-kubernetes-int-or-string': true, anyOf: [{ type: 'integer' }, { type: 'string' }], maxLength }, extra);
 }
 
 /** Marks a property required in its parent object. */

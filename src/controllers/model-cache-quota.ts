@@ -38,6 +38,7 @@ export class ModelCacheQuota {
   private readonly byNamespace = new Map<string, Map<string, CacheClaim>>();
   private readonly wantsCache: (app: ServerlessApp) => boolean;
   private readonly limit: number;
+  private readonly listeners: Array<(keys: string[]) => void> = [];
 
   /** `wantsCache`: whether an app asks for a cache the platform's per-app limits allow (model-cache.ts). */
   constructor(policy: Pick<ValidationPolicy, 'maxModelCacheBytesPerNamespace'>, wantsCache: (app: ServerlessApp) => boolean) {
@@ -45,11 +46,21 @@ export class ModelCacheQuota {
     this.limit = policy.maxModelCacheBytesPerNamespace ?? parseQuantity(DEFAULT_MAX_MODEL_CACHE_PER_NAMESPACE);
   }
 
-  /** Keeps the claims from `apps`' events; `onChange` gets the other apps of a namespace whose verdict an event changed. */
-  track(apps: AppEvents, onChange: (keys: string[]) => void): void {
-    apps.on('add', (a) => onChange(this.set(a)));
-    apps.on('update', (a) => onChange(this.set(a)));
-    apps.on('delete', (a) => onChange(this.set(a, true)));
+  /**
+   * Keeps the claims from `apps`' events. Called once, by whoever builds the quota (operator.ts):
+   * both controllers read the same claims, so they never disagree on who gets a cache.
+   */
+  track(apps: AppEvents): this {
+    const changed = (keys: string[]) => { for (const l of this.listeners) l(keys); };
+    apps.on('add', (a) => changed(this.set(a)));
+    apps.on('update', (a) => changed(this.set(a)));
+    apps.on('delete', (a) => changed(this.set(a, true)));
+    return this;
+  }
+
+  /** `listener` gets the other apps of a namespace whose verdict an event changed. */
+  onChange(listener: (keys: string[]) => void): void {
+    this.listeners.push(listener);
   }
 
   /** Records `app`'s claim (or its absence); returns the other apps of its namespace that gained or lost their grant. */

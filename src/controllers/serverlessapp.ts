@@ -6,7 +6,7 @@
 // Everything it decides is in status; nothing needs remembering across restarts.
 
 import type { HostClaim } from '../api/v1alpha1/hostclaim.ts';
-import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
+import { MODEL_CACHED, type ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { validateApp, type ValidationPolicy } from '../api/v1alpha1/validation.ts';
 import { WarmupRunner } from '../effects/warmup-runner.ts';
 import { MIN_SCALE, boundsAnnotations } from '../render/autoscaling.ts';
@@ -31,8 +31,8 @@ import type { SlotLimits } from '../util/fair-slots.ts';
 import { ChildWriter, WriteRejected, ownedBy, routingManager } from './children.ts';
 import { missingDataPlane, type DataPlaneKinds } from './data-plane.ts';
 import { HostClaims } from './host-claims.ts';
-import { cacheNameFor, wantsCache } from './model-cache.ts';
-import { ModelCacheQuota } from './model-cache-quota.ts';
+import { cacheNameFor } from './model-cache.ts';
+import type { ModelCacheQuota } from './model-cache-quota.ts';
 import { RolloutMetrics, type WindowChange } from './rollout-metrics.ts';
 import { decide, desiredWorkload, type Decision, type Effect } from '../planner/decide.ts';
 import { slimRevision, type Revision } from '../planner/revisions.ts';
@@ -56,6 +56,8 @@ export interface ServerlessAppOptions {
   /** Warmup tasks and analysis rounds at once, per namespace and in all (default: the runners'). */
   warmupSlots?: SlotLimits;
   analysisSlots?: SlotLimits;
+  /** The namespaces' model-cache budgets, shared with the model-cache controller (operator.ts builds it). */
+  cacheQuota: ModelCacheQuota;
 }
 
 /** After creating host claims, when to look again should their events not come first. */
@@ -95,7 +97,8 @@ export class ServerlessAppReconciler {
     // Found by app through an index: a reconcile never scans the namespace's revisions.
     this.revisions = mgr.informer<Revision>(Kinds.KnativeRevision, { labelSelector: APP_LABEL, transform: slimRevision, optional: true, indexBy: revisionApp });
     this.dataPlane = { knative: [this.services, this.revisions], kserve: [this.inferenceServices], istio: [this.virtualServices] };
-    this.status = new StatusWriter(mgr.client);
+    // ModelCached is the model-cache controller's (see model-cache.ts).
+    this.status = new StatusWriter(mgr.client, { othersConditions: [MODEL_CACHED] });
     this.children = new ChildWriter(mgr.client);
     const claims = mgr.informer<HostClaim>(Kinds.HostClaim);
     this.hosts = new HostClaims(claims, this.children);
@@ -132,8 +135,8 @@ export class ServerlessAppReconciler {
     this.apps.on('add', (a) => recheck(this.hosts.setApp(a)));
     this.apps.on('update', (a) => recheck(this.hosts.setApp(a)));
     this.apps.on('delete', (a) => recheck(this.hosts.deleteApp(a)));
-    this.cacheQuota = new ModelCacheQuota(o.policy, (a) => wantsCache(a, o.policy));
-    this.cacheQuota.track(this.apps, (keys) => recheck(keys.map(splitKey)));
+    this.cacheQuota = o.cacheQuota;
+    this.cacheQuota.onChange((keys) => recheck(keys.map(splitKey)));
     // A data plane installed (or removed) while running: every app may need to know.
     for (const i of [this.services, this.inferenceServices, this.virtualServices, this.revisions]) i.onServedChange(() => this.controller.enqueueAll());
     mgr.add(this.controller);

@@ -45,6 +45,18 @@ describe('StatusWriter', () => {
     assert.equal(applied.length, 4);
   });
 
+  it('neither writes nor compares a condition another writer owns (its own field manager keeps it)', async () => {
+    const { client, applied } = fakeClient();
+    const w = new StatusWriter(client, { othersConditions: ['ModelCached'] });
+    const ready = { type: 'Ready', status: 'True', reason: 'Ready', message: '', lastTransitionTime: '2026-01-01T00:00:00Z' };
+    const theirs = { type: 'ModelCached', status: 'False', reason: 'ModelCacheRejected', message: 'new', lastTransitionTime: '2026-01-01T00:00:00Z' };
+    const live = app({ phase: 'Stable', conditions: [ready, theirs] });
+    assert.equal(await w.write(live, { phase: 'Stable', conditions: [ready] }), false, 'the other writer\'s entry is no difference');
+    // A stale copy of theirs (read before their last write) is never written back over it.
+    assert.equal(await w.write(live, { phase: 'Canary', conditions: [ready, { ...theirs, message: 'stale' }] }), true);
+    assert.deepEqual((applied[0] as { status: unknown }).status, { phase: 'Canary', conditions: [ready] });
+  });
+
   describe('coalescing progress', () => {
     const significant = (st: unknown) => (st as { phase?: string }).phase;
     it('writes a significant change at once, and progress at most once per window, saying when to look again', async () => {

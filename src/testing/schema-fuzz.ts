@@ -2,7 +2,8 @@
 // schema-driven fuzzer: every string at 0/1/maxLength characters (unicode with
 // combining marks, right-to-left text and emoji, never NUL), every list and map
 // at 0/1/max entries, every enum value, numbers at their bounds, optional
-// fields present and absent, deep JSON where the schema keeps unknown fields.
+// fields present and absent, and deep JSON under an undeclared field at every
+// object (deepNests), which a schema without free-form fields must not keep.
 // Generated values obey the structural schema; of the CEL rules, the ones that
 // say which fields go together ("exactly one of", "at least one of") are read
 // from the rule text so the shape is admissible. Every other rule is left to the
@@ -59,7 +60,7 @@ export function fieldGroups(schema: JSONSchema): OneOf[] {
 
 export class SchemaFuzzer {
   private readonly random: Random;
-  /** Deepest nesting of a generated JSON blob (x-kubernetes-preserve-unknown-fields). */
+  /** Deepest nesting of a generated JSON blob (deepNests). */
   readonly maxDepth: number;
 
   constructor(random: Random, o: { maxDepth?: number } = {}) {
@@ -86,15 +87,10 @@ export class SchemaFuzzer {
       case 'boolean': return mode === 'min' ? false : this.chance(0.5);
       case 'array': return this.array(schema, mode);
       case 'object':
-        if (schema['x-kubernetes-preserve-unknown-fields']) return this.embedded(mode === 'min' ? 0 : this.pickDepth(mode));
         if (schema.additionalProperties) return this.map(schema, mode);
         return this.object(schema, mode);
       default: throw new Error(`schema-fuzz: no generator for ${JSON.stringify(schema).slice(0, 120)}`);
     }
-  }
-
-  private pickDepth(mode: Mode): number {
-    return mode === 'max' ? this.maxDepth : this.pick([1, 2, 3, this.maxDepth]);
   }
 
   /** A string length among the edges: 0 or minLength, 1, maxLength. */
@@ -126,6 +122,8 @@ export class SchemaFuzzer {
 
   private intOrString(schema: JSONSchema, mode: Mode): string | number {
     if (mode === 'min') return 0;
+    // A port: a number, or a name of at most maxLength.
+    if (!schema.pattern) return this.pick([1, 8080, 65535, 2 ** 31 - 1, 'http', this.string({ type: 'string', maxLength: schema.maxLength }, mode)]);
     if (this.chance(0.3)) return this.pick([0, 1, 2 ** 31 - 1, -1]);
     const pattern = schema.pattern as string;
     return this.pick(['-2Gi', '0', '+1.5e3', '.5', '1Ei', '999999999999999999999Ei', '1m', sampleMatching(pattern, this.random, mode === 'max' ? 64 : 4) ?? '1']);
@@ -201,11 +199,6 @@ export class SchemaFuzzer {
     return out;
   }
 
-  /** An embedded object (type object, unknown fields kept) of about `depth` levels: its top is always an object, as its schema says. */
-  embedded(depth: number): Record<string, unknown> {
-    return depth <= 0 ? {} : { [unicodeText(3, this.random)]: this.blob(depth - 1), path: '/healthz', port: 8080 };
-  }
-
   /** JSON of about `depth` levels: objects and arrays nested in each other, unicode keys and strings. */
   blob(depth: number): unknown {
     if (depth <= 0) return this.pick<unknown>([unicodeText(8, this.random), 0, -1, 1.5e308, true, null, '', []]);
@@ -261,7 +254,8 @@ export class SchemaFuzzer {
     const out: Edge[] = [];
     const add = (label: string, value: unknown) => out.push({ path, label, value });
     if (schema['x-kubernetes-int-or-string']) {
-      for (const v of [0, 2 ** 31 - 1, '-2Gi', '0', '999999999999999999999Ei', '1m', '+.5']) add(JSON.stringify(v), v);
+      const values = schema.pattern ? [0, 2 ** 31 - 1, '-2Gi', '0', '999999999999999999999Ei', '1m', '+.5'] : [0, 65535, 2 ** 31 - 1, '', 'http', this.string({ type: 'string', maxLength: schema.maxLength }, 'max')];
+      for (const v of values) add(JSON.stringify(v), v);
       return out;
     }
     if (schema.enum) {
@@ -295,11 +289,6 @@ export class SchemaFuzzer {
         return [...out, ...this.sweep(schema.items as JSONSchema, `${path}[0]`, (s, p) => this.leafEdges(s, p)).map((e) => ({ ...e, value: [e.value] }))];
       }
       case 'object':
-        if (schema['x-kubernetes-preserve-unknown-fields']) {
-          add('empty', {});
-          add(`nested ${this.maxDepth} deep`, this.embedded(this.maxDepth));
-          return out;
-        }
         if (schema.additionalProperties) {
           add('empty', {});
           add('most entries', this.map(schema, 'max'));
@@ -312,12 +301,36 @@ export class SchemaFuzzer {
     }
   }
 
+  /**
+   * At every object of the schema (in lists too), an undeclared field holding JSON nested maxDepth
+   * levels deep, on an otherwise minimal value: what a tenant would send to make the API server or
+   * the operator walk, store and hash JSON of any depth. A schema without free-form fields keeps
+   * none of them (see keepsUndeclared).
+   */
+  deepNests(schema: JSONSchema, path = '$'): Edge[] {
+    if (schema.type === 'array') return this.deepNests(schema.items as JSONSchema, `${path}[0]`).map((e) => ({ ...e, value: [e.value] }));
+    if (schema.type !== 'object' || !schema.properties) return [];
+    const out: Edge[] = [{ path: `${path}.${UNDECLARED}`, label: `nested ${this.maxDepth} deep`, value: { ...this.object(schema, 'min'), [UNDECLARED]: this.blob(this.maxDepth) } }];
+    for (const [name, child] of Object.entries(schema.properties as Record<string, JSONSchema>)) {
+      for (const e of this.deepNests(child, `${path}.${name}`)) {
+        const value = { ...this.object(schema, 'min'), [name]: e.value };
+        for (const g of fieldGroups(schema)) if (g.kind === 'exactly' && g.fields.includes(name)) for (const f of g.fields) if (f !== name) delete value[f];
+        out.push({ ...e, value });
+      }
+    }
+    return out;
+  }
+
   /** Values one step past a leaf's bounds (none when it has no bounds); undefined for what sweep walks into. */
   private pastBounds(schema: JSONSchema, path: string): Edge[] | undefined {
     const out: Edge[] = [];
     const add = (label: string, value: unknown) => out.push({ path, label, value });
     if (schema['x-kubernetes-int-or-string']) {
-      add('not a quantity', '12GB');
+      if (schema.pattern) {
+        add('not a quantity', '12GB');
+        add('maxLength + 1', '1'.repeat((schema.maxLength as number) + 1));
+      }
+      else add('maxLength + 1', unicodeText((schema.maxLength as number) + 1, this.random));
       return out;
     }
     if (schema.enum) {
@@ -359,6 +372,20 @@ export class SchemaFuzzer {
         return out;
     }
   }
+}
+
+/** The field deepNests adds where the schema declares none. */
+export const UNDECLARED = 'undeclared';
+
+/** Whether the API server would keep an undeclared field at `path` (a JSON path deepNests wrote): some object on the way keeps unknown fields. */
+export function keepsUndeclared(schema: JSONSchema, path: string): boolean {
+  let s: JSONSchema | undefined = schema;
+  for (const step of path.replace(/^[^.[]*/, '').match(/\.[^.[]+|\[\d+\]/g) ?? []) {
+    if (!s) return false;
+    if (s['x-kubernetes-preserve-unknown-fields']) return true;
+    s = step.startsWith('[') ? s.items as JSONSchema | undefined : (s.properties as Record<string, JSONSchema> | undefined)?.[step.slice(1)];
+  }
+  return false;
 }
 
 /** A variant of `value` that differs from its siblings but still matches the item schema's pattern (for set and map-keyed lists). */

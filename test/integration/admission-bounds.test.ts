@@ -4,9 +4,12 @@
 // server refuses, naming the field and what is allowed, made while a victim
 // app in another namespace serves; after each, the victim still serves its
 // version and applies its next edit. The bounds at their edges are admitted.
+// The core/v1 types an app embeds (probes, env valueFrom, envFrom, affinity)
+// are typed, not free-form JSON: a tenant cannot store JSON of any depth there.
 import assert from 'node:assert/strict';
 import { MAX_REGEX_BYTES, type ServerlessApp } from '../../src/api/v1alpha1/serverlessapp.ts';
 import { ApiError } from '../../src/runtime/client.ts';
+import { Kinds } from '../../src/util/kinds.ts';
 import { app, userClient, type AppSpec } from '../support/apps.ts';
 import { freshNamespace } from '../support/cluster.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
@@ -36,7 +39,7 @@ const attacks: Attack[] = [
   { name: `header regexes past ${MAX_REGEX_BYTES} characters in all are refused (attack: stall the operator with regexes)`, spec: { ...container(), ingress, rollout: { match: regexes(16, 1000) } }, refusal: new RegExp(`spec\\.rollout\\.match: Invalid value: .*the regexes of match total more than ${MAX_REGEX_BYTES} characters`) },
 ];
 
-describe('admission bounds: durations, model.size, probe hosts and the regex budget (integration)', function () {
+describe('admission bounds: durations, model.size, probe hosts, the regex budget and nesting depth (integration)', function () {
   this.timeout(300_000);
   let op: RunningOperator;
   let ns: string;
@@ -59,6 +62,24 @@ describe('admission bounds: durations, model.size, probe hosts and the regex bud
       await victim.servesAndAppliesItsNextEdit();
     });
   }
+
+  it('a deeply nested affinity is refused at admission, naming the field (attack: make the API server and the operator walk JSON of any depth)', async () => {
+    // 200 levels under a field the schema does not declare: free-form JSON there would be stored, and hashed and rendered on every reconcile.
+    let nest: unknown = 'x';
+    for (let i = 0; i < 200; i++) nest = i % 2 ? [nest] : { deeper: nest };
+    const nested = (name: string) => app(ns, name, container({ affinity: { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 1, podAffinityTerm: { topologyKey: 'kubernetes.io/hostname', labelSelector: { nest } as never } }] } } }));
+    // A server-side apply (kubectl apply --server-side, GitOps tools) is refused, naming the field.
+    await assert.rejects(userClient().apply(nested('nested')), (err: unknown) => {
+      assert.ok(err instanceof ApiError && err.code >= 400, String(err));
+      assert.match(err.message, /\.spec\.container\.affinity\.podAntiAffinity\.preferredDuringSchedulingIgnoredDuringExecution.*\.podAffinityTerm\.labelSelector\.nest: field not declared in schema/);
+      return true;
+    });
+    // A plain create that does not ask for strict field validation is stored without it (pruned), never with it.
+    const created = await userClient().create<ServerlessApp>(Kinds.ServerlessApp, nested('pruned'));
+    assert.deepEqual(created.spec.container?.affinity?.podAntiAffinity?.preferredDuringSchedulingIgnoredDuringExecution?.[0]?.podAffinityTerm.labelSelector, {});
+    await userClient().delete(Kinds.ServerlessApp, ns, 'pruned');
+    await victim.servesAndAppliesItsNextEdit();
+  });
 
   it('admits every bound at its edge', async () => {
     const edges: AppSpec = {

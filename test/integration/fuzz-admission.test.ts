@@ -8,7 +8,7 @@ import type { ServerlessApp } from '../../src/api/v1alpha1/serverlessapp.ts';
 import { validateApp, type ValidationPolicy } from '../../src/api/v1alpha1/validation.ts';
 import { ApiError } from '../../src/runtime/client.ts';
 import { seededRandom } from '../../src/testing/regex-sample.ts';
-import { SchemaFuzzer } from '../../src/testing/schema-fuzz.ts';
+import { SchemaFuzzer, UNDECLARED } from '../../src/testing/schema-fuzz.ts';
 import { userClient } from '../support/apps.ts';
 import { freshNamespace } from '../support/cluster.ts';
 import { breaches, specSchemaOfCRD } from '../support/fuzz-harness.ts';
@@ -70,6 +70,31 @@ describe('schema fuzzing through the API server\'s admission (dryRun=All)', func
     await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
     assert.ok(counts.admitted > 0 && counts.refused > 0, `the API server both admits and refuses generated apps: ${JSON.stringify(counts)}`);
     assert.deepEqual(findings, [], `seed ${SEED}: ${JSON.stringify(counts)}`);
+  });
+
+  it('refuses JSON nested 64 levels deep under an undeclared field at every object of the spec, naming the field', async () => {
+    const namespace = await freshNamespace('fuzz-nests');
+    const nests = new SchemaFuzzer(seededRandom(SEED), { maxDepth: 64 }).deepNests(specSchemaOfCRD(), 'spec');
+    const client = userClient();
+    const kept: string[] = [];
+    let next = 0;
+    const worker = async () => {
+      while (next < nests.length) {
+        const n = next++;
+        const e = nests[n]!;
+        const app: ServerlessApp = { apiVersion: 'serverlessapp.io/v1alpha1', kind: 'ServerlessApp', metadata: { name: `nest-${n}`, namespace }, spec: e.value as ServerlessApp['spec'] };
+        try {
+          await client.apply(app, { dryRun: true });
+          kept.push(`${e.path}: admitted`);
+        } catch (err) {
+          if (!refused(err)) throw err;
+          // The API server names the path with list indexes dropped: .spec.container.env[0].x reads .spec.container.env.x or with a key.
+          if (!err.message.includes(`${UNDECLARED}: field not declared in schema`)) kept.push(`${e.path}: refused without naming the field: ${err.message.slice(0, 300)}`);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
+    assert.deepEqual(kept, []);
   });
 
   it('refuses every value one step past a bound of the schema, naming the field', async () => {

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Kinds, type ResourceKind } from '../../src/util/kinds.ts';
 import { LOCALMODEL_JOB_NAMESPACE, nodeModelsDir, NODE_GROUPS } from '../envtest/kserve-localmodel.ts';
 import { startStandins, type Standins } from '../standin/standin.ts';
-import { app, applyApp, getApp, userClient, type AppSpec } from '../support/apps.ts';
+import { app, applyApp, condition, getApp, userClient, waitForApp, type AppSpec } from '../support/apps.ts';
 import { freshNamespace, testEnv, writesSince } from '../support/cluster.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
 import { waitFor } from '../support/wait.ts';
@@ -163,10 +163,16 @@ describe('KServe 0.20 local model cache in the rig (integration)', function () {
     }, { timeoutMs: 60_000 });
     assert.match(note, /localmodelcache\.kserve-webhook-server\.validator.*has the same StorageURI gs:\/\/models\/shared\/v1/);
     assert.equal(await cacheOf('second'), undefined);
+    // On the app's status too, not only as an Event (once the app controller has first reported on it).
+    const refused = await waitForApp(ns, 'second', (x) => condition(x, 'ModelCached')?.reason === 'ModelCacheRejected', 'ModelCached=False ModelCacheRejected on the second app', 120_000);
+    assert.equal(condition(refused, 'ModelCached')?.status, 'False');
+    assert.match(condition(refused, 'ModelCached')!.message, /has the same StorageURI gs:\/\/models\/shared\/v1/);
+    assert.ok(condition(refused, 'Ready'), 'the app controller\'s conditions stay beside it');
     // Once the first app's cache is gone, the second app's is written without waiting out its backoff.
     await userClient().delete(Kinds.ServerlessApp, ns, 'first');
     await waitFor('the first cache gone', async () => (await cacheOf('first')) === undefined, { timeoutMs: 60_000 });
     await waitFor('the second app\'s cache, once the model is free', async () => cacheOf('second'), { timeoutMs: 20_000 });
+    await waitForApp(ns, 'second', (x) => condition(x, 'ModelCached')?.status === 'True', 'ModelCached=True once its cache is written', 20_000);
     await userClient().delete(Kinds.ServerlessApp, ns, 'second');
     await waitFor('the second cache gone', async () => (await cacheOf('second')) === undefined, { timeoutMs: 60_000 });
   });

@@ -217,11 +217,17 @@ describe('model app on KServe, with prewarming (integration)', function () {
     const first = await waitFor('cache for v1', async () => (await caches()).find((c) => c.spec.sourceModelUri === 'gs://models/fraud/v1'));
     assert.deepEqual(first.spec.nodeGroups, ['gpu-nodes']);
     assert.ok((await getApp(ns, 'fraud')).metadata.finalizers?.includes(CACHE_FINALIZER));
+    // The model-cache controller's condition, beside the app controller's: each writer keeps its own entries.
+    const cachedV1 = await waitForApp(ns, 'fraud', (x) => condition(x, 'ModelCached')?.status === 'True' && !!condition(x, 'Ready'), 'ModelCached=True beside Ready', 60_000);
+    assert.match(condition(cachedV1, 'ModelCached')!.message, /caches gs:\/\/models\/fraud\/v1/);
     await applyApp(app(ns, 'fraud', cached('gs://models/fraud/v2')));
     await waitFor('cache replaced', async () => {
       const list = await caches();
       return list.length === 1 && list[0]!.spec.sourceModelUri === 'gs://models/fraud/v2' ? true : undefined;
     });
+    const cachedV2 = await waitForApp(ns, 'fraud', (x) => /fraud\/v2/.test(condition(x, 'ModelCached')?.message ?? '') && condition(x, 'Ready')?.observedGeneration === x.metadata.generation,
+      'ModelCached for v2, and Ready for the new generation', 60_000);
+    assert.equal(condition(cachedV2, 'ModelCached')?.observedGeneration, cachedV2.metadata.generation);
     // Deleting the cache by hand first must not make the app's deletion hang.
     const current = (await caches())[0]!;
     await userClient().delete(Kinds.LocalModelCache, undefined, current.metadata.name);

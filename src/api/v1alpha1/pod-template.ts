@@ -10,7 +10,8 @@
 // value is refused at `kubectl apply` with the field named, not later as a
 // refused Knative Service.
 
-import { array, boolean, embedded, enumeration, integer, map, object, quantity, required, string, type Rule } from '../openapi.ts';
+import { array, boolean, enumeration, integer, map, object, quantity, required, string, type Rule } from '../openapi.ts';
+import { affinity } from './core-v1.ts';
 
 const DNS_LABEL = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
 const DNS_SUBDOMAIN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
@@ -108,7 +109,7 @@ export const podTemplateFields = {
       maxProperties: 32, rules: [keyRules('nodeSelector')[0]!],
     }),
   tolerations: array(tolerationSchema, 'Taints the pods tolerate, e.g. [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}] for tainted GPU nodes. Needs Knative\'s kubernetes.podspec-tolerations feature, which the platform enables.', { maxItems: 32 }),
-  affinity: embedded('A core/v1 Affinity (nodeAffinity, podAffinity, podAntiAffinity), e.g. to spread replicas over zones or prefer a GPU model. Needs Knative\'s kubernetes.podspec-affinity feature, which the platform enables.'),
+  affinity,
   serviceAccountName: string('Service account the pods run as, in the app\'s namespace (workload identity, model storage credentials). Only names the platform allows (--allowed-service-accounts) are accepted; others make the app Ready=False ServiceAccountNotAllowed. Unset: the namespace\'s default.', {
     pattern: DNS_SUBDOMAIN, maxLength: 253,
   }),

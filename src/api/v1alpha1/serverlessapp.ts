@@ -5,10 +5,11 @@
 // the operator uses are all derived from the schema below.
 
 import {
-  array, boolean, embedded, enumeration, integer, map, number, object, quantity, required, string,
+  array, boolean, enumeration, integer, map, number, object, quantity, required, string,
   type TypeOf,
 } from '../openapi.ts';
 import { DURATION_MAX_LENGTH, DURATION_PATTERN } from './duration.ts';
+import { envFromSource, envVarSource, probe } from './core-v1.ts';
 import { podTemplateFields, podTemplateRules } from './pod-template.ts';
 
 export const GROUP = 'serverlessapp.io';
@@ -75,28 +76,8 @@ const resources = object('Compute resources, as in a Pod container: requests and
 const envVar = object('An environment variable for the container.', {
   name: required(string('Variable name.', { minLength: 1, maxLength: 253 })),
   value: string('Literal value.', { maxLength: 32768 }),
-  valueFrom: embedded('Source of the value, as in core/v1 EnvVarSource (configMapKeyRef, fieldRef, ...; secretKeyRef only where the platform allows Secret references, --allow-secret-references).'),
+  valueFrom: envVarSource,
 });
-
-/**
- * A core/v1 Probe, kept as written except for `host`: a probe checks the pod
- * itself (the kubelet sends it to the pod's IP when host is unset). With a host,
- * the kubelet, from the node's network, would reach any address the tenant
- * names (a cloud metadata service, the node's own ports), which Knative allows.
- */
-function probe(description: string) {
-  const hostless = (what: string) => ({
-    type: 'object', description: `The ${what} check, as in core/v1 (port, path, ...); host is not allowed.`, 'x-kubernetes-preserve-unknown-fields': true,
-    properties: { host: { type: 'string', maxLength: 253, description: 'Not allowed: a probe checks the pod itself, at its own IP.' } },
-  });
-  const s = embedded(description, {
-    rules: ['httpGet', 'tcpSocket'].map((p) => ({
-      rule: `!has(self.${p}) || !has(self.${p}.host)`, fieldPath: `.${p}.host`, reason: 'FieldValueForbidden' as const,
-      message: `${p}.host is not allowed: a probe checks the pod itself, at its own IP (leave host unset)`,
-    })),
-  });
-  return { ...s, openapi: { ...s.openapi, properties: { httpGet: hostless('HTTP'), tcpSocket: hostless('TCP') } } };
-}
 
 export const containerSchema = object(
   'A container app, served by a Knative Service. Changing any field here makes a new version (a new revision).', {
@@ -105,7 +86,7 @@ export const containerSchema = object(
     command: array(string('An argument.', { maxLength: 4096 }), 'Entrypoint override (the image ENTRYPOINT).', { maxItems: 64 }),
     args: array(string('An argument.', { maxLength: 4096 }), 'Arguments to the entrypoint (the image CMD).', { maxItems: 256 }),
     env: array(envVar, 'Environment variables.', { maxItems: 256, listType: 'map', listMapKeys: ['name'] }),
-    envFrom: array(embedded('A core/v1 EnvFromSource (configMapRef, or secretRef where the platform allows Secret references).'), 'Environment variables taken from ConfigMaps or Secrets.', { maxItems: 32 }),
+    envFrom: array(envFromSource, 'Environment variables taken from ConfigMaps or Secrets.', { maxItems: 32 }),
     resources,
     readinessProbe: probe('A core/v1 Probe: when the container is ready for requests. Knative adds a default TCP probe when absent.'),
     livenessProbe: probe('A core/v1 Probe: when the container must be restarted.'),
@@ -259,8 +240,16 @@ export const specSchema = object('What the app runs and how it is served, scaled
 
 // ---------------------------------------------------------------- status
 
+/**
+ * The condition the model-cache controller owns: whether the app's model is cached on the nodes, and
+ * if not, why (the namespace's budget, a name taken, KServe refusing, no LocalModel feature). Written
+ * under its own field manager: conditions is a list keyed by type, so server-side apply keeps its
+ * entry and the app controller's apart, and neither controller overwrites the other's.
+ */
+export const MODEL_CACHED = 'ModelCached';
+
 const conditionSchema = object('A Kubernetes condition.', {
-  type: required(string('Condition type: Ready, WorkloadReady (the Knative Service or InferenceService), Prewarmed, CanaryProgressing, Promoted.', { maxLength: 316 })),
+  type: required(string(`Condition type: Ready, WorkloadReady (the Knative Service or InferenceService), Prewarmed, CanaryProgressing, Promoted, ${MODEL_CACHED} (prewarm.cacheModel).`, { maxLength: 316 })),
   status: required(enumeration(['True', 'False', 'Unknown'] as const, 'Status of the condition.')),
   reason: required(string('Machine-readable CamelCase reason.', { maxLength: 1024 })),
   message: required(string('Human-readable details.', { maxLength: 32768 })),
@@ -295,7 +284,7 @@ export const statusSchema = object('Observed state, written by the operator. Unt
   observedGeneration: integer('The spec generation this status describes.'),
   phase: enumeration(phases, 'Pending (first version starting), Stable (one version serving), Canary (traffic split), Testing (candidate reached by header rules only), Paused (rollout.paused), Promoting (candidate taking all traffic), RolledBack (canaryPercent 0: candidate kept at 0%), Aborted (rollout.abort), Failed (the candidate failed: revision failed, progress deadline, warmup or checks; the stable version, if any, keeps all traffic). A spec the operator refuses keeps the phase it had and shows as Ready=False with the reason.'),
   url: string('Public URL of the app.'),
-  conditions: array(conditionSchema, 'Ready (the app serves its stable version), WorkloadReady (Knative/KServe\'s own Ready, reason and message), Prewarmed, CanaryProgressing, Promoted.', { listType: 'map', listMapKeys: ['type'] }),
+  conditions: array(conditionSchema, `Ready (the app serves its stable version), WorkloadReady (Knative/KServe's own Ready, reason and message), Prewarmed, CanaryProgressing, Promoted; with prewarm.cacheModel, ${MODEL_CACHED} (True: the model's LocalModelCache is written; False: why not, e.g. ModelCacheQuotaExceeded, ModelCacheRejected, ModelCacheConflict, ModelCacheNotInstalled).`, { listType: 'map', listMapKeys: ['type'] }),
   versions: object('The stable version and the candidate, if any.', {
     stable: versionStatusSchema,
     candidate: versionStatusSchema,

@@ -1,0 +1,227 @@
+import assert from 'node:assert/strict';
+import { modelApp } from '../testing/apps.ts';
+import { MODEL_CACHED, type ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
+import { modelCacheName, renderLocalModelCache, type CacheScope } from '../render/local-model-cache.ts';
+import { APP_LABEL } from '../render/metadata.ts';
+import type { Condition } from '../util/conditions.ts';
+import {
+  CACHE_FINALIZER, cacheNameFor, cacheRefusal, guardHolds, inferenceServiceToRemoveFirst, modelCachedUpdate, planModelCache, wantsCache,
+  type CacheObject, type CacheObservation, type CachePlan, type ExecutedCacheOperation, type ModelPolicy,
+} from './model-cache-plan.ts';
+import type { ChildOutcome, Refusal } from './plan.ts';
+
+describe('model cache: which apps get one', () => {
+  const cases: Array<{ what: string; app: ReturnType<typeof modelApp>; policy?: ModelPolicy; want: boolean }> = [
+    { what: 'a model app with cacheModel within the default limits', app: modelApp(), want: true },
+    { what: 'a model over the platform\'s size limit', app: modelApp(), policy: { maxModelSizeBytes: 2 ** 30 }, want: false },
+    { what: 'a model over the default 100Gi limit', app: modelApp({ model: { format: { name: 'sklearn' }, storageUri: 'gs://models/fraud/v7', size: '200Gi' } }), want: false },
+    { what: 'a model from a storage URI the platform does not allow', app: modelApp(), policy: { allowedStorageUriPrefixes: ['s3://models/{namespace}/'] }, want: false },
+    { what: 'a model from an allowed prefix of its own namespace', app: modelApp({ model: { format: { name: 'sklearn' }, storageUri: 's3://models/ml/fraud', size: '2Gi' } }), policy: { allowedStorageUriPrefixes: ['s3://models/{namespace}/'] }, want: true },
+    { what: 'an app without cacheModel', app: modelApp({ prewarm: { replicas: 1 } }), want: false },
+  ];
+  for (const c of cases) {
+    it(`${c.want ? 'caches' : 'does not cache'} ${c.what}`, () => {
+      assert.equal(wantsCache(c.app, c.policy), c.want);
+      assert.equal(cacheNameFor(c.app, 'namespace', c.policy) !== undefined, c.want);
+    });
+  }
+});
+
+describe('model cache: a refused write', () => {
+  it('reports KServe\'s webhook refusing a second cache of the same model as ModelCacheRejected, and retries it', () => {
+    assert.deepEqual(cacheRefusal({ reason: 'ApplyRejected', retry: true }), { reason: 'ModelCacheRejected', retry: true });
+  });
+
+  it('reports a cache of that name owned by another app as ModelCacheConflict, and leaves it', () => {
+    assert.deepEqual(cacheRefusal({ reason: 'NotOwned', retry: false }), { reason: 'ModelCacheConflict', retry: false });
+  });
+});
+
+describe('model cache: deleting an app whose InferenceService uses its cache', () => {
+  const deleting = () => {
+    const app = modelApp();
+    app.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
+    return app;
+  };
+  const isvcOf = (appName: string) => ({
+    apiVersion: 'serving.kserve.io/v1beta1', kind: 'InferenceService',
+    metadata: { name: appName, namespace: 'ml', uid: 'i1', ownerReferences: [{ uid: 'a1', kind: 'ServerlessApp', name: appName, controller: true }] },
+  });
+
+  it('removes the app\'s InferenceService before its cluster-scoped cache, which KServe refuses to delete while in use', () => {
+    const app = deleting();
+    const isvc = isvcOf(app.metadata.name);
+    assert.equal(inferenceServiceToRemoveFirst(app, 'cluster', 1, isvc), isvc);
+  });
+
+  it('removes the cache at once when the InferenceService is gone, the app stays, the cache is namespaced, or there is none', () => {
+    const app = deleting();
+    assert.equal(inferenceServiceToRemoveFirst(app, 'cluster', 1, undefined), undefined);
+    assert.equal(inferenceServiceToRemoveFirst(modelApp(), 'cluster', 1, isvcOf(app.metadata.name)), undefined);
+    assert.equal(inferenceServiceToRemoveFirst(app, 'namespace', 1, isvcOf(app.metadata.name)), undefined);
+    assert.equal(inferenceServiceToRemoveFirst(app, 'cluster', 0, isvcOf(app.metadata.name)), undefined);
+  });
+
+  it('leaves an InferenceService of that name that another app controls', () => {
+    assert.equal(inferenceServiceToRemoveFirst(deleting(), 'cluster', 1, isvcOf('someone-else')), undefined);
+  });
+});
+
+// ---------------------------------------------------------------- the plan, stepped
+
+const cacheOf = (app: ServerlessApp, scope: CacheScope = 'cluster'): CacheObject => ({ ...renderLocalModelCache(app, scope, 'gpu'), metadata: { ...renderLocalModelCache(app, scope, 'gpu').metadata, uid: `c-${app.spec.model!.storageUri}` } });
+const withModel = (app: ServerlessApp, storageUri: string): ServerlessApp => ({ ...app, spec: { ...app.spec, model: { ...app.spec.model!, storageUri } } });
+const reported = (app: ServerlessApp, extra: Condition[] = []): ServerlessApp => ({
+  ...app, status: { conditions: [{ type: 'Ready', status: 'True', reason: 'Ready', message: '', lastTransitionTime: '2026-01-01T00:00:00Z' }, ...extra] },
+});
+
+function observe(app: ServerlessApp | undefined, o: Partial<CacheObservation> = {}): CacheObservation {
+  const caches = o.caches ?? [];
+  return {
+    request: { namespace: 'ml', name: 'fraud' }, app, scope: 'cluster', nodeGroup: 'gpu', policy: {}, served: true, caches,
+    cacheNamed: (namespace, name) => caches.find((c) => c.metadata.name === name && c.metadata.namespace === namespace),
+    inferenceService: undefined, quota: undefined, ...o,
+  };
+}
+
+/** Steps the plan as the controller does: each operation runs when its guard holds, ending as `outcomes` says (default: it worked). */
+function execute(plan: CachePlan, outcomes: Record<string, ChildOutcome | Refusal> = {}): ExecutedCacheOperation[] {
+  const done: ExecutedCacheOperation[] = [];
+  for (const op of plan.operations) {
+    if (!guardHolds(op, done)) { done.push({ op, outcome: 'skipped' }); continue; }
+    const o = outcomes[op.id] ?? (op.action === 'remove' ? 'removed' : 'written');
+    done.push(typeof o === 'string' ? { op, outcome: o } : { op, outcome: 'rejected', refusal: o });
+  }
+  return done;
+}
+
+const webhookRefusal: Refusal = {
+  kind: 'LocalModelCache', object: 'x', reason: 'ApplyRejected', retry: true,
+  message: 'admission webhook "localmodelcache.kserve-webhook-server.validator" denied the request: LocalModelCache a has the same StorageURI gs://models/fraud/v7',
+  summary: 'the API server refused the LocalModelCache x: LocalModelCache a has the same StorageURI gs://models/fraud/v7',
+};
+
+describe('model cache: the plan, in KServe\'s order', () => {
+  it('puts the finalizer on the app before its cluster-scoped cache exists, and reports it cached', () => {
+    const app = modelApp();
+    const plan = planModelCache(observe(app));
+    assert.deepEqual(plan.operations.map((op) => [op.id, op.action]), [['finalizer', 'finalizer'], ['cache', 'ensure']]);
+    assert.deepEqual(plan.operations[1]!.when?.op, 'finalizer');
+    const report = plan.report(execute(plan));
+    assert.deepEqual(report.events.map((e) => e.reason), ['ModelCacheApplied']);
+    assert.equal(report.condition?.status, 'True');
+    assert.equal(report.retry, undefined);
+  });
+
+  it('writes a namespaced cache without a finalizer (the app owns it)', () => {
+    const plan = planModelCache(observe(modelApp(), { scope: 'namespace' }));
+    assert.deepEqual(plan.operations.map((op) => op.id), ['cache']);
+  });
+
+  it('writes the new model\'s cache before it removes the old one, and removes the old one even when the new one is refused', () => {
+    const old = modelApp();
+    const app = { ...withModel(old, 'gs://models/fraud/v8'), metadata: { ...old.metadata, finalizers: [CACHE_FINALIZER] } };
+    const plan = planModelCache(observe(app, { caches: [cacheOf(old)] }));
+    assert.deepEqual(plan.operations.map((op) => op.id), ['cache', `remove/${modelCacheName(old, 'cluster')}`]);
+    const done = execute(plan, { cache: webhookRefusal });
+    assert.deepEqual(done.map((d) => d.outcome), ['rejected', 'removed']);
+    const report = plan.report(done);
+    assert.deepEqual(report.events.map((e) => e.reason), ['ModelCacheRejected', 'ModelCacheRemoved']);
+    assert.deepEqual(report.condition, { status: 'False', reason: 'ModelCacheRejected', message: webhookRefusal.summary });
+    assert.equal(report.retry, webhookRefusal, 'KServe admits the cache once the other app\'s is gone: retried');
+  });
+
+  it('removes a deleted app\'s InferenceService first, and nothing else, while it uses the cluster-scoped cache', () => {
+    const app = { ...modelApp(), metadata: { ...modelApp().metadata, deletionTimestamp: '2026-01-01T00:00:00Z', finalizers: [CACHE_FINALIZER] } };
+    const isvc = { apiVersion: 'serving.kserve.io/v1beta1', kind: 'InferenceService', metadata: { name: 'fraud', namespace: 'ml', uid: 'i1', ownerReferences: [{ uid: app.metadata.uid!, kind: 'ServerlessApp', name: 'fraud', controller: true }] } };
+    const plan = planModelCache(observe(app, { caches: [cacheOf(modelApp())], inferenceService: isvc }));
+    assert.deepEqual(plan.operations.map((op) => [op.id, op.action]), [['inference-service', 'remove']]);
+    assert.equal(plan.report(execute(plan)).condition, undefined, 'a deleted app\'s status is left alone');
+  });
+
+  it('removes a deleted app\'s caches one by one and drops the finalizer last; a refused removal holds the rest and the finalizer', () => {
+    const app = { ...modelApp(), metadata: { ...modelApp().metadata, deletionTimestamp: '2026-01-01T00:00:00Z', finalizers: [CACHE_FINALIZER] } };
+    const caches = [cacheOf(modelApp()), cacheOf(withModel(modelApp(), 'gs://models/fraud/v8'))];
+    const plan = planModelCache(observe(app, { caches }));
+    assert.deepEqual(plan.operations.map((op) => op.action), ['remove', 'remove', 'finalizer']);
+    assert.deepEqual(execute(plan).map((d) => d.outcome), ['removed', 'removed', 'written']);
+    const refused = execute(plan, { [plan.operations[0]!.id]: { ...webhookRefusal, message: 'in use' } });
+    assert.deepEqual(refused.map((d) => d.outcome), ['rejected', 'skipped', 'skipped']);
+    assert.ok(plan.report(refused).retry, 'a refused removal is retried');
+  });
+
+  it('removes the caches of an app that is gone (its key only)', () => {
+    const plan = planModelCache(observe(undefined, { caches: [cacheOf(modelApp())] }));
+    assert.deepEqual(plan.operations.map((op) => op.action), ['remove']);
+    const report = plan.report(execute(plan));
+    assert.deepEqual(report.events, [], 'no app to record on');
+    assert.equal(report.condition, undefined);
+  });
+});
+
+describe('model cache: refusals reach the app\'s ModelCached condition, not only Events', () => {
+  it('the namespace\'s budget: no cache, and the condition names the field', () => {
+    const quota = { reason: 'ModelCacheQuotaExceeded' as const, field: 'spec.model.size', message: 'the model caches of namespace ml may reserve 3Gi on each node in all' };
+    const plan = planModelCache(observe(modelApp(), { quota }));
+    assert.deepEqual(plan.operations, []);
+    assert.deepEqual(plan.report([]).condition, { status: 'False', reason: 'ModelCacheQuotaExceeded', message: `spec.model.size: ${quota.message}` });
+  });
+
+  it('a cache name another app holds: left alone, a Warning, and the condition says so', () => {
+    const app = modelApp();
+    const other = cacheOf(app);
+    other.metadata.labels = { ...other.metadata.labels, [APP_LABEL]: 'someone-else' };
+    const plan = planModelCache(observe(app, { cacheNamed: () => other }));
+    assert.deepEqual(plan.operations.map((op) => op.id), ['finalizer']);
+    const report = plan.report(execute(plan));
+    assert.deepEqual(report.events.map((e) => [e.type, e.reason]), [['Warning', 'ModelCacheConflict']]);
+    assert.equal(report.condition?.reason, 'ModelCacheConflict');
+    assert.equal(report.retry, undefined);
+  });
+
+  it('a cache the app does not control (NotOwned): a conflict, not retried', () => {
+    const plan = planModelCache(observe(modelApp(), { scope: 'namespace' }));
+    const report = plan.report(execute(plan, { cache: { ...webhookRefusal, reason: 'NotOwned', retry: false, summary: 'not controlled by this app' } }));
+    assert.deepEqual(report.condition, { status: 'False', reason: 'ModelCacheConflict', message: 'not controlled by this app' });
+    assert.equal(report.retry, undefined);
+  });
+
+  it('KServe without its LocalModel feature: no finalizer, no write, ModelCacheNotInstalled', () => {
+    const plan = planModelCache(observe(modelApp(), { served: false }));
+    assert.deepEqual(plan.operations, []);
+    const report = plan.report([]);
+    assert.equal(report.condition?.reason, 'ModelCacheNotInstalled');
+    assert.match(report.condition!.message, /install KServe's LocalModel feature/);
+  });
+
+  it('caching turned off: the old cache goes, the finalizer after it, and the condition is dropped', () => {
+    const old = modelApp();
+    const app = { ...modelApp({ prewarm: { replicas: 1 } }), metadata: { ...old.metadata, finalizers: [CACHE_FINALIZER] } };
+    const plan = planModelCache(observe(app, { caches: [cacheOf(old)] }));
+    assert.deepEqual(plan.operations.map((op) => op.action), ['remove', 'finalizer']);
+    assert.equal(plan.report(execute(plan)).condition, null);
+  });
+});
+
+describe('model cache: the ModelCached entry this controller applies', () => {
+  const now = new Date('2026-02-01T00:00:00Z');
+  const cached = { status: 'True' as const, reason: 'ModelCacheApplied', message: 'cached' };
+
+  it('waits for the app controller\'s first report, so a new app keeps reading as the CRD\'s default status', () => {
+    assert.equal(modelCachedUpdate(modelApp(), cached, now), undefined);
+    assert.deepEqual(modelCachedUpdate(reported(modelApp()), cached, now), [{ type: MODEL_CACHED, ...cached, observedGeneration: 1, lastTransitionTime: '2026-02-01T00:00:00Z' }]);
+  });
+
+  it('writes nothing when the live entry already says it, and keeps the transition time on a new message', () => {
+    const live: Condition = { type: MODEL_CACHED, ...cached, observedGeneration: 1, lastTransitionTime: '2026-01-01T00:00:00Z' };
+    assert.equal(modelCachedUpdate(reported(modelApp(), [live]), cached, now), undefined);
+    assert.equal(modelCachedUpdate(reported(modelApp(), [live]), { ...cached, message: 'other' }, now)![0]!.lastTransitionTime, '2026-01-01T00:00:00Z');
+  });
+
+  it('drops its entry (an empty apply) only when there is one', () => {
+    const live: Condition = { type: MODEL_CACHED, ...cached, observedGeneration: 1, lastTransitionTime: '2026-01-01T00:00:00Z' };
+    assert.deepEqual(modelCachedUpdate(reported(modelApp(), [live]), null, now), []);
+    assert.equal(modelCachedUpdate(reported(modelApp()), null, now), undefined);
+    assert.equal(modelCachedUpdate(reported(modelApp(), [live]), undefined, now), undefined);
+  });
+});
