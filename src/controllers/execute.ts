@@ -6,14 +6,14 @@
 
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import type { ChildOperation, ChildOutcome, ExecutedOperation, Outcome, Refusal } from '../planner/plan.ts';
+import { guardHolds } from '../planner/reconcile.ts';
 import { WRITE_RULES } from '../planner/write-rules.ts';
 import { WriteRejected, type ChildWriter } from './children.ts';
 
 export async function execute(children: ChildWriter, app: ServerlessApp, operations: ChildOperation[], wallClock: () => Date): Promise<Outcome> {
   const done: ExecutedOperation[] = [];
   for (const op of operations) {
-    const earlier = op.when && done.find((x) => x.op.id === op.when!.op);
-    if (op.when && !(earlier && op.when.outcome.includes(earlier.outcome))) {
+    if (!guardHolds(op, done)) {
       done.push({ op, outcome: 'skipped' });
       continue;
     }
