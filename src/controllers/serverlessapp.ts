@@ -13,7 +13,7 @@ import { istioRoute, type Route } from '../planner/route.ts';
 import { significantStatus } from '../planner/status.ts';
 import { kserveWorkload, knativeWorkload, type Workload } from '../planner/workloads.ts';
 import type { CacheScope } from '../render/local-model-cache.ts';
-import { Controller, type ReconcileContext, type Request, type Result } from '../runtime/controller.ts';
+import { Controller, RetryError, type ReconcileContext, type Request, type Result } from '../runtime/controller.ts';
 import type { Informer } from '../runtime/informer.ts';
 import type { Manager } from '../runtime/manager.ts';
 import { StatusWriter } from '../runtime/status.ts';
@@ -118,8 +118,9 @@ export class ServerlessAppReconciler {
     this.metrics.report(app, report.metrics, wrote);
     for (const e of plan.effects) this.effects.start(app, key, e);
     ctx.log.debug('reconciled', { phase: report.status.phase, wroteStatus: wrote, operations: outcome.operations.map((x) => `${x.op.id}:${x.outcome}`) });
-    if (report.retry) throw new RetryRefused(outcome.operations.find((x) => x.refusal)?.refusal?.summary ?? 'a write was refused');
     const after = nextLookMs(plan, retryInMs);
+    // A refused write is retried with backoff, the plan's requeue kept either way.
+    if (report.retry) throw new RetryError(outcome.operations.find((x) => x.refusal)?.refusal?.summary ?? 'a write was refused', after);
     return after === undefined ? undefined : { requeueAfterMs: after };
   }
 
@@ -140,9 +141,4 @@ export class ServerlessAppReconciler {
       case 'none': return { wrote: false };
     }
   }
-}
-
-/** A write the API server refused and may accept later: the queue retries with backoff. */
-class RetryRefused extends Error {
-  override name = 'WriteRejected';
 }
