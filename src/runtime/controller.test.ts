@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
-import { Controller, TerminalError, type Reconcile, type Request } from './controller.ts';
+import { Controller, RetryError, TerminalError, type Reconcile, type Request } from './controller.ts';
 import type { Informer } from './informer.ts';
 import { createLogger } from './logging.ts';
 import { OperatorMetrics } from './metrics.ts';
@@ -108,6 +108,21 @@ describe('Controller', () => {
     assert.equal(clock.pending, 0, 'a success ends the retries');
     assert.equal(await metricValue(metrics, 'controller_runtime_reconcile_total', { result: 'error' }), 3);
     assert.equal(await metricValue(metrics, 'workqueue_retries_total', { name: 'test' }), 3);
+  });
+
+  it('keeps the requeue a retried failure carries: the earlier of it and the backoff runs the key', async () => {
+    const times: number[] = [];
+    const { c, clock } = makeController(async () => {
+      times.push(clock.now().getTime());
+      if (times.length === 1) throw new RetryError('the API server refused a write', 30);
+    }, { baseDelayMs: 60_000 });
+    c.start();
+    c.enqueue(web);
+    await waitFor('the refused reconcile and its retry scheduled', () => times.length === 1 && c.isIdle() && clock.pending >= 1);
+    assert.equal(clock.nextTimerInMs(), 30, 'the plan\'s requeue (30 ms), not the 60 s backoff');
+    clock.advance(30);
+    await waitFor('the second reconcile', () => times.length === 2 && c.isIdle());
+    assert.equal(times[1]! - times[0]!, 30);
   });
 
   it('never runs more reconciles at once than its concurrency', async () => {
