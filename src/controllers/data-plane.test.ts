@@ -1,13 +1,15 @@
 import assert from 'node:assert/strict';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { Kinds } from '../util/kinds.ts';
-import { missingDataPlane, type DataPlaneKinds } from './data-plane.ts';
+import { missingDataPlane as planned } from '../planner/data-plane.ts';
+import { unservedKinds, type DataPlaneKinds } from './data-plane.ts';
 
 const app = (spec: ServerlessApp['spec']): ServerlessApp => ({ apiVersion: 'serverlessapp.io/v1alpha1', kind: 'ServerlessApp', metadata: { name: 'shop', namespace: 'team-a' }, spec });
 const kinds = (missing: string[] = []): DataPlaneKinds => {
   const k = (kind: (typeof Kinds)[keyof typeof Kinds]) => ({ kind, served: () => !missing.includes(kind.plural) });
   return { knative: [k(Kinds.KnativeService), k(Kinds.KnativeRevision)], kserve: [k(Kinds.InferenceService)], istio: [k(Kinds.VirtualService)] };
 };
+const missingDataPlane = (a: ServerlessApp, k: DataPlaneKinds) => planned(a, unservedKinds(k));
 const container = { container: { image: 'shop:1' } };
 const model = { model: { format: { name: 'sklearn' as const }, storageUri: 's3://m/iris' } };
 const ingress = { ingress: { hosts: ['shop.example.com'] } };

@@ -28,7 +28,8 @@ import type { EffectiveScale } from '../scaling/windows.ts';
 import type { CacheScope } from '../render/local-model-cache.ts';
 import type { SlotLimits } from '../util/fair-slots.ts';
 import { ChildWriter, WriteRejected, ownedBy, routingManager } from './children.ts';
-import { missingDataPlane, type DataPlaneKinds } from './data-plane.ts';
+import { unservedKinds, type DataPlaneKinds } from './data-plane.ts';
+import { missingDataPlane } from '../planner/data-plane.ts';
 import { HostClaims } from './host-claims.ts';
 import { cacheNameFor, wantsCache } from './model-cache.ts';
 import { ModelCacheQuota } from './model-cache-quota.ts';
@@ -165,7 +166,7 @@ export class ServerlessAppReconciler {
     const now = this.mgr.clock.now();
 
     const quota = this.cacheQuota.problem(app);
-    let problems = [...validateApp(app, this.o.policy), ...this.hosts.problems(app), ...(quota ? [quota] : []), ...missingDataPlane(app, this.dataPlane)];
+    let problems = [...validateApp(app, this.o.policy), ...this.hosts.problems(app), ...(quota ? [quota] : []), ...missingDataPlane(app, unservedKinds(this.dataPlane))];
     // Only a spec the platform allows claims hosts: a refused one never takes a host from anyone.
     if (!problems.length) {
       const claimed = await this.hosts.claim(app);

@@ -4,13 +4,21 @@
 // returns and starts the effects. `kubectl sapp plan` prints the same object,
 // so what a developer sees before an edit is what the operator then does.
 
-import type { ServerlessAppStatus } from '../api/v1alpha1/serverlessapp.ts';
+import type { Phase, ServerlessAppStatus } from '../api/v1alpha1/serverlessapp.ts';
+import type { SpecProblem } from '../api/v1alpha1/validation.ts';
+import type { PrewarmEvaluation } from '../prewarm/prewarm.ts';
+import type { AnalysisOutcome, RolloutPlan } from '../rollout/canary.ts';
 import type { ResourceKind } from '../util/kinds.ts';
 import type { Decision, Effect } from './decide.ts';
 import type { WorkloadObject } from './workloads.ts';
+import type { WriteRuleName } from './write-rules.ts';
 
-/** ensure: create or update to `desired`; annotate: set `annotations` on `live`; remove: delete `live` (guarded by its uid). */
-export type ChildAction = 'ensure' | 'annotate' | 'remove';
+/**
+ * ensure: create or update to `desired`; annotate: set `annotations` on `live`; remove: delete `live`
+ * (guarded by its uid, and only when the app controls it); claim: create `desired` once (of concurrent
+ * creates the API server lets one win; an existing one is left as it is).
+ */
+export type ChildAction = 'ensure' | 'annotate' | 'remove' | 'claim';
 
 /** What executing one operation did. `skipped`: its guard did not hold. */
 export type ChildOutcome = 'unchanged' | 'written' | 'removed' | 'rejected' | 'skipped';
@@ -30,6 +38,8 @@ export interface ChildOperation {
   when?: { op: string; outcome: ChildOutcome[]; why: string };
   /** Why the operation is in the plan, in a person's words (for `kubectl sapp plan` and the logs). */
   why: string;
+  /** ensure: how the kind must be written (its data plane's rule, see write-rules.ts); 'apply' when absent. */
+  write?: WriteRuleName;
 }
 
 /** A write the API server refused (ApplyRejected) or an object the app does not control (NotOwned). */
@@ -42,6 +52,8 @@ export interface Refusal {
   summary: string;
   /** Whether retrying with backoff can help. */
   retry: boolean;
+  /** The namespace is being deleted: the app goes with it, so there is nothing to report or retry. */
+  namespaceTerminating?: boolean;
 }
 
 export interface ExecutedOperation {
@@ -63,11 +75,31 @@ export interface PlannedEvent {
   message: string;
 }
 
-/** How the status is written: a transition at once; progress coalesced; a new app's quiet first start held. */
+/**
+ * How the status is written: a transition at once; progress coalesced; a new app's quiet first start
+ * held; none while there is nothing to report (host claims just made, the namespace going away).
+ */
 export type StatusWrite =
   | { mode: 'now' }
   | { mode: 'coalesce'; windowMs?: number }
-  | { mode: 'hold'; retryInMs: number };
+  | { mode: 'hold'; retryInMs: number }
+  | { mode: 'none' };
+
+/** A scale window's change, counted as a metric beside its Event. */
+export type WindowChange = 'open' | 'close' | 'prewarm';
+
+/** What the report counts (controllers/rollout-metrics.ts). */
+export interface ReportMetrics {
+  /** Set whatever the write: the rollout's gauges (its phase and weight), or only the phase when no rollout was planned. */
+  rollout?: RolloutPlan;
+  phase?: Phase;
+  /** The kind of the refused child, counted whatever the write. */
+  rejectedKind?: string;
+  /** Counted only when the status write happened, as the Events. */
+  windowChanges: WindowChange[];
+  analysisRound?: AnalysisOutcome['result'];
+  prewarmed?: PrewarmEvaluation;
+}
 
 export interface Report {
   status: ServerlessAppStatus;
@@ -76,11 +108,17 @@ export interface Report {
   events: PlannedEvent[];
   /** Back off and retry (a refused write the API server may accept later). The requeue is kept either way. */
   retry: boolean;
+  metrics: ReportMetrics;
 }
 
 export interface Plan {
-  /** The planner's decision (rollout step, scale, prewarm, versions): what `kubectl sapp plan` explains. */
-  decision: Decision;
+  /**
+   * The planner's decision (rollout step, scale, prewarm, versions): what `kubectl sapp plan` explains.
+   * Absent when nothing was planned: the spec has problems, or the app's host claims were just made.
+   */
+  decision?: Decision;
+  /** Why the spec cannot be served (fields and what is allowed); empty when it can. Children are then left untouched. */
+  problems: SpecProblem[];
   /** In order; each may be guarded by an earlier one's outcome. */
   operations: ChildOperation[];
   /** Started after the status is written; their results come back as observations on a later pass. */

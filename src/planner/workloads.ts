@@ -14,6 +14,7 @@ import { latestBounds, revisionBounds } from '../scaling/revision-bounds.ts';
 import type { ScaleBounds } from '../scaling/windows.ts';
 import { newestFirst, observeRevision, type KnativeCondition, type Revision } from './revisions.ts';
 import { findCondition } from '../util/conditions.ts';
+import type { WriteRuleName } from './write-rules.ts';
 
 export interface WorkloadObject {
   apiVersion: string;
@@ -58,6 +59,8 @@ export interface RenderContext {
 
 export interface Workload {
   readonly kind: ResourceKind;
+  /** How its objects must be written (write-rules.ts). */
+  readonly write: WriteRuleName;
   /** Whether scale bounds are set on live Revisions (Knative >= 1.21) rather than in the workload. */
   readonly boundsOnRevisions: boolean;
   /** The revision the spec's version runs on: known in advance (Knative) or read back (KServe). */
@@ -158,6 +161,7 @@ export function knativeWorkload(inPlaceBounds: boolean, clusterLocal = true): Wo
   };
   return {
     kind: Kinds.KnativeService,
+    write: 'named-template',
     boundsOnRevisions: inPlaceBounds,
     desiredRevision: (app, version, effective) => template(app, version, effective).revision,
     render: ({ app, version, plan, effective, prewarmReplicas, revisions }) => {
@@ -185,6 +189,7 @@ export function knativeWorkload(inPlaceBounds: boolean, clusterLocal = true): Wo
 export function kserveWorkload(inPlaceBounds: boolean, clusterLocal = true): Workload {
   return {
     kind: Kinds.InferenceService,
+    write: 'apply',
     boundsOnRevisions: inPlaceBounds,
     desiredRevision: (_app, version, _effective, revisions) =>
       newestFirst(revisions).find((r) => observeRevision(r).version === version)?.metadata.name,

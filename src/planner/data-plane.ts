@@ -1,0 +1,38 @@
+// Which data-plane products an app needs, against what the cluster serves.
+// Knative, KServe and Istio are separate installs: a cluster without KServe
+// still runs container apps, one without Istio still runs apps without
+// ingress. An app that needs a kind the API server does not serve gets
+// Ready=False naming the field, the kind and what to install.
+
+import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
+import type { SpecProblem } from '../api/v1alpha1/validation.ts';
+
+/** The kinds of each product the API server does not serve now ("plural.group/version"); empty when all are. */
+export interface UnservedKinds {
+  /** Knative Services and Revisions: container apps, and model apps (KServe's Serverless mode runs on Knative). */
+  knative: string[];
+  kserve: string[];
+  istio: string[];
+}
+
+const INSTALLS = {
+  knative: { reason: 'KnativeNotInstalled', product: 'Knative Serving' },
+  kserve: { reason: 'KServeNotInstalled', product: 'KServe' },
+  istio: { reason: 'IstioNotInstalled', product: 'Istio' },
+} as const;
+
+/** A problem for each data-plane product the app needs whose kinds the cluster does not serve. */
+export function missingDataPlane(app: ServerlessApp, unserved: UnservedKinds): SpecProblem[] {
+  const field = app.spec.model ? 'spec.model' : 'spec.container';
+  const needs: Array<[keyof UnservedKinds, string]> = [
+    ['knative', field],
+    ...(app.spec.model ? [['kserve', field] as [keyof UnservedKinds, string]] : []),
+    ...(app.spec.ingress ? [['istio', 'spec.ingress'] as [keyof UnservedKinds, string]] : []),
+  ];
+  return needs.flatMap(([product, at]) => {
+    const missing = unserved[product];
+    if (missing.length === 0) return [];
+    const { reason, product: name } = INSTALLS[product];
+    return [{ reason, field: at, message: `needs ${name}, but this cluster does not serve ${missing.join(', ')}: install ${name} (the operator notices without a restart)` }];
+  });
+}

@@ -1,0 +1,158 @@
+// One reconcile as one executable plan. From what the controller observed (the
+// app, its children, revisions and claims from the caches, what the platform
+// serves and allows, the clock, earlier effects' results) the planner decides
+// everything: whether the spec can be served, the host claims to make, the
+// ordered child writes with their guards (make before break in a kind switch),
+// the effects, the requeue, and, given what the writes did, the status, its
+// Events and how it is written. Pure: the controller only executes.
+
+import type { HostClaim } from '../api/v1alpha1/hostclaim.ts';
+import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
+import { validateApp, type SpecProblem, type ValidationPolicy } from '../api/v1alpha1/validation.ts';
+import { MIN_SCALE, boundsAnnotations } from '../render/autoscaling.ts';
+import { isParked } from '../rollout/canary.ts';
+import { revisionBounds } from '../scaling/revision-bounds.ts';
+import { Kinds } from '../util/kinds.ts';
+import { missingDataPlane, type UnservedKinds } from './data-plane.ts';
+import { decide, desiredWorkload, type Decision, type Observation } from './decide.ts';
+import type { ChildOperation, Plan, Report } from './plan.ts';
+import { reportReconcile } from './report.ts';
+import type { Route } from './route.ts';
+import { invalidSpecStatus } from './status.ts';
+import type { WorkloadObject } from './workloads.ts';
+
+/** After creating host claims, when to look again should their events not come first. */
+export const CLAIM_RECHECK_MS = 2_000;
+
+/** What the host-claim caches say of the app's hosts (controllers/host-claims.ts reads them). */
+export interface HostVerdict {
+  /** Hosts that cannot be claimed, or that an earlier app of the app's namespace routes. */
+  problems: SpecProblem[];
+  /** Hosts another namespace's claim holds. */
+  conflicts: SpecProblem[];
+  /** Claims to create: hosts no namespace holds yet. */
+  missing: HostClaim[];
+}
+
+export interface ReconcileObservation extends Observation {
+  /** What tenants may claim: gateways, hosts, analysis providers, model limits (the platform's settings). */
+  policy: ValidationPolicy;
+  hosts: HostVerdict;
+  /** The namespace's model-cache budget refuses this app's cache. */
+  quota?: SpecProblem;
+  unserved: UnservedKinds;
+  /** The app's route (its renderer and write rule), and what the caches hold: ours, and one of the app's own name (ours before 0.2). */
+  route: Route;
+  routes: { live?: WorkloadObject; legacy?: WorkloadObject };
+  /** The node cache the app's model uses, if any (status.modelCache). */
+  modelCache?: string;
+}
+
+export function planReconcile(o: ReconcileObservation): Plan {
+  const { app } = o;
+  const problems = [...validateApp(app, o.policy), ...o.hosts.problems, ...(o.quota ? [o.quota] : []), ...missingDataPlane(app, o.unserved)];
+  // Only a spec the platform allows claims hosts: a refused one never takes a host from anyone.
+  if (problems.length) return invalidPlan(app, problems, o.now);
+  if (o.hosts.conflicts.length) return invalidPlan(app, o.hosts.conflicts, o.now);
+  if (o.hosts.missing.length) return claimPlan(app, o.hosts.missing);
+  const d = decide(o);
+  return {
+    decision: d, problems: [], operations: childOperations(o, d), effects: d.effects,
+    ...(d.requeueAfterMs !== undefined ? { requeueAfterMs: d.requeueAfterMs } : {}),
+    report: (outcome) => reportReconcile(o, d, outcome),
+  };
+}
+
+/** When to look again: the plan's requeue or the status writer's, the earlier; whole milliseconds, at least one. */
+export function nextLookMs(plan: Plan, statusRetryInMs?: number): number | undefined {
+  const waits = [plan.requeueAfterMs, statusRetryInMs].filter((x): x is number => x !== undefined);
+  return waits.length ? Math.max(1, Math.ceil(Math.min(...waits))) : undefined;
+}
+
+const nothingToReport = (app: ServerlessApp): Report => ({ status: app.status ?? {}, write: { mode: 'none' }, events: [], retry: false, metrics: { windowChanges: [] } });
+
+/** A bad edit never takes down what runs: no child is touched, no effect started; Ready=False names the fields. */
+function invalidPlan(app: ServerlessApp, problems: SpecProblem[], now: Date): Plan {
+  const status = invalidSpecStatus(app, problems, now);
+  return {
+    problems, operations: [], effects: [],
+    report: () => ({
+      status, write: { mode: 'now' }, retry: false,
+      events: [{ type: 'Warning', reason: problems[0]!.reason, message: problems.map((p) => `${p.field}: ${p.message}`).join('; ') }],
+      metrics: { phase: status.phase, windowChanges: [] },
+    }),
+  };
+}
+
+/**
+ * The hosts no one holds are claimed first, and nothing else happens: the next pass reads the claims'
+ * outcome from the cache (their events re-queue the app), so every verdict comes from the same
+ * objects in every replica.
+ */
+function claimPlan(app: ServerlessApp, missing: HostClaim[]): Plan {
+  return {
+    problems: [], effects: [], requeueAfterMs: CLAIM_RECHECK_MS,
+    operations: missing.map((c): ChildOperation => ({
+      id: `host-claim/${c.metadata.name}`, action: 'claim', kind: Kinds.HostClaim, desired: c as unknown as WorkloadObject,
+      why: `claims host ${c.spec.host} for namespace ${c.spec.namespace}: of concurrent claims the API server lets one win`,
+    })),
+    report: () => nothingToReport(app),
+  };
+}
+
+/** The workload, its revisions' bounds, the route, then what a kind switch leaves behind, each when its guard holds. */
+function childOperations(o: ReconcileObservation, d: Decision): ChildOperation[] {
+  const { app } = o;
+  const { workload, plan, previous, other } = d;
+  const ops: ChildOperation[] = [{
+    id: 'workload', action: 'ensure', kind: workload.kind, write: workload.write, desired: desiredWorkload(app, d), ...(d.live ? { live: d.live } : {}),
+    why: `the ${workload.kind.kind} runs version ${d.version}${d.fresh ? ' (a kind switch: it starts on its own)' : ''}`,
+  }];
+  if (workload.boundsOnRevisions) ops.push(...boundsOperations(d));
+  const { live, legacy } = o.routes;
+  if (legacy) ops.push({ id: 'legacy-route', action: 'remove', kind: o.route.kind, live: legacy, why: `before 0.2 our ${o.route.kind.kind} carried the app's name, which KServe also uses for its own` });
+  if (!app.spec.ingress) {
+    if (live) ops.push({ id: 'route', action: 'remove', kind: o.route.kind, live, why: 'spec.ingress was removed' });
+  } else {
+    // Header routes and mirroring reach a candidate only while it is ready, warm and not stopped (rolled back, aborted, failed).
+    const reachable = !previous && !!(plan.candidate?.ready && plan.candidate.warm) && !isParked(plan.candidate?.state);
+    const serving = previous?.workload ?? workload;
+    ops.push({
+      id: 'route', action: 'ensure', kind: o.route.kind, write: o.route.write, ...(live ? { live } : {}),
+      desired: o.route.render(app, serving, { reachable, ...(plan.candidate?.revision ? { revision: plan.candidate.revision } : {}) }),
+      why: `spec.ingress routes its hosts to the ${serving.kind.kind}${reachable ? ', header routes and mirroring to the candidate' : ''}`,
+    });
+  }
+  // The other kind goes once this kind serves: the route (if any) already points here.
+  if (!previous && other) {
+    ops.push({
+      id: 'other-workload', action: 'remove', kind: other.workload.kind, live: other.live,
+      ...(app.spec.ingress ? { when: { op: 'route', outcome: ['unchanged'], why: `the ${o.route.kind.kind} routes to the ${workload.kind.kind} already` } } : {}),
+      why: `the app runs as a ${workload.kind.kind} now`,
+    });
+  }
+  // Model -> container: with KServe's default ingress (disableIstioVirtualHost: false) KServe holds an
+  // ExternalName Service named after the app, and Knative's Route cannot create its placeholder Service
+  // of that name ("NotOwned") while it exists. So the new revision is made ready and warm first, then the
+  // InferenceService goes and the Route follows (seconds without a route, documented).
+  if (previous?.workload === o.kserve.workload && plan.candidate?.ready && plan.candidate.warm) {
+    ops.push({ id: 'previous-workload', action: 'remove', kind: Kinds.InferenceService, live: previous.live, why: `version ${plan.candidate.version} is ready and warm on the ${workload.kind.kind}` });
+  }
+  return ops;
+}
+
+/** Knative >= 1.21 applies min/max-scale edits on a live Revision without a new revision. */
+function boundsOperations(d: Decision): ChildOperation[] {
+  const bounds = revisionBounds(d.plan, d.scale, d.prewarmReplicas);
+  return d.revisions.flatMap((r): ChildOperation[] => {
+    const want = bounds.get(r.metadata.name);
+    // Retired: only undo a minimum this operator raised.
+    if (!want && !(Number(r.metadata.annotations?.[MIN_SCALE] ?? 0) > 0)) return [];
+    return [{
+      id: `revision-bounds/${r.metadata.name}`, action: 'annotate', kind: Kinds.KnativeRevision,
+      live: { apiVersion: 'serving.knative.dev/v1', kind: 'Revision', ...r },
+      annotations: want ? boundsAnnotations(want) : { [MIN_SCALE]: '0' },
+      why: want ? `the scale bounds revision ${r.metadata.name} should have now` : `revision ${r.metadata.name} is retired: the minimum this operator raised goes`,
+    }];
+  });
+}

@@ -1,0 +1,90 @@
+// What a reconcile reports, given what executing its plan did: the status, the
+// Events of the transitions it records, how the status is written, whether to
+// retry, and what is counted. Pure.
+
+import type { ServerlessApp, VersionStatus } from '../api/v1alpha1/serverlessapp.ts';
+import { requestsGpu } from '../render/inference-service.ts';
+import { summarize } from '../rollout/version.ts';
+import type { EffectiveScale } from '../scaling/windows.ts';
+import type { Decision } from './decide.ts';
+import type { Outcome, PlannedEvent, Report, WindowChange } from './plan.ts';
+import type { ReconcileObservation } from './reconcile.ts';
+import { composeStatus, firstStatusHoldMs, progressWindowMs } from './status.ts';
+
+export function reportReconcile(o: ReconcileObservation, d: Decision, outcome: Outcome): Report {
+  const { app, now } = o;
+  const { plan, scale, prewarm, version } = d;
+  // Deleting a namespace removes children before the app's own deletion starts: nothing to report or retry.
+  if (outcome.operations.some((x) => x.refusal?.namespaceTerminating)) {
+    return { status: app.status ?? {}, write: { mode: 'none' }, events: [], retry: false, metrics: { windowChanges: [] } };
+  }
+  // The first refusal is shown (Ready=False ApplyRejected or NotOwned, an Event, a metric); the others do not stop the writes.
+  const refusal = outcome.operations.find((x) => x.refusal)?.refusal;
+  const status = composeStatus(app, {
+    plan, workload: d.serving, revisions: d.observed,
+    ...(refusal ? { rejected: { kind: refusal.kind, object: refusal.object, message: refusal.message, reason: refusal.reason } } : {}),
+    ...(prewarm ? { prewarm } : {}), scale, now,
+    describe: (v) => (v === version ? describeSpec(app) : describeFrom(app.status, v)),
+    ...(o.modelCache ? { modelCache: o.modelCache } : {}),
+  });
+  const windows = windowEvents(app, scale, now);
+  const events: PlannedEvent[] = [
+    ...plan.events,
+    ...(refusal ? [{ type: 'Warning' as const, reason: refusal.reason, message: refusal.summary }] : []),
+    ...windows.map((w) => w.event),
+    ...(gpuMayScaleAway(app, d) ? [{ type: 'Warning' as const, reason: 'GpuScaleToZero', message: 'a GPU app may scale to zero without a warm buffer: a pod waiting for a GPU node can be scaled away before it is ready (kserve#1247); consider prewarm.replicas or a window with minScale >= 1' }] : []),
+  ];
+  const metrics = {
+    rollout: plan, windowChanges: windows.flatMap((w) => (w.change ? [w.change] : [])),
+    ...(refusal ? { rejectedKind: refusal.kind } : {}),
+    ...(d.analysed ? { analysisRound: d.analysed.result } : {}),
+    ...(prewarm ? { prewarmed: prewarm } : {}),
+  };
+  // A refused write is retried with backoff; an object the app does not own is not, but the plan's requeue is kept.
+  const retry = !!refusal?.retry;
+  // A transition (with its Events) is written at once; a burst of data-plane progress becomes one write.
+  // A new app's quiet first start is that burst too: written once, at its end or on a problem. Its report
+  // deadline is counted on the wall clock, as its creationTimestamp (a controlled clock for windows may be far from it).
+  const transition = plan.events.length > 0 || refusal !== undefined;
+  const hold = transition ? 0 : firstStatusHoldMs(app, status, outcome.wallClock);
+  const windowMs = progressWindowMs(status);
+  const write: Report['write'] = transition ? { mode: 'now' } : hold > 0 ? { mode: 'hold', retryInMs: hold } : { mode: 'coalesce', ...(windowMs !== undefined ? { windowMs } : {}) };
+  return { status, write, events, retry, metrics };
+}
+
+/** A GPU app without a warm buffer may lose a pod waiting for a GPU node: said once per generation. */
+function gpuMayScaleAway(app: ServerlessApp, d: Decision): boolean {
+  return requestsGpu(app) && d.scale.minScale === 0 && d.prewarmReplicas === 0 && app.status?.observedGeneration !== app.metadata.generation;
+}
+
+/** Windows opened, closed or prewarming since the status recorded them; and, on an edit, what happens next. */
+function windowEvents(app: ServerlessApp, scale: EffectiveScale, now: Date): Array<{ event: PlannedEvent; change?: WindowChange }> {
+  const before = app.status?.scaling;
+  if (!before) return [];
+  const bounds = `min ${scale.minScale}, max ${scale.maxScale ?? 'unbounded'}`;
+  const out: Array<{ event: PlannedEvent; change?: WindowChange }> = [];
+  const record = (change: WindowChange, reason: string, message: string) => out.push({ event: { type: 'Normal', reason, message }, change });
+  for (const w of scale.openWindows) if (!before.openWindows?.includes(w)) record('open', 'WindowOpened', `scale window ${w} opened: bounds now ${bounds}`);
+  for (const w of before.openWindows ?? []) if (!scale.openWindows.includes(w)) record('close', 'WindowClosed', `scale window ${w} closed: bounds now ${bounds}`);
+  for (const w of scale.prewarmingWindows) if (!before.prewarmingWindows?.includes(w)) record('prewarm', 'WindowPrewarming', `scale window ${w} opens soon: its minimum applies now (prewarm lead time): bounds now ${bounds}`);
+  // An edit of the windows (not time passing) that moves the schedule: say what happens next.
+  const was = before.nextTransition, next = scale.next;
+  const moved = (was?.at ?? '') !== (next?.at.toISOString() ?? '') || was?.window !== next?.window || was?.change !== next?.change;
+  const passed = !!was && Date.parse(was.at) <= now.getTime();
+  if (app.status?.observedGeneration !== app.metadata.generation && moved && !passed) {
+    const upcoming = next ? `next: window ${next.window} ${next.change === 'prewarm' ? 'prewarms' : next.change === 'open' ? 'opens' : 'closes'} at ${next.at.toISOString()}` : 'no transition scheduled';
+    out.push({ event: { type: 'Normal', reason: 'WindowsChanged', message: `scale windows changed: bounds now ${bounds}; ${upcoming}` } });
+  }
+  return out;
+}
+
+/** The version the spec asks for, as status describes it. */
+function describeSpec(app: ServerlessApp): Pick<VersionStatus, 'image' | 'storageUri' | 'summary'> {
+  return { ...(app.spec.container ? { image: app.spec.container.image } : { storageUri: app.spec.model?.storageUri ?? '' }), summary: summarize(app.spec) };
+}
+
+/** An earlier version, as status recorded it. */
+function describeFrom(status: ServerlessApp['status'], version: string): Pick<VersionStatus, 'image' | 'storageUri' | 'summary'> {
+  const v = [status?.versions?.stable, status?.versions?.candidate].find((x) => x?.version === version);
+  return { ...(v?.image ? { image: v.image } : {}), ...(v?.storageUri ? { storageUri: v.storageUri } : {}), ...(v?.summary ? { summary: v.summary } : {}) };
+}
