@@ -42,7 +42,7 @@ function converged(): Omit<PlanInput, 'edited' | 'source'> & { live: ServerlessA
     metadata: { name: 'shop-00001', namespace: 'demo', labels: { [APP_LABEL]: 'shop', [VERSION_LABEL]: version, 'serving.knative.dev/service': 'shop' }, creationTimestamp: '2026-11-20T10:00:00Z' },
     status: { conditions: [{ type: 'Ready', status: 'True' }], actualReplicas: 1 },
   };
-  let input: Omit<PlanInput, 'edited' | 'source'> & { live: ServerlessApp } = { now: NOW, live, route: {}, revisions: [revision], settings: SETTINGS };
+  let input: Omit<PlanInput, 'edited' | 'source'> & { live: ServerlessApp } = { now: NOW, live, routes: {}, revisions: [revision], settings: SETTINGS };
   // Two passes: the first renders the workload, the second the revision's bounds against it.
   for (let pass = 0; pass < 2; pass++) {
     const { operations } = planChildren({ ...input, source: 'live', edited: live });

@@ -9,16 +9,17 @@
 // are only ever added within v1; a change of meaning is a new version.
 
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
-import { validateApp, type SpecProblem, type ValidationPolicy } from '../api/v1alpha1/validation.ts';
+import type { SpecProblem, ValidationPolicy } from '../api/v1alpha1/validation.ts';
 import { cacheNameFor } from '../controllers/model-cache.ts';
-import { decide, type Decision, type Effect } from '../planner/decide.ts';
+import type { Decision, Effect } from '../planner/decide.ts';
 import type { ChildOperation } from '../planner/plan.ts';
+import { planReconcile } from '../planner/reconcile.ts';
+import { istioRoute } from '../planner/route.ts';
 import type { Revision } from '../planner/revisions.ts';
 import { knativeWorkload, kserveWorkload, type WorkloadObject } from '../planner/workloads.ts';
 import type { CacheScope } from '../render/local-model-cache.ts';
 import { isSemanticSubset } from '../runtime/apply.ts';
 import { comparable, fieldDiff, type FieldChange } from './field-diff.ts';
-import { childOperations, type RouteObservation } from './plan-operations.ts';
 import { explainRollout, type RolloutExplanation } from './plan-rollout.ts';
 import { planWindows, type WindowsPlan } from './plan-windows.ts';
 
@@ -47,7 +48,8 @@ export interface PlanInput {
   appRefused?: string;
   knative?: WorkloadObject;
   kserve?: WorkloadObject;
-  route: Omit<RouteObservation, 'localGateway'>;
+  /** The app's VirtualService, and one named after the app (ours before 0.2). */
+  routes: { live?: WorkloadObject; legacy?: WorkloadObject };
   /** The app's own revisions (by its label). */
   revisions: Revision[];
   settings: PlatformSettings;
@@ -110,19 +112,29 @@ export interface PlanDocument {
   settings: string;
 }
 
+/**
+ * The operator's planner on what was read: the same `planReconcile` the
+ * controller executes. Not known to the CLI, so taken as clear: the warmup and
+ * check rounds in the operator's memory (the plan may list one to start that
+ * runs already), host claims held by other namespaces, the namespace's
+ * model-cache budget, and which data-plane kinds are installed (a child's dry
+ * run shows a missing kind).
+ */
 export function planChildren(input: PlanInput): Planned {
   const { edited, settings } = input;
   if (input.appRefused) return { problems: [], operations: [] };
-  const problems = validateApp(edited, settings.policy);
-  // A spec the operator refuses leaves every child exactly as it is.
-  if (problems.length) return { problems, operations: [] };
-  const decision = decide({
+  const plan = planReconcile({
     app: edited, now: input.now,
     knative: { workload: knativeWorkload(settings.inPlaceBounds, settings.clusterLocal), ...(input.knative ? { live: input.knative } : {}) },
     kserve: { workload: kserveWorkload(settings.inPlaceBounds, settings.clusterLocal), ...(input.kserve ? { live: input.kserve } : {}) },
     revisions: input.revisions,
+    policy: settings.policy,
+    hosts: { problems: [], conflicts: [], missing: [] },
+    unserved: { knative: [], kserve: [], istio: [] },
+    route: istioRoute(settings.localGateway),
+    routes: input.routes,
   });
-  return { problems, decision, operations: childOperations(edited, decision, { ...input.route, localGateway: settings.localGateway }) };
+  return { problems: plan.problems, ...(plan.decision ? { decision: plan.decision } : {}), operations: plan.operations };
 }
 
 export function planDocument(input: PlanInput, planned: Planned, dryRuns: Map<string, DryRun>): PlanDocument {
@@ -132,7 +144,7 @@ export function planDocument(input: PlanInput, planned: Planned, dryRuns: Map<st
   const refusals: Refusal[] = [];
   if (input.appRefused) refusals.push({ by: 'api-server', kind: 'ServerlessApp', object: name, message: input.appRefused });
   for (const p of planned.problems) refusals.push({ by: 'operator', kind: 'ServerlessApp', object: name, reason: p.reason, field: p.field, message: `${p.field}: ${p.message}` });
-  const operations = planned.operations.map((op) => operationDocument(op, dryRuns.get(op.id) ?? { result: 'not-run', message: 'no dry run' }));
+  const operations = planned.operations.map((op) => operationDocument(edited, op, dryRuns.get(op.id) ?? { result: 'not-run', message: 'no dry run' }));
   for (const op of operations) {
     if (op.dryRun.result === 'refused') refusals.push({ by: 'api-server', kind: op.kind, object: op.name, message: op.dryRun.message ?? '' });
   }
@@ -167,11 +179,13 @@ function comparableMeta(app: ServerlessApp) {
   return (comparable(app) as { metadata: unknown }).metadata;
 }
 
-function operationDocument(op: ChildOperation, dryRun: DryRun): OperationDocument {
+function operationDocument(app: ServerlessApp, op: ChildOperation, dryRun: DryRun): OperationDocument {
   const name = op.desired?.metadata.name ?? op.live?.metadata.name ?? '';
   const kind = `${op.kind.kind}.${op.kind.group}`;
   const base = { id: op.id, action: op.action, kind, name, why: op.why, ...(op.when ? { when: op.when.why } : {}), dryRun: { result: dryRun.result, ...('message' in dryRun ? { message: dryRun.message } : {}) } };
-  if (op.action === 'remove') return { ...base, change: 'delete', diff: [] };
+  // The writer removes only what the app controls (guarded by the uid).
+  if (op.action === 'remove') return { ...base, change: controls(app, op.live) ? 'delete' : 'none', diff: [] };
+  if (op.action === 'claim') return { ...base, change: 'create', diff: [] };
   if (op.action === 'annotate') {
     const unchanged = isSemanticSubset({ metadata: { annotations: op.annotations } }, op.live);
     const diff = unchanged ? [] : fieldDiff(pick(op.live?.metadata.annotations ?? {}, op.annotations ?? {}), op.annotations).map((c) => ({ ...c, path: `metadata.annotations.${c.path}` }));
@@ -184,6 +198,10 @@ function operationDocument(op: ChildOperation, dryRun: DryRun): OperationDocumen
     ? fieldDiff(comparable(op.live), comparable(dryRun.object))
     : fieldDiff(pick(comparable(op.live), comparable(op.desired)), comparable(op.desired));
   return { ...base, change: diff.length ? 'update' : 'none', diff };
+}
+
+function controls(app: ServerlessApp, obj: WorkloadObject | undefined): boolean {
+  return !!obj?.metadata.ownerReferences?.some((r) => r.controller && r.uid === app.metadata.uid);
 }
 
 /** `live` restricted to the fields `shape` states (objects key by key; anything else whole). */

@@ -84,7 +84,7 @@ export async function readPlanInput(client: KubeClient, namespace: string, name:
   return {
     now, source: file ? 'file' : 'live', ...(live ? { live } : {}), edited, ...(appRefused ? { appRefused } : {}),
     ...(knative ? { knative } : {}), ...(kserve ? { kserve } : {}),
-    route: { ...(vs ? { live: vs } : {}), ...(legacy ? { legacy } : {}) },
+    routes: { ...(vs ? { live: vs } : {}), ...(legacy ? { legacy } : {}) },
     revisions, settings,
   };
 }
@@ -109,7 +109,7 @@ export async function dryRunOperations(client: KubeClient, ops: ChildOperation[]
 
 async function dryRun(client: KubeClient, op: ChildOperation): Promise<DryRun> {
   try {
-    if (op.action === 'ensure' && op.desired) {
+    if ((op.action === 'ensure' || op.action === 'claim') && op.desired) {
       const object = await client.apply(op.desired, { kind: op.kind, dryRun: true, force: true, fieldManager: OPERATOR_MANAGER });
       return { result: 'accepted', object };
     }
