@@ -13,6 +13,8 @@ export interface AuditWrite {
   userAgent: string;
   /** HTTP status of the response: a rejected write still appears, with its code. */
   code: number | undefined;
+  /** A dry run (dryRun=All): admission ran, nothing was stored. */
+  dryRun: boolean;
   timestamp: Date;
 }
 
@@ -60,6 +62,7 @@ interface AuditEvent {
   objectRef?: { apiGroup?: string; resource?: string; subresource?: string; namespace?: string; name?: string };
   responseStatus?: { code?: number };
   requestReceivedTimestamp?: string;
+  requestURI?: string;
 }
 
 function toWrite(event: AuditEvent): AuditWrite | undefined {
@@ -75,6 +78,7 @@ function toWrite(event: AuditEvent): AuditWrite | undefined {
     user: event.user?.username ?? '',
     userAgent: event.userAgent ?? '',
     code: event.responseStatus?.code,
+    dryRun: /[?&]dryRun=All(&|$)/.test(event.requestURI ?? ''),
     timestamp: new Date(event.requestReceivedTimestamp ?? 0),
   };
 }
