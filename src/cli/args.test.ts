@@ -15,6 +15,7 @@ describe('kubectl sapp command line', () => {
     [['resume', 'shop'], { command: { verb: 'resume' }, name: 'shop' }],
     [[], { help: true }],
     [['status', '--help'], { help: true }],
+    [['plan', '--help'], { help: true, topic: 'plan' }],
     [['plan', '-f', 'app.yaml'], { command: { verb: 'plan', file: 'app.yaml', output: 'text', operator: 'serverlessapp-system/serverlessapp-operator' }, name: '' }],
     [['plan', 'shop', '-o', 'json', '-n', 'demo'], { command: { verb: 'plan', output: 'json', operator: 'serverlessapp-system/serverlessapp-operator' }, name: 'shop', namespace: 'demo' }],
     [['plan', '-f', '-', '--operator', 'platform/sapp'], { command: { verb: 'plan', file: '-', output: 'text', operator: 'platform/sapp' }, name: '' }],

@@ -23,7 +23,8 @@ Flags:
       --context NAME    kubeconfig context (default: its current-context)
   -w, --watch           status: redraw on every change until Ctrl-C
   -f, --filename FILE   plan: the edited ServerlessApp (YAML or JSON; - for stdin)
-  -o, --output FORMAT   plan: text (default) or json (schema serverlessapp.io/plan/v1)
+  -o, --output FORMAT   plan: text (default) or json (schema serverlessapp.io/plan/v1);
+                        kubectl sapp plan --help shows examples
       --operator NS/NAME
                         plan: the operator's Deployment, read for the platform's policy
                         (default serverlessapp-system/serverlessapp-operator)
@@ -49,8 +50,67 @@ export interface PlanCommand {
 
 export const DEFAULT_OPERATOR = 'serverlessapp-system/serverlessapp-operator';
 
+/** `kubectl sapp plan --help`: what a plan shows, with examples. */
+export const PLAN_USAGE = `kubectl sapp plan: what the operator would do if an edit were applied
+
+Usage:
+  kubectl sapp plan -f app.yaml [-n NS] [-o text|json]   an edit (nothing is written)
+  kubectl sapp plan NAME [-n NS] [-o text|json]          what happens next, with no edit
+
+The edit goes to the API server as a dry run (dryRun=All: defaults, schema,
+CEL and admission policies apply); the app's own children and revisions are
+read by name and label; the operator's own planner (planReconcile) plans the
+reconcile; each child write it would make is dry-run too, so a refusal by
+Knative's, KServe's or Istio's admission shows now. The platform's policy is
+read from the operator's Deployment (--operator NS/NAME); a user who may not
+read it gets the operator's defaults, with a warning.
+
+Exit codes (as terraform plan -detailed-exitcode): 0 no changes, 2 changes,
+1 refused (by the API server, admission or the platform's policy) or an error.
+--output json prints the plan document (apiVersion serverlessapp.io/plan/v1:
+fields are only added within v1).
+
+A canary edit (a new image, spec.rollout.steps [20, 50]):
+
+  Plan for serverlessapp demo/shop
+  Result:  changes
+
+  Edit:
+    ~ spec.container.image: "ghcr.io/acme/shop:1" → "ghcr.io/acme/shop:2"
+
+  Children: 1 to write, 1 unchanged
+    ~ Service.serving.knative.dev shop changed: the Service runs version 75e87b1dc9
+        ~ spec.template.metadata.name: "shop-d064f249" → "shop-402c399e"
+        ~ spec.template.spec.containers[0].image: "ghcr.io/acme/shop:1" → "ghcr.io/acme/shop:2"
+        dry run: accepted
+
+  Rollout: canary in 2 steps (20% → 50%), every 5m, then promotion
+    version 9034165ddb (shop:1) → 75e87b1dc9 (shop:2)
+    phase Stable → Canary
+    before any traffic:
+      - revision ready (Knative or KServe starts it beside the stable one)
+      - all of it within the progress deadline (10m), counted from the start
+    steps:
+       20%  once ready and warm
+       50%  5m after 20%
+      100%  5m after 50%
+    on failure: if the revision fails or it is not ready and warm within 10m: all
+      traffic back on stable 9034165ddb, the candidate kept at 0% and scaled to zero
+
+Re-applying the same YAML (exit code 0):
+
+  Plan for serverlessapp demo/shop
+  Result:  no changes
+
+  Edit:    none (the file is what is stored)
+
+  Children: nothing to write, 2 unchanged
+
+  Rollout: no new version: 9034165ddb stays stable with all traffic
+`;
+
 export type Invocation =
-  | { help: true }
+  | { help: true; topic?: 'plan' }
   | { help?: false; command: { verb: 'status'; watch: boolean } | RolloutCommand | PlanCommand; name: string; namespace?: string; kubeconfig?: string; context?: string };
 
 /** A command line that makes no sense; the message says what is wrong. */
@@ -84,7 +144,7 @@ export function parseCommandLine(argv: string[]): Invocation {
     throw new UsageError((err as Error).message);
   }
   const { values, positionals } = parsed;
-  if (values.help || positionals.length === 0) return { help: true };
+  if (values.help || positionals.length === 0) return positionals[0] === 'plan' ? { help: true, topic: 'plan' } : { help: true };
   const [verb, name, ...rest] = positionals;
   if (!VERBS.includes(verb as (typeof VERBS)[number])) throw new UsageError(`unknown command ${JSON.stringify(verb)}; commands: ${VERBS.join(', ')}`);
   if (values.watch && verb !== 'status') throw new UsageError('--watch goes with status only');

@@ -12,7 +12,7 @@ import { ApiError, DEFAULT_USER_AGENT, KubeClient } from '../runtime/client.ts';
 import { Informer } from '../runtime/informer.ts';
 import { Kinds } from '../util/kinds.ts';
 import { loadRestConfig } from '../runtime/kubeconfig.ts';
-import { parseCommandLine, USAGE, UsageError, type Invocation } from './args.ts';
+import { parseCommandLine, PLAN_USAGE, USAGE, UsageError, type Invocation } from './args.ts';
 import { CommandError, FIELD_MANAGER, rolloutEdit, type LiveApp, type RolloutCommand, type RolloutEdit } from './commands.ts';
 import { renderStatus } from './status-view.ts';
 import { exitCode, planChildren, planDocument } from './plan-document.ts';
@@ -35,7 +35,7 @@ async function main(argv: string[]): Promise<number> {
     return argv.includes('plan') ? 1 : 2;
   }
   if (invocation.help) {
-    process.stdout.write(USAGE);
+    process.stdout.write(invocation.topic === 'plan' ? PLAN_USAGE : USAGE);
     return 0;
   }
   const config = await loadRestConfig({
