@@ -16,7 +16,9 @@ import { parse } from 'yaml';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { parseConfig, validationPolicy } from '../config.ts';
 import { detectCacheScope, detectInPlaceScaling } from '../operator.ts';
+import { routingManager } from '../controllers/children.ts';
 import type { ChildOperation } from '../planner/plan.ts';
+import { WRITE_RULES } from '../planner/write-rules.ts';
 import type { Revision } from '../planner/revisions.ts';
 import type { WorkloadObject } from '../planner/workloads.ts';
 import { APP_LABEL } from '../render/metadata.ts';
@@ -110,7 +112,12 @@ export async function dryRunOperations(client: KubeClient, ops: ChildOperation[]
 async function dryRun(client: KubeClient, op: ChildOperation): Promise<DryRun> {
   try {
     if ((op.action === 'ensure' || op.action === 'claim') && op.desired) {
-      const object = await client.apply(op.desired, { kind: op.kind, dryRun: true, force: true, fieldManager: OPERATOR_MANAGER });
+      // The write the operator's writer would make under the kind's rule: a Knative template only under a
+      // new name, else the traffic alone through the routing manager (planner/write-rules.ts).
+      const rule = WRITE_RULES[op.write ?? 'apply'];
+      const sameTemplate = !!op.live && !!rule.templateName && !!rule.routing && rule.templateName(op.live) === rule.templateName(op.desired);
+      const [body, manager] = sameTemplate ? [rule.routing!(op.desired), routingManager(OPERATOR_MANAGER)] : [op.desired, OPERATOR_MANAGER];
+      const object = await client.apply(body, { kind: op.kind, dryRun: true, force: true, fieldManager: manager });
       return { result: 'accepted', object };
     }
     const live = op.live!;

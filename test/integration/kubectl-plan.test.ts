@@ -89,7 +89,26 @@ describe('kubectl sapp plan on the real Knative (integration)', function () {
     assert.equal(usage.code, 1, 'a usage error is no "changes"');
   });
 
-  it('no changes once converged (exit 0); a canary edit (exit 2) is what the operator then writes; re-applying writes nothing', async () => {
+  /**
+   * Plans `edited` (exit 2, every child dry run accepted), applies it, waits until the operator has
+   * reported on the new generation and `settled` holds, and asserts that the operator's child writes
+   * of its first pass are the plan's changing operations. Returns the plan.
+   */
+  async function planApplyCompare(edited: ServerlessApp, settled: (a: ServerlessApp) => boolean, what: string): Promise<PlanDocument> {
+    const run = await sapp(kubeconfig, ['plan', '-f', file(edited), '-o', 'json']);
+    assert.equal(run.code, 2, `${what}: ${run.stdout}\n${run.stderr}`);
+    const doc = JSON.parse(run.stdout) as PlanDocument;
+    assert.ok(doc.operations.every((o) => o.dryRun.result === 'accepted'), `${what}: ${run.stdout}`);
+    const since = new Date();
+    await applyApp(edited);
+    await waitForApp(ns, 'shop', (a) => a.status?.observedGeneration === a.metadata.generation && settled(a), what, 180_000);
+    const seen = firstPassWrites(ns, since);
+    assert.ok(seen.statusWritten, `${what}: the operator wrote the status of the new generation`);
+    assert.deepEqual(seen.writes, plannedWrites(doc), `${what}: operator writes ${JSON.stringify(writesSince(since, OPERATOR).filter((w) => w.namespace === ns && !w.dryRun).map(writeLabel))}`);
+    return doc;
+  }
+
+  it('the operator writes what the plan says: a new version, a canary step, a rollback, a promotion, a window edit; no changes and no writes for the same YAML', async () => {
     const v1 = app(ns, 'shop', spec('1'));
     await applyApp(v1);
     await waitForApp(ns, 'shop', (a) => readyTrue(a) && a.status?.phase === 'Stable', 'v1 Stable on Knative', 180_000);
@@ -106,21 +125,26 @@ describe('kubectl sapp plan on the real Knative (integration)', function () {
     await applyApp(v1);
     assert.deepEqual((await writesWithin(ns, quietSince, OPERATOR, 3_000)).filter((w) => CHILDREN.has(w.split(' ')[1]!.split('/')[0]!)), [], 'no child written for a no-op');
 
-    // A new version: plan, apply, then the operator's first pass.
+    // A new version: the workload's template changes; the steps are [50] then promotion.
     const v2 = app(ns, 'shop', spec('2'));
-    const planned = await sapp(kubeconfig, ['plan', '-f', file(v2), '-o', 'json']);
-    assert.equal(planned.code, 2, `${planned.stdout}\n${planned.stderr}`);
-    const doc = JSON.parse(planned.stdout) as PlanDocument;
-    assert.equal(doc.rollout?.newVersion, true);
-    assert.deepEqual(doc.rollout?.steps.map((s) => s.weight), [50, 100]);
-    assert.ok(doc.operations.find((o) => o.id === 'workload')?.diff.some((c) => c.path === 'spec.template.spec.containers[0].image' && c.to === 'ghcr.io/acme/shop:2'), planned.stdout);
-    assert.ok(doc.operations.every((o) => o.dryRun.result === 'accepted'), planned.stdout);
-    const since = new Date();
-    await applyApp(v2);
-    await waitForApp(ns, 'shop', (a) => a.status?.observedGeneration === a.metadata.generation && a.status?.phase === 'Canary', 'v2 the candidate', 180_000);
-    const seen = firstPassWrites(ns, since);
-    assert.ok(seen.statusWritten, 'the operator wrote the status of the new generation');
-    assert.deepEqual(seen.writes, plannedWrites(doc), `operator writes ${JSON.stringify(writesSince(since, OPERATOR).filter((w) => w.namespace === ns).map(writeLabel))}`);
+    const started = await planApplyCompare(v2, (a) => a.status?.phase === 'Canary', 'v2 the candidate');
+    assert.equal(started.rollout?.newVersion, true);
+    assert.deepEqual(started.rollout?.steps.map((s) => s.weight), [50, 100]);
+    assert.ok(started.operations.find((o) => o.id === 'workload')?.diff.some((c) => c.path === 'spec.template.spec.containers[0].image' && c.to === 'ghcr.io/acme/shop:2'), JSON.stringify(started.operations));
+    // The canary step: once v2 is ready (its first step), the plan of "what happens next" is quiet again.
+    await waitForApp(ns, 'shop', (a) => a.status?.canary?.trafficPercent === 50, 'v2 at its step, 50%', 180_000);
+
+    // A rollback (canaryPercent 0): the traffic goes back to v1.
+    const rolledBack = await planApplyCompare(app(ns, 'shop', { ...spec('2'), rollout: { steps: [50], interval: '10m', canaryPercent: 0 } }), (a) => a.status?.phase === 'RolledBack', 'v2 rolled back');
+    assert.equal(rolledBack.rollout?.phase.next, 'RolledBack');
+    // A promotion (canaryPercent 100).
+    await planApplyCompare(app(ns, 'shop', { ...spec('2'), rollout: { steps: [50], interval: '10m', canaryPercent: 100 } }), (a) => a.status?.phase === 'Promoting' || a.status?.phase === 'Stable', 'v2 promoting');
+    await waitForApp(ns, 'shop', (a) => a.status?.phase === 'Stable' && a.status.versions?.stable?.image === 'ghcr.io/acme/shop:2', 'v2 stable', 180_000);
+    // A window open now: its minimum goes onto the serving revision, in place.
+    const windowed = { ...spec('2'), rollout: { steps: [50], interval: '10m', canaryPercent: 100 }, scaling: { minScale: 0, windows: [{ name: 'always', schedule: '* * * * *', duration: '2m', minScale: 1 }] } };
+    const windowEdit = await planApplyCompare(app(ns, 'shop', windowed), (a) => a.status?.scaling?.openWindows?.includes('always') === true, 'the window open');
+    assert.equal(windowEdit.rollout?.newVersion, false);
+    assert.ok(windowEdit.operations.some((o) => o.id.startsWith('revision-bounds/') && o.change === 'update'), JSON.stringify(windowEdit.operations));
   });
 
   it('an edit the API server refuses (schema) and one the platform refuses: exit 1 with their messages', async () => {
