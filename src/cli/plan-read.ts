@@ -15,7 +15,7 @@
 import { parse } from 'yaml';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { parseConfig, validationPolicy } from '../config.ts';
-import { detectCacheScope, detectInPlaceScaling } from '../operator.ts';
+import { detectCacheScope, detectInPlaceScaling } from '../data-plane-settings.ts';
 import { routingManager } from '../controllers/children.ts';
 import type { ChildOperation } from '../planner/plan.ts';
 import { WRITE_RULES } from '../planner/write-rules.ts';
