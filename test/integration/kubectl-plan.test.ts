@@ -15,8 +15,9 @@ import type { ServerlessApp } from '../../src/api/v1alpha1/serverlessapp.ts';
 import type { PlanDocument } from '../../src/cli/plan-document.ts';
 import { writeLabel, type AuditWrite } from '../envtest/audit.ts';
 import { app, applyApp, readyTrue, waitForApp } from '../support/apps.ts';
-import { freshNamespace, testEnv, writesSince, writesWithin } from '../support/cluster.ts';
+import { freshNamespace, testEnv, writesSince } from '../support/cluster.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
+import { assertQuietWindow } from '../support/quiet-window.ts';
 
 const ENTRY = new URL('../../src/cli/kubectl-sapp.ts', import.meta.url).pathname;
 const OPERATOR = 'serverlessapp-operator';
@@ -89,22 +90,28 @@ describe('kubectl sapp plan on the real Knative (integration)', function () {
     assert.equal(usage.code, 1, 'a usage error is no "changes"');
   });
 
-  /**
-   * Plans `edited` (exit 2, every child dry run accepted), applies it, waits until the operator has
-   * reported on the new generation and `settled` holds, and asserts that the operator's child writes
-   * of its first pass are the plan's changing operations. Returns the plan.
-   */
-  async function planApplyCompare(edited: ServerlessApp, settled: (a: ServerlessApp) => boolean, what: string): Promise<PlanDocument> {
+  /** Plans `edited`: changes (exit 2), every child dry run accepted. */
+  async function planOf(edited: ServerlessApp, what: string): Promise<PlanDocument> {
     const run = await sapp(kubeconfig, ['plan', '-f', file(edited), '-o', 'json']);
     assert.equal(run.code, 2, `${what}: ${run.stdout}\n${run.stderr}`);
     const doc = JSON.parse(run.stdout) as PlanDocument;
     assert.ok(doc.operations.every((o) => o.dryRun.result === 'accepted'), `${what}: ${run.stdout}`);
-    const since = new Date();
-    await applyApp(edited);
+    return doc;
+  }
+
+  /** After `since` (just before the apply), once the operator reported on the new generation and `settled` holds: its first pass's child writes are the plan's. */
+  async function assertFirstPassIs(doc: PlanDocument, since: Date, settled: (a: ServerlessApp) => boolean, what: string): Promise<void> {
     await waitForApp(ns, 'shop', (a) => a.status?.observedGeneration === a.metadata.generation && settled(a), what, 180_000);
     const seen = firstPassWrites(ns, since);
     assert.ok(seen.statusWritten, `${what}: the operator wrote the status of the new generation`);
     assert.deepEqual(seen.writes, plannedWrites(doc), `${what}: operator writes ${JSON.stringify(writesSince(since, OPERATOR).filter((w) => w.namespace === ns && !w.dryRun).map(writeLabel))}`);
+  }
+
+  async function planApplyCompare(edited: ServerlessApp, settled: (a: ServerlessApp) => boolean, what: string): Promise<PlanDocument> {
+    const doc = await planOf(edited, what);
+    const since = new Date();
+    await applyApp(edited);
+    await assertFirstPassIs(doc, since, settled, what);
     return doc;
   }
 
@@ -120,18 +127,24 @@ describe('kubectl sapp plan on the real Knative (integration)', function () {
     assert.equal(next.code, 0, `${next.stdout}\n${next.stderr}`);
     assert.equal((JSON.parse(next.stdout) as PlanDocument).apiVersion, 'serverlessapp.io/plan/v1');
 
-    // No-op: the same YAML applied again; the operator writes no child.
-    const quietSince = new Date();
-    await applyApp(v1);
-    assert.deepEqual((await writesWithin(ns, quietSince, OPERATOR, 3_000)).filter((w) => CHILDREN.has(w.split(' ')[1]!.split('/')[0]!)), [], 'no child written for a no-op');
-
-    // A new version: the workload's template changes; the steps are [50] then promotion.
+    // A new version, planned now; then the same YAML applied again writes no child (the new version,
+    // applied as the window's control, shows that a write would have been seen), then the new version's first pass.
     const v2 = app(ns, 'shop', spec('2'));
-    const started = await planApplyCompare(v2, (a) => a.status?.phase === 'Canary', 'v2 the candidate');
+    const started = await planOf(v2, 'v2');
     assert.equal(started.rollout?.newVersion, true);
     assert.deepEqual(started.rollout?.steps.map((s) => s.weight), [50, 100]);
     assert.ok(started.operations.find((o) => o.id === 'workload')?.diff.some((c) => c.path === 'spec.template.spec.containers[0].image' && c.to === 'ghcr.io/acme/shop:2'), JSON.stringify(started.operations));
-    // The canary step: once v2 is ready (its first step), the plan of "what happens next" is quiet again.
+    const quietSince = new Date();
+    await applyApp(v1);
+    let v2Since = new Date();
+    await assertQuietWindow({
+      what: 'the operator wrote a child after the same YAML was applied again',
+      windowMs: 3_000,
+      observe: () => writesSince(quietSince, OPERATOR).filter((w) => w.namespace === ns && !w.dryRun && CHILDREN.has(w.resource)).map(writeLabel),
+      control: async () => { v2Since = new Date(); await applyApp(v2); },
+    });
+    await assertFirstPassIs(started, v2Since, (a) => a.status?.phase === 'Canary', 'v2 the candidate');
+    // The canary step: v2 ready gets its 50%.
     await waitForApp(ns, 'shop', (a) => a.status?.canary?.trafficPercent === 50, 'v2 at its step, 50%', 180_000);
 
     // A rollback (canaryPercent 0): the traffic goes back to v1.
