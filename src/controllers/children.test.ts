@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { ApiError, type KubeClient } from '../runtime/client.ts';
+import { WRITE_RULES } from '../planner/write-rules.ts';
 import { Kinds } from '../util/kinds.ts';
 import { ChildWriter, WriteRejected, routingManager } from './children.ts';
 
@@ -59,7 +60,7 @@ describe('ChildWriter', () => {
       const { client, calls } = fakeClient();
       const was = live(ksvc('shop-aaa', [{ revisionName: 'shop-aaa', percent: 100 }]), { [M]: TEMPLATE_FIELDS });
       const want = ksvc('shop-aaa', [{ revisionName: 'shop-aaa', percent: 80 }, { revisionName: 'shop-bbb', percent: 20 }]);
-      assert.equal(await new ChildWriter(client).ensure(Kinds.KnativeService, want, was), true);
+      assert.equal(await new ChildWriter(client).ensure(Kinds.KnativeService, want, was, WRITE_RULES['named-template']), true);
       assert.equal(calls.length, 1);
       assert.equal(calls[0]!.fieldManager, routingManager(M));
       const sent = calls[0]!.obj as { spec: Record<string, unknown> };
@@ -70,7 +71,7 @@ describe('ChildWriter', () => {
       const { client, calls } = fakeClient();
       const was = live(ksvc('shop-aaa', [{ revisionName: 'shop-aaa', percent: 100 }]), { [M]: TEMPLATE_FIELDS });
       const want = ksvc('shop-bbb', [{ revisionName: 'shop-aaa', percent: 100 }], { image: 'shop:2' });
-      await new ChildWriter(client).ensure(Kinds.KnativeService, want, was);
+      await new ChildWriter(client).ensure(Kinds.KnativeService, want, was, WRITE_RULES['named-template']);
       assert.deepEqual(calls.map((c) => [c.fieldManager, (c.obj as typeof want).spec.template.metadata.name, (c.obj as typeof want).spec.traffic.length]), [[M, 'shop-bbb', 1]]);
     });
 
@@ -78,14 +79,14 @@ describe('ChildWriter', () => {
       const { client, calls } = fakeClient((c) => ({ ...(c.obj as object), metadata: { ...(c.obj as { metadata: object }).metadata, uid: 'u1' } }));
       const writer = new ChildWriter(client);
       const was = live(ksvc('shop-aaa', [{ revisionName: 'shop-aaa', percent: 100 }]), { [M]: TEMPLATE_FIELDS });
-      await writer.ensure(Kinds.KnativeService, ksvc('shop-bbb', [{ revisionName: 'shop-aaa', percent: 100 }], { image: 'shop:2' }), was);
+      await writer.ensure(Kinds.KnativeService, ksvc('shop-bbb', [{ revisionName: 'shop-aaa', percent: 100 }], { image: 'shop:2' }), was, WRITE_RULES['named-template']);
       // The next pass still sees the old template in the cache, and wants new traffic.
       const next = ksvc('shop-bbb', [{ revisionName: 'shop-aaa', percent: 100 }, { revisionName: 'shop-bbb', percent: 0 }], { image: 'shop:2' });
-      await writer.ensure(Kinds.KnativeService, next, was);
+      await writer.ensure(Kinds.KnativeService, next, was, WRITE_RULES['named-template']);
       assert.deepEqual(calls.filter((c) => c.verb === 'apply').map((c) => c.fieldManager), [M, routingManager(M)], 'the second write moves traffic only');
       // Once the cache moves on and shows a template someone else wrote, it is written back.
       const edited = { ...live(ksvc('shop-zzz', [{ revisionName: 'shop-aaa', percent: 100 }]), { [M]: TEMPLATE_FIELDS }), metadata: { ...was.metadata, resourceVersion: '9' } };
-      await writer.ensure(Kinds.KnativeService, next, edited);
+      await writer.ensure(Kinds.KnativeService, next, edited, WRITE_RULES['named-template']);
       assert.equal(calls.filter((c) => c.verb === 'apply').at(-1)?.fieldManager, M, 'drift in the template is undone');
     });
 
@@ -93,23 +94,23 @@ describe('ChildWriter', () => {
       const { client, calls } = fakeClient((c) => c.obj);
       const writer = new ChildWriter(client);
       const want = ksvc('shop-aaa', [{ revisionName: 'shop-aaa', percent: 100 }]);
-      await writer.ensure(Kinds.KnativeService, want, undefined);
-      assert.equal(await writer.ensure(Kinds.KnativeService, want, undefined), false, 'the cache has not shown it yet: no second create');
-      await writer.ensure(Kinds.KnativeService, want, live(want, { [M]: TEMPLATE_FIELDS }));
-      await writer.ensure(Kinds.KnativeService, want, undefined);
+      await writer.ensure(Kinds.KnativeService, want, undefined, WRITE_RULES['named-template']);
+      assert.equal(await writer.ensure(Kinds.KnativeService, want, undefined, WRITE_RULES['named-template']), false, 'the cache has not shown it yet: no second create');
+      await writer.ensure(Kinds.KnativeService, want, live(want, { [M]: TEMPLATE_FIELDS }), WRITE_RULES['named-template']);
+      await writer.ensure(Kinds.KnativeService, want, undefined, WRITE_RULES['named-template']);
       assert.equal(calls.filter((c) => c.verb === 'apply' && c.fieldManager === M).length, 2, 'created, then created again after the delete');
     });
 
     it('writes nothing when template name and traffic are as desired, whatever Knative defaulted', async () => {
       const { client, calls } = fakeClient();
       const want = ksvc('shop-aaa', [{ revisionName: 'shop-aaa', percent: 100 }]);
-      assert.equal(await new ChildWriter(client).ensure(Kinds.KnativeService, want, live(want, { [M]: TEMPLATE_FIELDS })), false);
+      assert.equal(await new ChildWriter(client).ensure(Kinds.KnativeService, want, live(want, { [M]: TEMPLATE_FIELDS }), WRITE_RULES['named-template']), false);
       assert.deepEqual(calls, []);
     });
 
     it('creates a missing Service in one write, after reading that it does not exist', async () => {
       const { client, calls } = fakeClient();
-      await new ChildWriter(client).ensure(Kinds.KnativeService, ksvc('shop-aaa', []), undefined);
+      await new ChildWriter(client).ensure(Kinds.KnativeService, ksvc('shop-aaa', []), undefined, WRITE_RULES['named-template']);
       assert.deepEqual(calls.map((c) => [c.verb, c.fieldManager]), [['get', undefined], ['apply', M]]);
     });
   });
@@ -123,16 +124,16 @@ describe('ChildWriter', () => {
       const current = liveVs({ hosts: ['a'], defaulted: true });
       const { client, calls } = fakeClient((c) => (c.dryRun ? current : c.obj));
       const writer = new ChildWriter(client);
-      assert.equal(await writer.ensure(Kinds.VirtualService, vs(['a']), current), false);
+      assert.equal(await writer.ensure(Kinds.VirtualService, vs(['a']), current, WRITE_RULES['atomic-lists']), false);
       assert.deepEqual(calls.map((c) => c.dryRun ?? false), [true]);
-      assert.equal(await writer.ensure(Kinds.VirtualService, vs(['a']), current), false);
+      assert.equal(await writer.ensure(Kinds.VirtualService, vs(['a']), current, WRITE_RULES['atomic-lists']), false);
       assert.equal(calls.length, 1, 'the verdict is remembered for this resourceVersion');
     });
 
     it('writes when the dry run shows a field we dropped would go', async () => {
       const current = liveVs({ hosts: ['a'], defaulted: true });
       const { client, calls } = fakeClient((c) => (c.dryRun ? liveVs({ hosts: ['a'] }) : c.obj));
-      assert.equal(await new ChildWriter(client).ensure(Kinds.VirtualService, vs(['a']), current), true);
+      assert.equal(await new ChildWriter(client).ensure(Kinds.VirtualService, vs(['a']), current, WRITE_RULES['atomic-lists']), true);
       assert.deepEqual(calls.map((c) => c.dryRun ?? false), [true, false]);
     });
 
@@ -141,7 +142,7 @@ describe('ChildWriter', () => {
       const want = { ...vs(['a']), spec: { hosts: ['a'], http: [route] } };
       const current = { ...liveVs({ hosts: ['a'], http: [{ ...route, mirror: { host: 'shop-00002-private.team-a.svc.cluster.local' } }] }), metadata: { ...liveVs({}).metadata, managedFields: [{ manager: M, operation: 'Apply', fieldsV1: { 'f:spec': { 'f:hosts': {}, 'f:http': {} } } }] } };
       const { client, calls } = fakeClient((c) => (c.dryRun ? want : c.obj));
-      assert.equal(await new ChildWriter(client).ensure(Kinds.VirtualService, want, current), true);
+      assert.equal(await new ChildWriter(client).ensure(Kinds.VirtualService, want, current, WRITE_RULES['atomic-lists']), true);
       assert.deepEqual(calls.map((c) => c.dryRun ?? false), [true, false]);
     });
   });
@@ -149,7 +150,7 @@ describe('ChildWriter', () => {
   it('turns a refused write into WriteRejected naming the kind and object; other failures pass through', async () => {
     const denied = new ApiError(400, 'admission webhook "validation.webhook.serving.knative.dev" denied the request: validation failed');
     const { client } = fakeClient(() => denied);
-    const err = await new ChildWriter(client).ensure(Kinds.KnativeService, ksvc('shop-aaa', []), undefined).catch((e: unknown) => e);
+    const err = await new ChildWriter(client).ensure(Kinds.KnativeService, ksvc('shop-aaa', []), undefined, WRITE_RULES['named-template']).catch((e: unknown) => e);
     assert.ok(err instanceof WriteRejected);
     assert.equal(err.reason, 'ApplyRejected');
     assert.equal(err.retry, true, 'a refusal may pass later (a webhook back): retried with backoff');
@@ -158,14 +159,14 @@ describe('ChildWriter', () => {
     assert.match(err.message, /denied the request/);
     const busy = new ApiError(429, 'too many requests');
     const { client: c2 } = fakeClient(() => busy);
-    assert.equal(await new ChildWriter(c2).ensure(Kinds.KnativeService, ksvc('shop-aaa', []), undefined).catch((e: unknown) => e), busy);
+    assert.equal(await new ChildWriter(c2).ensure(Kinds.KnativeService, ksvc('shop-aaa', []), undefined, WRITE_RULES['named-template']).catch((e: unknown) => e), busy);
   });
 
   it('knows a refusal because the namespace is being deleted (nothing to report: the app goes too)', async () => {
     const body = { kind: 'Status', code: 403, reason: 'Forbidden', details: { causes: [{ reason: 'NamespaceTerminating', message: 'namespace team-a is being terminated' }] } };
     const terminating = new ApiError(403, 'unable to create new content in namespace team-a because it is being terminated', 'Forbidden', body);
     const forbidden = new ApiError(403, 'forbidden: RBAC', 'Forbidden', { kind: 'Status', code: 403 });
-    const refusal = async (e: ApiError) => new ChildWriter(fakeClient(() => e).client).ensure(Kinds.KnativeService, ksvc('shop-aaa', []), undefined).then(() => assert.fail('not refused'), (x: unknown) => x as WriteRejected);
+    const refusal = async (e: ApiError) => new ChildWriter(fakeClient(() => e).client).ensure(Kinds.KnativeService, ksvc('shop-aaa', []), undefined, WRITE_RULES['named-template']).then(() => assert.fail('not refused'), (x: unknown) => x as WriteRejected);
     assert.equal((await refusal(terminating)).namespaceTerminating, true);
     assert.equal((await refusal(forbidden)).namespaceTerminating, false);
   });
@@ -175,7 +176,7 @@ describe('ChildWriter', () => {
     const ours = (uid = APP_UID) => ({ ...ksvc('shop-aaa', []), metadata: { ...ksvc('shop-aaa', []).metadata, ownerReferences: [{ apiVersion: 'serverlessapp.io/v1alpha1', kind: 'ServerlessApp', name: 'shop', uid, controller: true }] } });
     const stored = (metadata: Record<string, unknown>) => ({ ...ksvc('shop-old', []), metadata: { name: 'shop', namespace: 'team-a', uid: 'k1', resourceVersion: '9', ...metadata } });
     const notOwned = async (writer: ChildWriter, live?: unknown) => {
-      const err = await writer.ensure(Kinds.KnativeService, ours(), live as never).catch((e: unknown) => e);
+      const err = await writer.ensure(Kinds.KnativeService, ours(), live as never, WRITE_RULES['named-template']).catch((e: unknown) => e);
       assert.ok(err instanceof WriteRejected, `expected NotOwned, got ${String(err)}`);
       assert.equal(err.reason, 'NotOwned');
       assert.equal(err.retry, false, 'nothing to retry until the app or the object changes');
@@ -209,12 +210,12 @@ describe('ChildWriter', () => {
     it('writes over the server\'s copy when this app controls it (the cache has not caught up), and only when it differs', async () => {
       const lagging = { ...ours(), metadata: { ...ours().metadata, uid: 'k1', resourceVersion: '3' } };
       const { client, calls } = fakeClient(undefined, lagging);
-      assert.equal(await new ChildWriter(client).ensure(Kinds.KnativeService, ours(), undefined), false, 'already as desired');
+      assert.equal(await new ChildWriter(client).ensure(Kinds.KnativeService, ours(), undefined, WRITE_RULES['named-template']), false, 'already as desired');
       assert.deepEqual(calls.map((c) => c.verb), ['get']);
       const { client: c2, calls: calls2 } = fakeClient(undefined, lagging);
       const changed = ours();
       changed.spec.traffic = [{ revisionName: 'shop-aaa', percent: 100 }] as never;
-      assert.equal(await new ChildWriter(c2).ensure(Kinds.KnativeService, changed, undefined), true);
+      assert.equal(await new ChildWriter(c2).ensure(Kinds.KnativeService, changed, undefined, WRITE_RULES['named-template']), true);
       assert.deepEqual(calls2.map((c) => c.verb), ['get', 'apply']);
     });
 

@@ -9,24 +9,20 @@
 // left untouched and reported (NotOwned), as KServe's reconcilers do
 // (controllerutil.SetControllerReference refuses an object another controls).
 //
-// Two facts of real admission webhooks shape this file:
-//  - Server-side apply attributes what a mutating webhook defaults during our
-//    request to our field manager. A field we "own" but never rendered is
-//    usually such a default, not a field we dropped; a dry-run apply tells the
-//    two apart before we write (and the verdict is remembered per object version).
-//  - Knative refuses any change to a revision template whose BYO name stays
-//    the same, and does not default a template again on update. So a Knative
-//    Service's template is written only when its revision name changes (with
-//    the desired traffic, so that write never drops the routes), and traffic
-//    moves through a second field manager that owns no template field
-//    (knative.dev/serving pkg/apis/serving/v1/configuration_defaults.go,
-//    configuration_validation.go: "Saw the following changes without a name change").
+// Server-side apply attributes what a mutating webhook defaults during our
+// request to our field manager. A field we "own" but never rendered is usually
+// such a default, not a field we dropped; a dry-run apply tells the two apart
+// before we write (and the verdict is remembered per object version).
+// What a kind's data plane requires beyond that (a template written only under
+// a new name, atomic lists) comes with the write: the kind's WriteRule
+// (planner/write-rules.ts); this writer knows no kind.
 
 import { applyNeed, isSemanticSubset } from '../runtime/apply.ts';
 import { canonicalJson } from '../util/canonical-json.ts';
 import { ApiError, isNamespaceTerminating, isNotFound, type KubeClient } from '../runtime/client.ts';
 import type { Request } from '../runtime/controller.ts';
 import { Kinds, type ResourceKind } from '../util/kinds.ts';
+import { WRITE_RULES, type WriteRule } from '../planner/write-rules.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { controllingApp } from '../render/metadata.ts';
 import { shortHash } from '../rollout/version.ts';
@@ -109,7 +105,7 @@ export class ChildWriter {
   private readonly client: KubeClient;
   /** uid -> "resourceVersion/desired hash" for which a dry run showed the apply would change nothing. */
   private readonly noOps = new Map<string, string>();
-  /** namespace/name -> "resourceVersion the cache showed before the write/revision name" of the template this writer last wrote. */
+  /** kind/namespace/name -> "resourceVersion the cache showed before the write/template name" of the template this writer last wrote. */
   private readonly templates = new Map<string, string>();
 
   constructor(client: KubeClient) {
@@ -120,14 +116,14 @@ export class ChildWriter {
    * Applies `desired` when it differs from `live` (the cache's copy); returns
    * whether it wrote. Throws WriteRejected (NotOwned) when the object exists and
    * this app does not control it: a cached one, or one the cache does not show,
-   * which is read from the API server before the first write.
+   * which is read from the API server before the first write. `rule`: what the kind's data plane requires.
    */
-  async ensure(kind: ResourceKind, desired: Child, live: Child | undefined): Promise<boolean> {
+  async ensure(kind: ResourceKind, desired: Child, live: Child | undefined, rule: WriteRule = WRITE_RULES.apply): Promise<boolean> {
     const current = live ?? await this.client.get<Child>(kind, desired.metadata.namespace, desired.metadata.name);
     const owner = current && notControlledBy(desired, current);
     if (owner) throw new WriteRejected(kind.kind, nameOf(desired), { owner });
-    if (kind === Kinds.KnativeService) return this.ensureKnativeService(desired, current);
-    return this.applyIfChanged(kind, desired, current, this.client.fieldManager);
+    if (rule.templateName && rule.routing) return this.ensureNamedTemplate(kind, desired, current, rule.templateName, rule.routing);
+    return this.applyIfChanged(kind, desired, current, this.client.fieldManager, rule);
   }
 
   /** Deletes a child this app controls (never one it does not own), guarded by its uid. */
@@ -185,34 +181,31 @@ export class ChildWriter {
     return true;
   }
 
-  private async ensureKnativeService(desired: Child, live: Child | undefined): Promise<boolean> {
-    const key = `${desired.metadata.namespace}/${desired.metadata.name}`;
+  /** The template is written whole, only under a new name; the rest moves through the routing manager. */
+  private async ensureNamedTemplate(kind: ResourceKind, desired: Child, live: Child | undefined, templateName: NonNullable<WriteRule['templateName']>, routing: NonNullable<WriteRule['routing']>): Promise<boolean> {
+    const key = `${kind.plural}/${desired.metadata.namespace}/${desired.metadata.name}`;
     const name = templateName(desired);
     // The cache can lag our own write: while it still shows the object exactly as it was before we wrote
     // this template (same resourceVersion, or still absent), the template must not be written again
-    // (Knative would refuse it without its defaults). Once the cache moves on, it is the truth again:
-    // a template someone else changed is written back.
+    // (the data plane would refuse it without its defaults). Once the cache moves on, it is the truth
+    // again: a template someone else changed is written back.
     const seen = `${live?.metadata.resourceVersion ?? 'absent'}/${name}`;
     const memo = this.templates.get(key);
     if (memo !== undefined && memo !== seen) this.templates.delete(key);
     if (memo === seen) {
       if (!live) return false;
     } else if (!live || templateName(live) !== name) {
-      // A new revision (or no Service yet): the whole object, traffic included.
-      await this.write(Kinds.KnativeService, desired, () => this.client.apply(desired));
+      // A new template (or no object yet): the whole object.
+      await this.write(kind, desired, () => this.client.apply(desired));
       this.templates.set(key, seen);
       return true;
     }
-    const { spec, ...rest } = desired;
-    const routing = { ...rest, spec: { traffic: (spec as { traffic?: unknown }).traffic ?? [] } };
-    return this.applyIfChanged(Kinds.KnativeService, routing, live, routingManager(this.client.fieldManager));
+    return this.applyIfChanged(kind, routing(desired), live, routingManager(this.client.fieldManager), WRITE_RULES.apply);
   }
 
-  private async applyIfChanged(kind: ResourceKind, desired: Child, live: Child | undefined, manager: string): Promise<boolean> {
+  private async applyIfChanged(kind: ResourceKind, desired: Child, live: Child | undefined, manager: string, rule: WriteRule): Promise<boolean> {
     let need = applyNeed(desired, live, manager);
-    // Istio's CRDs make every list atomic, so managedFields cannot show a field we dropped inside a
-    // route (a mirror, a timeout); nothing defaults a VirtualService, so a spec that differs is asked about.
-    if (need === 'none' && kind === Kinds.VirtualService && canonicalJson(live?.spec) !== canonicalJson(desired.spec)) need = 'dropsOwned';
+    if (need === 'none' && rule.atomicLists && canonicalJson(live?.spec) !== canonicalJson(desired.spec)) need = 'dropsOwned';
     if (need === 'none') return false;
     // We own a field we did not render: usually a webhook's default, which an
     // apply would only remove for the webhook to add again. Ask the server.
@@ -264,10 +257,6 @@ export function notControlledBy(desired: Owned, live: Owned): string | undefined
 function writers(obj: Owned): string {
   const names = [...new Set(((obj.metadata.managedFields ?? []) as Array<{ manager?: string }>).map((e) => e.manager).filter((m): m is string => !!m))];
   return names.length ? names.join(', ') : 'an unknown client';
-}
-
-function templateName(obj: Child): string | undefined {
-  return (obj.spec as { template?: { metadata?: { name?: string } } } | undefined)?.template?.metadata?.name;
 }
 
 /** What an apply can change: everything but the server's bookkeeping. */

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import type { HostClaim } from '../api/v1alpha1/hostclaim.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
+import type { SpecProblem } from '../api/v1alpha1/validation.ts';
 import type { Informer } from '../runtime/informer.ts';
-import type { ChildWriter } from './children.ts';
 import { HostClaims } from './host-claims.ts';
 
 const app = (ns: string, name: string, created: string, hosts: string[]): ServerlessApp => ({
@@ -18,14 +18,16 @@ class FakeClaims {
   readonly handlers: Record<string, Array<(c: HostClaim) => void>> = { add: [], update: [], delete: [] };
   tick = 0;
   informer = { on: (e: string, h: (c: HostClaim) => void) => this.handlers[e]!.push(h), get: (_ns: string | undefined, name: string) => this.cache.get(name) } as unknown as Informer<HostClaim>;
-  writer = {
-    createOnce: async (_kind: unknown, c: HostClaim) => {
+  /** What a plan does with the verdict: a conflict refuses the app; else the missing claims are created (the first create wins). */
+  async claim(hosts: HostClaims, app: ServerlessApp): Promise<SpecProblem[] | 'pending'> {
+    const v = hosts.verdict(app);
+    if (v.conflicts.length) return v.conflicts;
+    for (const c of v.missing) {
       this.creates.push(c.metadata.name);
-      if (this.cache.has(c.metadata.name)) return false;
-      this.add(c);
-      return true;
-    },
-  } as unknown as ChildWriter;
+      if (!this.cache.has(c.metadata.name)) this.add(c);
+    }
+    return v.missing.length ? 'pending' : [];
+  }
   add(c: HostClaim): void {
     const stored = { ...c, metadata: { ...c.metadata, creationTimestamp: `2026-11-01T00:00:${String(this.tick++).padStart(2, '0')}Z` } };
     this.cache.set(c.metadata.name, stored);
@@ -41,55 +43,56 @@ class FakeClaims {
 describe('HostClaims', () => {
   const setup = () => {
     const fake = new FakeClaims();
-    return { fake, hosts: new HostClaims(fake.informer, fake.writer) };
+    const hosts = new HostClaims(fake.informer);
+    return { fake, hosts, claim: (a: ServerlessApp) => fake.claim(hosts, a) };
   };
 
   it('claims a free host for the namespace, then holds it', async () => {
-    const { fake, hosts } = setup();
+    const { fake, hosts, claim } = setup();
     const shop = app('team-b', 'shop', '2026-11-02T00:00:00Z', ['shop.example.com']);
     hosts.setApp(shop);
-    assert.equal(await hosts.claim(shop), 'pending');
+    assert.equal(await claim(shop), 'pending');
     assert.deepEqual(fake.cache.get('shop.example.com')?.spec, { host: 'shop.example.com', namespace: 'team-b' });
-    assert.deepEqual(await hosts.claim(shop), []);
+    assert.deepEqual(await claim(shop), []);
   });
 
   it('refuses a host another namespace claims, naming the field and not the namespace, and creates nothing', async () => {
-    const { fake, hosts } = setup();
+    const { fake, hosts, claim } = setup();
     const old = app('team-a', 'old', '2020-01-01T00:00:00Z', ['old.example.com']);
     const shop = app('team-b', 'shop', '2026-11-02T00:00:00Z', ['shop.example.com']);
     hosts.setApp(shop);
-    await hosts.claim(shop);
+    await claim(shop);
     const thief = app('team-a', 'old', '2020-01-01T00:00:00Z', ['old.example.com', 'Shop.Example.com.']);
     hosts.setApp(old);
     hosts.setApp(thief);
-    const problems = await hosts.claim(thief);
+    const problems = await claim(thief);
     assert.deepEqual(problems, [{ reason: 'HostConflict', field: 'spec.ingress.hosts[1]', message: 'host shop.example.com is claimed by another namespace; ask the platform team' }]);
     assert.deepEqual(fake.creates, ['shop.example.com'], 'the refused app claims none of its hosts');
-    assert.deepEqual(await hosts.claim(shop), [], 'the holder keeps its host');
+    assert.deepEqual(await claim(shop), [], 'the holder keeps its host');
   });
 
   it('keeps the host with the namespace when its app is deleted: another namespace\'s app is told to look again, and is still refused', async () => {
-    const { hosts } = setup();
+    const { hosts, claim } = setup();
     const shop = app('team-b', 'shop', '2026-11-02T00:00:00Z', ['shop.example.com']);
     const waiting = app('team-a', 'waiting', '2026-11-03T00:00:00Z', ['shop.example.com']);
     hosts.setApp(shop);
-    await hosts.claim(shop);
+    await claim(shop);
     hosts.setApp(waiting);
     assert.deepEqual(hosts.deleteApp(shop), [], 'no app of team-b waits for it');
-    assert.equal((await hosts.claim(waiting) as unknown[]).length, 1);
+    assert.equal((await claim(waiting) as unknown[]).length, 1);
   });
 
   it('gives the host to another namespace once the platform deletes the claim, and re-queues the apps that name it', async () => {
-    const { fake, hosts } = setup();
+    const { fake, hosts, claim } = setup();
     const shop = app('team-b', 'shop', '2026-11-02T00:00:00Z', ['shop.example.com']);
     const other = app('team-a', 'other', '2026-11-03T00:00:00Z', ['shop.example.com']);
     hosts.setApp(shop);
     hosts.setApp(other);
-    await hosts.claim(shop);
-    const claim = fake.cache.get('shop.example.com')!;
-    assert.deepEqual(hosts.appsAffectedBy(claim).map((r) => r.name).sort(), ['other', 'shop']);
+    await claim(shop);
+    const made = fake.cache.get('shop.example.com')!;
+    assert.deepEqual(hosts.appsAffectedBy(made).map((r) => r.name).sort(), ['other', 'shop']);
     fake.remove('shop.example.com');
-    assert.equal(await hosts.claim(other), 'pending');
+    assert.equal(await claim(other), 'pending');
     assert.equal(fake.cache.get('shop.example.com')?.spec.namespace, 'team-a');
   });
 
@@ -98,10 +101,10 @@ describe('HostClaims', () => {
     const wild = app('team-a', 'all', '2026-11-01T00:00:00Z', ['*.apps.example.com']);
     const deeper = app('team-c', 'deep', '2026-11-01T00:00:00Z', ['a.b.apps.example.com']);
     for (const [holder, refused] of [[exact, wild], [wild, exact], [wild, deeper]] as const) {
-      const { hosts } = setup();
+      const { hosts, claim } = setup();
       for (const a of [holder, refused]) hosts.setApp(a);
-      assert.equal(await hosts.claim(holder), 'pending');
-      assert.deepEqual((await hosts.claim(refused) as Array<{ reason: string }>).map((p) => p.reason), ['HostConflict'], `${refused.metadata.name} after ${holder.metadata.name}`);
+      assert.equal(await claim(holder), 'pending');
+      assert.deepEqual((await claim(refused) as Array<{ reason: string }>).map((p) => p.reason), ['HostConflict'], `${refused.metadata.name} after ${holder.metadata.name}`);
     }
   });
 

@@ -14,8 +14,7 @@ import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { hostClaims, type SpecProblem } from '../api/v1alpha1/validation.ts';
 import type { Request } from '../runtime/controller.ts';
 import type { Informer } from '../runtime/informer.ts';
-import { Kinds } from '../util/kinds.ts';
-import type { ChildWriter } from './children.ts';
+import type { HostVerdict } from '../planner/reconcile.ts';
 import { HostIndex, judgeHost, type ClaimRecord } from './host-claims-rules.ts';
 
 interface AppClaim { namespace: string; name: string; created: string; hosts: string[] }
@@ -34,16 +33,14 @@ function fieldOf(app: ServerlessApp, host: string): string {
 
 export class HostClaims {
   readonly #claims: Informer<HostClaim>;
-  readonly #writer: ChildWriter;
   /** Claimed hosts -> claim names. */
   readonly #claimIndex = new HostIndex<string>();
   /** Hosts apps name -> app keys ("namespace/name"). */
   readonly #appIndex = new HostIndex<string>();
   readonly #apps = new Map<string, AppClaim>();
 
-  constructor(claims: Informer<HostClaim>, writer: ChildWriter) {
+  constructor(claims: Informer<HostClaim>) {
     this.#claims = claims;
-    this.#writer = writer;
     claims.on('add', (c) => this.#claimIndex.add(c.spec.host, c.metadata.name));
     claims.on('update', (c, old) => {
       if (old) this.#claimIndex.delete(old.spec.host, old.metadata.name);
@@ -93,29 +90,26 @@ export class HostClaims {
   }
 
   /**
-   * Claims `app`'s hosts for its namespace. Returns the hosts another
-   * namespace holds, as HostConflict problems; or 'pending' after creating
-   * claims, whose outcome the next pass reads from the cache (their events
-   * re-queue the app), so every verdict comes from the same objects in every
-   * replica. No claim is made for an app that cannot route all its hosts.
+   * What the caches say of `app`'s hosts, read without a write: the problems above, the hosts
+   * another namespace holds (HostConflict), and the claims to create for hosts no one holds. The
+   * planner decides what to do with it (claims are made only for an app that can route all its
+   * hosts); a claim's outcome is read from the cache on the next pass (its events re-queue the
+   * app), so every verdict comes from the same objects in every replica.
    */
-  async claim(app: ServerlessApp): Promise<SpecProblem[] | 'pending'> {
+  verdict(app: ServerlessApp): HostVerdict {
     const { namespace } = app.metadata;
     const missing: HostClaim[] = [];
-    const problems: SpecProblem[] = [];
+    const conflicts: SpecProblem[] = [];
     for (const host of hostClaims(app)) {
       const own = this.#claims.get(undefined, hostClaimName(host) ?? '');
       const overlapping = this.#claimIndex.overlapping(host).flatMap((n) => this.#claims.get(undefined, n) ?? []).map(record);
       const verdict = judgeHost(host, namespace, own && record(own), overlapping);
       if (verdict === 'conflict') {
-        problems.push({ reason: 'HostConflict', field: fieldOf(app, host), message: `host ${host} is claimed by another namespace; ask the platform team` });
+        conflicts.push({ reason: 'HostConflict', field: fieldOf(app, host), message: `host ${host} is claimed by another namespace; ask the platform team` });
       }
       if (verdict === 'create') missing.push(hostClaimFor(host, namespace)!);
     }
-    if (problems.length) return problems;
-    // Concurrent creates of one host: the API server lets one win (409 for the others).
-    for (const claim of missing) await this.#writer.createOnce(Kinds.HostClaim, claim);
-    return missing.length ? 'pending' : [];
+    return { problems: this.problems(app), conflicts, missing };
   }
 
   #requests(keys: string[]): Request[] {

@@ -5,12 +5,12 @@
 // rollout outcomes, check rounds, warmups and window transitions. Counters
 // count a transition once: only when the status recording it was written.
 
+import type { ReportMetrics, WindowChange } from '../planner/plan.ts';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { phases, type Phase, type ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import type { PrewarmEvaluation } from '../prewarm/prewarm.ts';
 import type { AnalysisOutcome, RolloutPlan } from '../rollout/canary.ts';
 
-export type WindowChange = 'open' | 'close' | 'prewarm';
 
 /** Warmup takes seconds to many minutes (a model loading); its deadline is at most an hour. */
 const WARMUP_BUCKETS = [1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1200, 1800, 3600];
@@ -109,6 +109,17 @@ export class RolloutMetrics {
 
   rejected(kind: string): void {
     this.rejections.inc({ kind });
+  }
+
+  /** What a reconcile's report counts: the gauges whatever the write, the rest only with a status write (as its Events). */
+  report(app: ServerlessApp, m: ReportMetrics, wrote: boolean): void {
+    if (m.rollout) this.observe(app, m.rollout, wrote);
+    else if (m.phase) this.phase(app, m.phase);
+    if (m.rejectedKind) this.rejected(m.rejectedKind);
+    if (!wrote) return;
+    for (const c of m.windowChanges) this.windowTransition(c);
+    if (m.analysisRound) this.analysisRound(m.analysisRound);
+    if (m.prewarmed) this.prewarmed(app, m.prewarmed);
   }
 
   forget(namespace: string, name: string): void {

@@ -1,9 +1,10 @@
 // The planner stepped through observations one at a time, as Flagger tests its
-// scheduler: after each pass the test plays the data plane (Knative creates the
-// revision the template names and reports the split it was asked for; KServe
-// cuts a predictor revision per spec change and splits by canaryTrafficPercent)
-// and asserts what the next pass renders, its phase, conditions, events and the
-// effects it asks for. The simulation is this test's own, deliberately small:
+// scheduler: each pass plans, executes the plan's child operations against a
+// simulated API server (recording the writes), and writes the status its report
+// gives; then the test plays the data plane (Knative creates the revision the
+// template names and reports the split it was asked for; KServe cuts a predictor
+// revision per spec change and splits by canaryTrafficPercent) and asserts what
+// the next pass writes, its phase, conditions, events and the effects it asks for. The simulation is this test's own, deliberately small:
 // the real Knative and KServe judge the same flows in test/integration/.
 import assert from 'node:assert/strict';
 import type { ServerlessApp, ServerlessAppSpec } from '../api/v1alpha1/serverlessapp.ts';
@@ -12,9 +13,12 @@ import { containerApp, modelApp } from '../testing/apps.ts';
 import { APP_LABEL, VERSION_LABEL } from '../render/metadata.ts';
 import type { KnativeTrafficTarget } from '../render/traffic.ts';
 import type { AnalysisOutcome } from '../rollout/canary.ts';
-import { decide, desiredWorkload, type Decision } from './decide.ts';
+import { canonicalJson } from '../util/canonical-json.ts';
+import type { Decision } from './decide.ts';
+import type { ChildOperation, ChildOutcome, ExecutedOperation, Plan } from './plan.ts';
+import { guardHolds, planReconcile } from './reconcile.ts';
 import type { Revision } from './revisions.ts';
-import { composeStatus } from './status.ts';
+import { istioRoute } from './route.ts';
 import { knativeWorkload, kserveWorkload, type WorkloadObject } from './workloads.ts';
 
 type Traffic = Array<{ revisionName?: string; latestRevision?: boolean; percent: number; tag?: string }>;
@@ -22,7 +26,15 @@ type Traffic = Array<{ revisionName?: string; latestRevision?: boolean; percent:
 class Cluster {
   app: ServerlessApp;
   now = new Date('2026-11-23T09:00:00Z');
-  live?: WorkloadObject;
+  /** The API server's objects, by kind: what the caches show the next pass. */
+  objects: Record<string, WorkloadObject | undefined> = {};
+  /** The last pass's operations and what each did ("workload:written", "route:unchanged", ...). */
+  writes: string[] = [];
+  /** Every pass's writes, in order. */
+  history: string[][] = [];
+  /** The reasons of every Event the passes' reports gave, in order. */
+  events: string[] = [];
+  plan!: Plan;
   revisions: Revision[] = [];
   /** Revisions that do not become ready (a pod no node takes). */
   stuck = new Set<string>();
@@ -44,31 +56,65 @@ class Cluster {
     return this;
   }
 
-  /** One reconcile: plan, "apply" the workload, write the status the controller would. */
+  /** The workload of the kind the spec asks for. */
+  get live(): WorkloadObject | undefined {
+    return this.objects[this.app.spec.model ? 'InferenceService' : 'Service'];
+  }
+
+  set live(obj: WorkloadObject | undefined) {
+    this.objects[this.app.spec.model ? 'InferenceService' : 'Service'] = obj;
+  }
+
+  /** One reconcile as the controller runs it: plan, execute the operations in order, write the report's status. */
   reconcile(): Decision {
-    const live = this.live;
-    const d = decide({
-      app: this.app, now: this.now,
-      knative: { workload: this.workloads.knative, ...(!this.app.spec.model && live ? { live } : {}) },
-      kserve: { workload: this.workloads.kserve, ...(this.app.spec.model && live ? { live } : {}) },
+    const { objects } = this;
+    this.plan = planReconcile({
+      app: this.app, now: this.now, policy: { allowedGateways: ['*'], analysis: { providers: [{ name: 'main', url: 'http://prometheus.monitoring:9090' }], allowAddress: false } },
+      knative: { workload: this.workloads.knative, ...(objects.Service ? { live: objects.Service } : {}) },
+      kserve: { workload: this.workloads.kserve, ...(objects.InferenceService ? { live: objects.InferenceService } : {}) },
       revisions: this.revisions,
       ...(this.warmup ? { warmup: this.warmup } : {}), ...(this.analysis ? { analysis: this.analysis } : {}),
+      hosts: { problems: [], conflicts: [], missing: [] }, unserved: { knative: [], kserve: [], istio: [] },
+      route: istioRoute('knative-local-gateway.istio-system.svc.cluster.local'),
+      routes: { ...(objects.VirtualService ? { live: objects.VirtualService } : {}), ...(objects.LegacyVirtualService ? { legacy: objects.LegacyVirtualService } : {}) },
     });
-    const desired = desiredWorkload(this.app, d);
-    this.live = { ...desired, metadata: { ...desired.metadata, uid: 'ksvc-uid', creationTimestamp: '2026-11-23T08:00:00Z' }, ...(live?.status ? { status: live.status } : {}) };
-    this.app.status = composeStatus(this.app, {
-      plan: d.plan, workload: d.serving, revisions: d.observed, ...(d.prewarm ? { prewarm: d.prewarm } : {}), scale: d.scale, now: this.now,
-      describe: () => ({}),
-    });
-    this.last = d;
-    return d;
+    const done: ExecutedOperation[] = [];
+    for (const op of this.plan.operations) done.push({ op, outcome: guardHolds(op, done) ? this.execute(op) : 'skipped' });
+    this.writes = done.map((x) => `${x.op.id}:${x.outcome}`);
+    this.history.push(this.writes);
+    const report = this.plan.report({ operations: done, wallClock: this.now });
+    this.app.status = report.status;
+    this.events.push(...report.events.map((e) => e.reason));
+    assert.ok(this.plan.decision, `a valid app is planned: ${this.plan.problems.map((p) => p.message).join('; ')}`);
+    this.last = this.plan.decision;
+    return this.last;
+  }
+
+  /** The API server's side of one operation. */
+  private execute(op: ChildOperation): ChildOutcome {
+    const slot = op.id === 'legacy-route' ? 'LegacyVirtualService' : op.kind.kind;
+    if (op.action === 'remove') {
+      if (!this.objects[slot]) return 'unchanged';
+      this.objects[slot] = undefined;
+      return 'removed';
+    }
+    if (op.action === 'annotate') {
+      const r = this.revisions.find((x) => x.metadata.name === op.live?.metadata.name)!;
+      const before = canonicalJson(r.metadata.annotations ?? {});
+      r.metadata.annotations = { ...r.metadata.annotations, ...op.annotations };
+      return canonicalJson(r.metadata.annotations) === before ? 'unchanged' : 'written';
+    }
+    const live = this.objects[slot], desired = op.desired!;
+    if (live && canonicalJson(live.spec) === canonicalJson(desired.spec)) return 'unchanged';
+    this.objects[slot] = { ...desired, metadata: { ...desired.metadata, uid: slot === 'Service' ? 'ksvc-uid' : `${slot}-uid`, creationTimestamp: '2026-11-23T08:00:00Z' }, ...(live?.status ? { status: live.status } : {}) };
+    return 'written';
   }
 
   /** The data plane acts on what was applied: new revisions appear (ready unless stuck), the split is reported. */
   dataPlane(): this {
     const spec = this.live!.spec as { template?: { metadata: { name: string; labels: Record<string, string> } }; traffic?: Traffic; predictor?: { labels: Record<string, string>; canaryTrafficPercent?: number } };
     if (spec.template) {
-      this.ensureRevision(spec.template.metadata.name, spec.template.metadata.labels, 'shop');
+      this.ensureRevision(spec.template.metadata.name, spec.template.metadata.labels, this.app.metadata.name);
       const traffic = (spec.traffic ?? []).map((t) => ({ ...t, revisionName: t.revisionName ?? spec.template!.metadata.name }))
         .filter((t) => this.isReady(t.revisionName));
       this.report(traffic, 'Ready');
@@ -78,10 +124,11 @@ class Cluster {
       const shape = JSON.stringify({ ...p, canaryTrafficPercent: undefined });
       if (shape !== this.lastPredictor) {
         this.lastPredictor = shape;
-        this.ensureRevision(`fraud-predictor-${String(++this.predictorGeneration).padStart(5, '0')}`, p.labels, 'fraud-predictor');
+        this.ensureRevision(`${this.app.metadata.name}-predictor-${String(++this.predictorGeneration).padStart(5, '0')}`, p.labels, `${this.app.metadata.name}-predictor`);
       }
-      const latest = this.revisions.at(-1)!.metadata.name;
-      const prev = this.revisions.at(-2)?.metadata.name;
+      const own = this.revisions.filter((r) => r.metadata.labels?.['serving.knative.dev/service'] === `${this.app.metadata.name}-predictor`);
+      const latest = own.at(-1)!.metadata.name;
+      const prev = own.at(-2)?.metadata.name;
       const pct = p.canaryTrafficPercent;
       const traffic = pct === undefined || !prev
         ? [{ revisionName: latest, percent: 100, tag: 'latest' }]
@@ -140,7 +187,7 @@ describe('planner: a container app stepped through Knative\'s reports', () => {
     assert.deepEqual(traffic, [{ revisionName: d.plan.initial!.revision, percent: 100, tag: 'stable' }], 'the first revision, by name');
     assert.equal(c.app.status?.phase, 'Pending');
     const done = c.dataPlane().settle();
-    assert.deepEqual([c.app.status?.phase, condition(c, 'Ready')?.status, c.split()], ['Stable', 'True', { stable: 100 }]);
+    assert.deepEqual([c.app.status?.phase, condition(c, "Ready")?.status, c.split()], ["Stable", "True", { stable: 100 }]);
     assert.equal(c.app.status?.versions?.stable?.revision, d.plan.initial!.revision);
     assert.deepEqual(done.effects, [], 'nothing to start');
   });
@@ -215,10 +262,11 @@ describe('planner: a container app stepped through Knative\'s reports', () => {
     const before = c.app.status!.versions!.stable!;
     assert.equal(c.last.requeueAfterMs, 3_600_001, 'requeued for the opening');
     c.advance(3_600_000);
-    const d = c.settle();
+    c.events = [];
+    c.settle();
     const after = c.app.status!.versions!.stable!;
     assert.deepEqual([after.version, after.revision !== before.revision, c.app.status?.scaling?.minScale, c.split()], [before.version, true, 2, { stable: 100 }]);
-    assert.ok(events(c.last).length === 0 || events(d).every((e) => e !== 'Promoted'), 'a same-version revision is no rollout');
+    assert.deepEqual(c.events, ['WindowOpened', 'RevisionReplaced'], 'a same-version revision is no rollout: no canary, no Promoted');
   });
 });
 
@@ -237,10 +285,87 @@ describe('planner: a model app stepped through KServe\'s reports', () => {
     assert.deepEqual([c.app.status?.phase, c.app.status?.versions?.stable?.revision, c.split()], ['Stable', 'fraud-predictor-00002', { stable: 100 }]);
   });
 
-  it('labels every predictor revision with the app and version it serves', () => {
+  it('labels every predictor revision with the app and the version it serves', () => {
     const c = new Cluster(noPrewarm());
     c.settle();
-    const labels = c.revisions[0]!.metadata.labels!;
-    assert.deepEqual([labels[APP_LABEL], labels[VERSION_LABEL]], ['fraud', c.app.status?.versions?.stable?.version]);
+    const first = c.app.status!.versions!.stable!.version;
+    c.edit((s) => { s.model!.storageUri = 'gs://models/fraud/v8'; s.rollout = { canaryPercent: 30 }; });
+    c.dataPlane().settle();
+    const second = c.app.status!.versions!.candidate!.version;
+    assert.notEqual(first, second);
+    assert.deepEqual(c.revisions.map((r) => [r.metadata.labels![APP_LABEL], r.metadata.labels![VERSION_LABEL]]), [['fraud', first], ['fraud', second]]);
+  });
+});
+
+describe('planner: the writes a plan makes, executed against the simulated API server', () => {
+  const withIngress = () => containerApp({ ingress: { hosts: ['shop.example.com'] } });
+
+  it('first start: the workload, its revision\'s bounds and the route are written, and nothing else', () => {
+    const c = new Cluster(withIngress());
+    c.reconcile();
+    assert.deepEqual(c.writes, ['workload:written', 'route:written']);
+    c.dataPlane().settle();
+    assert.deepEqual(c.writes, ['workload:unchanged', `revision-bounds/${c.app.status!.versions!.stable!.revision}:unchanged`, 'route:unchanged'], 'a converged app writes nothing');
+  });
+
+  it('canary: the new template is written; the route reaches the candidate only once it is ready and warm', () => {
+    const c = new Cluster(withIngress());
+    c.reconcile();
+    c.dataPlane().settle();
+    c.edit((s) => { image('1.5.0')(s); s.rollout = { canaryPercent: 20, match: [{ header: 'x-canary', exact: '1' }] }; });
+    c.reconcile();
+    assert.deepEqual(c.writes.filter((w) => !w.startsWith('revision-bounds/')), ['workload:written', 'route:unchanged'], 'the candidate is not ready yet: no header route');
+    c.dataPlane().settle();
+    const http = (c.objects.VirtualService!.spec as { http: Array<{ match?: unknown }> }).http;
+    assert.ok(http.some((r) => r.match), 'a header route to the ready candidate');
+  });
+
+  it('removing spec.ingress removes the route', () => {
+    const c = new Cluster(withIngress());
+    c.reconcile();
+    c.dataPlane().settle();
+    c.edit((s) => { delete s.ingress; });
+    c.reconcile();
+    assert.ok(c.writes.includes('route:removed'));
+    assert.equal(c.objects.VirtualService, undefined);
+  });
+
+  it('removes the VirtualService of the app\'s own name (ours before 0.2)', () => {
+    const c = new Cluster(withIngress());
+    c.objects.LegacyVirtualService = { apiVersion: 'networking.istio.io/v1', kind: 'VirtualService', metadata: { name: 'shop', namespace: 'team-a' } };
+    c.reconcile();
+    assert.ok(c.writes.includes('legacy-route:removed'));
+  });
+
+  it('container -> model: the Knative Service serves until the InferenceService is stable; it goes once the route points at the new kind', () => {
+    const c = new Cluster(withIngress());
+    c.reconcile();
+    c.dataPlane().settle();
+    c.edit((s) => { delete s.container; s.model = { format: { name: 'sklearn' }, storageUri: 'gs://models/shop/v1' }; });
+    c.reconcile();
+    assert.deepEqual(c.writes.filter((w) => !w.startsWith('revision-bounds/')), ['workload:written', 'route:unchanged'], 'make before break: the route still points at the Knative Service');
+    c.history = [];
+    c.dataPlane().settle();
+    const moved = c.history.findIndex((w) => w.includes('route:written'));
+    assert.ok(moved >= 0, 'the route moves to the predictor once it is stable');
+    assert.ok(c.history[moved]!.includes('other-workload:skipped'), 'not in the pass that moves the route');
+    assert.ok(c.history.slice(moved + 1).some((w) => w.includes('other-workload:removed')), 'in a later pass, once the route reads as written');
+    assert.equal(c.objects.Service, undefined);
+  });
+
+  it('model -> container: the InferenceService serves until the new revision is ready and warm, then goes', () => {
+    const c = new Cluster(modelApp({ prewarm: {}, ingress: { hosts: ['fraud.example.com'] } }));
+    c.reconcile();
+    c.dataPlane().settle();
+    c.edit((s) => { delete s.model; s.container = { image: 'ghcr.io/acme/fraud:1' }; });
+    c.reconcile();
+    assert.ok(!c.writes.some((w) => w.startsWith('previous-workload')), 'not before the new revision is ready');
+    c.history = [];
+    c.dataPlane().settle();
+    const removed = c.history.findIndex((w) => w.some((x) => /^(previous|other)-workload:removed$/.test(x)));
+    const moved = c.history.findIndex((w) => w.includes('route:written'));
+    assert.ok(moved >= 0 && removed > moved, `the route points at the Knative Service before the InferenceService goes: ${c.history.map((w) => w.join(',')).join(' | ')}`);
+    assert.equal(c.objects.InferenceService, undefined);
+    assert.equal(c.app.status?.phase, 'Stable');
   });
 });

@@ -41,7 +41,8 @@ export type Effect =
   /** Start (or keep) warmup requests to `revision`; idempotent for the same version and revision. */
   | { type: 'warmup'; version: string; revision: string; spec: WarmupSpec; startedAt: Date }
   /** Run check round `round` against the candidate; its end re-queues the app. */
-  | { type: 'analysis'; round: string; candidate: RevisionRef };
+  /** `version`: the spec's version, which the checks' templates name. */
+  | { type: 'analysis'; round: string; candidate: RevisionRef; version: string };
 
 export interface Decision {
   workload: Workload;
@@ -122,7 +123,7 @@ export function decide(o: Observation): Decision {
       analysed = o.analysis.outcome;
       plan = planRollout({ ...input, analysis: analysed });
     } else {
-      effects.push({ type: 'analysis', round, candidate: { version: plan.candidate.version, revision: plan.candidate.revision } });
+      effects.push({ type: 'analysis', round, candidate: { version: plan.candidate.version, revision: plan.candidate.revision }, version });
     }
   }
 

@@ -15,7 +15,7 @@ import { revisionBounds } from '../scaling/revision-bounds.ts';
 import { Kinds } from '../util/kinds.ts';
 import { missingDataPlane, type UnservedKinds } from './data-plane.ts';
 import { decide, desiredWorkload, type Decision, type Observation } from './decide.ts';
-import type { ChildOperation, Plan, Report } from './plan.ts';
+import type { ChildOperation, ExecutedOperation, Plan, Report } from './plan.ts';
 import { reportReconcile } from './report.ts';
 import type { Route } from './route.ts';
 import { invalidSpecStatus } from './status.ts';
@@ -61,6 +61,13 @@ export function planReconcile(o: ReconcileObservation): Plan {
     ...(d.requeueAfterMs !== undefined ? { requeueAfterMs: d.requeueAfterMs } : {}),
     report: (outcome) => reportReconcile(o, d, outcome),
   };
+}
+
+/** Whether `op` runs: it has no guard, or the operation its guard names ended in one of the outcomes it lists. */
+export function guardHolds(op: ChildOperation, done: ExecutedOperation[]): boolean {
+  if (!op.when) return true;
+  const earlier = done.find((x) => x.op.id === op.when!.op);
+  return !!earlier && op.when.outcome.includes(earlier.outcome);
 }
 
 /** When to look again: the plan's requeue or the status writer's, the earlier; whole milliseconds, at least one. */

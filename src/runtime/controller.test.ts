@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
-import { Controller, TerminalError, type Reconcile, type Request } from './controller.ts';
+import { Controller, RetryError, TerminalError, type Reconcile, type Request } from './controller.ts';
 import type { Informer } from './informer.ts';
 import { createLogger } from './logging.ts';
 import { OperatorMetrics } from './metrics.ts';
@@ -103,6 +103,18 @@ describe('Controller', () => {
     assert.equal(times.length, 4, 'a success ends the retries');
     assert.equal(await metricValue(metrics, 'controller_runtime_reconcile_total', { result: 'error' }), 3);
     assert.equal(await metricValue(metrics, 'workqueue_retries_total', { name: 'test' }), 3);
+  });
+
+  it('keeps the requeue a retried failure carries: the earlier of it and the backoff runs the key', async () => {
+    const times: number[] = [];
+    const { c } = makeController(async () => {
+      times.push(performance.now());
+      if (times.length === 1) throw new RetryError('the API server refused a write', 30);
+    }, { baseDelayMs: 60_000 });
+    c.start();
+    c.enqueue(web);
+    await until(() => times.length === 2);
+    assert.ok(times[1]! - times[0]! >= 25, `requeued after ${times[1]! - times[0]!}ms`);
   });
 
   it('never runs more reconciles at once than its concurrency', async () => {

@@ -30,6 +30,19 @@ export class TerminalError extends Error {
   }
 }
 
+/**
+ * A failure retried with backoff that keeps the requeue its reconcile planned (a window transition,
+ * a rollout step): the earlier of the two runs it, so a retry's growing backoff never delays it.
+ */
+export class RetryError extends Error {
+  readonly requeueAfterMs: number | undefined;
+  constructor(message: string, requeueAfterMs: number | undefined, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'RetryError';
+    this.requeueAfterMs = requeueAfterMs;
+  }
+}
+
 export interface ReconcileContext {
   log: Logger;
   reconcileID: string;
@@ -181,6 +194,7 @@ export class Controller {
         queue.forget(key);
         log.error('Reconciler error (terminal, not retried)', { err: errorFields(err) });
       } else {
+        if (err instanceof RetryError && err.requeueAfterMs !== undefined) queue.addAfter(key, err.requeueAfterMs);
         queue.addRateLimited(key);
         log.error('Reconciler error', { err: errorFields(err), retries: queue.numRequeues(key) });
       }

@@ -1,0 +1,71 @@
+// What a ServerlessApp reconcile reads of its children: the caches of Knative
+// Services, InferenceServices, VirtualServices (ours only, by label) and the
+// app's Revisions (found through an index, never by scanning a namespace).
+// Each data plane is optional: a missing CRD only stops the apps that need it.
+
+import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
+import type { UnservedKinds } from '../planner/data-plane.ts';
+import type { ReconcileObservation } from '../planner/reconcile.ts';
+import { slimRevision, type Revision } from '../planner/revisions.ts';
+import type { Route } from '../planner/route.ts';
+import type { Workload, WorkloadObject } from '../planner/workloads.ts';
+import { APP_LABEL, MANAGED_SELECTOR } from '../render/metadata.ts';
+import { keepAppliedFields } from '../runtime/apply.ts';
+import type { Controller } from '../runtime/controller.ts';
+import type { Informer } from '../runtime/informer.ts';
+import type { Manager } from '../runtime/manager.ts';
+import { Kinds, type ResourceKind } from '../util/kinds.ts';
+import { ownedBy, routingManager } from './children.ts';
+import { unservedKinds } from './data-plane.ts';
+
+export class AppCaches {
+  private readonly services: Informer<WorkloadObject>;
+  private readonly inferenceServices: Informer<WorkloadObject>;
+  private readonly virtualServices: Informer<WorkloadObject>;
+  private readonly revisions: Informer<Revision>;
+
+  constructor(mgr: Manager) {
+    // Children keep our own managedFields entry: it tells which fields we applied (see needsApply).
+    const transform = keepAppliedFields(mgr.client.fieldManager, routingManager(mgr.client.fieldManager));
+    const child = (kind: ResourceKind) => mgr.informer<WorkloadObject>(kind, { labelSelector: MANAGED_SELECTOR, transform, optional: true });
+    this.services = child(Kinds.KnativeService);
+    this.inferenceServices = child(Kinds.InferenceService);
+    this.virtualServices = child(Kinds.VirtualService);
+    this.revisions = mgr.informer<Revision>(Kinds.KnativeRevision, { labelSelector: APP_LABEL, transform: slimRevision, optional: true, indexBy: revisionApp });
+  }
+
+  /** A child changed: look at the app that controls it (a Revision: the app its label names). */
+  watchedBy(controller: Controller): void {
+    controller.watches(this.services, ownedBy).watches(this.inferenceServices, ownedBy).watches(this.virtualServices, ownedBy)
+      .watches(this.revisions, (r) => r.metadata.labels?.[APP_LABEL] ? [{ namespace: r.metadata.namespace, name: r.metadata.labels[APP_LABEL] }] : []);
+    // A data plane installed (or removed) while running: every app may need to know.
+    for (const i of [this.services, this.inferenceServices, this.virtualServices, this.revisions]) i.onServedChange(() => controller.enqueueAll());
+  }
+
+  unserved(): UnservedKinds {
+    return unservedKinds({ knative: [this.services, this.revisions], kserve: [this.inferenceServices], istio: [this.virtualServices] });
+  }
+
+  /** The app's workloads of both kinds, its revisions and routes, as the caches hold them. */
+  children(app: ServerlessApp, kinds: { knative: Workload; kserve: Workload }, route: Route): Pick<ReconcileObservation, 'knative' | 'kserve' | 'revisions' | 'routes'> {
+    const { namespace, name } = app.metadata;
+    const live = this.virtualServices.get(namespace, route.name(app)), legacy = this.virtualServices.get(namespace, route.legacyName(app));
+    return {
+      knative: { workload: kinds.knative, ...optional('live', this.services.get(namespace, name)) },
+      kserve: { workload: kinds.kserve, ...optional('live', this.inferenceServices.get(namespace, name)) },
+      revisions: this.revisions.byIndex(`${namespace}/${name}`),
+      routes: { ...optional('live', live), ...optional('legacy', legacy) },
+    };
+  }
+}
+
+/** The app a revision belongs to, as "namespace/app" (its APP_LABEL, propagated from the template). */
+function revisionApp(r: Revision): string | undefined {
+  const app = r.metadata.labels?.[APP_LABEL];
+  return app ? `${r.metadata.namespace}/${app}` : undefined;
+}
+
+/** `{ [key]: value }` when the value is there: optional properties stay absent rather than undefined. */
+function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
+}

@@ -1,0 +1,68 @@
+// The effects a ServerlessApp's plan asks for, started after its children and
+// status are written: warmup requests to a new revision and check rounds of a
+// canary step. Both run off the workers; their progress or end re-queues the
+// app, and a later pass reads the result as an observation.
+
+import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
+import type { AnalysisPolicy } from '../rollout/analysis.ts';
+import { runChecks } from '../effects/analysis-checks.ts';
+import { WarmupRunner } from '../effects/warmup-runner.ts';
+import type { Effect, Observation } from '../planner/decide.ts';
+import { AnalysisRunner } from '../rollout/analysis-runner.ts';
+import type { Clock } from '../runtime/clock.ts';
+import type { SlotLimits } from '../util/fair-slots.ts';
+
+export interface AppEffectsOptions {
+  clock: Clock;
+  warmupUrlTemplate: string;
+  /** Backoff of failing warmup requests (tests shorten it). */
+  warmupBackoffMs?: number;
+  /** Warmup tasks and analysis rounds at once, per namespace and in all (default: the runners'). */
+  warmupSlots?: SlotLimits;
+  analysisSlots?: SlotLimits;
+  analysisPolicy: AnalysisPolicy;
+  /** Look at the app again (its key, "namespace/name"). */
+  requeue: (key: string) => void;
+  /** A Warning Event on the app; `budget`: the work waits for its namespace's share or the operator's cap. */
+  warn: (key: string, reason: string, message: string, budget?: 'warmup' | 'analysis') => void;
+}
+
+export class AppEffects {
+  readonly warmups: WarmupRunner;
+  readonly analyses: AnalysisRunner;
+  private readonly policy: AnalysisPolicy;
+
+  constructor(o: AppEffectsOptions) {
+    this.policy = o.analysisPolicy;
+    this.warmups = new WarmupRunner({
+      clock: o.clock, urlTemplate: o.warmupUrlTemplate, onProgress: o.requeue,
+      onRetry: (key, message) => o.warn(key, 'WarmupRetry', message),
+      onWait: (key, message) => o.warn(key, 'WarmupBudgetExceeded', message, 'warmup'),
+      ...(o.warmupBackoffMs ? { initialBackoffMs: o.warmupBackoffMs } : {}), ...(o.warmupSlots ? { slots: o.warmupSlots } : {}),
+    });
+    this.analyses = new AnalysisRunner({
+      onDone: o.requeue, onWait: (key, message) => o.warn(key, 'AnalysisBudgetExceeded', message, 'analysis'),
+      ...(o.analysisSlots ? { slots: o.analysisSlots } : {}),
+    });
+  }
+
+  /** Earlier effects' results, for the planner. */
+  results(key: string): Pick<Observation, 'warmup' | 'analysis'> {
+    const warmup = this.warmups.current(key), analysis = this.analyses.finished(key);
+    return { ...(warmup ? { warmup } : {}), ...(analysis ? { analysis } : {}) };
+  }
+
+  start(app: ServerlessApp, key: string, e: Effect): void {
+    const { namespace, name } = app.metadata;
+    if (e.type === 'forgetWarmup') this.warmups.forget(key);
+    if (e.type === 'warmup') this.warmups.ensure({ key, version: e.version, revision: e.revision, namespace, app: name }, e.spec, e.startedAt);
+    const analysis = app.spec.rollout?.analysis;
+    if (e.type === 'analysis' && analysis) this.analyses.outcome(key, e.round, () => runChecks(analysis, { app: name, namespace, revision: e.candidate.revision, version: e.version }, this.policy));
+  }
+
+  /** The app is gone or going: its in-memory work is dropped. */
+  forget(key: string): void {
+    this.warmups.forget(key);
+    this.analyses.forget(key);
+  }
+}

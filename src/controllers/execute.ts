@@ -1,0 +1,49 @@
+// Executes a plan's child operations in order, each only when its guard holds,
+// through the one write path (ChildWriter) with the rule its kind declares.
+// A write the API server refuses, or an object the app does not control, is
+// collected as a Refusal and does not stop the others; any other failure is
+// thrown (the queue retries with backoff). What happened goes back to the plan.
+
+import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
+import type { ChildOperation, ChildOutcome, ExecutedOperation, Outcome, Refusal } from '../planner/plan.ts';
+import { guardHolds } from '../planner/reconcile.ts';
+import { WRITE_RULES } from '../planner/write-rules.ts';
+import { WriteRejected, type ChildWriter } from './children.ts';
+
+export async function execute(children: ChildWriter, app: ServerlessApp, operations: ChildOperation[], wallClock: () => Date): Promise<Outcome> {
+  const done: ExecutedOperation[] = [];
+  for (const op of operations) {
+    if (!guardHolds(op, done)) {
+      done.push({ op, outcome: 'skipped' });
+      continue;
+    }
+    try {
+      done.push({ op, outcome: await run(children, app, op) });
+    } catch (err) {
+      if (!(err instanceof WriteRejected)) throw err;
+      done.push({ op, outcome: 'rejected', refusal: refusalOf(err) });
+    }
+  }
+  return { operations: done, wallClock: wallClock() };
+}
+
+async function run(children: ChildWriter, app: ServerlessApp, op: ChildOperation): Promise<ChildOutcome> {
+  switch (op.action) {
+    case 'ensure': return await children.ensure(op.kind, need(op, op.desired), op.live, WRITE_RULES[op.write ?? 'apply']) ? 'written' : 'unchanged';
+    case 'annotate': return await children.annotate(op.kind, need(op, op.live), op.annotations ?? {}) ? 'written' : 'unchanged';
+    case 'remove': return await children.remove(op.kind, op.live, app) ? 'removed' : 'unchanged';
+    case 'claim': return await children.createOnce(op.kind, need(op, op.desired)) ? 'written' : 'unchanged';
+  }
+}
+
+function need<T>(op: ChildOperation, value: T | undefined): T {
+  if (value === undefined) throw new Error(`plan operation ${op.id} (${op.action}) carries no object`);
+  return value;
+}
+
+function refusalOf(err: WriteRejected): Refusal {
+  return {
+    kind: err.kind, object: err.object, reason: err.reason, message: err.message, summary: err.summary, retry: err.retry,
+    ...(err.namespaceTerminating ? { namespaceTerminating: true } : {}),
+  };
+}

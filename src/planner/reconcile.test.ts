@@ -1,0 +1,82 @@
+// planReconcile on single observations: what a plan holds before anything is
+// written (problems, claims, guards), and what its report makes of outcomes
+// (a refusal, an object the app does not own, a namespace going away).
+import assert from 'node:assert/strict';
+import { hostClaimFor } from '../api/v1alpha1/hostclaim.ts';
+import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
+import { containerApp } from '../testing/apps.ts';
+import type { ExecutedOperation, Plan, Refusal } from './plan.ts';
+import { CLAIM_RECHECK_MS, nextLookMs, planReconcile, type ReconcileObservation } from './reconcile.ts';
+import { istioRoute } from './route.ts';
+import { knativeWorkload, kserveWorkload } from './workloads.ts';
+
+const now = new Date('2026-11-23T09:00:00Z');
+const observe = (app: ServerlessApp, o: Partial<ReconcileObservation> = {}): ReconcileObservation => ({
+  app, now, policy: { allowedGateways: ['*'] },
+  knative: { workload: knativeWorkload(true) }, kserve: { workload: kserveWorkload(true) }, revisions: [],
+  hosts: { problems: [], conflicts: [], missing: [] }, unserved: { knative: [], kserve: [], istio: [] },
+  route: istioRoute('gw'), routes: {}, ...o,
+});
+const ops = (p: Plan) => p.operations.map((op) => `${op.action} ${op.id}${op.when ? ` when ${op.when.op} ${op.when.outcome.join('|')}` : ''}`);
+const refused = (p: Plan, refusal: Refusal): ExecutedOperation[] => p.operations.map((op, i) => (i === 0 ? { op, outcome: 'rejected', refusal } : { op, outcome: 'unchanged' }));
+const refusal = (reason: Refusal['reason'], more: Partial<Refusal> = {}): Refusal => ({ kind: 'Service', object: 'team-a/shop', reason, message: 'no', summary: 'refused', retry: reason === 'ApplyRejected', ...more });
+const withIngress = containerApp({ ingress: { hosts: ['shop.example.com'] } });
+
+describe('planReconcile', () => {
+  const cases: Array<[string, ReconcileObservation, string[], number | undefined]> = [
+    ['first start: the workload and the route, no guard', observe(withIngress), ['ensure workload', 'ensure route'], undefined],
+    ['no ingress: the workload only', observe(containerApp()), ['ensure workload'], undefined],
+    ['a spec problem: no child touched', observe(containerApp({ ingress: { hosts: ['shop.example.com'], gateways: ['istio-system/public'] } }), { policy: { allowedGateways: [] } }), [], undefined],
+    ['a data plane not served: no child touched', observe(withIngress, { unserved: { knative: [], kserve: [], istio: ['virtualservices.networking.istio.io/v1'] } }), [], undefined],
+    ['another namespace holds a host: no claim, no child', observe(withIngress, { hosts: { problems: [], conflicts: [{ reason: 'HostConflict', field: 'spec.ingress.hosts[0]', message: 'held' }], missing: [hostClaimFor('shop.example.com', 'team-a')!] } }), [], undefined],
+    ['a free host: claimed first, and nothing else until the claim shows', observe(withIngress, { hosts: { problems: [], conflicts: [], missing: [hostClaimFor('shop.example.com', 'team-a')!] } }), ['claim host-claim/shop.example.com'], CLAIM_RECHECK_MS],
+    ['our VirtualService of the app\'s name (before 0.2): removed', observe(withIngress, { routes: { legacy: { apiVersion: 'networking.istio.io/v1', kind: 'VirtualService', metadata: { name: 'shop', namespace: 'team-a' } } } }), ['ensure workload', 'remove legacy-route', 'ensure route'], undefined],
+  ];
+  for (const [name, o, want, requeue] of cases) {
+    it(name, () => {
+      const p = planReconcile(o);
+      assert.deepEqual([ops(p), p.requeueAfterMs], [want, requeue]);
+    });
+  }
+
+  it('a spec problem keeps the phase, says Ready=False naming the field, and writes at once', () => {
+    const app = containerApp({ ingress: { hosts: ['shop.example.com'], gateways: ['istio-system/public'] } });
+    const p = planReconcile(observe({ ...app, status: { phase: 'Stable' } }, { policy: { allowedGateways: [] } }));
+    const r = p.report({ operations: [], wallClock: now });
+    assert.deepEqual([p.decision, p.effects], [undefined, []]);
+    assert.equal(r.status.phase, 'Stable');
+    assert.deepEqual([r.write, r.retry, r.events.map((e) => e.reason)], [{ mode: 'now' }, false, ['GatewayNotAllowed']]);
+    assert.match(r.status.conditions!.find((c) => c.type === 'Ready')!.message, /spec\.ingress\.gateways\[0\]/);
+  });
+
+  it('an object the app does not own: shown at once, not retried, and the plan\'s requeue is kept', () => {
+    const app = containerApp({ scaling: { minScale: 0, windows: [{ name: 'day', schedule: '0 8 * * *', duration: '8h', minScale: 2 }] } });
+    const p = planReconcile(observe(app));
+    const r = p.report({ operations: refused(p, refusal('NotOwned')), wallClock: now });
+    assert.deepEqual([r.write, r.retry, r.status.conditions?.find((c) => c.type === 'Ready')?.reason], [{ mode: 'now' }, false, 'NotOwned']);
+    assert.ok(p.requeueAfterMs !== undefined && nextLookMs(p) !== undefined, 'the next window transition is still looked at');
+  });
+
+  it('a refused write: shown at once and retried with backoff', () => {
+    const p = planReconcile(observe(withIngress));
+    const r = p.report({ operations: refused(p, refusal('ApplyRejected')), wallClock: now });
+    assert.deepEqual([r.write, r.retry, r.events.map((e) => e.reason), r.metrics.rejectedKind], [{ mode: 'now' }, true, ['ApplyRejected'], 'Service']);
+  });
+
+  it('a namespace being deleted: nothing to write or retry', () => {
+    const p = planReconcile(observe(withIngress));
+    const r = p.report({ operations: refused(p, refusal('ApplyRejected', { namespaceTerminating: true })), wallClock: now });
+    assert.deepEqual([r.write, r.retry, r.events], [{ mode: 'none' }, false, []]);
+  });
+
+  it('a new app\'s quiet first start is held, counted on the wall clock from its creation', () => {
+    const app = { ...containerApp(), metadata: { ...containerApp().metadata, creationTimestamp: '2026-11-23T09:00:00Z' } };
+    const p = planReconcile(observe(app, { now: new Date('2030-01-01T00:00:00Z') }));
+    const live = { apiVersion: 'serving.knative.dev/v1', kind: 'Service', metadata: { name: 'shop' }, status: { conditions: [{ type: 'Ready', status: 'Unknown' }] } };
+    const q = planReconcile(observe(app, { knative: { workload: knativeWorkload(true), live } }));
+    const r = q.report({ operations: q.operations.map((op) => ({ op, outcome: 'unchanged' })), wallClock: new Date('2026-11-23T09:00:01Z') });
+    assert.equal(r.write.mode, 'hold');
+    assert.ok(r.write.mode === 'hold' && r.write.retryInMs > 0);
+    assert.equal(nextLookMs(p, 250), 250, 'the earlier of the plan\'s requeue and the status writer\'s');
+  });
+});
