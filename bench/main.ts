@@ -15,6 +15,7 @@ import { measureCeiling, measureConvergence, watchApps } from './convergence.ts'
 import { measureEditLatency } from './edits.ts';
 import { NOISY, VICTIM, measureNoisyNeighbour, noisyRecord, noisyTable } from './noisy-neighbour.ts';
 import { runPeerKServe } from './peer.ts';
+import { measurePlan, planTable } from './plan.ts';
 import { peerRecord, peerTable } from './peer-report.ts';
 import { buildDist, DATA_PLANE_LABEL, operatorCommand, sourceRevision, startBenchEnv, type DataPlaneKind } from './environment.ts';
 import { logSummary, waitIdle } from './operator-metrics.ts';
@@ -31,12 +32,15 @@ const REAL_DATA_PLANE_BELOW = 1000;
 const USAGE = `Usage: npm run bench -- [--apps 1000] [--data-plane auto|real|standin] [--json FILE] [--concurrency 8] [--edits 50]
                        [--window-apps 50] [--steady-seconds 30] [--no-real-clock] [--cpu-prof DIR]
        npm run bench -- --peer kserve [--apps 1000] [--idle-seconds 60] [--concurrency 8] [--json FILE]
+       npm run bench -- --scenario plan [--apps 10000] [--plan-runs 20] [--json FILE] [--cpu-prof DIR]
        npm run bench -- --scenario noisy-neighbour [--victim-apps 4] [--noisy-apps 4] [--noisy-edits 40] [--data-plane real|standin] [--json FILE] [--cpu-prof DIR]
   --data-plane auto: the real Knative and KServe below ${REAL_DATA_PLANE_BELOW} apps, the SIMULATED stand-in from there on
   --peer kserve: only the side-by-side run, the operator (model apps -> InferenceServices) then the real KServe
                  controller (InferenceServices -> Knative Services) on one API server, no data plane
   --scenario noisy-neighbour: only the isolation run: the victim namespace's canary edits alone, then while another
-                 namespace applies worst-case apps and edit storms; noisy/quiet ratios (bench/noisy-neighbour.ts)`;
+                 namespace applies worst-case apps and edit storms; noisy/quiet ratios (bench/noisy-neighbour.ts)
+  --scenario plan: only the latency of kubectl sapp plan (the built CLI) with --apps ServerlessApps in the
+                 cluster and no operator (bench/plan.ts); --apps defaults to 10000 here`;
 
 const { values } = parseArgs({
   options: {
@@ -55,6 +59,7 @@ const { values } = parseArgs({
     'victim-apps': { type: 'string', default: '4' },
     'noisy-apps': { type: 'string', default: '4' },
     'noisy-edits': { type: 'string', default: '40' },
+    'plan-runs': { type: 'string', default: '20' },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
@@ -76,8 +81,8 @@ const editCount = Math.min(int('edits', 1), apps);
 const windowApps = int('window-apps', 1);
 const steadyMs = int('steady-seconds', 1) * 1000;
 const idleMs = int('idle-seconds', 1) * 1000;
-if (values.scenario !== undefined && values.scenario !== 'noisy-neighbour') {
-  console.error(`--scenario must be noisy-neighbour\n${USAGE}`);
+if (values.scenario !== undefined && values.scenario !== 'noisy-neighbour' && values.scenario !== 'plan') {
+  console.error(`--scenario must be noisy-neighbour or plan\n${USAGE}`);
   process.exit(2);
 }
 if (values.peer !== undefined && values.peer !== 'kserve') {
@@ -111,6 +116,7 @@ const builtFrom = await sourceRevision();
 log(`  built in ${buildSeconds.toFixed(1)} s from ${builtFrom}`);
 if (values.peer) process.exit(await peerKServe());
 if (values.scenario === 'noisy-neighbour') process.exit(await noisyNeighbour());
+if (values.scenario === 'plan') process.exit(await planScenario());
 log(`${apps} apps, operator --concurrency ${concurrency}; data plane: ${DATA_PLANE_LABEL[dataPlane]} (${dataPlaneReason}); starting the control plane`);
 const env = await startBenchEnv({
   dataPlane, namespaces: [...APP_NAMESPACES, WINDOWS, REAL_WINDOWS], otherNamespaces: [CEILING],
@@ -180,6 +186,23 @@ try {
   await env.stop();
 }
 process.exit(exitCode);
+
+async function planScenario(): Promise<number> {
+  const count = process.argv.includes('--apps') || process.argv.some((a) => a.startsWith('--apps=')) ? apps : 10_000;
+  log(`plan scenario: ${count} apps, no operator; starting the control plane`);
+  const penv = await startBenchEnv({ dataPlane: 'standin', namespaces: APP_NAMESPACES, otherNamespaces: [], operatorConcurrency: concurrency, readyDelayMs: 100, log });
+  try {
+    const result = await measurePlan(penv, count, APP_NAMESPACES, int('plan-runs', 1), log);
+    console.log(planTable(result));
+    writeRecord({ scenario: 'plan', operator: { command: 'node dist/cli/kubectl-sapp.js plan -f', builtFrom }, startedAt, seconds: secondsSince(started), ...result });
+    return 0;
+  } catch (err) {
+    log(`failed: ${(err as Error).stack ?? String(err)}`);
+    return 1;
+  } finally {
+    await penv.stop();
+  }
+}
 
 async function noisyNeighbour(): Promise<number> {
   // Few apps: the real data plane unless asked otherwise (auto would pick it too below ${REAL_DATA_PLANE_BELOW} apps).

@@ -32,7 +32,8 @@ const ALLOWED: Record<string, string[]> = {
   controllers: ['util', 'api', 'scaling', 'rollout', 'render', 'prewarm', 'runtime', 'planner', 'effects'],
   '.': ['util', 'api', 'scaling', 'rollout', 'render', 'prewarm', 'runtime', 'planner', 'effects', 'controllers'],
   // The kubectl plugin, an entry point of its own beside main.ts: it reads the API and uses the runtime's client; no layer imports it.
-  cli: ['util', 'api', 'runtime'],
+  // `plan` runs what the operator runs: its configuration (config.ts, operator.ts's detection), its checks, planner and write rules.
+  cli: ['util', 'api', 'scaling', 'rollout', 'render', 'prewarm', 'runtime', 'planner', 'controllers', '.'],
 };
 
 /** The pure layers: nothing they reach, however indirectly, may do I/O. */

@@ -3,16 +3,23 @@
 // on the PATH as `kubectl <name>`. This file is the I/O edge only: it reads
 // the kubeconfig, talks to the API server through the operator's own
 // KubeClient and prints; what to apply and what to draw are pure (commands.ts,
-// status-view.ts). Exit codes: 0 done, 1 the command failed, 2 a usage error.
+// status-view.ts, plan-document.ts). Exit codes: 0 done, 1 the command
+// failed, 2 a usage error; plan: 0 no change, 2 changes, 1 refused or any error
+// (a usage error too), as `terraform plan -detailed-exitcode`.
 
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { ApiError, DEFAULT_USER_AGENT, KubeClient } from '../runtime/client.ts';
 import { Informer } from '../runtime/informer.ts';
 import { Kinds } from '../util/kinds.ts';
 import { loadRestConfig } from '../runtime/kubeconfig.ts';
-import { parseCommandLine, USAGE, UsageError, type Invocation } from './args.ts';
+import { parseCommandLine, PLAN_USAGE, USAGE, UsageError, type Invocation } from './args.ts';
 import { CommandError, FIELD_MANAGER, rolloutEdit, type LiveApp, type RolloutCommand, type RolloutEdit } from './commands.ts';
 import { renderStatus } from './status-view.ts';
+import { exitCode, planChildren, planDocument } from './plan-document.ts';
+import { dryRunOperations, parseAppFile, readPlanInput } from './plan-read.ts';
+import { renderPlan } from './plan-view.ts';
+import type { PlanCommand } from './args.ts';
+import { readFileSync } from 'node:fs';
 
 /** A concurrent change (409 on the resourceVersion) rebuilds the edit from the new state, this often at most. */
 const APPLY_ATTEMPTS = 5;
@@ -24,10 +31,11 @@ async function main(argv: string[]): Promise<number> {
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
     process.stderr.write(`error: ${err.message}\nSee 'kubectl sapp --help'.\n`);
-    return 2;
+    // For plan, 2 means "changes": a pipeline must not read a usage error as one.
+    return argv.includes('plan') ? 1 : 2;
   }
   if (invocation.help) {
-    process.stdout.write(USAGE);
+    process.stdout.write(invocation.topic === 'plan' ? PLAN_USAGE : USAGE);
     return 0;
   }
   const config = await loadRestConfig({
@@ -38,6 +46,7 @@ async function main(argv: string[]): Promise<number> {
   const client = new KubeClient(config, { fieldManager: FIELD_MANAGER, userAgent: DEFAULT_USER_AGENT.replace(/^[^/]+/, FIELD_MANAGER) });
   try {
     const { command, name } = invocation;
+    if (command.verb === 'plan') return await plan(client, namespace, name, command);
     if (command.verb === 'status') {
       const app = await readApp(client, namespace, name);
       const color = colorWanted();
@@ -56,6 +65,17 @@ async function main(argv: string[]): Promise<number> {
   } finally {
     client.close();
   }
+}
+
+async function plan(client: KubeClient, namespace: string, name: string, command: PlanCommand): Promise<number> {
+  const file = command.file === undefined ? undefined
+    : parseAppFile(readFileSync(command.file === '-' ? 0 : command.file, 'utf8'), command.file === '-' ? 'stdin' : command.file, namespace);
+  const warn = (message: string) => { process.stderr.write(`warning: ${message}\n`); };
+  const input = await readPlanInput(client, namespace, file?.metadata.name ?? name, file, command.operator, warn);
+  const planned = planChildren(input);
+  const doc = planDocument(input, planned, await dryRunOperations(client, planned.operations));
+  process.stdout.write(command.output === 'json' ? `${JSON.stringify(doc, null, 2)}\n` : renderPlan(doc));
+  return exitCode(doc);
 }
 
 async function readApp(client: KubeClient, namespace: string, name: string): Promise<LiveApp> {

@@ -158,15 +158,18 @@ export class KubeClient {
     })) as T;
   }
 
-  async create<T>(kind: ResourceKind, obj: T, opts: RequestOptions = {}): Promise<T> {
+  /** `dryRun`: admission runs and the object is returned as it would be stored, but nothing is (kubectl sapp plan). */
+  async create<T>(kind: ResourceKind, obj: T, opts: RequestOptions & { dryRun?: boolean } = {}): Promise<T> {
     const { namespace } = metaOf(obj as TypedObject, false);
-    return (await this.request({ ...opts, method: 'POST', path: resourcePath(kind, namespace), body: obj, query: { fieldManager: this.fieldManager } })) as T;
+    const { dryRun, ...rest } = opts;
+    return (await this.request({ ...rest, method: 'POST', path: resourcePath(kind, namespace), body: obj, query: { fieldManager: this.fieldManager, dryRun: dryRun ? 'All' : undefined } })) as T;
   }
 
   /** Replaces the object; its metadata.resourceVersion makes a concurrent change fail with 409. */
-  async update<T>(kind: ResourceKind, obj: T, opts: RequestOptions = {}): Promise<T> {
+  async update<T>(kind: ResourceKind, obj: T, opts: RequestOptions & { dryRun?: boolean } = {}): Promise<T> {
     const { name, namespace } = metaOf(obj as TypedObject);
-    return (await this.request({ ...opts, method: 'PUT', path: resourcePath(kind, namespace, name), body: obj, query: { fieldManager: this.fieldManager } })) as T;
+    const { dryRun, ...rest } = opts;
+    return (await this.request({ ...rest, method: 'PUT', path: resourcePath(kind, namespace, name), body: obj, query: { fieldManager: this.fieldManager, dryRun: dryRun ? 'All' : undefined } })) as T;
   }
 
   async mergePatch<T>(kind: ResourceKind, namespace: string | undefined, name: string, patch: object, opts: { subresource?: string } = {}): Promise<T> {
@@ -180,10 +183,11 @@ export class KubeClient {
   }
 
   /** Deletes the object; false when it was already gone. `uid` guards against deleting a successor with the same name. */
-  async delete(kind: ResourceKind, namespace: string | undefined, name: string, opts: { propagationPolicy?: 'Background' | 'Foreground' | 'Orphan'; uid?: string } = {}): Promise<boolean> {
+  async delete(kind: ResourceKind, namespace: string | undefined, name: string, opts: { propagationPolicy?: 'Background' | 'Foreground' | 'Orphan'; uid?: string; dryRun?: boolean } = {}): Promise<boolean> {
     const body = {
       apiVersion: 'v1',
       kind: 'DeleteOptions',
+      ...(opts.dryRun ? { dryRun: ['All'] } : {}),
       ...(opts.propagationPolicy ? { propagationPolicy: opts.propagationPolicy } : {}),
       ...(opts.uid ? { preconditions: { uid: opts.uid } } : {}),
     };

@@ -14,6 +14,8 @@ export interface AuditWrite {
   /** HTTP status of the response: a rejected write still appears, with its code. */
   code: number | undefined;
   /** When the API server received the request. */
+  /** A dry run (dryRun=All): admission ran, nothing was stored. */
+  dryRun: boolean;
   timestamp: Date;
   /** When it answered (the ResponseComplete stage). */
   completed?: Date;
@@ -64,6 +66,7 @@ interface AuditEvent {
   responseStatus?: { code?: number };
   requestReceivedTimestamp?: string;
   stageTimestamp?: string;
+  requestURI?: string;
 }
 
 function toWrite(event: AuditEvent): AuditWrite | undefined {
@@ -79,6 +82,7 @@ function toWrite(event: AuditEvent): AuditWrite | undefined {
     user: event.user?.username ?? '',
     userAgent: event.userAgent ?? '',
     code: event.responseStatus?.code,
+    dryRun: /[?&]dryRun=All(&|$)/.test(event.requestURI ?? ''),
     timestamp: new Date(event.requestReceivedTimestamp ?? 0),
     ...(event.stageTimestamp ? { completed: new Date(event.stageTimestamp) } : {}),
   };

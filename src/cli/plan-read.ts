@@ -1,0 +1,170 @@
+// The I/O of `kubectl sapp plan`: what it reads and the dry runs it asks for.
+// Every read is targeted (the app by name, its Knative Service, InferenceService
+// and VirtualServices by name, its revisions by its label), so a plan costs
+// the same few requests with 10 apps in the cluster or 10,000. Nothing is
+// written: the edit and each child write go to the API server with
+// dryRun=All, so defaults and admission (CRD schema and CEL, admission
+// policies, Knative's and KServe's webhooks) answer now.
+//
+// The platform's policy: read from the operator's Deployment (its container's
+// plain env values and args, parsed by the operator's own config.ts), so the
+// refusals are the operator's. A user who may not read it (or a Deployment
+// whose settings come from elsewhere) gets the operator's defaults, and the
+// plan says so.
+
+import { parse } from 'yaml';
+import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
+import { parseConfig, validationPolicy } from '../config.ts';
+import { detectCacheScope, detectInPlaceScaling } from '../data-plane-settings.ts';
+import { routingManager } from '../controllers/children.ts';
+import type { ChildOperation } from '../planner/plan.ts';
+import { WRITE_RULES } from '../planner/write-rules.ts';
+import type { Revision } from '../planner/revisions.ts';
+import type { WorkloadObject } from '../planner/workloads.ts';
+import { APP_LABEL } from '../render/metadata.ts';
+import { virtualServiceName } from '../render/virtual-service.ts';
+import { ApiError, isNotFound, type KubeClient } from '../runtime/client.ts';
+import { Kinds, type ResourceKind } from '../util/kinds.ts';
+import { CommandError } from './commands.ts';
+import type { DryRun, PlanInput, PlatformSettings } from './plan-document.ts';
+
+/** The operator's field manager: a child's dry run is the apply the operator would make. */
+const OPERATOR_MANAGER = 'serverlessapp-operator';
+
+const DEPLOYMENT: ResourceKind = { group: 'apps', version: 'v1', kind: 'Deployment', plural: 'deployments', namespaced: true };
+
+interface Deployment {
+  spec?: { template?: { spec?: { containers?: Array<{ name: string; args?: string[]; env?: Array<{ name: string; value?: string }> }> } } };
+}
+
+/** The edited app from `-f` (text already read): one ServerlessApp, in the namespace `-n` or the file names. */
+export function parseAppFile(text: string, file: string, namespace: string): ServerlessApp {
+  let doc: unknown;
+  try {
+    doc = parse(text);
+  } catch (err) {
+    throw new CommandError(`${file}: not YAML or JSON: ${(err as Error).message}`);
+  }
+  const app = doc as Partial<ServerlessApp> | null;
+  if (!app || app.kind !== 'ServerlessApp' || app.apiVersion !== 'serverlessapp.io/v1alpha1') {
+    throw new CommandError(`${file}: expected one ServerlessApp (apiVersion serverlessapp.io/v1alpha1, kind ServerlessApp), got ${app?.apiVersion ?? '?'} ${app?.kind ?? '?'}`);
+  }
+  if (!app.metadata?.name) throw new CommandError(`${file}: metadata.name is required`);
+  if (app.metadata.namespace && app.metadata.namespace !== namespace) {
+    throw new CommandError(`${file}: metadata.namespace is ${app.metadata.namespace}, but the plan is for namespace ${namespace} (-n)`);
+  }
+  return { ...app, metadata: { ...app.metadata, namespace } } as ServerlessApp;
+}
+
+/** Everything a plan needs, read with targeted requests. `file`: the edit, or undefined for "what happens next". */
+export async function readPlanInput(client: KubeClient, namespace: string, name: string, file: ServerlessApp | undefined, operator: string, warn: (message: string) => void): Promise<PlanInput> {
+  const now = new Date();
+  const [live, settings] = await Promise.all([
+    client.get<ServerlessApp>(Kinds.ServerlessApp, namespace, name),
+    platformSettings(client, operator, warn),
+  ]);
+  if (!file && !live) throw new CommandError(`serverlessapp "${name}" not found in namespace "${namespace}"`);
+  let edited = live!;
+  let appRefused: string | undefined;
+  if (file) {
+    try {
+      edited = await dryRunApp(client, file, live);
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.code >= 500 || err.code === 401) throw err;
+      appRefused = err.message;
+      edited = { ...file, ...(live?.status ? { status: live.status } : {}) };
+    }
+  }
+  const optional = async <T>(read: Promise<T>, none: T) => read.catch((err: unknown) => { if (isNotFound(err)) return none; throw err; });
+  const [knative, kserve, vs, legacy, revisions] = await Promise.all([
+    client.get<WorkloadObject>(Kinds.KnativeService, namespace, name),
+    optional(client.get<WorkloadObject>(Kinds.InferenceService, namespace, name), undefined),
+    optional(client.get<WorkloadObject>(Kinds.VirtualService, namespace, virtualServiceName(edited)), undefined),
+    optional(client.get<WorkloadObject>(Kinds.VirtualService, namespace, name), undefined),
+    optional(client.list<Revision>(Kinds.KnativeRevision, namespace, { labelSelector: `${APP_LABEL}=${name}` }).then((l) => l.items), [] as Revision[]),
+  ]);
+  return {
+    now, source: file ? 'file' : 'live', ...(live ? { live } : {}), edited, ...(appRefused ? { appRefused } : {}),
+    ...(knative ? { knative } : {}), ...(kserve ? { kserve } : {}),
+    routes: { ...(vs ? { live: vs } : {}), ...(legacy ? { legacy } : {}) },
+    revisions, settings,
+  };
+}
+
+/**
+ * The app as the API server would store it: a replace of the stored app by the
+ * file (the file is the whole spec, as `kubectl apply` and a GitOps sync make
+ * it), or a create; either with dryRun=All. Status is the stored one.
+ */
+async function dryRunApp(client: KubeClient, file: ServerlessApp, live: ServerlessApp | undefined): Promise<ServerlessApp> {
+  const { status: _ignored, ...body } = file;
+  if (!live) return client.create<ServerlessApp>(Kinds.ServerlessApp, body, { dryRun: true });
+  const { resourceVersion, uid } = live.metadata;
+  return client.update<ServerlessApp>(Kinds.ServerlessApp, { ...body, metadata: { ...body.metadata, ...(resourceVersion ? { resourceVersion } : {}), ...(uid ? { uid } : {}) } }, { dryRun: true });
+}
+
+/** The dry run of each operation's write, as the operator would make it. */
+export async function dryRunOperations(client: KubeClient, ops: ChildOperation[]): Promise<Map<string, DryRun>> {
+  const results = await Promise.all(ops.map(async (op): Promise<[string, DryRun]> => [op.id, await dryRun(client, op)]));
+  return new Map(results);
+}
+
+async function dryRun(client: KubeClient, op: ChildOperation): Promise<DryRun> {
+  try {
+    if ((op.action === 'ensure' || op.action === 'claim') && op.desired) {
+      // The write the operator's writer would make under the kind's rule: a Knative template only under a
+      // new name, else the traffic alone through the routing manager (planner/write-rules.ts).
+      const rule = WRITE_RULES[op.write ?? 'apply'];
+      const sameTemplate = !!op.live && !!rule.templateName && !!rule.routing && rule.templateName(op.live) === rule.templateName(op.desired);
+      const [body, manager] = sameTemplate ? [rule.routing!(op.desired), routingManager(OPERATOR_MANAGER)] : [op.desired, OPERATOR_MANAGER];
+      const object = await client.apply(body, { kind: op.kind, dryRun: true, force: true, fieldManager: manager });
+      return { result: 'accepted', object };
+    }
+    const live = op.live!;
+    if (op.action === 'annotate') {
+      const { name, namespace } = live.metadata;
+      await client.apply({ apiVersion: live.apiVersion, kind: live.kind, metadata: { name, ...(namespace ? { namespace } : {}), annotations: op.annotations } }, { kind: op.kind, dryRun: true, fieldManager: OPERATOR_MANAGER });
+      return { result: 'accepted' };
+    }
+    await client.delete(op.kind, live.metadata.namespace, live.metadata.name, { dryRun: true, ...(live.metadata.uid ? { uid: live.metadata.uid } : {}) });
+    return { result: 'accepted' };
+  } catch (err) {
+    if (!(err instanceof ApiError) || err.code >= 500 || err.code === 401) throw err;
+    // A user who may not write the child cannot ask for its dry run either: that is no refusal of the edit.
+    if (err.code === 403 && !/admission|denied the request|ValidatingAdmissionPolicy/i.test(err.message)) return { result: 'forbidden', message: err.message };
+    return { result: 'refused', message: err.message };
+  }
+}
+
+/** The operator's settings from its Deployment, or its defaults with the reason. */
+async function platformSettings(client: KubeClient, operator: string, warn: (message: string) => void): Promise<PlatformSettings> {
+  const [ns, name] = operator.split('/') as [string, string];
+  let source = `deployment ${operator}`;
+  let args: string[] = [];
+  let env: Record<string, string> = {};
+  try {
+    const deployment = await client.get<Deployment>(DEPLOYMENT, ns, name);
+    const containers = deployment?.spec?.template?.spec?.containers ?? [];
+    const container = containers.find((c) => c.name === 'operator') ?? containers[0];
+    if (!container) {
+      source = `the operator's defaults: deployment ${operator} not found (--operator names it)`;
+    } else {
+      args = container.args ?? [];
+      env = Object.fromEntries((container.env ?? []).flatMap((e) => (e.value !== undefined ? [[e.name, e.value]] : [])));
+    }
+  } catch (err) {
+    if (!(err instanceof ApiError) || err.code !== 403) throw err;
+    source = `the operator's defaults: this user may not read deployment ${operator} (${err.message})`;
+  }
+  if (source.startsWith('the operator')) warn(`policy: ${source}; refusals by the platform's own policy may be missed or differ`);
+  const config = parseConfig(args, env);
+  const log = { warn };
+  const [inPlaceBounds, cacheScope] = await Promise.all([
+    detectInPlaceScaling(client, config.knativeInPlaceScaling, log),
+    detectCacheScope(client, config.modelCacheScope, log),
+  ]);
+  return {
+    source, policy: validationPolicy(config), localGateway: config.localGateway,
+    inPlaceBounds, clusterLocal: config.knativeVisibility === 'cluster-local', cacheScope,
+  };
+}

@@ -1,0 +1,109 @@
+// The rollout an edit starts, explained from the planner's decision: a new
+// version or not, what must hold before the candidate gets any traffic (ready,
+// the prewarm buffer, warmup requests, all within the progress deadline), each
+// step with its weight and when it would come, and what happens on failure.
+// Pure. Times of steps are earliest times: each step waits its interval, and
+// its checks (when configured) must pass before the next one.
+
+import type { Phase, ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
+import { parseDuration } from '../api/v1alpha1/duration.ts';
+import { summarize } from '../rollout/version.ts';
+import { stableOf, type Decision } from '../planner/decide.ts';
+
+export interface RolloutStep {
+  /** The candidate's share of traffic; 100 is the promotion. */
+  weight: number;
+  /** When, in words: "once ready and warm", "1m after the previous step, if its checks pass". */
+  after: string;
+  /** Earliest instant, when it can be known (a step of a rollout already under way). */
+  at?: string;
+}
+
+export interface RolloutExplanation {
+  /** The edit starts a new version (another version hash than the stable one). */
+  newVersion: boolean;
+  stable?: { version: string; summary?: string };
+  version: { version: string; summary: string };
+  phase: { now?: Phase; next: Phase };
+  /** What the rollout does with the spec as edited, in one sentence. */
+  summary: string;
+  /** What must hold before the candidate gets traffic. */
+  beforeTraffic: string[];
+  steps: RolloutStep[];
+  progressDeadline: string;
+  onFailure: string;
+}
+
+const DEFAULT_INTERVAL = '1m';
+const DEFAULT_DEADLINE = '10m';
+
+export function explainRollout(app: ServerlessApp, d: Decision): RolloutExplanation {
+  const rollout = app.spec.rollout ?? {};
+  const stable = stableOf(app);
+  const stableStatus = app.status?.versions?.stable;
+  const newVersion = !!stable && stable.version !== d.version;
+  const first = !stable;
+  const deadline = rollout.progressDeadline ?? DEFAULT_DEADLINE;
+  const interval = rollout.interval ?? DEFAULT_INTERVAL;
+  const analysis = rollout.analysis?.checks?.length ? `its ${rollout.analysis.checks.length === 1 ? 'check passes' : `${rollout.analysis.checks.length} checks pass`} (${rollout.analysis.checks.map((c) => c.name).join(', ')})` : undefined;
+
+  const beforeTraffic: string[] = [];
+  if (newVersion || first) {
+    beforeTraffic.push(`revision ready${first ? '' : ' (Knative or KServe starts it beside the stable one)'}`);
+    const buffer = app.spec.prewarm?.replicas;
+    if (buffer) beforeTraffic.push(`prewarm: ${buffer} ready replica${buffer === 1 ? '' : 's'} before any traffic`);
+    const w = app.spec.prewarm?.warmup;
+    if (w) beforeTraffic.push(`warmup: ${w.count ?? 1} successful ${w.method ?? 'GET'} ${w.path} within ${w.deadline ?? '5m'} of the replicas being ready`);
+    if (!first) beforeTraffic.push(`all of it within the progress deadline (${deadline}), counted from the start${rollout.paused ? ' (not while paused)' : ''}`);
+  }
+
+  const steps: RolloutStep[] = [];
+  let summary: string;
+  const canary = app.status?.canary;
+  const underWay = canary?.version === d.version && canary.stepStartedAt !== undefined && canary.step !== undefined;
+  if (first) {
+    summary = `first version ${d.version}: it gets all traffic once ready${app.spec.prewarm ? ' and warm' : ''}`;
+    steps.push({ weight: 100, after: `once ready${app.spec.prewarm ? ' and warm' : ''}` });
+  } else if (!newVersion) {
+    summary = d.plan.phase === 'Stable' ? `no new version: ${d.version} stays stable with all traffic` : `no new version: ${d.plan.progressing.message}`;
+  } else if (rollout.abort) {
+    summary = `aborted (rollout.abort): candidate ${d.version} kept at 0% and scaled to zero; stable ${stable!.version} keeps all traffic`;
+  } else if (d.plan.phase === 'Failed') {
+    summary = d.plan.progressing.message;
+  } else if (rollout.promote === d.version || rollout.canaryPercent === 100) {
+    summary = `promotion of ${d.version} without steps or checks`;
+    steps.push({ weight: 100, after: 'once ready and warm' });
+  } else if (rollout.paused) {
+    summary = `paused (rollout.paused) at ${canary?.weight ?? 0}%: no step advances, no checks run and the deadline does not count until it is removed`;
+  } else if (rollout.canaryPercent !== undefined) {
+    summary = rollout.canaryPercent === 0 && rollout.match?.length
+      ? `header testing: requests matching rollout.match reach ${d.version}; all other traffic stays on ${stable!.version}`
+      : `manual canary: ${d.version} gets ${rollout.canaryPercent}% once ready and warm, until canaryPercent changes (100 promotes, 0 rolls back)`;
+    if (rollout.canaryPercent > 0) steps.push({ weight: rollout.canaryPercent, after: 'once ready and warm; held until spec.rollout.canaryPercent changes' });
+  } else if (rollout.steps?.length) {
+    const ms = parseDuration(interval);
+    const gate = analysis ? `, if ${analysis}` : '';
+    summary = `canary in ${rollout.steps.length} step${rollout.steps.length === 1 ? '' : 's'} (${rollout.steps.join('% → ')}%), every ${interval}${analysis ? ` gated by ${analysis}` : ''}, then promotion`;
+    const from = underWay ? canary.step! : 0;
+    const startedAt = underWay ? Date.parse(canary.stepStartedAt!) : undefined;
+    [...rollout.steps, 100].forEach((weight, i) => {
+      const at = startedAt !== undefined && i >= from ? new Date(startedAt + (i - from) * ms).toISOString() : undefined;
+      steps.push({ weight, after: i === 0 ? 'once ready and warm' : `${interval} after ${rollout.steps![i - 1]}%${gate}`, ...(at ? { at } : {}) });
+    });
+  } else {
+    summary = `promotion of ${d.version} as soon as it is ready and warm (no spec.rollout.steps)`;
+    steps.push({ weight: 100, after: 'once ready and warm' });
+  }
+
+  const causes = ['the revision fails', `it is not ready and warm within ${deadline}`, ...(app.spec.prewarm?.warmup ? ['warmup gives up'] : []), ...(analysis ? ['a check fails'] : [])];
+  const onFailure = first
+    ? `if the revision fails${app.spec.prewarm?.warmup ? ' or warmup gives up' : ''}: phase Failed, nothing else serves; fix the spec or kubectl sapp retry`
+    : `if ${causes.slice(0, -1).join(', ')} or ${causes.at(-1)}: all traffic back on stable ${stable!.version}, the candidate kept at 0% and scaled to zero (phase Failed); kubectl sapp retry starts it again`;
+  return {
+    newVersion,
+    ...(stable ? { stable: { version: stable.version, ...(stableStatus?.summary ? { summary: stableStatus.summary } : {}) } } : {}),
+    version: { version: d.version, summary: summarize(app.spec) },
+    phase: { ...(app.status?.phase ? { now: app.status.phase } : {}), next: d.plan.phase },
+    summary, beforeTraffic, steps, progressDeadline: deadline, onFailure,
+  };
+}

@@ -1,0 +1,172 @@
+// `kubectl sapp plan` against the rig's real API server and the real Knative,
+// run as kubectl runs it (a child process, type-stripped). The plan is what the
+// operator does: after an edit is planned and applied, the operator's child
+// writes in the API server's audit log (its first reconcile of the new
+// generation: the writes before its first status write for it) are exactly the
+// plan's child operations that change something; re-applying the same YAML
+// plans no change and the operator writes nothing.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse, stringify } from 'yaml';
+import type { ServerlessApp } from '../../src/api/v1alpha1/serverlessapp.ts';
+import type { PlanDocument } from '../../src/cli/plan-document.ts';
+import { writeLabel, type AuditWrite } from '../envtest/audit.ts';
+import { app, applyApp, readyTrue, waitForApp } from '../support/apps.ts';
+import { freshNamespace, testEnv, writesSince } from '../support/cluster.ts';
+import { startOperator, type RunningOperator } from '../support/operator.ts';
+import { assertQuietWindow } from '../support/quiet-window.ts';
+
+const ENTRY = new URL('../../src/cli/kubectl-sapp.ts', import.meta.url).pathname;
+const OPERATOR = 'serverlessapp-operator';
+const CHILDREN = new Set(['services', 'revisions', 'virtualservices', 'inferenceservices']);
+
+interface Run { code: number | null; stdout: string; stderr: string }
+
+function kubeconfigIn(namespace: string): string {
+  const doc = parse(readFileSync(testEnv().kubeconfigPath, 'utf8')) as { contexts: Array<{ context: { namespace?: string } }> };
+  for (const c of doc.contexts) c.context.namespace = namespace;
+  const path = join(mkdtempSync(join(tmpdir(), 'kubectl-plan-')), 'kubeconfig');
+  writeFileSync(path, stringify(doc), { mode: 0o600 });
+  return path;
+}
+
+function sapp(kubeconfig: string, args: string[]): Promise<Run> {
+  const child = spawn(process.execPath, [ENTRY, ...args], { env: { ...process.env, KUBECONFIG: kubeconfig }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => { stdout += c.toString('utf8'); });
+  child.stderr.on('data', (c: Buffer) => { stderr += c.toString('utf8'); });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.on('error', reject);
+    child.on('close', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
+  });
+}
+
+function file(a: ServerlessApp): string {
+  const path = join(mkdtempSync(join(tmpdir(), 'kubectl-plan-app-')), 'app.yaml');
+  writeFileSync(path, stringify(a));
+  return path;
+}
+
+/** The writes the plan says the operator makes: "verb resource name", as the audit log names them. */
+function plannedWrites(doc: PlanDocument): string[] {
+  const resource = (kind: string) => `${kind.split('.')[0]!.toLowerCase()}s`;
+  return [...new Set(doc.operations.filter((o) => o.change !== 'none').map((o) => `${o.change === 'delete' ? 'delete' : 'patch'} ${resource(o.kind)} ${o.name}`))].sort();
+}
+
+/** The operator's child writes (no dry runs) in `ns` since `since`, up to its first status write there. */
+function firstPassWrites(ns: string, since: Date): { writes: string[]; statusWritten: boolean } {
+  const all = writesSince(since, OPERATOR).filter((w) => w.namespace === ns && !w.dryRun);
+  const status = all.findIndex((w) => w.resource === 'serverlessapps' && w.subresource === 'status');
+  const first = status < 0 ? all : all.slice(0, status);
+  const label = (w: AuditWrite) => `${w.verb === 'delete' ? 'delete' : 'patch'} ${w.resource} ${w.name ?? ''}`;
+  return { writes: [...new Set(first.filter((w) => CHILDREN.has(w.resource)).map(label))].sort(), statusWritten: status >= 0 };
+}
+
+describe('kubectl sapp plan on the real Knative (integration)', function () {
+  this.timeout(360_000);
+  let op: RunningOperator;
+  let ns: string;
+  let kubeconfig: string;
+  const spec = (tag: string) => ({ container: { image: `ghcr.io/acme/shop:${tag}`, port: 8080 }, scaling: { minScale: 0 }, rollout: { steps: [50], interval: '10m' } });
+
+  before(async () => {
+    ns = await freshNamespace('sapp-plan');
+    kubeconfig = kubeconfigIn(ns);
+    op = await startOperator({ namespaces: [ns] });
+  });
+  after(async () => op?.stop());
+
+  it('a new app: planned as created (exit 2); usage errors exit 1, not 2', async () => {
+    const planned = await sapp(kubeconfig, ['plan', '-f', file(app(ns, 'fresh', spec('1')))]);
+    assert.equal(planned.code, 2, planned.stderr);
+    assert.match(planned.stdout, /^Plan for serverlessapp .*\/fresh \(new\)\nResult:  changes\n/);
+    assert.match(planned.stdout, /\+ Service\.serving\.knative\.dev fresh created/);
+    const usage = await sapp(kubeconfig, ['plan']);
+    assert.equal(usage.code, 1, 'a usage error is no "changes"');
+  });
+
+  /** Plans `edited`: changes (exit 2), every child dry run accepted. */
+  async function planOf(edited: ServerlessApp, what: string): Promise<PlanDocument> {
+    const run = await sapp(kubeconfig, ['plan', '-f', file(edited), '-o', 'json']);
+    assert.equal(run.code, 2, `${what}: ${run.stdout}\n${run.stderr}`);
+    const doc = JSON.parse(run.stdout) as PlanDocument;
+    assert.ok(doc.operations.every((o) => o.dryRun.result === 'accepted'), `${what}: ${run.stdout}`);
+    return doc;
+  }
+
+  /** After `since` (just before the apply), once the operator reported on the new generation and `settled` holds: its first pass's child writes are the plan's. */
+  async function assertFirstPassIs(doc: PlanDocument, since: Date, settled: (a: ServerlessApp) => boolean, what: string): Promise<void> {
+    await waitForApp(ns, 'shop', (a) => a.status?.observedGeneration === a.metadata.generation && settled(a), what, 180_000);
+    const seen = firstPassWrites(ns, since);
+    assert.ok(plannedWrites(doc).length > 0, `${what}: the plan writes a child (else the comparison below proves nothing)`);
+    assert.ok(seen.statusWritten, `${what}: the operator wrote the status of the new generation`);
+    assert.deepEqual(seen.writes, plannedWrites(doc), `${what}: operator writes ${JSON.stringify(writesSince(since, OPERATOR).filter((w) => w.namespace === ns && !w.dryRun).map(writeLabel))}`);
+  }
+
+  async function planApplyCompare(edited: ServerlessApp, settled: (a: ServerlessApp) => boolean, what: string): Promise<PlanDocument> {
+    const doc = await planOf(edited, what);
+    const since = new Date();
+    await applyApp(edited);
+    await assertFirstPassIs(doc, since, settled, what);
+    return doc;
+  }
+
+  it('the operator writes what the plan says: a new version, a canary step, a rollback, a promotion, a window edit; no changes and no writes for the same YAML', async () => {
+    const v1 = app(ns, 'shop', spec('1'));
+    await applyApp(v1);
+    await waitForApp(ns, 'shop', (a) => readyTrue(a) && a.status?.phase === 'Stable', 'v1 Stable on Knative', 180_000);
+
+    const same = await sapp(kubeconfig, ['plan', '-f', file(v1)]);
+    assert.equal(same.code, 0, `${same.stdout}\n${same.stderr}`);
+    assert.match(same.stdout, /Result: {2}no changes/);
+    const next = await sapp(kubeconfig, ['plan', 'shop', '-o', 'json']);
+    assert.equal(next.code, 0, `${next.stdout}\n${next.stderr}`);
+    assert.equal((JSON.parse(next.stdout) as PlanDocument).apiVersion, 'serverlessapp.io/plan/v1');
+
+    // A new version, planned now; then the same YAML applied again writes no child (the new version,
+    // applied as the window's control, shows that a write would have been seen), then the new version's first pass.
+    const v2 = app(ns, 'shop', spec('2'));
+    const started = await planOf(v2, 'v2');
+    assert.equal(started.rollout?.newVersion, true);
+    assert.deepEqual(started.rollout?.steps.map((s) => s.weight), [50, 100]);
+    assert.ok(started.operations.find((o) => o.id === 'workload')?.diff.some((c) => c.path === 'spec.template.spec.containers[0].image' && c.to === 'ghcr.io/acme/shop:2'), JSON.stringify(started.operations));
+    const quietSince = new Date();
+    await applyApp(v1);
+    let v2Since = new Date();
+    await assertQuietWindow({
+      what: 'the operator wrote a child after the same YAML was applied again',
+      windowMs: 3_000,
+      observe: () => writesSince(quietSince, OPERATOR).filter((w) => w.namespace === ns && !w.dryRun && CHILDREN.has(w.resource)).map(writeLabel),
+      control: async () => { v2Since = new Date(); await applyApp(v2); },
+    });
+    await assertFirstPassIs(started, v2Since, (a) => a.status?.phase === 'Canary', 'v2 the candidate');
+    // The canary step: v2 ready gets its 50%.
+    await waitForApp(ns, 'shop', (a) => a.status?.canary?.trafficPercent === 50, 'v2 at its step, 50%', 180_000);
+
+    // A rollback (canaryPercent 0): the traffic goes back to v1.
+    const rolledBack = await planApplyCompare(app(ns, 'shop', { ...spec('2'), rollout: { steps: [50], interval: '10m', canaryPercent: 0 } }), (a) => a.status?.phase === 'RolledBack', 'v2 rolled back');
+    assert.equal(rolledBack.rollout?.phase.next, 'RolledBack');
+    // A promotion (canaryPercent 100).
+    await planApplyCompare(app(ns, 'shop', { ...spec('2'), rollout: { steps: [50], interval: '10m', canaryPercent: 100 } }), (a) => a.status?.phase === 'Promoting' || a.status?.phase === 'Stable', 'v2 promoting');
+    await waitForApp(ns, 'shop', (a) => a.status?.phase === 'Stable' && a.status.versions?.stable?.image === 'ghcr.io/acme/shop:2', 'v2 stable', 180_000);
+    // A window open now: its minimum goes onto the serving revision, in place.
+    const windowed = { ...spec('2'), rollout: { steps: [50], interval: '10m', canaryPercent: 100 }, scaling: { minScale: 0, windows: [{ name: 'always', schedule: '* * * * *', duration: '2m', minScale: 1 }] } };
+    const windowEdit = await planApplyCompare(app(ns, 'shop', windowed), (a) => a.status?.scaling?.openWindows?.includes('always') === true, 'the window open');
+    assert.equal(windowEdit.rollout?.newVersion, false);
+    assert.ok(windowEdit.operations.some((o) => o.id.startsWith('revision-bounds/') && o.change === 'update'), JSON.stringify(windowEdit.operations));
+  });
+
+  it('an edit the API server refuses (schema) and one the platform refuses: exit 1 with their messages', async () => {
+    const bad = await sapp(kubeconfig, ['plan', '-f', file(app(ns, 'shop', { ...spec('3'), rollout: { steps: [0] } }))]);
+    assert.equal(bad.code, 1, `${bad.stdout}\n${bad.stderr}`);
+    assert.match(bad.stdout, /Result: {2}refused\n[\s\S]*the API server, ServerlessApp shop: .*steps/);
+    const policy = await sapp(kubeconfig, ['plan', '-f', file(app(ns, 'shop', { ...spec('3'), container: { image: 'ghcr.io/acme/shop:3', serviceAccountName: 'admin' } }))]);
+    assert.equal(policy.code, 1, `${policy.stdout}\n${policy.stderr}`);
+    assert.match(policy.stdout, /the operator \(ServiceAccountNotAllowed\): spec\.container\.serviceAccountName/);
+  });
+});
