@@ -3,7 +3,7 @@
 # script, once: the control plane (kube-apiserver, kube-controller-manager,
 # kube-scheduler, etcd), KWOK's simulated nodes, the real Knative Serving
 # (controller, webhook, autoscaler), KServe's controller and its local model
-# cache controller and node agent, and helm. Each
+# cache controller and node agent, istiod (Istio's pilot-discovery), and helm. Each
 # module's binaries are cached outside the repo under a key made of the
 # module's files and the Go version, so a second run reuses them and a changed
 # pin rebuilds only that module.
@@ -77,10 +77,15 @@ build kserve '' kserve-manager=github.com/kserve/kserve/cmd/manager kserve-local
 helm_minor=$(awk '$1=="k8s.io/client-go" {print $2}' "$here/helm/go.mod" | cut -d. -f2)
 helm_ldflags=$(for p in chartutil lint/rules; do printf -- '-X helm.sh/helm/v3/pkg/%s.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/%s.k8sVersionMinor=%s ' "$p" "$p" "$helm_minor"; done)
 build helm "$helm_ldflags" helm=helm.sh/helm/v3/cmd/helm
+# istiod: the largest (~16 CPU-minutes, once), so last. ENVTEST_ISTIO=off skips
+# it (and the rig then runs without istiod, dataplane.ts).
+istio=${ENVTEST_ISTIO:-on}
+[ "$istio" = off ] || build istio '' pilot-discovery=.
 
 # One bin dir per combination of builds, so checkouts with different pins never
 # swap each other's binaries mid-run.
 dirs=("kube-$(key kube "$k8s_ldflags")" "etcd-$(key etcd)" "kwok-$(key kwok)" "knative-$(key knative)" "kserve-$(key kserve)" "helm-$(key helm "$helm_ldflags")")
+[ "$istio" = off ] || dirs+=("istio-$(key istio)")
 bin="$cache/bin-$(echo "${dirs[*]}" | sha256sum | cut -c1-16)"
 if [ ! -d "$bin" ]; then
   tmp=$(mktemp -d "$cache/.bin.XXXXXX"); chmod 755 "$tmp"

@@ -6,9 +6,10 @@
 // each other, through netns-bridge.ts (the SIMULATED NETWORK); see netns.ts.
 // With KServe, its local model cache runs too (kserve-localmodel.ts): the
 // controller, and the node agent once per node in a namespace of its own.
+// istiod (istiod.ts) runs beside them, its validating webhook registered.
 // What is still simulated: the network (bridge), the nodes (KWOK), the ingress
-// (kingress-status.ts), model downloads (model-download.ts) and any traffic or
-// metrics (no container runs).
+// (kingress-status.ts; istiod configures no Envoy: none runs), model downloads
+// (model-download.ts) and any traffic or metrics (no container runs).
 import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
@@ -22,6 +23,7 @@ import { dialThrough, readServices, serveUdsToTcp } from './netns-bridge.ts';
 import { createNetns, deleteNetns, deleteNetnsOnExit, netnsName, POD_CIDR, sweepLeakedNetns } from './netns.ts';
 import { kubeconfigYaml } from './pki.ts';
 import { spawnDetached, supervise, waitHealthy, type LaunchOptions, type RunningProcess } from './supervise.ts';
+import { startIstiod } from './istiod.ts';
 import { startKServe } from './kserve.ts';
 import { startLocalModel } from './kserve-localmodel.ts';
 import { runModelDownload } from './model-download.ts';
@@ -32,6 +34,8 @@ export interface DataPlaneOptions {
   knative?: boolean;
   /** Run the real KServe controller (Knative mode, its webhooks and ClusterServingRuntimes) and its local model cache; needs Knative. Default: with Knative. */
   kserve?: boolean;
+  /** Run the real istiod (Istio's control plane) with its validating webhook registered. Default: unless ENVTEST_ISTIO=off (build.sh then skips it). */
+  istio?: boolean;
 }
 
 /** Where the data plane's processes can be found: for tests, and for `npm run cluster` to stop them later. */
@@ -56,6 +60,8 @@ export interface DataPlane {
   readonly knative: boolean;
   /** Whether the real KServe controller runs. */
   readonly kserve: boolean;
+  /** Whether the real istiod runs, validating every Istio object written. */
+  readonly istio: boolean;
   /**
    * Makes Service `namespace/name`'s `port` reach `localPort` in the main
    * namespace (where the process playing it listens), for kube-apiserver's
@@ -119,6 +125,7 @@ export async function startDataPlane(host: DataPlaneHost, opts: DataPlaneOptions
   const started = performance.now();
   const withKnative = opts.knative ?? true;
   const withKServe = withKnative && (opts.kserve ?? true);
+  const withIstio = opts.istio ?? process.env.ENVTEST_ISTIO !== 'off';
   const { dir } = host;
   const sockets = socketPaths(dir);
   const nodes = rigNodes();
@@ -194,15 +201,6 @@ export async function startDataPlane(host: DataPlaneHost, opts: DataPlaneOptions
     await Promise.all(nodes.map((n) => core.createNode({ body: n }).catch((err: { code?: number }) => {
       if (err.code !== 409) throw err;
     })));
-    const knativeInstalled = withKnative ? installKnativeServing(kc) : Promise.resolve();
-
-    await Promise.all([
-      waitHealthy(kcm, dir, () => httpsOk(sockets.mainConnect, 10257, '/healthz')),
-      waitHealthy(scheduler, dir, () => httpsOk(sockets.mainConnect, 10259, '/healthz')),
-      waitHealthy(kwok, dir, () => nodesReady(core, nodes.map((n) => n.metadata!.name!))),
-      knativeInstalled,
-    ]);
-
     const exposeService: DataPlane['exposeService'] = async ({ namespace, name, port, localPort }) => {
       const svc = await core.readNamespacedService({ namespace, name });
       const clusterIp = svc.spec?.clusterIP;
@@ -211,6 +209,21 @@ export async function startDataPlane(host: DataPlaneHost, opts: DataPlaneOptions
       writeFileSync(`${sockets.services}.tmp`, JSON.stringify(services));
       renameSync(`${sockets.services}.tmp`, sockets.services);
     };
+
+    const knativeInstalled = withKnative ? installKnativeServing(kc) : Promise.resolve();
+    const launchInNs = (name: string, binary: string, args: string[], env: Record<string, string>) => launch(name, binary, args, { ...inMain, env });
+    // Beside Knative's start: it needs only the API server. Awaited before KServe, whose VirtualServices it validates.
+    const istiodStarted = withIstio
+      ? startIstiod({ binDir: host.binDir, dir, kubeConfig: kc, kubeconfigInNs: kubeconfig, exposeService, launchInNs })
+      : Promise.resolve(undefined);
+    istiodStarted.catch(() => {});
+
+    await Promise.all([
+      waitHealthy(kcm, dir, () => httpsOk(sockets.mainConnect, 10257, '/healthz')),
+      waitHealthy(scheduler, dir, () => httpsOk(sockets.mainConnect, 10259, '/healthz')),
+      waitHealthy(kwok, dir, () => nodesReady(core, nodes.map((n) => n.metadata!.name!))),
+      knativeInstalled,
+    ]);
 
     if (withKnative) {
       await exposeService({ namespace: KNATIVE_NAMESPACE, name: KNATIVE_WEBHOOK_SERVICE, port: 443, localPort: KNATIVE_WEBHOOK_PORT });
@@ -230,8 +243,9 @@ export async function startDataPlane(host: DataPlaneHost, opts: DataPlaneOptions
         }),
       ]);
     }
+    const istiod = await istiodStarted;
+    if (istiod) host.log(`istiod's webhook answered ${(istiod.readyInMs / 1000).toFixed(1)}s after its setup began`);
     if (withKServe) {
-      const launchInNs = (name: string, binary: string, args: string[], env: Record<string, string>) => launch(name, binary, args, { ...inMain, env });
       await startKServe({ binDir: host.binDir, dir, kubeConfig: kc, kubeconfigInNs: kubeconfig, exposeService, launchInNs });
       // SIMULATED model download, in the harness's process unless detached, like the KIngress status.
       if (host.detached) node('model-download', 'model-download.ts', [join(dir, 'kubeconfig'), dir]);
@@ -243,7 +257,7 @@ export async function startDataPlane(host: DataPlaneHost, opts: DataPlaneOptions
       });
     }
     host.log(`data plane ready in ${((performance.now() - started) / 1000).toFixed(1)}s (netns ${allNetns.join(', ')}; `
-      + `${withKnative ? 'Knative Serving 1.21' : 'no Knative'}${withKServe ? ', KServe 0.20 with its local model cache (model downloads SIMULATED)' : ''})`);
+      + `${withKnative ? 'Knative Serving 1.21' : 'no Knative'}${withIstio ? ', istiod (webhook only: no Envoy runs)' : ''}${withKServe ? ', KServe 0.20 with its local model cache (model downloads SIMULATED)' : ''})`);
 
     return {
       netns,
@@ -253,6 +267,7 @@ export async function startDataPlane(host: DataPlaneHost, opts: DataPlaneOptions
       nodes: nodes.map((n) => n.metadata!.name!),
       knative: withKnative,
       kserve: withKServe,
+      istio: withIstio,
       exposeService,
       async pods(namespace) {
         const list = namespace ? await core.listNamespacedPod({ namespace }) : await core.listPodForAllNamespaces();

@@ -27,13 +27,18 @@ import { EnvtestError } from './errors.ts';
 // Module-tree YAML says `app.kubernetes.io/version: devel`; the release
 // manifests say the release, so `release` is stamped on those CRDs.
 // Bump a pin here and every test run installs that release's CRDs.
+// Istio's CRDs are those of the istio.io/api version the rig's istiod pins
+// (test/envtest/istio/go.mod, checked by upstream-crds.test.ts), so that its
+// validation and its CRDs' schemas are one release.
 export const KNATIVE_RELEASE = '1.21.1';
+/** The istio.io/istio version istiod is built from (test/envtest/istio/go.mod); its charts give the rig's istiod setup. */
+export const ISTIO_MODULE = { module: 'istio.io/istio', version: 'v0.0.0-20260827124520-eed52ebb66ad' } as const;
 export const UPSTREAM_CRD_SOURCES: readonly CrdSource[] = [
   { module: 'knative.dev/serving', version: 'v0.48.1', path: 'config/core/300-resources', release: KNATIVE_RELEASE },
   { module: 'knative.dev/networking', version: 'v0.0.0-20260120131110-a7cdca238a0d', path: 'config', release: KNATIVE_RELEASE },
   { module: 'knative.dev/caching', version: 'v0.0.0-20260120130310-f1fc03b7f5ee', path: 'config', release: KNATIVE_RELEASE },
   { module: 'github.com/kserve/kserve', version: 'v0.20.0', path: 'config/crd/full' },
-  { module: 'istio.io/api', version: 'v1.31.1', path: 'kubernetes/customresourcedefinitions.gen.yaml' },
+  { module: 'istio.io/api', version: 'v1.31.0-rc.0.0.20260824154656-b943409680a7', path: 'kubernetes/customresourcedefinitions.gen.yaml' },
 ];
 
 export interface CrdSource {

@@ -11,6 +11,7 @@ import {
 import { DURATION_MAX_LENGTH, DURATION_PATTERN } from './duration.ts';
 import { envFromSource, envVarSource, probe } from './core-v1.ts';
 import { podTemplateFields, podTemplateRules } from './pod-template.ts';
+import { RETRY_ON_RULE } from './retry-on.ts';
 
 export const GROUP = 'serverlessapp.io';
 export const VERSION = 'v1alpha1';
@@ -166,8 +167,9 @@ export const prewarmSchema = object('Prewarming: start, cache and warm a version
 export const headerMatchSchema = object('A header rule: requests whose header matches go to the candidate, whatever canaryPercent is.', {
   header: required(string('Header name, e.g. x-canary.', { pattern: HEADER_NAME, maxLength: 256 })),
   exact: string('Matches when the value equals this.', { maxLength: 1024 }),
-  prefix: string('Matches when the value starts with this.', { maxLength: 1024 }),
-  regex: string('Matches when the value matches this RE2 regular expression (the syntax Envoy uses: no lookaround or backreferences).', { maxLength: 1024 }),
+  // Not empty: Istio refuses an empty prefix or regex match.
+  prefix: string('Matches when the value starts with this (not empty).', { minLength: 1, maxLength: 1024 }),
+  regex: string('Matches when the value matches this RE2 regular expression (the syntax Envoy uses: no lookaround or backreferences; not empty).', { minLength: 1, maxLength: 1024 }),
 }, {
   rules: [{ rule: '[has(self.exact), has(self.prefix), has(self.regex)].filter(x, x).size() == 1', message: 'exactly one of exact, prefix or regex must be set' }],
 });
@@ -215,9 +217,14 @@ export const ingressSchema = object('Public routing through an Istio VirtualServ
   gateways: array(string('An Istio Gateway as "namespace/name"; must be allowed by the operator\'s configuration. Short and dotted ("name.namespace") forms are not accepted.', { pattern: GATEWAY_REF, maxLength: 253 }), 'Gateways to attach to. Unset: the mesh only, and the VirtualService is visible in the app\'s namespace only (exportTo ".").', { maxItems: 8, listType: 'set' }),
   timeout: duration('Request timeout.', { min: ISTIO_MIN, max: ROUTE_MAX }),
   retries: object('Retry policy.', {
-    attempts: required(integer('Number of retries.', { minimum: 0, maximum: 10 })),
+    attempts: required(integer('Number of retries; 0 turns retries off.', { minimum: 0, maximum: 10 })),
     perTryTimeout: duration('Timeout of each try.', { min: ISTIO_MIN, max: ROUTE_MAX }),
-    retryOn: string('Conditions to retry on, e.g. "5xx,connect-failure".', { maxLength: 256, pattern: '^[a-z0-9-]+(,[a-z0-9-]+)*$' }),
+    retryOn: string('Conditions to retry on, comma-separated: Envoy\'s retry policies or HTTP status codes, e.g. "5xx,connect-failure,503".', {
+      maxLength: 256, pattern: '^[a-z0-9-]+(,[a-z0-9-]+)*$', rules: [RETRY_ON_RULE],
+    }),
+  }, {
+    // Istio refuses a retry policy whose attempts are 0 (retries off).
+    rules: [{ rule: 'self.attempts > 0 || (!has(self.perTryTimeout) && !has(self.retryOn))', message: 'perTryTimeout and retryOn need attempts of at least 1 (0 turns retries off)', fieldPath: '.attempts' }],
   }),
 });
 
