@@ -199,11 +199,17 @@ describe('architecture', () => {
     const writers = files.filter((f) => WRITE.test(readFileSync(join(src, f), 'utf8'))).sort();
     assert.deepEqual(writers, [
       'cli/kubectl-sapp.ts', // the user's own edit (kubectl sapp retry/promote), as kubectl would make it
+      'cli/plan-read.ts', // kubectl sapp plan: dry runs only (dryRun=All), nothing is stored (checked below)
       'controllers/children.ts', // every rendered child, and the app's finalizer
       'runtime/events.ts', // Events
       'runtime/leader-election.ts', // the Lease
       'runtime/status.ts', // every status, through one writer that skips no-op writes
     ]);
+    // The plan's writes are all dry runs: each write call in the file carries dryRun: true.
+    const plan = readFileSync(join(src, 'cli/plan-read.ts'), 'utf8');
+    const calls = plan.match(/client\.(create|update|apply|delete|mergePatch|patch)\b[^;]*;/gs) ?? [];
+    assert.ok(calls.length > 0, 'the plan makes its dry runs through the client');
+    for (const call of calls) assert.match(call, /dryRun: true/, `a write in cli/plan-read.ts that is not a dry run: ${call}`);
   });
 
   it('the write path rule could fail: it finds a write through any client', () => {
