@@ -77,6 +77,7 @@ describe('significant status on a first start (phase Pending)', () => {
   it('writes a first start\'s progress only with its significant changes, later progress every 5 s', () => {
     assert.equal(progressWindowMs(starting), undefined);
     assert.equal(progressWindowMs(base), PROGRESS_MS);
+    assert.equal(PROGRESS_MS, 5_000, 'the 5 s this test is named after');
   });
 });
 

@@ -26,7 +26,7 @@ import { promisify } from 'node:util';
 import { ApisApi, KubernetesObjectApi, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { EnvtestError } from './errors.ts';
-import { apiMessage, applyAll, writeWebhookCertificate } from './kserve.ts';
+import { apiMessage, applyAll, writeWebhookCertificate, type KServeRig } from './kserve.ts';
 import { waitHealthy, type RunningProcess } from './supervise.ts';
 import { downloadModule, installCrds, ISTIO_MODULE, UPSTREAM_CRD_SOURCES, upstreamCrds } from './upstream-crds.ts';
 
@@ -36,17 +36,8 @@ export const ISTIOD_WEBHOOK = { namespace: ISTIO_NAMESPACE, name: 'istiod', port
 /** istiod's listeners in the main namespace: its chart's ports, but HTTP (debug, /ready) off Knative's 8080. */
 export const ISTIOD_PORTS = { http: 15080, grpcXds: 15010, secureGrpc: 15012, webhook: ISTIOD_WEBHOOK.localPort, monitoring: 15014 } as const;
 
-export interface IstiodRig {
-  /** build.sh's bin dir, holding pilot-discovery and helm. */
-  binDir: string;
-  /** A directory istiod may write into; launchInNs logs to `<dir>/<name>.log`. */
-  dir: string;
-  kubeConfig: KubeConfig;
-  /** Path of an admin kubeconfig that works inside the namespace. */
-  kubeconfigInNs: string;
-  launchInNs(name: string, binary: string, args: string[], env: Record<string, string>): RunningProcess;
-  exposeService(service: { namespace: string; name: string; port: number; localPort: number }): Promise<void>;
-}
+/** What istiod needs of the rig: the same as KServe (binaries, a directory, the namespace and its Services). */
+export type IstiodRig = KServeRig;
 
 export interface Istiod {
   readonly process: RunningProcess;
