@@ -102,7 +102,7 @@ describe('Grafana dashboard: queries', () => {
   const cases: Array<[string, string, RegExp | undefined]> = [
     ['a histogram quantile over the buckets', 'histogram_quantile(0.99, sum by (le) (rate(controller_runtime_reconcile_time_seconds_bucket{job=~"$job"}[$__rate_interval])))', undefined],
     ['a gauge with the app filters', 'max by (namespace, name) (serverlessapp_canary_weight{namespace=~"$namespace", name=~"$app"})', undefined],
-    ['a metric the operator does not export', 'sum(rate(serverlessapp_reconciles_total[5m]))', /exports no serverlessapp_reconciles_total/],
+    ['a metric the operator does not export', 'sum(rate(serverlessapp_reconcile_attempts_total[5m]))', /exports no serverlessapp_reconcile_attempts_total/],
     ['a histogram by its base name', 'rate(serverlessapp_warmup_duration_seconds[5m])', /exports no serverlessapp_warmup_duration_seconds$/],
     ['a counter with a histogram suffix', 'serverlessapp_rollouts_total_count', /exports no serverlessapp_rollouts_total_count/],
     ['one unknown metric beside a known one', 'workqueue_depth / workqueue_depth_max', /exports no workqueue_depth_max$/],

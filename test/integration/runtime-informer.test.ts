@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { CoreV1Api, KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
 import { Informer } from '../../src/runtime/informer.ts';
 import { Kinds } from '../../src/util/kinds.ts';
-import { freshNamespace, testEnv } from '../support/cluster.ts';
+import { freshNamespace, publishedIntoEveryNamespace, testEnv } from '../support/cluster.ts';
 import { assertQuietWindow } from '../support/quiet-window.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -81,7 +81,6 @@ describe('Informer against a real API server (integration)', function () {
   let ns: string;
   let proxy: TcpProxy | undefined;
   let informer: Informer<V1ConfigMap> | undefined;
-  const ROOT_CA = 'kube-root-ca.crt';
   let events: string[];
 
   const put = (name: string, data: Record<string, string>) => core().createNamespacedConfigMap({ namespace: ns, body: { metadata: { name }, data } });
@@ -93,8 +92,8 @@ describe('Informer against a real API server (integration)', function () {
 
   function open(kc: KubeConfig, opts: ConstructorParameters<typeof Informer<V1ConfigMap>>[2] = {}): Informer<V1ConfigMap> {
     informer = new Informer<V1ConfigMap>(kc, Kinds.ConfigMap, { namespaces: [ns], backoff: { initialMs: 100, maxMs: 500 }, ...opts });
-    // kube-controller-manager publishes kube-root-ca.crt into every namespace: not one of the test's objects.
-    for (const e of ['add', 'update', 'delete'] as const) informer.on(e, (o) => { if (o.metadata?.name !== ROOT_CA) events.push(`${e} ${o.metadata?.name}`); });
+    // The cluster publishes root certificates into every namespace: not the test's objects.
+    for (const e of ['add', 'update', 'delete'] as const) informer.on(e, (o) => { if (!publishedIntoEveryNamespace(o.metadata?.name)) events.push(`${e} ${o.metadata?.name}`); });
     return informer;
   }
 

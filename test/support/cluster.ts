@@ -77,3 +77,11 @@ export async function writesWithin(namespace: string, since: Date, userAgentPref
     await sleep(100);
   }
 }
+
+/**
+ * ConfigMaps the cluster publishes into every namespace, not a test's objects: kube-controller-manager's
+ * root CA, and the rig's istiod's root certificate and CRL (pilot/pkg/serviceregistry/kube/controller/namespacecontroller.go).
+ */
+export function publishedIntoEveryNamespace(name: string | undefined): boolean {
+  return name === 'kube-root-ca.crt' || name === 'istio-ca-root-cert' || name === 'istio-ca-crl';
+}
