@@ -37,11 +37,11 @@ describe('operator flags', () => {
   });
 
   describe('tenant-safety settings', () => {
-    it('defaults to the safe side: no providers, no addresses, no wildcards, namespace-scoped caches, 100Gi models and 200Gi of caches per namespace, no service accounts, no control keys on pods, no Secrets, any host and storage URI', () => {
+    it('defaults to the safe side: no providers, no addresses, no wildcards, namespace-scoped caches, 100Gi models and 200Gi of caches per namespace, no service accounts, only descriptive prefixed keys on pods, no Secrets, any host and storage URI, GPU taints only, no cross-namespace pod affinity, no node pinning', () => {
       const c = parseConfig([], {});
       assert.deepEqual(
-        [c.analysisProviders, c.allowAnalysisAddress, c.allowWildcardHosts, c.modelCacheScope, c.maxModelSizeBytes, c.maxModelCacheBytesPerNamespace, c.allowedServiceAccounts, c.allowedPodMetadataKeys, c.allowSecretReferences, c.allowedHostSuffixes, c.allowedStorageUriPrefixes],
-        [[], false, false, 'namespace', 100 * 2 ** 30, 200 * 2 ** 30, [], [], false, [], []],
+        [c.analysisProviders, c.allowAnalysisAddress, c.allowWildcardHosts, c.modelCacheScope, c.maxModelSizeBytes, c.maxModelCacheBytesPerNamespace, c.allowedServiceAccounts, c.allowedPodMetadataKeys, c.allowSecretReferences, c.allowedHostSuffixes, c.allowedStorageUriPrefixes, c.allowedTolerationKeys, c.allowCrossNamespacePodAffinity, c.allowNodePinning],
+        [[], false, false, 'namespace', 100 * 2 ** 30, 200 * 2 ** 30, [], ['app.kubernetes.io/*', 'prometheus.io/*'], false, [], [], ['nvidia.com/gpu'], false, false],
       );
     });
 
@@ -55,6 +55,10 @@ describe('operator flags', () => {
       { what: 'storage URI prefixes', argv: ['--allowed-storage-uri-prefixes', 's3://models/{namespace}/,hf://acme/'], pick: (c) => c.allowedStorageUriPrefixes, want: ['s3://models/{namespace}/', 'hf://acme/'] },
       { what: 'service accounts apps may run as', argv: [], env: { ALLOWED_SERVICE_ACCOUNTS: 'model-reader, shop.runner' }, pick: (c) => c.allowedServiceAccounts, want: ['model-reader', 'shop.runner'] },
       { what: 'any service account as *', argv: ['--allowed-service-accounts', '*'], pick: (c) => c.allowedServiceAccounts, want: ['*'] },
+      { what: 'no prefixed pod keys at all when the chart renders an empty list', argv: [], env: { ALLOWED_POD_METADATA_KEYS: '' }, pick: (c) => c.allowedPodMetadataKeys, want: [] },
+      { what: 'taint keys apps may tolerate, * for any', argv: ['--allowed-toleration-keys', 'nvidia.com/gpu, dedicated,*'], pick: (c) => c.allowedTolerationKeys, want: ['nvidia.com/gpu', 'dedicated', '*'] },
+      { what: 'no tolerations at all when the chart renders an empty list', argv: [], env: { ALLOWED_TOLERATION_KEYS: '' }, pick: (c) => c.allowedTolerationKeys, want: [] },
+      { what: 'cross-namespace pod affinity and node pinning switched on', argv: ['--allow-cross-namespace-pod-affinity', 'true', '--allow-node-pinning', 'true'], pick: (c) => [c.allowCrossNamespacePodAffinity, c.allowNodePinning], want: [true, true] },
       { what: 'control keys pods may carry: exact keys and prefix/*', argv: ['--allowed-pod-metadata-keys', 'sidecar.istio.io/inject, prometheus.istio.io/*,app'], pick: (c) => c.allowedPodMetadataKeys, want: ['sidecar.istio.io/inject', 'prometheus.istio.io/*', 'app'] },
       { what: '--allow-secret-references', argv: [], env: { ALLOW_SECRET_REFERENCES: 'true' }, pick: (c) => c.allowSecretReferences, want: true },
       { what: '--max-model-cache-bytes-per-namespace as a quantity', argv: ['--max-model-cache-bytes-per-namespace', '1Ti'], pick: (c) => c.maxModelCacheBytesPerNamespace, want: 2 ** 40 },
@@ -73,6 +77,7 @@ describe('operator flags', () => {
       [['--allow-wildcard-hosts', 'yes'], /--allow-wildcard-hosts: "yes" is not one of true, false/],
       [['--allowed-pod-metadata-keys', 'sidecar.istio.io/*x'], /--allowed-pod-metadata-keys: "sidecar.istio.io\/\*x" is not a label or annotation key/],
       [['--allowed-pod-metadata-keys', '*'], /--allowed-pod-metadata-keys: "\*" is not/],
+      [['--allowed-toleration-keys', 'nvidia.com/*'], /--allowed-toleration-keys: "nvidia.com\/\*" is not a taint key/],
       [['--allow-secret-references', 'on'], /--allow-secret-references: "on" is not one of true, false/],
       [['--max-model-cache-bytes-per-namespace', 'lots'], /--max-model-cache-bytes-per-namespace: invalid quantity/],
     ];

@@ -5,6 +5,8 @@
 import { parseArgs } from 'node:util';
 import { parseDuration } from './api/v1alpha1/duration.ts';
 import { parseQuantity } from './api/v1alpha1/quantity.ts';
+import { DEFAULT_ALLOWED_POD_METADATA_KEYS } from './api/v1alpha1/pod-metadata.ts';
+import { DEFAULT_ALLOWED_TOLERATION_KEYS } from './api/v1alpha1/scheduling-policy.ts';
 import { DEFAULT_MAX_MODEL_CACHE_PER_NAMESPACE, DEFAULT_MAX_MODEL_SIZE, type ValidationPolicy } from './api/v1alpha1/validation.ts';
 import { baseUrlProblem, type AnalysisProvider } from './api/v1alpha1/analysis-target.ts';
 
@@ -38,8 +40,14 @@ export interface OperatorConfig {
   allowedStorageUriPrefixes: string[];
   /** Service accounts apps may name in serviceAccountName ("*" = any); empty = none. */
   allowedServiceAccounts: string[];
-  /** Control keys (Istio, Kubernetes, selector labels) apps may put on their pods: exact keys or "prefix/*"; empty = none. */
+  /** Prefixed keys and selector labels apps may put on their pods: exact keys or "prefix/*"; empty = none (default DEFAULT_ALLOWED_POD_METADATA_KEYS). */
   allowedPodMetadataKeys: string[];
+  /** Taint keys apps may tolerate ("*" = any, even every taint); empty = none. */
+  allowedTolerationKeys: string[];
+  /** Whether pod (anti-)affinity terms may select pods of other namespaces. */
+  allowCrossNamespacePodAffinity: boolean;
+  /** Whether apps may pin pods to a named node (kubernetes.io/hostname). */
+  allowNodePinning: boolean;
   /** Whether apps' pods may read Secrets of their namespace (env secretKeyRef, envFrom secretRef, secret volumes). */
   allowSecretReferences: boolean;
   /** Most bytes the model caches of one namespace's apps may reserve on each node (sum of model.size). */
@@ -90,7 +98,10 @@ const OPTIONS = {
   'max-model-size': { type: 'string', env: 'MAX_MODEL_SIZE', help: 'largest model.size a model cache may reserve on each node (default 100Gi)' },
   'allowed-storage-uri-prefixes': { type: 'string', env: 'ALLOWED_STORAGE_URI_PREFIXES', help: 'comma-separated prefixes model.storageUri must start with, e.g. s3://models/,pvc://{namespace}/ (default: any)' },
   'allowed-service-accounts': { type: 'string', env: 'ALLOWED_SERVICE_ACCOUNTS', help: 'comma-separated service accounts apps may run their pods as (serviceAccountName), * for any (default: none)' },
-  'allowed-pod-metadata-keys': { type: 'string', env: 'ALLOWED_POD_METADATA_KEYS', help: 'comma-separated pod label/annotation keys under Istio, Kubernetes or CNI control prefixes (or the labels app, version) apps may set: exact keys or prefix/*, e.g. sidecar.istio.io/inject,prometheus.istio.io/* (default: none)' },
+  'allowed-pod-metadata-keys': { type: 'string', env: 'ALLOWED_POD_METADATA_KEYS', help: `comma-separated pod label/annotation keys with a prefix (x.y/name), or the labels app, version, that apps may set: exact keys or prefix/*, e.g. sidecar.istio.io/inject,prometheus.io/*; any other prefixed key is refused; replaces the default (default ${DEFAULT_ALLOWED_POD_METADATA_KEYS.join(',')}; empty: none)` },
+  'allowed-toleration-keys': { type: 'string', env: 'ALLOWED_TOLERATION_KEYS', help: `comma-separated taint keys apps may tolerate, * for any (even a toleration of every taint); replaces the default (default ${DEFAULT_ALLOWED_TOLERATION_KEYS.join(',')}; empty: none)` },
+  'allow-cross-namespace-pod-affinity': { type: 'string', env: 'ALLOW_CROSS_NAMESPACE_POD_AFFINITY', help: 'true|false: pod (anti-)affinity terms may select pods of other namespaces (namespaces, namespaceSelector) (default false)' },
+  'allow-node-pinning': { type: 'string', env: 'ALLOW_NODE_PINNING', help: 'true|false: apps may pin pods to a named node (kubernetes.io/hostname, metadata.name) (default false)' },
   'allow-secret-references': { type: 'string', env: 'ALLOW_SECRET_REFERENCES', help: 'true|false: apps\' pods may read Secrets of their namespace through env, envFrom and volumes (default false)' },
   'max-model-cache-bytes-per-namespace': { type: 'string', env: 'MAX_MODEL_CACHE_BYTES_PER_NAMESPACE', help: `most the model caches of one namespace may reserve on each node, the sum of their model.size (default ${DEFAULT_MAX_MODEL_CACHE_PER_NAMESPACE})` },
   'warmup-url-template': { type: 'string', env: 'WARMUP_URL_TEMPLATE', help: 'URL of one revision, with {revision} {namespace} {app} {version} {path}' },
@@ -130,6 +141,13 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv): OperatorCon
     const e = OPTIONS[k].env;
     return e ? env[e] || undefined : undefined;
   };
+  // For the lists whose default is not empty: set but empty (the chart's []) means none, not the default.
+  const getList = (k: keyof typeof OPTIONS, fallback: readonly string[]): string[] => {
+    const v = values[k];
+    const e = OPTIONS[k].env;
+    const raw = typeof v === 'string' ? v : e ? env[e] : undefined;
+    return raw === undefined ? [...fallback] : list(raw);
+  };
   const concurrency = Number(get('concurrency') ?? 4);
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 256) throw new ConfigError('--concurrency must be an integer from 1 to 256');
   const clockStart = get('clock-start');
@@ -156,7 +174,10 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv): OperatorCon
     maxModelSizeBytes: size('max-model-size', get('max-model-size') ?? DEFAULT_MAX_MODEL_SIZE),
     allowedStorageUriPrefixes: list(get('allowed-storage-uri-prefixes')),
     allowedServiceAccounts: list(get('allowed-service-accounts')).map(serviceAccount),
-    allowedPodMetadataKeys: list(get('allowed-pod-metadata-keys')).map(podMetadataKey),
+    allowedPodMetadataKeys: getList('allowed-pod-metadata-keys', DEFAULT_ALLOWED_POD_METADATA_KEYS).map(podMetadataKey),
+    allowedTolerationKeys: getList('allowed-toleration-keys', DEFAULT_ALLOWED_TOLERATION_KEYS).map(tolerationKey),
+    allowCrossNamespacePodAffinity: bool('allow-cross-namespace-pod-affinity', get('allow-cross-namespace-pod-affinity'), false),
+    allowNodePinning: bool('allow-node-pinning', get('allow-node-pinning'), false),
     allowSecretReferences: bool('allow-secret-references', get('allow-secret-references'), false),
     maxModelCacheBytesPerNamespace: size('max-model-cache-bytes-per-namespace', get('max-model-cache-bytes-per-namespace') ?? DEFAULT_MAX_MODEL_CACHE_PER_NAMESPACE),
     warmupUrlTemplate: get('warmup-url-template') ?? 'http://{revision}-private.{namespace}.svc.cluster.local{path}',
@@ -193,6 +214,7 @@ export function validationPolicy(c: OperatorConfig): Required<ValidationPolicy> 
     maxModelSizeBytes: c.maxModelSizeBytes, allowedStorageUriPrefixes: c.allowedStorageUriPrefixes,
     allowedServiceAccounts: c.allowedServiceAccounts,
     allowedPodMetadataKeys: c.allowedPodMetadataKeys, allowSecretReferences: c.allowSecretReferences,
+    allowedTolerationKeys: c.allowedTolerationKeys, allowCrossNamespacePodAffinity: c.allowCrossNamespacePodAffinity, allowNodePinning: c.allowNodePinning,
     maxModelCacheBytesPerNamespace: c.maxModelCacheBytesPerNamespace,
   };
 }
@@ -257,6 +279,14 @@ function podMetadataKey(value: string): string {
   const prefix = '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*';
   if (!new RegExp(`^((${prefix})/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$|^${prefix}/\\*$`).test(value)) {
     throw new ConfigError(`--allowed-pod-metadata-keys: ${JSON.stringify(value)} is not a label or annotation key ([prefix/]name) or prefix/*`);
+  }
+  return value;
+}
+
+/** A taint key ([prefix/]name, as a label key) or "*". */
+function tolerationKey(value: string): string {
+  if (value !== '*' && !/^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/.test(value)) {
+    throw new ConfigError(`--allowed-toleration-keys: ${JSON.stringify(value)} is not a taint key ([prefix/]name) or *`);
   }
   return value;
 }

@@ -19,6 +19,9 @@ const NAMESPACE = 'team-a';
 /** Permissive: every platform switch open, so most generated apps reach the planner. */
 const OPEN: ValidationPolicy = {
   allowedGateways: ['*'], allowWildcardHosts: true, allowedServiceAccounts: ['*'], allowSecretReferences: true,
+  allowedTolerationKeys: ['*'], allowCrossNamespacePodAffinity: true, allowNodePinning: true,
+  // The fuzzer's ordinary prefixed keys: an open platform lists its own prefix (pod metadata is an allow-list).
+  allowedPodMetadataKeys: ['example.com/*'],
   analysis: { providers: [{ name: 'main', url: 'http://prometheus.monitoring:9090' }], allowAddress: true },
 };
 /** The README's recommended policy: most generated apps are refused, each with a field. */

@@ -44,7 +44,7 @@ describe('Helm chart: the ValidatingAdmissionPolicy refuses control keys of pod 
   this.timeout(240_000);
   const client = () => KubernetesObjectApi.makeApiClient(testEnv().kubeConfig());
   const applied: RenderedObject[] = [];
-  /** The namespace judged with the chart's default (an empty allow-list), and one with sidecar.istio.io/* allowed. */
+  /** The namespace judged with an empty allow-list (no prefixed key at all), and one with sidecar.istio.io/* allowed. */
   const ns = { none: '', istio: '' };
   const allowedIn = { none: [] as string[], istio: ['sidecar.istio.io/*'] };
 
@@ -97,6 +97,8 @@ describe('Helm chart: the ValidatingAdmissionPolicy refuses control keys of pod 
     ['container', 'label', 'app.kubernetes.io/component'],
     ['container', 'label', 'team'],
     ['container', 'annotation', 'prometheus.io/scrape'],
+    ['container', 'annotation', 'cni.projectcalico.org/ipAddrs'],
+    ['container', 'annotation', 'iam.amazonaws.com/role'],
     ['model', 'label', 'sidecar.istio.io/inject'],
     ['model', 'annotation', 'sidecar.istio.io/userVolume'],
     ['model', 'label', 'team'],

@@ -80,6 +80,7 @@ describe('Helm chart: rendering', function () {
       analysis: { providers: { main: 'http://prometheus.monitoring:9090' }, allowAddress: true },
       allowedServiceAccounts: ['model-reader', 'shop-runner'],
       allowedPodMetadataKeys: ['sidecar.istio.io/inject', 'proxy.istio.io/*'], allowSecretReferences: true,
+      scheduling: { allowedTolerationKeys: ['nvidia.com/gpu', 'dedicated'], allowCrossNamespacePodAffinity: true, allowNodePinning: true },
       budgets: { warmupsPerNamespace: 3, concurrentWarmups: 30, analysesPerNamespace: 1, concurrentAnalyses: 6, pendingEventsPerNamespace: 200 },
     };
     const env = podEnv(operatorContainer(await renderChart(values, { namespace: 'ops' })).env, { namespace: 'ops', name: 'pod-1' });
@@ -95,6 +96,7 @@ describe('Helm chart: rendering', function () {
       maxModelSizeBytes: 20 * 2 ** 30, maxModelCacheBytesPerNamespace: 50 * 2 ** 30, allowedStorageUriPrefixes: ['s3://models/{namespace}/'],
       allowedServiceAccounts: ['model-reader', 'shop-runner'],
       allowedPodMetadataKeys: ['sidecar.istio.io/inject', 'proxy.istio.io/*'], allowSecretReferences: true,
+      allowedTolerationKeys: ['nvidia.com/gpu', 'dedicated'], allowCrossNamespacePodAffinity: true, allowNodePinning: true,
       budgets: { warmupsPerNamespace: 3, concurrentWarmups: 30, analysesPerNamespace: 1, concurrentAnalyses: 6, pendingEventsPerNamespace: 200 },
     });
   });
@@ -172,13 +174,14 @@ describe('Helm chart: rendering', function () {
     const binding = (objects: RenderedObject[]) => find<Policy>(objects, 'ValidatingAdmissionPolicyBinding');
     const everywhere = await renderChart({ allowedPodMetadataKeys: ['sidecar.istio.io/*', 'app'] });
     assert.equal(policy(everywhere).spec.variables[0]!.expression, '["sidecar.istio.io/*", "app"]');
-    assert.equal(policy(everywhere).spec.variables.find((v) => v.name === 'controlDomains')?.expression.includes('"istio.io"'), true, 'the generated rule follows');
+    assert.equal(policy(everywhere).spec.variables.find((v) => v.name === 'selectorLabels')?.expression, '["app", "version"]', 'the generated rule follows');
     assert.equal(binding(everywhere).spec.matchResources, undefined, 'every namespace when the operator watches all');
     assert.deepEqual(binding(await renderChart({ watchNamespaces: ['team-a', 'team-b'] })).spec.matchResources?.namespaceSelector,
       { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: ['team-a', 'team-b'] }] });
     assert.deepEqual(binding(await renderChart({ watchNamespaces: ['team-a'], admissionPolicy: { namespaceSelector: { matchLabels: { tenant: 'yes' } } } })).spec.matchResources?.namespaceSelector,
       { matchLabels: { tenant: 'yes' } });
-    assert.equal(policy(await renderChart()).spec.variables[0]!.expression, '[]');
+    assert.equal(policy(await renderChart()).spec.variables[0]!.expression, '["app.kubernetes.io/*", "prometheus.io/*"]', 'the default allow-list');
+    assert.equal(policy(await renderChart({ allowedPodMetadataKeys: [] })).spec.variables[0]!.expression, '[]');
     const off = await renderChart({ admissionPolicy: { enabled: false } });
     assert.deepEqual(off.filter((o) => o.kind.startsWith('ValidatingAdmissionPolicy')), []);
   });

@@ -87,6 +87,9 @@ describe('a platform allow-list for what reaches the pod (integration)', functio
       'sidecar.istio.io/inject': 'false',
       'traffic.sidecar.istio.io/excludeOutboundIPRanges': '0.0.0.0/0',
       'container.apparmor.security.beta.kubernetes.io/user-container': 'unconfined',
+      // Outside any mesh or Kubernetes domain: refused because the list allows only what it names.
+      'cni.projectcalico.org/ipAddrs': '["10.0.0.7"]',
+      'iam.amazonaws.com/role': 'arn:aws:iam::1:role/other-team',
     };
     const t = await refused(ns, before, edit({ podAnnotations: { ...ALLOWED, ...attack } }), 'PodMetadataNotAllowed',
       Object.keys(attack).map((k) => `spec.container.podAnnotations[${JSON.stringify(k)}]`));

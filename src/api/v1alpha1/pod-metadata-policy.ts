@@ -3,7 +3,7 @@
 // of the operator reporting Ready=False after it was admitted. Generated from
 // the same constants by `npm run generate` (one place for the rule); the chart
 // adds only the platform's allow-list, as the variable `allowedKeys`.
-import { CONTROL_DOMAINS, OPEN_DOMAINS, SELECTOR_LABELS } from './pod-metadata.ts';
+import { SELECTOR_LABELS } from './pod-metadata.ts';
 
 export interface PolicyExpressions {
   variables: Array<{ name: string; expression: string }>;
@@ -15,13 +15,9 @@ export const ALLOWED_KEYS_VARIABLE = 'allowedKeys';
 
 const celList = (xs: readonly string[]) => `[${xs.map((x) => JSON.stringify(x)).join(', ')}]`;
 
-/** controlKey(k, kind) !== undefined, in CEL: the prefix (before "/") lowercased, matched against each domain and its subdomains. */
+/** controlKey(k, kind) !== undefined, in CEL: every key with a prefix, and the selector labels. */
 function controlKeyCel(k: string, kind: 'label' | 'annotation'): string {
-  const prefix = `${k}.substring(0, ${k}.indexOf('/')).lowerAscii()`;
-  const prefixed = `!(${prefix} in variables.openDomains) && variables.controlDomains.exists(d, ${prefix} == d || ${prefix}.endsWith('.' + d))`;
-  return kind === 'label'
-    ? `(${k}.indexOf('/') < 0 ? ${k} in variables.selectorLabels : ${prefixed})`
-    : `(${k}.indexOf('/') >= 0 && ${prefixed})`;
+  return kind === 'label' ? `(${k}.indexOf('/') >= 0 || ${k} in variables.selectorLabels)` : `${k}.indexOf('/') >= 0`;
 }
 
 /** keyAllowed(k, allowed), in CEL: an exact key, or "prefix/*" for every key under that prefix. */
@@ -33,11 +29,9 @@ export function podMetadataPolicy(): PolicyExpressions {
     name: `${w}${field[0]!.toUpperCase()}${field.slice(1)}`,
     expression: `object.spec.?${w}.?${field}.orValue({}).map(k, ${controlKeyCel('k', kind)} && !${keyAllowedCel('k')}, 'spec.${w}.${field}["' + k + '"]')`,
   })));
-  const why = `keys under ${CONTROL_DOMAINS.join(', ')} and their subdomains (${OPEN_DOMAINS.join(', ')} stays open) control the pod, its sidecar or its network, and Istio and network policies select pods by the labels ${SELECTOR_LABELS.join(', ')}`;
+  const why = `a key with a prefix may be read as an order by whoever owns the prefix (the mesh, the kubelet, the network, an injector), so only the prefixes the platform lists reach the pod, and Istio and network policies select pods by the labels ${SELECTOR_LABELS.join(', ')}`;
   return {
     variables: [
-      { name: 'controlDomains', expression: celList(CONTROL_DOMAINS) },
-      { name: 'openDomains', expression: celList(OPEN_DOMAINS) },
       { name: 'selectorLabels', expression: celList(SELECTOR_LABELS) },
       ...fields,
       { name: 'refused', expression: fields.map((f) => `variables.${f.name}`).join(' + ') },

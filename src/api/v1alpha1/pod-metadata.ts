@@ -1,28 +1,32 @@
 // Which pod labels and annotations an app may set (spec.*.podLabels,
 // podAnnotations). Many systems read a pod's metadata as orders: Istio's
-// injector and proxy read sidecar.istio.io/*, traffic.sidecar.istio.io/*,
-// proxy.istio.io/*, istio.io/rev (a proxy image, hostPath volumes, traffic
-// interception, the control plane); the kubelet reads AppArmor and seccomp
-// annotations; CNI plugins read kubernetes.io/*-bandwidth and Multus' network
-// attachments; policies (Istio AuthorizationPolicy, NetworkPolicy, including
-// mesh-wide ones in Istio's root namespace) select pods by `app` and
-// `version`. Those keys reach the pod only where the platform allows them
-// (--allowed-pod-metadata-keys). The chart's ValidatingAdmissionPolicy refuses
-// them at admission with the same rule, as CEL generated from the constants
-// below (pod-metadata-policy.ts); the operator's own refusal covers installs
-// without it. Keys that belong to Knative, KServe and the operator are refused
-// at admission by the CRD instead (pod-template.ts), for everyone.
+// injector and proxy (sidecar.istio.io/*: a proxy image, hostPath volumes,
+// traffic interception), the kubelet (AppArmor, seccomp), CNI plugins (Calico's
+// IP and pool, Multus' networks, bandwidth), cloud identity (kube2iam's role),
+// injectors (Vault, OpenTelemetry, Linkerd); policies (Istio
+// AuthorizationPolicy, NetworkPolicy, including mesh-wide ones) select pods by
+// `app` and `version`. A deny-list of those domains misses the next one, so
+// this is an allow-list: a key with a prefix ("x.y/name") reaches the pod only
+// where the platform lists it (--allowed-pod-metadata-keys, exact or
+// "prefix/*"), whose default lists the prefixes that command nothing
+// (DEFAULT_ALLOWED_POD_METADATA_KEYS). Unprefixed keys are the team's own,
+// except the selector labels. The chart's ValidatingAdmissionPolicy refuses
+// the same keys at admission, as CEL generated from the constants below
+// (pod-metadata-policy.ts); the operator's own refusal covers installs without
+// it. Keys that belong to Knative, KServe and the operator are refused at
+// admission by the CRD instead (pod-template.ts), for everyone.
 
 import type { SpecProblem } from './validation.ts';
 import type { ServerlessApp } from './serverlessapp.ts';
 
 /**
- * Key prefixes (the part before "/") whose keys control the pod or the mesh:
- * each domain and its subdomains. app.kubernetes.io is the recommended-labels
- * namespace (version, component, ...): descriptive only, so it stays open.
+ * What the platform allows when it says nothing: app.kubernetes.io holds the
+ * recommended descriptive labels (version, component, instance; the ones the
+ * operator sets are reserved by the CRD), and prometheus.io/{scrape,port,path}
+ * ask a scraper to read this pod's own port. Neither is read by a kubelet,
+ * CNI, mesh or injector, so neither reaches beyond the pod that carries it.
  */
-export const CONTROL_DOMAINS = ['istio.io', 'kubernetes.io', 'k8s.io', 'cncf.io', 'multus-cni.io'] as const;
-export const OPEN_DOMAINS = ['app.kubernetes.io'];
+export const DEFAULT_ALLOWED_POD_METADATA_KEYS: readonly string[] = ['app.kubernetes.io/*', 'prometheus.io/*'];
 /**
  * Unprefixed labels that select pods: Knative sets `app` to the revision's name
  * (unless the app does), Istio reads `app` and `version` as the workload's
@@ -33,15 +37,9 @@ export const SELECTOR_LABELS = ['app', 'version'] as const;
 
 /** Why a key is held back unless the platform allows it, or undefined when any app may set it. */
 export function controlKey(key: string, kind: 'label' | 'annotation'): string | undefined {
-  const slash = key.indexOf('/');
-  if (slash < 0) {
-    return kind === 'label' && (SELECTOR_LABELS as readonly string[]).includes(key)
-      ? `${JSON.stringify(key)} is a label that Istio and network policies select pods by` : undefined;
-  }
-  const prefix = key.slice(0, slash).toLowerCase();
-  if (OPEN_DOMAINS.includes(prefix)) return undefined;
-  const domain = CONTROL_DOMAINS.find((d) => prefix === d || prefix.endsWith(`.${d}`));
-  return domain ? `keys under ${domain} control the pod, its sidecar or its network` : undefined;
+  if (key.includes('/')) return `a key with a prefix may be read as an order by whoever owns the prefix (the mesh, the kubelet, the network, an injector), so only the prefixes the platform lists reach the pod`;
+  return kind === 'label' && (SELECTOR_LABELS as readonly string[]).includes(key)
+    ? `${JSON.stringify(key)} is a label that Istio and network policies select pods by` : undefined;
 }
 
 /** Whether the platform's list allows `key`: an exact key, or "prefix/*" for every key under that prefix. */

@@ -89,7 +89,7 @@ export const volumeMountSchema = object('Where a volume appears in the container
 });
 
 export const tolerationSchema = object('A toleration, as in core/v1: lets the pods run on nodes with a matching taint, e.g. GPU nodes tainted nvidia.com/gpu:NoSchedule.', {
-  key: string('Taint key to tolerate, e.g. nvidia.com/gpu. Empty (with operator Exists) tolerates every taint.', { maxLength: 316 }),
+  key: string('Taint key to tolerate, e.g. nvidia.com/gpu; only keys the platform allows (--allowed-toleration-keys, default nvidia.com/gpu), otherwise Ready=False SchedulingNotAllowed. Empty (with operator Exists) tolerates every taint, which only a platform allowing any key (*) accepts.', { maxLength: 316 }),
   operator: enumeration(['Exists', 'Equal'] as const, 'Equal (the default) matches key and value; Exists matches any value of the key.'),
   value: string('Taint value to match with operator Equal.', { maxLength: 63 }),
   effect: enumeration(['NoSchedule', 'PreferNoSchedule', 'NoExecute'] as const, 'Taint effect to tolerate; unset tolerates every effect.'),
@@ -105,7 +105,7 @@ export const tolerationSchema = object('A toleration, as in core/v1: lets the po
 /** The fields; spread into containerSchema and modelSchema. */
 export const podTemplateFields = {
   nodeSelector: map(string('Label value the node must have.', { maxLength: 63, pattern: LABEL_VALUE }),
-    'Node labels the pods\' nodes must carry, e.g. {nvidia.com/gpu.present: "true"}. Needs Knative\'s kubernetes.podspec-nodeselector feature, which the platform enables.', {
+    'Node labels the pods\' nodes must carry, e.g. {nvidia.com/gpu.present: "true"}; kubernetes.io/hostname (one named node) only where the platform allows (--allow-node-pinning). Needs Knative\'s kubernetes.podspec-nodeselector feature, which the platform enables.', {
       maxProperties: 32, rules: [keyRules('nodeSelector')[0]!],
     }),
   tolerations: array(tolerationSchema, 'Taints the pods tolerate, e.g. [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}] for tainted GPU nodes. Needs Knative\'s kubernetes.podspec-tolerations feature, which the platform enables.', { maxItems: 32 }),
@@ -123,10 +123,10 @@ export const podTemplateFields = {
   timeoutSeconds: integer(`Longest time a request may take, in seconds; unset: Knative's revision-timeout-seconds (300). At most ${MAX_TIMEOUT_SECONDS} (Knative's default max-revision-timeout-seconds).`, {
     minimum: 1, maximum: MAX_TIMEOUT_SECONDS,
   }),
-  podLabels: map(string('Label value.', { maxLength: 63, pattern: LABEL_VALUE }), 'Extra labels on the pods (and their revisions). Keys under knative.dev, kserve.io and serverlessapp.io, and the app.kubernetes.io labels the operator sets, are refused. Keys that steer the mesh or the pod (under istio.io, kubernetes.io, k8s.io, cncf.io, multus-cni.io) and the labels app and version need the platform\'s leave (--allowed-pod-metadata-keys); otherwise Ready=False PodMetadataNotAllowed.', {
+  podLabels: map(string('Label value.', { maxLength: 63, pattern: LABEL_VALUE }), 'Extra labels on the pods (and their revisions). Keys under knative.dev, kserve.io and serverlessapp.io, and the app.kubernetes.io labels the operator sets, are refused. Keys with a prefix (x.y/name) and the labels app and version only where the platform lists them (--allowed-pod-metadata-keys, default app.kubernetes.io/* and prometheus.io/*); otherwise Ready=False PodMetadataNotAllowed.', {
     maxProperties: 32, rules: keyRules('podLabels'),
   }),
-  podAnnotations: map(string('Annotation value.', { maxLength: 4096 }), 'Extra annotations on the pods (and their revisions), e.g. for a metrics scraper. Keys under knative.dev, kserve.io and serverlessapp.io are refused (autoscaling is set in spec.scaling). Keys that steer the mesh or the pod (under istio.io, kubernetes.io, k8s.io, cncf.io, multus-cni.io, e.g. sidecar.istio.io/inject or AppArmor) need the platform\'s leave (--allowed-pod-metadata-keys); otherwise Ready=False PodMetadataNotAllowed.', {
+  podAnnotations: map(string('Annotation value.', { maxLength: 4096 }), 'Extra annotations on the pods (and their revisions), e.g. for a metrics scraper. Keys under knative.dev, kserve.io and serverlessapp.io are refused (autoscaling is set in spec.scaling). Keys with a prefix (x.y/name, e.g. sidecar.istio.io/inject or AppArmor) only where the platform lists them (--allowed-pod-metadata-keys, default app.kubernetes.io/* and prometheus.io/*); otherwise Ready=False PodMetadataNotAllowed.', {
     maxProperties: 32, rules: keyRules('podAnnotations'),
   }),
 };

@@ -14,7 +14,8 @@
 import { createHash } from 'node:crypto';
 import { RE2JS } from 're2js';
 import { DURATION_PATTERN, parseDuration } from './duration.ts';
-import { podMetadataProblems } from './pod-metadata.ts';
+import { DEFAULT_ALLOWED_POD_METADATA_KEYS, podMetadataProblems } from './pod-metadata.ts';
+import { DEFAULT_ALLOWED_TOLERATION_KEYS, schedulingProblems } from './scheduling-policy.ts';
 import { secretReferenceProblems } from './secret-references.ts';
 import { canonicalJson } from '../../util/canonical-json.ts';
 import { Lru } from '../../util/lru.ts';
@@ -53,8 +54,14 @@ export interface ValidationPolicy {
    * controller creates the pods, so no RBAC check of the tenant covers the name it picks.
    */
   allowedServiceAccounts?: string[];
-  /** Control keys (Istio, Kubernetes, selector labels) pods may carry: exact keys or "prefix/*"; default none (see pod-metadata.ts). */
+  /** Prefixed keys and selector labels pods may carry: exact keys or "prefix/*"; default DEFAULT_ALLOWED_POD_METADATA_KEYS (see pod-metadata.ts). */
   allowedPodMetadataKeys?: string[];
+  /** Taint keys pods may tolerate, "*" for any; default DEFAULT_ALLOWED_TOLERATION_KEYS (see scheduling-policy.ts). */
+  allowedTolerationKeys?: string[];
+  /** Whether pod (anti-)affinity terms may select pods of other namespaces (default false). */
+  allowCrossNamespacePodAffinity?: boolean;
+  /** Whether pods may be pinned to a named node, kubernetes.io/hostname (default false). */
+  allowNodePinning?: boolean;
   /** Whether pods may read Secrets through env, envFrom and volumes (default false, see secret-references.ts). */
   allowSecretReferences?: boolean;
   /** Most bytes one namespace's model caches may reserve on each node (default 200Gi, see controllers/model-cache-quota.ts). */
@@ -239,7 +246,12 @@ function checkApp(app: ServerlessApp, policy: ValidationPolicy): SpecProblem[] {
   problems.push(...modelProblems(app, policy));
   const sa = serviceAccountProblem(app, policy.allowedServiceAccounts ?? []);
   if (sa) problems.push(sa);
-  problems.push(...podMetadataProblems(app, policy.allowedPodMetadataKeys ?? []));
+  problems.push(...podMetadataProblems(app, policy.allowedPodMetadataKeys ?? DEFAULT_ALLOWED_POD_METADATA_KEYS));
+  problems.push(...schedulingProblems(app, {
+    allowedTolerationKeys: policy.allowedTolerationKeys ?? DEFAULT_ALLOWED_TOLERATION_KEYS,
+    allowCrossNamespacePodAffinity: policy.allowCrossNamespacePodAffinity ?? false,
+    allowNodePinning: policy.allowNodePinning ?? false,
+  }));
   problems.push(...secretReferenceProblems(app, policy.allowSecretReferences ?? false));
   return problems;
 }
