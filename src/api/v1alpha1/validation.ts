@@ -158,6 +158,15 @@ function storageUriAllowed(uri: string, namespace: string, prefixes: string[]): 
   return prefixes.length === 0 || prefixes.some((p) => uri.startsWith(p.replaceAll('{namespace}', namespace)));
 }
 
+/**
+ * A "." or ".." path segment, spelled plainly or percent-encoded (%2e): a prefix is a path, and
+ * s3://models/team-b/../team-a/ starts with team-b's prefix but names team-a's objects.
+ */
+function hasDotSegment(uri: string): boolean {
+  const path = uri.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '').split(/[?#]/)[0]!;
+  return path.split(/\/|%2f|\\|%5c/i).some((segment) => /^(\.|%2e){1,2}$/i.test(segment));
+}
+
 const validated = new Lru<SpecProblem[]>(512);
 const policyHashes = new WeakMap<ValidationPolicy, string>();
 
@@ -305,7 +314,9 @@ export function modelProblems(app: ServerlessApp, policy: Pick<ValidationPolicy,
     }
   }
   const prefixes = policy.allowedStorageUriPrefixes ?? [];
-  if (!storageUriAllowed(model.storageUri, namespace, prefixes)) {
+  if (prefixes.length > 0 && hasDotSegment(model.storageUri)) {
+    problems.push({ reason: 'StorageUriNotAllowed', field: 'spec.model.storageUri', message: `storageUri ${model.storageUri} has a "." or ".." path segment (plain or %2e): under allowed prefixes a path must name its objects directly` });
+  } else if (!storageUriAllowed(model.storageUri, namespace, prefixes)) {
     problems.push({ reason: 'StorageUriNotAllowed', field: 'spec.model.storageUri', message: `storageUri must start with one of: ${prefixes.map((p) => p.replaceAll('{namespace}', namespace)).join(', ')}` });
   }
   return problems;
