@@ -29,6 +29,7 @@ import type { CacheScope } from '../render/local-model-cache.ts';
 import type { SlotLimits } from '../util/fair-slots.ts';
 import { ChildWriter, WriteRejected, ownedBy, routingManager } from './children.ts';
 import { missingDataPlane, type DataPlaneKinds } from './data-plane.ts';
+import { HostClaimBudget } from './host-claim-budget.ts';
 import { HostClaims } from './host-claims.ts';
 import { cacheNameFor, wantsCache } from './model-cache.ts';
 import { ModelCacheQuota } from './model-cache-quota.ts';
@@ -72,6 +73,7 @@ export class ServerlessAppReconciler {
   private readonly dataPlane: DataPlaneKinds;
   private readonly status: StatusWriter;
   private readonly hosts: HostClaims;
+  private readonly hostBudget: HostClaimBudget;
   private readonly cacheQuota: ModelCacheQuota;
   private readonly children: ChildWriter;
   private readonly metrics: RolloutMetrics;
@@ -98,6 +100,7 @@ export class ServerlessAppReconciler {
     this.children = new ChildWriter(mgr.client);
     const claims = mgr.informer<HostClaim>(Kinds.HostClaim);
     this.hosts = new HostClaims(claims, this.children);
+    this.hostBudget = new HostClaimBudget(claims, o.policy.maxHostClaimsPerNamespace);
     this.metrics = new RolloutMetrics(mgr.metrics.registry);
     this.knative = knativeWorkload(o.inPlaceBounds, o.clusterLocal ?? true);
     this.kserve = kserveWorkload(o.inPlaceBounds, o.clusterLocal ?? true);
@@ -165,7 +168,8 @@ export class ServerlessAppReconciler {
     const now = this.mgr.clock.now();
 
     const quota = this.cacheQuota.problem(app);
-    let problems = [...validateApp(app, this.o.policy), ...this.hosts.problems(app), ...(quota ? [quota] : []), ...missingDataPlane(app, this.dataPlane)];
+    const hostBudget = this.hostBudget.problem(app);
+    let problems = [...validateApp(app, this.o.policy), ...this.hosts.problems(app), ...(quota ? [quota] : []), ...(hostBudget ? [hostBudget] : []), ...missingDataPlane(app, this.dataPlane)];
     // Only a spec the platform allows claims hosts: a refused one never takes a host from anyone.
     if (!problems.length) {
       const claimed = await this.hosts.claim(app);

@@ -33,6 +33,10 @@ export interface SpecProblem { reason: ProblemReason; field: string; message: st
 
 export const DEFAULT_MAX_MODEL_SIZE = '100Gi';
 export const DEFAULT_MAX_MODEL_CACHE_PER_NAMESPACE = '200Gi';
+/** The CRD's 16 hosts per app, times 4 apps naming all of theirs (typical apps name one or two). */
+export const DEFAULT_MAX_HOST_CLAIMS_PER_NAMESPACE = 64;
+/** Long enough for a GitOps prune and re-create of an app to keep its host. */
+export const DEFAULT_HOST_CLAIM_RELEASE_AFTER = '1h';
 
 /** What the platform allows apps; each field left out takes the operator's default (see config.ts). */
 export interface ValidationPolicy {
@@ -59,6 +63,10 @@ export interface ValidationPolicy {
   allowSecretReferences?: boolean;
   /** Most bytes one namespace's model caches may reserve on each node (default 200Gi, see controllers/model-cache-quota.ts). */
   maxModelCacheBytesPerNamespace?: number;
+  /** Most HostClaims one namespace may hold (default 64, see controllers/host-claim-budget.ts). */
+  maxHostClaimsPerNamespace?: number;
+  /** How long a HostClaim no app of its namespace names is kept before it is released, ms (default 1h, see controllers/host-claim-release.ts). */
+  hostClaimReleaseAfterMs?: number;
 }
 
 /**
