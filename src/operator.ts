@@ -3,6 +3,7 @@
 // tests, demo and benchmarks, which run the same operator in-process.
 
 import { validationPolicy, type OperatorConfig } from './config.ts';
+import { HostClaimReleaser } from './controllers/host-claim-release.ts';
 import { ModelCacheReconciler } from './controllers/model-cache.ts';
 import { ServerlessAppReconciler } from './controllers/serverlessapp.ts';
 import type { CacheScope } from './render/local-model-cache.ts';
@@ -100,6 +101,8 @@ export async function createOperator(kc: KubeConfigSource, config: OperatorConfi
     warmupSlots: { perNamespace: config.budgets.warmupsPerNamespace, total: config.budgets.concurrentWarmups },
     analysisSlots: { perNamespace: config.budgets.analysesPerNamespace, total: config.budgets.concurrentAnalyses },
   });
+  // Registers its controller with the manager: claims no app of their namespace names are released after the grace.
+  new HostClaimReleaser(manager, { releaseAfterMs: config.hostClaimReleaseAfterMs, namespaces: config.namespaces });
   const caches = new ModelCacheReconciler(manager, { scope: cacheScope, nodeGroup: config.modelCacheNodeGroup, policy: { maxModelSizeBytes: policy.maxModelSizeBytes, allowedStorageUriPrefixes: policy.allowedStorageUriPrefixes, maxModelCacheBytesPerNamespace: policy.maxModelCacheBytesPerNamespace } });
   return { manager, apps, caches, settings: { inPlaceBounds, cacheScope } };
 }
