@@ -220,7 +220,11 @@ describe('red team: attacks on the rig (integration)', function () {
       await applyApp(app(ns, 'hoarder', { container: { image: 'ghcr.io/attacker/web:1' }, ingress: { hosts } }));
       // Judged: either routed (its claims made) or refused with a reason that names the budget.
       const judged = await waitForApp(ns, 'hoarder', (a) => condition(a) !== undefined && (readyTrue(a) || condition(a)!.status === 'False'), `round ${round} judged`, 150_000);
-      if (!readyTrue(judged)) break;
+      if (!readyTrue(judged)) {
+        assert.equal(condition(judged)!.reason, 'HostClaimQuotaExceeded', `round ${round}: refused for the budget, not for another reason (${condition(judged)!.message})`);
+        assert.match(condition(judged)!.message, /^spec\.ingress\.hosts: /, 'the message names the field');
+        break;
+      }
     }
     const claims = (await userClient().list<HostClaim>(Kinds.HostClaim)).items.filter((c) => c.spec.namespace === ns);
     assert.ok(claims.length <= CLAIMS_PER_NAMESPACE, `namespace ${ns} holds ${claims.length} HostClaims after ${rounds} edits of one app's hosts, none of them released (bound ${CLAIMS_PER_NAMESPACE})`);
