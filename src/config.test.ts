@@ -15,6 +15,16 @@ describe('operator flags', () => {
     assert.throws(() => parseConfig(['--watch-watchdog', '2s'], {}), (e: unknown) => e instanceof ConfigError && /shorter than 3s/.test(e.message));
   });
 
+  it('bounds the host claims of a namespace (default 64) and releases unnamed hosts after a grace of at least a minute (default 1h)', () => {
+    const d = parseConfig([], {});
+    assert.deepEqual([d.maxHostClaimsPerNamespace, d.hostClaimReleaseAfterMs], [64, 3_600_000]);
+    const c = parseConfig(['--max-host-claims-per-namespace', '10'], { HOST_CLAIM_RELEASE_AFTER: '24h' });
+    assert.deepEqual([c.maxHostClaimsPerNamespace, c.hostClaimReleaseAfterMs], [10, 86_400_000]);
+    assert.deepEqual([validationPolicy(c).maxHostClaimsPerNamespace, validationPolicy(c).hostClaimReleaseAfterMs], [10, 86_400_000]);
+    assert.throws(() => parseConfig(['--host-claim-release-after', '30s'], {}), (e: unknown) => e instanceof ConfigError && /at least 1m/.test(e.message));
+    assert.throws(() => parseConfig(['--max-host-claims-per-namespace', '0'], {}), (e: unknown) => e instanceof ConfigError && /--max-host-claims-per-namespace/.test(e.message));
+  });
+
   it('names the flag when the duration does not parse', () => {
     assert.throws(() => parseConfig(['--watch-watchdog', '5'], {}), (e: unknown) => e instanceof ConfigError && /^--watch-watchdog: .*has no unit/.test(e.message));
   });

@@ -7,7 +7,7 @@ import { parseDuration } from './api/v1alpha1/duration.ts';
 import { parseQuantity } from './api/v1alpha1/quantity.ts';
 import { DEFAULT_ALLOWED_POD_METADATA_KEYS } from './api/v1alpha1/pod-metadata.ts';
 import { DEFAULT_ALLOWED_TOLERATION_KEYS } from './api/v1alpha1/scheduling-policy.ts';
-import { DEFAULT_MAX_MODEL_CACHE_PER_NAMESPACE, DEFAULT_MAX_MODEL_SIZE, type ValidationPolicy } from './api/v1alpha1/validation.ts';
+import { DEFAULT_HOST_CLAIM_RELEASE_AFTER, DEFAULT_MAX_HOST_CLAIMS_PER_NAMESPACE, DEFAULT_MAX_MODEL_CACHE_PER_NAMESPACE, DEFAULT_MAX_MODEL_SIZE, type ValidationPolicy } from './api/v1alpha1/validation.ts';
 import { baseUrlProblem, type AnalysisProvider } from './api/v1alpha1/analysis-target.ts';
 
 export type InPlaceScaling = 'auto' | 'true' | 'false';
@@ -52,6 +52,10 @@ export interface OperatorConfig {
   allowSecretReferences: boolean;
   /** Most bytes the model caches of one namespace's apps may reserve on each node (sum of model.size). */
   maxModelCacheBytesPerNamespace: number;
+  /** Most HostClaims one namespace may hold (controllers/host-claim-budget.ts). */
+  maxHostClaimsPerNamespace: number;
+  /** How long a HostClaim no app of its namespace names is kept before it is released (controllers/host-claim-release.ts). */
+  hostClaimReleaseAfterMs: number;
   /** How the operator reaches one revision for warmup requests. */
   warmupUrlTemplate: string;
   modelCacheNodeGroup: string;
@@ -104,6 +108,8 @@ const OPTIONS = {
   'allow-node-pinning': { type: 'string', env: 'ALLOW_NODE_PINNING', help: 'true|false: apps may pin pods to a named node (kubernetes.io/hostname, metadata.name) (default false)' },
   'allow-secret-references': { type: 'string', env: 'ALLOW_SECRET_REFERENCES', help: 'true|false: apps\' pods may read Secrets of their namespace through env, envFrom and volumes (default false)' },
   'max-model-cache-bytes-per-namespace': { type: 'string', env: 'MAX_MODEL_CACHE_BYTES_PER_NAMESPACE', help: `most the model caches of one namespace may reserve on each node, the sum of their model.size (default ${DEFAULT_MAX_MODEL_CACHE_PER_NAMESPACE})` },
+  'max-host-claims-per-namespace': { type: 'string', env: 'MAX_HOST_CLAIMS_PER_NAMESPACE', help: `most hosts (HostClaims) one namespace may hold (default ${DEFAULT_MAX_HOST_CLAIMS_PER_NAMESPACE})` },
+  'host-claim-release-after': { type: 'string', env: 'HOST_CLAIM_RELEASE_AFTER', help: 'how long a host no app of its namespace names stays the namespace\'s before its HostClaim is released, e.g. 1h, 24h (default 1h): an app deleted and re-created within it keeps its host' },
   'warmup-url-template': { type: 'string', env: 'WARMUP_URL_TEMPLATE', help: 'URL of one revision, with {revision} {namespace} {app} {version} {path}' },
   'model-cache-node-group': { type: 'string', env: 'MODEL_CACHE_NODE_GROUP', help: 'LocalModelNodeGroup for model caches (default "default")' },
   'model-cache-scope': { type: 'string', env: 'MODEL_CACHE_SCOPE', help: 'namespace|cluster|auto (default namespace; cluster and auto opt in to cluster-scoped caches)' },
@@ -180,6 +186,8 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv): OperatorCon
     allowNodePinning: bool('allow-node-pinning', get('allow-node-pinning'), false),
     allowSecretReferences: bool('allow-secret-references', get('allow-secret-references'), false),
     maxModelCacheBytesPerNamespace: size('max-model-cache-bytes-per-namespace', get('max-model-cache-bytes-per-namespace') ?? DEFAULT_MAX_MODEL_CACHE_PER_NAMESPACE),
+    maxHostClaimsPerNamespace: count('max-host-claims-per-namespace', get('max-host-claims-per-namespace'), DEFAULT_MAX_HOST_CLAIMS_PER_NAMESPACE),
+    hostClaimReleaseAfterMs: releaseAfter(get('host-claim-release-after') ?? DEFAULT_HOST_CLAIM_RELEASE_AFTER),
     warmupUrlTemplate: get('warmup-url-template') ?? 'http://{revision}-private.{namespace}.svc.cluster.local{path}',
     modelCacheNodeGroup: get('model-cache-node-group') ?? 'default',
     modelCacheScope: oneOf('model-cache-scope', get('model-cache-scope') ?? 'namespace', ['namespace', 'cluster', 'auto'] as const),
@@ -216,6 +224,7 @@ export function validationPolicy(c: OperatorConfig): Required<ValidationPolicy> 
     allowedPodMetadataKeys: c.allowedPodMetadataKeys, allowSecretReferences: c.allowSecretReferences,
     allowedTolerationKeys: c.allowedTolerationKeys, allowCrossNamespacePodAffinity: c.allowCrossNamespacePodAffinity, allowNodePinning: c.allowNodePinning,
     maxModelCacheBytesPerNamespace: c.maxModelCacheBytesPerNamespace,
+    maxHostClaimsPerNamespace: c.maxHostClaimsPerNamespace, hostClaimReleaseAfterMs: c.hostClaimReleaseAfterMs,
   };
 }
 
@@ -225,6 +234,18 @@ export function validationPolicy(c: OperatorConfig): Required<ValidationPolicy> 
  * usually does not exist, so leader election is on by default only in a pod,
  * as kubebuilder's `make run` has it off and its Deployment passes it on.
  */
+/** A duration of at least a minute: a shorter grace would release a host between a delete and a re-create. */
+function releaseAfter(value: string): number {
+  let ms: number;
+  try {
+    ms = parseDuration(value);
+  } catch (e) {
+    throw new ConfigError(`--host-claim-release-after: ${(e as Error).message}`);
+  }
+  if (ms < 60_000) throw new ConfigError(`--host-claim-release-after must be at least 1m, got ${JSON.stringify(value)}`);
+  return ms;
+}
+
 function inPod(env: NodeJS.ProcessEnv): boolean {
   return !!env.KUBERNETES_SERVICE_HOST;
 }

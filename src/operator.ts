@@ -6,6 +6,7 @@ import { validationPolicy, type OperatorConfig } from './config.ts';
 import { ModelCacheReconciler, wantsCache } from './controllers/model-cache.ts';
 import { ModelCacheQuota } from './controllers/model-cache-quota.ts';
 import type { ServerlessApp } from './api/v1alpha1/serverlessapp.ts';
+import { HostClaimReleaser } from './controllers/host-claim-release.ts';
 import { ServerlessAppReconciler } from './controllers/serverlessapp.ts';
 import type { CacheScope } from './render/local-model-cache.ts';
 import { detectCacheScope, detectInPlaceScaling } from './data-plane-settings.ts';
@@ -61,6 +62,8 @@ export async function createOperator(kc: KubeConfigSource, config: OperatorConfi
     analysisSlots: { perNamespace: config.budgets.analysesPerNamespace, total: config.budgets.concurrentAnalyses },
     cacheQuota,
   });
+  // Registers its controller with the manager: claims no app of their namespace names are released after the grace.
+  new HostClaimReleaser(manager, { releaseAfterMs: config.hostClaimReleaseAfterMs, namespaces: config.namespaces });
   const caches = new ModelCacheReconciler(manager, { scope: cacheScope, nodeGroup: config.modelCacheNodeGroup, policy: { maxModelSizeBytes: policy.maxModelSizeBytes, allowedStorageUriPrefixes: policy.allowedStorageUriPrefixes, maxModelCacheBytesPerNamespace: policy.maxModelCacheBytesPerNamespace }, quota: cacheQuota });
   return { manager, apps, caches, settings: { inPlaceBounds, cacheScope } };
 }

@@ -162,6 +162,18 @@ describe('ChildWriter', () => {
     assert.equal(await new ChildWriter(c2).ensure(Kinds.KnativeService, ksvc('shop-aaa', []), undefined, WRITE_RULES['named-template']).catch((e: unknown) => e), busy);
   });
 
+  it('reads the 500 server-side apply answers for an object that does not fit the schema as a refusal; any other 500 passes through', async () => {
+    const untyped = new ApiError(500, 'failed to create typed patch object (serving.knative.dev/v1, Kind=Service) team-a/shop: .spec.template.spec.containers[name="user-container"].env[name="DB"].valueFrom.SecretKeyRef: field not declared in schema');
+    const { client } = fakeClient(() => untyped);
+    const err = await new ChildWriter(client).ensure(Kinds.KnativeService, ksvc('shop-aaa', []), undefined).catch((e: unknown) => e);
+    assert.ok(err instanceof WriteRejected);
+    assert.equal(err.reason, 'ApplyRejected');
+    assert.match(err.message, /SecretKeyRef: field not declared in schema/);
+    const crash = new ApiError(500, 'Internal error occurred: etcdserver: request timed out');
+    const { client: c2 } = fakeClient(() => crash);
+    assert.equal(await new ChildWriter(c2).ensure(Kinds.KnativeService, ksvc('shop-aaa', []), undefined).catch((e: unknown) => e), crash);
+  });
+
   it('knows a refusal because the namespace is being deleted (nothing to report: the app goes too)', async () => {
     const body = { kind: 'Status', code: 403, reason: 'Forbidden', details: { causes: [{ reason: 'NamespaceTerminating', message: 'namespace team-a is being terminated' }] } };
     const terminating = new ApiError(403, 'unable to create new content in namespace team-a because it is being terminated', 'Forbidden', body);

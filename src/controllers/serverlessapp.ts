@@ -20,6 +20,7 @@ import type { Manager } from '../runtime/manager.ts';
 import { StatusWriter } from '../runtime/status.ts';
 import type { SlotLimits } from '../util/fair-slots.ts';
 import { Kinds } from '../util/kinds.ts';
+import { HostClaimBudget } from './host-claim-budget.ts';
 import { splitKey } from '../util/object-key.ts';
 import { AppCaches } from './app-caches.ts';
 import { AppEffects } from './app-effects.ts';
@@ -58,6 +59,7 @@ export class ServerlessAppReconciler {
   private readonly caches: AppCaches;
   private readonly status: StatusWriter;
   private readonly hosts: HostClaims;
+  private readonly hostBudget: HostClaimBudget;
   private readonly cacheQuota: ModelCacheQuota;
   private readonly children: ChildWriter;
   private readonly metrics: RolloutMetrics;
@@ -76,6 +78,7 @@ export class ServerlessAppReconciler {
     this.children = new ChildWriter(mgr.client);
     const claims = mgr.informer<HostClaim>(Kinds.HostClaim);
     this.hosts = new HostClaims(claims);
+    this.hostBudget = new HostClaimBudget(claims, o.policy.maxHostClaimsPerNamespace);
     this.metrics = new RolloutMetrics(mgr.metrics.registry);
     this.kinds = { knative: knativeWorkload(o.inPlaceBounds, o.clusterLocal ?? true), kserve: kserveWorkload(o.inPlaceBounds, o.clusterLocal ?? true) };
     this.route = istioRoute(o.localGateway);
@@ -130,11 +133,11 @@ export class ServerlessAppReconciler {
   }
 
   private observe(app: ServerlessApp, key: string): ReconcileObservation {
-    const quota = this.cacheQuota.problem(app), modelCache = cacheNameFor(app, this.o.modelCacheScope, this.o.policy);
+    const budgets = [this.cacheQuota.problem(app), this.hostBudget.problem(app)].filter((p) => p !== undefined), modelCache = cacheNameFor(app, this.o.modelCacheScope, this.o.policy);
     return {
       app, now: this.mgr.clock.now(), policy: this.o.policy, ...this.caches.children(app, this.kinds, this.route), ...this.effects.results(key),
       hosts: this.hosts.verdict(app), unserved: this.caches.unserved(), route: this.route,
-      ...(quota ? { quota } : {}), ...(modelCache ? { modelCache } : {}),
+      budgets, ...(modelCache ? { modelCache } : {}),
     };
   }
 

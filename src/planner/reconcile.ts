@@ -38,8 +38,8 @@ export interface ReconcileObservation extends Observation {
   /** What tenants may claim: gateways, hosts, analysis providers, model limits (the platform's settings). */
   policy: ValidationPolicy;
   hosts: HostVerdict;
-  /** The namespace's model-cache budget refuses this app's cache. */
-  quota?: SpecProblem;
+  /** The namespace's budgets that refuse this app: model caches, host claims. */
+  budgets?: SpecProblem[];
   unserved: UnservedKinds;
   /** The app's route (its renderer and write rule), and what the caches hold: ours, and one of the app's own name (ours before 0.2). */
   route: Route;
@@ -50,7 +50,7 @@ export interface ReconcileObservation extends Observation {
 
 export function planReconcile(o: ReconcileObservation): Plan {
   const { app } = o;
-  const problems = [...validateApp(app, o.policy), ...o.hosts.problems, ...(o.quota ? [o.quota] : []), ...missingDataPlane(app, o.unserved)];
+  const problems = [...validateApp(app, o.policy), ...o.hosts.problems, ...(o.budgets ?? []), ...missingDataPlane(app, o.unserved)];
   // Only a spec the platform allows claims hosts: a refused one never takes a host from anyone.
   if (problems.length) return invalidPlan(app, problems, o.now);
   if (o.hosts.conflicts.length) return invalidPlan(app, o.hosts.conflicts, o.now);

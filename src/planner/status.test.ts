@@ -129,6 +129,15 @@ describe('a spec the operator will not serve (invalidSpecStatus)', () => {
     }
   });
 
+  it('keeps the message under the condition schema\'s maxLength: the first problems whole, the rest counted', () => {
+    const many = Array.from({ length: 1000 }, (_, i) => ({ reason: 'SecretReferenceNotAllowed' as const, field: `spec.container.env[${i}].valueFrom.secretKeyRef`, message: 'x'.repeat(150) }));
+    const message = invalidSpecStatus(appWith(undefined), many, now).conditions!.find((c) => c.type === 'Ready')!.message;
+    assert.ok(message.length <= 32768, `${message.length} characters`);
+    assert.match(message, /^spec\.container\.env\[0\]\.valueFrom\.secretKeyRef: x+; spec\.container\.env\[1\]/);
+    const shown = message.split('; spec.').length;
+    assert.match(message, new RegExp(`; …and ${1000 - shown} more\\. The running version is left as it was\\.$`));
+  });
+
   it('keeps the phase and versions of an app that serves (what runs is left as it was)', () => {
     for (const phase of ['Stable', 'Canary', 'Failed'] as const) {
       const s = invalidSpecStatus(appWith({ ...base, phase }), problems, now);

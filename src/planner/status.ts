@@ -20,7 +20,7 @@ export function withConditions(app: ServerlessApp, conditions: ConditionInput[],
 /** Status for a spec the operator cannot serve: Ready=False naming the field; everything else kept as it was. */
 export function invalidSpecStatus(app: ServerlessApp, problems: SpecProblem[], now: Date): ServerlessAppStatus {
   const first = problems[0]!;
-  const message = problems.map((p) => `${p.field}: ${p.message}`).join('; ') + '. The running version is left as it was.';
+  const message = problemsMessage(problems);
   return {
     ...app.status,
     observedGeneration: app.metadata.generation ?? 0,
@@ -29,6 +29,28 @@ export function invalidSpecStatus(app: ServerlessApp, problems: SpecProblem[], n
     phase: app.status?.phase ?? 'Pending',
     conditions: withConditions(app, [{ type: 'Ready', status: 'False', reason: first.reason, message }], now),
   };
+}
+
+/** Under the status schema's condition message maxLength (32768), with room for the suffix. */
+const MAX_PROBLEMS_MESSAGE = 8192;
+
+/**
+ * The problems as one message, the first ones whole and the rest counted: a message over the
+ * schema's maxLength would make the API server refuse the status write, and the app would never
+ * show why it is refused (256 env entries each naming a Secret are admitted, each a problem).
+ */
+export function problemsMessage(problems: SpecProblem[]): string {
+  const suffix = '. The running version is left as it was.';
+  const parts: string[] = [];
+  let length = 0;
+  for (const p of problems) {
+    const part = `${p.field}: ${p.message}`.slice(0, MAX_PROBLEMS_MESSAGE / 2);
+    if (parts.length > 0 && length + part.length + 2 > MAX_PROBLEMS_MESSAGE) break;
+    parts.push(part);
+    length += part.length + 2;
+  }
+  const more = problems.length - parts.length;
+  return parts.join('; ') + (more > 0 ? `; …and ${more} more` : '') + suffix;
 }
 
 export interface StatusInput {

@@ -79,6 +79,16 @@ describe('scale windows', () => {
   });
 
   describe('next transition', () => {
+    it('reports a window that outlasts the gaps between its openings as open, and still finds the other windows\' transitions', () => {
+      // Open a whole year from each March: it never closes. Past the horizon (8 years) where it would
+      // close changes nothing; following it further took 256 yearly steps (seconds for 16 such windows).
+      const yearly: ScaleWindow = { name: 'year', schedule: '30 2 1-7 3 0', duration: '8783h', timeZone: 'Europe/Berlin', minScale: 2 };
+      const other: ScaleWindow = { name: 'other', schedule: '0 8 1 6 *', duration: '1h', minScale: 1 };
+      const r = effectiveScale({ minScale: 0 }, [yearly, other], 0, new Date('2026-11-25T12:00:00Z'));
+      assert.deepEqual(r.openWindows, ['year']);
+      assert.deepEqual(r.next && [r.next.window, r.next.change, r.next.at.toISOString()], ['other', 'open', '2027-06-01T08:00:00.000Z'], 'the other window\'s transitions are still found');
+    });
+
     const transition = (r: EffectiveScale) => r.next && { at: r.next.at.toISOString(), window: r.next.window, change: r.next.change, minScale: r.next.minScale, maxScale: r.next.maxScale };
     const withLead = [{ ...day, maxScale: 20 }];
     const cases: { it: string; base?: ScaleBounds; windows: ScaleWindow[]; now: string; lead?: string; expect: ReturnType<typeof transition> }[] = [

@@ -99,7 +99,11 @@ function closing(c: Compiled, last: number): { at?: number; knownOpenUntil?: num
   const wholeDays = c.durationMs >= c.schedule.sameDayGap * MINUTE + dstSlack(c, last);
   let current = last;
   let result: { at?: number; knownOpenUntil?: number } | undefined;
-  for (let i = 0; i < CHAIN_LIMIT && !result; i++) {
+  // Open past the search horizon of any instant the window is open at (each is before last + duration):
+  // where it closes then changes nothing effectiveScale reports, and a window as long as the gap between
+  // its openings (16 yearly ones open 8783h) would otherwise step CHAIN_LIMIT years each.
+  const far = last + SEARCH_HORIZON_MS;
+  for (let i = 0; i < CHAIN_LIMIT && !result && current <= far; i++) {
     if (wholeDays) {
       const wall = current + offsetAt(c.tz, current);
       const dayLast = opensAt(c.schedule, c.tz, Math.floor(wall / DAY) * DAY + c.schedule.lastMinute * MINUTE).instants.at(-1);

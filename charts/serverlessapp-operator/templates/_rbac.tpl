@@ -56,11 +56,12 @@ ConfigMaps, no Pods, no wildcards.
 {{- if eq .Values.knativeInPlaceScaling "auto" }}{{ $crds = append $crds "services.serving.knative.dev" }}{{ end }}
 {{- if eq .Values.modelCache.scope "auto" }}{{ $crds = append $crds "localmodelnamespacecaches.serving.kserve.io" }}{{ end }}
   # Which namespace owns which host: a namespace's first app to route a host
-  # creates its claim (the first create wins). Never updated or deleted here:
-  # the platform releases a host by deleting its claim.
+  # creates its claim (the first create wins). Never updated; the operator
+  # deletes a claim it made once no app of its namespace has named the host for
+  # hostClaims.releaseAfter, and the platform releases a host by deleting its claim.
   - apiGroups: [serverlessapp.io]
     resources: [hostclaims]
-    verbs: [list, watch, create]
+    verbs: [list, watch, create, delete]
 {{- if ne .Values.modelCache.scope "namespace" }}
   # Cluster-scoped model caches (the platform's opt-in); removed by a finalizer on the app.
   - apiGroups: [serving.kserve.io]

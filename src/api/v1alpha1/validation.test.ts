@@ -167,6 +167,9 @@ describe('controller-side validation', () => {
       { what: 'refuses a model over a configured limit', app: modelApp(), policy: { ...policy, maxModelSizeBytes: 2 ** 30 }, want: ['ModelSizeNotAllowed spec.model.size'] },
       { what: 'accepts any storage URI when no prefixes are configured', app: modelApp(), policy, want: [] },
       { what: 'accepts a storage URI under an allowed prefix with {namespace}', app: modelApp(), policy: { ...policy, allowedStorageUriPrefixes: ['s3://models/{namespace}/', 'gs://models/fraud/'] }, want: [] },
+      { what: 'refuses a storage URI that leaves its prefix by a ".." segment', app: modelApp({ model: { format: { name: 'sklearn' }, storageUri: 'gs://models/ml/../other/model', size: '1Gi' } }), policy: { ...policy, allowedStorageUriPrefixes: ['gs://models/{namespace}/'] }, want: ['StorageUriNotAllowed spec.model.storageUri'] },
+      { what: 'refuses a percent-encoded ".." segment', app: modelApp({ model: { format: { name: 'sklearn' }, storageUri: 'gs://models/ml/%2E%2e/other/model', size: '1Gi' } }), policy: { ...policy, allowedStorageUriPrefixes: ['gs://models/{namespace}/'] }, want: ['StorageUriNotAllowed spec.model.storageUri'] },
+      { what: 'admits dots inside a segment', app: modelApp({ model: { format: { name: 'sklearn' }, storageUri: 'gs://models/ml/v1..2/model.joblib', size: '1Gi' } }), policy: { ...policy, allowedStorageUriPrefixes: ['gs://models/{namespace}/'] }, want: [] },
       { what: 'refuses a storage URI under no allowed prefix', app: modelApp({ model: { format: { name: 'sklearn' }, storageUri: 'gs://other-team/model', size: '1Gi' } }), policy: { ...policy, allowedStorageUriPrefixes: ['gs://models/{namespace}/'] }, want: ['StorageUriNotAllowed spec.model.storageUri'] },
     ];
     for (const c of cases) it(c.what, () => assert.deepEqual(reasons(c.app, c.policy), c.want));

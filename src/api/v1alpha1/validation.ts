@@ -19,7 +19,7 @@ import { DEFAULT_ALLOWED_TOLERATION_KEYS, schedulingProblems } from './schedulin
 import { secretReferenceProblems } from './secret-references.ts';
 import { canonicalJson } from '../../util/canonical-json.ts';
 import { Lru } from '../../util/lru.ts';
-import { re2ProgramSizeBound } from './regex-cost.ts';
+import { FOLD_POINTS_PER_INSTRUCTION, re2ProgramSizeBound, UNICODE_CLASS_COST } from './regex-cost.ts';
 import type { ProblemReason } from './problem-reasons.ts';
 import { analysisTarget, type AnalysisPolicy } from './analysis-target.ts';
 import { forbiddenHeader } from '../../util/http-headers.ts';
@@ -34,6 +34,10 @@ export interface SpecProblem { reason: ProblemReason; field: string; message: st
 
 export const DEFAULT_MAX_MODEL_SIZE = '100Gi';
 export const DEFAULT_MAX_MODEL_CACHE_PER_NAMESPACE = '200Gi';
+/** The CRD's 16 hosts per app, times 4 apps naming all of theirs (typical apps name one or two). */
+export const DEFAULT_MAX_HOST_CLAIMS_PER_NAMESPACE = 64;
+/** Long enough for a GitOps prune and re-create of an app to keep its host. */
+export const DEFAULT_HOST_CLAIM_RELEASE_AFTER = '1h';
 
 /** What the platform allows apps; each field left out takes the operator's default (see config.ts). */
 export interface ValidationPolicy {
@@ -66,6 +70,10 @@ export interface ValidationPolicy {
   allowSecretReferences?: boolean;
   /** Most bytes one namespace's model caches may reserve on each node (default 200Gi, see controllers/model-cache-quota.ts). */
   maxModelCacheBytesPerNamespace?: number;
+  /** Most HostClaims one namespace may hold (default 64, see controllers/host-claim-budget.ts). */
+  maxHostClaimsPerNamespace?: number;
+  /** How long a HostClaim no app of its namespace names is kept before it is released, ms (default 1h, see controllers/host-claim-release.ts). */
+  hostClaimReleaseAfterMs?: number;
 }
 
 /**
@@ -129,7 +137,9 @@ export function hostProblem(host: string, namespace: string, policy: ValidationP
  * The RE2 program size (about one instruction per rune, class or copy of a repeated operand) all
  * of an app's header regexes may add up to. Istio's Envoy refuses a single regex over 32768
  * (re2.max_program_size.error_level); a quarter of that, shared by the app's 16 regexes, keeps the
- * first compile of one app's regexes under about 100 ms, and is far above what header matches need
+ * first compile of one app's regexes under about 100 ms (re2ProgramSizeBound counts the work of
+ * Unicode classes and case folding too; the worst shapes it admits took 1-45 ms on the 2-core test
+ * machine at load 5), and is far above what header matches need
  * (`^(beta|canary)-[a-z0-9]{1,32}$` is about 80).
  */
 export const MAX_REGEX_PROGRAM_SIZE = 8_192;
@@ -163,6 +173,15 @@ function compileProblem(regex: string): string | undefined {
 
 function storageUriAllowed(uri: string, namespace: string, prefixes: string[]): boolean {
   return prefixes.length === 0 || prefixes.some((p) => uri.startsWith(p.replaceAll('{namespace}', namespace)));
+}
+
+/**
+ * A "." or ".." path segment, spelled plainly or percent-encoded (%2e): a prefix is a path, and
+ * s3://models/team-b/../team-a/ starts with team-b's prefix but names team-a's objects.
+ */
+function hasDotSegment(uri: string): boolean {
+  const path = uri.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '').split(/[?#]/)[0]!;
+  return path.split(/\/|%2f|\\|%5c/i).some((segment) => /^(\.|%2e){1,2}$/i.test(segment));
 }
 
 const validated = new Lru<SpecProblem[]>(512);
@@ -211,7 +230,7 @@ function checkApp(app: ServerlessApp, policy: ValidationPolicy): SpecProblem[] {
     const field = `spec.rollout.match[${i}].regex`;
     const size = re2ProgramSizeBound(m.regex);
     if (size > budget) {
-      add('InvalidSpec', field, `regular expression too large: it compiles to about ${size} RE2 instructions, and the app's header regexes may have ${MAX_REGEX_PROGRAM_SIZE} in all (${MAX_REGEX_PROGRAM_SIZE - budget} used by the ones before it); a counted repetition such as {1000} copies its operand that many times: use + or * or a smaller count`);
+      add('InvalidSpec', field, `regular expression too large: it compiles to about ${size} RE2 instructions, and the app's header regexes may have ${MAX_REGEX_PROGRAM_SIZE} in all (${MAX_REGEX_PROGRAM_SIZE - budget} used by the ones before it); a counted repetition such as {1000} copies its operand that many times (use + or * or a smaller count), a Unicode class such as \\pL costs ${UNICODE_CLASS_COST}, and under (?i) a class range costs one per ${FOLD_POINTS_PER_INSTRUCTION} code points it spans`);
       return;
     }
     budget -= size;
@@ -317,7 +336,9 @@ export function modelProblems(app: ServerlessApp, policy: Pick<ValidationPolicy,
     }
   }
   const prefixes = policy.allowedStorageUriPrefixes ?? [];
-  if (!storageUriAllowed(model.storageUri, namespace, prefixes)) {
+  if (prefixes.length > 0 && hasDotSegment(model.storageUri)) {
+    problems.push({ reason: 'StorageUriNotAllowed', field: 'spec.model.storageUri', message: `storageUri ${model.storageUri} has a "." or ".." path segment (plain or %2e): under allowed prefixes a path must name its objects directly` });
+  } else if (!storageUriAllowed(model.storageUri, namespace, prefixes)) {
     problems.push({ reason: 'StorageUriNotAllowed', field: 'spec.model.storageUri', message: `storageUri must start with one of: ${prefixes.map((p) => p.replaceAll('{namespace}', namespace)).join(', ')}` });
   }
   return problems;
