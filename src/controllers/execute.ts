@@ -1,29 +1,37 @@
-// Executes a plan's child operations in order, each only when its guard holds,
+// Executes a plan's operations in order, each only when its guard holds,
 // through the one write path (ChildWriter) with the rule its kind declares.
 // A write the API server refuses, or an object the app does not control, is
 // collected as a Refusal and does not stop the others; any other failure is
 // thrown (the queue retries with backoff). What happened goes back to the plan.
+// Both controllers execute their plans here (the model-cache controller runs
+// its own operations, a finalizer among them, through executeOperations).
 
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
-import type { ChildOperation, ChildOutcome, ExecutedOperation, Outcome, Refusal } from '../planner/plan.ts';
-import { guardHolds } from '../planner/reconcile.ts';
+import { guardHolds, type ChildOperation, type ChildOutcome, type Executed, type Guarded, type Outcome, type Refusal } from '../planner/plan.ts';
 import { WRITE_RULES } from '../planner/write-rules.ts';
 import { WriteRejected, type ChildWriter } from './children.ts';
 
-export async function execute(children: ChildWriter, app: ServerlessApp, operations: ChildOperation[], wallClock: () => Date): Promise<Outcome> {
-  const done: ExecutedOperation[] = [];
+/** Runs each operation whose guard holds; a refusal is an outcome, not a failure. */
+export async function executeOperations<Op extends Guarded>(operations: readonly Op[], run: (op: Op) => Promise<ChildOutcome>): Promise<Executed<Op>[]> {
+  const done: Executed<Op>[] = [];
   for (const op of operations) {
     if (!guardHolds(op, done)) {
       done.push({ op, outcome: 'skipped' });
       continue;
     }
     try {
-      done.push({ op, outcome: await run(children, app, op) });
+      done.push({ op, outcome: await run(op) });
     } catch (err) {
       if (!(err instanceof WriteRejected)) throw err;
       done.push({ op, outcome: 'rejected', refusal: refusalOf(err) });
     }
   }
+  return done;
+}
+
+/** The ServerlessApp controller's child operations. */
+export async function execute(children: ChildWriter, app: ServerlessApp, operations: ChildOperation[], wallClock: () => Date): Promise<Outcome> {
+  const done = await executeOperations(operations, (op) => run(children, app, op));
   return { operations: done, wallClock: wallClock() };
 }
 
@@ -36,7 +44,7 @@ async function run(children: ChildWriter, app: ServerlessApp, op: ChildOperation
   }
 }
 
-function need<T>(op: ChildOperation, value: T | undefined): T {
+function need<T>(op: Guarded & { action: string }, value: T | undefined): T {
   if (value === undefined) throw new Error(`plan operation ${op.id} (${op.action}) carries no object`);
   return value;
 }

@@ -13,8 +13,8 @@
 // removed.
 
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
-import { cacheOwner, CACHE_FINALIZER, guardHolds, modelCachedUpdate, planModelCache, wantsCache, type CacheObject, type CacheOperation, type ExecutedCacheOperation, type ModelCachePolicy } from '../planner/model-cache-plan.ts';
-import type { Refusal } from '../planner/plan.ts';
+import { cacheOwner, CACHE_FINALIZER, modelCachedUpdate, planModelCache, wantsCache, type CacheObject, type CacheOperation, type ModelCachePolicy } from '../planner/model-cache-plan.ts';
+import type { ChildOutcome } from '../planner/plan.ts';
 import type { WorkloadObject } from '../planner/workloads.ts';
 import { controllingApp, MANAGED_SELECTOR } from '../render/metadata.ts';
 import type { CacheScope } from '../render/local-model-cache.ts';
@@ -25,7 +25,8 @@ import { Kinds } from '../util/kinds.ts';
 import type { Manager } from '../runtime/manager.ts';
 import { StatusWriter } from '../runtime/status.ts';
 import { findCondition } from '../util/conditions.ts';
-import { ChildWriter, WriteRejected } from './children.ts';
+import { ChildWriter } from './children.ts';
+import { executeOperations } from './execute.ts';
 import type { ModelCacheQuota } from './model-cache-quota.ts';
 import { splitKey } from '../util/object-key.ts';
 
@@ -120,11 +121,9 @@ export class ModelCacheReconciler {
       inferenceService: this.inferenceServices.get(req.namespace, req.name),
       quota: app ? this.quota.problem(app) : undefined,
     });
-    const done: ExecutedCacheOperation[] = [];
-    for (const op of plan.operations) {
-      const executed = guardHolds(op, done) ? await this.execute(app, op) : { op, outcome: 'skipped' as const };
-      if (executed.outcome !== 'unchanged') ctx.log.info(`model cache: ${op.id} ${executed.outcome}`, { why: op.why, ...(executed.refusal ? { refusal: executed.refusal.message } : {}) });
-      done.push(executed);
+    const done = await executeOperations(plan.operations, (op) => this.run(app, op));
+    for (const { op, outcome, refusal } of done) {
+      if (outcome !== 'unchanged') ctx.log.info(`model cache: ${op.id} ${outcome}`, { why: op.why, ...(refusal ? { refusal: refusal.message } : {}) });
     }
     const report = plan.report(done);
     if (app) for (const e of report.events) this.mgr.events.record(app, e.type, e.reason, e.message);
@@ -132,22 +131,17 @@ export class ModelCacheReconciler {
     if (report.retry) throw new Error(report.retry.summary);
   }
 
-  /** Runs one operation; a write the API server refuses is an outcome, anything else fails the reconcile. */
-  private async execute(app: ServerlessApp | undefined, op: CacheOperation): Promise<ExecutedCacheOperation> {
-    try {
-      if (op.action === 'finalizer') {
+  /** Runs one operation (a refusal the executor turns into an outcome; anything else fails the reconcile). */
+  private async run(app: ServerlessApp | undefined, op: CacheOperation): Promise<ChildOutcome> {
+    switch (op.action) {
+      case 'finalizer':
         await this.children.finalizer(app!, CACHE_FINALIZER, op.present);
-        return { op, outcome: 'written' };
-      }
-      if (op.action === 'remove') {
+        return 'written';
+      case 'remove':
         await this.children.removeMatched(op.kind, op.live!);
-        return { op, outcome: 'removed' };
-      }
-      if (op.action === 'ensure') return { op, outcome: await this.children.ensure(op.kind, op.desired!, op.live) ? 'written' : 'unchanged' };
-      throw new Error(`model cache: no executor for ${op.action}`);
-    } catch (err) {
-      if (!(err instanceof WriteRejected)) throw err;
-      return { op, outcome: 'rejected', refusal: refusalOf(err) };
+        return 'removed';
+      case 'ensure': return await this.children.ensure(op.kind, op.desired!, op.live) ? 'written' : 'unchanged';
+      default: throw new Error(`model cache: no executor for ${op.action}`);
     }
   }
 
@@ -155,8 +149,4 @@ export class ModelCacheReconciler {
   private async writeCondition(app: ServerlessApp, conditions: ReturnType<typeof modelCachedUpdate>): Promise<void> {
     if (conditions) await this.status.writePart(app, conditions.length ? { conditions } : {});
   }
-}
-
-function refusalOf(err: WriteRejected): Refusal {
-  return { kind: err.kind, object: err.object, reason: err.reason, message: err.message, summary: err.summary, retry: err.retry };
 }

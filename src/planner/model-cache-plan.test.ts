@@ -5,10 +5,10 @@ import { modelCacheName, renderLocalModelCache, type CacheScope } from '../rende
 import { APP_LABEL } from '../render/metadata.ts';
 import type { Condition } from '../util/conditions.ts';
 import {
-  CACHE_FINALIZER, cacheNameFor, cacheRefusal, guardHolds, inferenceServiceToRemoveFirst, modelCachedUpdate, planModelCache, wantsCache,
+  CACHE_FINALIZER, cacheNameFor, cacheRefusal, inferenceServiceToRemoveFirst, modelCachedUpdate, planModelCache, wantsCache,
   type CacheObject, type CacheObservation, type CachePlan, type ExecutedCacheOperation, type ModelPolicy,
 } from './model-cache-plan.ts';
-import type { ChildOutcome, Refusal } from './plan.ts';
+import { guardHolds, type ChildOutcome, type Refusal } from './plan.ts';
 
 describe('model cache: which apps get one', () => {
   const cases: Array<{ what: string; app: ReturnType<typeof modelApp>; policy?: ModelPolicy; want: boolean }> = [

@@ -18,7 +18,7 @@ import { CACHE_NAMESPACE_LABEL, modelCacheName, renderLocalModelCache, type Cach
 import { APP_LABEL, controllingApp } from '../render/metadata.ts';
 import { findCondition, setCondition, type Condition } from '../util/conditions.ts';
 import { Kinds } from '../util/kinds.ts';
-import type { ChildOperation, ChildOutcome, PlannedEvent, Refusal } from './plan.ts';
+import type { ChildOperation, ChildOutcome, Executed, PlannedEvent, Refusal } from './plan.ts';
 import type { WorkloadObject } from './workloads.ts';
 
 export const CACHE_FINALIZER = 'serverlessapp.io/model-cache';
@@ -62,11 +62,7 @@ export interface FinalizerOperation {
 
 export type CacheOperation = ChildOperation | FinalizerOperation;
 
-export interface ExecutedCacheOperation {
-  op: CacheOperation;
-  outcome: ChildOutcome;
-  refusal?: Refusal;
-}
+export type ExecutedCacheOperation = Executed<CacheOperation>;
 
 type ConditionInput = Pick<Condition, 'status' | 'reason' | 'message'>;
 
@@ -215,12 +211,6 @@ function condition(app: ServerlessApp | undefined, wants: boolean, quota: SpecPr
 }
 
 /** Whether `op` runs after `done`: it has no guard, or the operation it names ended as the guard asks. */
-export function guardHolds(op: CacheOperation, done: readonly ExecutedCacheOperation[]): boolean {
-  if (!op.when) return true;
-  const earlier = done.find((d) => d.op.id === op.when!.op);
-  return !!earlier && op.when.outcome.includes(earlier.outcome);
-}
-
 /** The first refusal among `done` that backoff may cure. */
 function retryOf(done: ExecutedCacheOperation[]): { retry?: Refusal } {
   const r = done.find((d) => d.outcome === 'rejected' && d.refusal?.retry)?.refusal;

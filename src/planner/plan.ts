@@ -56,10 +56,26 @@ export interface Refusal {
   namespaceTerminating?: boolean;
 }
 
-export interface ExecutedOperation {
-  op: ChildOperation;
+/** An operation as the executor left it: what happened, and the refusal when the API server refused it. */
+export interface Executed<Op> {
+  op: Op;
   outcome: ChildOutcome;
   refusal?: Refusal;
+}
+
+export type ExecutedOperation = Executed<ChildOperation>;
+
+/** What a guard needs of an operation (child writes, and the model-cache controller's finalizer). */
+export interface Guarded {
+  id: string;
+  when?: ChildOperation['when'];
+}
+
+/** An operation with a guard runs only when the earlier operation it names ended in one of the outcomes listed. */
+export function guardHolds(op: Guarded, done: readonly Executed<Guarded>[]): boolean {
+  if (!op.when) return true;
+  const earlier = done.find((x) => x.op.id === op.when!.op);
+  return !!earlier && op.when.outcome.includes(earlier.outcome);
 }
 
 /** What the executor hands back to the plan. */

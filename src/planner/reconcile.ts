@@ -64,12 +64,6 @@ export function planReconcile(o: ReconcileObservation): Plan {
 }
 
 /** Whether `op` runs: it has no guard, or the operation its guard names ended in one of the outcomes it lists. */
-export function guardHolds(op: ChildOperation, done: ExecutedOperation[]): boolean {
-  if (!op.when) return true;
-  const earlier = done.find((x) => x.op.id === op.when!.op);
-  return !!earlier && op.when.outcome.includes(earlier.outcome);
-}
-
 /** When to look again: the plan's requeue or the status writer's, the earlier; whole milliseconds, at least one. */
 export function nextLookMs(plan: Plan, statusRetryInMs?: number): number | undefined {
   const waits = [plan.requeueAfterMs, statusRetryInMs].filter((x): x is number => x !== undefined);
