@@ -81,7 +81,7 @@ export async function startEnvironment(log: (line: string) => void): Promise<Dem
     const operator = await createOperator(kubeConfig, config, { logger: createLogger({ level: config.logLevel }), clock });
     await operator.manager.start();
     stops.push(async () => {
-      operator.apps.warmups.stop();
+      operator.apps.effects.warmups.stop();
       await operator.manager.stop();
     });
     log(`operator running in-process (metrics http://127.0.0.1:${operator.manager.ports.metrics}/metrics, `

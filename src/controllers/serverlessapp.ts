@@ -20,12 +20,12 @@ import type { Manager } from '../runtime/manager.ts';
 import { StatusWriter } from '../runtime/status.ts';
 import type { SlotLimits } from '../util/fair-slots.ts';
 import { Kinds } from '../util/kinds.ts';
-import { HostClaimBudget } from './host-claim-budget.ts';
 import { splitKey } from '../util/object-key.ts';
 import { AppCaches } from './app-caches.ts';
 import { AppEffects } from './app-effects.ts';
 import { ChildWriter } from './children.ts';
 import { execute } from './execute.ts';
+import { HostClaimBudget } from './host-claim-budget.ts';
 import { HostClaims } from './host-claims.ts';
 import { cacheNameFor } from './model-cache.ts';
 import type { ModelCacheQuota } from './model-cache-quota.ts';
@@ -54,13 +54,11 @@ export interface ServerlessAppOptions {
 export class ServerlessAppReconciler {
   readonly controller: Controller;
   readonly effects: AppEffects;
-  get warmups() { return this.effects.warmups; }
   private readonly apps: Informer<ServerlessApp>;
   private readonly caches: AppCaches;
   private readonly status: StatusWriter;
   private readonly hosts: HostClaims;
   private readonly hostBudget: HostClaimBudget;
-  private readonly cacheQuota: ModelCacheQuota;
   private readonly children: ChildWriter;
   private readonly metrics: RolloutMetrics;
   private readonly kinds: { knative: Workload; kserve: Workload };
@@ -102,8 +100,7 @@ export class ServerlessAppReconciler {
     this.apps.on('add', (a) => recheck(this.hosts.setApp(a)));
     this.apps.on('update', (a) => recheck(this.hosts.setApp(a)));
     this.apps.on('delete', (a) => recheck(this.hosts.deleteApp(a)));
-    this.cacheQuota = o.cacheQuota;
-    this.cacheQuota.onChange((keys) => recheck(keys.map(splitKey)));
+    o.cacheQuota.onChange((keys) => recheck(keys.map(splitKey)));
     mgr.add(this.controller);
   }
 
@@ -133,7 +130,7 @@ export class ServerlessAppReconciler {
   }
 
   private observe(app: ServerlessApp, key: string): ReconcileObservation {
-    const budgets = [this.cacheQuota.problem(app), this.hostBudget.problem(app)].filter((p) => p !== undefined), modelCache = cacheNameFor(app, this.o.modelCacheScope, this.o.policy);
+    const budgets = [this.o.cacheQuota.problem(app), this.hostBudget.problem(app)].filter((p) => p !== undefined), modelCache = cacheNameFor(app, this.o.modelCacheScope, this.o.policy);
     return {
       app, now: this.mgr.clock.now(), policy: this.o.policy, ...this.caches.children(app, this.kinds, this.route), ...this.effects.results(key),
       hosts: this.hosts.verdict(app), unserved: this.caches.unserved(), route: this.route,

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { LeaderElector, claimLease, heldByOther, microTime, releasedLease, type LeaseSpec } from './leader-election.ts';
 import { waitFor } from '../../test/support/wait.ts';
+import { maxConcurrentLeaders } from '../testing/leadership.ts';
 
 const t0 = new Date('2026-01-02T03:04:05.123Z');
 const t1 = new Date('2026-01-02T03:04:07.456Z');
@@ -141,16 +142,6 @@ describe('LeaderElector against a scripted API server', () => {
     return e;
   }
 
-  /** The largest number of candidates that believed they led at the same time. */
-  function maxConcurrentLeaders(): number {
-    let leading = 0;
-    let max = 0;
-    for (const [, isLeader] of timeline) {
-      leading += isLeader ? 1 : -1;
-      max = Math.max(max, leading);
-    }
-    return max;
-  }
 
   beforeEach(() => {
     api = new FakeLeaseServer();
@@ -178,7 +169,7 @@ describe('LeaderElector against a scripted API server', () => {
     const stepDown = timeline.find(([id, leading]) => id === 'a' && !leading);
     assert.ok(stepDown, 'a stepped down');
     assert.ok(stepDown[2] - cutAt <= timing.renewDeadlineMs + timing.retryPeriodMs + 50, `a stepped down ${Math.round(stepDown[2] - cutAt)} ms after the cut`);
-    assert.equal(maxConcurrentLeaders(), 1);
+    assert.equal(maxConcurrentLeaders(timeline), 1);
     assert.equal(api.lease?.spec?.holderIdentity, 'b');
     assert.equal(api.lease?.spec?.leaseTransitions, 1);
   });

@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { CoordinationV1Api } from '@kubernetes/client-node';
 import { LeaderElector, type LeaderElectorOptions } from '../../src/runtime/leader-election.ts';
+import { maxConcurrentLeaders } from '../../src/testing/leadership.ts';
 import { freshNamespace, testEnv } from '../support/cluster.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -31,14 +32,6 @@ describe('LeaderElector against a real API server (integration)', function () {
     electors.push(e);
     void e.run({ onStartedLeading() {}, onStoppedLeading() {} });
     return e;
-  }
-
-  /** The most candidates that believed they led at the same time. */
-  function maxConcurrentLeaders(): number {
-    let leading = 0;
-    let max = 0;
-    for (const [, isLeader] of timeline) max = Math.max(max, (leading += isLeader ? 1 : -1));
-    return max;
   }
 
   const lease = () => testEnv().kubeConfig().makeApiClient(CoordinationV1Api).readNamespacedLease({ name: 'operator-lock', namespace: ns });
@@ -69,7 +62,7 @@ describe('LeaderElector against a real API server (integration)', function () {
       return Date.parse(String(spec?.renewTime)) > Date.parse(String(spec?.acquireTime)) + timing.leaseDurationMs;
     });
     assert.equal([a, b].filter((e) => e.isLeader()).length, 1);
-    assert.equal(maxConcurrentLeaders(), 1);
+    assert.equal(maxConcurrentLeaders(timeline), 1);
     const l = await lease();
     assert.equal(l.spec?.holderIdentity, a.isLeader() ? 'a' : 'b');
     assert.equal(l.spec?.leaseDurationSeconds, 3);
@@ -93,7 +86,7 @@ describe('LeaderElector against a real API server (integration)', function () {
     await waitFor('b to take over', () => b.isLeader(), { intervalMs: 20 });
     const tookMs = performance.now() - stoppedAt;
     assert.ok(tookMs < timing.leaseDurationMs, `took over in ${Math.round(tookMs)} ms, without waiting for the lease to expire`);
-    assert.equal(maxConcurrentLeaders(), 1);
+    assert.equal(maxConcurrentLeaders(timeline), 1);
     const l = await lease();
     assert.equal(l.spec?.holderIdentity, 'b');
     assert.equal(l.spec?.leaseTransitions, 1);

@@ -38,7 +38,7 @@ export async function startOperator(overrides: Partial<OperatorConfig> = {}, opt
   return {
     ...op, clock,
     stop: async () => {
-      op.apps.warmups.stop();
+      op.apps.effects.warmups.stop();
       await op.manager.stop();
     },
   };
