@@ -142,7 +142,6 @@ describe('LeaderElector against a scripted API server', () => {
     return e;
   }
 
-
   beforeEach(() => {
     api = new FakeLeaseServer();
     electors = [];
