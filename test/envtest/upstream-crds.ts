@@ -55,7 +55,7 @@ type Crd = V1CustomResourceDefinition & { metadata: { name: string } };
 const CRD_KIND = { group: 'apiextensions.k8s.io', version: 'v1', kind: 'CustomResourceDefinition', plural: 'customresourcedefinitions', namespaced: false };
 const projectRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const FIELD_MANAGER = 'envtest';
-const ESTABLISH_TIMEOUT_MS = 60_000;
+const ESTABLISH_TIMEOUT_MS = 180_000;
 const run = promisify(execFile);
 
 /** Installs upstream and project CRDs and waits until all are Established; returns their names. */
@@ -106,10 +106,19 @@ export async function installCrds(kc: KubeConfig, crds: Crd[]): Promise<void> {
   const live = new Map(list.items.map((c) => [c.metadata?.name ?? '', c]));
   const wanted = crds.filter((crd) => !isInstalled(crd, live.get(crd.metadata.name)));
   await forEachLimited(wanted, 4, async (crd) => {
-    try {
-      await api.patchCustomResourceDefinition({ name: crd.metadata.name, body: crd, fieldManager: FIELD_MANAGER, force: true }, apply);
-    } catch (err) {
-      throw new Error(`installing CRD ${crd.metadata.name} failed: ${describeApiError(err)}`);
+    const deadline = performance.now() + BUSY_RETRY_MS;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await api.patchCustomResourceDefinition({ name: crd.metadata.name, body: crd, fieldManager: FIELD_MANAGER, force: true }, apply);
+        return;
+      } catch (err) {
+        // A busy API server (2 shared cores) answers a huge schema's apply with 504/429/503; the apply
+        // is idempotent, so it is tried again until the deadline, then reported with every attempt.
+        if (!busy(err) || performance.now() > deadline) {
+          throw new Error(`installing CRD ${crd.metadata.name} failed after ${attempt} attempt(s) in ${BUSY_RETRY_MS / 1000}s: ${describeApiError(err)}`);
+        }
+        await sleep(Math.min(2_000 * attempt, 15_000));
+      }
     }
   });
   await waitEstablished(api, new Set(crds.map((crd) => crd.metadata.name)));
@@ -196,6 +205,15 @@ async function forEachLimited<T>(items: T[], limit: number, fn: (item: T) => Pro
   await Promise.all(Array.from({ length: Math.min(limit, queue.length) }, async () => {
     for (let item = queue.shift(); item !== undefined; item = queue.shift()) await fn(item);
   }));
+}
+
+/** How long an apply the API server answered "busy" is tried again. */
+const BUSY_RETRY_MS = 5 * 60_000;
+
+/** The API server's answers that say "not now", not "no". */
+function busy(err: unknown): boolean {
+  const code = (err as { code?: number }).code;
+  return code === 429 || code === 502 || code === 503 || code === 504;
 }
 
 function describeApiError(err: unknown): string {
