@@ -74,7 +74,7 @@ describe('Helm chart: rendering', function () {
     const values = {
       watchNamespaces: ['team-a', 'team-b'], allowedGateways: ['istio-system/public', '{namespace}/*'],
       warmupUrlTemplate: 'http://{revision}.{namespace}.svc:8012{path}', modelCache: { nodeGroup: 'gpu-a100', scope: 'cluster', maxModelSize: '20Gi', maxBytesPerNamespace: '50Gi', allowedStorageUriPrefixes: ['s3://models/{namespace}/'] },
-      knativeInPlaceScaling: 'false', knativeVisibility: 'external', localGateway: 'local-gw.istio-system.svc.cluster.local', logLevel: 'debug', concurrency: 12,
+      knativeInPlaceScaling: 'false', knativeVisibility: 'external', localGateway: 'local-gw.istio-system.svc.cluster.local', router: 'gateway-api', logLevel: 'debug', concurrency: 12,
       metrics: { port: 9090 }, healthProbePort: 9091, leaderElection: { leaseName: 'my-lease' },
       allowedHostSuffixes: ['{namespace}.apps.example.com'], allowWildcardHosts: true,
       analysis: { providers: { main: 'http://prometheus.monitoring:9090' }, allowAddress: true },
@@ -90,7 +90,7 @@ describe('Helm chart: rendering', function () {
       leaderElect: true, leaderElectionNamespace: 'ops', leaderElectionId: 'my-lease', identity: 'pod-1',
       allowedGateways: ['istio-system/public', '{namespace}/*'], warmupUrlTemplate: 'http://{revision}.{namespace}.svc:8012{path}',
       modelCacheNodeGroup: 'gpu-a100', modelCacheScope: 'cluster', knativeInPlaceScaling: 'false', knativeVisibility: 'external',
-      localGateway: 'local-gw.istio-system.svc.cluster.local',
+      localGateway: 'local-gw.istio-system.svc.cluster.local', router: 'gateway-api',
       allowedHostSuffixes: ['{namespace}.apps.example.com'], allowWildcardHosts: true,
       analysisProviders: [{ name: 'main', url: 'http://prometheus.monitoring:9090' }], allowAnalysisAddress: true,
       maxModelSizeBytes: 20 * 2 ** 30, maxModelCacheBytesPerNamespace: 50 * 2 ** 30, allowedStorageUriPrefixes: ['s3://models/{namespace}/'],

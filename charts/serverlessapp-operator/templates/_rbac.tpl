@@ -44,6 +44,12 @@ ConfigMaps, no Pods, no wildcards.
   - apiGroups: [networking.istio.io]
     resources: [virtualservices]
     verbs: [get, list, watch, create, patch, delete]
+  # Both routers' kinds, whichever `router` is set: after a switch the other
+  # router's route is read and removed (make before break), and a switch needs
+  # no RBAC change. Nothing is written of a kind whose CRD is not installed.
+  - apiGroups: [gateway.networking.k8s.io]
+    resources: [httproutes]
+    verbs: [get, list, watch, create, patch, delete]
   # Events on ServerlessApps; repeats patch the event's series count.
   - apiGroups: [events.k8s.io]
     resources: [events]
