@@ -90,7 +90,7 @@ spec:
     assert.equal(parentCondition(route, 'Accepted')?.status, 'True');
     assert.equal(await userClient().get(Kinds.VirtualService, ns, 'shop-routes'), undefined, 'no VirtualService under the gateway-api router');
 
-    await applyApp(app(ns, 'shop', spec('ghcr.io/acme/shop:2', host, 'public', { canaryPercent: 20, match: [{ header: 'x-canary', exact: 'always' }] })));
+    await applyApp(app(ns, 'shop', spec('ghcr.io/acme/shop:2', host, 'public', { canaryPercent: 20, mirrorPercent: 10, match: [{ header: 'x-canary', exact: 'always' }] })));
     let a = await waitForApp(ns, 'shop', (x) => !noRejection(x) || x.status?.canary?.trafficPercent === 20, 'the candidate at 20%', READY_MS);
     assert.ok(noRejection(a), `the canary edit was refused: ${condition(a, 'Ready')?.message}`);
     const candidateRev = a.status!.versions!.candidate!.revision!;
@@ -100,6 +100,8 @@ spec:
     }, { timeoutMs: 60_000 });
     assert.deepEqual(weights(route), { [stableRev]: 80, [candidateRev]: 20 });
     assert.deepEqual(route.spec.rules.map((r) => r.name), ['candidate-by-header', 'default']);
+    assert.deepEqual((route.spec.rules[1] as unknown as { filters?: unknown[] }).filters, [{ type: 'RequestMirror', requestMirror: { backendRef: { group: '', kind: 'Service', name: `${candidateRev}-private`, port: 80 }, percent: 10 } }],
+      'the mirror, with its percentage, accepted and resolved by istiod');
     assert.deepEqual(await reportedSplit(ns, 'shop'), { stable: 80, candidate: 20 }, 'Knative reports the same split');
 
     await applyApp(app(ns, 'shop', spec('ghcr.io/acme/shop:2', host, 'public', { canaryPercent: 100 })));
