@@ -74,7 +74,8 @@ export class ServerlessAppReconciler {
     this.mgr = mgr;
     this.o = o;
     this.apps = mgr.informer<ServerlessApp>(Kinds.ServerlessApp);
-    this.caches = new AppCaches(mgr);
+    this.route = routerFor(o.router ?? 'istio', o.localGateway);
+    this.caches = new AppCaches(mgr, this.route);
     // ModelCached is the model-cache controller's (see model-cache.ts).
     this.status = new StatusWriter(mgr.client, { othersConditions: [MODEL_CACHED] });
     this.children = new ChildWriter(mgr.client);
@@ -83,7 +84,6 @@ export class ServerlessAppReconciler {
     this.hostBudget = new HostClaimBudget(claims, o.policy.maxHostClaimsPerNamespace);
     this.metrics = new RolloutMetrics(mgr.metrics.registry);
     this.kinds = { knative: knativeWorkload(o.inPlaceBounds, o.clusterLocal ?? true), kserve: kserveWorkload(o.inPlaceBounds, o.clusterLocal ?? true) };
-    this.route = routerFor(o.router ?? 'istio', o.localGateway);
     this.effects = new AppEffects({
       clock: mgr.clock, warmupUrlTemplate: o.warmupUrlTemplate, analysisPolicy: o.policy.analysis,
       ...(o.warmupBackoffMs ? { warmupBackoffMs: o.warmupBackoffMs } : {}), ...(o.warmupSlots ? { warmupSlots: o.warmupSlots } : {}), ...(o.analysisSlots ? { analysisSlots: o.analysisSlots } : {}),

@@ -97,12 +97,6 @@ describe('planReconcile', () => {
       assert.equal(after.operations[2]!.kind.kind, 'VirtualService');
     });
 
-    it('the other way round: an HTTPRoute left by the gateway-api router goes once the VirtualService is unchanged', () => {
-      const p = planReconcile(observe(withIngress, { routes: { retired: accepted(1)! } }));
-      assert.deepEqual(ops(p), ['ensure workload', 'ensure route', 'remove retired-route when route unchanged']);
-      assert.equal(p.operations[2]!.kind.kind, 'HTTPRoute');
-    });
-
     const refused: Array<[string, ServerlessApp, string]> = [
       ['a mesh-only route (no gateway): refused on spec.ingress.gateways', withIngress, 'spec.ingress.gateways'],
       ['retries: refused on spec.ingress.retries (experimental channel only in v1.6.3)', containerApp({ ingress: { hosts: ['shop.example.com'], gateways: ['gw/public'], retries: { attempts: 2 } } }), 'spec.ingress.retries'],

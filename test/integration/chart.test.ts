@@ -91,6 +91,7 @@ describe('Helm chart: rendering', function () {
       allowedGateways: ['istio-system/public', '{namespace}/*'], warmupUrlTemplate: 'http://{revision}.{namespace}.svc:8012{path}',
       modelCacheNodeGroup: 'gpu-a100', modelCacheScope: 'cluster', knativeInPlaceScaling: 'false', knativeVisibility: 'external',
       localGateway: 'local-gw.istio-system.svc.cluster.local', router: 'gateway-api',
+      maxHostClaimsPerNamespace: 64, hostClaimReleaseAfterMs: 3_600_000,
       allowedHostSuffixes: ['{namespace}.apps.example.com'], allowWildcardHosts: true,
       analysisProviders: [{ name: 'main', url: 'http://prometheus.monitoring:9090' }], allowAnalysisAddress: true,
       maxModelSizeBytes: 20 * 2 ** 30, maxModelCacheBytesPerNamespace: 50 * 2 ** 30, allowedStorageUriPrefixes: ['s3://models/{namespace}/'],
@@ -160,6 +161,15 @@ describe('Helm chart: rendering', function () {
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: ['serverlessapp-operator-leader'], verbs: ['get', 'update'] },
     ]);
+  });
+
+  it('grants each router\'s route kind only under that router, and under gateway-api only the removal of the istio router\'s VirtualServices', async () => {
+    const granted = async (values: object) => grantedPermissions(rulesOf(await renderChart(values), 'ClusterRole'));
+    const verbs = (g: Set<string>, resource: string) => ['get', 'list', 'watch', 'create', 'patch', 'delete'].filter((v) => g.has(`${v} ${resource}`));
+    const istio = await granted({});
+    assert.deepEqual([verbs(istio, 'virtualservices.networking.istio.io'), verbs(istio, 'httproutes.gateway.networking.k8s.io')], [['get', 'list', 'watch', 'create', 'patch', 'delete'], []]);
+    const gatewayApi = await granted({ router: 'gateway-api' });
+    assert.deepEqual([verbs(gatewayApi, 'httproutes.gateway.networking.k8s.io'), verbs(gatewayApi, 'virtualservices.networking.istio.io')], [['get', 'list', 'watch', 'create', 'patch', 'delete'], ['list', 'watch', 'delete']]);
   });
 
   it('renders no PodDisruptionBudget for a single replica, which may run without leader election', async () => {
