@@ -73,6 +73,9 @@ describe('operator flags', () => {
       { what: '--allow-secret-references', argv: [], env: { ALLOW_SECRET_REFERENCES: 'true' }, pick: (c) => c.allowSecretReferences, want: true },
       { what: '--max-model-cache-bytes-per-namespace as a quantity', argv: ['--max-model-cache-bytes-per-namespace', '1Ti'], pick: (c) => c.maxModelCacheBytesPerNamespace, want: 2 ** 40 },
       { what: 'cluster-scoped caches as an opt-in', argv: ['--model-cache-scope', 'cluster'], pick: (c) => c.modelCacheScope, want: 'cluster' },
+      { what: 'the istio router by default', argv: [], pick: (c) => c.router, want: 'istio' },
+      { what: '--router gateway-api', argv: ['--router', 'gateway-api'], pick: (c) => c.router, want: 'gateway-api' },
+      { what: 'the router from $ROUTER', argv: [], env: { ROUTER: 'gateway-api' }, pick: (c) => c.router, want: 'gateway-api' },
     ];
     for (const c of accepted) it(`reads ${c.what}`, () => assert.deepEqual(c.pick(parseConfig(c.argv, c.env ?? {})), c.want));
 
@@ -90,6 +93,7 @@ describe('operator flags', () => {
       [['--allowed-toleration-keys', 'nvidia.com/*'], /--allowed-toleration-keys: "nvidia.com\/\*" is not a taint key/],
       [['--allow-secret-references', 'on'], /--allow-secret-references: "on" is not one of true, false/],
       [['--max-model-cache-bytes-per-namespace', 'lots'], /--max-model-cache-bytes-per-namespace: invalid quantity/],
+      [['--router', 'nginx'], /--router: "nginx" is not one of istio, gateway-api/],
     ];
     for (const [argv, message] of refused) {
       it(`refuses ${argv.join(' ')}, naming the flag`, () => assert.throws(() => parseConfig(argv, {}), (e: unknown) => e instanceof ConfigError && message.test(e.message)));

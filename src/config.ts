@@ -11,6 +11,8 @@ import { DEFAULT_HOST_CLAIM_RELEASE_AFTER, DEFAULT_MAX_HOST_CLAIMS_PER_NAMESPACE
 import { baseUrlProblem, type AnalysisProvider } from './api/v1alpha1/analysis-target.ts';
 
 export type InPlaceScaling = 'auto' | 'true' | 'false';
+export const ROUTERS = ['istio', 'gateway-api'] as const;
+export type Router = (typeof ROUTERS)[number];
 
 export interface OperatorConfig {
   kubeconfig?: string;
@@ -67,6 +69,8 @@ export interface OperatorConfig {
   knativeVisibility: 'cluster-local' | 'external';
   /** Knative's cluster-local gateway Service that VirtualServices route to. */
   localGateway: string;
+  /** What spec.ingress becomes: an Istio VirtualService, or a Gateway API HTTPRoute (planner/route.ts). */
+  router: Router;
   /** Start the clock here (demo/tests): time then runs in real time from this instant. */
   clockStart?: string;
   /** Restart a watch that carried nothing for this long (default: the informer's, 60 s). */
@@ -116,6 +120,7 @@ const OPTIONS = {
   'knative-inplace-scaling': { type: 'string', env: 'KNATIVE_INPLACE_SCALING', help: 'auto|true|false (default auto: detect Knative >= 1.21)' },
   'knative-visibility': { type: 'string', env: 'KNATIVE_VISIBILITY', help: 'cluster-local|external: whether Knative also exposes apps on its external domain (default cluster-local: only the hosts an app claims in spec.ingress, which the platform allows)' },
   'local-gateway': { type: 'string', env: 'KNATIVE_LOCAL_GATEWAY', help: 'Knative local gateway host (default knative-local-gateway.istio-system.svc.cluster.local)' },
+  router: { type: 'string', env: 'ROUTER', help: 'istio|gateway-api: spec.ingress as an Istio VirtualService or a Gateway API HTTPRoute (gateway.networking.k8s.io/v1) whose parents are the app\'s gateways (default istio)' },
   'max-warmups-per-namespace': { type: 'string', env: 'MAX_WARMUPS_PER_NAMESPACE', help: 'warmup tasks one namespace runs at once; more wait their turn (default 8)' },
   'max-concurrent-warmups': { type: 'string', env: 'MAX_CONCURRENT_WARMUPS', help: 'warmup tasks the operator runs at once, shared round-robin by namespaces (default 64)' },
   'max-analyses-per-namespace': { type: 'string', env: 'MAX_ANALYSES_PER_NAMESPACE', help: 'analysis rounds one namespace runs at once (default 2)' },
@@ -194,6 +199,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv): OperatorCon
     knativeInPlaceScaling: oneOf('knative-inplace-scaling', get('knative-inplace-scaling') ?? 'auto', ['auto', 'true', 'false'] as const),
     knativeVisibility: oneOf('knative-visibility', get('knative-visibility') ?? 'cluster-local', ['cluster-local', 'external'] as const),
     localGateway: get('local-gateway') ?? 'knative-local-gateway.istio-system.svc.cluster.local',
+    router: oneOf('router', get('router') ?? 'istio', ROUTERS),
     ...(clockStart ? { clockStart } : {}),
     ...(watchWatchdogMs !== undefined ? { watchWatchdogMs } : {}),
     budgets: {

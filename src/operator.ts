@@ -55,7 +55,7 @@ export async function createOperator(kc: KubeConfigSource, config: OperatorConfi
   // One budget for both controllers: the app controller refuses what the cache controller will not cache.
   const cacheQuota = new ModelCacheQuota(policy, (a) => wantsCache(a, policy)).track(manager.informer<ServerlessApp>(Kinds.ServerlessApp));
   const apps = new ServerlessAppReconciler(manager, {
-    policy, warmupUrlTemplate: config.warmupUrlTemplate, localGateway: config.localGateway,
+    policy, warmupUrlTemplate: config.warmupUrlTemplate, localGateway: config.localGateway, router: config.router,
     inPlaceBounds, clusterLocal: config.knativeVisibility === 'cluster-local', concurrency: config.concurrency, modelCacheScope: cacheScope,
     ...(deps.warmupBackoffMs ? { warmupBackoffMs: deps.warmupBackoffMs } : {}),
     warmupSlots: { perNamespace: config.budgets.warmupsPerNamespace, total: config.budgets.concurrentWarmups },

@@ -130,7 +130,7 @@ export function planChildren(input: PlanInput): Planned {
     revisions: input.revisions,
     policy: settings.policy,
     hosts: { problems: [], conflicts: [], missing: [] },
-    unserved: { knative: [], kserve: [], istio: [] },
+    unserved: { knative: [], kserve: [], istio: [], gatewayApi: [] },
     route: istioRoute(settings.localGateway),
     routes: input.routes,
   });

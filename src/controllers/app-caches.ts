@@ -1,5 +1,5 @@
 // What a ServerlessApp reconcile reads of its children: the caches of Knative
-// Services, InferenceServices, VirtualServices (ours only, by label) and the
+// Services, InferenceServices, VirtualServices and HTTPRoutes (ours only, by label) and the
 // app's Revisions (found through an index, never by scanning a namespace).
 // Each data plane is optional: a missing CRD only stops the apps that need it.
 
@@ -22,15 +22,21 @@ export class AppCaches {
   private readonly services: Informer<WorkloadObject>;
   private readonly inferenceServices: Informer<WorkloadObject>;
   private readonly virtualServices: Informer<WorkloadObject>;
+  /** Only under the gateway-api router (its RBAC grants HTTPRoutes only then). */
+  private readonly httpRoutes: Informer<WorkloadObject> | undefined;
   private readonly revisions: Informer<Revision>;
 
-  constructor(mgr: Manager) {
+  constructor(mgr: Manager, route: Route) {
     // Children keep our own managedFields entry: it tells which fields we applied (see needsApply).
     const transform = keepAppliedFields(mgr.client.fieldManager, routingManager(mgr.client.fieldManager));
     const child = (kind: ResourceKind) => mgr.informer<WorkloadObject>(kind, { labelSelector: MANAGED_SELECTOR, transform, optional: true });
     this.services = child(Kinds.KnativeService);
     this.inferenceServices = child(Kinds.InferenceService);
     this.virtualServices = child(Kinds.VirtualService);
+    // VirtualServices under either router: under gateway-api, those the istio router wrote are what
+    // a switch leaves to remove. HTTPRoutes only under gateway-api: switching back leaves them to
+    // their app's garbage collection (docs/install.md, Routers).
+    this.httpRoutes = route.kind === Kinds.HTTPRoute ? child(Kinds.HTTPRoute) : undefined;
     this.revisions = mgr.informer<Revision>(Kinds.KnativeRevision, { labelSelector: APP_LABEL, transform: slimRevision, optional: true, indexBy: revisionApp });
   }
 
@@ -39,22 +45,27 @@ export class AppCaches {
     controller.watches(this.services, ownedBy).watches(this.inferenceServices, ownedBy).watches(this.virtualServices, ownedBy)
       .watches(this.revisions, (r) => r.metadata.labels?.[APP_LABEL] ? [{ namespace: r.metadata.namespace, name: r.metadata.labels[APP_LABEL] }] : []);
     // A data plane installed (or removed) while running: every app may need to know.
-    for (const i of [this.services, this.inferenceServices, this.virtualServices, this.revisions]) i.onServedChange(() => controller.enqueueAll());
+    if (this.httpRoutes) controller.watches(this.httpRoutes, ownedBy);
+    for (const i of [this.services, this.inferenceServices, this.virtualServices, ...(this.httpRoutes ? [this.httpRoutes] : []), this.revisions]) i.onServedChange(() => controller.enqueueAll());
   }
 
   unserved(): UnservedKinds {
-    return unservedKinds({ knative: [this.services, this.revisions], kserve: [this.inferenceServices], istio: [this.virtualServices] });
+    return unservedKinds({ knative: [this.services, this.revisions], kserve: [this.inferenceServices], istio: [this.virtualServices], gatewayApi: this.httpRoutes ? [this.httpRoutes] : [] });
   }
 
   /** The app's workloads of both kinds, its revisions and routes, as the caches hold them. */
   children(app: ServerlessApp, kinds: { knative: Workload; kserve: Workload }, route: Route): Pick<ReconcileObservation, 'knative' | 'kserve' | 'revisions' | 'routes'> {
     const { namespace, name } = app.metadata;
-    const live = this.virtualServices.get(namespace, route.name(app)), legacy = this.virtualServices.get(namespace, route.legacyName(app));
+    const [mine, other] = route.kind === Kinds.HTTPRoute && this.httpRoutes ? [this.httpRoutes, this.virtualServices] : [this.virtualServices, this.httpRoutes];
+    const legacyName = route.legacyName(app);
+    const live = mine.get(namespace, route.name(app)), legacy = legacyName ? mine.get(namespace, legacyName) : undefined;
+    // Both routers name the route `<app>-routes`; ours by label (MANAGED_SELECTOR), so never another's.
+    const retired = other?.get(namespace, route.name(app));
     return {
       knative: { workload: kinds.knative, ...optional('live', this.services.get(namespace, name)) },
       kserve: { workload: kinds.kserve, ...optional('live', this.inferenceServices.get(namespace, name)) },
       revisions: this.revisions.byIndex(`${namespace}/${name}`),
-      routes: { ...optional('live', live), ...optional('legacy', legacy) },
+      routes: { ...optional('live', live), ...optional('legacy', legacy), ...optional('retired', retired) },
     };
   }
 }

@@ -7,7 +7,7 @@ import { unservedKinds, type DataPlaneKinds } from './data-plane.ts';
 const app = (spec: ServerlessApp['spec']): ServerlessApp => ({ apiVersion: 'serverlessapp.io/v1alpha1', kind: 'ServerlessApp', metadata: { name: 'shop', namespace: 'team-a' }, spec });
 const kinds = (missing: string[] = []): DataPlaneKinds => {
   const k = (kind: (typeof Kinds)[keyof typeof Kinds]) => ({ kind, served: () => !missing.includes(kind.plural) });
-  return { knative: [k(Kinds.KnativeService), k(Kinds.KnativeRevision)], kserve: [k(Kinds.InferenceService)], istio: [k(Kinds.VirtualService)] };
+  return { knative: [k(Kinds.KnativeService), k(Kinds.KnativeRevision)], kserve: [k(Kinds.InferenceService)], istio: [k(Kinds.VirtualService)], gatewayApi: [k(Kinds.HTTPRoute)] };
 };
 const missingDataPlane = (a: ServerlessApp, k: DataPlaneKinds) => planned(a, unservedKinds(k));
 const container = { container: { image: 'shop:1' } };
@@ -30,6 +30,12 @@ describe('data-plane kinds an app needs', () => {
   it('reports IstioNotInstalled on spec.ingress only for apps with ingress', () => {
     assert.deepEqual(missingDataPlane(app({ ...container, ...ingress }), kinds(['virtualservices'])).map((p) => [p.reason, p.field]), [['IstioNotInstalled', 'spec.ingress']]);
     assert.deepEqual(missingDataPlane(app(container), kinds(['virtualservices'])), []);
+  });
+
+  it('under the gateway-api router needs the Gateway API CRDs for spec.ingress, and not Istio', () => {
+    const k = kinds(['httproutes', 'virtualservices']);
+    assert.deepEqual(planned(app({ ...container, ...ingress }), unservedKinds(k), 'gatewayApi').map((p) => [p.reason, p.field]), [['GatewayAPINotInstalled', 'spec.ingress']]);
+    assert.match(planned(app({ ...container, ...ingress }), unservedKinds(k), 'gatewayApi')[0]!.message, /httproutes\.gateway\.networking\.k8s\.io\/v1/);
   });
 
   it('needs Knative for model apps too (KServe runs them as Knative Services)', () => {

@@ -16,5 +16,5 @@ export type DataPlaneKinds = Record<keyof UnservedKinds, ServedKind[]>;
 
 export function unservedKinds(kinds: DataPlaneKinds): UnservedKinds {
   const unserved = (list: ServedKind[]) => list.filter((k) => !k.served()).map((k) => `${k.kind.plural}.${k.kind.group}/${k.kind.version}`);
-  return { knative: unserved(kinds.knative), kserve: unserved(kinds.kserve), istio: unserved(kinds.istio) };
+  return { knative: unserved(kinds.knative), kserve: unserved(kinds.kserve), istio: unserved(kinds.istio), gatewayApi: unserved(kinds.gatewayApi) };
 }

@@ -1,5 +1,7 @@
 // Pure rules of host ownership between namespaces: which hosts overlap (as
-// Istio matches them), an index that finds the overlapping ones without a
+// Istio matches VirtualService hosts and Gateway API matches HTTPRoute
+// hostnames: the same suffix rule for "*.", so one set of claims covers both
+// routers), an index that finds the overlapping ones without a
 // scan, and the verdict for one host of an app given the claims the cache
 // holds. The I/O around them is in host-claims.ts.
 
@@ -19,7 +21,8 @@ function parents(domain: string): string[] {
 /**
  * Whether some request host matches both `a` and `b`. Istio matches
  * "*.example.com" against every name under example.com, at any depth
- * (a.b.example.com too), but not example.com itself.
+ * (a.b.example.com too), but not example.com itself; so does Gateway API
+ * (HTTPRoute spec.hostnames: "interpreted as a suffix match", v1.6.3 CRD).
  */
 export function overlaps(a: string, b: string): boolean {
   if (a === b) return true;

@@ -9,7 +9,7 @@ import { MODEL_CACHED, type ServerlessApp } from '../api/v1alpha1/serverlessapp.
 import type { ValidationPolicy } from '../api/v1alpha1/validation.ts';
 import type { Report } from '../planner/plan.ts';
 import { nextLookMs, planReconcile, type ReconcileObservation } from '../planner/reconcile.ts';
-import { istioRoute, type Route } from '../planner/route.ts';
+import { routerFor, type Route, type RouterName } from '../planner/route.ts';
 import { significantStatus } from '../planner/status.ts';
 import { kserveWorkload, knativeWorkload, type Workload } from '../planner/workloads.ts';
 import type { CacheScope } from '../render/local-model-cache.ts';
@@ -36,6 +36,8 @@ export interface ServerlessAppOptions {
   policy: Required<ValidationPolicy>;
   warmupUrlTemplate: string;
   localGateway: string;
+  /** What spec.ingress becomes: istio (VirtualService, the default) or gateway-api (HTTPRoute). */
+  router?: RouterName;
   /** Knative >= 1.21: set scale bounds on live Revisions instead of making new ones. */
   inPlaceBounds: boolean;
   /** Workloads are cluster-local (the default): reached only through the hosts the app claims. */
@@ -70,7 +72,8 @@ export class ServerlessAppReconciler {
     this.mgr = mgr;
     this.o = o;
     this.apps = mgr.informer<ServerlessApp>(Kinds.ServerlessApp);
-    this.caches = new AppCaches(mgr);
+    this.route = routerFor(o.router ?? 'istio', o.localGateway);
+    this.caches = new AppCaches(mgr, this.route);
     // ModelCached is the model-cache controller's (see model-cache.ts).
     this.status = new StatusWriter(mgr.client, { othersConditions: [MODEL_CACHED] });
     this.children = new ChildWriter(mgr.client);
@@ -79,7 +82,6 @@ export class ServerlessAppReconciler {
     this.hostBudget = new HostClaimBudget(claims, o.policy.maxHostClaimsPerNamespace);
     this.metrics = new RolloutMetrics(mgr.metrics.registry);
     this.kinds = { knative: knativeWorkload(o.inPlaceBounds, o.clusterLocal ?? true), kserve: kserveWorkload(o.inPlaceBounds, o.clusterLocal ?? true) };
-    this.route = istioRoute(o.localGateway);
     this.effects = new AppEffects({
       clock: mgr.clock, warmupUrlTemplate: o.warmupUrlTemplate, analysisPolicy: o.policy.analysis,
       ...(o.warmupBackoffMs ? { warmupBackoffMs: o.warmupBackoffMs } : {}), ...(o.warmupSlots ? { warmupSlots: o.warmupSlots } : {}), ...(o.analysisSlots ? { analysisSlots: o.analysisSlots } : {}),

@@ -13,21 +13,25 @@ export interface UnservedKinds {
   knative: string[];
   kserve: string[];
   istio: string[];
+  /** Gateway API's HTTPRoute: spec.ingress under the gateway-api router. */
+  gatewayApi: string[];
 }
 
 const INSTALLS = {
   knative: { reason: 'KnativeNotInstalled', product: 'Knative Serving' },
   kserve: { reason: 'KServeNotInstalled', product: 'KServe' },
   istio: { reason: 'IstioNotInstalled', product: 'Istio' },
+  gatewayApi: { reason: 'GatewayAPINotInstalled', product: 'the Gateway API CRDs (standard channel)' },
 } as const;
 
 /** A problem for each data-plane product the app needs whose kinds the cluster does not serve. */
-export function missingDataPlane(app: ServerlessApp, unserved: UnservedKinds): SpecProblem[] {
+/** `router`: which product spec.ingress needs (the platform's router setting). */
+export function missingDataPlane(app: ServerlessApp, unserved: UnservedKinds, router: 'istio' | 'gatewayApi' = 'istio'): SpecProblem[] {
   const field = app.spec.model ? 'spec.model' : 'spec.container';
   const needs: Array<[keyof UnservedKinds, string]> = [
     ['knative', field],
     ...(app.spec.model ? [['kserve', field] as [keyof UnservedKinds, string]] : []),
-    ...(app.spec.ingress ? [['istio', 'spec.ingress'] as [keyof UnservedKinds, string]] : []),
+    ...(app.spec.ingress ? [[router, 'spec.ingress'] as [keyof UnservedKinds, string]] : []),
   ];
   return needs.flatMap(([product, at]) => {
     const missing = unserved[product];

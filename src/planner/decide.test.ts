@@ -18,7 +18,7 @@ import type { Decision } from './decide.ts';
 import { guardHolds, type ChildOperation, type ChildOutcome, type ExecutedOperation, type Plan } from './plan.ts';
 import { planReconcile } from './reconcile.ts';
 import type { Revision } from './revisions.ts';
-import { istioRoute } from './route.ts';
+import { gatewayApiRoute, istioRoute, type Route } from './route.ts';
 import { knativeWorkload, kserveWorkload, type WorkloadObject } from './workloads.ts';
 
 type Traffic = Array<{ revisionName?: string; latestRevision?: boolean; percent: number; tag?: string }>;
@@ -44,6 +44,10 @@ class Cluster {
   private readonly workloads: { knative: ReturnType<typeof knativeWorkload>; kserve: ReturnType<typeof kserveWorkload> };
   private predictorGeneration = 0;
   private lastPredictor = '';
+
+  /** The platform's router; with gateway-api, `gateway` plays the parent Gateway's controller writing the HTTPRoute's status. */
+  route: Route = istioRoute('knative-local-gateway.istio-system.svc.cluster.local');
+  gateway: 'accepts' | 'refuses' | 'silent' = 'accepts';
 
   constructor(app: ServerlessApp, inPlaceBounds = true) {
     this.app = structuredClone(app);
@@ -74,9 +78,9 @@ class Cluster {
       kserve: { workload: this.workloads.kserve, ...(objects.InferenceService ? { live: objects.InferenceService } : {}) },
       revisions: this.revisions,
       ...(this.warmup ? { warmup: this.warmup } : {}), ...(this.analysis ? { analysis: this.analysis } : {}),
-      hosts: { problems: [], conflicts: [], missing: [] }, unserved: { knative: [], kserve: [], istio: [] },
-      route: istioRoute('knative-local-gateway.istio-system.svc.cluster.local'),
-      routes: { ...(objects.VirtualService ? { live: objects.VirtualService } : {}), ...(objects.LegacyVirtualService ? { legacy: objects.LegacyVirtualService } : {}) },
+      hosts: { problems: [], conflicts: [], missing: [] }, unserved: { knative: [], kserve: [], istio: [], gatewayApi: [] },
+      route: this.route,
+      routes: { ...(objects[this.route.kind.kind] ? { live: objects[this.route.kind.kind] } : {}), ...(objects.LegacyVirtualService ? { legacy: objects.LegacyVirtualService } : {}) },
     });
     const done: ExecutedOperation[] = [];
     for (const op of this.plan.operations) done.push({ op, outcome: guardHolds(op, done) ? this.execute(op) : 'skipped' });
@@ -112,6 +116,13 @@ class Cluster {
 
   /** The data plane acts on what was applied: new revisions appear (ready unless stuck), the split is reported. */
   dataPlane(): this {
+    const route = this.objects.HTTPRoute;
+    if (route && this.gateway !== 'silent') {
+      const accepted = this.gateway === 'accepts'
+        ? { type: 'Accepted', status: 'True', reason: 'Accepted' }
+        : { type: 'Accepted', status: 'False', reason: 'NotAllowedByListeners', message: 'no listener of gw/public allows routes from team-a' };
+      this.objects.HTTPRoute = { ...route, status: { parents: [{ parentRef: { name: 'public', namespace: 'gw' }, conditions: [accepted, { type: 'ResolvedRefs', status: 'True', reason: 'ResolvedRefs' }] }] } as WorkloadObject['status'] };
+    }
     const spec = this.live!.spec as { template?: { metadata: { name: string; labels: Record<string, string> } }; traffic?: Traffic; predictor?: { labels: Record<string, string>; canaryTrafficPercent?: number } };
     if (spec.template) {
       this.ensureRevision(spec.template.metadata.name, spec.template.metadata.labels, this.app.metadata.name);
@@ -208,6 +219,42 @@ describe('planner: a container app stepped through Knative\'s reports', () => {
     d = c.dataPlane().settle();
     assert.deepEqual([c.app.status?.phase, c.split(), condition(c, 'Promoted')?.status], ['Stable', { stable: 100 }, 'True']);
     assert.notEqual(c.app.status?.versions?.stable?.revision, stable);
+  });
+
+  describe('with the gateway-api router', () => {
+    const gwApp = () => containerApp({ ingress: { hosts: ['shop.example.com'], gateways: ['gw/public'] } });
+    const weights = (c: Cluster) => (c.objects.HTTPRoute!.spec as { rules: Array<{ name: string; backendRefs: Array<{ name: string; weight: number }> }> })
+      .rules.find((r) => r.name === 'default')!.backendRefs.map((b) => b.weight);
+
+    it('splits in the HTTPRoute as in Knative, and promotes once the route as written is accepted', () => {
+      const c = new Cluster(gwApp());
+      c.route = gatewayApiRoute();
+      c.settle();
+      assert.equal(c.app.status?.phase, 'Stable');
+      c.edit((s) => { image('1.5.0')(s); s.rollout = { canaryPercent: 20 }; });
+      c.dataPlane().settle();
+      assert.deepEqual([c.app.status?.phase, c.split(), weights(c)], ['Canary', { stable: 80, candidate: 20 }, [80, 20]]);
+      c.edit((s) => { s.rollout = { canaryPercent: 100 }; });
+      c.dataPlane().settle();
+      assert.deepEqual([c.app.status?.phase, weights(c), condition(c, 'Promoted')?.status], ['Stable', [100], 'True']);
+    });
+
+    it('gives the candidate no weight and does not promote while the parent Gateway refuses the route, and says so', () => {
+      const c = new Cluster(gwApp());
+      c.route = gatewayApiRoute();
+      c.settle();
+      c.gateway = 'refuses';
+      c.edit((s) => { image('1.5.0')(s); s.rollout = { canaryPercent: 100 }; });
+      c.dataPlane().settle();
+      assert.deepEqual(weights(c), [100], 'all on stable');
+      assert.equal((c.objects.HTTPRoute!.spec as { rules: Array<{ backendRefs: Array<{ name: string }> }> }).rules[0]!.backendRefs[0]!.name, c.app.status!.versions!.stable!.revision);
+      assert.deepEqual([c.app.status?.phase, condition(c, 'CanaryProgressing')?.status, condition(c, 'CanaryProgressing')?.reason], ['Promoting', 'False', 'RouteNotAccepted']);
+      assert.match(condition(c, 'CanaryProgressing')!.message, /NotAllowedByListeners.*the candidate gets no traffic through it until it is/);
+      c.gateway = 'accepts';
+      c.dataPlane().settle();
+      assert.deepEqual([c.app.status?.phase, weights(c)], ['Stable', [100]]);
+      assert.notEqual(condition(c, 'CanaryProgressing')?.reason, 'RouteNotAccepted');
+    });
   });
 
   it('automated steps ask for a check round as an effect, and advance on its outcome', () => {

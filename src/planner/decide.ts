@@ -11,10 +11,11 @@ import { parseDuration } from '../api/v1alpha1/duration.ts';
 import { bufferReplicas, evaluatePrewarm, prewarmConfigured, type PrewarmEvaluation } from '../prewarm/prewarm.ts';
 import type { WarmupProgress } from '../prewarm/warmup-progress.ts';
 import { APP_LABEL, controllingApp } from '../render/metadata.ts';
-import { planRollout, type AnalysisOutcome, type ObservedRevision, type RevisionRef, type RolloutInput, type RolloutPlan } from '../rollout/canary.ts';
+import { isParked, planRollout, type AnalysisOutcome, type ObservedRevision, type RevisionRef, type RolloutInput, type RolloutPlan } from '../rollout/canary.ts';
 import { versionOf } from '../rollout/version.ts';
 import { effectiveScale, type EffectiveScale } from '../scaling/windows.ts';
 import { observeRevision, type Revision } from './revisions.ts';
+import type { RouteAdmission } from './route-admission.ts';
 import { KNATIVE_SERVICE_LABEL, predictorName, type Workload, type WorkloadObject, type WorkloadSummary } from './workloads.ts';
 
 
@@ -33,6 +34,8 @@ export interface Observation {
   warmup?: { version: string; revision: string; progress: WarmupProgress };
   /** The last finished check round of this app, if any: an earlier effect's result. */
   analysis?: { round: string; outcome: AnalysisOutcome };
+  /** What the app's route's own status says (routers that report one: Gateway API); absent: nothing to wait for. */
+  routeAdmission?: RouteAdmission;
 }
 
 export type Effect =
@@ -112,16 +115,17 @@ export function decide(o: Observation): Decision {
     // The promotion gate reads the new workload's own report: during a kind switch that is the new kind's.
     // A workload that serves nothing yet (the first version, or a kind switch) counts only once it answers
     // on its host: Knative and KServe report a split before their route's ingress is programmed.
-    traffic: ((fresh || !stable) && !summary.routeReady ? [] : summary.traffic).map((t) => ({ revision: t.revision, percent: t.percent })),
+    // Through a router with status, nothing is in force until the route as written is admitted by its parents.
+    traffic: (((fresh || !stable) && !summary.routeReady) || o.routeAdmission?.admitted === false ? [] : summary.traffic).map((t) => ({ revision: t.revision, percent: t.percent })),
   };
-  let plan = planRollout(input);
+  let plan = withRouteAdmission(planRollout(input), o.routeAdmission);
   let analysed: AnalysisOutcome | undefined;
   if (plan.analysisDue && app.spec.rollout?.analysis && plan.candidate) {
     // A round per candidate, step and step start: its outcome, once an earlier pass's round finished, decides the step.
     const round = `${plan.candidate.version}/${plan.canary?.step ?? 0}/${plan.canary?.stepStartedAt ?? ''}`;
     if (o.analysis?.round === round) {
       analysed = o.analysis.outcome;
-      plan = planRollout({ ...input, analysis: analysed });
+      plan = withRouteAdmission(planRollout({ ...input, analysis: analysed }), o.routeAdmission);
     } else {
       effects.push({ type: 'analysis', round, candidate: { version: plan.candidate.version, revision: plan.candidate.revision }, version });
     }
@@ -191,4 +195,14 @@ export function stableOf(app: ServerlessApp): RevisionRef | undefined {
 function retryRequested(app: ServerlessApp, version: string): boolean {
   const f = app.status?.canary?.failure;
   return !!f && f.version === version && (f.retry ?? 0) !== (app.spec.rollout?.retry ?? 0);
+}
+
+/**
+ * A candidate whose route is not admitted gets no traffic through it (planner/reconcile.ts keeps it
+ * out of the route) and cannot be promoted (no split is in force): CanaryProgressing says why.
+ */
+function withRouteAdmission(plan: RolloutPlan, admission: RouteAdmission | undefined): RolloutPlan {
+  if (!admission || admission.admitted || (!plan.candidate && !plan.initial) || isParked(plan.candidate?.state)) return plan;
+  const message = `${admission.message}; the candidate gets no traffic through it until it is`;
+  return { ...plan, progressing: { status: 'False', reason: admission.reason, message } };
 }

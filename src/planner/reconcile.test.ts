@@ -7,14 +7,14 @@ import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { containerApp } from '../testing/apps.ts';
 import type { ExecutedOperation, Plan, Refusal } from './plan.ts';
 import { CLAIM_RECHECK_MS, nextLookMs, planReconcile, type ReconcileObservation } from './reconcile.ts';
-import { istioRoute } from './route.ts';
+import { gatewayApiRoute, istioRoute } from './route.ts';
 import { knativeWorkload, kserveWorkload } from './workloads.ts';
 
 const now = new Date('2026-11-23T09:00:00Z');
 const observe = (app: ServerlessApp, o: Partial<ReconcileObservation> = {}): ReconcileObservation => ({
   app, now, policy: { allowedGateways: ['*'] },
   knative: { workload: knativeWorkload(true) }, kserve: { workload: kserveWorkload(true) }, revisions: [],
-  hosts: { problems: [], conflicts: [], missing: [] }, unserved: { knative: [], kserve: [], istio: [] },
+  hosts: { problems: [], conflicts: [], missing: [] }, unserved: { knative: [], kserve: [], istio: [], gatewayApi: [] },
   route: istioRoute('gw'), routes: {}, ...o,
 });
 const ops = (p: Plan) => p.operations.map((op) => `${op.action} ${op.id}${op.when ? ` when ${op.when.op} ${op.when.outcome.join('|')}` : ''}`);
@@ -27,7 +27,7 @@ describe('planReconcile', () => {
     ['first start: the workload and the route, no guard', observe(withIngress), ['ensure workload', 'ensure route'], undefined],
     ['no ingress: the workload only', observe(containerApp()), ['ensure workload'], undefined],
     ['a spec problem: no child touched', observe(containerApp({ ingress: { hosts: ['shop.example.com'], gateways: ['istio-system/public'] } }), { policy: { allowedGateways: [] } }), [], undefined],
-    ['a data plane not served: no child touched', observe(withIngress, { unserved: { knative: [], kserve: [], istio: ['virtualservices.networking.istio.io/v1'] } }), [], undefined],
+    ['a data plane not served: no child touched', observe(withIngress, { unserved: { knative: [], kserve: [], istio: ['virtualservices.networking.istio.io/v1'], gatewayApi: [] } }), [], undefined],
     ['another namespace holds a host: no claim, no child', observe(withIngress, { hosts: { problems: [], conflicts: [{ reason: 'HostConflict', field: 'spec.ingress.hosts[0]', message: 'held' }], missing: [hostClaimFor('shop.example.com', 'team-a')!] } }), [], undefined],
     ['a free host: claimed first, and nothing else until the claim shows', observe(withIngress, { hosts: { problems: [], conflicts: [], missing: [hostClaimFor('shop.example.com', 'team-a')!] } }), ['claim host-claim/shop.example.com'], CLAIM_RECHECK_MS],
     ['our VirtualService of the app\'s name (before 0.2): removed', observe(withIngress, { routes: { legacy: { apiVersion: 'networking.istio.io/v1', kind: 'VirtualService', metadata: { name: 'shop', namespace: 'team-a' } } } }), ['ensure workload', 'remove legacy-route', 'ensure route'], undefined],
@@ -78,5 +78,41 @@ describe('planReconcile', () => {
     assert.equal(r.write.mode, 'hold');
     assert.ok(r.write.mode === 'hold' && r.write.retryInMs > 0);
     assert.equal(nextLookMs(p, 250), 250, 'the earlier of the plan\'s requeue and the status writer\'s');
+  });
+
+  describe('with the gateway-api router', () => {
+    const gwApp = containerApp({ ingress: { hosts: ['shop.example.com'], gateways: ['gw/public'] } });
+    const vs = { apiVersion: 'networking.istio.io/v1', kind: 'VirtualService', metadata: { name: 'shop-routes', namespace: 'team-a' } };
+    const accepted = (generation: number, observed = generation) => ({
+      apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute', metadata: { name: 'shop-routes', namespace: 'team-a', generation },
+      status: { parents: [{ parentRef: { name: 'public', namespace: 'gw' }, conditions: [{ type: 'Accepted', status: 'True', observedGeneration: observed }, { type: 'ResolvedRefs', status: 'True', observedGeneration: observed }] }] },
+    }) as unknown as ReconcileObservation['routes']['live'];
+
+    it('writes an HTTPRoute; the VirtualService a router switch leaves stays until the HTTPRoute is admitted, then goes once it is unchanged', () => {
+      const before = planReconcile(observe(gwApp, { route: gatewayApiRoute(), routes: { retired: vs } }));
+      assert.deepEqual(ops(before), ['ensure workload', 'ensure route']);
+      assert.equal(before.operations[1]!.kind.kind, 'HTTPRoute');
+      const after = planReconcile(observe(gwApp, { route: gatewayApiRoute(), routes: { live: accepted(1), retired: vs } }));
+      assert.deepEqual(ops(after), ['ensure workload', 'ensure route', 'remove retired-route when route unchanged']);
+      assert.equal(after.operations[2]!.kind.kind, 'VirtualService');
+    });
+
+    const refused: Array<[string, ServerlessApp, string]> = [
+      ['a mesh-only route (no gateway): refused on spec.ingress.gateways', withIngress, 'spec.ingress.gateways'],
+      ['retries: refused on spec.ingress.retries (experimental channel only in v1.6.3)', containerApp({ ingress: { hosts: ['shop.example.com'], gateways: ['gw/public'], retries: { attempts: 2 } } }), 'spec.ingress.retries'],
+    ];
+    for (const [name, app, field] of refused) {
+      it(name, () => {
+        const p = planReconcile(observe(app, { route: gatewayApiRoute() }));
+        assert.deepEqual([p.operations, p.problems.map((x) => [x.reason, x.field])], [[], [['RouterUnsupported', field]]]);
+      });
+    }
+
+    it('needs the Gateway API CRDs, not Istio\'s', () => {
+      const p = planReconcile(observe(gwApp, { route: gatewayApiRoute(), unserved: { knative: [], kserve: [], istio: ['virtualservices.networking.istio.io/v1'], gatewayApi: [] } }));
+      assert.deepEqual(ops(p), ['ensure workload', 'ensure route']);
+      const q = planReconcile(observe(gwApp, { route: gatewayApiRoute(), unserved: { knative: [], kserve: [], istio: [], gatewayApi: ['httproutes.gateway.networking.k8s.io/v1'] } }));
+      assert.deepEqual(q.problems.map((x) => x.reason), ['GatewayAPINotInstalled']);
+    });
   });
 });

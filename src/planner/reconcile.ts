@@ -17,9 +17,9 @@ import { missingDataPlane, type UnservedKinds } from './data-plane.ts';
 import { decide, desiredWorkload, type Decision, type Observation } from './decide.ts';
 import type { ChildOperation, ExecutedOperation, Plan, Report } from './plan.ts';
 import { reportReconcile } from './report.ts';
-import type { Route } from './route.ts';
+import { retiredRouteKind, type Route } from './route.ts';
 import { invalidSpecStatus } from './status.ts';
-import type { WorkloadObject } from './workloads.ts';
+import { trafficPlan, type WorkloadObject } from './workloads.ts';
 
 /** After creating host claims, when to look again should their events not come first. */
 export const CLAIM_RECHECK_MS = 2_000;
@@ -43,19 +43,21 @@ export interface ReconcileObservation extends Observation {
   unserved: UnservedKinds;
   /** The app's route (its renderer and write rule), and what the caches hold: ours, and one of the app's own name (ours before 0.2). */
   route: Route;
-  routes: { live?: WorkloadObject; legacy?: WorkloadObject };
+  /** `retired`: the route of the router not in use (the platform switched routers), removed once ours is admitted. */
+  routes: { live?: WorkloadObject; legacy?: WorkloadObject; retired?: WorkloadObject };
   /** The node cache the app's model uses, if any (status.modelCache). */
   modelCache?: string;
 }
 
 export function planReconcile(o: ReconcileObservation): Plan {
   const { app } = o;
-  const problems = [...validateApp(app, o.policy), ...o.hosts.problems, ...(o.budgets ?? []), ...missingDataPlane(app, o.unserved)];
+  const problems = [...validateApp(app, o.policy), ...o.route.problems(app), ...o.hosts.problems, ...(o.budgets ?? []), ...missingDataPlane(app, o.unserved, o.route.product)];
   // Only a spec the platform allows claims hosts: a refused one never takes a host from anyone.
   if (problems.length) return invalidPlan(app, problems, o.now);
   if (o.hosts.conflicts.length) return invalidPlan(app, o.hosts.conflicts, o.now);
   if (o.hosts.missing.length) return claimPlan(app, o.hosts.missing);
-  const d = decide(o);
+  const admission = app.spec.ingress ? o.route.admission(app, o.routes.live) : undefined;
+  const d = decide({ ...o, ...(admission ? { routeAdmission: admission } : {}) });
   return {
     decision: d, problems: [], operations: childOperations(o, d), effects: d.effects,
     ...(d.requeueAfterMs !== undefined ? { requeueAfterMs: d.requeueAfterMs } : {}),
@@ -111,18 +113,31 @@ function childOperations(o: ReconcileObservation, d: Decision): ChildOperation[]
   }];
   if (workload.boundsOnRevisions) ops.push(...boundsOperations(d));
   const { live, legacy } = o.routes;
+  const retired = o.routes.retired ? { kind: retiredRouteKind(o.route), live: o.routes.retired } : undefined;
   if (legacy) ops.push({ id: 'legacy-route', action: 'remove', kind: o.route.kind, live: legacy, why: `before 0.2 our ${o.route.kind.kind} carried the app's name, which KServe also uses for its own` });
   if (!app.spec.ingress) {
     if (live) ops.push({ id: 'route', action: 'remove', kind: o.route.kind, live, why: 'spec.ingress was removed' });
+    if (retired) ops.push({ id: 'retired-route', action: 'remove', kind: retired.kind, live: retired.live, why: 'spec.ingress was removed' });
   } else {
-    // Header routes and mirroring reach a candidate only while it is ready, warm and not stopped (rolled back, aborted, failed).
-    const reachable = !previous && !!(plan.candidate?.ready && plan.candidate.warm) && !isParked(plan.candidate?.state);
+    // Header routes and mirroring reach a candidate only while it is ready, warm and not stopped (rolled back,
+    // aborted, failed), and, for a router that reports status, once the route's parents accepted it.
+    const admission = o.route.admission(app, live);
+    const reachable = !previous && !!(plan.candidate?.ready && plan.candidate.warm) && !isParked(plan.candidate?.state) && (admission?.accepted ?? true);
     const serving = previous?.workload ?? workload;
     ops.push({
       id: 'route', action: 'ensure', kind: o.route.kind, write: o.route.write, ...(live ? { live } : {}),
-      desired: o.route.render(app, serving, { reachable, ...(plan.candidate?.revision ? { revision: plan.candidate.revision } : {}) }),
+      desired: o.route.render(app, serving, { reachable, ...(plan.candidate?.revision ? { revision: plan.candidate.revision } : {}) }, trafficPlan(plan)),
       why: `spec.ingress routes its hosts to the ${serving.kind.kind}${reachable ? ', header routes and mirroring to the candidate' : ''}`,
     });
+    // Make before break across a router switch: the other router's route goes once ours is written
+    // unchanged and (where the router reports status) admitted by its parents.
+    if (retired && (admission?.admitted ?? true)) {
+      ops.push({
+        id: 'retired-route', action: 'remove', kind: retired.kind, live: retired.live,
+        when: { op: 'route', outcome: ['unchanged'], why: `the ${o.route.kind.kind} routes the app's hosts already` },
+        why: `the platform routes spec.ingress with ${o.route.kind.kind}s now`,
+      });
+    }
   }
   // The other kind goes once this kind serves: the route (if any) already points here.
   if (!previous && other) {

@@ -1,34 +1,86 @@
-// The app's own route: an Istio VirtualService on the hosts it claims, pointing
-// at whichever workload serves (the other kind's during a kind switch), with
-// header routes and mirroring to a candidate only while it may be reached.
-// Described like a workload (kind, name, write rule, render), so the planner
-// renders it and the controller only writes what the plan says.
+// The app's own route, by the platform's router setting: an Istio
+// VirtualService on the hosts it claims, pointing at whichever workload serves
+// (the other kind's during a kind switch), or a Gateway API HTTPRoute carrying
+// the traffic plan's split itself. Header routes and mirroring reach a candidate
+// only while it may be reached. Described like a workload (kind, name, write
+// rule, render), so the planner renders it and the controller only writes what
+// the plan says. Both routers name their route `<app>-routes`, so a router
+// switch finds the other router's route by name (make before break).
 
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
+import type { SpecProblem } from '../api/v1alpha1/validation.ts';
+import { httpRouteName, renderHttpRoute } from '../render/http-route.ts';
+import type { TrafficPlan } from '../render/traffic.ts';
 import { renderVirtualService, virtualServiceName } from '../render/virtual-service.ts';
 import { Kinds, type ResourceKind } from '../util/kinds.ts';
+import { httpRouteAdmission, type RouteAdmission } from './route-admission.ts';
 import type { Workload, WorkloadObject } from './workloads.ts';
 import type { WriteRuleName } from './write-rules.ts';
 
 export interface Route {
   readonly kind: ResourceKind;
   readonly write: WriteRuleName;
+  /** The data-plane product whose kinds spec.ingress needs (planner/data-plane.ts). */
+  readonly product: 'istio' | 'gatewayApi';
   name(app: ServerlessApp): string;
-  /** The name ours carried before 0.2: the app's own, which KServe also uses for its VirtualService. */
-  legacyName(app: ServerlessApp): string;
-  /** `candidate.reachable`: header routes and mirroring may reach the candidate revision. */
-  render(app: ServerlessApp, serving: Workload, candidate: { reachable: boolean; revision?: string }): WorkloadObject;
+  /** The name ours carried before 0.2 (the app's own, which KServe also uses for its VirtualService); none for newer routers. */
+  legacyName(app: ServerlessApp): string | undefined;
+  /** `candidate.reachable`: header routes, its weight and mirroring may reach the candidate revision. */
+  render(app: ServerlessApp, serving: Workload, candidate: { reachable: boolean; revision?: string }, traffic: TrafficPlan): WorkloadObject;
+  /** What of spec.ingress this router cannot do. */
+  problems(app: ServerlessApp): SpecProblem[];
+  /** What the route's own status says of it; undefined: the router reports no status to read (Istio's VirtualService). */
+  admission(app: ServerlessApp, live: WorkloadObject | undefined): RouteAdmission | undefined;
 }
+
+export type RouterName = 'istio' | 'gateway-api';
 
 export function istioRoute(localGateway: string): Route {
   return {
     kind: Kinds.VirtualService,
     write: 'atomic-lists',
+    product: 'istio',
     name: virtualServiceName,
     legacyName: (app) => app.metadata.name,
     render: (app, serving, candidate) => renderVirtualService(app, {
       localGateway, candidateReady: candidate.reachable, ...serving.hosts(app),
       ...(candidate.revision ? { candidateRevision: candidate.revision } : {}),
     }) as unknown as WorkloadObject,
+    problems: () => [],
+    admission: () => undefined,
   };
+}
+
+/** Gateway API HTTPRoute (v1, standard channel of v1.6.3): parents are the app's (allowed) gateways. */
+export function gatewayApiRoute(): Route {
+  return {
+    kind: Kinds.HTTPRoute,
+    write: 'atomic-lists',
+    product: 'gatewayApi',
+    name: httpRouteName,
+    legacyName: () => undefined,
+    render: (app, _serving, candidate, traffic) => renderHttpRoute(app, { traffic, candidateReachable: candidate.reachable }) as unknown as WorkloadObject,
+    problems: (app) => {
+      const ingress = app.spec.ingress;
+      if (!ingress) return [];
+      const out: SpecProblem[] = [];
+      if (!ingress.gateways?.length) {
+        out.push({ reason: 'RouterUnsupported', field: 'spec.ingress.gateways', message: 'the platform routes spec.ingress with Gateway API HTTPRoutes, which need a parent: name at least one Gateway as "namespace/name" (mesh-only routes are not supported by this router)' });
+      }
+      if (ingress.retries) {
+        out.push({ reason: 'RouterUnsupported', field: 'spec.ingress.retries', message: 'the platform routes spec.ingress with Gateway API HTTPRoutes (standard channel v1.6.3), which have no retry policy (HTTPRoute retry is experimental-channel only): remove spec.ingress.retries' });
+      }
+      return out;
+    },
+    admission: (app, live) => httpRouteAdmission(live, app.spec.ingress?.gateways ?? []),
+  };
+}
+
+export function routerFor(name: RouterName, localGateway: string): Route {
+  return name === 'gateway-api' ? gatewayApiRoute() : istioRoute(localGateway);
+}
+
+/** The route kind of the router not in use: what a router switch leaves behind. */
+export function retiredRouteKind(route: Route): ResourceKind {
+  return route.kind === Kinds.HTTPRoute ? Kinds.VirtualService : Kinds.HTTPRoute;
 }

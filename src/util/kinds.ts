@@ -17,6 +17,7 @@ export const Kinds = {
   KnativeRevision: { group: 'serving.knative.dev', version: 'v1', kind: 'Revision', plural: 'revisions', namespaced: true },
   InferenceService: { group: 'serving.kserve.io', version: 'v1beta1', kind: 'InferenceService', plural: 'inferenceservices', namespaced: true },
   VirtualService: { group: 'networking.istio.io', version: 'v1', kind: 'VirtualService', plural: 'virtualservices', namespaced: true },
+  HTTPRoute: { group: 'gateway.networking.k8s.io', version: 'v1', kind: 'HTTPRoute', plural: 'httproutes', namespaced: true },
   LocalModelCache: { group: 'serving.kserve.io', version: 'v1alpha1', kind: 'LocalModelCache', plural: 'localmodelcaches', namespaced: false },
   LocalModelNamespaceCache: {
     group: 'serving.kserve.io',

@@ -1,5 +1,5 @@
 // Installs the real CustomResourceDefinitions our operator writes against
-// (Knative Serving, KServe, Istio networking), read at setup time from the
+// (Knative Serving, KServe, Istio networking, Gateway API), read at setup time from the
 // upstream Go modules at the versions pinned below, plus this project's own CRDs
 // from crds/. Nothing upstream is copied into the repository: `go mod download`
 // fetches each module once into GOMODCACHE, checked against the Go checksum database.
@@ -30,6 +30,10 @@ import { EnvtestError } from './errors.ts';
 // Istio's CRDs are those of the istio.io/api version the rig's istiod pins
 // (test/envtest/istio/go.mod, checked by upstream-crds.test.ts), so that its
 // validation and its CRDs' schemas are one release.
+// Gateway API: the standard channel (HTTPRoute v1 and its Gateway parents) of
+// the newest release this Go builds (v1.7.0 needs Go 1.27); istiod pins v1.6.0,
+// and istiod reads newer bundles of a minor it knows
+// (istio pkg/config/schema/gatewayapi/minimumversions.go sets only minimums).
 export const KNATIVE_RELEASE = '1.21.1';
 /** The istio.io/istio version istiod is built from (test/envtest/istio/go.mod); its charts give the rig's istiod setup. */
 export const ISTIO_MODULE = { module: 'istio.io/istio', version: 'v0.0.0-20260827124520-eed52ebb66ad' } as const;
@@ -39,6 +43,7 @@ export const UPSTREAM_CRD_SOURCES: readonly CrdSource[] = [
   { module: 'knative.dev/caching', version: 'v0.0.0-20260120130310-f1fc03b7f5ee', path: 'config', release: KNATIVE_RELEASE },
   { module: 'github.com/kserve/kserve', version: 'v0.20.0', path: 'config/crd/full' },
   { module: 'istio.io/api', version: 'v1.31.0-rc.0.0.20260824154656-b943409680a7', path: 'kubernetes/customresourcedefinitions.gen.yaml' },
+  { module: 'sigs.k8s.io/gateway-api', version: 'v1.6.3', path: 'config/crd/standard' },
 ];
 
 export interface CrdSource {

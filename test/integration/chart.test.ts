@@ -74,7 +74,7 @@ describe('Helm chart: rendering', function () {
     const values = {
       watchNamespaces: ['team-a', 'team-b'], allowedGateways: ['istio-system/public', '{namespace}/*'],
       warmupUrlTemplate: 'http://{revision}.{namespace}.svc:8012{path}', modelCache: { nodeGroup: 'gpu-a100', scope: 'cluster', maxModelSize: '20Gi', maxBytesPerNamespace: '50Gi', allowedStorageUriPrefixes: ['s3://models/{namespace}/'] },
-      knativeInPlaceScaling: 'false', knativeVisibility: 'external', localGateway: 'local-gw.istio-system.svc.cluster.local', logLevel: 'debug', concurrency: 12,
+      knativeInPlaceScaling: 'false', knativeVisibility: 'external', localGateway: 'local-gw.istio-system.svc.cluster.local', router: 'gateway-api', logLevel: 'debug', concurrency: 12,
       metrics: { port: 9090 }, healthProbePort: 9091, leaderElection: { leaseName: 'my-lease' },
       allowedHostSuffixes: ['{namespace}.apps.example.com'], allowWildcardHosts: true,
       analysis: { providers: { main: 'http://prometheus.monitoring:9090' }, allowAddress: true },
@@ -90,7 +90,8 @@ describe('Helm chart: rendering', function () {
       leaderElect: true, leaderElectionNamespace: 'ops', leaderElectionId: 'my-lease', identity: 'pod-1',
       allowedGateways: ['istio-system/public', '{namespace}/*'], warmupUrlTemplate: 'http://{revision}.{namespace}.svc:8012{path}',
       modelCacheNodeGroup: 'gpu-a100', modelCacheScope: 'cluster', knativeInPlaceScaling: 'false', knativeVisibility: 'external',
-      localGateway: 'local-gw.istio-system.svc.cluster.local',
+      localGateway: 'local-gw.istio-system.svc.cluster.local', router: 'gateway-api',
+      maxHostClaimsPerNamespace: 64, hostClaimReleaseAfterMs: 3_600_000,
       allowedHostSuffixes: ['{namespace}.apps.example.com'], allowWildcardHosts: true,
       analysisProviders: [{ name: 'main', url: 'http://prometheus.monitoring:9090' }], allowAnalysisAddress: true,
       maxModelSizeBytes: 20 * 2 ** 30, maxModelCacheBytesPerNamespace: 50 * 2 ** 30, allowedStorageUriPrefixes: ['s3://models/{namespace}/'],
@@ -160,6 +161,15 @@ describe('Helm chart: rendering', function () {
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: ['serverlessapp-operator-leader'], verbs: ['get', 'update'] },
     ]);
+  });
+
+  it('grants each router\'s route kind only under that router, and under gateway-api only the removal of the istio router\'s VirtualServices', async () => {
+    const granted = async (values: object) => grantedPermissions(rulesOf(await renderChart(values), 'ClusterRole'));
+    const verbs = (g: Set<string>, resource: string) => ['get', 'list', 'watch', 'create', 'patch', 'delete'].filter((v) => g.has(`${v} ${resource}`));
+    const istio = await granted({});
+    assert.deepEqual([verbs(istio, 'virtualservices.networking.istio.io'), verbs(istio, 'httproutes.gateway.networking.k8s.io')], [['get', 'list', 'watch', 'create', 'patch', 'delete'], []]);
+    const gatewayApi = await granted({ router: 'gateway-api' });
+    assert.deepEqual([verbs(gatewayApi, 'httproutes.gateway.networking.k8s.io'), verbs(gatewayApi, 'virtualservices.networking.istio.io')], [['get', 'list', 'watch', 'create', 'patch', 'delete'], ['list', 'watch', 'delete']]);
   });
 
   it('renders no PodDisruptionBudget for a single replica, which may run without leader election', async () => {

@@ -41,9 +41,20 @@ ConfigMaps, no Pods, no wildcards.
     verbs: [get, list, watch, create, patch, delete]
   {{- end }}
   # Routing for apps with spec.ingress; deleted when ingress is removed.
+  {{- if eq .Values.router "gateway-api" }}
+  - apiGroups: [gateway.networking.k8s.io]
+    resources: [httproutes]
+    verbs: [get, list, watch, create, patch, delete]
+  # The VirtualServices the istio router wrote: each goes once its app's
+  # HTTPRoute is admitted (make before break after a router switch).
+  - apiGroups: [networking.istio.io]
+    resources: [virtualservices]
+    verbs: [list, watch, delete]
+  {{- else }}
   - apiGroups: [networking.istio.io]
     resources: [virtualservices]
     verbs: [get, list, watch, create, patch, delete]
+  {{- end }}
   # Events on ServerlessApps; repeats patch the event's series count.
   - apiGroups: [events.k8s.io]
     resources: [events]

@@ -1,0 +1,127 @@
+// Gateway API HTTPRoute (gateway.networking.k8s.io/v1, standard channel) for
+// spec.ingress, the second router beside the Istio VirtualService, rendered
+// from the same traffic plan as the workload's own split. Unlike the
+// VirtualService (which leaves weights to Knative and enters through its local
+// gateway), an HTTPRoute carries the split itself, as Gateway API routers do.
+//
+// Backends are chosen as Knative's own Gateway API integration chooses them:
+// each revision's public Service (named after the revision, port 80, in the
+// app's namespace: no ReferenceGrant needed) with Knative-Serving-Revision and
+// Knative-Serving-Namespace set on the request, so the activator finds the
+// revision while it is in the path (knative.dev/net-gateway-api v0.48.0
+// pkg/reconciler/ingress/resources/httproute.go makeHTTPRouteRule: one weighted
+// backendRef per split with a RequestHeaderModifier; the splits and headers come
+// from knative.dev/serving v0.48.1 pkg/reconciler/route/resources/ingress.go).
+// Model apps are Knative revisions of the predictor's Knative Service (KServe's
+// Serverless mode), so the same backends serve both kinds. KServe's own
+// HTTPRoutes (Standard mode: kserve v0.20.0 pkg/controller/v1beta1/
+// inferenceservice/reconcilers/ingress/httproute_reconciler.go) point at the
+// predictor's Deployment Service, which Serverless mode does not have.
+//
+// What Gateway API v1.6.3's standard channel has (its CRD, checked):
+// rules[].timeouts.request (standard since v1.2), RequestMirror with
+// `percent`/`fraction` (standard since v1.3; absent from v1.2.1's standard
+// CRD). rules[].retry is experimental-channel only in v1.6.3, so
+// spec.ingress.retries is refused under this router (planner/route.ts).
+//
+// Every field the CRD defaults (parentRef group/kind, backendRef group/kind/
+// weight, the "/" path match, header match type) is written explicitly: lists
+// are atomic, and what we write is compared whole with what is live.
+
+import type { HeaderMatch, ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
+import { formatDuration, parseDuration } from '../api/v1alpha1/duration.ts';
+import { childMetadata } from './metadata.ts';
+import type { TrafficPlan } from './traffic.ts';
+
+export const GATEWAY_API_GROUP = 'gateway.networking.k8s.io';
+/** knative.dev/serving pkg/activator: activator.RevisionHeaderName, RevisionHeaderNamespace. */
+export const REVISION_HEADER = 'Knative-Serving-Revision';
+export const NAMESPACE_HEADER = 'Knative-Serving-Namespace';
+
+export interface HttpRouteOptions {
+  traffic: TrafficPlan;
+  /** Whether the candidate may be reached at all: header routes, its weight and mirroring (ready, warm, not parked, route admitted). */
+  candidateReachable: boolean;
+}
+
+export interface HttpRoute {
+  apiVersion: 'gateway.networking.k8s.io/v1';
+  kind: 'HTTPRoute';
+  metadata: ReturnType<typeof childMetadata>;
+  spec: {
+    parentRefs: Array<{ group: string; kind: string; namespace: string; name: string }>;
+    hostnames: string[];
+    rules: HttpRouteRule[];
+  };
+}
+
+interface BackendRef { group: ''; kind: 'Service'; name: string; port: number }
+interface HttpRouteRule {
+  name: string;
+  matches: Array<{ path: { type: 'PathPrefix'; value: '/' }; headers?: Array<{ type: 'Exact' | 'RegularExpression'; name: string; value: string }> }>;
+  filters?: Array<{ type: 'RequestMirror'; requestMirror: { backendRef: BackendRef; percent: number } }>;
+  backendRefs: Array<BackendRef & { weight: number; filters: unknown[] }>;
+  timeouts?: { request: string };
+}
+
+/** Same name as the VirtualService (`<app>-routes`): one route per app, whichever router. */
+export function httpRouteName(app: ServerlessApp): string {
+  return `${app.metadata.name}-routes`;
+}
+
+/** A ServerlessApp gateway "namespace/name" as a parentRef to a Gateway API Gateway. */
+export function parentRef(gateway: string): HttpRoute['spec']['parentRefs'][number] {
+  const [namespace = '', name = ''] = gateway.split('/');
+  return { group: GATEWAY_API_GROUP, kind: 'Gateway', namespace, name };
+}
+
+const ALL_PATHS = { type: 'PathPrefix', value: '/' } as const;
+
+/** RE2 (Envoy's safe_regex, full match): a prefix is the escaped prefix followed by anything. */
+function headerMatch(m: HeaderMatch) {
+  const name = m.header.toLowerCase();
+  if (m.exact !== undefined) return { type: 'Exact' as const, name, value: m.exact };
+  if (m.prefix !== undefined) return { type: 'RegularExpression' as const, name, value: `${m.prefix.replace(/[\\^$.|?*+()[\]{}]/g, '\\$&')}.*` };
+  return { type: 'RegularExpression' as const, name, value: m.regex ?? '' };
+}
+
+function revisionBackend(namespace: string, revision: string, weight: number) {
+  return {
+    group: '' as const, kind: 'Service' as const, name: revision, port: 80, weight,
+    filters: [{ type: 'RequestHeaderModifier', requestHeaderModifier: { set: [{ name: NAMESPACE_HEADER, value: namespace }, { name: REVISION_HEADER, value: revision }] } }],
+  };
+}
+
+export function renderHttpRoute(app: ServerlessApp, o: HttpRouteOptions): HttpRoute {
+  const ingress = app.spec.ingress;
+  if (!ingress) throw new Error('renderHttpRoute needs spec.ingress');
+  const ns = app.metadata.namespace;
+  const { stable, initial } = o.traffic;
+  const c = o.candidateReachable && o.traffic.candidate?.ready && o.traffic.candidate.revision !== stable?.revision ? o.traffic.candidate : undefined;
+  const timeouts = ingress.timeout ? { timeouts: { request: formatDuration(parseDuration(ingress.timeout)) } } : {};
+  const weighted = stable
+    ? [revisionBackend(ns, stable.revision, 100 - (c?.percent ?? 0)), ...(c && c.percent > 0 ? [revisionBackend(ns, c.revision, c.percent)] : [])]
+    : initial?.revision ? [revisionBackend(ns, initial.revision, 100)] : [];
+  const mirrorPercent = app.spec.rollout?.mirrorPercent ?? 0;
+  // The private Service, as the VirtualService mirrors (render/virtual-service.ts says why).
+  const mirror = c && mirrorPercent > 0
+    ? { filters: [{ type: 'RequestMirror' as const, requestMirror: { backendRef: { group: '' as const, kind: 'Service' as const, name: `${c.revision}-private`, port: 80 }, percent: mirrorPercent } }] }
+    : {};
+  const matches = app.spec.rollout?.match ?? [];
+  const rules: HttpRouteRule[] = [
+    // Gateway API orders rules by match specificity, not position; header matches are more specific
+    // than the bare "/" of the default rule, so they win as the VirtualService's first route does.
+    // Each match entry is its own match (ORed), as in the VirtualService.
+    ...(matches.length && c ? [{
+      name: 'candidate-by-header', matches: matches.map((m) => ({ path: ALL_PATHS, headers: [headerMatch(m)] })),
+      backendRefs: [revisionBackend(ns, c.revision, 100)], ...timeouts,
+    }] : []),
+    { name: 'default', matches: [{ path: ALL_PATHS }], ...mirror, backendRefs: weighted, ...timeouts },
+  ];
+  return {
+    apiVersion: 'gateway.networking.k8s.io/v1',
+    kind: 'HTTPRoute',
+    metadata: childMetadata(app, httpRouteName(app)),
+    spec: { parentRefs: (ingress.gateways ?? []).map(parentRef), hostnames: ingress.hosts, rules },
+  };
+}
