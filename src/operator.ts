@@ -8,6 +8,7 @@ import { ModelCacheQuota } from './controllers/model-cache-quota.ts';
 import type { ServerlessApp } from './api/v1alpha1/serverlessapp.ts';
 import { HostClaimReleaser } from './controllers/host-claim-release.ts';
 import { ServerlessAppReconciler } from './controllers/serverlessapp.ts';
+import { routerFor } from './planner/route.ts';
 import type { CacheScope } from './render/local-model-cache.ts';
 import { detectCacheScope, detectInPlaceScaling } from './data-plane-settings.ts';
 import type { TimerClock } from './runtime/clock.ts';
@@ -55,7 +56,7 @@ export async function createOperator(kc: KubeConfigSource, config: OperatorConfi
   // One budget for both controllers: the app controller refuses what the cache controller will not cache.
   const cacheQuota = new ModelCacheQuota(policy, (a) => wantsCache(a, policy)).track(manager.informer<ServerlessApp>(Kinds.ServerlessApp));
   const apps = new ServerlessAppReconciler(manager, {
-    policy, warmupUrlTemplate: config.warmupUrlTemplate, localGateway: config.localGateway, router: config.router,
+    policy, warmupUrlTemplate: config.warmupUrlTemplate, route: routerFor(config.router, config.localGateway),
     inPlaceBounds, clusterLocal: config.knativeVisibility === 'cluster-local', concurrency: config.concurrency, modelCacheScope: cacheScope,
     ...(deps.warmupBackoffMs ? { warmupBackoffMs: deps.warmupBackoffMs } : {}),
     warmupSlots: { perNamespace: config.budgets.warmupsPerNamespace, total: config.budgets.concurrentWarmups },

@@ -9,7 +9,7 @@ import { MODEL_CACHED, type ServerlessApp } from '../api/v1alpha1/serverlessapp.
 import type { ValidationPolicy } from '../api/v1alpha1/validation.ts';
 import type { Report } from '../planner/plan.ts';
 import { nextLookMs, planReconcile, type ReconcileObservation } from '../planner/reconcile.ts';
-import { routerFor, type Route, type RouterName } from '../planner/route.ts';
+import type { Route } from '../planner/route.ts';
 import { significantStatus } from '../planner/status.ts';
 import { kserveWorkload, knativeWorkload, type Workload } from '../planner/workloads.ts';
 import type { CacheScope } from '../render/local-model-cache.ts';
@@ -35,9 +35,8 @@ export interface ServerlessAppOptions {
   /** What tenants may claim: gateways, hosts, analysis providers, model limits (the platform's settings). */
   policy: Required<ValidationPolicy>;
   warmupUrlTemplate: string;
-  localGateway: string;
-  /** What spec.ingress becomes: istio (VirtualService, the default) or gateway-api (HTTPRoute). */
-  router?: RouterName;
+  /** What spec.ingress becomes: an Istio VirtualService or a Gateway API HTTPRoute (planner/route.ts routerFor). */
+  route: Route;
   /** Knative >= 1.21: set scale bounds on live Revisions instead of making new ones. */
   inPlaceBounds: boolean;
   /** Workloads are cluster-local (the default): reached only through the hosts the app claims. */
@@ -72,7 +71,7 @@ export class ServerlessAppReconciler {
     this.mgr = mgr;
     this.o = o;
     this.apps = mgr.informer<ServerlessApp>(Kinds.ServerlessApp);
-    this.route = routerFor(o.router ?? 'istio', o.localGateway);
+    this.route = o.route;
     this.caches = new AppCaches(mgr, this.route);
     // ModelCached is the model-cache controller's (see model-cache.ts).
     this.status = new StatusWriter(mgr.client, { othersConditions: [MODEL_CACHED] });

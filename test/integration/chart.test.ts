@@ -16,6 +16,7 @@ import {
   type PolicyRule, type RenderedObject,
 } from '../support/helm.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
+import { hostClaimName, type HostClaim } from '../../src/api/v1alpha1/hostclaim.ts';
 import { waitFor } from '../support/wait.ts';
 
 interface Container {
@@ -230,7 +231,8 @@ describe('Helm chart: rendering', function () {
 describe('Helm chart: installed, with the operator running as its ServiceAccount, on the real Knative and KServe', function () {
   this.timeout(420_000);
   const release = 'sapp';
-  const values = { modelCache: { scope: 'cluster' }, allowedGateways: ['istio-system/public', '{namespace}/*'] };
+  // The shortest release grace the operator takes, so the claim of the host the canary test drops is released while the run lasts.
+  const values = { modelCache: { scope: 'cluster' }, allowedGateways: ['istio-system/public', '{namespace}/*'], hostClaims: { releaseAfter: '1m' } };
   let releaseNs: string;
   let appsNs: string;
   let username: string;
@@ -363,6 +365,12 @@ describe('Helm chart: installed, with the operator running as its ServiceAccount
     await waitFor('app gone: finalizer cleared', async () => (await userClient().get(Kinds.ServerlessApp, appsNs, 'iris')) === undefined, { timeoutMs: 60_000 });
     // Deleted by the operator, the cache goes once KServe's controller has taken the model off the nodes (its own finalizer).
     await waitFor('the cache gone', async () => (await caches()).length === 0, { timeoutMs: 60_000 });
+  });
+
+  it('releases the claim of a host no app names any more once the grace is over', async () => {
+    // The canary test above removed shop's ingress minutes ago; the grace is 1m.
+    const claim = () => userClient().get<HostClaim>(Kinds.HostClaim, undefined, hostClaimName(`shop.${appsNs}.example.com`)!);
+    await waitFor(`the HostClaim of shop.${appsNs}.example.com released (grace 1m)`, async () => (await claim()) === undefined, { timeoutMs: 240_000 });
   });
 
   it('was refused nothing, and used every permission the chart grants', async () => {
