@@ -6,45 +6,21 @@
 // plan's child operations that change something; re-applying the same YAML
 // plans no change and the operator writes nothing.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parse, stringify } from 'yaml';
+import { stringify } from 'yaml';
 import type { ServerlessApp } from '../../src/api/v1alpha1/serverlessapp.ts';
 import type { PlanDocument } from '../../src/cli/plan-document.ts';
 import { writeLabel, type AuditWrite } from '../envtest/audit.ts';
 import { app, applyApp, readyTrue, waitForApp } from '../support/apps.ts';
-import { freshNamespace, testEnv, writesSince } from '../support/cluster.ts';
+import { freshNamespace, writesSince } from '../support/cluster.ts';
+import { kubeconfigIn, sapp } from '../support/kubectl-sapp.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
 import { assertQuietWindow } from '../support/quiet-window.ts';
 
-const ENTRY = new URL('../../src/cli/kubectl-sapp.ts', import.meta.url).pathname;
 const OPERATOR = 'serverlessapp-operator';
 const CHILDREN = new Set(['services', 'revisions', 'virtualservices', 'inferenceservices']);
-
-interface Run { code: number | null; stdout: string; stderr: string }
-
-function kubeconfigIn(namespace: string): string {
-  const doc = parse(readFileSync(testEnv().kubeconfigPath, 'utf8')) as { contexts: Array<{ context: { namespace?: string } }> };
-  for (const c of doc.contexts) c.context.namespace = namespace;
-  const path = join(mkdtempSync(join(tmpdir(), 'kubectl-plan-')), 'kubeconfig');
-  writeFileSync(path, stringify(doc), { mode: 0o600 });
-  return path;
-}
-
-function sapp(kubeconfig: string, args: string[]): Promise<Run> {
-  const child = spawn(process.execPath, [ENTRY, ...args], { env: { ...process.env, KUBECONFIG: kubeconfig }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => { stdout += c.toString('utf8'); });
-  child.stderr.on('data', (c: Buffer) => { stderr += c.toString('utf8'); });
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('error', reject);
-    child.on('close', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
-  });
-}
 
 function file(a: ServerlessApp): string {
   const path = join(mkdtempSync(join(tmpdir(), 'kubectl-plan-app-')), 'app.yaml');
