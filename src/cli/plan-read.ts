@@ -6,6 +6,14 @@
 // dryRun=All, so defaults and admission (CRD schema and CEL, admission
 // policies, Knative's and KServe's webhooks) answer now.
 //
+// Host claims and the namespace's budgets (plan-namespace.ts): the HostClaims
+// named after the app's hosts and the wildcards above them, read by name; all
+// HostClaims (cluster-scoped, at most --max-host-claims-per-namespace per
+// namespace) only when a rule needs what no name finds: the namespace's count
+// (the app adds a claim) or what a wildcard host covers. The namespace's apps
+// (one namespace-scoped list) only when the app names hosts or caches its
+// model. Never a list of all apps. What this user may not read is noted.
+//
 // The platform's policy: read from the operator's Deployment (its container's
 // plain env values and args, parsed by the operator's own config.ts), so the
 // refusals are the operator's. A user who may not read it (or a Deployment
@@ -13,7 +21,11 @@
 // plan says so.
 
 import { parse } from 'yaml';
+import { hostClaimName, type HostClaim } from '../api/v1alpha1/hostclaim.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
+import { hostClaims } from '../api/v1alpha1/validation.ts';
+import { coveringHosts } from '../controllers/host-claims-rules.ts';
+import { wantsCache } from '../controllers/model-cache.ts';
 import { parseConfig, validationPolicy } from '../config.ts';
 import { detectCacheScope, detectInPlaceScaling } from '../data-plane-settings.ts';
 import { routingManager } from '../controllers/children.ts';
@@ -27,6 +39,7 @@ import { ApiError, isNotFound, type KubeClient } from '../runtime/client.ts';
 import { Kinds, type ResourceKind } from '../util/kinds.ts';
 import { CommandError } from './commands.ts';
 import type { DryRun, PlanInput, PlatformSettings } from './plan-document.ts';
+import type { NamespaceView } from './plan-namespace.ts';
 
 /** The operator's field manager: a child's dry run is the apply the operator would make. */
 const OPERATOR_MANAGER = 'serverlessapp-operator';
@@ -76,19 +89,58 @@ export async function readPlanInput(client: KubeClient, namespace: string, name:
     }
   }
   const optional = async <T>(read: Promise<T>, none: T) => read.catch((err: unknown) => { if (isNotFound(err)) return none; throw err; });
-  const [knative, kserve, vs, legacy, revisions] = await Promise.all([
+  const notes: string[] = [];
+  const [knative, kserve, vs, legacy, revisions, claims, apps] = await Promise.all([
     client.get<WorkloadObject>(Kinds.KnativeService, namespace, name),
     optional(client.get<WorkloadObject>(Kinds.InferenceService, namespace, name), undefined),
     optional(client.get<WorkloadObject>(Kinds.VirtualService, namespace, virtualServiceName(edited)), undefined),
     optional(client.get<WorkloadObject>(Kinds.VirtualService, namespace, name), undefined),
     optional(client.list<Revision>(Kinds.KnativeRevision, namespace, { labelSelector: `${APP_LABEL}=${name}` }).then((l) => l.items), [] as Revision[]),
+    appRefused ? undefined : readClaims(client, edited, notes),
+    appRefused ? undefined : readNamespaceApps(client, edited, settings, notes),
   ]);
+  const view: NamespaceView = { ...(claims ? { claims } : {}), ...(apps ? { apps } : {}) };
   return {
     now, source: file ? 'file' : 'live', ...(live ? { live } : {}), edited, ...(appRefused ? { appRefused } : {}),
     ...(knative ? { knative } : {}), ...(kserve ? { kserve } : {}),
     routes: { ...(vs ? { live: vs } : {}), ...(legacy ? { legacy } : {}) },
-    revisions, settings,
+    revisions, settings, namespace: view, notes,
   };
+}
+
+/** A read this user may not make (403): noted, and the rule checked without it. */
+async function unlessForbidden<T>(read: Promise<T>, notes: string[], note: string): Promise<T | undefined> {
+  try {
+    return await read;
+  } catch (err) {
+    if (err instanceof ApiError && err.code === 403) {
+      notes.push(`${note} (${err.message})`);
+      return undefined;
+    }
+    throw err;
+  }
+}
+
+/** The HostClaims that bear on `app`'s hosts (see the head of this file); [] when it names none. */
+async function readClaims(client: KubeClient, app: ServerlessApp, notes: string[]): Promise<HostClaim[] | undefined> {
+  const hosts = hostClaims(app);
+  if (!hosts.length) return [];
+  const note = 'host claims: this user may not read HostClaims (cluster-scoped), so hosts held by other namespaces and the namespace\'s host-claim budget are not checked (the operator checks them: HostConflict, HostClaimQuotaExceeded)';
+  const names = [...new Set(hosts.flatMap(coveringHosts).flatMap((h) => hostClaimName(h) ?? []))];
+  const named = await unlessForbidden(Promise.all(names.map((n) => client.get<HostClaim>(Kinds.HostClaim, undefined, n))), notes, note);
+  if (!named) return undefined;
+  const found = new Set(named.flatMap((c) => (c ? [c.metadata.name] : [])));
+  const needAll = hosts.some((h) => h.startsWith('*.') || !found.has(hostClaimName(h) ?? ''));
+  if (!needAll) return named.filter((c): c is HostClaim => !!c);
+  const all = client.list<HostClaim>(Kinds.HostClaim).then((l) => l.items, (err: unknown) => { if (isNotFound(err)) return []; throw err; });
+  return unlessForbidden(all, notes, note);
+}
+
+/** The apps of `app`'s namespace, when its hosts or model cache are checked against theirs; [] when not. */
+async function readNamespaceApps(client: KubeClient, app: ServerlessApp, settings: PlatformSettings, notes: string[]): Promise<ServerlessApp[] | undefined> {
+  if (!hostClaims(app).length && !wantsCache(app, settings.policy)) return [];
+  const note = `the namespace's apps: this user may not list ServerlessApps in namespace ${app.metadata.namespace}, so a host an earlier app routes and the model-cache budget are checked against this app alone`;
+  return (await unlessForbidden(client.list<ServerlessApp>(Kinds.ServerlessApp, app.metadata.namespace), notes, note))?.items;
 }
 
 /**
