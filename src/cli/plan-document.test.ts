@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { assertGolden } from '../../test/support/golden.ts';
 import { hostClaimFor, type HostClaim } from '../api/v1alpha1/hostclaim.ts';
 import type { ServerlessApp, ServerlessAppSpec } from '../api/v1alpha1/serverlessapp.ts';
@@ -8,6 +9,7 @@ import type { WorkloadObject } from '../planner/workloads.ts';
 import { APP_LABEL, VERSION_LABEL } from '../render/metadata.ts';
 import { versionOf } from '../rollout/version.ts';
 import { EFFECTS_NOTE, exitCode, planChildren, planDocument, type DryRun, type PlanInput, type PlanDocument } from './plan-document.ts';
+import { PLAN_USAGE } from './args.ts';
 import { renderPlan } from './plan-view.ts';
 
 const dir = new URL('testdata/plan/', import.meta.url);
@@ -210,5 +212,30 @@ describe('kubectl sapp plan: host claims and the namespace\'s budgets, as the op
     assert.equal(doc.notes[0], 'host claims: this user may not read HostClaims');
     if (doc.effects.some((e) => e.startsWith('send warmup'))) assert.ok(doc.notes.includes(EFFECTS_NOTE), JSON.stringify(doc.notes));
     assert.match(renderPlan(doc), /Not checked:\n {2}- host claims: this user may not read HostClaims/);
+  });
+});
+
+describe('the plan examples users read match the plan\'s output', () => {
+  const goldenOf = (name: string) => readFileSync(new URL(`${name}.txt`, dir), 'utf8');
+  const indented = (text: string) => text.split('\n').map((l) => (l ? `  ${l}` : l)).join('\n');
+
+  it('kubectl sapp plan --help shows the canary edit and the no-op exactly as the golden files have them', () => {
+    for (const name of ['canary', 'no-op']) assert.ok(PLAN_USAGE.includes(indented(goldenOf(name))), `the help's ${name} example differs from testdata/plan/${name}.txt`);
+  });
+
+  it('the README\'s examples are excerpts of the same golden files (each part between "..." lines, in order)', () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const section = readme.slice(readme.indexOf('#### See an edit before it applies: `kubectl sapp plan`'));
+    const blocks = [...section.matchAll(/```text\n([\s\S]*?)```/g)].slice(0, 2).map((m) => m[1]!);
+    assert.equal(blocks.length, 2, 'the README shows two plan examples');
+    for (const [block, name] of [[blocks[0]!, 'canary'], [blocks[1]!, 'no-op']] as const) {
+      const golden = goldenOf(name);
+      let from = 0;
+      for (const part of block.split(/^ *\.\.\.\n/m).filter((p) => p.length)) {
+        const at = golden.indexOf(part, from);
+        assert.ok(at >= 0, `the README's ${name} example has a part not in testdata/plan/${name}.txt at or after offset ${from}:\n${part}`);
+        from = at + part.length;
+      }
+    }
   });
 });
