@@ -25,7 +25,6 @@ import { hostClaimName, type HostClaim } from '../api/v1alpha1/hostclaim.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { hostClaims } from '../api/v1alpha1/validation.ts';
 import { coveringHosts } from '../controllers/host-claims-rules.ts';
-import { wantsCache } from '../controllers/model-cache.ts';
 import { parseConfig, validationPolicy } from '../config.ts';
 import { detectCacheScope, detectInPlaceScaling } from '../data-plane-settings.ts';
 import { routingManager } from '../controllers/children.ts';
@@ -72,6 +71,18 @@ export function parseAppFile(text: string, file: string, namespace: string): Ser
 /** Everything a plan needs, read with targeted requests. `file`: the edit, or undefined for "what happens next". */
 export async function readPlanInput(client: KubeClient, namespace: string, name: string, file: ServerlessApp | undefined, operator: string, warn: (message: string) => void): Promise<PlanInput> {
   const now = new Date();
+  const optional = async <T>(read: Promise<T>, none: T) => read.catch((err: unknown) => { if (isNotFound(err)) return none; throw err; });
+  const notes: string[] = [];
+  // A plan's wall time is its round trips: every read that needs only the name (or the file) starts at once.
+  const children = started(Promise.all([
+    client.get<WorkloadObject>(Kinds.KnativeService, namespace, name),
+    optional(client.get<WorkloadObject>(Kinds.InferenceService, namespace, name), undefined),
+    optional(client.get<WorkloadObject>(Kinds.VirtualService, namespace, virtualServiceName({ metadata: { name, namespace } } as ServerlessApp)), undefined),
+    optional(client.get<WorkloadObject>(Kinds.VirtualService, namespace, name), undefined),
+    optional(client.list<Revision>(Kinds.KnativeRevision, namespace, { labelSelector: `${APP_LABEL}=${name}` }).then((l) => l.items), [] as Revision[]),
+  ]));
+  // The file's hosts and model are the stored app's (the dry run adds defaults, neither of these).
+  const fileReads = file ? started(namespaceReads(client, file, notes)) : undefined;
   const [live, settings] = await Promise.all([
     client.get<ServerlessApp>(Kinds.ServerlessApp, namespace, name),
     platformSettings(client, operator, warn),
@@ -88,24 +99,25 @@ export async function readPlanInput(client: KubeClient, namespace: string, name:
       edited = { ...file, ...(live?.status ? { status: live.status } : {}) };
     }
   }
-  const optional = async <T>(read: Promise<T>, none: T) => read.catch((err: unknown) => { if (isNotFound(err)) return none; throw err; });
-  const notes: string[] = [];
-  const [knative, kserve, vs, legacy, revisions, claims, apps] = await Promise.all([
-    client.get<WorkloadObject>(Kinds.KnativeService, namespace, name),
-    optional(client.get<WorkloadObject>(Kinds.InferenceService, namespace, name), undefined),
-    optional(client.get<WorkloadObject>(Kinds.VirtualService, namespace, virtualServiceName(edited)), undefined),
-    optional(client.get<WorkloadObject>(Kinds.VirtualService, namespace, name), undefined),
-    optional(client.list<Revision>(Kinds.KnativeRevision, namespace, { labelSelector: `${APP_LABEL}=${name}` }).then((l) => l.items), [] as Revision[]),
-    appRefused ? undefined : readClaims(client, edited, notes),
-    appRefused ? undefined : readNamespaceApps(client, edited, settings, notes),
-  ]);
-  const view: NamespaceView = { ...(claims ? { claims } : {}), ...(apps ? { apps } : {}) };
+  const [[knative, kserve, vs, legacy, revisions], view] = await Promise.all([children, fileReads ?? namespaceReads(client, edited, notes)]);
   return {
     now, source: file ? 'file' : 'live', ...(live ? { live } : {}), edited, ...(appRefused ? { appRefused } : {}),
     ...(knative ? { knative } : {}), ...(kserve ? { kserve } : {}),
     routes: { ...(vs ? { live: vs } : {}), ...(legacy ? { legacy } : {}) },
     revisions, settings, namespace: view, notes,
   };
+}
+
+/** A read started now and awaited later: its failure is reported where it is awaited, not as an unhandled rejection meanwhile. */
+function started<T>(read: Promise<T>): Promise<T> {
+  read.catch(() => undefined);
+  return read;
+}
+
+/** The HostClaims and the namespace's apps the operator's host and budget rules read for `app`. */
+async function namespaceReads(client: KubeClient, app: ServerlessApp, notes: string[]): Promise<NamespaceView> {
+  const [claims, apps] = await Promise.all([readClaims(client, app, notes), readNamespaceApps(client, app, notes)]);
+  return { ...(claims ? { claims } : {}), ...(apps ? { apps } : {}) };
 }
 
 /** A read this user may not make (403): noted, and the rule checked without it. */
@@ -137,8 +149,9 @@ async function readClaims(client: KubeClient, app: ServerlessApp, notes: string[
 }
 
 /** The apps of `app`'s namespace, when its hosts or model cache are checked against theirs; [] when not. */
-async function readNamespaceApps(client: KubeClient, app: ServerlessApp, settings: PlatformSettings, notes: string[]): Promise<ServerlessApp[] | undefined> {
-  if (!hostClaims(app).length && !wantsCache(app, settings.policy)) return [];
+async function readNamespaceApps(client: KubeClient, app: ServerlessApp, notes: string[]): Promise<ServerlessApp[] | undefined> {
+  // Whether the policy lets it cache its model, the budget's rule decides (plan-namespace.ts).
+  if (!hostClaims(app).length && !(app.spec.model && app.spec.prewarm?.cacheModel === true)) return [];
   const note = `the namespace's apps: this user may not list ServerlessApps in namespace ${app.metadata.namespace}, so a host an earlier app routes and the model-cache budget are checked against this app alone`;
   return (await unlessForbidden(client.list<ServerlessApp>(Kinds.ServerlessApp, app.metadata.namespace), notes, note))?.items;
 }
