@@ -1,7 +1,7 @@
 // `kubectl sapp` as kubectl runs it, for integration tests: a child process
 // (the .ts entry, type-stripped) with a KUBECONFIG whose context names the
 // namespace, as `kubectl config set-context --current --namespace` leaves it.
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,4 +44,14 @@ export function sapp(kubeconfig: string, args: string[], until?: (stdout: string
     });
   });
   return Object.assign(done, { output: () => stdout });
+}
+
+/** The exit status of `kubectl-sapp args...` as a shell sees it (`$?`), as a CI step would test it. */
+export function exitStatusInShell(kubeconfig: string, args: string[]): Promise<number> {
+  return new Promise((resolve, reject) => {
+    execFile('/bin/sh', ['-c', '"$@" >/dev/null 2>&1; echo "$?"', 'sh', process.execPath, ENTRY, ...args], { env: { ...process.env, KUBECONFIG: kubeconfig }, timeout: 60_000 }, (err, stdout) => {
+      if (err) reject(err);
+      else resolve(Number(stdout.trim()));
+    });
+  });
 }
