@@ -198,8 +198,8 @@ describe('architecture', () => {
   it('has one write path: in all of src/, only these files write to the API server, each for its own kind of write', () => {
     const writers = files.filter((f) => WRITE.test(readFileSync(join(src, f), 'utf8'))).sort();
     assert.deepEqual(writers, [
-      'cli/kubectl-sapp.ts', // the user's own edit (kubectl sapp retry/promote), as kubectl would make it
       'cli/plan-read.ts', // kubectl sapp plan: dry runs only (dryRun=All), nothing is stored (checked below)
+      'cli/plugin.ts', // the user's own edit (kubectl sapp retry/promote), as kubectl would make it
       'controllers/children.ts', // every rendered child, and the app's finalizer
       'runtime/events.ts', // Events
       'runtime/leader-election.ts', // the Lease

@@ -63,14 +63,19 @@ read by name and label; the operator's own planner (planReconcile) plans the
 reconcile; each child write it would make is dry-run too, so a refusal by
 Knative's, KServe's or Istio's admission shows now. The platform's policy is
 read from the operator's Deployment (--operator NS/NAME); a user who may not
-read it gets the operator's defaults, with a warning.
+read it gets the operator's defaults, with a warning. Hosts other namespaces
+claim (HostClaims, read by name) and the namespace's host-claim and
+model-cache budgets are checked as the operator checks them; what a plan
+cannot check (a read this user may not make, warmups running in the
+operator's memory) is listed under "Not checked".
 
 Exit codes (as terraform plan -detailed-exitcode): 0 no changes, 2 changes,
 1 refused (by the API server, admission or the platform's policy) or an error.
 --output json prints the plan document (apiVersion serverlessapp.io/plan/v1:
 fields are only added within v1).
 
-A canary edit (a new image, spec.rollout.steps [20, 50]):
+A canary edit (a new image; spec.rollout.steps [20, 50], interval 5m, a
+prewarm buffer and warmup), exit code 2:
 
   Plan for serverlessapp demo/shop
   Result:  changes
@@ -80,6 +85,8 @@ A canary edit (a new image, spec.rollout.steps [20, 50]):
 
   Children: 1 to write, 1 unchanged
     ~ Service.serving.knative.dev shop changed: the Service runs version 75e87b1dc9
+        ~ spec.template.metadata.annotations."autoscaling.knative.dev/min-scale": "0" → "1"
+        ~ spec.template.metadata.labels."serverlessapp.io/version": "9034165ddb" → "75e87b1dc9"
         ~ spec.template.metadata.name: "shop-d064f249" → "shop-402c399e"
         ~ spec.template.spec.containers[0].image: "ghcr.io/acme/shop:1" → "ghcr.io/acme/shop:2"
         dry run: accepted
@@ -89,15 +96,24 @@ A canary edit (a new image, spec.rollout.steps [20, 50]):
     phase Stable → Canary
     before any traffic:
       - revision ready (Knative or KServe starts it beside the stable one)
+      - prewarm: 1 ready replica before any traffic
+      - warmup: 3 successful GET /healthz within 5m of the replicas being ready
       - all of it within the progress deadline (10m), counted from the start
     steps:
        20%  once ready and warm
        50%  5m after 20%
       100%  5m after 50%
-    on failure: if the revision fails or it is not ready and warm within 10m: all
-      traffic back on stable 9034165ddb, the candidate kept at 0% and scaled to zero
+    on failure: if the revision fails, it is not ready and warm within 10m or warmup gives up: all traffic back on stable 9034165ddb, the candidate kept at 0% and scaled to zero (phase Failed); kubectl sapp retry starts it again
 
-Re-applying the same YAML (exit code 0):
+  Scaling: now min 0, max 10
+    2026-11-23 08:00 Europe/Berlin  business-hours opens: min 2, max 10
+    2026-11-23 18:00 Europe/Berlin  business-hours closes: min 0, max 10
+    2026-11-24 08:00 Europe/Berlin  business-hours opens: min 2, max 10
+    2026-11-24 18:00 Europe/Berlin  business-hours closes: min 0, max 10
+
+  Policy: deployment serverlessapp-system/serverlessapp-operator
+
+Re-applying the same YAML, exit code 0:
 
   Plan for serverlessapp demo/shop
   Result:  no changes
@@ -107,6 +123,15 @@ Re-applying the same YAML (exit code 0):
   Children: nothing to write, 2 unchanged
 
   Rollout: no new version: 9034165ddb stays stable with all traffic
+    phase Stable → Stable
+
+  Scaling: now min 0, max 10
+    2026-11-23 08:00 Europe/Berlin  business-hours opens: min 2, max 10
+    2026-11-23 18:00 Europe/Berlin  business-hours closes: min 0, max 10
+    2026-11-24 08:00 Europe/Berlin  business-hours opens: min 2, max 10
+    2026-11-24 18:00 Europe/Berlin  business-hours closes: min 0, max 10
+
+  Policy: deployment serverlessapp-system/serverlessapp-operator
 `;
 
 export type Invocation =

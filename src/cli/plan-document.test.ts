@@ -1,12 +1,15 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { assertGolden } from '../../test/support/golden.ts';
+import { hostClaimFor, type HostClaim } from '../api/v1alpha1/hostclaim.ts';
 import type { ServerlessApp, ServerlessAppSpec } from '../api/v1alpha1/serverlessapp.ts';
 import { parseConfig, validationPolicy } from '../config.ts';
 import type { Revision } from '../planner/revisions.ts';
 import type { WorkloadObject } from '../planner/workloads.ts';
 import { APP_LABEL, VERSION_LABEL } from '../render/metadata.ts';
 import { versionOf } from '../rollout/version.ts';
-import { exitCode, planChildren, planDocument, type DryRun, type PlanInput, type PlanDocument } from './plan-document.ts';
+import { EFFECTS_NOTE, exitCode, planChildren, planDocument, type DryRun, type PlanInput, type PlanDocument } from './plan-document.ts';
+import { PLAN_USAGE } from './args.ts';
 import { renderPlan } from './plan-view.ts';
 
 const dir = new URL('testdata/plan/', import.meta.url);
@@ -15,7 +18,7 @@ const UID = 'a5a5a5a5-0000-4000-8000-000000000001';
 const SETTINGS: PlanInput['settings'] = {
   source: 'deployment serverlessapp-system/serverlessapp-operator',
   policy: validationPolicy(parseConfig([], {})), localGateway: 'knative-local-gateway.istio-system.svc.cluster.local',
-  inPlaceBounds: true, clusterLocal: true, cacheScope: 'namespace',
+  router: 'istio', inPlaceBounds: true, clusterLocal: true, cacheScope: 'namespace',
 };
 
 const SPEC: ServerlessAppSpec = {
@@ -140,5 +143,109 @@ describe('kubectl sapp plan (the plan document and its text)', () => {
     };
     const doc = plan({ ...base, live, source: 'live', edited: live });
     assert.deepEqual(doc.rollout?.steps.map((s) => s.at), ['2026-11-22T11:58:00.000Z', '2026-11-22T12:03:00.000Z', '2026-11-22T12:08:00.000Z']);
+  });
+});
+
+describe('kubectl sapp plan: host claims and the namespace\'s budgets, as the operator observes them', () => {
+  const claim = (host: string, namespace: string, created = '2026-11-01T00:00:00Z'): HostClaim => ({ ...hostClaimFor(host, namespace)!, metadata: { ...hostClaimFor(host, namespace)!.metadata, creationTimestamp: created } });
+  const withHosts = (...hosts: string[]) => edit({ ...SPEC, ingress: { hosts } });
+
+  it('a host another namespace claims: refused with the operator\'s HostConflict message, exit code 1', () => {
+    const doc = plan({ ...withHosts('shop.example.com'), namespace: { claims: [claim('shop.example.com', 'other')], apps: [] } });
+    assert.equal(exitCode(doc), 1);
+    assert.deepEqual(doc.operations, []);
+    assert.deepEqual(doc.refusals.map((r) => [r.by, r.reason, r.message]), [['operator', 'HostConflict', 'spec.ingress.hosts[0]: host shop.example.com is claimed by another namespace; ask the platform team']]);
+  });
+
+  it('a wildcard another namespace claims above the host: refused as the operator refuses it', () => {
+    const doc = plan({ ...withHosts('shop.example.com'), namespace: { claims: [claim('*.example.com', 'other')], apps: [] } });
+    assert.equal(doc.refusals[0]?.reason, 'HostConflict');
+  });
+
+  it('a host no one holds: the operator\'s first pass claims it and writes nothing else', () => {
+    const doc = plan({ ...withHosts('shop.example.com'), namespace: { claims: [], apps: [] } });
+    assert.equal(exitCode(doc), 2);
+    assert.deepEqual(doc.operations.map((o) => [o.id, o.change]), [['host-claim/shop.example.com', 'create']]);
+  });
+
+  it('under the operator\'s gateway-api router the plan writes an HTTPRoute and keeps the Istio route until the HTTPRoute is admitted (make before break)', () => {
+    const input = edit({ ...SPEC, ingress: { hosts: ['shop.example.com'], gateways: ['istio-system/public'] } });
+    const retired: WorkloadObject = { apiVersion: 'networking.istio.io/v1', kind: 'VirtualService', metadata: { name: 'shop-routes', namespace: 'demo', uid: 'v5v5' } };
+    const doc = plan({ ...input, settings: { ...SETTINGS, router: 'gateway-api', policy: { ...SETTINGS.policy, allowedGateways: ['istio-system/public'] } }, routes: { retired }, namespace: { claims: [claim('shop.example.com', 'demo')], apps: [] } });
+    const route = doc.operations.find((o) => o.id === 'route');
+    assert.equal(route?.kind, 'HTTPRoute.gateway.networking.k8s.io', JSON.stringify(doc.operations));
+    assert.equal(route?.change, 'create');
+    assert.equal(doc.operations.find((o) => o.id === 'retired-route'), undefined, 'the VirtualService stays until the HTTPRoute is admitted');
+  });
+
+  it('a host the namespace holds: the children are planned as usual', () => {
+    const doc = plan({ ...withHosts('shop.example.com'), namespace: { claims: [claim('shop.example.com', 'demo')], apps: [] } });
+    assert.ok(doc.operations.some((o) => o.id === 'route' && o.change === 'create'), JSON.stringify(doc.operations));
+    assert.equal(doc.refused, false);
+  });
+
+  it('a new host past the namespace\'s host-claim budget: refused with HostClaimQuotaExceeded naming spec.ingress.hosts', () => {
+    const max = SETTINGS.policy.maxHostClaimsPerNamespace;
+    const held = Array.from({ length: max }, (_, i) => claim(`h${i}.example.com`, 'demo'));
+    const doc = plan({ ...withHosts('shop.example.com'), namespace: { claims: held, apps: [] } });
+    assert.equal(exitCode(doc), 1);
+    assert.deepEqual(doc.refusals.map((r) => [r.reason, r.field]), [['HostClaimQuotaExceeded', 'spec.ingress.hosts']]);
+  });
+
+  it('a host an earlier app of the namespace routes: refused with the operator\'s HostConflict', () => {
+    const earlier: ServerlessApp = { apiVersion: 'serverlessapp.io/v1alpha1', kind: 'ServerlessApp', metadata: { name: 'older', namespace: 'demo', creationTimestamp: '2026-01-01T00:00:00Z' }, spec: { ...SPEC, ingress: { hosts: ['shop.example.com'] } } };
+    const input = withHosts('shop.example.com');
+    const doc = plan({ ...input, edited: { ...input.edited, metadata: { ...input.edited.metadata, creationTimestamp: '2026-06-01T00:00:00Z' } }, namespace: { claims: [claim('shop.example.com', 'demo')], apps: [earlier] } });
+    assert.match(doc.refusals[0]?.message ?? '', /already routed by ServerlessApp older in this namespace/);
+  });
+
+  it('a model cache past the namespace\'s budget beside earlier apps\': refused with ModelCacheQuotaExceeded', () => {
+    // 90Gi each: two fit the default 200Gi, a third does not.
+    const modelSpec: ServerlessAppSpec = { model: { format: { name: 'sklearn' }, storageUri: 'gs://models/iris/v1', size: '90Gi' }, prewarm: { cacheModel: true } };
+    const earlier = (name: string): ServerlessApp => ({ apiVersion: 'serverlessapp.io/v1alpha1', kind: 'ServerlessApp', metadata: { name, namespace: 'demo', creationTimestamp: '2026-01-01T00:00:00Z' }, spec: modelSpec });
+    const input = edit(modelSpec);
+    const later = { ...input.edited, metadata: { ...input.edited.metadata, creationTimestamp: '2026-06-01T00:00:00Z' } };
+    const beside1 = plan({ ...input, edited: later, namespace: { apps: [earlier('a')] } });
+    assert.ok(!beside1.refusals.some((r) => r.reason === 'ModelCacheQuotaExceeded'), JSON.stringify(beside1.refusals));
+    const beside2 = plan({ ...input, edited: later, namespace: { apps: [earlier('a'), earlier('b')] } });
+    assert.deepEqual(beside2.refusals.map((r) => [r.reason, r.field]), [['ModelCacheQuotaExceeded', 'spec.model.size']]);
+  });
+
+  it('what the reads could not check is in the plan\'s notes, and a planned warmup says it may run already', () => {
+    const base = converged();
+    const v2 = { ...SPEC, container: { image: 'ghcr.io/acme/shop:2' } };
+    const live: ServerlessApp = {
+      ...base.live, spec: v2, metadata: { ...base.live.metadata, generation: 4 },
+      status: { ...base.live.status!, phase: 'Canary', versions: { ...base.live.status!.versions, candidate: { version: versionOf(v2), revision: 'shop-00002', image: 'ghcr.io/acme/shop:2', summary: 'shop:2', ready: true, warm: false, replicas: 1 } }, canary: { version: versionOf(v2), weight: 0, step: 0, startedAt: '2026-11-22T11:55:00Z' } },
+    };
+    const doc = plan({ ...base, live, source: 'live', edited: live, notes: ['host claims: this user may not read HostClaims'] });
+    assert.equal(doc.notes[0], 'host claims: this user may not read HostClaims');
+    if (doc.effects.some((e) => e.startsWith('send warmup'))) assert.ok(doc.notes.includes(EFFECTS_NOTE), JSON.stringify(doc.notes));
+    assert.match(renderPlan(doc), /Not checked:\n {2}- host claims: this user may not read HostClaims/);
+  });
+});
+
+describe('the plan examples users read match the plan\'s output', () => {
+  const goldenOf = (name: string) => readFileSync(new URL(`${name}.txt`, dir), 'utf8');
+  const indented = (text: string) => text.split('\n').map((l) => (l ? `  ${l}` : l)).join('\n');
+
+  it('kubectl sapp plan --help shows the canary edit and the no-op exactly as the golden files have them', () => {
+    for (const name of ['canary', 'no-op']) assert.ok(PLAN_USAGE.includes(indented(goldenOf(name))), `the help's ${name} example differs from testdata/plan/${name}.txt`);
+  });
+
+  it('the README\'s examples are excerpts of the same golden files (each part between "..." lines, in order)', () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const section = readme.slice(readme.indexOf('#### See an edit before it applies: `kubectl sapp plan`'));
+    const blocks = [...section.matchAll(/```text\n([\s\S]*?)```/g)].slice(0, 2).map((m) => m[1]!);
+    assert.equal(blocks.length, 2, 'the README shows two plan examples');
+    for (const [block, name] of [[blocks[0]!, 'canary'], [blocks[1]!, 'no-op']] as const) {
+      const golden = goldenOf(name);
+      let from = 0;
+      for (const part of block.split(/^ *\.\.\.\n/m).filter((p) => p.length)) {
+        const at = golden.indexOf(part, from);
+        assert.ok(at >= 0, `the README's ${name} example has a part not in testdata/plan/${name}.txt at or after offset ${from}:\n${part}`);
+        from = at + part.length;
+      }
+    }
   });
 });

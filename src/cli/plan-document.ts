@@ -14,13 +14,14 @@ import { cacheNameFor } from '../controllers/model-cache.ts';
 import type { Decision, Effect } from '../planner/decide.ts';
 import type { ChildOperation } from '../planner/plan.ts';
 import { planReconcile } from '../planner/reconcile.ts';
-import { istioRoute } from '../planner/route.ts';
+import { routerFor, type RouterName } from '../planner/route.ts';
 import type { Revision } from '../planner/revisions.ts';
 import { knativeWorkload, kserveWorkload, type WorkloadObject } from '../planner/workloads.ts';
 import type { CacheScope } from '../render/local-model-cache.ts';
 import { isSemanticSubset } from '../runtime/apply.ts';
 import { comparable, fieldDiff, type FieldChange } from './field-diff.ts';
 import { explainRollout, type RolloutExplanation } from './plan-rollout.ts';
+import { namespaceChecks, type NamespaceView } from './plan-namespace.ts';
 import { planWindows, type WindowsPlan } from './plan-windows.ts';
 
 export const PLAN_API_VERSION = 'serverlessapp.io/plan/v1';
@@ -31,6 +32,8 @@ export interface PlatformSettings {
   source: string;
   policy: Required<ValidationPolicy>;
   localGateway: string;
+  /** What spec.ingress becomes (the operator's --router). */
+  router: RouterName;
   inPlaceBounds: boolean;
   clusterLocal: boolean;
   cacheScope: CacheScope;
@@ -49,10 +52,14 @@ export interface PlanInput {
   knative?: WorkloadObject;
   kserve?: WorkloadObject;
   /** The app's VirtualService, and one named after the app (ours before 0.2). */
-  routes: { live?: WorkloadObject; legacy?: WorkloadObject };
+  routes: { live?: WorkloadObject; legacy?: WorkloadObject; retired?: WorkloadObject };
   /** The app's own revisions (by its label). */
   revisions: Revision[];
   settings: PlatformSettings;
+  /** The HostClaims and the namespace's other apps the operator's host and budget rules read; absent: none read. */
+  namespace?: NamespaceView;
+  /** What the reads could not check, and why. */
+  notes?: string[];
 }
 
 export interface Planned {
@@ -110,28 +117,34 @@ export interface PlanDocument {
   /** When the operator looks again without an event. */
   requeueAfterMs?: number;
   settings: string;
+  /** What the plan could not check (it cannot be read from the API server, or this user may not read it). */
+  notes: string[];
 }
+
+/** A warmup or check round runs in the operator's memory: the API server shows neither one running nor its result. */
+export const EFFECTS_NOTE = 'warmups and check rounds run in the operator\'s memory, which the API server does not show: the plan takes none as running or finished, so one listed under "Then" may be running already (the operator then keeps it rather than starting another)';
 
 /**
  * The operator's planner on what was read: the same `planReconcile` the
- * controller executes. Not known to the CLI, so taken as clear: the warmup and
- * check rounds in the operator's memory (the plan may list one to start that
- * runs already), host claims held by other namespaces, the namespace's
- * model-cache budget, and which data-plane kinds are installed (a child's dry
- * run shows a missing kind).
+ * controller executes, observing what the controller observes (host claims
+ * and the namespace's budgets as observe() builds them). Not known to the
+ * CLI, so taken as clear: the warmup and check rounds in the operator's
+ * memory (noted when the plan starts one), and which data-plane kinds are
+ * installed (a child's dry run shows a missing kind).
  */
 export function planChildren(input: PlanInput): Planned {
   const { edited, settings } = input;
   if (input.appRefused) return { problems: [], operations: [] };
+  const { hosts, budgets } = namespaceChecks(edited, input.namespace ?? {}, settings.policy);
   const plan = planReconcile({
     app: edited, now: input.now,
     knative: { workload: knativeWorkload(settings.inPlaceBounds, settings.clusterLocal), ...(input.knative ? { live: input.knative } : {}) },
     kserve: { workload: kserveWorkload(settings.inPlaceBounds, settings.clusterLocal), ...(input.kserve ? { live: input.kserve } : {}) },
     revisions: input.revisions,
     policy: settings.policy,
-    hosts: { problems: [], conflicts: [], missing: [] },
+    hosts, budgets,
     unserved: { knative: [], kserve: [], istio: [], gatewayApi: [] },
-    route: istioRoute(settings.localGateway),
+    route: routerFor(settings.router, settings.localGateway),
     routes: input.routes,
   });
   return { problems: plan.problems, ...(plan.decision ? { decision: plan.decision } : {}), operations: plan.operations };
@@ -172,6 +185,7 @@ export function planDocument(input: PlanInput, planned: Planned, dryRuns: Map<st
     effects: (d?.effects ?? []).map(describeEffect),
     ...(d?.requeueAfterMs !== undefined ? { requeueAfterMs: d.requeueAfterMs } : {}),
     settings: settings.source,
+    notes: [...(input.notes ?? []), ...(d?.effects.some((e) => e.type === 'warmup' || e.type === 'analysis') ? [EFFECTS_NOTE] : [])],
   };
 }
 

@@ -6,6 +6,14 @@
 // dryRun=All, so defaults and admission (CRD schema and CEL, admission
 // policies, Knative's and KServe's webhooks) answer now.
 //
+// Host claims and the namespace's budgets (plan-namespace.ts): the HostClaims
+// named after the app's hosts and the wildcards above them, read by name; all
+// HostClaims (cluster-scoped, at most --max-host-claims-per-namespace per
+// namespace) only when a rule needs what no name finds: the namespace's count
+// (the app adds a claim) or what a wildcard host covers. The namespace's apps
+// (one namespace-scoped list) only when the app names hosts or caches its
+// model. Never a list of all apps. What this user may not read is noted.
+//
 // The platform's policy: read from the operator's Deployment (its container's
 // plain env values and args, parsed by the operator's own config.ts), so the
 // refusals are the operator's. A user who may not read it (or a Deployment
@@ -13,20 +21,26 @@
 // plan says so.
 
 import { parse } from 'yaml';
+import { hostClaimName, type HostClaim } from '../api/v1alpha1/hostclaim.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
+import { hostClaims } from '../api/v1alpha1/validation.ts';
+import { coveringHosts } from '../controllers/host-claims-rules.ts';
 import { parseConfig, validationPolicy } from '../config.ts';
 import { detectCacheScope, detectInPlaceScaling } from '../data-plane-settings.ts';
 import { routingManager } from '../controllers/children.ts';
 import type { ChildOperation } from '../planner/plan.ts';
+import type { RouterName } from '../planner/route.ts';
 import { WRITE_RULES } from '../planner/write-rules.ts';
 import type { Revision } from '../planner/revisions.ts';
 import type { WorkloadObject } from '../planner/workloads.ts';
 import { APP_LABEL } from '../render/metadata.ts';
+import { httpRouteName } from '../render/http-route.ts';
 import { virtualServiceName } from '../render/virtual-service.ts';
 import { ApiError, isNotFound, type KubeClient } from '../runtime/client.ts';
 import { Kinds, type ResourceKind } from '../util/kinds.ts';
 import { CommandError } from './commands.ts';
 import type { DryRun, PlanInput, PlatformSettings } from './plan-document.ts';
+import type { NamespaceView } from './plan-namespace.ts';
 
 /** The operator's field manager: a child's dry run is the apply the operator would make. */
 const OPERATOR_MANAGER = 'serverlessapp-operator';
@@ -59,6 +73,20 @@ export function parseAppFile(text: string, file: string, namespace: string): Ser
 /** Everything a plan needs, read with targeted requests. `file`: the edit, or undefined for "what happens next". */
 export async function readPlanInput(client: KubeClient, namespace: string, name: string, file: ServerlessApp | undefined, operator: string, warn: (message: string) => void): Promise<PlanInput> {
   const now = new Date();
+  const optional = async <T>(read: Promise<T>, none: T) => read.catch((err: unknown) => { if (isNotFound(err)) return none; throw err; });
+  const notes: string[] = [];
+  // A plan's wall time is its round trips: every read that needs only the name (or the file) starts at once.
+  const children = started(Promise.all([
+    client.get<WorkloadObject>(Kinds.KnativeService, namespace, name),
+    optional(client.get<WorkloadObject>(Kinds.InferenceService, namespace, name), undefined),
+    // Both routers name the route `<app>-routes`: each kind is read, the router in use picks (routesOf).
+    optional(client.get<WorkloadObject>(Kinds.VirtualService, namespace, virtualServiceName({ metadata: { name, namespace } } as ServerlessApp)), undefined),
+    optional(client.get<WorkloadObject>(Kinds.HTTPRoute, namespace, httpRouteName({ metadata: { name, namespace } } as ServerlessApp)), undefined),
+    optional(client.get<WorkloadObject>(Kinds.VirtualService, namespace, name), undefined),
+    optional(client.list<Revision>(Kinds.KnativeRevision, namespace, { labelSelector: `${APP_LABEL}=${name}` }).then((l) => l.items), [] as Revision[]),
+  ]));
+  // The file's hosts and model are the stored app's (the dry run adds defaults, neither of these).
+  const fileReads = file ? started(namespaceReads(client, file, notes)) : undefined;
   const [live, settings] = await Promise.all([
     client.get<ServerlessApp>(Kinds.ServerlessApp, namespace, name),
     platformSettings(client, operator, warn),
@@ -75,20 +103,61 @@ export async function readPlanInput(client: KubeClient, namespace: string, name:
       edited = { ...file, ...(live?.status ? { status: live.status } : {}) };
     }
   }
-  const optional = async <T>(read: Promise<T>, none: T) => read.catch((err: unknown) => { if (isNotFound(err)) return none; throw err; });
-  const [knative, kserve, vs, legacy, revisions] = await Promise.all([
-    client.get<WorkloadObject>(Kinds.KnativeService, namespace, name),
-    optional(client.get<WorkloadObject>(Kinds.InferenceService, namespace, name), undefined),
-    optional(client.get<WorkloadObject>(Kinds.VirtualService, namespace, virtualServiceName(edited)), undefined),
-    optional(client.get<WorkloadObject>(Kinds.VirtualService, namespace, name), undefined),
-    optional(client.list<Revision>(Kinds.KnativeRevision, namespace, { labelSelector: `${APP_LABEL}=${name}` }).then((l) => l.items), [] as Revision[]),
-  ]);
+  const [[knative, kserve, vs, httpRoute, legacy, revisions], view] = await Promise.all([children, fileReads ?? namespaceReads(client, edited, notes)]);
   return {
     now, source: file ? 'file' : 'live', ...(live ? { live } : {}), edited, ...(appRefused ? { appRefused } : {}),
     ...(knative ? { knative } : {}), ...(kserve ? { kserve } : {}),
-    routes: { ...(vs ? { live: vs } : {}), ...(legacy ? { legacy } : {}) },
-    revisions, settings,
+    routes: routesOf(settings.router, { vs, httpRoute, legacy }),
+    revisions, settings, namespace: view, notes,
   };
+}
+
+/** A read started now and awaited later: its failure is reported where it is awaited, not as an unhandled rejection meanwhile. */
+function started<T>(read: Promise<T>): Promise<T> {
+  read.catch(() => undefined);
+  return read;
+}
+
+/** The HostClaims and the namespace's apps the operator's host and budget rules read for `app`. */
+async function namespaceReads(client: KubeClient, app: ServerlessApp, notes: string[]): Promise<NamespaceView> {
+  const [claims, apps] = await Promise.all([readClaims(client, app, notes), readNamespaceApps(client, app, notes)]);
+  return { ...(claims ? { claims } : {}), ...(apps ? { apps } : {}) };
+}
+
+/** A read this user may not make (403): noted, and the rule checked without it. */
+async function unlessForbidden<T>(read: Promise<T>, notes: string[], note: string): Promise<T | undefined> {
+  try {
+    return await read;
+  } catch (err) {
+    if (err instanceof ApiError && err.code === 403) {
+      notes.push(`${note} (${err.message})`);
+      return undefined;
+    }
+    throw err;
+  }
+}
+
+/** The HostClaims that bear on `app`'s hosts (see the head of this file); [] when it names none. */
+async function readClaims(client: KubeClient, app: ServerlessApp, notes: string[]): Promise<HostClaim[] | undefined> {
+  const hosts = hostClaims(app);
+  if (!hosts.length) return [];
+  const note = 'host claims: this user may not read HostClaims (cluster-scoped), so hosts held by other namespaces and the namespace\'s host-claim budget are not checked (the operator checks them: HostConflict, HostClaimQuotaExceeded)';
+  const names = [...new Set(hosts.flatMap(coveringHosts).flatMap((h) => hostClaimName(h) ?? []))];
+  const named = await unlessForbidden(Promise.all(names.map((n) => client.get<HostClaim>(Kinds.HostClaim, undefined, n))), notes, note);
+  if (!named) return undefined;
+  const found = new Set(named.flatMap((c) => (c ? [c.metadata.name] : [])));
+  const needAll = hosts.some((h) => h.startsWith('*.') || !found.has(hostClaimName(h) ?? ''));
+  if (!needAll) return named.filter((c): c is HostClaim => !!c);
+  const all = client.list<HostClaim>(Kinds.HostClaim).then((l) => l.items, (err: unknown) => { if (isNotFound(err)) return []; throw err; });
+  return unlessForbidden(all, notes, note);
+}
+
+/** The apps of `app`'s namespace, when its hosts or model cache are checked against theirs; [] when not. */
+async function readNamespaceApps(client: KubeClient, app: ServerlessApp, notes: string[]): Promise<ServerlessApp[] | undefined> {
+  // Whether the policy lets it cache its model, the budget's rule decides (plan-namespace.ts).
+  if (!hostClaims(app).length && !(app.spec.model && app.spec.prewarm?.cacheModel === true)) return [];
+  const note = `the namespace's apps: this user may not list ServerlessApps in namespace ${app.metadata.namespace}, so a host an earlier app routes and the model-cache budget are checked against this app alone`;
+  return (await unlessForbidden(client.list<ServerlessApp>(Kinds.ServerlessApp, app.metadata.namespace), notes, note))?.items;
 }
 
 /**
@@ -164,7 +233,13 @@ async function platformSettings(client: KubeClient, operator: string, warn: (mes
     detectCacheScope(client, config.modelCacheScope, log),
   ]);
   return {
-    source, policy: validationPolicy(config), localGateway: config.localGateway,
+    source, policy: validationPolicy(config), localGateway: config.localGateway, router: config.router,
     inPlaceBounds, clusterLocal: config.knativeVisibility === 'cluster-local', cacheScope,
   };
+}
+
+/** The routes as the operator's caches would hold them under `router`: its own kind live, the other router's retired. */
+function routesOf(router: RouterName, read: { vs?: WorkloadObject; httpRoute?: WorkloadObject; legacy?: WorkloadObject }): PlanInput['routes'] {
+  const [live, retired] = router === 'gateway-api' ? [read.httpRoute, read.vs] : [read.vs, read.httpRoute];
+  return { ...(live ? { live } : {}), ...(retired ? { retired } : {}), ...(router === 'istio' && read.legacy ? { legacy: read.legacy } : {}) };
 }

@@ -88,6 +88,11 @@ export function renderPlan(doc: PlanDocument): string {
     for (const e of doc.effects) line(`- ${e}`, 2);
     line();
   }
+  if (doc.notes.length) {
+    line('Not checked:');
+    for (const n of doc.notes) line(`- ${n}`, 2);
+    line();
+  }
   line(`Policy: ${doc.settings}`);
   return `${out.join('\n')}\n`;
 }

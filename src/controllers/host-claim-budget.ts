@@ -13,7 +13,8 @@ import { hostClaimName, type HostClaim } from '../api/v1alpha1/hostclaim.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { hostClaims, type SpecProblem } from '../api/v1alpha1/validation.ts';
 
-interface ClaimEvents {
+/** The HostClaims as the rules read them: their events, and one by name. */
+export interface ClaimEvents {
   on(event: 'add' | 'update' | 'delete', handler: (claim: HostClaim, old?: HostClaim) => void): unknown;
   get(namespace: undefined, name: string): HostClaim | undefined;
 }

@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
-import { HostIndex, judgeHost, overlaps, type ClaimRecord } from './host-claims-rules.ts';
+import { coveringHosts, HostIndex, judgeHost, overlaps, type ClaimRecord } from './host-claims-rules.ts';
 
 describe('host claim rules', () => {
+  it('the hosts whose claims overlap a host by name: itself and each wildcard above it', () => {
+    assert.deepEqual(coveringHosts('a.b.example.com'), ['a.b.example.com', '*.b.example.com', '*.example.com', '*.com']);
+    assert.deepEqual(coveringHosts('*.b.example.com'), ['*.b.example.com', '*.example.com', '*.com']);
+    // Each one overlaps the host, as overlaps() decides.
+    for (const h of coveringHosts('a.b.example.com')) assert.ok(overlaps(h, 'a.b.example.com'), h);
+  });
+
   describe('overlaps, as Istio matches hosts', () => {
     const cases: Array<[string, string, boolean]> = [
       ['shop.example.com', 'shop.example.com', true],

@@ -19,6 +19,15 @@ function parents(domain: string): string[] {
 }
 
 /**
+ * The hosts whose claims overlap `host` and are found by name: the host itself
+ * and the wildcards above it ("a.b.c" -> a.b.c, *.b.c, *.c). What a wildcard
+ * covers (the hosts under it) has no name to look up.
+ */
+export function coveringHosts(host: string): string[] {
+  return [host, ...parents(domainOf(host)).map((p) => `*.${p}`)];
+}
+
+/**
  * Whether some request host matches both `a` and `b`. Istio matches
  * "*.example.com" against every name under example.com, at any depth
  * (a.b.example.com too), but not example.com itself; so does Gateway API
@@ -62,7 +71,7 @@ export class HostIndex<V> {
   /** The values of every indexed host that overlaps `host` (see overlaps()), each once. */
   overlapping(host: string): V[] {
     const domain = domainOf(host);
-    const hosts = [host, ...parents(domain).map((p) => `*.${p}`), ...(isWildcard(host) ? this.#under.get(domain) ?? [] : [])];
+    const hosts = [...coveringHosts(host), ...(isWildcard(host) ? this.#under.get(domain) ?? [] : [])];
     return [...new Set(hosts.flatMap((h) => [...(this.#byHost.get(h) ?? [])]))];
   }
 }

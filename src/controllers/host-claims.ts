@@ -13,8 +13,8 @@ import { hostClaimFor, hostClaimName, unclaimableHost, type HostClaim } from '..
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { hostClaims, type SpecProblem } from '../api/v1alpha1/validation.ts';
 import type { Request } from '../runtime/controller.ts';
-import type { Informer } from '../runtime/informer.ts';
 import type { HostVerdict } from '../planner/reconcile.ts';
+import type { ClaimEvents } from './host-claim-budget.ts';
 import { HostIndex, judgeHost, type ClaimRecord } from './host-claims-rules.ts';
 
 interface AppClaim { namespace: string; name: string; created: string; hosts: string[] }
@@ -32,14 +32,15 @@ function fieldOf(app: ServerlessApp, host: string): string {
 }
 
 export class HostClaims {
-  readonly #claims: Informer<HostClaim>;
+  readonly #claims: ClaimEvents;
   /** Claimed hosts -> claim names. */
   readonly #claimIndex = new HostIndex<string>();
   /** Hosts apps name -> app keys ("namespace/name"). */
   readonly #appIndex = new HostIndex<string>();
   readonly #apps = new Map<string, AppClaim>();
 
-  constructor(claims: Informer<HostClaim>) {
+  /** `claims`: the HostClaim informer (or, in kubectl sapp plan, the claims it read). */
+  constructor(claims: ClaimEvents) {
     this.#claims = claims;
     claims.on('add', (c) => this.#claimIndex.add(c.spec.host, c.metadata.name));
     claims.on('update', (c, old) => {

@@ -7,55 +7,19 @@
 // operator writes it. The last part runs the operator on the real Knative for a
 // canary and reads it back with `status`, then promotes it.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { parse, stringify } from 'yaml';
 import type { ServerlessApp, ServerlessAppStatus } from '../../src/api/v1alpha1/serverlessapp.ts';
 import { KubeClient } from '../../src/runtime/client.ts';
 import { Kinds } from '../../src/util/kinds.ts';
 import { app, applyApp, readyTrue, userClient, waitForApp } from '../support/apps.ts';
-import { freshNamespace, testEnv, writesSince } from '../support/cluster.ts';
+import { freshNamespace, writesSince } from '../support/cluster.ts';
+import { kubeconfigIn, sapp } from '../support/kubectl-sapp.ts';
 import { startOperator, testKubeConfig, type RunningOperator } from '../support/operator.ts';
 import { waitFor } from '../support/wait.ts';
 
-const ENTRY = new URL('../../src/cli/kubectl-sapp.ts', import.meta.url).pathname;
 /** The rollout settings the user applies, as stored (the CRD defaults progressDeadline). */
 const USER_ROLLOUT = { steps: [20, 50], interval: '1m', progressDeadline: '10m' };
 
-interface Run { code: number | null; stdout: string; stderr: string }
 type LiveApp = ServerlessApp & { metadata: { managedFields?: Array<{ manager: string; operation: string; subresource?: string; fieldsV1?: { 'f:spec'?: { 'f:rollout'?: Record<string, unknown> } } }> } };
-
-/** A copy of the rig's kubeconfig whose context works in `namespace` (as `kubectl config set-context --current --namespace` leaves it). */
-function kubeconfigIn(namespace: string): string {
-  const doc = parse(readFileSync(testEnv().kubeconfigPath, 'utf8')) as { contexts: Array<{ context: { namespace?: string } }> };
-  for (const c of doc.contexts) c.context.namespace = namespace;
-  const path = join(mkdtempSync(join(tmpdir(), 'kubectl-sapp-')), 'kubeconfig');
-  writeFileSync(path, stringify(doc), { mode: 0o600 });
-  return path;
-}
-
-/** Runs `kubectl-sapp args...`; with `until`, stops it with SIGINT once its output satisfies `until` (for --watch). */
-function sapp(kubeconfig: string, args: string[], until?: (stdout: string) => boolean): Promise<Run> & { output: () => string } {
-  const child = spawn(process.execPath, [ENTRY, ...args], { env: { ...process.env, KUBECONFIG: kubeconfig }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => {
-    stdout += c.toString('utf8');
-    if (until?.(stdout)) child.kill('SIGINT');
-  });
-  child.stderr.on('data', (c: Buffer) => { stderr += c.toString('utf8'); });
-  const done = new Promise<Run>((resolve, reject) => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-  return Object.assign(done, { output: () => stdout });
-}
 
 async function live(ns: string, name = 'shop'): Promise<LiveApp> {
   const a = await userClient().get<LiveApp>(Kinds.ServerlessApp, ns, name);

@@ -1,0 +1,45 @@
+// What the operator checks of an app against its namespace and the cluster's
+// host claims, built as the controller builds it (controllers/serverlessapp.ts
+// observe()): the same HostClaims verdict and the same budgets, in the same
+// order, over what `kubectl sapp plan` read instead of the informers' caches.
+// Pure: the reads are in plan-read.ts.
+
+import type { HostClaim } from '../api/v1alpha1/hostclaim.ts';
+import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
+import type { SpecProblem, ValidationPolicy } from '../api/v1alpha1/validation.ts';
+import type { ClaimEvents } from '../controllers/host-claim-budget.ts';
+import { HostClaimBudget } from '../controllers/host-claim-budget.ts';
+import { HostClaims } from '../controllers/host-claims.ts';
+import { ModelCacheQuota } from '../controllers/model-cache-quota.ts';
+import { wantsCache } from '../controllers/model-cache.ts';
+import type { HostVerdict } from '../planner/reconcile.ts';
+
+/** What was read beside the app; each absent when it could not be read (the plan then notes what it did not check). */
+export interface NamespaceView {
+  /** The HostClaims that bear on the app's hosts: those found by name, or all when a rule needs them. */
+  claims?: HostClaim[];
+  /** The other apps of the app's namespace, when a rule needs them (the app names hosts or caches its model). */
+  apps?: ServerlessApp[];
+}
+
+/** The claims read, as the rules read the informer: every claim an "add", and one by name. */
+function claimSource(claims: HostClaim[]): ClaimEvents {
+  const byName = new Map(claims.map((c) => [c.metadata.name, c]));
+  return {
+    on: (event, handler) => { if (event === 'add') for (const c of byName.values()) handler(c); },
+    get: (_namespace, name) => byName.get(name),
+  };
+}
+
+/** The host verdict and the budgets' problems for `app` (the edit, as it would be stored). */
+export function namespaceChecks(app: ServerlessApp, view: NamespaceView, policy: Required<ValidationPolicy>): { hosts: HostVerdict; budgets: SpecProblem[] } {
+  const others = (view.apps ?? []).filter((a) => a.metadata.name !== app.metadata.name);
+  const hosts = new HostClaims(claimSource(view.claims ?? []));
+  for (const a of [...others, app]) hosts.setApp(a);
+  const quota = new ModelCacheQuota(policy, (a) => wantsCache(a, policy));
+  for (const a of others) quota.set(a);
+  const budgets = [quota.problem(app), view.claims ? new HostClaimBudget(claimSource(view.claims), policy.maxHostClaimsPerNamespace).problem(app) : undefined];
+  // Claims unread: taken as held (no conflict, none to make), as the plan notes.
+  const verdict = view.claims ? hosts.verdict(app) : { problems: hosts.problems(app), conflicts: [], missing: [] };
+  return { hosts: verdict, budgets: budgets.filter((p) => p !== undefined) };
+}
