@@ -16,12 +16,20 @@ import (
 	"istio.io/istio/pkg/config/analysis/local"
 	"istio.io/istio/pkg/config/resource"
 	"istio.io/istio/pkg/kube"
+	"istio.io/istio/pkg/log"
 )
 
 func main() {
 	kubeconfig := flag.String("kubeconfig", "", "the cluster's kubeconfig")
 	istioNamespace := flag.String("istio-namespace", "istio-system", "where istiod runs")
 	flag.Parse()
+	// Istio's log writes to stdout by default, where the JSON goes.
+	logOpts := log.DefaultOptions()
+	logOpts.OutputPaths = []string{"stderr"}
+	logOpts.SetDefaultOutputLevel(log.OverrideScopeName, log.WarnLevel)
+	if err := log.Configure(logOpts); err != nil {
+		fail("logging: %v", err)
+	}
 
 	client, err := kube.NewCLIClient(kube.BuildClientCmd(*kubeconfig, ""))
 	if err != nil {

@@ -32,6 +32,7 @@ import (
 	"istio.io/istio/pilot/pkg/model"
 	v3 "istio.io/istio/pilot/pkg/xds/v3"
 	"istio.io/istio/pkg/adsc"
+	"istio.io/istio/pkg/log"
 )
 
 type listenerSummary struct {
@@ -101,6 +102,13 @@ func main() {
 	labels := flag.String("labels", "", "the proxy's labels, k=v,k=v (a gateway's must match its Gateway's selector)")
 	timeout := flag.Duration("timeout", 20*time.Second, "give up after this long")
 	flag.Parse()
+	// Istio's log writes to stdout by default, where the JSON goes.
+	logOpts := log.DefaultOptions()
+	logOpts.OutputPaths = []string{"stderr"}
+	logOpts.SetDefaultOutputLevel(log.OverrideScopeName, log.WarnLevel)
+	if err := log.Configure(logOpts); err != nil {
+		fail("logging: %v", err)
+	}
 
 	meta := map[string]any{"NAMESPACE": *namespace, "CLUSTER_ID": "Kubernetes"}
 	if *labels != "" {
