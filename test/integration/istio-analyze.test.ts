@@ -69,7 +69,7 @@ describe('istioctl analyze over the operator\'s VirtualServices (integration)', 
 
     const exportedEverywhere = asWritten.map((vs) => ({ ...vs, spec: { ...vs.spec, exportTo: undefined } }));
     const conflicts = about(await istioAnalyze(exportedEverywhere), a, b).filter((m) => m.code === 'IST0109');
-    assert.deepEqual(conflicts.map((m) => m.origin).sort(), [`VirtualService ${a}/shop-routes`, `VirtualService ${b}/shop-routes`]);
+    assert.deepEqual(conflicts.map((m) => m.origin).sort(), [`VirtualService ${a}/shop-routes`, `VirtualService ${b}/shop-routes`].sort());
 
     const gatewayApp = app('', 'shop', { container, ingress: { hosts: [host], gateways: ['istio-system/public'] } });
     const gatewayBound = [rendered(gatewayApp, a), rendered(gatewayApp, b)];

@@ -13,6 +13,10 @@
 // weighted split appears in the operator's routes.
 import assert from 'node:assert/strict';
 import { KubernetesObjectApi } from '@kubernetes/client-node';
+import type { ServerlessApp } from '../../src/api/v1alpha1/serverlessapp.ts';
+import { parseConfig } from '../../src/config.ts';
+import { knativeWorkload } from '../../src/planner/workloads.ts';
+import { renderVirtualService } from '../../src/render/virtual-service.ts';
 import { app, applyApp, waitForApp, type AppSpec } from '../support/apps.ts';
 import { freshNamespace, testEnv } from '../support/cluster.ts';
 import { ensureKnativeLocalGateway } from '../support/knative-local-gateway.ts';
@@ -39,6 +43,12 @@ async function untilProxy<T>(what: string, proxy: Parameters<typeof proxyConfig>
   }, { timeoutMs: 90_000, intervalMs: 1_000 }).catch((err: Error) => {
     throw new Error(`${err.message}; the proxy's route configurations: ${JSON.stringify(last?.routes.map((r) => ({ name: r.name, hosts: r.virtual_hosts?.flatMap((v) => v.domains) })))}`);
   });
+}
+
+/** The VirtualService the operator renders for `a` in `namespace`, no candidate (as istio-validation.test.ts). */
+function rendered(a: ServerlessApp, namespace: string) {
+  const placed: ServerlessApp = { ...a, metadata: { ...a.metadata, namespace, uid: '00000000-0000-4000-8000-000000000001' } };
+  return renderVirtualService(placed, { localGateway: parseConfig([], {}).localGateway, candidateReady: false, ...knativeWorkload(true).hosts(placed) });
 }
 
 const headerNames = (r: EnvoyRoute) => (r.match.headers ?? []).map((h) => h.name);
@@ -152,5 +162,26 @@ describe('the Envoy routes istiod generates from the operator\'s VirtualServices
     // exportTo ".": sidecars of other namespaces and gateways get no route for the host.
     assert.deepEqual(virtualHostsFor(await proxyConfig({ type: 'sidecar', namespace: 'default' }), host), []);
     assert.deepEqual(virtualHostsFor(await proxyConfig({ type: 'router', namespace: ns, labels: { istio: 'ingressgateway' } }), host), []);
+  });
+
+  it('two namespaces\' routes for one host on one Gateway, were they written (the operator refuses the second, HostConflict): one virtual host, the first catch-all hiding the other namespace\'s route', async () => {
+    const [edge, a, b] = [await freshNamespace('proxyroutes'), await freshNamespace('proxyroutes'), await freshNamespace('proxyroutes')];
+    const gatewayLabels = { 'serverlessapp.io/test-gateway': edge };
+    await api.create({
+      apiVersion: 'networking.istio.io/v1', kind: 'Gateway', metadata: { name: 'edge', namespace: edge },
+      spec: { selector: gatewayLabels, servers: [{ port: { number: 80, name: 'http', protocol: 'HTTP' }, hosts: ['*'] }] },
+    } as never);
+    const host = `shared.${edge}.example.com`;
+    const shop = app('', 'shop', { container: { image: image('1'), port: 8080 }, ingress: { hosts: [host], gateways: [`${edge}/edge`] } });
+    // Written as the operator renders them, but by the user: no owner (the garbage collector would remove them) and no operator labels.
+    for (const ns of [a, b]) await api.create({ ...rendered(shop, ns), metadata: { name: 'shop-routes', namespace: ns } } as never);
+
+    const { found: vh } = await untilProxy('one virtual host for the host, with both namespaces\' routes', { type: 'router', namespace: edge, labels: gatewayLabels }, (c) => {
+      const v = virtualHostsFor(c, host);
+      return v.length === 1 && v[0]!.routes.length === 2 ? v[0] : undefined;
+    });
+    assert.deepEqual(vh.routes.map((r) => r.route?.host_rewrite_literal).sort(), [`shop.${a}.svc.cluster.local`, `shop.${b}.svc.cluster.local`].sort());
+    assert.equal(vh.routes[0]!.match.prefix, '/', 'the first route matches every request: the second namespace\'s is never reached');
+    assert.deepEqual(headerNames(vh.routes[0]!), []);
   });
 });
