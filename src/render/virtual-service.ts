@@ -16,8 +16,11 @@
 // selects the revision's pods and reaches their queue-proxy whatever the Host
 // (knative.dev/serving pkg/reconciler/serverlessservice/resources/services.go
 // MakePrivateService, names.PrivateService). Not the Knative gateway: Envoy
-// appends "-shadow" to a mirrored request's Host (envoy config/route/v3
-// RouteAction.RequestMirrorPolicy), which no Knative route answers. Not the
+// can append "-shadow" to a mirrored request's Host (envoy config/route/v3
+// RouteAction.RequestMirrorPolicy, disable_shadow_host_suffix_append), which no
+// Knative route answers; the pinned istiod turns that off by default
+// (DISABLE_SHADOW_HOST_SUFFIX, pilot/pkg/features/pilot.go), older ones and
+// other meshes do not, so the private Service stays the target. Not the
 // revision's public Service either: while the activator is in its path (SKS
 // proxy mode) its endpoints are the activator's, which finds the revision from
 // the Host or Knative-Serving-* headers (pkg/activator/handler/context_handler.go),
