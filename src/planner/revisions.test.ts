@@ -13,6 +13,7 @@ describe('reading a Knative Revision', () => {
     ['a pod no node can take yet: Knative keeps trying (a node may come)', rev('False', 'Unschedulable'), { ready: false, waiting: 'Unschedulable: details' }],
     ['an image digest not resolved yet: retried', rev('False', 'ContainerMissing'), { ready: false, waiting: 'ContainerMissing: details' }],
     ['a container that exited: restarted', rev('False', 'ExitCode1'), { ready: false, waiting: 'ExitCode1: details' }],
+    ['a Deployment or PodAutoscaler of the same name not collected yet: Knative retries', rev('False', 'NotOwned'), { ready: false, waiting: 'NotOwned: details' }],
     ['past Knative\'s own progress deadline: it gave up', rev('False', 'ProgressDeadlineExceeded'), { ready: false, failed: 'ProgressDeadlineExceeded: details' }],
     ['an image that cannot be pulled past the deadline', rev('False', 'ImagePullBackOff'), { ready: false, failed: 'ImagePullBackOff: details' }],
   ];

@@ -18,12 +18,15 @@ export interface Revision {
 /**
  * Ready=False reasons Knative sets while it still tries (pkg/reconciler/revision/reconcile_resources.go,
  * revision.go): a pod not scheduled yet (a node may still come: a cluster autoscaler adding a GPU node),
- * an image digest not resolved yet (retried), a container that exited (restarted). The rollout's own
+ * an image digest not resolved yet (retried), a container that exited (restarted), a Deployment or
+ * PodAutoscaler of its name it does not own (NotOwned, reconcile_resources.go: marked and returned as an
+ * error, so retried; seen when a kind switch back re-creates a revision name whose last PodAutoscaler the
+ * garbage collector has not removed yet). The rollout's own
  * progress deadline decides about those; any other Ready=False (Knative's progress deadline passed,
  * an image that cannot be pulled past it) means Knative gave up.
  */
 function stillTrying(reason: string | undefined): boolean {
-  return reason === 'Unschedulable' || reason === 'ContainerMissing' || !!reason?.startsWith('ExitCode');
+  return reason === 'Unschedulable' || reason === 'ContainerMissing' || reason === 'NotOwned' || !!reason?.startsWith('ExitCode');
 }
 
 export function observeRevision(r: Revision): ObservedRevision {
