@@ -68,7 +68,7 @@ async function startProbes(addr: string, readyCheck: () => boolean, stallAfterMs
   // Type-stripped sources run the .ts file; the build runs the .js beside this one.
   const file = new URL(import.meta.url.endsWith('.ts') ? './probe-worker.cts' : './probe-worker.cjs', import.meta.url);
   const workerData: ProbeWorkerData = { ...(host ? { host } : {}), port, shared, stallAfterMs };
-  // Its heap stays small: it keeps two numbers and answers two paths (about 13 MiB RSS under --lite-mode, mostly the isolate).
+  // Its heap stays small: it keeps two numbers and answers two paths (about 8 MiB RSS under the image's flags, mostly the isolate).
   const worker = new Worker(file, { workerData, resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 16 } });
   worker.unref();
   const stop = async () => {
