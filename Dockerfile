@@ -46,9 +46,14 @@ EXPOSE 8080 8081
 # tests read these flags from this file (test/support/image-launch.ts).
 # 2 MiB semi-spaces keep V8's young generation small. Measured with 3,000 apps
 # created at once under a 1 GiB memory limit: peak RSS 127-134 MiB instead of
-# 150-152, 83 MiB instead of 86 idle, 4-14% more CPU per app. An environment
-# variable, so a pod's env can override it.
-ENV NODE_OPTIONS=--max-semi-space-size=2
+# 150-152, 83 MiB instead of 86 idle, 4-14% more CPU per app.
+# --no-node-snapshot bootstraps Node's own JavaScript by running it instead of
+# deserializing the startup snapshot, which brings in all of it for the main
+# thread and again for the probe worker: measured with no app against a real
+# API server (docs/benchmarks.md), 73.4 MiB RSS instead of 80.8, most of it
+# the worker's (a bare worker 6 MiB instead of 9-14); start-up no slower.
+# An environment variable, so a pod's env can override it.
+ENV NODE_OPTIONS="--max-semi-space-size=2 --no-node-snapshot"
 # --lite-mode runs JavaScript in V8's interpreter only (no optimizing
 # compilers, no WebAssembly, so no fetch: the operator uses node:http). A
 # controller waits on the API server; measured with 1,000 apps created at once

@@ -45,7 +45,7 @@ function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
     const path = join(dir, e.name);
     if (e.isDirectory()) return sources(path);
-    return e.name.endsWith('.ts') && !e.name.endsWith('.test.ts') ? [path] : [];
+    return /\.c?ts$/.test(e.name) && !e.name.endsWith('.test.ts') ? [path] : [];
   });
 }
 
@@ -63,6 +63,8 @@ function valueImports(file: string): string[] {
   // Built-in modules loaded for their values: what a module can do to the world.
   for (const m of text.matchAll(/^import\s+(?!type\s)[^;]*?\s+from\s+'(node:[^']+)'/gms)) out.push(m[1]!);
   for (const m of text.matchAll(/\bimport\(\s*'(node:[^']+)'\s*\)/g)) out.push(m[1]!);
+  // And through require, plain or lazy (`require('node:http')`, `lazyRequire<...>('node:http')`; not `typeof import(...)`).
+  for (const m of text.matchAll(/(?:\brequire|>)\(\s*'(node:[^']+)'\s*\)/g)) out.push(m[1]!);
   return out;
 }
 
@@ -151,6 +153,11 @@ describe('architecture', () => {
     const walk = (f: string) => { for (const n of graph.get(f) ?? []) if (!seen.has(n)) { seen.add(n); walk(n); } };
     walk('runtime/client.ts');
     assert.ok([...seen].some((t) => t === 'node:http' || t === 'node:https'), `runtime/client.ts reaches ${[...seen].join(', ')}`);
+  });
+
+  it('the I/O rule sees built-ins loaded through require, in CommonJS sources too: the probe worker loads node:http', () => {
+    assert.ok(graph.get('runtime/probe-worker.cts')?.includes('node:http'), JSON.stringify(graph.get('runtime/probe-worker.cts')));
+    assert.ok(graph.get('runtime/node-http.ts')?.includes('node:https'), JSON.stringify(graph.get('runtime/node-http.ts')));
   });
 
   it('nothing outside the kubectl plugin imports it', () => {

@@ -2,7 +2,7 @@
 // Prometheus metrics on one address and the kubelet's probes on another.
 // /healthz answers while the process runs; /readyz only once the caches have
 // synced, so a rollout waits for a replica that can actually serve.
-// The probes are served by a worker thread (probe-worker.ts) from a heartbeat
+// The probes are served by a worker thread (probe-worker.cts) from a heartbeat
 // this thread writes every second: a long reconcile delays neither probe, and
 // liveness fails only when the main loop has been stuck past a generous bound.
 
@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { Worker } from 'node:worker_threads';
 import type { Registry } from 'prom-client';
 import { http } from './node-http.ts';
-import type { ProbeWorkerData } from './probe-worker.ts';
+import type { ProbeWorkerData } from './probe-worker.cts';
 
 /** How long the main loop may be stuck before /healthz fails (a restart is then the better outcome). */
 export const DEFAULT_STALL_AFTER_MS = 60_000;
@@ -66,9 +66,9 @@ async function startProbes(addr: string, readyCheck: () => boolean, stallAfterMs
   const heartbeat = setInterval(beat, HEARTBEAT_MS);
   heartbeat.unref();
   // Type-stripped sources run the .ts file; the build runs the .js beside this one.
-  const file = new URL(import.meta.url.endsWith('.ts') ? './probe-worker.ts' : './probe-worker.js', import.meta.url);
+  const file = new URL(import.meta.url.endsWith('.ts') ? './probe-worker.cts' : './probe-worker.cjs', import.meta.url);
   const workerData: ProbeWorkerData = { ...(host ? { host } : {}), port, shared, stallAfterMs };
-  // Its heap stays small: it keeps two numbers and answers two paths (about 13 MiB RSS under --lite-mode, mostly the isolate).
+  // Its heap stays small: it keeps two numbers and answers two paths (about 8 MiB RSS under the image's flags, mostly the isolate).
   const worker = new Worker(file, { workerData, resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 16 } });
   worker.unref();
   const stop = async () => {

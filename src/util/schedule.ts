@@ -5,8 +5,11 @@
 // scaling/windows.ts, which builds the window math on top; it sits in util so the
 // API's validation (below scaling) can judge a schedule without the window math.
 
-import { CronExpressionParser, type CronExpression } from 'cron-parser';
+import type { CronExpression } from 'cron-parser';
+import { lazyRequire } from './lazy-require.ts';
 import { Lru } from './lru.ts';
+
+const cronParser = lazyRequire<typeof import('cron-parser')>('cron-parser');
 
 export const MINUTE = 60_000;
 export const HOUR = 60 * MINUTE;
@@ -92,7 +95,7 @@ export function scheduleOf(expression: string): Schedule {
   if (cached) return cached;
   const problem = scheduleProblem(expression);
   if (problem) throw new Error(`invalid schedule ${JSON.stringify(expression)}: ${problem}`);
-  const cron = CronExpressionParser.parse(expression.trim(), { tz: 'UTC' });
+  const cron = cronParser().CronExpressionParser.parse(expression.trim(), { tz: 'UTC' });
   const { minute, hour, dayOfMonth, month, dayOfWeek } = cron.fields;
   const times = hour.values.flatMap((h) => minute.values.map((m) => Number(h) * 60 + Number(m))).sort((a, b) => a - b);
   const first = times[0]!;
@@ -116,7 +119,7 @@ export function scheduleProblem(expression: string): string | undefined {
   if (fields.length !== 5) return `${fields.length} fields given; expected ${ALLOWED_CRON}`;
   if (fields.some((f) => /(^|[^A-Za-z])H($|[^A-Za-z])/.test(f))) return `H (hashed values) is not supported; expected ${ALLOWED_CRON}`;
   try {
-    CronExpressionParser.parse(text, { tz: 'UTC', currentDate: 0 }).next();
+    cronParser().CronExpressionParser.parse(text, { tz: 'UTC', currentDate: 0 }).next();
   } catch (e) {
     return `${(e as Error).message}; expected ${ALLOWED_CRON}`;
   }

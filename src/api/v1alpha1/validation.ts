@@ -12,12 +12,12 @@
 // its metadata changes.
 
 import { createHash } from 'node:crypto';
-import { RE2JS } from 're2js';
 import { DURATION_PATTERN, parseDuration } from './duration.ts';
 import { DEFAULT_ALLOWED_POD_METADATA_KEYS, podMetadataProblems } from './pod-metadata.ts';
 import { DEFAULT_ALLOWED_TOLERATION_KEYS, schedulingProblems } from './scheduling-policy.ts';
 import { secretReferenceProblems } from './secret-references.ts';
 import { canonicalJson } from '../../util/canonical-json.ts';
+import { lazyRequire } from '../../util/lazy-require.ts';
 import { Lru } from '../../util/lru.ts';
 import { FOLD_POINTS_PER_INSTRUCTION, re2ProgramSizeBound, UNICODE_CLASS_COST } from './regex-cost.ts';
 import type { ProblemReason } from './problem-reasons.ts';
@@ -27,6 +27,8 @@ import { validateWindows } from './window-validation.ts';
 import type { JSONSchema } from '../openapi.ts';
 import { QuantityError, formatBytes, parseQuantity } from './quantity.ts';
 import { specSchema, type ServerlessApp } from './serverlessapp.ts';
+
+const re2js = lazyRequire<typeof import('re2js')>('re2js');
 
 export type { ProblemReason };
 
@@ -164,7 +166,7 @@ export function re2Problem(regex: string): string | undefined {
 
 function compileProblem(regex: string): string | undefined {
   try {
-    RE2JS.compile(regex);
+    re2js().RE2JS.compile(regex);
     return undefined;
   } catch (e) {
     return (e as Error).message;

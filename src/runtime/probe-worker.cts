@@ -3,11 +3,16 @@
 // time, every second) and whether it is ready into shared memory; this thread
 // answers /healthz from the heartbeat's age (a main loop stuck longer than the
 // bound fails liveness, and only then) and /readyz from the flag.
+// CommonJS, loading only node:http and worker messaging: a worker started from
+// an ES module sets up the ES module loader in its own isolate too, about
+// 1 MiB of RSS more (docs/benchmarks.md, "RSS at zero objects").
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { parentPort, workerData } from 'node:worker_threads';
-import { http } from './node-http.ts';
+import type { MessagePort } from 'node:worker_threads';
+
+const http = require('node:http') as typeof import('node:http');
+const { parentPort, workerData } = require('node:worker_threads') as { parentPort: MessagePort | null; workerData: unknown };
 
 export interface ProbeWorkerData {
   host?: string;
