@@ -19,8 +19,10 @@ import { ApiError } from '../../src/runtime/client.ts';
 import { Kinds, type ResourceKind } from '../../src/util/kinds.ts';
 import { app, applyApp, getKsvc, knativeReady, readyTrue, userClient, waitForApp } from '../support/apps.ts';
 import { freshNamespace } from '../support/cluster.ts';
+import { LoopbackServer } from '../support/http-server.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
 import { Victim } from '../support/victim.ts';
+import { waitFor } from '../support/wait.ts';
 
 /** The README's recommended policy for many teams. */
 const RECOMMENDED: ValidationPolicy = {
@@ -34,6 +36,8 @@ const RECOMMENDED: ValidationPolicy = {
 
 /** What the validation comment promises per app (MAX_REGEX_PROGRAM_SIZE: "under about 100 ms"); the issue asks for a bound on any one app's hold of the event loop. */
 const ONE_APP_EVENT_LOOP_MS = 100;
+/** What the provider answers for any series: a value no status or Event may show. */
+const SERIES_VALUE = '987654.321';
 /** The schema's own limit on a condition message (statusSchema conditions[].message maxLength). */
 const CONDITION_MESSAGE_MAX = 32768;
 
@@ -196,15 +200,45 @@ describe('red team: attacks on the rig (integration)', function () {
   let operator: RunningOperator;
   /** A bystander in a namespace of its own: after each attack it still serves its version and applies its next edit. */
   let victim: Victim;
+  /** The platform's provider-only Prometheus: it holds every namespace's series and answers every query with SERIES_VALUE. */
+  let prometheus: LoopbackServer;
 
   before(async () => {
+    prometheus = await new LoopbackServer((_req, res) => {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ status: 'success', data: { resultType: 'vector', result: [{ metric: { namespace: 'rt-payments' }, value: [Date.now() / 1000, SERIES_VALUE] }] } }));
+    }).start();
     operator = await startOperator({
       allowedGateways: RECOMMENDED.allowedGateways, allowedHostSuffixes: RECOMMENDED.allowedHostSuffixes!, allowWildcardHosts: false,
       allowedStorageUriPrefixes: RECOMMENDED.allowedStorageUriPrefixes!, allowSecretReferences: false,
+      analysisProviders: [{ name: 'main', url: prometheus.url }], allowAnalysisAddress: false,
     });
     victim = await new Victim(await freshNamespace('rt-bystander')).start();
   });
-  after(async () => { await operator?.stop(); });
+  after(async () => {
+    await operator?.stop();
+    await prometheus?.stop();
+  });
+
+  it('an analysis query over another namespace\'s series carries the app\'s namespace for prom-label-proxy, and none of its values reach status or Events (attack: read other namespaces\' metrics)', async () => {
+    const ns = await freshNamespace('rt-metrics');
+    const image = (tag: number) => `ghcr.io/attacker/web:${tag}`;
+    await applyApp(app(ns, 'snoop', { container: { image: image(1) } }));
+    await waitForApp(ns, 'snoop', (a) => readyTrue(a) && a.status?.versions?.stable?.image === image(1), 'the attacker\'s first version serves', 150_000);
+    const leak = 'sum(payments_revenue_total{namespace="rt-payments"})';
+    await applyApp(app(ns, 'snoop', {
+      container: { image: image(2) },
+      rollout: { steps: [50], interval: '10s', analysis: { prometheus: { provider: 'main' }, checks: [{ name: 'leak', query: leak, max: 1 }] } },
+    }));
+    const asked = await waitFor('the attacker\'s query at the provider', async () => prometheus.requests.find((r) => new URL(r.url, 'http://x').searchParams.get('query') === leak), { timeoutMs: 180_000 });
+    assert.deepEqual(new URL(asked.url, 'http://x').searchParams.getAll('namespace'), [ns], 'the query carries the app\'s namespace, once, for prom-label-proxy to enforce');
+    const judged = await waitForApp(ns, 'snoop', (a) => JSON.stringify(a.status ?? {}).includes('leak'), 'the check reported in status', 60_000);
+    const said = JSON.stringify(judged.status);
+    assert.ok(!said.includes(SERIES_VALUE) && !said.includes('987654'), `a value of another namespace's series reached status: ${said}`);
+    const events = (await userClient().list<{ note?: string; message?: string }>(Kinds.Event, ns)).items;
+    assert.ok(events.every((e) => !`${e.note ?? ''}${e.message ?? ''}`.includes('987654')), 'nor an Event');
+    await victim.servesAndAppliesItsNextEdit();
+  });
 
   for (const a of rigAttacks) {
     it(a.name, async () => {
