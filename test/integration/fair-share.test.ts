@@ -11,6 +11,8 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { re2ProgramSizeBound } from '../../src/api/v1alpha1/regex-cost.ts';
+import { MAX_REGEX_PROGRAM_SIZE } from '../../src/api/v1alpha1/validation.ts';
 import { ApiError } from '../../src/runtime/client.ts';
 import { Kinds } from '../../src/util/kinds.ts';
 import { app, applyApp, condition, getKsvc, userClient, waitForApp } from '../support/apps.ts';
@@ -28,8 +30,13 @@ const PROBE_BOUND_MS = 1_000;
 
 /** The issue's shape: \pL{1000} repeated to the 1024-character limit, 16 times (an RE2 program of ~113,000 instructions each). */
 const attackRegexes = Array.from({ length: 16 }, (_, i) => `${'\\pL{1000}'.repeat(113)}${String(i).padStart(2, '0')}`.slice(-1024));
-/** The heaviest that fits the app's RE2 budget: 16 counted repetitions, each compiled (once per content). */
-const heavyValidRegexes = Array.from({ length: 16 }, (_, i) => `^x-${i}-\\pL{480}$`);
+/** The heaviest that fits the app's RE2 budget: 16 regexes of a Unicode class and a counted repetition, each its 1/16 of the budget, compiled once per content. */
+const heavyValidRegexes = Array.from({ length: 16 }, (_, i) => {
+  const regex = (n: number) => `^x-${i}-\\pL[a-z]{${n}}$`;
+  let n = 1;
+  while (re2ProgramSizeBound(regex(n + 1)) <= MAX_REGEX_PROGRAM_SIZE / 16) n++;
+  return regex(n);
+});
 
 /** A separate process probing /healthz every 200 ms until told to stop on stdin (and at least 5 times, however short the storm); prints every answer's status and latency. */
 const PROBER = `
