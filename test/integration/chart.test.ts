@@ -82,6 +82,7 @@ describe('Helm chart: rendering', function () {
       allowedPodMetadataKeys: ['sidecar.istio.io/inject', 'proxy.istio.io/*'], allowSecretReferences: true,
       scheduling: { allowedTolerationKeys: ['nvidia.com/gpu', 'dedicated'], allowCrossNamespacePodAffinity: true, allowNodePinning: true },
       budgets: { warmupsPerNamespace: 3, concurrentWarmups: 30, analysesPerNamespace: 1, concurrentAnalyses: 6, pendingEventsPerNamespace: 200 },
+      hostClaims: { maxPerNamespace: 10, releaseAfter: '2h' },
     };
     const env = podEnv(operatorContainer(await renderChart(values, { namespace: 'ops' })).env, { namespace: 'ops', name: 'pod-1' });
     const { help: _help, ...config } = parseConfig([], env);
@@ -97,6 +98,7 @@ describe('Helm chart: rendering', function () {
       allowedServiceAccounts: ['model-reader', 'shop-runner'],
       allowedPodMetadataKeys: ['sidecar.istio.io/inject', 'proxy.istio.io/*'], allowSecretReferences: true,
       allowedTolerationKeys: ['nvidia.com/gpu', 'dedicated'], allowCrossNamespacePodAffinity: true, allowNodePinning: true,
+      maxHostClaimsPerNamespace: 10, hostClaimReleaseAfterMs: 2 * 3_600_000,
       budgets: { warmupsPerNamespace: 3, concurrentWarmups: 30, analysesPerNamespace: 1, concurrentAnalyses: 6, pendingEventsPerNamespace: 200 },
     });
   });
@@ -220,7 +222,8 @@ describe('Helm chart: rendering', function () {
 describe('Helm chart: installed, with the operator running as its ServiceAccount, on the real Knative and KServe', function () {
   this.timeout(420_000);
   const release = 'sapp';
-  const values = { modelCache: { scope: 'cluster' }, allowedGateways: ['istio-system/public', '{namespace}/*'] };
+  // The shortest grace, so that the scenario sees a host it stopped naming released (delete hostclaims).
+  const values = { modelCache: { scope: 'cluster' }, allowedGateways: ['istio-system/public', '{namespace}/*'], hostClaims: { releaseAfter: '1m' } };
   let releaseNs: string;
   let appsNs: string;
   let username: string;
@@ -356,6 +359,8 @@ describe('Helm chart: installed, with the operator running as its ServiceAccount
   });
 
   it('was refused nothing, and used every permission the chart grants', async () => {
+    // The scenario removed shop's ingress: its host's claim goes once no app has named it for hostClaims.releaseAfter.
+    await waitFor('the claim of the host shop stopped naming released', async () => (await userClient().get(Kinds.HostClaim, undefined, `shop.${appsNs}.example.com`)) === undefined || undefined, { timeoutMs: 150_000 });
     await op?.stop();
     op = undefined;
     const kc = testEnv().kubeConfig().makeApiClient(RbacAuthorizationV1Api);
