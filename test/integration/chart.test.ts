@@ -83,6 +83,7 @@ describe('Helm chart: rendering', function () {
       allowedPodMetadataKeys: ['sidecar.istio.io/inject', 'proxy.istio.io/*'], allowSecretReferences: true,
       scheduling: { allowedTolerationKeys: ['nvidia.com/gpu', 'dedicated'], allowCrossNamespacePodAffinity: true, allowNodePinning: true },
       budgets: { warmupsPerNamespace: 3, concurrentWarmups: 30, analysesPerNamespace: 1, concurrentAnalyses: 6, pendingEventsPerNamespace: 200 },
+      hostClaims: { maxPerNamespace: 10, releaseAfter: '2h' },
     };
     const env = podEnv(operatorContainer(await renderChart(values, { namespace: 'ops' })).env, { namespace: 'ops', name: 'pod-1' });
     const { help: _help, ...config } = parseConfig([], env);
@@ -92,13 +93,13 @@ describe('Helm chart: rendering', function () {
       allowedGateways: ['istio-system/public', '{namespace}/*'], warmupUrlTemplate: 'http://{revision}.{namespace}.svc:8012{path}',
       modelCacheNodeGroup: 'gpu-a100', modelCacheScope: 'cluster', knativeInPlaceScaling: 'false', knativeVisibility: 'external',
       localGateway: 'local-gw.istio-system.svc.cluster.local', router: 'gateway-api',
-      maxHostClaimsPerNamespace: 64, hostClaimReleaseAfterMs: 3_600_000,
       allowedHostSuffixes: ['{namespace}.apps.example.com'], allowWildcardHosts: true,
       analysisProviders: [{ name: 'main', url: 'http://prometheus.monitoring:9090' }], allowAnalysisAddress: true,
       maxModelSizeBytes: 20 * 2 ** 30, maxModelCacheBytesPerNamespace: 50 * 2 ** 30, allowedStorageUriPrefixes: ['s3://models/{namespace}/'],
       allowedServiceAccounts: ['model-reader', 'shop-runner'],
       allowedPodMetadataKeys: ['sidecar.istio.io/inject', 'proxy.istio.io/*'], allowSecretReferences: true,
       allowedTolerationKeys: ['nvidia.com/gpu', 'dedicated'], allowCrossNamespacePodAffinity: true, allowNodePinning: true,
+      maxHostClaimsPerNamespace: 10, hostClaimReleaseAfterMs: 2 * 3_600_000,
       budgets: { warmupsPerNamespace: 3, concurrentWarmups: 30, analysesPerNamespace: 1, concurrentAnalyses: 6, pendingEventsPerNamespace: 200 },
     });
   });

@@ -1,8 +1,9 @@
 // A fair share of the operator for every namespace (issue 21, attack "stall the
 // operator for everyone"): one namespace applies apps with worst-case header
 // regexes and streams metadata-only edits at them, while another namespace
-// creates an ordinary app and edits it. The victim's Knative Service comes and
-// takes its edit within a generous deadline, and /healthz (asked from another
+// creates an ordinary app and edits it, and a third, serving since before the
+// storm, keeps serving its version and applies an edit. The victim's Knative
+// Service comes and takes its edit within a generous deadline, and /healthz (asked from another
 // process, as the kubelet asks) answers every time, quickly, throughout. The
 // noisy apps are bounded, not starved: the regexes past the RE2 budget are
 // refused by name (by the operator, or at admission when the CRD bounds them),
@@ -10,11 +11,14 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { re2ProgramSizeBound } from '../../src/api/v1alpha1/regex-cost.ts';
+import { MAX_REGEX_PROGRAM_SIZE } from '../../src/api/v1alpha1/validation.ts';
 import { ApiError } from '../../src/runtime/client.ts';
 import { Kinds } from '../../src/util/kinds.ts';
 import { app, applyApp, condition, getKsvc, userClient, waitForApp } from '../support/apps.ts';
 import { freshNamespace } from '../support/cluster.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
+import { Victim } from '../support/victim.ts';
 import { waitFor } from '../support/wait.ts';
 
 const ROUNDS = 10;
@@ -26,8 +30,13 @@ const PROBE_BOUND_MS = 1_000;
 
 /** The issue's shape: \pL{1000} repeated to the 1024-character limit, 16 times (an RE2 program of ~113,000 instructions each). */
 const attackRegexes = Array.from({ length: 16 }, (_, i) => `${'\\pL{1000}'.repeat(113)}${String(i).padStart(2, '0')}`.slice(-1024));
-/** The heaviest that fits the app's RE2 budget: 16 counted repetitions, each compiled (once per content). */
-const heavyValidRegexes = Array.from({ length: 16 }, (_, i) => `^x-${i}-\\pL{480}$`);
+/** The heaviest that fits the app's RE2 budget: 16 regexes of a Unicode class and a counted repetition, each its 1/16 of the budget, compiled once per content. */
+const heavyValidRegexes = Array.from({ length: 16 }, (_, i) => {
+  const regex = (n: number) => `^x-${i}-\\pL[a-z]{${n}}$`;
+  let n = 1;
+  while (re2ProgramSizeBound(regex(n + 1)) <= MAX_REGEX_PROGRAM_SIZE / 16) n++;
+  return regex(n);
+});
 
 /** A separate process probing /healthz every 200 ms until told to stop on stdin (and at least 5 times, however short the storm); prints every answer's status and latency. */
 const PROBER = `
@@ -57,6 +66,8 @@ describe('fair share of the operator across namespaces (integration)', function 
     const noisy = await freshNamespace('noisy');
     const victim = await freshNamespace('victim');
     op = await startOperator({});
+    // An app that served before the storm: it must keep serving its version and apply an edit during it.
+    const standing = await new Victim(await freshNamespace('victim-standing')).start();
     const prober = spawn(process.execPath, ['-e', PROBER, String(op.manager.ports.probe)], { stdio: ['pipe', 'pipe', 'inherit'] });
     let probeOutput = '';
     prober.stdout.setEncoding('utf8').on('data', (d: string) => (probeOutput += d));
@@ -92,6 +103,7 @@ describe('fair share of the operator across namespaces (integration)', function 
       const createdAfterMs = performance.now() - started;
       await userClient().mergePatch(Kinds.ServerlessApp, victim, 'web', { spec: { container: { image: 'ghcr.io/victim/web:2' } } });
       await waitFor('the victim\'s edit (image web:2) to reach its Knative Service while the noisy namespace streams edits', async () => (await getKsvc(victim, 'web'))?.spec.template.spec.containers[0]?.image === 'ghcr.io/victim/web:2', { timeoutMs: VICTIM_DEADLINE_MS });
+      await standing.servesAndAppliesItsNextEdit();
       await edits;
 
       prober.stdin.end('stop\n');

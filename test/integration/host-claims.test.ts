@@ -225,4 +225,20 @@ describe('host claims: the API server decides which namespace owns a host (integ
     await waitFor('the standby to take over', async () => operators[0]!.manager.isLeader() || undefined, { timeoutMs: 60_000 });
     await unchanged('after a leader failover', 3, 2);
   });
+
+  it('under the default policy (any host), an older app of another namespace does not take a host another namespace holds (attack: freeze through a refused claim)', async () => {
+    await Promise.all(operators.map((o) => o.stop()));
+    operators = [await startOperator({})];
+    const [a, b] = [await freshNamespace('hc-a'), await freshNamespace('hc-b')];
+    const host = `anyhost-${id}.example.org`;
+    // A's app is the older one: an order by app creation would give it the host.
+    await serve(a, 'old', 1, [`old-${id}.example.org`]);
+    await serve(b, 'shop', 1, [host]);
+    const claim = (await claimOf(host))!;
+    await applyApp(app(a, 'old', { container: { image: image('old', 1) }, ingress: { hosts: [`old-${id}.example.org`, host] } }));
+    const message = await refused(a, 'old', 'HostConflict');
+    assert.ok(!message.includes(b) && !message.includes('shop'), `the message names nothing of the other namespace: ${message}`);
+    assert.deepEqual([(await claimOf(host))?.metadata.uid, (await claimOf(host))?.spec.namespace], [claim.metadata.uid, b], 'the claim did not move');
+    await victimKeepsServing(b, 'shop', 1);
+  });
 });

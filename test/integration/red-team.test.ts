@@ -19,7 +19,10 @@ import { ApiError } from '../../src/runtime/client.ts';
 import { Kinds, type ResourceKind } from '../../src/util/kinds.ts';
 import { app, applyApp, getKsvc, knativeReady, readyTrue, userClient, waitForApp } from '../support/apps.ts';
 import { freshNamespace } from '../support/cluster.ts';
+import { LoopbackServer } from '../support/http-server.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
+import { Victim } from '../support/victim.ts';
+import { waitFor } from '../support/wait.ts';
 
 /** The README's recommended policy for many teams. */
 const RECOMMENDED: ValidationPolicy = {
@@ -33,6 +36,8 @@ const RECOMMENDED: ValidationPolicy = {
 
 /** What the validation comment promises per app (MAX_REGEX_PROGRAM_SIZE: "under about 100 ms"); the issue asks for a bound on any one app's hold of the event loop. */
 const ONE_APP_EVENT_LOOP_MS = 100;
+/** What the provider answers for any series: a value no status or Event may show. */
+const SERIES_VALUE = '987654.321';
 /** The schema's own limit on a condition message (statusSchema conditions[].message maxLength). */
 const CONDITION_MESSAGE_MAX = 32768;
 
@@ -132,17 +137,124 @@ describe('red team: what one tenant can do through validation and rendering (no 
 const Pod: ResourceKind = { group: '', version: 'v1', kind: 'Pod', plural: 'pods', namespaced: true };
 interface PodObj { metadata: { name: string; labels?: Record<string, string> }; spec?: { nodeName?: string }; status?: { phase?: string; conditions?: Array<{ type: string; status: string; reason?: string; message?: string }> } }
 
+/** Yearly windows in distinct zones at a minute nobody else uses, each open a whole year: admitted, and each costs window math. */
+function yearlyWindows(n: number) {
+  const zones = Intl.supportedValuesOf('timeZone');
+  const minute = Math.floor(Math.random() * 60);
+  const offset = Math.floor(Math.random() * (zones.length - n));
+  return Array.from({ length: n }, (_, i) => ({ name: `w${i}`, schedule: `${minute} 2 1-7 3 0`, duration: '8783h', timeZone: zones[offset + i]!, minScale: 1 }));
+}
+
+interface RigAttack {
+  name: string;
+  spec: (ns: string) => ServerlessApp['spec'];
+  /** The operator's verdict on the attacker's app: refused with this reason, the message naming the field; or only judged (a bound, not a refusal). */
+  verdict: { reason: string; field: RegExp } | 'judged';
+}
+
+/**
+ * Attacks the CRD admits and the operator refuses or bounds, each made from a namespace of its own
+ * while a victim in another namespace serves: what the no-cluster tests above show of the rule,
+ * shown here through the operator, with the victim's Knative Service still serving and its next edit applied.
+ */
+const rigAttacks: RigAttack[] = [
+  {
+    name: 'a toleration of every taint is refused by the operator (attack: run on the control plane and on another team\'s dedicated nodes)',
+    spec: () => ({ container: { image: 'ghcr.io/attacker/web:1', tolerations: [{ operator: 'Exists' }] } }),
+    verdict: { reason: 'SchedulingNotAllowed', field: /spec\.container\.tolerations\[0\]/ },
+  },
+  {
+    name: 'pinning pods to a named node is refused by the operator (attack: crowd one node, or reach a node set aside)',
+    spec: () => ({ container: { image: 'ghcr.io/attacker/web:1', nodeSelector: { 'kubernetes.io/hostname': 'control-plane-1' } } }),
+    verdict: { reason: 'SchedulingNotAllowed', field: /spec\.container\.nodeSelector\["kubernetes\.io\/hostname"\]/ },
+  },
+  {
+    name: 'a pod anti-affinity term over every namespace (namespaceSelector {}) is refused by the operator (attack: keep another team\'s pods off every node)',
+    spec: () => ({ container: { image: 'ghcr.io/attacker/web:1', affinity: { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ topologyKey: 'kubernetes.io/os', namespaceSelector: {}, labelSelector: { matchLabels: { 'serving.knative.dev/service': 'victim' } } }] } } } }),
+    verdict: { reason: 'SchedulingNotAllowed', field: /spec\.container\.affinity\.podAntiAffinity\.requiredDuringSchedulingIgnoredDuringExecution\[0\]/ },
+  },
+  {
+    name: 'a storage URI leaving the namespace\'s prefix with ".." is refused by the operator (attack: read another team\'s model)',
+    spec: (ns) => ({ model: { format: { name: 'sklearn' }, storageUri: `s3://models/${ns}/../team-a/fraud/model.joblib` } }),
+    verdict: { reason: 'StorageUriNotAllowed', field: /spec\.model\.storageUri/ },
+  },
+  {
+    name: '256 Secret references are refused with a Ready message the status can hold (attack: a refusal too long to be written)',
+    spec: () => ({ container: { image: 'ghcr.io/attacker/web:1', env: Array.from({ length: 256 }, (_, i) => ({ name: `S${i}`, valueFrom: { secretKeyRef: { name: 'db', key: 'password' } } })) } }),
+    verdict: { reason: 'SecretReferenceNotAllowed', field: /spec\.container\.env\[0\]\.valueFrom\.secretKeyRef/ },
+  },
+  {
+    name: 'header regexes of case-folded Unicode classes are judged within their budget (attack: stall the operator with regexes the size bound does not count)',
+    spec: (ns) => ({ container: { image: 'ghcr.io/attacker/web:1' }, ingress: { hosts: [`shop.${ns}.apps.example.com`] }, rollout: { match: Array.from({ length: 4 }, (_, i) => ({ header: 'x-canary', regex: `(?i)${'\\pL'.repeat(337)}${unique()}${i}` })) } }),
+    verdict: 'judged',
+  },
+  {
+    name: '16 yearly scale windows in distinct zones are judged within their bound (attack: stall the operator with window math)',
+    spec: () => ({ container: { image: 'ghcr.io/attacker/web:1' }, scaling: { minScale: 0, maxScale: 2, windows: yearlyWindows(16) } }),
+    verdict: 'judged',
+  },
+];
+
 describe('red team: attacks on the rig (integration)', function () {
   this.timeout(600_000);
   let operator: RunningOperator;
+  /** A bystander in a namespace of its own: after each attack it still serves its version and applies its next edit. */
+  let victim: Victim;
+  /** The platform's provider-only Prometheus: it holds every namespace's series and answers every query with SERIES_VALUE. */
+  let prometheus: LoopbackServer;
 
   before(async () => {
+    prometheus = await new LoopbackServer((_req, res) => {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ status: 'success', data: { resultType: 'vector', result: [{ metric: { namespace: 'rt-payments' }, value: [Date.now() / 1000, SERIES_VALUE] }] } }));
+    }).start();
     operator = await startOperator({
       allowedGateways: RECOMMENDED.allowedGateways, allowedHostSuffixes: RECOMMENDED.allowedHostSuffixes!, allowWildcardHosts: false,
       allowedStorageUriPrefixes: RECOMMENDED.allowedStorageUriPrefixes!, allowSecretReferences: false,
+      analysisProviders: [{ name: 'main', url: prometheus.url }], allowAnalysisAddress: false,
     });
+    victim = await new Victim(await freshNamespace('rt-bystander')).start();
   });
-  after(async () => { await operator?.stop(); });
+  after(async () => {
+    await operator?.stop();
+    await prometheus?.stop();
+  });
+
+  it('an analysis query over another namespace\'s series carries the app\'s namespace for prom-label-proxy, and none of its values reach status or Events (attack: read other namespaces\' metrics)', async () => {
+    const ns = await freshNamespace('rt-metrics');
+    const image = (tag: number) => `ghcr.io/attacker/web:${tag}`;
+    await applyApp(app(ns, 'snoop', { container: { image: image(1) } }));
+    await waitForApp(ns, 'snoop', (a) => readyTrue(a) && a.status?.versions?.stable?.image === image(1), 'the attacker\'s first version serves', 150_000);
+    const leak = 'sum(payments_revenue_total{namespace="rt-payments"})';
+    await applyApp(app(ns, 'snoop', {
+      container: { image: image(2) },
+      rollout: { steps: [50], interval: '10s', analysis: { prometheus: { provider: 'main' }, checks: [{ name: 'leak', query: leak, max: 1 }] } },
+    }));
+    const asked = await waitFor('the attacker\'s query at the provider', async () => prometheus.requests.find((r) => new URL(r.url, 'http://x').searchParams.get('query') === leak), { timeoutMs: 180_000 });
+    assert.deepEqual(new URL(asked.url, 'http://x').searchParams.getAll('namespace'), [ns], 'the query carries the app\'s namespace, once, for prom-label-proxy to enforce');
+    const judged = await waitForApp(ns, 'snoop', (a) => JSON.stringify(a.status ?? {}).includes('leak'), 'the check reported in status', 60_000);
+    const said = JSON.stringify(judged.status);
+    assert.ok(!said.includes(SERIES_VALUE) && !said.includes('987654'), `a value of another namespace's series reached status: ${said}`);
+    const events = (await userClient().list<{ note?: string; message?: string }>(Kinds.Event, ns)).items;
+    assert.ok(events.every((e) => !`${e.note ?? ''}${e.message ?? ''}`.includes('987654')), 'nor an Event');
+    await victim.servesAndAppliesItsNextEdit();
+  });
+
+  for (const a of rigAttacks) {
+    it(a.name, async () => {
+      const ns = await freshNamespace('rt-attack');
+      const { metadata } = await applyApp(app(ns, 'attacker', a.spec(ns)));
+      const judged = await waitForApp(ns, 'attacker', (x) => x.status?.observedGeneration === metadata.generation && condition(x) !== undefined, 'the operator judged the attacker\'s app', 120_000);
+      if (a.verdict !== 'judged') {
+        const ready = condition(judged)!;
+        assert.deepEqual([ready.status, ready.reason], ['False', a.verdict.reason], ready.message);
+        assert.match(ready.message, a.verdict.field, 'the message names the field');
+        assert.ok(ready.message.length <= CONDITION_MESSAGE_MAX);
+        assert.equal(await getKsvc(ns, 'attacker'), undefined, 'nothing of the refused spec was rendered');
+      }
+      await victim.servesAndAppliesItsNextEdit();
+    });
+  }
 
   it('a required anti-affinity term over another namespace\'s pods cannot stop its next version from scheduling (attack: keep another team\'s pods off every node)', async () => {
     const victimNs = await freshNamespace('rt-victim');
@@ -171,17 +283,27 @@ describe('red team: attacks on the rig (integration)', function () {
     }));
     // Either the operator refuses it, or its pod runs and the victim's next edit must still be applied.
     const squatter = await waitForApp(attackerNs, 'squatter', (a) => a.status?.observedGeneration === a.metadata.generation && condition(a) !== undefined, 'the operator judged the attacker\'s app', 150_000);
-    if (readyTrue(squatter)) {
-      await applyApp(app(victimNs, 'checkout', { container: { image: image(2) }, scaling: { minScale: 1, maxScale: 3 } }));
-      try {
-        await waitForApp(victimNs, 'checkout', (a) => readyTrue(a) && a.status?.versions?.stable?.image === image(2), 'the victim applies its next edit (checkout:2)', 120_000);
-      } catch (err) {
-        const pods = (await userClient().list<PodObj>(Pod, victimNs)).items.filter((p) => p.metadata.labels?.['serving.knative.dev/revision'] !== running);
-        const why = pods.map((p) => `${p.metadata.name}: ${p.status?.phase} ${JSON.stringify(p.status?.conditions?.find((c) => c.type === 'PodScheduled'))}`).join('; ');
-        throw new Error(`${(err as Error).message}; the new revision's pods: ${why || '(none)'}`);
-      }
-      assert.ok(knativeReady(await getKsvc(victimNs, 'checkout')));
+    if (!readyTrue(squatter)) {
+      assert.equal(condition(squatter)!.reason, 'SchedulingNotAllowed', condition(squatter)!.message);
+      assert.match(condition(squatter)!.message, /spec\.container\.affinity\.podAntiAffinity\.requiredDuringSchedulingIgnoredDuringExecution\[0\]/);
     }
+    // Refused or running, the victim still serves checkout:1 and applies its next edit.
+    const serving = await getKsvc(victimNs, 'checkout');
+    assert.ok(knativeReady(serving), 'the victim\'s Knative Service still serves');
+    assert.equal(serving!.spec.template.spec.containers[0]!.image, image(1), 'its last good version');
+    await applyApp(app(victimNs, 'checkout', { container: { image: image(2) }, scaling: { minScale: 1, maxScale: 3 } }));
+    try {
+      await waitForApp(victimNs, 'checkout', (a) => readyTrue(a) && a.status?.versions?.stable?.image === image(2), 'the victim applies its next edit (checkout:2)', 120_000);
+    } catch (err) {
+      const pods = (await userClient().list<PodObj>(Pod, victimNs)).items.filter((p) => p.metadata.labels?.['serving.knative.dev/revision'] !== running);
+      const why = pods.map((p) => `${p.metadata.name}: ${p.status?.phase} ${JSON.stringify(p.status?.conditions?.find((c) => c.type === 'PodScheduled'))}`).join('; ');
+      throw new Error(`${(err as Error).message}; the new revision's pods: ${why || '(none)'}`);
+    }
+    // Knative's own conditions can trail the app's report by a moment (its Route catching up).
+    await waitFor('the victim\'s Knative Service Ready, serving checkout:2', async () => {
+      const k = await getKsvc(victimNs, 'checkout');
+      return knativeReady(k) && k!.spec.template.spec.containers[0]!.image === image(2);
+    }, { timeoutMs: 60_000 });
   });
 
   it('Secret references and a probe host spelled in another case are refused visibly and never reach a revision (attack: keys the operator compares case-sensitively, in fields kept as written)', async () => {
@@ -200,7 +322,9 @@ describe('red team: attacks on the rig (integration)', function () {
     } as unknown as NonNullable<ServerlessApp['spec']['container']>;
     const admitted = await applyApp(app(ns, 'smuggler', { container: smuggled })).then(() => undefined, (e: unknown) => e);
     if (admitted instanceof ApiError) {
-      assert.ok(admitted.code === 422 || admitted.code === 400, `refused at admission: ${admitted.message}`);
+      // A server-side apply of undeclared fields is answered 500 "failed to create typed patch object", naming each field.
+      assert.ok(admitted.code === 422 || admitted.code === 400 || (admitted.code === 500 && /failed to create typed patch object/.test(admitted.message)), `refused at admission: ${admitted.message}`);
+      for (const field of ['valueFrom.SecretKeyRef', 'envFrom[0].SecretRef', 'httpGet.Host']) assert.ok(admitted.message.includes(field), `the refusal names ${field}: ${admitted.message}`);
     } else {
       if (admitted !== undefined) throw admitted;
       const judged = await waitForApp(ns, 'smuggler', (a) => condition(a)?.status === 'False', 'the app refused with Ready=False and a reason', 60_000);
@@ -209,6 +333,7 @@ describe('red team: attacks on the rig (integration)', function () {
     const revisions = (await userClient().list<{ spec: unknown }>(Kinds.KnativeRevision, ns)).items;
     const text = JSON.stringify(revisions).toLowerCase();
     for (const smuggled of ['secretkeyref', 'secretref', '169.254.169.254']) assert.ok(!text.includes(smuggled), `${smuggled} reached a revision of ${ns}/smuggler`);
+    await victim.servesAndAppliesItsNextEdit();
   });
 
   it('a namespace cannot pile up cluster-scoped HostClaims by editing its hosts (attack: grow etcd and every replica\'s cache without bound)', async () => {
@@ -229,6 +354,7 @@ describe('red team: attacks on the rig (integration)', function () {
     }
     const claims = (await userClient().list<HostClaim>(Kinds.HostClaim)).items.filter((c) => c.spec.namespace === ns);
     assert.ok(claims.length <= CLAIMS_PER_NAMESPACE, `namespace ${ns} holds ${claims.length} HostClaims after ${rounds} edits of one app's hosts, none of them released (bound ${CLAIMS_PER_NAMESPACE})`);
+    await victim.servesAndAppliesItsNextEdit();
   });
 });
 

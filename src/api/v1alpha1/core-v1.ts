@@ -114,8 +114,8 @@ const keys = (description: string) => array(string('A label key.', { maxLength: 
 
 const podAffinityTerm = object('Pods (by label, in some namespaces) whose nodes, grouped by topologyKey, the pods go to (or avoid).', {
   labelSelector: labelSelector('The pods this term is about.'),
-  namespaces: array(string('A namespace.', { maxLength: VALUE_MAX }), 'Namespaces of those pods; unset (and no namespaceSelector): the app\'s.', { maxItems: 16 }),
-  namespaceSelector: labelSelector('Namespaces of those pods, by label.'),
+  namespaces: array(string('A namespace.', { maxLength: VALUE_MAX }), 'Namespaces of those pods; unset (and no namespaceSelector): the app\'s. Any other only where the platform allows (--allow-cross-namespace-pod-affinity).', { maxItems: 16 }),
+  namespaceSelector: labelSelector('Namespaces of those pods, by label. {} is not the app\'s namespace but every namespace; {matchLabels: {kubernetes.io/metadata.name: <the app\'s namespace>}} is the app\'s alone. Selecting other namespaces needs the platform\'s leave (--allow-cross-namespace-pod-affinity).'),
   topologyKey: required(string('Node label whose value groups nodes, e.g. topology.kubernetes.io/zone.', { minLength: 1, maxLength: KEY_MAX })),
   matchLabelKeys: keys('Pod label keys whose values (taken from the incoming pod) are added to labelSelector.'),
   mismatchLabelKeys: keys('Pod label keys whose values must differ.'),

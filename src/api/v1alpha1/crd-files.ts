@@ -5,6 +5,7 @@ import { stringify } from 'yaml';
 import { serverlessAppCRD } from './crd.ts';
 import { hostClaimCRD } from './hostclaim.ts';
 import { podMetadataPolicy } from './pod-metadata-policy.ts';
+import { schedulingPolicy } from './scheduling-policy-cel.ts';
 
 const HEADER = '# Generated from src/api/v1alpha1 by `npm run generate`. Do not edit.\n';
 
@@ -13,7 +14,8 @@ export function generatedFiles(): Array<[path: string, text: string]> {
   const yaml = (o: object) => HEADER + stringify(o, { lineWidth: 0, aliasDuplicateObjects: false });
   return [
     ...files.flatMap(([file, crd]) => [[`crds/${file}`, yaml(crd)], [`charts/serverlessapp-operator/crds/${file}`, yaml(crd)]] as Array<[string, string]>),
-    // Read by the chart's templates/admission-policy.yaml, which adds the allow-list.
+    // Read by the chart's templates/admission-policy.yaml, which adds the platform's settings.
     ['charts/serverlessapp-operator/files/pod-metadata-policy.yaml', yaml(podMetadataPolicy())],
+    ['charts/serverlessapp-operator/files/scheduling-policy.yaml', yaml(schedulingPolicy())],
   ];
 }

@@ -29,9 +29,9 @@ export const DEFAULT_ALLOWED_TOLERATION_KEYS: readonly string[] = ['nvidia.com/g
 /** Node labels that name one node: pinning pods to it is the platform's call. */
 export const NODE_PINNING_KEYS = ['kubernetes.io/hostname'] as const;
 /** The node field that names one node (nodeAffinity matchFields). */
-const NODE_NAME_FIELD = 'metadata.name';
+export const NODE_NAME_FIELD = 'metadata.name';
 /** The label the API server sets on every namespace to its name: the one selector that names the app's own namespace alone. */
-const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
+export const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
 
 export interface SchedulingPolicy {
   /** Taint keys apps may tolerate; "*" for any, including a toleration of every taint. */
