@@ -15,6 +15,7 @@
 // traffic write to time.
 import { join } from 'node:path';
 import type { ServerlessApp } from '../src/api/v1alpha1/serverlessapp.ts';
+import { re2ProgramSizeBound } from '../src/api/v1alpha1/regex-cost.ts';
 import { MAX_REGEX_PROGRAM_SIZE, validateApp } from '../src/api/v1alpha1/validation.ts';
 import { parseConfig, validationPolicy } from '../src/config.ts';
 import { metricValue, type OperatorProcess } from '../test/support/operator-process.ts';
@@ -72,14 +73,19 @@ export interface NoisyResult {
 }
 
 /**
- * 16 header regexes that compile slowly (the issue's `\pL{1000}`, a counted repetition), as large as the
- * operator admits: the regexes of one app compile to at most MAX_REGEX_PROGRAM_SIZE RE2 instructions in all
- * (about n + 3 for `\pL{n}`). The issue's 16 of 1017 characters are refused at admission now, and the repeated
- * `\pL{1000}` that the CRD's character budget still admits is refused by that instruction budget: such an app
- * never reaches the hot paths (no Knative Service, no window math), so a noisy namespace made of it measured
- * only the refusal path (the runs before 2026-11-25 19:45).
+ * 16 header regexes that compile slowly (the issue's `\pL{1000}`: a Unicode class and a counted repetition), as
+ * large as the operator admits: the regexes of one app compile to at most MAX_REGEX_PROGRAM_SIZE RE2 instructions
+ * in all, as re2ProgramSizeBound counts them (a Unicode class costs its table, so `\pL{n}` is far over for any
+ * large n). Each is its 1/16: one `\pL`, then the longest counted repetition that fits. An app over the budget
+ * never reaches the hot paths (no Knative Service, no window math), so a noisy namespace made of it would
+ * measure only the refusal path; the run checks the operator admits it (below).
  */
-const heavyRegex = (i: number) => `\\pL{${Math.floor(MAX_REGEX_PROGRAM_SIZE / 16) - 8 - (i % 3)}}`;
+const heavyRegex = (i: number) => {
+  const regex = (n: number) => `\\pL[a-z]{${n}}`;
+  let n = 1;
+  while (re2ProgramSizeBound(regex(n + 1)) <= MAX_REGEX_PROGRAM_SIZE / 16 - (i % 3)) n++;
+  return regex(n);
+};
 
 /** The worst case the schema admits on the hot paths: regexes, windows, long lists, warmup. */
 export function worstCaseApp(ref: AppRef, round: number): ServerlessApp {

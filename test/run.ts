@@ -10,7 +10,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const DEFAULT_SPECS = ['src/**/*.test.ts', 'test/**/*.test.ts'];
+const DEFAULT_SPECS = ['src/**/*.test.ts', 'bench/**/*.test.ts', 'test/**/*.test.ts'];
 const SUMMARY = /^\d+ passed, \d+ failed(, \d+ skipped)?$/;
 
 const args = process.argv.slice(2);
