@@ -17,7 +17,7 @@ import { effectiveScale } from '../../src/scaling/windows.ts';
 import { containerApp, modelApp } from '../../src/testing/apps.ts';
 import { ApiError } from '../../src/runtime/client.ts';
 import { Kinds, type ResourceKind } from '../../src/util/kinds.ts';
-import { app, applyApp, getKsvc, knativeReady, readyTrue, userClient, waitForApp } from '../support/apps.ts';
+import { app, applyApp, getApp, getKsvc, knativeReady, readyTrue, userClient, waitForApp } from '../support/apps.ts';
 import { freshNamespace } from '../support/cluster.ts';
 import { LoopbackServer } from '../support/http-server.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
@@ -354,6 +354,29 @@ describe('red team: attacks on the rig (integration)', function () {
     }
     const claims = (await userClient().list<HostClaim>(Kinds.HostClaim)).items.filter((c) => c.spec.namespace === ns);
     assert.ok(claims.length <= CLAIMS_PER_NAMESPACE, `namespace ${ns} holds ${claims.length} HostClaims after ${rounds} edits of one app's hosts, none of them released (bound ${CLAIMS_PER_NAMESPACE})`);
+    await victim.servesAndAppliesItsNextEdit();
+  });
+
+  it('warmups past the namespace\'s share wait for a slot, visibly, and the operator goes on for everyone (attack: 1,000 warmup requests of 64 KiB per app, more apps than slots, every request failing)', async () => {
+    const SLOTS = 8; // --max-warmups-per-namespace, the default the operator runs with here
+    const ns = await freshNamespace('rt-warm');
+    const names = Array.from({ length: SLOTS + 2 }, (_, i) => `warm-${i}`);
+    // Each warmup targets its revision's private Service, which no one answers here: every request fails and is
+    // retried until the 6 h deadline, so each task holds its slot for as long as the schema lets it.
+    const warmup = { path: '/v1/models/m:predict', method: 'POST' as const, body: 'x'.repeat(65_536), count: 1000, timeout: '10m', deadline: '6h' };
+    await Promise.all(names.map((n) => applyApp(app(ns, n, { container: { image: `ghcr.io/attacker/warm:${n}` }, prewarm: { warmup } }))));
+    const waiting = await waitFor(`a Warning WarmupBudgetExceeded on an app of ${ns} (${names.length} warmups for ${SLOTS} slots)`, async () => {
+      const events = (await userClient().list<{ reason?: string; note?: string; regarding?: { name?: string } }>(Kinds.Event, ns)).items;
+      const said = events.filter((e) => e.reason === 'WarmupBudgetExceeded');
+      return said.length ? said : undefined;
+    }, { timeoutMs: 300_000 });
+    assert.match(waiting[0]!.note ?? '', new RegExp(`namespace ${ns} already runs ${SLOTS} warmups`), 'the Event says which budget the warmup waits for');
+    // Sending: a task holding a slot (the waiting ones have sent nothing). At least one, at most the share.
+    const sending = () => names.filter((n) => (operator.apps.effects.warmups.current(`${ns}/${n}`)?.progress.sent ?? 0) > 0).length;
+    await waitFor(`warmups of ${ns} sending`, () => sending() > 0 || undefined, { timeoutMs: 60_000 });
+    assert.ok(sending() <= SLOTS, `${sending()} warmups of ${ns} sent requests, past the share of ${SLOTS}`);
+    // No version without warmup gets traffic, and the operator still serves another namespace's edits.
+    for (const n of names) assert.notEqual((await getApp(ns, n)).status?.phase, 'Stable', `${ns}/${n} went Stable unwarmed`);
     await victim.servesAndAppliesItsNextEdit();
   });
 });
