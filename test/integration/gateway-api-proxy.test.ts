@@ -2,8 +2,9 @@
 // router writes (issue 24: route assertions read the Envoy configuration istiod
 // generates). Unlike the Istio router, whose split stays in Knative, an
 // HTTPRoute carries the per-revision weights itself, so they are read here in
-// Envoy's weighted_clusters, beside the header route, the mirror and the
-// timeout. No Envoy runs and no request is proxied (test/support/envoy-config.ts).
+// Envoy's weighted_clusters, beside the header route, the mirror, the timeout
+// and the Knative-Serving-Revision header each revision's requests carry. No
+// Envoy runs and no request is proxied (test/support/envoy-config.ts).
 //
 // Binding a proxy to a manually deployed Gateway (one Hostname address, no
 // Deployment from istiod): the Istio Gateway istiod generates for each listener
@@ -38,6 +39,18 @@ const noRejection = (a: ServerlessApp) => condition(a, 'Ready')?.reason !== 'App
 /** The Envoy cluster of a Knative revision's public Service, port 80, as the HTTPRoute's backendRef names it. */
 const revisionCluster = (ns: string, revision: string) => `outbound|80||${revision}.${ns}.svc.cluster.local`;
 const weightedClusters = (r: EnvoyRoute | undefined) => Object.fromEntries(r?.route?.weighted_clusters?.clusters.map((c) => [c.name, c.weight]) ?? []);
+
+/** Envoy's request_headers_to_add (proto field names), on a route or on one of its weighted clusters. */
+type HeadersToAdd = { request_headers_to_add?: Array<{ header: { key: string; value: string } }> };
+/**
+ * The Knative-Serving-Revision header Envoy sets on requests to `cluster` by route `r`: the backendRef's
+ * RequestHeaderModifier, on the weighted cluster, or on the route when it has one backend.
+ */
+function revisionHeader(r: EnvoyRoute, cluster: string): string | undefined {
+  const weighted = r.route?.weighted_clusters?.clusters.find((c) => c.name === cluster) as HeadersToAdd | undefined;
+  const holder = weighted ?? (r.route?.cluster === cluster ? r as HeadersToAdd : undefined);
+  return holder?.request_headers_to_add?.find((h) => h.header.key.toLowerCase() === 'knative-serving-revision')?.header.value;
+}
 
 /** Reads the proxy's configuration until `pick` finds what it looks for (istiod pushes after a debounce). */
 async function untilProxy<T>(what: string, proxy: Parameters<typeof proxyConfig>[0], pick: (c: ProxyConfig) => T | undefined): Promise<{ config: ProxyConfig; found: T }> {
@@ -88,7 +101,7 @@ spec:
     scaling: { minScale: 0 }, ingress: { hosts: [host], gateways: [`${gwNs}/edge`], timeout }, ...(rollout ? { rollout } : {}),
   });
 
-  it('a canary on the Gateway\'s listener: the header route to the candidate first, the 80/20 split per revision, the mirror at its percentage, the timeout; 100 to the candidate once promoted', async () => {
+  it('a canary on the Gateway\'s listener: the header route to the candidate first, the 80/20 split per revision, each revision\'s Knative headers, the mirror at its percentage, the timeout and istiod\'s default retries; 100 to the candidate once promoted', async () => {
     const ns = await freshNamespace('gwproxy-app');
     const host = `shop.${ns}.example.com`;
     await applyApp(app(ns, 'shop', spec(host, '1', '10s')));
@@ -119,7 +132,15 @@ spec:
     assert.deepEqual(byDefault.route?.request_mirror_policies?.map((m) => [m.cluster, m.runtime_fraction?.default_value]), [
       [`outbound|80||${candidate}-private.${ns}.svc.cluster.local`, { numerator: 250_000, denominator: 'MILLION' }],
     ], '25% of the default route copied to the candidate revision\'s private Service');
-    for (const r of [byHeader, byDefault]) assert.equal(r.route?.timeout, '10s');
+    for (const r of [byHeader, byDefault]) {
+      assert.equal(r.route?.timeout, '10s');
+      // The router refuses spec.ingress.retries (rules[].retry is experimental in Gateway API v1.6.3), yet a route
+      // without retry gets istiod's default policy: 2 retries (pilot/pkg/networking/core/route/retry/retry.go DefaultPolicy).
+      assert.deepEqual([r.route?.retry_policy?.num_retries, r.route?.retry_policy?.retry_on], [2, 'connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes']);
+    }
+    // What lets Knative's activator find the revision while it is in the path (render/http-route.ts).
+    assert.deepEqual([revisionHeader(byHeader, revisionCluster(ns, candidate)), revisionHeader(byDefault, revisionCluster(ns, stable)), revisionHeader(byDefault, revisionCluster(ns, candidate))],
+      [candidate, stable, candidate], `each revision's requests carry its Knative-Serving-Revision header: ${JSON.stringify(vh.routes)}`);
     const missing = [revisionCluster(ns, stable), revisionCluster(ns, candidate)].filter((c) => !config.clusters.includes(c));
     assert.deepEqual(missing, [], 'the gateway proxy has a cluster for every revision it routes to');
 
