@@ -1,0 +1,179 @@
+// What the Gateway's proxy would receive for the HTTPRoutes the gateway-api
+// router writes (issue 24: route assertions read the Envoy configuration istiod
+// generates). Unlike the Istio router, whose split stays in Knative, an
+// HTTPRoute carries the per-revision weights itself, so they are read here in
+// Envoy's weighted_clusters, beside the header route, the mirror, the timeout
+// and the Knative-Serving-Revision header each revision's requests carry. No
+// Envoy runs and no request is proxied (test/support/envoy-config.ts).
+//
+// Binding a proxy to a manually deployed Gateway (one Hostname address, no
+// Deployment from istiod): the Istio Gateway istiod generates for each listener
+// has no selector but the annotation internal.istio.io/gateway-service = the
+// address's hostname (pilot/pkg/config/kube/gateway/gateway_collection.go, the
+// Gateway collection; the hostname from conversion.go extractGatewayServices),
+// and PushContext.mergeGateways (pilot/pkg/model/push_context.go) applies it
+// only to a proxy with a ServiceTarget of that Service in the Gateway's
+// namespace, translating the listener port through the Service's port to its
+// targetPort (model/gateway.go resolvePorts: no port in the Service, no
+// listener). The least that gives xds-dump's proxy such a target is a Service
+// of that name whose selector its labels match: with no Pod and no
+// WorkloadEntry at the proxy's IP, the kube registry falls back to the proxy's
+// own labels and namespace (serviceregistry/kube/controller/controller.go
+// GetProxyServiceTargets, then GetProxyServiceTargetsFromMetadata). No Pod,
+// WorkloadEntry or endpoint is needed.
+import assert from 'node:assert/strict';
+import type { ServerlessApp } from '../../src/api/v1alpha1/serverlessapp.ts';
+import { app, applyApp, condition, waitForApp, type AppSpec } from '../support/apps.ts';
+import { applyYaml, freshNamespace, testEnv } from '../support/cluster.ts';
+import { proxyConfig, virtualHostsFor, type EnvoyRoute, type ProxyConfig } from '../support/envoy-config.ts';
+import { startOperator, type RunningOperator } from '../support/operator.ts';
+import { waitFor } from '../support/wait.ts';
+
+/** A revision's start on the real Knative, generous for a loaded machine (as canary.test.ts). */
+const READY_MS = 300_000;
+/** A pod asking for more CPU than any rig node has stays Pending, so Knative never makes its revision Ready. */
+const UNSCHEDULABLE_CPU = '1000';
+const image = (tag: string) => `ghcr.io/acme/shop:${tag}`;
+const noRejection = (a: ServerlessApp) => condition(a, 'Ready')?.reason !== 'ApplyRejected';
+
+/** The Envoy cluster of a Knative revision's public Service, port 80, as the HTTPRoute's backendRef names it. */
+const revisionCluster = (ns: string, revision: string) => `outbound|80||${revision}.${ns}.svc.cluster.local`;
+const weightedClusters = (r: EnvoyRoute | undefined) => Object.fromEntries(r?.route?.weighted_clusters?.clusters.map((c) => [c.name, c.weight]) ?? []);
+
+/** Envoy's request_headers_to_add (proto field names), on a route or on one of its weighted clusters. */
+type HeadersToAdd = { request_headers_to_add?: Array<{ header: { key: string; value: string } }> };
+/**
+ * The Knative-Serving-Revision header Envoy sets on requests to `cluster` by route `r`: the backendRef's
+ * RequestHeaderModifier, on the weighted cluster, or on the route when it has one backend.
+ */
+function revisionHeader(r: EnvoyRoute, cluster: string): string | undefined {
+  const weighted = r.route?.weighted_clusters?.clusters.find((c) => c.name === cluster) as HeadersToAdd | undefined;
+  const holder = weighted ?? (r.route?.cluster === cluster ? r as HeadersToAdd : undefined);
+  return holder?.request_headers_to_add?.find((h) => h.header.key.toLowerCase() === 'knative-serving-revision')?.header.value;
+}
+
+/** Reads the proxy's configuration until `pick` finds what it looks for (istiod pushes after a debounce). */
+async function untilProxy<T>(what: string, proxy: Parameters<typeof proxyConfig>[0], pick: (c: ProxyConfig) => T | undefined): Promise<{ config: ProxyConfig; found: T }> {
+  let last: ProxyConfig | undefined;
+  return waitFor(what, async () => {
+    const config = last = await proxyConfig(proxy);
+    const found = pick(config);
+    return found === undefined ? undefined : { config, found };
+  }, { timeoutMs: 90_000, intervalMs: 1_000 }).catch((err: Error) => {
+    throw new Error(`${err.message}; the proxy's listeners ${JSON.stringify(last?.listeners)} and routes: ${JSON.stringify(last?.routes)}`);
+  });
+}
+
+describe('the Envoy routes istiod generates from the operator\'s HTTPRoutes, on the Gateway\'s proxy (integration)', function () {
+  this.timeout(900_000);
+  let op: RunningOperator;
+  let gwNs: string;
+  let gatewayProxy: Parameters<typeof proxyConfig>[0];
+
+  before(async function () {
+    if (!testEnv().dataPlane?.istio) this.skip();
+    gwNs = await freshNamespace('gwproxy');
+    const labels = { 'serverlessapp.io/test-gateway': gwNs };
+    // The Service the Gateway's Hostname address names, selecting the proxy by its labels (see the top of the file).
+    await applyYaml(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: edge }
+spec:
+  gatewayClassName: istio
+  addresses: [{ type: Hostname, value: edge.${gwNs}.svc.cluster.local }]
+  listeners: [{ name: http, port: 80, protocol: HTTP, allowedRoutes: { namespaces: { from: All } } }]
+---
+apiVersion: v1
+kind: Service
+metadata: { name: edge }
+spec:
+  selector: ${JSON.stringify(labels)}
+  ports: [{ name: http, port: 80, targetPort: 8080 }]
+`, { namespace: gwNs });
+    gatewayProxy = { type: 'router', namespace: gwNs, labels };
+    op = await startOperator({ router: 'gateway-api', allowedGateways: [`${gwNs}/*`] });
+  });
+  after(async () => { await op?.stop(); });
+
+  const spec = (host: string, tag: string, timeout: string, rollout?: AppSpec['rollout'], cpu?: string): AppSpec => ({
+    container: { image: image(tag), port: 8080, ...(cpu ? { resources: { requests: { cpu } } } : {}) },
+    scaling: { minScale: 0 }, ingress: { hosts: [host], gateways: [`${gwNs}/edge`], timeout }, ...(rollout ? { rollout } : {}),
+  });
+
+  it('a canary on the Gateway\'s listener: the header route to the candidate first, the 80/20 split per revision, each revision\'s Knative headers, the mirror at its percentage, the timeout and istiod\'s default retries; 100 to the candidate once promoted', async () => {
+    const ns = await freshNamespace('gwproxy-app');
+    const host = `shop.${ns}.example.com`;
+    await applyApp(app(ns, 'shop', spec(host, '1', '10s')));
+    const v1 = await waitForApp(ns, 'shop', (a) => a.status?.phase === 'Stable' && !!a.status.versions?.stable?.ready, 'v1 ready on Knative', READY_MS);
+    const stable = v1.status!.versions!.stable!.revision!;
+
+    await applyApp(app(ns, 'shop', spec(host, '2', '10s', { canaryPercent: 20, mirrorPercent: 25, match: [{ header: 'X-Canary', exact: 'yes' }] })));
+    const a = await waitForApp(ns, 'shop', (x) => !noRejection(x) || (!!x.status?.versions?.candidate?.ready && x.status.canary?.trafficPercent === 20), 'the candidate ready at 20%', READY_MS);
+    assert.ok(noRejection(a), `the canary edit was refused: ${condition(a, 'Ready')?.message}`);
+    const candidate = a.status!.versions!.candidate!.revision!;
+
+    const { config, found: vh } = await untilProxy('the gateway\'s virtual host for the app with the header route and the split', gatewayProxy, (c) => {
+      const [v] = virtualHostsFor(c, host);
+      return v?.routes.length === 2 && weightedClusters(v.routes[1])[revisionCluster(ns, candidate)] === 20 ? v : undefined;
+    });
+    // The Service's port 80 is the Gateway listener's; Envoy listens on its targetPort (model/gateway.go resolvePorts).
+    assert.deepEqual(config.listeners.filter((l) => l.port === 80 || l.port === 8080).map((l) => [l.port, l.routeConfigNames]), [[8080, ['http.8080']]], 'the listener on the Service\'s targetPort');
+    assert.deepEqual(virtualHostsFor(config, host).map((v) => v.routeConfig), ['http.8080'], 'one virtual host for the app\'s hostname, on the Gateway\'s listener');
+    const [byHeader, byDefault] = vh.routes as [EnvoyRoute, EnvoyRoute];
+
+    assert.deepEqual(byHeader.match.headers, [{ name: 'x-canary', string_match: { exact: 'yes' } }], 'the header route comes first');
+    assert.equal(byHeader.route?.cluster, revisionCluster(ns, candidate), 'to the candidate revision only');
+    assert.equal(byHeader.route?.weighted_clusters, undefined);
+
+    assert.equal(byDefault.match.prefix, '/');
+    assert.deepEqual(byDefault.match.headers ?? [], []);
+    assert.deepEqual(weightedClusters(byDefault), { [revisionCluster(ns, stable)]: 80, [revisionCluster(ns, candidate)]: 20 }, 'one cluster per revision, weighted as the split');
+    assert.deepEqual(byDefault.route?.request_mirror_policies?.map((m) => [m.cluster, m.runtime_fraction?.default_value]), [
+      [`outbound|80||${candidate}-private.${ns}.svc.cluster.local`, { numerator: 250_000, denominator: 'MILLION' }],
+    ], '25% of the default route copied to the candidate revision\'s private Service');
+    for (const r of [byHeader, byDefault]) {
+      assert.equal(r.route?.timeout, '10s');
+      // The router refuses spec.ingress.retries (rules[].retry is experimental in Gateway API v1.6.3), yet a route
+      // without retry gets istiod's default policy: 2 retries (pilot/pkg/networking/core/route/retry/retry.go DefaultPolicy).
+      assert.deepEqual([r.route?.retry_policy?.num_retries, r.route?.retry_policy?.retry_on], [2, 'connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes']);
+    }
+    // What lets Knative's activator find the revision while it is in the path (render/http-route.ts).
+    assert.deepEqual([revisionHeader(byHeader, revisionCluster(ns, candidate)), revisionHeader(byDefault, revisionCluster(ns, stable)), revisionHeader(byDefault, revisionCluster(ns, candidate))],
+      [candidate, stable, candidate], `each revision's requests carry its Knative-Serving-Revision header: ${JSON.stringify(vh.routes)}`);
+    const missing = [revisionCluster(ns, stable), revisionCluster(ns, candidate)].filter((c) => !config.clusters.includes(c));
+    assert.deepEqual(missing, [], 'the gateway proxy has a cluster for every revision it routes to');
+
+    await applyApp(app(ns, 'shop', spec(host, '2', '10s', { canaryPercent: 100 })));
+    const promoted = await waitForApp(ns, 'shop', (x) => !noRejection(x) || condition(x, 'Promoted')?.status === 'True', 'promoted', 120_000);
+    assert.ok(noRejection(promoted), condition(promoted, 'Ready')?.message);
+    const { found: after } = await untilProxy('the gateway\'s routes for the app all to the promoted revision', gatewayProxy, (c) => {
+      const [v] = virtualHostsFor(c, host);
+      return v?.routes.length === 1 && v.routes[0]!.route?.request_mirror_policies === undefined ? v : undefined;
+    });
+    // One backend at weight 100 is a plain cluster in Envoy: istiod writes weighted_clusters only for two or more.
+    assert.equal(after.routes[0]!.route?.cluster ?? Object.keys(weightedClusters(after.routes[0])).join(), revisionCluster(ns, candidate));
+    assert.ok(!JSON.stringify(after).includes(`${stable}.${ns}`), 'the old stable revision is in no route');
+  });
+
+  it('a candidate that is not ready is in no route of the Gateway\'s proxy: no header route, no weight, no mirror', async () => {
+    const ns = await freshNamespace('gwproxy-app');
+    const host = `api.${ns}.example.com`;
+    await applyApp(app(ns, 'api', spec(host, '1', '10s')));
+    const v1 = await waitForApp(ns, 'api', (a) => a.status?.phase === 'Stable' && !!a.status.versions?.stable?.ready, 'v1 ready on Knative', READY_MS);
+    const stable = v1.status!.versions!.stable!.revision!;
+    // The candidate never turns ready; the timeout changes with it, so routes carrying 7s are those istiod made after the candidate appeared.
+    await applyApp(app(ns, 'api', spec(host, '2', '7s', { canaryPercent: 50, mirrorPercent: 50, match: [{ header: 'x-canary', exact: 'yes' }] }, UNSCHEDULABLE_CPU)));
+    const a = await waitForApp(ns, 'api', (x) => x.status?.versions?.candidate?.revision !== undefined, 'candidate tracked', 60_000);
+    const candidate = a.status!.versions!.candidate!.revision!;
+    assert.ok(!a.status?.versions?.candidate?.ready, 'the candidate is not ready');
+
+    const { config, found: vh } = await untilProxy('the gateway\'s route for the app at the new timeout', gatewayProxy, (c) => {
+      const [v] = virtualHostsFor(c, host);
+      return v?.routes.length && v.routes.every((r) => r.route?.timeout === '7s') ? v : undefined;
+    });
+    assert.deepEqual(vh.routes.map((r) => ({ prefix: r.match.prefix, headers: r.match.headers ?? [], cluster: r.route?.cluster ?? weightedClusters(r), mirror: r.route?.request_mirror_policies })),
+      [{ prefix: '/', headers: [], cluster: revisionCluster(ns, stable), mirror: undefined }], 'the default route only, all to the stable revision');
+    assert.ok(!JSON.stringify(config.routes).includes(`${candidate}`), 'the candidate revision (public or private Service) is in no route configuration');
+  });
+});
