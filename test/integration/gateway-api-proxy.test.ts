@@ -156,6 +156,46 @@ spec:
     assert.ok(!JSON.stringify(after).includes(`${stable}.${ns}`), 'the old stable revision is in no route');
   });
 
+  it('a rollback with canaryPercent 0 takes the candidate out of every route of the Gateway\'s proxy, and the next version rolls out after it', async () => {
+    const ns = await freshNamespace('gwproxy-app');
+    const host = `cart.${ns}.example.com`;
+    /** The clusters the app's routes on the Gateway's proxy send to, with their weights (a plain cluster: 100). */
+    const routed = (c: ProxyConfig) => {
+      const [v] = virtualHostsFor(c, host);
+      return v ? Object.assign({}, ...v.routes.map((r) => (r.route?.cluster ? { [r.route.cluster]: 100 } : weightedClusters(r)))) as Record<string, number> : undefined;
+    };
+    await applyApp(app(ns, 'cart', spec(host, '1', '10s')));
+    const v1 = await waitForApp(ns, 'cart', (a) => a.status?.phase === 'Stable' && !!a.status.versions?.stable?.ready, 'v1 ready on Knative', READY_MS);
+    const stable = v1.status!.versions!.stable!.revision!;
+
+    await applyApp(app(ns, 'cart', spec(host, '2', '10s', { canaryPercent: 30 })));
+    const a = await waitForApp(ns, 'cart', (x) => !noRejection(x) || (!!x.status?.versions?.candidate?.ready && x.status.canary?.trafficPercent === 30), 'the candidate ready at 30%', READY_MS);
+    assert.ok(noRejection(a), condition(a, 'Ready')?.message);
+    const candidate = a.status!.versions!.candidate!.revision!;
+    await untilProxy('the gateway\'s split 70/30', gatewayProxy, (c) => {
+      const r = routed(c);
+      return r?.[revisionCluster(ns, candidate)] === 30 && r[revisionCluster(ns, stable)] === 70 ? r : undefined;
+    });
+
+    await applyApp(app(ns, 'cart', spec(host, '2', '10s', { canaryPercent: 0 })));
+    const back = await waitForApp(ns, 'cart', (x) => !noRejection(x) || (x.status?.phase === 'RolledBack' && x.status.canary?.trafficPercent === 0), 'rolled back', 120_000);
+    assert.ok(noRejection(back), condition(back, 'Ready')?.message);
+    const { config } = await untilProxy('the gateway\'s routes all to the stable revision', gatewayProxy, (c) => {
+      const r = routed(c);
+      return r && Object.keys(r).length === 1 && r[revisionCluster(ns, stable)] === 100 ? r : undefined;
+    });
+    assert.ok(!JSON.stringify(virtualHostsFor(config, host)).includes(candidate), 'the rolled-back candidate is in no route');
+
+    await applyApp(app(ns, 'cart', spec(host, '3', '10s')));
+    const v3 = await waitForApp(ns, 'cart', (x) => !noRejection(x) || (x.status?.phase === 'Stable' && x.status.versions?.stable?.image === image('3')), 'v3 promoted', READY_MS);
+    assert.ok(noRejection(v3), condition(v3, 'Ready')?.message);
+    const next = v3.status!.versions!.stable!.revision!;
+    await untilProxy('the gateway\'s routes all to v3\'s revision', gatewayProxy, (c) => {
+      const r = routed(c);
+      return r && Object.keys(r).length === 1 && r[revisionCluster(ns, next)] === 100 ? r : undefined;
+    });
+  });
+
   it('a candidate that is not ready is in no route of the Gateway\'s proxy: no header route, no weight, no mirror', async () => {
     const ns = await freshNamespace('gwproxy-app');
     const host = `api.${ns}.example.com`;
