@@ -12,7 +12,7 @@ import { OffsetClock } from '../../src/runtime/clock.ts';
 import { ANALYSIS_PROVIDER, ModelServer, PrometheusStandIn } from '../../demo/simulated-servers.ts';
 import { DEMO_CLOCK_START, runStory } from '../../demo/story.ts';
 import { ensureParentGateway } from '../../demo/gateway.ts';
-import { formatApps, ROUTES_SIMULATED } from '../../demo/table.ts';
+import { formatApps, formatHttpRoute, ROUTES_SIMULATED } from '../../demo/table.ts';
 import { Kinds } from '../../src/util/kinds.ts';
 import { getApp, userClient } from '../support/apps.ts';
 import { freshNamespace } from '../support/cluster.ts';
@@ -166,6 +166,32 @@ describe('the demo table', () => {
       'NAME   READY   PHASE    STABLE       CANDIDATE    WEIGHT   MIN   MAX   URL                            REASON',
       'api',
       'shop   True    Canary   shop:1.4.0   shop:1.5.0   10       2     10    http://shop.demo.example.com   Serving',
+    ].join('\n'));
+  });
+
+  it('prints an HTTPRoute\'s rules with their weighted backends and mirror, then each parent\'s Accepted and ResolvedRefs', () => {
+    const text = formatHttpRoute('shop-routes', {
+      metadata: { generation: 3 },
+      spec: {
+        parentRefs: [{ namespace: 'istio-system', name: 'public-gateway' }],
+        rules: [
+          { name: 'candidate-by-header', matches: [{ headers: [{ type: 'Exact', name: 'x-canary', value: 'always' }] }, { headers: [{ type: 'RegularExpression', name: 'x-user', value: 'qa\\..*' }] }], backendRefs: [{ name: 'shop-2', weight: 100 }] },
+          { name: 'default', matches: [{}], filters: [{ type: 'RequestMirror', requestMirror: { backendRef: { name: 'shop-2-private' }, percent: 10 } }], backendRefs: [{ name: 'shop-1', weight: 80 }, { name: 'shop-2', weight: 20 }] },
+        ],
+      },
+      status: { parents: [{ parentRef: { namespace: 'istio-system', name: 'public-gateway' }, controllerName: 'istio.io/gateway-controller', conditions: [
+        { type: 'Accepted', status: 'True', reason: 'Accepted', observedGeneration: 3 },
+        { type: 'ResolvedRefs', status: 'False', reason: 'BackendNotFound', observedGeneration: 3 },
+        { type: 'Programmed', status: 'True', reason: 'Programmed' },
+      ] }] },
+    });
+    assert.equal(text, [
+      '  HTTPRoute shop-routes (generation 3): rules, the most specific match wins',
+      '    RULE                  MATCH                                              BACKENDS (revision Service, weight)',
+      '    candidate-by-header   x-canary exact "always" or x-user regex "qa\\..*"   shop-2 100',
+      '    default               (all other requests)                               shop-1 80, shop-2 20; mirror 10% to shop-2-private',
+      '  status.parents, as istiod wrote it:',
+      '    parent Gateway istio-system/public-gateway: Accepted=True (Accepted, generation 3), ResolvedRefs=False (BackendNotFound, generation 3) (written by istio.io/gateway-controller)',
     ].join('\n'));
   });
 });
