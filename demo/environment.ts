@@ -73,14 +73,14 @@ export async function startEnvironment(log: (line: string) => void, router: Demo
     const prometheus = await new PrometheusStandIn().start();
     stops.push(() => prometheus.stop());
 
-    const real = { knative: controlPlane.dataPlane?.knative ?? false, kserve: controlPlane.dataPlane?.kserve ?? false };
+    const real = { knative: controlPlane.dataPlane?.knative ?? false, kserve: controlPlane.dataPlane?.kserve ?? false, istio: controlPlane.dataPlane?.istio ?? false };
     const simulated = [...(real.knative ? [] : ['Knative Serving']), ...(real.kserve ? [] : ['InferenceServices', 'model caches (LocalModelCache status)'])];
     if (simulated.length > 0) {
       const standins = await startStandins({ kubeConfig, readyDelayMs: READY_DELAY_MS, knative: !real.knative, kserve: !real.kserve, caches: !real.kserve });
       stops.push(() => standins.stop());
       log(`SIMULATED by the stand-in: ${simulated.join(', ')}, reported ready after ${READY_DELAY_MS} ms`);
     }
-    log(`real: ${[...(real.knative ? ['Knative Serving 1.21'] : []), ...(real.kserve ? ['KServe 0.20 with its local model cache (controller and node agents; SIMULATED model download)'] : [])].join(' and ') || 'neither controller'}`);
+    log(`real: ${[...(real.knative ? ['Knative Serving 1.21'] : []), ...(real.kserve ? ['KServe 0.20 with its local model cache (controller and node agents; SIMULATED model download)'] : []), ...(real.istio ? ['istiod (its webhook and Gateway API controller; SIMULATED data plane: no Envoy runs)'] : [])].join(', ') || 'neither controller'}`);
 
     // The flags a user would pass to `npm start`; the demo clock is --clock-start.
     const config = parseConfig([
