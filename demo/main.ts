@@ -1,4 +1,4 @@
-// `npm run demo [-- --keep]`: the whole story on a laptop in one command. Starts
+// `npm run demo [-- --keep] [--router istio|gateway-api]`: the whole story on a laptop in one command. Starts
 // the environment (environment.ts), tells the story (story.ts), then stops
 // everything, or with --keep stays in the foreground serving the operator and
 // the stand-in until Ctrl-C. One demo at a time: a second one says where the
@@ -6,7 +6,9 @@
 // The story, steps a) to i): two apps Ready, a canary at 20%, a header route,
 // a promotion, a rollback, automated steps gated by a Prometheus check, a
 // model's failed warmup and its retry, then a scale window with a lead time
-// that prewarms, opens and closes.
+// that prewarms, opens and closes. --router picks the operator's router, as
+// its own --router flag does: the story is the same, shown through the
+// VirtualService or the HTTPRoute.
 
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -14,12 +16,18 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { describeFailure, EnvtestError } from '../test/envtest/errors.ts';
 import { startEnvironment, type DemoEnvironment } from './environment.ts';
+import { DEMO_ROUTERS, type DemoRouter } from './gateway.ts';
 import { runStory } from './story.ts';
 
-const USAGE = `Usage: npm run demo [-- --keep]
+const USAGE = `Usage: npm run demo [-- [--keep] [--router istio|gateway-api]]
 
 Runs the ServerlessApp operator's story on a local control plane and stops everything.
-  --keep   leave the cluster, operator and stand-in running (in this terminal) until Ctrl-C
+  --keep                 leave the cluster, operator and stand-in running (in this terminal) until Ctrl-C
+  --router ROUTER        the operator's router for spec.ingress (default istio):
+                           istio        an Istio VirtualService per app, admitted by the real istiod's webhook
+                           gateway-api  a Gateway API HTTPRoute per app on a Gateway (class istio) the demo
+                                        creates; the real istiod accepts it and writes its status
+                         Either way no Envoy runs: no request is proxied along the routes.
 Environment: LOG_LEVEL=info shows the operator's logs, STANDIN_LOG=1 the stand-in's writes.`;
 
 const NAMESPACE = 'demo';
@@ -28,14 +36,20 @@ const lockPath = join(cacheRoot, 'demo.json');
 
 interface DemoLock { pid: number; keep: boolean; startedAt: string; kubeconfig?: string }
 
-let options: { keep: boolean };
+let options: { keep: boolean; router: DemoRouter };
 try {
-  const { values } = parseArgs({ options: { keep: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false } } });
+  const { values } = parseArgs({ options: {
+    keep: { type: 'boolean', default: false },
+    router: { type: 'string', default: 'istio' },
+    help: { type: 'boolean', short: 'h', default: false },
+  } });
   if (values.help) {
     console.log(USAGE);
     process.exit(0);
   }
-  options = { keep: values.keep };
+  const router = DEMO_ROUTERS.find((r) => r === values.router);
+  if (!router) throw new Error(`--router must be one of ${DEMO_ROUTERS.join(', ')}, not "${values.router}"`);
+  options = { keep: values.keep, router };
 } catch (err) {
   console.error(`demo: ${(err as Error).message}\n\n${USAGE}`);
   process.exit(2);
@@ -103,11 +117,15 @@ for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]
 say(`ServerlessApp operator demo
   REAL:      kube-apiserver, etcd, kube-controller-manager, kube-scheduler, Knative Serving 1.21
              (controller, webhook, autoscaler), KServe 0.20 (controller and webhooks, and its local
-             model cache: controller, webhook and a node agent per node), and the CRDs of Knative
-             Serving, KServe, Istio and ServerlessApp.
+             model cache: controller, webhook and a node agent per node), istiod (Istio's control
+             plane: its webhook admits every VirtualService; under --router gateway-api it accepts
+             the HTTPRoutes and writes their status), and the CRDs of Knative Serving, KServe,
+             Istio, Gateway API v1.6.3 and ServerlessApp.
+  ROUTER:    ${options.router === 'gateway-api' ? 'gateway-api (a Gateway API HTTPRoute per app; --router istio for VirtualServices)' : 'istio (an Istio VirtualService per app; --router gateway-api for HTTPRoutes)'}
   SIMULATED: the nodes (KWOK: pods are scheduled and turn Ready, no container runs), the network
-             (a bridge standing in for kube-proxy and cluster DNS), the ingress (KIngresses marked
-             ready as net-istio would; no request is routed, so Knative's autoscaler sees none),
+             (a bridge standing in for kube-proxy and cluster DNS), the data plane (no Envoy runs:
+             istiod configures no proxy and no request is proxied along the routes shown; KIngresses
+             are marked ready as net-istio would; Knative's autoscaler sees no request),
              the model server answering warmup requests and the Prometheus answering the rollout's
              checks (loopback servers in this process), and the model download for node caches (the
              rig writes the folder KServe's download Job would fill; nothing is fetched).
@@ -117,7 +135,7 @@ say(`ServerlessApp operator demo
 
 let env: DemoEnvironment | undefined;
 try {
-  env = await startEnvironment((line) => say(`setup: ${line}`));
+  env = await startEnvironment((line) => say(`setup: ${line}`), options.router);
   const running = env;
   writeFileSync(lockPath, JSON.stringify({ ...readLock(), kubeconfig: running.controlPlane.kubeconfigPath }));
   const storyStarted = performance.now();
@@ -127,6 +145,7 @@ try {
     warmupRequests: () => running.warmup.requests,
     failWarmups: (failing) => { running.warmup.failing = failing; },
     analysisQueries: () => running.prometheus.queries(),
+    router: running.router, ...(running.gateway ? { gateway: running.gateway } : {}),
   });
   say(`\nthe story took ${elapsed(storyStarted)}; the whole demo so far ${elapsed()}`);
 } catch (err) {
@@ -148,7 +167,8 @@ In another terminal:
   kubectl get sapp -A
   kubectl explain serverlessapp.spec.scaling
   kubectl describe sapp shop -n ${NAMESPACE}
-  kubectl get ksvc,revisions,virtualservices -n ${NAMESPACE}
+  kubectl get ksvc,revisions,${env.router === 'gateway-api' ? 'httproutes' : 'virtualservices'} -n ${NAMESPACE}${env.gateway ? `
+  kubectl get gateway ${env.gateway.split('/')[1]} -n ${env.gateway.split('/')[0]}` : ''}
 The demo clock keeps running from where the story left it; edits you apply are reconciled as usual.
 (Event ages in kubectl look odd, e.g. <invalid>: the operator stamps Events with the demo clock.)`);
   setInterval(() => {}, 1 << 30); // stay in the foreground until a signal

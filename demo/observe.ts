@@ -1,5 +1,5 @@
 // The demo's eyes: reads ServerlessApps, their revisions, Events and the
-// VirtualService from the API server as `kubectl` would, and polls until the
+// VirtualService or HTTPRoute from the API server as `kubectl` would, and polls until the
 // real status shows what a step expects. A step that does not converge fails
 // with what was expected and what was last seen, never with a bare timeout.
 
@@ -8,7 +8,7 @@ import type { ServerlessApp } from '../src/api/v1alpha1/serverlessapp.ts';
 import { APP_LABEL } from '../src/render/metadata.ts';
 import { KubeClient } from '../src/runtime/client.ts';
 import { Kinds } from '../src/util/kinds.ts';
-import type { HttpRoute, RevisionRow } from './table.ts';
+import type { GatewayHttpRoute, HttpRoute, RevisionRow } from './table.ts';
 
 interface Revision {
   metadata: { name: string; annotations?: Record<string, string> };
@@ -73,6 +73,10 @@ export class Observer {
     return this.client.get<VirtualService>(Kinds.VirtualService, this.namespace, name);
   }
 
+  async httpRoute(name: string): Promise<GatewayHttpRoute | undefined> {
+    return this.client.get<GatewayHttpRoute>(Kinds.HTTPRoute, this.namespace, name);
+  }
+
   /** The operator's Events about `apps` not shown before, oldest first, as one line each. */
   async newEvents(apps: string[]): Promise<string[]> {
     const list = await this.client.list<ClusterEvent>(Kinds.Event, this.namespace);
@@ -119,6 +123,20 @@ export class Observer {
 
 export function condition(app: ServerlessApp, type: string) {
   return app.status?.conditions?.find((c) => c.type === type);
+}
+
+/** Every parent's controller (istiod) has written Accepted and ResolvedRefs True about the route's live generation. */
+export function routeAccepted(route: GatewayHttpRoute | undefined): boolean {
+  const parents = route?.status?.parents ?? [];
+  return parents.length > 0 && parents.length === (route!.spec.parentRefs ?? []).length && parents.every((p) => ['Accepted', 'ResolvedRefs'].every((type) => {
+    const c = p.conditions?.find((x) => x.type === type);
+    return c?.status === 'True' && (c.observedGeneration ?? 0) >= (route!.metadata.generation ?? 0);
+  }));
+}
+
+/** The weight per backend of an HTTPRoute's default rule (the split for all other requests). */
+export function routeWeights(route: GatewayHttpRoute | undefined): Record<string, number> {
+  return Object.fromEntries(route?.spec.rules?.find((r) => r.name === 'default')?.backendRefs?.map((b) => [b.name, b.weight ?? 1]) ?? []);
 }
 
 /** One line of what matters when a step does not converge. */

@@ -4,6 +4,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { ServerlessApp } from '../src/api/v1alpha1/serverlessapp.ts';
 import type { OffsetClock } from '../src/runtime/clock.ts';
+import type { DemoRouter } from './gateway.ts';
 import type { Observer } from './observe.ts';
 
 export interface StoryEnv {
@@ -20,6 +21,12 @@ export interface StoryEnv {
   /** The PromQL queries the Prometheus stand-in (the operator's analysis provider ANALYSIS_PROVIDER) has received. */
   analysisQueries(): string[];
   print(text: string): void;
+  /** The operator's --router (default istio): under gateway-api the story shows the HTTPRoute istiod judged where it shows the VirtualService. */
+  router?: DemoRouter;
+  /** Under gateway-api: the parent Gateway "namespace/name" (gateway.ts ensureParentGateway) the story adds to shop's ingress. */
+  gateway?: string;
+  /** The last step told (default i, the whole story); d stops after the canary, header route and promotion. */
+  lastStep?: 'd' | 'i';
   /** Per wait; default 120 s (real Knative scales an idle revision to zero about a minute after it started). */
   timeoutMs?: number;
 }

@@ -7,7 +7,10 @@
 // spec as a user would, waits for the real status and Events and prints what
 // `kubectl` would show. `npm run demo` runs it on a local control plane;
 // test/integration/demo.test.ts runs it so it cannot rot. The rollout steps
-// beyond the plain canary are in story-rollouts.ts.
+// beyond the plain canary are in story-rollouts.ts. Under the gateway-api
+// router (`npm run demo -- --router gateway-api`) the same story shows the
+// HTTPRoute, its weights and the status istiod wrote, where it shows the
+// VirtualService under istio.
 
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -15,10 +18,10 @@ import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import type { ServerlessApp } from '../src/api/v1alpha1/serverlessapp.ts';
 import { Kinds } from '../src/util/kinds.ts';
-import { condition, Observer } from './observe.ts';
+import { condition, Observer, routeAccepted, routeWeights } from './observe.ts';
 import type { Scene, StoryEnv } from './scene.ts';
 import { automatedSteps, failedWarmup, rollBack } from './story-rollouts.ts';
-import { berlinTime, formatApps, formatRevisions, formatRoutes, type RevisionRow } from './table.ts';
+import { berlinTime, formatApps, formatHttpRoute, formatRevisions, formatRoutes, ROUTES_SIMULATED, type GatewayHttpRoute, type RevisionRow } from './table.ts';
 
 /**
  * Monday 23 November 2026, 07:00:00 in Berlin (CET, UTC+1): an hour before
@@ -56,6 +59,20 @@ export async function runStory(env: StoryEnv): Promise<void> {
   const shop = example('web-app-canary.yaml', ns);
   const fraud = example('model-gpu-prewarm.yaml', ns);
   const apply = (app: ServerlessApp) => see.client.apply(app);
+  const gatewayApi = env.router === 'gateway-api';
+  if (gatewayApi) {
+    if (!env.gateway) throw new Error('the gateway-api router needs the parent Gateway ("namespace/name") the story attaches shop\'s route to');
+    // An HTTPRoute needs a parent, and HTTPRoute retries are experimental-channel only (the operator refuses both under this router).
+    const { retries: _retries, ...ingress } = shop.spec.ingress!;
+    shop.spec.ingress = { ...ingress, gateways: [env.gateway] };
+  }
+  const route = (name: string) => `${name}-routes`;
+  /** Under gateway-api: waits until istiod has accepted shop's HTTPRoute with `check` true of it. */
+  const acceptedRoute = (what: string, check: (r: GatewayHttpRoute) => boolean) => see.until(`${what}, accepted by istiod`, ['shop'], async () => {
+    const r = await see.httpRoute(route('shop'));
+    return r && check(r) && routeAccepted(r) ? r : undefined;
+  });
+  const weightsText = (r: GatewayHttpRoute) => Object.entries(routeWeights(r)).map(([rev, w]) => `${rev} ${w}`).join(', ');
 
   async function show(apps: ServerlessApp[], note: string[], done?: string): Promise<void> {
     print(`\n$ kubectl get sapp -n ${ns} -o wide        # demo clock: ${berlinTime(clock.now())}`);
@@ -81,6 +98,10 @@ export async function runStory(env: StoryEnv): Promise<void> {
     await apply(shop);
     await apply(fraud);
     print(`applied examples/web-app-canary.yaml (shop: a container app) and examples/model-gpu-prewarm.yaml (fraud: a GPU model)`);
+    if (gatewayApi) {
+      print(`router gateway-api: shop's ingress.gateways set to [${env.gateway}] (an HTTPRoute needs a parent Gateway) and its ingress.retries removed `
+        + '(HTTPRoute retries are experimental-channel only in Gateway API v1.6.3: the operator refuses them under this router)');
+    }
     print('waiting for both to be Ready; fraud is prewarmed first: 2 ready replicas and 5 warmup requests...');
     let maxFraudReplicas = 0;
     const [shopA, fraudA] = await see.until('both apps Ready with a URL, fraud prewarmed, bounds settled', ['shop', 'fraud'], async (apps) => {
@@ -115,18 +136,33 @@ export async function runStory(env: StoryEnv): Promise<void> {
       return s.status?.phase === 'Canary' && s.status.canary?.weight === 20 && split === 'candidate=20,stable=80'
         && await see.hasEvent('shop', 'CanaryWeightChanged') ? s : undefined;
     });
-    await show([shopB], [`the candidate (${shopB.status?.versions?.candidate?.revision}) gets 20%, stable keeps 80%; each has its own tag URL`], 'b');
+    const routeB = gatewayApi
+      ? await acceptedRoute('the HTTPRoute split 80/20', (r) => routeWeights(r)[shopB.status!.versions!.candidate!.revision!] === 20)
+      : undefined;
+    await show([shopB], [
+      `the candidate (${shopB.status?.versions?.candidate?.revision}) gets 20%, stable keeps 80%; each has its own tag URL`,
+      ...(routeB ? [`HTTPRoute ${route('shop')} default rule: ${weightsText(routeB)} (weights on the revisions' Services; Accepted and ResolvedRefs by istiod)`] : []),
+      ROUTES_SIMULATED,
+    ], 'b');
 
     heading('c) testers reach the candidate with a header');
     shop.spec.rollout = { canaryPercent: 20, match: [{ header: 'x-canary', exact: 'always' }] };
     await apply(shop);
     print('edited shop: rollout.match [{header: x-canary, exact: always}]');
-    const vs = await see.until('a header-matched route to the candidate in the VirtualService', ['shop'], async () => {
-      const v = await see.virtualService('shop-routes');
-      return v?.spec.http?.some((r) => r.name === 'candidate-by-header') ? v : undefined;
-    });
-    print(`\n$ kubectl get virtualservice shop -n ${ns}      # hosts ${vs.spec.hosts?.join(',')}, gateways ${vs.spec.gateways?.join(',') ?? 'mesh'}`);
-    print(formatRoutes('shop', vs.spec.http ?? []));
+    if (gatewayApi) {
+      const r = await acceptedRoute('a header rule to the candidate in the HTTPRoute', (x) => !!x.spec.rules?.some((rule) => rule.name === 'candidate-by-header'));
+      print(`\n$ kubectl get httproute ${route('shop')} -n ${ns} -o yaml      # hostnames ${r.spec.hostnames?.join(',')}, `
+        + `parentRefs ${(r.spec.parentRefs ?? []).map((p) => `${p.namespace}/${p.name}`).join(',')}`);
+      print(formatHttpRoute(route('shop'), r));
+    } else {
+      const vs = await see.until('a header-matched route to the candidate in the VirtualService', ['shop'], async () => {
+        const v = await see.virtualService(route('shop'));
+        return v?.spec.http?.some((r) => r.name === 'candidate-by-header') ? v : undefined;
+      });
+      print(`\n$ kubectl get virtualservice shop -n ${ns}      # hosts ${vs.spec.hosts?.join(',')}, gateways ${vs.spec.gateways?.join(',') ?? 'mesh'}`);
+      print(formatRoutes('shop', vs.spec.http ?? []));
+    }
+    print(`  (${ROUTES_SIMULATED})`);
     await show([await see.app('shop')], ['requests with "x-canary: always" go to the candidate whatever the weights; all others follow the 80/20 split'], 'c');
 
     heading('d) promote: canaryPercent 100');
@@ -141,7 +177,19 @@ export async function runStory(env: StoryEnv): Promise<void> {
         && idle.every((r) => r.replicas === 0) && condition(s, 'Promoted')?.status === 'True' && await see.hasEvent('shop', 'Promoted') ? s : undefined;
     });
     const promoted = condition(shopD, 'Promoted')!;
-    await show([shopD], [`condition Promoted=${promoted.status} (${promoted.reason}): ${promoted.message}`, 'the old revision is idle: no traffic, scaled to zero'], 'd');
+    const promotedRevision = shopD.status!.versions!.stable!.revision!;
+    const routeD = gatewayApi
+      ? await acceptedRoute('the HTTPRoute sending everything to the promoted revision', (r) => JSON.stringify(routeWeights(r)) === JSON.stringify({ [promotedRevision]: 100 }))
+      : undefined;
+    await show([shopD], [
+      `condition Promoted=${promoted.status} (${promoted.reason}): ${promoted.message}`,
+      'the old revision is idle: no traffic, scaled to zero',
+      ...(routeD ? [`HTTPRoute ${route('shop')}: ${weightsText(routeD)}, one rule (the header rule removed); Accepted and ResolvedRefs by istiod`] : []),
+    ], 'd');
+    if (env.lastStep === 'd') {
+      print('\n(the story stops here: told through step d)');
+      return;
+    }
 
     await rollBack(scene);
     await automatedSteps(scene);

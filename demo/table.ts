@@ -1,6 +1,6 @@
 // Pure text rendering for the demo: the ServerlessApps as `kubectl get sapp -o
 // wide` prints them, each app's revisions with their traffic and replicas, a
-// VirtualService's routes, and demo-clock times in Berlin. No colours: the
+// VirtualService's or an HTTPRoute's routes, and demo-clock times in Berlin. No colours: the
 // output must read the same in a terminal, a log file and a test assertion.
 
 import type { ServerlessApp } from '../src/api/v1alpha1/serverlessapp.ts';
@@ -19,6 +19,26 @@ export interface HttpRoute {
   match?: Array<{ headers?: Record<string, Record<string, string>> }>;
   rewrite?: { authority?: string };
 }
+
+/** What the demo shows of a Gateway API HTTPRoute: its rules' matches and weighted backends, and the status its parents' controller (istiod) wrote. */
+export interface GatewayHttpRoute {
+  metadata: { generation?: number };
+  spec: {
+    parentRefs?: Array<{ namespace?: string; name: string }>;
+    hostnames?: string[];
+    rules?: Array<{
+      name?: string;
+      matches?: Array<{ headers?: Array<{ type?: string; name: string; value: string }> }>;
+      backendRefs?: Array<{ name: string; weight?: number }>;
+      filters?: Array<{ type: string; requestMirror?: { backendRef: { name: string }; percent?: number } }>;
+    }>;
+  };
+  status?: { parents?: Array<{ parentRef: { namespace?: string; name: string }; controllerName?: string; conditions?: Array<{ type: string; status: string; reason?: string; observedGeneration?: number }> }> };
+}
+
+/** Said wherever the demo shows routes: what a user might otherwise take for traffic. */
+export const ROUTES_SIMULATED = 'SIMULATED data plane: no Envoy runs, so no request is proxied along these routes; the split is what the route '
+  + 'asks and Knative reports, not measured traffic (the only requests answered are warmups and checks, by the demo\'s loopback stand-ins)';
 
 /** Columns padded to their widest cell, three spaces apart, as kubectl aligns them. */
 export function formatTable(header: string[], rows: string[][], indent = ''): string {
@@ -62,7 +82,7 @@ export function formatRevisions(app: string, revisions: RevisionRow[]): string {
   const rows = [...revisions]
     .sort((a, b) => b.percent - a.percent || a.name.localeCompare(b.name))
     .map((r) => [r.name, `${r.percent}%`, cell(r.tag), cell(r.minScale), cell(r.replicas)]);
-  return `  ${app}: revisions (traffic and replicas as Knative reports them; the pods are KWOK's)\n`
+  return `  ${app}: revisions (traffic shares and replicas as Knative reports them: no request flows, the pods are KWOK's and run no container)\n`
     + formatTable(['REVISION', 'TRAFFIC', 'TAG', 'MIN-SCALE', 'REPLICAS'], rows, '    ');
 }
 
@@ -74,6 +94,28 @@ export function formatRoutes(name: string, routes: HttpRoute[]): string {
     `-> ${r.rewrite?.authority ?? '?'}`,
   ]);
   return `  VirtualService ${name}: HTTP routes, first match wins\n` + formatTable(['ROUTE', 'MATCH', 'DESTINATION (authority)'], rows, '    ');
+}
+
+/** An HTTPRoute's rules with their weighted backends, then what istiod (its parents' controller) says about it. */
+export function formatHttpRoute(name: string, route: GatewayHttpRoute): string {
+  const rows = (route.spec.rules ?? []).map((r) => {
+    const headers = (r.matches ?? []).filter((m) => m.headers?.length)
+      .map((m) => m.headers!.map((h) => `${h.name} ${h.type === 'RegularExpression' ? 'regex' : 'exact'} "${h.value}"`).join(' and '));
+    const mirror = (r.filters ?? []).find((f) => f.type === 'RequestMirror')?.requestMirror;
+    return [
+      cell(r.name),
+      headers.length ? headers.join(' or ') : '(all other requests)',
+      (r.backendRefs ?? []).map((b) => `${b.name} ${b.weight ?? 1}`).join(', ') + (mirror ? `; mirror ${mirror.percent ?? 100}% to ${mirror.backendRef.name}` : ''),
+    ];
+  });
+  const parents = (route.status?.parents ?? []).map((p) => {
+    const conditions = (p.conditions ?? []).filter((c) => c.type === 'Accepted' || c.type === 'ResolvedRefs')
+      .map((c) => `${c.type}=${c.status} (${c.reason ?? ''}${c.observedGeneration !== undefined ? `, generation ${c.observedGeneration}` : ''})`);
+    return `    parent Gateway ${p.parentRef.namespace ?? ''}/${p.parentRef.name}: ${conditions.join(', ') || 'no condition yet'}${p.controllerName ? ` (written by ${p.controllerName})` : ''}`;
+  });
+  return `  HTTPRoute ${name} (generation ${route.metadata.generation ?? '?'}): rules, the most specific match wins\n`
+    + formatTable(['RULE', 'MATCH', 'BACKENDS (revision Service, weight)'], rows, '    ')
+    + `\n  status.parents, as istiod wrote it:\n${parents.join('\n') || '    (none yet)'}`;
 }
 
 function describeMatch(m: { headers?: Record<string, Record<string, string>> }): string {

@@ -2,13 +2,19 @@
 // rig (the real Knative Serving and KServe on KWOK nodes), with the operator on
 // the demo clock and the demo's loopback model server and Prometheus, in a
 // namespace of its own. The story fails itself when a step does not converge.
+// With the gateway-api router (`npm run demo -- --router gateway-api`) it runs
+// through the canary, header route and promotion, on a Gateway of class istio
+// that the real istiod accepts the HTTPRoute on.
 import assert from 'node:assert/strict';
+import { hostClaimName } from '../../src/api/v1alpha1/hostclaim.ts';
 import type { ServerlessApp } from '../../src/api/v1alpha1/serverlessapp.ts';
 import { OffsetClock } from '../../src/runtime/clock.ts';
 import { ANALYSIS_PROVIDER, ModelServer, PrometheusStandIn } from '../../demo/simulated-servers.ts';
 import { DEMO_CLOCK_START, runStory } from '../../demo/story.ts';
-import { formatApps } from '../../demo/table.ts';
-import { getApp } from '../support/apps.ts';
+import { ensureParentGateway } from '../../demo/gateway.ts';
+import { formatApps, formatHttpRoute, ROUTES_SIMULATED } from '../../demo/table.ts';
+import { Kinds } from '../../src/util/kinds.ts';
+import { getApp, userClient } from '../support/apps.ts';
 import { freshNamespace } from '../support/cluster.ts';
 import { startOperator, testKubeConfig, type RunningOperator } from '../support/operator.ts';
 
@@ -56,6 +62,7 @@ describe('the demo story (integration)', function () {
     assert.match(out, /^\s+shop-\S+\s+80%\s+stable\s/m, 'the 80/20 split is printed');
     assert.match(out, /^\s+shop-\S+\s+20%\s+candidate\s/m);
     assert.match(out, /candidate-by-header\s+x-canary exact "always"\s+-> candidate-shop\./);
+    assert.ok(lines.includes(`  (${ROUTES_SIMULATED})`), 'the routes shown are labelled: no Envoy, no request proxied');
     assert.match(out, /condition Promoted=True/);
     assert.match(out, /^shop\s+True\s+RolledBack\s+shop:1\.5\.0\s+shop:1\.6\.0\s+0\s/m, 'the rollback as kubectl shows it');
     assert.match(out, /check round at 20%: checks passed: success-rate within \[0\.99, \+inf\]/);
@@ -82,6 +89,65 @@ describe('the demo story (integration)', function () {
   });
 });
 
+describe('the demo story with the gateway-api router (integration)', function () {
+  this.timeout(600_000);
+  let op: RunningOperator;
+  let warmup: ModelServer;
+  let ns: string;
+  let clock: OffsetClock;
+
+  before(async () => {
+    ns = await freshNamespace('demo-gw');
+    // Hosts are claimed cluster-wide and the story's shop names shop.example.com, as the run above did:
+    // as a platform would, the test hands the host to this namespace (as examples.test.ts does).
+    const host = 'shop.example.com';
+    await userClient().delete(Kinds.HostClaim, undefined, hostClaimName(host)!);
+    await userClient().create(Kinds.HostClaim, { apiVersion: 'serverlessapp.io/v1alpha1', kind: 'HostClaim', metadata: { name: hostClaimName(host)! }, spec: { host, namespace: ns } });
+    await ensureParentGateway(testKubeConfig(), `${ns}/public-gateway`);
+    warmup = await new ModelServer().start();
+    clock = new OffsetClock(new Date(DEMO_CLOCK_START));
+    op = await startOperator({
+      namespaces: [ns], router: 'gateway-api', allowedGateways: [`${ns}/public-gateway`],
+      warmupUrlTemplate: `${warmup.url}/{namespace}/{revision}{path}`,
+    }, { clock, warmupBackoffMs: 50 });
+  });
+  after(async () => {
+    await op?.stop();
+    await warmup?.stop();
+  });
+
+  it('tells the story through the promotion, showing the HTTPRoute istiod accepted where it shows the VirtualService', async () => {
+    const lines: string[] = [];
+    await runStory({
+      kubeConfig: testKubeConfig(), namespace: ns, clock, timeoutMs: 180_000,
+      resync: () => op.apps.controller.enqueueAll(),
+      warmupRequests: () => warmup.requests,
+      failWarmups: (failing) => { warmup.failing = failing; },
+      analysisQueries: () => [],
+      print: (text) => lines.push(...text.split('\n')),
+      router: 'gateway-api', gateway: `${ns}/public-gateway`, lastStep: 'd',
+    });
+    const out = lines.join('\n');
+
+    const done = lines.filter((l) => /^\s+\[[a-z]: done\]$/.test(l)).map((l) => l.trim());
+    assert.deepEqual(done, ['a', 'b', 'c', 'd'].map((step) => `[${step}: done]`));
+    assert.match(out, new RegExp(`ingress.gateways set to \\[${ns}/public-gateway\\]`));
+    assert.match(out, /^\s+shop-\S+\s+80%\s+stable\s/m, 'the 80/20 split Knative reports');
+    assert.match(out, /HTTPRoute shop-routes default rule: shop-\S+ 80, shop-\S+ 20 \(/, 'the split the HTTPRoute carries');
+    assert.match(out, /^\$ kubectl get httproute shop-routes /m);
+    assert.match(out, /^\s+candidate-by-header\s+x-canary exact "always"\s+shop-\S+ 100$/m, 'the header rule to the candidate');
+    assert.match(out, /^\s+default\s+\(all other requests\)\s+shop-\S+ 80, shop-\S+ 20$/m);
+    assert.match(out, new RegExp(`parent Gateway ${ns}/public-gateway: Accepted=True \\(Accepted, generation \\d+\\), ResolvedRefs=True \\(ResolvedRefs, generation \\d+\\) \\(written by istio.io/gateway-controller\\)`));
+    assert.ok(lines.includes(`  (${ROUTES_SIMULATED})`), 'the HTTPRoute shown is labelled: no Envoy, no request proxied');
+    assert.doesNotMatch(out, /kubectl get virtualservice/);
+    assert.match(out, /condition Promoted=True/);
+
+    const shop = await getApp(ns, 'shop');
+    assert.equal(shop.status?.versions?.stable?.image, 'ghcr.io/acme/shop:1.5.0');
+    assert.match(out, new RegExp(`HTTPRoute shop-routes: ${shop.status!.versions!.stable!.revision} 100, one rule`), 'the route follows the promotion');
+  });
+});
+
 describe('the demo table', () => {
   it('prints apps like kubectl get sapp -o wide (without the hashes), sorted by name, with empty cells for what is not set', () => {
     const app = (name: string, status: ServerlessApp['status']): ServerlessApp => ({
@@ -100,6 +166,32 @@ describe('the demo table', () => {
       'NAME   READY   PHASE    STABLE       CANDIDATE    WEIGHT   MIN   MAX   URL                            REASON',
       'api',
       'shop   True    Canary   shop:1.4.0   shop:1.5.0   10       2     10    http://shop.demo.example.com   Serving',
+    ].join('\n'));
+  });
+
+  it('prints an HTTPRoute\'s rules with their weighted backends and mirror, then each parent\'s Accepted and ResolvedRefs', () => {
+    const text = formatHttpRoute('shop-routes', {
+      metadata: { generation: 3 },
+      spec: {
+        parentRefs: [{ namespace: 'istio-system', name: 'public-gateway' }],
+        rules: [
+          { name: 'candidate-by-header', matches: [{ headers: [{ type: 'Exact', name: 'x-canary', value: 'always' }] }, { headers: [{ type: 'RegularExpression', name: 'x-user', value: 'qa\\..*' }] }], backendRefs: [{ name: 'shop-2', weight: 100 }] },
+          { name: 'default', matches: [{}], filters: [{ type: 'RequestMirror', requestMirror: { backendRef: { name: 'shop-2-private' }, percent: 10 } }], backendRefs: [{ name: 'shop-1', weight: 80 }, { name: 'shop-2', weight: 20 }] },
+        ],
+      },
+      status: { parents: [{ parentRef: { namespace: 'istio-system', name: 'public-gateway' }, controllerName: 'istio.io/gateway-controller', conditions: [
+        { type: 'Accepted', status: 'True', reason: 'Accepted', observedGeneration: 3 },
+        { type: 'ResolvedRefs', status: 'False', reason: 'BackendNotFound', observedGeneration: 3 },
+        { type: 'Programmed', status: 'True', reason: 'Programmed' },
+      ] }] },
+    });
+    assert.equal(text, [
+      '  HTTPRoute shop-routes (generation 3): rules, the most specific match wins',
+      '    RULE                  MATCH                                              BACKENDS (revision Service, weight)',
+      '    candidate-by-header   x-canary exact "always" or x-user regex "qa\\..*"   shop-2 100',
+      '    default               (all other requests)                               shop-1 80, shop-2 20; mirror 10% to shop-2-private',
+      '  status.parents, as istiod wrote it:',
+      '    parent Gateway istio-system/public-gateway: Accepted=True (Accepted, generation 3), ResolvedRefs=False (BackendNotFound, generation 3) (written by istio.io/gateway-controller)',
     ].join('\n'));
   });
 });
