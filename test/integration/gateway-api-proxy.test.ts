@@ -25,9 +25,8 @@ import assert from 'node:assert/strict';
 import type { ServerlessApp } from '../../src/api/v1alpha1/serverlessapp.ts';
 import { app, applyApp, condition, waitForApp, type AppSpec } from '../support/apps.ts';
 import { applyYaml, freshNamespace, testEnv } from '../support/cluster.ts';
-import { proxyConfig, virtualHostsFor, type EnvoyRoute, type ProxyConfig } from '../support/envoy-config.ts';
+import { untilProxy, virtualHostsFor, type EnvoyRoute, type ProxyConfig, type ProxyIdentity } from '../support/envoy-config.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
-import { waitFor } from '../support/wait.ts';
 
 /** A revision's start on the real Knative, generous for a loaded machine (as canary.test.ts). */
 const READY_MS = 300_000;
@@ -52,23 +51,12 @@ function revisionHeader(r: EnvoyRoute, cluster: string): string | undefined {
   return holder?.request_headers_to_add?.find((h) => h.header.key.toLowerCase() === 'knative-serving-revision')?.header.value;
 }
 
-/** Reads the proxy's configuration until `pick` finds what it looks for (istiod pushes after a debounce). */
-async function untilProxy<T>(what: string, proxy: Parameters<typeof proxyConfig>[0], pick: (c: ProxyConfig) => T | undefined): Promise<{ config: ProxyConfig; found: T }> {
-  let last: ProxyConfig | undefined;
-  return waitFor(what, async () => {
-    const config = last = await proxyConfig(proxy);
-    const found = pick(config);
-    return found === undefined ? undefined : { config, found };
-  }, { timeoutMs: 90_000, intervalMs: 1_000 }).catch((err: Error) => {
-    throw new Error(`${err.message}; the proxy's listeners ${JSON.stringify(last?.listeners)} and routes: ${JSON.stringify(last?.routes)}`);
-  });
-}
 
 describe('the Envoy routes istiod generates from the operator\'s HTTPRoutes, on the Gateway\'s proxy (integration)', function () {
   this.timeout(900_000);
   let op: RunningOperator;
   let gwNs: string;
-  let gatewayProxy: Parameters<typeof proxyConfig>[0];
+  let gatewayProxy: ProxyIdentity;
 
   before(async function () {
     if (!testEnv().dataPlane?.istio) this.skip();

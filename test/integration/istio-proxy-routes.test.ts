@@ -20,9 +20,8 @@ import { renderVirtualService } from '../../src/render/virtual-service.ts';
 import { app, applyApp, waitForApp, type AppSpec } from '../support/apps.ts';
 import { freshNamespace, testEnv } from '../support/cluster.ts';
 import { ensureKnativeLocalGateway } from '../support/knative-local-gateway.ts';
-import { proxyConfig, routedClusters, virtualHostsFor, type EnvoyRoute, type EnvoyVirtualHost, type ProxyConfig } from '../support/envoy-config.ts';
+import { proxyConfig, untilProxy, routedClusters, virtualHostsFor, type EnvoyRoute, type EnvoyVirtualHost } from '../support/envoy-config.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
-import { waitFor } from '../support/wait.ts';
 
 /** A revision's start on the real Knative, generous for a loaded machine (as canary.test.ts). */
 const READY_MS = 300_000;
@@ -33,17 +32,6 @@ const LOCAL_GATEWAY_CLUSTER = `outbound|80||${LOCAL_GATEWAY}`;
 const UNSCHEDULABLE_CPU = '1000';
 const image = (tag: string) => `ghcr.io/acme/shop:${tag}`;
 
-/** Reads the proxy's configuration until `pick` finds what it looks for (istiod pushes after a debounce). */
-async function untilProxy<T>(what: string, proxy: Parameters<typeof proxyConfig>[0], pick: (c: ProxyConfig) => T | undefined): Promise<{ config: ProxyConfig; found: T }> {
-  let last: ProxyConfig | undefined;
-  return waitFor(what, async () => {
-    const config = last = await proxyConfig(proxy);
-    const found = pick(config);
-    return found === undefined ? undefined : { config, found };
-  }, { timeoutMs: 90_000, intervalMs: 1_000 }).catch((err: Error) => {
-    throw new Error(`${err.message}; the proxy's route configurations: ${JSON.stringify(last?.routes.map((r) => ({ name: r.name, hosts: r.virtual_hosts?.flatMap((v) => v.domains) })))}`);
-  });
-}
 
 /** The VirtualService the operator renders for `a` in `namespace`, no candidate (as istio-validation.test.ts). */
 function rendered(a: ServerlessApp, namespace: string) {

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ISTIOD_PORTS } from '../envtest/istiod.ts';
 import { testEnv } from './cluster.ts';
+import { waitFor } from './wait.ts';
 
 const run = promisify(execFile);
 
@@ -69,4 +70,19 @@ export function routedClusters(config: ProxyConfig): string[] {
     ...(r.route?.weighted_clusters?.clusters.map((c) => c.name) ?? []),
     ...(r.route?.request_mirror_policies?.map((m) => m.cluster) ?? []),
   ]))))].sort();
+}
+
+/**
+ * Reads the proxy's configuration until `pick` finds what it looks for (istiod pushes after a debounce);
+ * on giving up, says what it waited for and what the proxy had: its listeners and route configurations.
+ */
+export async function untilProxy<T>(what: string, proxy: ProxyIdentity, pick: (c: ProxyConfig) => T | undefined): Promise<{ config: ProxyConfig; found: T }> {
+  let last: ProxyConfig | undefined;
+  return waitFor(what, async () => {
+    const config = last = await proxyConfig(proxy);
+    const found = pick(config);
+    return found === undefined ? undefined : { config, found };
+  }, { timeoutMs: 90_000, intervalMs: 1_000 }).catch((err: Error) => {
+    throw new Error(`${err.message}; the proxy's listeners ${JSON.stringify(last?.listeners)} and routes: ${JSON.stringify(last?.routes)}`);
+  });
 }
