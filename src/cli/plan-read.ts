@@ -168,8 +168,18 @@ async function readNamespaceApps(client: KubeClient, app: ServerlessApp, notes: 
 async function dryRunApp(client: KubeClient, file: ServerlessApp, live: ServerlessApp | undefined): Promise<ServerlessApp> {
   const { status: _ignored, ...body } = file;
   if (!live) return client.create<ServerlessApp>(Kinds.ServerlessApp, body, { dryRun: true });
-  const { resourceVersion, uid } = live.metadata;
-  return client.update<ServerlessApp>(Kinds.ServerlessApp, { ...body, metadata: { ...body.metadata, ...(resourceVersion ? { resourceVersion } : {}), ...(uid ? { uid } : {}) } }, { dryRun: true });
+  const { uid, namespace, name } = live.metadata;
+  let { resourceVersion } = live.metadata;
+  // A custom resource takes no unconditional update, and the operator's status writes move the
+  // resourceVersion between the read and the dry run: a conflict is retried with the current one.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await client.update<ServerlessApp>(Kinds.ServerlessApp, { ...body, metadata: { ...body.metadata, ...(resourceVersion ? { resourceVersion } : {}), ...(uid ? { uid } : {}) } }, { dryRun: true });
+    } catch (err) {
+      if (!(err instanceof ApiError && err.code === 409) || attempt >= 5) throw err;
+      resourceVersion = (await client.get<ServerlessApp>(Kinds.ServerlessApp, namespace, name))?.metadata.resourceVersion;
+    }
+  }
 }
 
 /** The dry run of each operation's write, as the operator would make it. */

@@ -60,6 +60,11 @@ const checks: Record<string, Check> = {
     broken: (v) => { v.spec.http[0].retries = { attempts: 0, retryOn: '5xx' }; },
     refusedBy: /^admission webhook "validation\.istio\.io" denied the request: .*http retry policy configured when attempts are set to 0/,
   },
+  HTTPRoute: {
+    // No webhook judges Gateway API routes (istiod's validates Istio's own groups only): the CRD's schema does.
+    broken: (h) => { h.spec.hostnames = ['Not A Hostname']; },
+    refusedBy: /spec\.hostnames\[0\] in body should match/,
+  },
 };
 
 function kindOf(doc: Doc): ResourceKind {

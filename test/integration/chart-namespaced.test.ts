@@ -9,6 +9,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { AppsV1Api, CoreV1Api, KubeConfig, RbacAuthorizationV1Api, type V1EnvVar } from '@kubernetes/client-node';
+import { hostClaimName, type HostClaim } from '../../src/api/v1alpha1/hostclaim.ts';
 import { parseConfig } from '../../src/config.ts';
 import { detectInPlaceScaling } from '../../src/operator.ts';
 import { KubeClient } from '../../src/runtime/client.ts';
@@ -42,7 +43,7 @@ describe('Helm chart, namespace-scoped: rendering', function () {
 
   it('renders Roles in each watched namespace, and a ClusterRole with host claims only when no setting needs a cluster-scoped read', async () => {
     const objects = await renderChart({ watchNamespaces: ['team-a', 'team-b'], ...explicit }, { namespace: 'ops' });
-    assert.deepEqual(ofKind(objects, 'ClusterRole').flatMap(rules), [{ apiGroups: ['serverlessapp.io'], resources: ['hostclaims'], verbs: ['list', 'watch', 'create'] }]);
+    assert.deepEqual(ofKind(objects, 'ClusterRole').flatMap(rules), [{ apiGroups: ['serverlessapp.io'], resources: ['hostclaims'], verbs: ['list', 'watch', 'create', 'delete'] }]);
     const roles = ofKind(objects, 'Role');
     assert.deepEqual(roles.map((r) => `${r.metadata.namespace}/${r.metadata.name}`).sort(),
       ['ops/sapp-serverlessapp-operator-leader-election', 'team-a/sapp-serverlessapp-operator', 'team-b/sapp-serverlessapp-operator']);
@@ -88,7 +89,8 @@ describe('Helm chart, namespace-scoped: installed, with the operator running as 
     const env = testEnv();
     releaseNs = await freshNamespace('sapp-ns-system');
     watched = [await freshNamespace('tenant-one'), await freshNamespace('tenant-two')];
-    const values = { watchNamespaces: watched, ...explicit, allowedGateways: ['istio-system/public'] };
+    // The shortest release grace: the host the first scenario stops naming is released while the run lasts (delete hostclaims).
+    const values = { watchNamespaces: watched, ...explicit, allowedGateways: ['istio-system/public'], hostClaims: { releaseAfter: '1m' } };
     await installChart(release, releaseNs, values, { kubeconfig: env.kubeconfigPath, extraArgs: ['--skip-crds'] });
 
     const admin = env.kubeConfig();
@@ -167,6 +169,13 @@ describe('Helm chart, namespace-scoped: installed, with the operator running as 
     await waitFor('old cache removed, new one made', async () => (await caches()).join() === 'gs://models/flip/v2', { timeoutMs: 60_000 });
     await applyApp(app(ns, 'flip', { container: { image: 'flip:1' } }));
     await waitFor('InferenceService replaced by a Knative Service', async () => (await userClient().get(Kinds.InferenceService, ns, 'flip')) === undefined && (await getKsvc(ns, 'flip')) !== undefined, { timeoutMs: 120_000 });
+  });
+
+  it('releases the claims of the hosts a watched namespace no longer names once the grace is over', async () => {
+    const [ns] = watched as [string];
+    const claim = (host: string) => userClient().get<HostClaim>(Kinds.HostClaim, undefined, hostClaimName(host)!);
+    await waitFor(`the HostClaims of shop.${ns}.example.com and www.shop.${ns}.example.com released (grace 1m)`,
+      async () => (await claim(`shop.${ns}.example.com`)) === undefined && (await claim(`www.shop.${ns}.example.com`)) === undefined, { timeoutMs: 240_000 });
   });
 
   it('was refused nothing, used every permission granted, and stayed in its namespaces', async () => {

@@ -43,10 +43,15 @@ const CONDITION_MESSAGE_MAX = 32768;
 
 const unique = () => randomBytes(4).toString('hex');
 
+/**
+ * The CPU time `fn` takes on this thread (user + system): how long it holds the event loop by its own work.
+ * Wall time would also count the other processes of a shared 2-core machine preempting it.
+ */
 function timed<T>(fn: () => T): { value: T; ms: number } {
-  const t0 = performance.now();
+  const t0 = process.cpuUsage();
   const value = fn();
-  return { value, ms: performance.now() - t0 };
+  const { user, system } = process.cpuUsage(t0);
+  return { value, ms: (user + system) / 1000 };
 }
 
 describe('red team: what one tenant can do through validation and rendering (no cluster)', () => {
