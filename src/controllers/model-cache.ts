@@ -89,11 +89,12 @@ export class ModelCacheReconciler {
         return name && namespace && this.apps.get(namespace, name)?.metadata.deletionTimestamp ? [{ namespace, name }] : [];
       }, () => false);
     // KServe admits one cache per model: apps refused a cache of a model try again as soon as one goes,
-    // not when their backoff (up to minutes) runs out.
+    // not when their backoff (up to minutes) runs out; from the base delay, since KServe's webhook
+    // may see the old cache a moment longer than our informer does.
     this.caches.on('delete', (gone: CacheObject) => {
       for (const a of this.apps.list()) {
         if (a.spec.model?.storageUri === gone.spec?.sourceModelUri && wantsCache(a, o.policy) && this.cachesOf(a.metadata.namespace, a.metadata.name).length === 0) {
-          this.controller.enqueue({ namespace: a.metadata.namespace, name: a.metadata.name });
+          this.controller.retryNow({ namespace: a.metadata.namespace, name: a.metadata.name });
         }
       }
     });

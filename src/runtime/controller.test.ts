@@ -110,6 +110,25 @@ describe('Controller', () => {
     assert.equal(await metricValue(metrics, 'workqueue_retries_total', { name: 'test' }), 3);
   });
 
+  it('retryNow runs a key at once and restarts its backoff from the base delay', async () => {
+    const times: number[] = [];
+    const { c, clock } = makeController(async () => {
+      times.push(clock.now().getTime());
+      throw new Error('refused: the model is cached by another app');
+    }, { baseDelayMs: 20 });
+    c.start();
+    c.enqueue(web);
+    for (const [n, delay] of [[1, 20], [2, 40], [3, 80]] as const) {
+      await waitFor(`failure ${n} and its retry scheduled`, () => times.length === n && c.isIdle() && clock.pending === 1);
+      assert.equal(clock.nextTimerInMs(), delay);
+      if (n < 3) clock.advance(delay);
+    }
+    c.retryNow(web);
+    await waitFor('the reconcile retryNow asked for, before the 80 ms backoff passed', () => times.length === 4 && c.isIdle());
+    assert.equal(times[3], times[2], 'ran without the clock moving');
+    assert.equal(clock.nextTimerInMs(), 20, 'its next failure waits the base delay (the old 80 ms timer is still armed behind it)');
+  });
+
   it('keeps the requeue a retried failure carries: the earlier of it and the backoff runs the key', async () => {
     const times: number[] = [];
     const { c, clock } = makeController(async () => {

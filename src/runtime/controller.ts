@@ -123,6 +123,17 @@ export class Controller {
     this.queue.add(keyOf(req));
   }
 
+  /**
+   * Queues `req` now with its backoff forgotten: what its failures waited for has changed, so a
+   * failure right after (another component still catching up) retries from the base delay, not
+   * after the minutes its earlier failures had grown the backoff to.
+   */
+  retryNow(req: Request): void {
+    const key = keyOf(req);
+    this.queue.forget(key);
+    this.queue.add(key);
+  }
+
   /** Queues every object of the primary informer (after a leadership change or a clock jump). */
   enqueueAll(): void {
     if (!this.primary) return;

@@ -103,7 +103,7 @@ describe('invalid ServerlessApps (fault injection)', function () {
     const a = await waitFor(`the operator to judge ${name} generation ${applied.metadata.generation}`, async () => {
       const x = await getApp(ns, name);
       return x.status?.observedGeneration === applied.metadata.generation ? x : undefined;
-    }, { timeoutMs: 15_000, intervalMs: 50 });
+    }, { timeoutMs: 60_000, intervalMs: 50 });
     const ready = condition(a, 'Ready');
     return { kind: 'flagged', message: ready?.status === 'False' ? ready.message : `accepted as valid (Ready=${ready?.status} ${ready?.reason})`, ...(ready?.reason ? { reason: ready.reason } : {}) };
   }

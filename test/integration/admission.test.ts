@@ -107,7 +107,7 @@ describe('rendered objects on the real admission chain (integration)', function 
               } catch (err) {
                 return (err as Error).message;
               }
-            }, { timeoutMs: 15_000 });
+            }, { timeoutMs: 60_000 });
             assert.match(refusal, check.refusedBeside.refusedBy);
           } finally {
             await userClient().delete(kind, other.metadata.namespace, other.metadata.name);

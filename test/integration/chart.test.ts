@@ -289,7 +289,7 @@ describe('Helm chart: installed, with the operator running as its ServiceAccount
     const lease = await waitFor('the operator holds the Lease', async () => {
       const l = await userClient().get<{ spec?: { holderIdentity?: string } }>(Kinds.Lease, releaseNs, 'serverlessapp-operator-leader');
       return l?.spec?.holderIdentity === identity ? l : undefined;
-    }, { timeoutMs: 20_000 });
+    }, { timeoutMs: 60_000 });
     assert.ok(lease);
   });
 

@@ -171,8 +171,9 @@ describe('KServe 0.20 local model cache in the rig (integration)', function () {
     // Once the first app's cache is gone, the second app's is written without waiting out its backoff.
     await userClient().delete(Kinds.ServerlessApp, ns, 'first');
     await waitFor('the first cache gone', async () => (await cacheOf('first')) === undefined, { timeoutMs: 60_000 });
-    await waitFor('the second app\'s cache, once the model is free', async () => cacheOf('second'), { timeoutMs: 20_000 });
-    await waitForApp(ns, 'second', (x) => condition(x, 'ModelCached')?.status === 'True', 'ModelCached=True once its cache is written', 20_000);
+    // (Its backoff by then is about a minute; the cache's deletion restarts it from the base delay.)
+    await waitFor('the second app\'s cache, once the model is free', async () => cacheOf('second'), { timeoutMs: 45_000 });
+    await waitForApp(ns, 'second', (x) => condition(x, 'ModelCached')?.status === 'True', 'ModelCached=True once its cache is written', 60_000);
     await userClient().delete(Kinds.ServerlessApp, ns, 'second');
     await waitFor('the second cache gone', async () => (await cacheOf('second')) === undefined, { timeoutMs: 60_000 });
   });

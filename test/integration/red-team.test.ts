@@ -44,28 +44,36 @@ const CONDITION_MESSAGE_MAX = 32768;
 const unique = () => randomBytes(4).toString('hex');
 
 /**
- * The CPU time `fn` takes on this thread (user + system): how long it holds the event loop by its own work.
- * Wall time would also count the other processes of a shared 2-core machine preempting it.
+ * The least CPU time, on this thread only, that `run(i)` takes over three runs, each given a fresh
+ * input so nothing one run caches helps the next: how long one app's input holds the event loop.
+ * Wall time would count the other processes of a shared machine, and process.cpuUsage() the
+ * process's other threads (GC, workers); noise only adds, so the least of three is the cost.
  */
-function timed<T>(fn: () => T): { value: T; ms: number } {
-  const t0 = process.cpuUsage();
-  const value = fn();
-  const { user, system } = process.cpuUsage(t0);
-  return { value, ms: (user + system) / 1000 };
+function leastCpu<T>(run: (i: number) => T): { value: T; ms: number } {
+  let best: { value: T; ms: number } | undefined;
+  for (let i = 0; i < 3; i++) {
+    const t0 = process.threadCpuUsage();
+    const value = run(i);
+    const { user, system } = process.threadCpuUsage(t0);
+    const ms = (user + system) / 1000;
+    if (!best || ms < best.ms) best = { value, ms };
+  }
+  return best!;
 }
 
 describe('red team: what one tenant can do through validation and rendering (no cluster)', () => {
   it('header regexes within the admission budget validate within one app\'s share of the event loop (attack: case-folded Unicode classes the size bound does not count)', () => {
     // (?i)\pL is one RE2 instruction by the size bound, but RE2JS folds every letter of
     // Unicode to build it: 4 regexes of 1 KiB stay far inside both budgets.
-    const salt = unique();
-    const regexes = Array.from({ length: 4 }, (_, i) => `(?i)${'\\pL'.repeat(337)}${salt}${i}`);
-    assert.ok(regexes.join('').length <= MAX_REGEX_BYTES, 'within the CRD\'s 4096-character budget');
-    const app = containerApp({
+    const attack = (salt: string) => Array.from({ length: 4 }, (_, i) => `(?i)${'\\pL'.repeat(337)}${salt}${i}`);
+    const appOf = (regexes: string[]) => containerApp({
       ingress: { hosts: ['shop.team-a.apps.example.com'] },
       rollout: { match: regexes.map((regex) => ({ header: 'x-canary', regex })) },
     });
-    const { value, ms } = timed(() => validateApp(app, RECOMMENDED));
+    const regexes = attack('probe');
+    assert.ok(regexes.join('').length <= MAX_REGEX_BYTES, 'within the CRD\'s 4096-character budget');
+    // Each run with its own salt: a regex cache, if there were one, would not help.
+    const { value, ms } = leastCpu(() => validateApp(appOf(attack(unique())), RECOMMENDED));
     // Either inside the RE2 program budget and valid, or refused by that budget, naming the regex.
     const admitted = regexes.reduce((n, r) => n + re2ProgramSizeBound(r), 0) <= MAX_REGEX_PROGRAM_SIZE;
     if (admitted) assert.deepEqual(value.map((p) => p.reason), [], 'the regexes are valid RE2');
@@ -76,17 +84,16 @@ describe('red team: what one tenant can do through validation and rendering (no 
   it('scale windows within the admission bounds are evaluated within one app\'s share of the event loop (attack: 16 yearly windows in distinct zones, each open a whole year)', () => {
     // Zones and a minute nobody else uses: nothing cached by another app helps.
     const zones = Intl.supportedValuesOf('timeZone');
-    const minute = Math.floor(Math.random() * 59);
-    const offset = Math.floor(Math.random() * (zones.length - 32));
+    const minute = Math.floor(Math.random() * 55);
+    const offset = Math.floor(Math.random() * (zones.length - 16 * 5));
     const attack = (m: number, first: number) => Array.from({ length: 16 }, (_, i) => ({
       name: `w${i}`, schedule: `${m} 2 1-7 3 0`, duration: '8783h', timeZone: zones[first + i]!, minScale: 1,
     }));
-    const windows = attack(minute, offset);
-    assert.deepEqual(validateWindows(windows), [], 'admitted and valid: each opens every year');
+    assert.deepEqual(validateWindows(attack(minute, offset)), [], 'admitted and valid: each opens every year');
     // What a process pays once (cron-parser's luxon, Intl, the JIT), not each app: the same attack by
-    // another app, in other zones at another minute, so nothing it caches helps the one measured.
-    effectiveScale({ minScale: 0 }, attack(minute + 1, offset + 16), 3_600_000, new Date());
-    const { ms } = timed(() => effectiveScale({ minScale: 0 }, windows, 3_600_000, new Date()));
+    // another app, in other zones at another minute, so nothing it caches helps the ones measured.
+    effectiveScale({ minScale: 0 }, attack(minute, offset), 3_600_000, new Date());
+    const { ms } = leastCpu((i) => effectiveScale({ minScale: 0 }, attack(minute + 1 + i, offset + 16 * (i + 1)), 3_600_000, new Date()));
     assert.ok(ms <= ONE_APP_EVENT_LOOP_MS, `one app's window math held the event loop ${ms.toFixed(0)} ms (bound ${ONE_APP_EVENT_LOOP_MS} ms); every edit of a schedule or zone pays it again`);
   });
 
