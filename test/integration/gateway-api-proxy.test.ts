@@ -24,8 +24,8 @@
 import assert from 'node:assert/strict';
 import type { ServerlessApp } from '../../src/api/v1alpha1/serverlessapp.ts';
 import { app, applyApp, condition, waitForApp, type AppSpec } from '../support/apps.ts';
-import { applyYaml, freshNamespace, testEnv } from '../support/cluster.ts';
-import { untilProxy, virtualHostsFor, type EnvoyRoute, type ProxyConfig, type ProxyIdentity } from '../support/envoy-config.ts';
+import { freshNamespace, testEnv } from '../support/cluster.ts';
+import { gatewayWithProxy, serviceCluster, untilProxy, virtualHostsFor, type EnvoyRoute, type ProxyConfig, type ProxyIdentity } from '../support/envoy-config.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
 
 /** A revision's start on the real Knative, generous for a loaded machine (as canary.test.ts). */
@@ -35,8 +35,6 @@ const UNSCHEDULABLE_CPU = '1000';
 const image = (tag: string) => `ghcr.io/acme/shop:${tag}`;
 const noRejection = (a: ServerlessApp) => condition(a, 'Ready')?.reason !== 'ApplyRejected';
 
-/** The Envoy cluster of a Knative revision's public Service, port 80, as the HTTPRoute's backendRef names it. */
-const revisionCluster = (ns: string, revision: string) => `outbound|80||${revision}.${ns}.svc.cluster.local`;
 const weightedClusters = (r: EnvoyRoute | undefined) => Object.fromEntries(r?.route?.weighted_clusters?.clusters.map((c) => [c.name, c.weight]) ?? []);
 
 /** Envoy's request_headers_to_add (proto field names), on a route or on one of its weighted clusters. */
@@ -61,25 +59,7 @@ describe('the Envoy routes istiod generates from the operator\'s HTTPRoutes, on 
   before(async function () {
     if (!testEnv().dataPlane?.istio) this.skip();
     gwNs = await freshNamespace('gwproxy');
-    const labels = { 'serverlessapp.io/test-gateway': gwNs };
-    // The Service the Gateway's Hostname address names, selecting the proxy by its labels (see the top of the file).
-    await applyYaml(`
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: { name: edge }
-spec:
-  gatewayClassName: istio
-  addresses: [{ type: Hostname, value: edge.${gwNs}.svc.cluster.local }]
-  listeners: [{ name: http, port: 80, protocol: HTTP, allowedRoutes: { namespaces: { from: All } } }]
----
-apiVersion: v1
-kind: Service
-metadata: { name: edge }
-spec:
-  selector: ${JSON.stringify(labels)}
-  ports: [{ name: http, port: 80, targetPort: 8080 }]
-`, { namespace: gwNs });
-    gatewayProxy = { type: 'router', namespace: gwNs, labels };
+    ({ proxy: gatewayProxy } = await gatewayWithProxy('gateway-api', gwNs));
     op = await startOperator({ router: 'gateway-api', allowedGateways: [`${gwNs}/*`] });
   });
   after(async () => { await op?.stop(); });
@@ -103,7 +83,7 @@ spec:
 
     const { config, found: vh } = await untilProxy('the gateway\'s virtual host for the app with the header route and the split', gatewayProxy, (c) => {
       const [v] = virtualHostsFor(c, host);
-      return v?.routes.length === 2 && weightedClusters(v.routes[1])[revisionCluster(ns, candidate)] === 20 ? v : undefined;
+      return v?.routes.length === 2 && weightedClusters(v.routes[1])[serviceCluster(ns, candidate)] === 20 ? v : undefined;
     });
     // The Service's port 80 is the Gateway listener's; Envoy listens on its targetPort (model/gateway.go resolvePorts).
     assert.deepEqual(config.listeners.filter((l) => l.port === 80 || l.port === 8080).map((l) => [l.port, l.routeConfigNames]), [[8080, ['http.8080']]], 'the listener on the Service\'s targetPort');
@@ -111,12 +91,12 @@ spec:
     const [byHeader, byDefault] = vh.routes as [EnvoyRoute, EnvoyRoute];
 
     assert.deepEqual(byHeader.match.headers, [{ name: 'x-canary', string_match: { exact: 'yes' } }], 'the header route comes first');
-    assert.equal(byHeader.route?.cluster, revisionCluster(ns, candidate), 'to the candidate revision only');
+    assert.equal(byHeader.route?.cluster, serviceCluster(ns, candidate), 'to the candidate revision only');
     assert.equal(byHeader.route?.weighted_clusters, undefined);
 
     assert.equal(byDefault.match.prefix, '/');
     assert.deepEqual(byDefault.match.headers ?? [], []);
-    assert.deepEqual(weightedClusters(byDefault), { [revisionCluster(ns, stable)]: 80, [revisionCluster(ns, candidate)]: 20 }, 'one cluster per revision, weighted as the split');
+    assert.deepEqual(weightedClusters(byDefault), { [serviceCluster(ns, stable)]: 80, [serviceCluster(ns, candidate)]: 20 }, 'one cluster per revision, weighted as the split');
     assert.deepEqual(byDefault.route?.request_mirror_policies?.map((m) => [m.cluster, m.runtime_fraction?.default_value]), [
       [`outbound|80||${candidate}-private.${ns}.svc.cluster.local`, { numerator: 250_000, denominator: 'MILLION' }],
     ], '25% of the default route copied to the candidate revision\'s private Service');
@@ -127,9 +107,9 @@ spec:
       assert.deepEqual([r.route?.retry_policy?.num_retries, r.route?.retry_policy?.retry_on], [2, 'connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes']);
     }
     // What lets Knative's activator find the revision while it is in the path (render/http-route.ts).
-    assert.deepEqual([revisionHeader(byHeader, revisionCluster(ns, candidate)), revisionHeader(byDefault, revisionCluster(ns, stable)), revisionHeader(byDefault, revisionCluster(ns, candidate))],
+    assert.deepEqual([revisionHeader(byHeader, serviceCluster(ns, candidate)), revisionHeader(byDefault, serviceCluster(ns, stable)), revisionHeader(byDefault, serviceCluster(ns, candidate))],
       [candidate, stable, candidate], `each revision's requests carry its Knative-Serving-Revision header: ${JSON.stringify(vh.routes)}`);
-    const missing = [revisionCluster(ns, stable), revisionCluster(ns, candidate)].filter((c) => !config.clusters.includes(c));
+    const missing = [serviceCluster(ns, stable), serviceCluster(ns, candidate)].filter((c) => !config.clusters.includes(c));
     assert.deepEqual(missing, [], 'the gateway proxy has a cluster for every revision it routes to');
 
     await applyApp(app(ns, 'shop', spec(host, '2', '10s', { canaryPercent: 100 })));
@@ -140,7 +120,7 @@ spec:
       return v?.routes.length === 1 && v.routes[0]!.route?.request_mirror_policies === undefined ? v : undefined;
     });
     // One backend at weight 100 is a plain cluster in Envoy: istiod writes weighted_clusters only for two or more.
-    assert.equal(after.routes[0]!.route?.cluster ?? Object.keys(weightedClusters(after.routes[0])).join(), revisionCluster(ns, candidate));
+    assert.equal(after.routes[0]!.route?.cluster ?? Object.keys(weightedClusters(after.routes[0])).join(), serviceCluster(ns, candidate));
     assert.ok(!JSON.stringify(after).includes(`${stable}.${ns}`), 'the old stable revision is in no route');
   });
 
@@ -162,7 +142,7 @@ spec:
     const candidate = a.status!.versions!.candidate!.revision!;
     await untilProxy('the gateway\'s split 70/30', gatewayProxy, (c) => {
       const r = routed(c);
-      return r?.[revisionCluster(ns, candidate)] === 30 && r[revisionCluster(ns, stable)] === 70 ? r : undefined;
+      return r?.[serviceCluster(ns, candidate)] === 30 && r[serviceCluster(ns, stable)] === 70 ? r : undefined;
     });
 
     await applyApp(app(ns, 'cart', spec(host, '2', '10s', { canaryPercent: 0 })));
@@ -170,7 +150,7 @@ spec:
     assert.ok(noRejection(back), condition(back, 'Ready')?.message);
     const { config } = await untilProxy('the gateway\'s routes all to the stable revision', gatewayProxy, (c) => {
       const r = routed(c);
-      return r && Object.keys(r).length === 1 && r[revisionCluster(ns, stable)] === 100 ? r : undefined;
+      return r && Object.keys(r).length === 1 && r[serviceCluster(ns, stable)] === 100 ? r : undefined;
     });
     assert.ok(!JSON.stringify(virtualHostsFor(config, host)).includes(candidate), 'the rolled-back candidate is in no route');
 
@@ -180,7 +160,7 @@ spec:
     const next = v3.status!.versions!.stable!.revision!;
     await untilProxy('the gateway\'s routes all to v3\'s revision', gatewayProxy, (c) => {
       const r = routed(c);
-      return r && Object.keys(r).length === 1 && r[revisionCluster(ns, next)] === 100 ? r : undefined;
+      return r && Object.keys(r).length === 1 && r[serviceCluster(ns, next)] === 100 ? r : undefined;
     });
   });
 
@@ -201,7 +181,7 @@ spec:
       return v?.routes.length && v.routes.every((r) => r.route?.timeout === '7s') ? v : undefined;
     });
     assert.deepEqual(vh.routes.map((r) => ({ prefix: r.match.prefix, headers: r.match.headers ?? [], cluster: r.route?.cluster ?? weightedClusters(r), mirror: r.route?.request_mirror_policies })),
-      [{ prefix: '/', headers: [], cluster: revisionCluster(ns, stable), mirror: undefined }], 'the default route only, all to the stable revision');
+      [{ prefix: '/', headers: [], cluster: serviceCluster(ns, stable), mirror: undefined }], 'the default route only, all to the stable revision');
     assert.ok(!JSON.stringify(config.routes).includes(`${candidate}`), 'the candidate revision (public or private Service) is in no route configuration');
   });
 });

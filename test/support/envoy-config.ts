@@ -4,12 +4,17 @@
 // Istio's own ADS client and prints the listeners, clusters and route
 // configurations that proxy's Envoy would receive. It runs in the data plane's
 // main network namespace, where istiod listens. No Envoy runs: this is the
-// configuration, not traffic through it.
+// configuration, not traffic through it. Also here, for tests under either of
+// the operator's routers: a Gateway each router's routes bind to, with the
+// proxy that receives them (gatewayWithProxy), and an app's routes reduced to
+// what they do (appRoutes), to compare with what each router should make of
+// the app's traffic (expectedAppRoutes).
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
+import { isDeepStrictEqual, promisify } from 'node:util';
 import { ISTIOD_PORTS } from '../envtest/istiod.ts';
-import { testEnv } from './cluster.ts';
+import { applyYaml, testEnv } from './cluster.ts';
+import { ensureKnativeLocalGateway } from './knative-local-gateway.ts';
 import { waitFor } from './wait.ts';
 
 const run = promisify(execFile);
@@ -85,4 +90,156 @@ export async function untilProxy<T>(what: string, proxy: ProxyIdentity, pick: (c
   }, { timeoutMs: 90_000, intervalMs: 1_000 }).catch((err: Error) => {
     throw new Error(`${err.message}; the proxy's listeners ${JSON.stringify(last?.listeners)} and routes: ${JSON.stringify(last?.routes)}`);
   });
+}
+
+// An app's routes on a gateway proxy, compared the same way whichever router wrote them: each test
+// states the traffic it expects once (expectedAppRoutes) and reads it in Envoy's routes (untilAppRoutes).
+
+/** One Envoy route of an app, reduced to what the canary tests compare; keys with nothing to say are left out. */
+export interface AppRoute {
+  /** Header conditions, Envoy's lower-cased names: `name=value` (exact); empty on the default route. */
+  headers: string[];
+  /** Cluster -> weight; a route to one cluster is that cluster at 100 (istiod writes weighted_clusters only for two or more). */
+  to: Record<string, number>;
+  /** The Host the request is rewritten to (the Istio router's Knative host behind the local gateway). */
+  authority?: string;
+  mirror?: { cluster: string; percent: number };
+  timeout?: string;
+  retries?: { attempts?: number; retryOn?: string; perTryTimeout?: string };
+}
+
+/** Envoy's FractionalPercent denominators (HUNDRED is the enum's zero, left out of the JSON). */
+const PER_PERCENT: Record<string, number> = { HUNDRED: 1, TEN_THOUSAND: 100, MILLION: 10_000 };
+
+function appRoute(r: EnvoyRoute): AppRoute {
+  const headers = (r.match.headers ?? []).map((h) => {
+    const m = h.string_match ?? {};
+    return m.exact !== undefined ? `${h.name}=${m.exact}` : m.prefix !== undefined ? `${h.name}^=${m.prefix}` : `${h.name}~=${m.safe_regex?.regex}`;
+  });
+  const to = r.route?.weighted_clusters ? Object.fromEntries(r.route.weighted_clusters.clusters.map((c) => [c.name, c.weight])) : r.route?.cluster ? { [r.route.cluster]: 100 } : {};
+  const mirrors = r.route?.request_mirror_policies ?? [];
+  if (mirrors.length > 1) throw new Error(`more than one mirror on a route: ${JSON.stringify(mirrors)}`);
+  const [m] = mirrors;
+  const fraction = m?.runtime_fraction?.default_value;
+  const retry = r.route?.retry_policy;
+  return {
+    headers, to,
+    ...(r.route?.host_rewrite_literal ? { authority: r.route.host_rewrite_literal } : {}),
+    ...(m ? { mirror: { cluster: m.cluster, percent: (fraction?.numerator ?? 0) / PER_PERCENT[fraction?.denominator ?? 'HUNDRED']! } } : {}),
+    ...(r.route?.timeout ? { timeout: r.route.timeout } : {}),
+    ...(retry ? { retries: { attempts: retry.num_retries, retryOn: retry.retry_on, ...(retry.per_try_timeout ? { perTryTimeout: retry.per_try_timeout } : {}) } } : {}),
+  };
+}
+
+/** The routes, in order, of the one virtual host answering `host`; undefined while there is none (two is an error). */
+export function appRoutes(config: ProxyConfig, host: string): AppRoute[] | undefined {
+  const vhs = virtualHostsFor(config, host);
+  if (vhs.length > 1) throw new Error(`${vhs.length} virtual hosts answer ${host}: ${vhs.map((v) => `${v.routeConfig}/${v.name}`).join(', ')}`);
+  return vhs[0]?.routes.map(appRoute);
+}
+
+/**
+ * Waits until `proxy` routes `host` exactly as `want` (routes in order: the first match wins in Envoy);
+ * on giving up, says what it wanted and what the proxy had for the host.
+ */
+export async function untilAppRoutes(what: string, proxy: ProxyIdentity, host: string, want: AppRoute[]): Promise<ProxyConfig> {
+  let had: AppRoute[] | undefined;
+  return waitFor(what, async () => {
+    const config = await proxyConfig(proxy);
+    had = appRoutes(config, host);
+    return isDeepStrictEqual(had, want) ? config : undefined;
+  }, { timeoutMs: 90_000, intervalMs: 1_000 }).catch((err: Error) => {
+    throw new Error(`${err.message}: wanted ${JSON.stringify(want)}; the proxy routes ${host} as ${JSON.stringify(had)}`);
+  });
+}
+
+/** istiod's retry policy for a route that names none (pilot/pkg/networking/core/route/retry/retry.go DefaultPolicy). */
+export const ISTIOD_DEFAULT_RETRIES = { attempts: 2, retryOn: 'connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes' };
+
+/** The traffic a test expects for a Knative-backed app, in the app's terms (revisions and percentages). */
+export interface AppTraffic {
+  namespace: string;
+  app: string;
+  /** The revision serving the rest (all of it without a candidate). */
+  stable: string;
+  candidate?: { revision: string; percent: number; headers?: string[]; mirrorPercent?: number };
+  /** spec.ingress's timeout and retries (retryOn is not modelled: istiod rewrites it, retry.go parseRetryOn). */
+  ingress: { timeout?: string; retries?: { attempts: number; perTryTimeout?: string } };
+}
+
+/** The Envoy cluster of a Service's port 80 in `namespace`: a Knative revision's public Service, its `-private` one, Knative's local gateway. */
+export const serviceCluster = (namespace: string, service: string) => `outbound|80||${service}.${namespace}.svc.cluster.local`;
+
+/**
+ * The routes a gateway proxy should receive for `t` under each router.
+ *  - istio: the operator's VirtualService sends everything to Knative's local gateway (its default, config.ts) with the
+ *    Host rewritten to the app's or the candidate tag's cluster-local host; the per-revision split is in Knative's own
+ *    KIngress, which only net-istio (not in the rig) would turn into Envoy routes, so the percentages are not in these
+ *    routes: the tests read them where Knative reports them. Header route, mirror, timeout and retries are.
+ *  - gateway-api: the HTTPRoute names each revision's Service with its weight, so the split is in Envoy's weighted
+ *    clusters. Retries cannot be asked for (the router refuses spec.ingress.retries), so istiod's default applies.
+ */
+export function expectedAppRoutes(router: 'istio' | 'gateway-api', t: AppTraffic): AppRoute[] {
+  const { namespace: ns, app, stable, candidate: c } = t;
+  const timeout = t.ingress.timeout ? { timeout: t.ingress.timeout } : {};
+  const mirror = c?.mirrorPercent ? { mirror: { cluster: serviceCluster(ns, `${c.revision}-private`), percent: c.mirrorPercent } } : {};
+  if (router === 'istio') {
+    const localGateway = serviceCluster('istio-system', 'knative-local-gateway');
+    const r = t.ingress.retries;
+    const retries = r ? { attempts: r.attempts, retryOn: ISTIOD_DEFAULT_RETRIES.retryOn, ...(r.perTryTimeout ? { perTryTimeout: r.perTryTimeout } : {}) } : ISTIOD_DEFAULT_RETRIES;
+    const to = (authority: string) => ({ to: { [localGateway]: 100 }, authority, ...timeout, retries });
+    return [
+      ...(c?.headers?.length ? [{ headers: c.headers, ...to(`candidate-${app}.${ns}.svc.cluster.local`) }] : []),
+      { headers: [], ...to(`${app}.${ns}.svc.cluster.local`), ...mirror },
+    ];
+  }
+  if (t.ingress.retries) throw new Error('the gateway-api router refuses spec.ingress.retries: no routes to expect');
+  const policy = { ...timeout, retries: ISTIOD_DEFAULT_RETRIES };
+  const split = c?.percent ? { [serviceCluster(ns, stable)]: 100 - c.percent, [serviceCluster(ns, c.revision)]: c.percent } : { [serviceCluster(ns, stable)]: 100 };
+  return [
+    ...(c?.headers?.length ? [{ headers: c.headers, to: { [serviceCluster(ns, c.revision)]: 100 }, ...policy }] : []),
+    { headers: [], to: split, ...mirror, ...policy },
+  ];
+}
+
+
+/**
+ * A Gateway `edge` in `namespace` for the router, whose routes a gateway proxy of the returned identity (and no other) receives:
+ *  - istio: an Istio Gateway selecting the proxy's labels, port 80, every host; and Knative's local gateway Service,
+ *    which every route of the operator's VirtualServices goes to (knative-local-gateway.ts).
+ *  - gateway-api: a Gateway of istiod's class with one Hostname address, taking routes from every namespace, and the
+ *    Service that address names, selecting the proxy's labels (gateway-api-proxy.test.ts says why that binds it).
+ *    Envoy listens on the Service's targetPort, 8080.
+ */
+export async function gatewayWithProxy(router: 'istio' | 'gateway-api', namespace: string): Promise<{ gateway: string; proxy: ProxyIdentity }> {
+  const labels = { 'serverlessapp.io/test-gateway': namespace };
+  if (router === 'istio') {
+    await ensureKnativeLocalGateway();
+    await applyYaml(`
+apiVersion: networking.istio.io/v1
+kind: Gateway
+metadata: { name: edge }
+spec:
+  selector: ${JSON.stringify(labels)}
+  servers: [{ port: { number: 80, name: http, protocol: HTTP }, hosts: ['*'] }]
+`, { namespace });
+  } else {
+    await applyYaml(`
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: edge }
+spec:
+  gatewayClassName: istio
+  addresses: [{ type: Hostname, value: edge.${namespace}.svc.cluster.local }]
+  listeners: [{ name: http, port: 80, protocol: HTTP, allowedRoutes: { namespaces: { from: All } } }]
+---
+apiVersion: v1
+kind: Service
+metadata: { name: edge }
+spec:
+  selector: ${JSON.stringify(labels)}
+  ports: [{ name: http, port: 80, targetPort: 8080 }]
+`, { namespace });
+  }
+  return { gateway: `${namespace}/edge`, proxy: { type: 'router', namespace, labels } };
 }
