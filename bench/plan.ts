@@ -1,7 +1,9 @@
 // `npm run bench -- --scenario plan`: the latency of `kubectl sapp plan` with
 // many apps in the cluster (10,000 by default). The apps are ServerlessApps
 // only (no operator runs: a plan reads the app, its children and revisions
-// by name and label, never a list of apps, so their number must not matter).
+// by name and label, never a list of all apps; the measured app names a host,
+// so it also lists its own namespace's 1,000 apps, as the operator's host and
+// budget rules need).
 // Each run is the built CLI as a user runs it, a fresh `node
 // dist/cli/kubectl-sapp.js plan -f FILE` process, timed from spawn to exit;
 // `--help` runs are timed too, so process start is told apart from the plan.

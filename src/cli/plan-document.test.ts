@@ -199,6 +199,22 @@ describe('kubectl sapp plan: host claims and the namespace\'s budgets, as the op
     assert.match(doc.refusals[0]?.message ?? '', /already routed by ServerlessApp older in this namespace/);
   });
 
+  it('the namespace\'s other apps change nothing when their hosts do not overlap: a thousand of them plan as the one that matters', () => {
+    const app = (name: string, hosts: string[]): ServerlessApp => ({ apiVersion: 'serverlessapp.io/v1alpha1', kind: 'ServerlessApp', metadata: { name, namespace: 'demo', creationTimestamp: '2026-01-01T00:00:00Z' }, spec: { ...SPEC, ingress: { hosts } } });
+    const crowd = Array.from({ length: 1000 }, (_, i) => app(`app-${i}`, i % 4 ? [] : [`app-${i}.example.com`, `*.app-${i}.example.org`]));
+    const input = withHosts('shop.example.com', '*.shop.example.org');
+    const base = {
+      ...input, edited: { ...input.edited, metadata: { ...input.edited.metadata, creationTimestamp: '2026-06-01T00:00:00Z' } },
+      settings: { ...SETTINGS, policy: { ...SETTINGS.policy, allowWildcardHosts: true } },
+    };
+    const claims = [claim('shop.example.com', 'demo'), claim('*.shop.example.org', 'demo')];
+    const earlier = app('older', ['SHOP.example.com.']);
+    const alone = plan({ ...base, namespace: { claims, apps: [earlier] } });
+    assert.deepEqual(alone.refusals.map((r) => r.message), ['spec.ingress.hosts[0]: host shop.example.com is already routed by ServerlessApp older in this namespace; a host belongs to one app (remove it there first)']);
+    assert.deepEqual(plan({ ...base, namespace: { claims, apps: [...crowd.slice(0, 500), earlier, ...crowd.slice(500)] } }), alone);
+    assert.deepEqual(plan({ ...base, namespace: { claims, apps: crowd } }), plan({ ...base, namespace: { claims, apps: [] } }));
+  });
+
   it('a model cache past the namespace\'s budget beside earlier apps\': refused with ModelCacheQuotaExceeded', () => {
     // 90Gi each: two fit the default 200Gi, a third does not.
     const modelSpec: ServerlessAppSpec = { model: { format: { name: 'sklearn' }, storageUri: 'gs://models/iris/v1', size: '90Gi' }, prewarm: { cacheModel: true } };

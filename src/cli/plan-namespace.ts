@@ -6,10 +6,11 @@
 
 import type { HostClaim } from '../api/v1alpha1/hostclaim.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
-import type { SpecProblem, ValidationPolicy } from '../api/v1alpha1/validation.ts';
+import { hostClaims, type SpecProblem, type ValidationPolicy } from '../api/v1alpha1/validation.ts';
 import type { ClaimEvents } from '../controllers/host-claim-budget.ts';
 import { HostClaimBudget } from '../controllers/host-claim-budget.ts';
 import { HostClaims } from '../controllers/host-claims.ts';
+import { overlaps } from '../controllers/host-claims-rules.ts';
 import { ModelCacheQuota } from '../controllers/model-cache-quota.ts';
 import { wantsCache } from '../controllers/model-cache.ts';
 import type { HostVerdict } from '../planner/reconcile.ts';
@@ -34,10 +35,16 @@ function claimSource(claims: HostClaim[]): ClaimEvents {
 /** The host verdict and the budgets' problems for `app` (the edit, as it would be stored). */
 export function namespaceChecks(app: ServerlessApp, view: NamespaceView, policy: Required<ValidationPolicy>): { hosts: HostVerdict; budgets: SpecProblem[] } {
   const others = (view.apps ?? []).filter((a) => a.metadata.name !== app.metadata.name);
+  // Only the apps the rules would look at go in: those naming a host that overlaps one of this app's
+  // (all the host rules compare) and those claiming a cache (all the budget counts). The verdict is the
+  // same; a namespace of a thousand apps costs a filter, not a thousand index updates in a cold process.
+  const own = hostClaims(app);
+  const hostRivals = own.length ? others.filter((a) => hostClaims(a).some((h) => own.some((o) => overlaps(h, o)))) : [];
   const hosts = new HostClaims(claimSource(view.claims ?? []));
-  for (const a of [...others, app]) hosts.setApp(a);
-  const quota = new ModelCacheQuota(policy, (a) => wantsCache(a, policy));
-  for (const a of others) quota.set(a);
+  for (const a of [...hostRivals, app]) hosts.setApp(a);
+  const claimsCache = (a: ServerlessApp) => wantsCache(a, policy);
+  const quota = new ModelCacheQuota(policy, claimsCache);
+  for (const a of others.filter(claimsCache)) quota.set(a);
   const budgets = [quota.problem(app), view.claims ? new HostClaimBudget(claimSource(view.claims), policy.maxHostClaimsPerNamespace).problem(app) : undefined];
   // Claims unread: taken as held (no conflict, none to make), as the plan notes.
   const verdict = view.claims ? hosts.verdict(app) : { problems: hosts.problems(app), conflicts: [], missing: [] };

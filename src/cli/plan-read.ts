@@ -1,10 +1,15 @@
-// The I/O of `kubectl sapp plan`: what it reads and the dry runs it asks for.
-// Every read is targeted (the app by name, its Knative Service, InferenceService
-// and VirtualServices by name, its revisions by its label), so a plan costs
-// the same few requests with 10 apps in the cluster or 10,000. Nothing is
-// written: the edit and each child write go to the API server with
-// dryRun=All, so defaults and admission (CRD schema and CEL, admission
-// policies, Knative's and KServe's webhooks) answer now.
+// What `kubectl sapp plan` reads, and the dry run of the edit (the children's
+// dry runs are in plan-dry-run.ts). Every read is targeted (the app by name,
+// its Knative Service, InferenceService and VirtualServices by name, its
+// revisions by its label), so a plan costs the same few requests with 10 apps
+// in the cluster or 10,000. Nothing is written: the edit goes to the API
+// server with dryRun=All, so defaults and admission (CRD schema and CEL,
+// admission policies, Knative's and KServe's webhooks) answer now.
+//
+// Lists ask for resourceVersion=0: the API server answers from its watch
+// cache, without a quorum read of etcd. A list a moment old is what the
+// operator plans from too (its informers' caches), so the plan stays the
+// operator's.
 //
 // Host claims and the namespace's budgets (plan-namespace.ts): the HostClaims
 // named after the app's hosts and the wildcards above them, read by name; all
@@ -27,10 +32,7 @@ import { hostClaims } from '../api/v1alpha1/validation.ts';
 import { coveringHosts } from '../controllers/host-claims-rules.ts';
 import { parseConfig, validationPolicy } from '../config.ts';
 import { detectCacheScope, detectInPlaceScaling } from '../data-plane-settings.ts';
-import { routingManager } from '../controllers/children.ts';
-import type { ChildOperation } from '../planner/plan.ts';
 import type { RouterName } from '../planner/route.ts';
-import { WRITE_RULES } from '../planner/write-rules.ts';
 import type { Revision } from '../planner/revisions.ts';
 import type { WorkloadObject } from '../planner/workloads.ts';
 import { APP_LABEL } from '../render/metadata.ts';
@@ -39,11 +41,8 @@ import { virtualServiceName } from '../render/virtual-service.ts';
 import { ApiError, isNotFound, type KubeClient } from '../runtime/client.ts';
 import { Kinds, type ResourceKind } from '../util/kinds.ts';
 import { CommandError } from './commands.ts';
-import type { DryRun, PlanInput, PlatformSettings } from './plan-document.ts';
+import type { PlanInput, PlatformSettings } from './plan-document.ts';
 import type { NamespaceView } from './plan-namespace.ts';
-
-/** The operator's field manager: a child's dry run is the apply the operator would make. */
-const OPERATOR_MANAGER = 'serverlessapp-operator';
 
 const DEPLOYMENT: ResourceKind = { group: 'apps', version: 'v1', kind: 'Deployment', plural: 'deployments', namespaced: true };
 
@@ -83,7 +82,7 @@ export async function readPlanInput(client: KubeClient, namespace: string, name:
     optional(client.get<WorkloadObject>(Kinds.VirtualService, namespace, virtualServiceName({ metadata: { name, namespace } } as ServerlessApp)), undefined),
     optional(client.get<WorkloadObject>(Kinds.HTTPRoute, namespace, httpRouteName({ metadata: { name, namespace } } as ServerlessApp)), undefined),
     optional(client.get<WorkloadObject>(Kinds.VirtualService, namespace, name), undefined),
-    optional(client.list<Revision>(Kinds.KnativeRevision, namespace, { labelSelector: `${APP_LABEL}=${name}` }).then((l) => l.items), [] as Revision[]),
+    optional(client.list<Revision>(Kinds.KnativeRevision, namespace, { labelSelector: `${APP_LABEL}=${name}`, resourceVersion: '0' }).then((l) => l.items), [] as Revision[]),
   ]));
   // The file's hosts and model are the stored app's (the dry run adds defaults, neither of these).
   const fileReads = file ? started(namespaceReads(client, file, notes)) : undefined;
@@ -148,7 +147,7 @@ async function readClaims(client: KubeClient, app: ServerlessApp, notes: string[
   const found = new Set(named.flatMap((c) => (c ? [c.metadata.name] : [])));
   const needAll = hosts.some((h) => h.startsWith('*.') || !found.has(hostClaimName(h) ?? ''));
   if (!needAll) return named.filter((c): c is HostClaim => !!c);
-  const all = client.list<HostClaim>(Kinds.HostClaim).then((l) => l.items, (err: unknown) => { if (isNotFound(err)) return []; throw err; });
+  const all = client.list<HostClaim>(Kinds.HostClaim, undefined, { resourceVersion: '0' }).then((l) => l.items, (err: unknown) => { if (isNotFound(err)) return []; throw err; });
   return unlessForbidden(all, notes, note);
 }
 
@@ -157,7 +156,7 @@ async function readNamespaceApps(client: KubeClient, app: ServerlessApp, notes: 
   // Whether the policy lets it cache its model, the budget's rule decides (plan-namespace.ts).
   if (!hostClaims(app).length && !(app.spec.model && app.spec.prewarm?.cacheModel === true)) return [];
   const note = `the namespace's apps: this user may not list ServerlessApps in namespace ${app.metadata.namespace}, so a host an earlier app routes and the model-cache budget are checked against this app alone`;
-  return (await unlessForbidden(client.list<ServerlessApp>(Kinds.ServerlessApp, app.metadata.namespace), notes, note))?.items;
+  return (await unlessForbidden(client.list<ServerlessApp>(Kinds.ServerlessApp, app.metadata.namespace, { resourceVersion: '0' }), notes, note))?.items;
 }
 
 /**
@@ -179,39 +178,6 @@ async function dryRunApp(client: KubeClient, file: ServerlessApp, live: Serverle
       if (!(err instanceof ApiError && err.code === 409) || attempt >= 5) throw err;
       resourceVersion = (await client.get<ServerlessApp>(Kinds.ServerlessApp, namespace, name))?.metadata.resourceVersion;
     }
-  }
-}
-
-/** The dry run of each operation's write, as the operator would make it. */
-export async function dryRunOperations(client: KubeClient, ops: ChildOperation[]): Promise<Map<string, DryRun>> {
-  const results = await Promise.all(ops.map(async (op): Promise<[string, DryRun]> => [op.id, await dryRun(client, op)]));
-  return new Map(results);
-}
-
-async function dryRun(client: KubeClient, op: ChildOperation): Promise<DryRun> {
-  try {
-    if ((op.action === 'ensure' || op.action === 'claim') && op.desired) {
-      // The write the operator's writer would make under the kind's rule: a Knative template only under a
-      // new name, else the traffic alone through the routing manager (planner/write-rules.ts).
-      const rule = WRITE_RULES[op.write ?? 'apply'];
-      const sameTemplate = !!op.live && !!rule.templateName && !!rule.routing && rule.templateName(op.live) === rule.templateName(op.desired);
-      const [body, manager] = sameTemplate ? [rule.routing!(op.desired), routingManager(OPERATOR_MANAGER)] : [op.desired, OPERATOR_MANAGER];
-      const object = await client.apply(body, { kind: op.kind, dryRun: true, force: true, fieldManager: manager });
-      return { result: 'accepted', object };
-    }
-    const live = op.live!;
-    if (op.action === 'annotate') {
-      const { name, namespace } = live.metadata;
-      await client.apply({ apiVersion: live.apiVersion, kind: live.kind, metadata: { name, ...(namespace ? { namespace } : {}), annotations: op.annotations } }, { kind: op.kind, dryRun: true, fieldManager: OPERATOR_MANAGER });
-      return { result: 'accepted' };
-    }
-    await client.delete(op.kind, live.metadata.namespace, live.metadata.name, { dryRun: true, ...(live.metadata.uid ? { uid: live.metadata.uid } : {}) });
-    return { result: 'accepted' };
-  } catch (err) {
-    if (!(err instanceof ApiError) || err.code >= 500 || err.code === 401) throw err;
-    // A user who may not write the child cannot ask for its dry run either: that is no refusal of the edit.
-    if (err.code === 403 && !/admission|denied the request|ValidatingAdmissionPolicy/i.test(err.message)) return { result: 'forbidden', message: err.message };
-    return { result: 'refused', message: err.message };
   }
 }
 

@@ -12,9 +12,7 @@ import { loadRestConfig } from '../runtime/kubeconfig.ts';
 import { parseCommandLine, PLAN_USAGE, USAGE, UsageError, type Invocation } from './args.ts';
 import { CommandError, FIELD_MANAGER, rolloutEdit, type LiveApp, type RolloutCommand, type RolloutEdit } from './commands.ts';
 import { renderStatus } from './status-view.ts';
-import { exitCode, planChildren, planDocument } from './plan-document.ts';
-import { dryRunOperations, parseAppFile, readPlanInput } from './plan-read.ts';
-import { renderPlan } from './plan-view.ts';
+import { parseAppFile, readPlanInput } from './plan-read.ts';
 import type { PlanCommand } from './args.ts';
 import { readFileSync } from 'node:fs';
 
@@ -68,7 +66,13 @@ async function plan(client: KubeClient, namespace: string, name: string, command
   const file = command.file === undefined ? undefined
     : parseAppFile(readFileSync(command.file === '-' ? 0 : command.file, 'utf8'), command.file === '-' ? 'stdin' : command.file, namespace);
   const warn = (message: string) => { process.stderr.write(`warning: ${message}\n`); };
-  const input = await readPlanInput(client, namespace, file?.metadata.name ?? name, file, command.operator, warn);
+  const reading = readPlanInput(client, namespace, file?.metadata.name ?? name, file, command.operator, warn);
+  reading.catch(() => undefined); // awaited below: no unhandled rejection meanwhile
+  // The planner, most of the plugin's modules, loads while the reads are in flight (they go out first).
+  const [{ exitCode, planChildren, planDocument }, { dryRunOperations }, { renderPlan }] = await Promise.all([
+    import('./plan-document.ts'), import('./plan-dry-run.ts'), import('./plan-view.ts'),
+  ]);
+  const input = await reading;
   const planned = planChildren(input);
   const doc = planDocument(input, planned, await dryRunOperations(client, planned.operations));
   process.stdout.write(command.output === 'json' ? `${JSON.stringify(doc, null, 2)}\n` : renderPlan(doc));

