@@ -8,7 +8,8 @@
 // <= 1.5): the victim's edit -> traffic write (both timestamps from the API
 // server's audit log: the user's write of the app, then the operator's first
 // write of its Knative Service or VirtualService), /healthz latency sampled
-// every 100 ms, and the operator's CPU per namespace from
+// every 100 ms from a worker thread (bench/health-sampler.ts: the noise is
+// generated on the main thread), and the operator's CPU per namespace from
 // serverlessapp_reconcile_seconds_total{namespace} where the operator exports it.
 // Each edit waits (unmeasured) until the app's previous edit has taken effect
 // on the data plane: an edit that changes nothing the operator renders has no
@@ -22,6 +23,7 @@ import { metricValue, type OperatorProcess } from '../test/support/operator-proc
 import { writeLabel, type AuditWrite } from '../test/envtest/audit.ts';
 import { Kinds } from '../src/util/kinds.ts';
 import { AuditTail } from './audit-tail.ts';
+import { sampleHealth } from './health-sampler.ts';
 import { SlimWatch } from './watch.ts';
 import { BENCH_USER_AGENT, OPERATOR_USER_AGENT, type BenchEnv } from './environment.ts';
 import { percentile, round, sleep } from './stats.ts';
@@ -144,29 +146,6 @@ const settled = (v: VictimState) => v.observed === v.generation && v.ready === '
 /** How long an edit's effect may take on the data plane (a new revision on KWOK) before the next edit of the app goes ahead anyway. */
 const SETTLE_TIMEOUT_MS = 180_000;
 
-/** /healthz every 100 ms until stopped: each latency, and the probes that failed or timed out. */
-function sampleHealth(op: OperatorProcess): { stop: () => Promise<{ ms: number[]; failures: number }> } {
-  const ms: number[] = [];
-  let failures = 0;
-  let running = true;
-  const loop = (async () => {
-    while (running) {
-      const started = performance.now();
-      try {
-        const res = await fetch(`http://127.0.0.1:${op.probePort}/healthz`, { signal: AbortSignal.timeout(HEALTH_TIMEOUT_MS) });
-        await res.text();
-        if (!res.ok) failures++;
-      } catch {
-        failures++;
-      }
-      const took = performance.now() - started;
-      ms.push(took);
-      await sleep(Math.max(0, HEALTH_EVERY_MS - took));
-    }
-  })();
-  return { stop: async () => { running = false; await loop; return { ms, failures }; } };
-}
-
 type PerNamespace = Record<string, number>;
 
 /** A counter's series summed per namespace (one series per controller and namespace), or undefined when not exported. */
@@ -236,7 +215,7 @@ async function whyNoTrafficWrite(env: BenchEnv, audit: AuditTail, ref: AppRef, e
 async function phase(env: BenchEnv, op: OperatorProcess, refs: AppRef[], audit: AuditTail, victims: SlimWatch<VictimState>, edits: number, firstStep: number, noise: (() => Promise<number>) | undefined, log: (line: string) => void): Promise<PhaseFigures> {
   const started = performance.now();
   const before = await cpu(op);
-  const health = sampleHealth(op);
+  const health = sampleHealth({ url: `http://127.0.0.1:${op.probePort}/healthz`, everyMs: HEALTH_EVERY_MS, timeoutMs: HEALTH_TIMEOUT_MS });
   let stopNoise = false;
   let noisyWrites = 0;
   let noiseFailed: unknown;
