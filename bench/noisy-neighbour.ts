@@ -14,6 +14,7 @@
 // Each edit waits (unmeasured) until the app's previous edit has taken effect
 // on the data plane: an edit that changes nothing the operator renders has no
 // traffic write to time.
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { ServerlessApp } from '../src/api/v1alpha1/serverlessapp.ts';
 import { re2ProgramSizeBound } from '../src/api/v1alpha1/regex-cost.ts';
@@ -23,6 +24,7 @@ import { metricValue, type OperatorProcess } from '../test/support/operator-proc
 import { writeLabel, type AuditWrite } from '../test/envtest/audit.ts';
 import { Kinds } from '../src/util/kinds.ts';
 import { AuditTail } from './audit-tail.ts';
+import { groupCpu, machineCpu } from './proc.ts';
 import { sampleHealth } from './health-sampler.ts';
 import { SlimWatch } from './watch.ts';
 import { BENCH_USER_AGENT, OPERATOR_USER_AGENT, type BenchEnv } from './environment.ts';
@@ -59,6 +61,13 @@ export interface PhaseFigures {
   seconds: number;
   /** Operator CPU seconds in the phase (process_cpu_seconds_total). */
   cpuSeconds: number;
+  /**
+   * Where the machine's CPU went in the phase: seconds per process group (API server, etcd, the data
+   * plane's processes, the operator, this benchmark), and the machine's busy cores (of `cores`), all processes.
+   */
+  processCpu: Record<string, number>;
+  machineBusyCores: number;
+  cores: number;
   /** Reconcile CPU seconds per namespace in the phase, or undefined when the operator does not export it. */
   cpuByNamespace?: Record<string, number>;
   /** Per namespace: reconciles, and seconds its keys waited in the work queue (where the operator exports them). */
@@ -215,6 +224,8 @@ async function whyNoTrafficWrite(env: BenchEnv, audit: AuditTail, ref: AppRef, e
 async function phase(env: BenchEnv, op: OperatorProcess, refs: AppRef[], audit: AuditTail, victims: SlimWatch<VictimState>, edits: number, firstStep: number, noise: (() => Promise<number>) | undefined, log: (line: string) => void): Promise<PhaseFigures> {
   const started = performance.now();
   const before = await cpu(op);
+  const groups = { apiServer: [env.pids.apiServer], etcd: [env.pids.etcd], dataPlane: env.pids.dataPlane, operator: [op.pid], bench: [process.pid] };
+  const groupsBefore = groupCpu(groups), machineBefore = machineCpu();
   const health = sampleHealth({ url: `http://127.0.0.1:${op.probePort}/healthz`, everyMs: HEALTH_EVERY_MS, timeoutMs: HEALTH_TIMEOUT_MS });
   let stopNoise = false;
   let noisyWrites = 0;
@@ -253,10 +264,14 @@ async function phase(env: BenchEnv, op: OperatorProcess, refs: AppRef[], audit: 
   const h = await health.stop();
   if (noiseFailed !== undefined) throw new Error(`the noisy namespace's writes failed: ${(noiseFailed as Error).message ?? String(noiseFailed)}`);
   const after = await cpu(op);
+  const groupsAfter = groupCpu(groups), machineAfter = machineCpu();
+  const seconds = (performance.now() - started) / 1000;
   const byNamespace = increase(after.byNamespace, before.byNamespace);
   const reconciles = increase(after.reconciles, before.reconciles), queueWait = increase(after.queueWait, before.queueWait);
   return {
-    editsMs, editPaths, editTimeouts, healthMs: h.ms, healthFailures: h.failures, seconds: (performance.now() - started) / 1000,
+    editsMs, editPaths, editTimeouts, healthMs: h.ms, healthFailures: h.failures, seconds,
+    processCpu: Object.fromEntries(Object.keys(groups).map((k) => [k, round(groupsAfter[k]! - groupsBefore[k]!, 2)])),
+    machineBusyCores: round((machineAfter.busySeconds - machineBefore.busySeconds) / seconds, 2), cores: availableParallelism(),
     cpuSeconds: round(after.total - before.total, 3), ...(byNamespace ? { cpuByNamespace: byNamespace } : {}), noisyWrites,
     ...(reconciles ? { reconcilesByNamespace: reconciles } : {}), ...(queueWait ? { queueWaitByNamespace: queueWait } : {}),
   };
@@ -318,7 +333,7 @@ export function noisyRecord(r: NoisyResult) {
   const fig = (p: PhaseFigures) => ({
     editP50Ms: round(percentile(p.editsMs, 50)), editP99Ms: round(percentile(p.editsMs, 99)), editTimeouts: p.editTimeouts, edits: p.editsMs.length,
     healthP50Ms: round(percentile(p.healthMs, 50)), healthP99Ms: round(percentile(p.healthMs, 99)), healthSamples: p.healthMs.length, healthFailures: p.healthFailures,
-    seconds: round(p.seconds, 1), cpuSeconds: p.cpuSeconds, cpuByNamespace: p.cpuByNamespace ?? 'unavailable (the operator does not export serverlessapp_reconcile_seconds_total)',
+    seconds: round(p.seconds, 1), cpuSeconds: p.cpuSeconds, processCpu: p.processCpu, machineBusyCores: p.machineBusyCores, cores: p.cores, cpuByNamespace: p.cpuByNamespace ?? 'unavailable (the operator does not export serverlessapp_reconcile_seconds_total)',
     noisyWrites: p.noisyWrites,
     editPath: summarizePaths(p.editPaths),
     // Mean per reconcile, per namespace: the time in the reconcile (waits on the API server included) and before it, in the queue.
@@ -350,6 +365,8 @@ export function noisyTable(rec: ReturnType<typeof noisyRecord>): string {
     row('/healthz p99 (ms)', rec.quiet.healthP99Ms, rec.noisy.healthP99Ms, rec.ratios.healthP99),
     row('/healthz samples (failed)', `${rec.quiet.healthSamples} (${rec.quiet.healthFailures})`, `${rec.noisy.healthSamples} (${rec.noisy.healthFailures})`),
     row('operator CPU (s)', rec.quiet.cpuSeconds, rec.noisy.cpuSeconds),
+    ...Object.keys(rec.noisy.processCpu).map((k) => row(`  CPU (s): ${k}`, rec.quiet.processCpu[k], rec.noisy.processCpu[k])),
+    row('machine: busy cores (all processes)', `${rec.quiet.machineBusyCores} of ${rec.quiet.cores}`, `${rec.noisy.machineBusyCores} of ${rec.noisy.cores}`),
     row('noisy writes', rec.quiet.noisyWrites, rec.noisy.noisyWrites),
     `reconcile time per namespace (s), quiet: ${cpuLine(rec.quiet)}`,
     `reconcile time per namespace (s), noisy: ${cpuLine(rec.noisy)}`,
