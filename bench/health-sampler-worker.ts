@@ -7,6 +7,11 @@ const { url, everyMs, timeoutMs } = workerData as HealthSamplerData;
 let running = true;
 parentPort!.once('message', () => { running = false; });
 
+// Unmeasured: the first fetch of a thread loads its HTTP client, about 0.1-0.3 s on a loaded machine,
+// which would be one slow probe in every phase (most of the p99 of a short one).
+await fetch(url, { signal: AbortSignal.timeout(timeoutMs) }).then((res) => res.text()).catch(() => undefined);
+parentPort!.postMessage('sampling');
+
 const at: number[] = [], ms: number[] = [];
 let failures = 0;
 while (running) {

@@ -22,7 +22,7 @@ describe('noisy-neighbour benchmark: the /healthz sampler', () => {
 
   it('probes on while the benchmark\'s main thread is blocked, and no probe\'s latency includes the block', async () => {
     const sampler = sampleHealth({ url: `${target.url}/healthz`, everyMs: 10, timeoutMs: 5_000 });
-    await new Promise((r) => setTimeout(r, 1_000));
+    await sampler.sampling;
     const blocked = Date.now();
     blockFor(500);
     const { at, ms, failures } = await sampler.stop();
@@ -36,7 +36,8 @@ describe('noisy-neighbour benchmark: the /healthz sampler', () => {
   it('counts a probe that is not answered 2xx, or not within the timeout, as failed', async () => {
     const failing = sampleHealth({ url: `${target.url}/other`, everyMs: 10, timeoutMs: 5_000 });
     const unreachable = sampleHealth({ url: 'http://127.0.0.1:9/healthz', everyMs: 10, timeoutMs: 5_000 });
-    await new Promise((r) => setTimeout(r, 200));
+    await Promise.all([failing.sampling, unreachable.sampling]);
+    await new Promise((r) => setTimeout(r, 100)); // 100 ms of probes every 10 ms
     for (const s of [await failing.stop(), await unreachable.stop()]) {
       assert.ok(s.ms.length > 0);
       assert.equal(s.failures, s.ms.length);

@@ -227,6 +227,7 @@ async function phase(env: BenchEnv, op: OperatorProcess, refs: AppRef[], audit: 
   const groups = { apiServer: [env.pids.apiServer], etcd: [env.pids.etcd], dataPlane: env.pids.dataPlane, operator: [op.pid], bench: [process.pid] };
   const groupsBefore = groupCpu(groups), machineBefore = machineCpu();
   const health = sampleHealth({ url: `http://127.0.0.1:${op.probePort}/healthz`, everyMs: HEALTH_EVERY_MS, timeoutMs: HEALTH_TIMEOUT_MS });
+  await health.sampling;
   let stopNoise = false;
   let noisyWrites = 0;
   let noiseFailed: unknown;
