@@ -8,11 +8,13 @@
 // <= 1.5): the victim's edit -> traffic write (both timestamps from the API
 // server's audit log: the user's write of the app, then the operator's first
 // write of its Knative Service or VirtualService), /healthz latency sampled
-// every 100 ms, and the operator's CPU per namespace from
+// every 100 ms from a worker thread (bench/health-sampler.ts: the noise is
+// generated on the main thread), and the operator's CPU per namespace from
 // serverlessapp_reconcile_seconds_total{namespace} where the operator exports it.
 // Each edit waits (unmeasured) until the app's previous edit has taken effect
 // on the data plane: an edit that changes nothing the operator renders has no
 // traffic write to time.
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { ServerlessApp } from '../src/api/v1alpha1/serverlessapp.ts';
 import { re2ProgramSizeBound } from '../src/api/v1alpha1/regex-cost.ts';
@@ -22,6 +24,8 @@ import { metricValue, type OperatorProcess } from '../test/support/operator-proc
 import { writeLabel, type AuditWrite } from '../test/envtest/audit.ts';
 import { Kinds } from '../src/util/kinds.ts';
 import { AuditTail } from './audit-tail.ts';
+import { groupCpu, machineCpu } from './proc.ts';
+import { sampleHealth } from './health-sampler.ts';
 import { SlimWatch } from './watch.ts';
 import { BENCH_USER_AGENT, OPERATOR_USER_AGENT, type BenchEnv } from './environment.ts';
 import { percentile, round, sleep } from './stats.ts';
@@ -57,6 +61,13 @@ export interface PhaseFigures {
   seconds: number;
   /** Operator CPU seconds in the phase (process_cpu_seconds_total). */
   cpuSeconds: number;
+  /**
+   * Where the machine's CPU went in the phase: seconds per process group (API server, etcd, the data
+   * plane's processes, the operator, this benchmark), and the machine's busy cores (of `cores`), all processes.
+   */
+  processCpu: Record<string, number>;
+  machineBusyCores: number;
+  cores: number;
   /** Reconcile CPU seconds per namespace in the phase, or undefined when the operator does not export it. */
   cpuByNamespace?: Record<string, number>;
   /** Per namespace: reconciles, and seconds its keys waited in the work queue (where the operator exports them). */
@@ -144,29 +155,6 @@ const settled = (v: VictimState) => v.observed === v.generation && v.ready === '
 /** How long an edit's effect may take on the data plane (a new revision on KWOK) before the next edit of the app goes ahead anyway. */
 const SETTLE_TIMEOUT_MS = 180_000;
 
-/** /healthz every 100 ms until stopped: each latency, and the probes that failed or timed out. */
-function sampleHealth(op: OperatorProcess): { stop: () => Promise<{ ms: number[]; failures: number }> } {
-  const ms: number[] = [];
-  let failures = 0;
-  let running = true;
-  const loop = (async () => {
-    while (running) {
-      const started = performance.now();
-      try {
-        const res = await fetch(`http://127.0.0.1:${op.probePort}/healthz`, { signal: AbortSignal.timeout(HEALTH_TIMEOUT_MS) });
-        await res.text();
-        if (!res.ok) failures++;
-      } catch {
-        failures++;
-      }
-      const took = performance.now() - started;
-      ms.push(took);
-      await sleep(Math.max(0, HEALTH_EVERY_MS - took));
-    }
-  })();
-  return { stop: async () => { running = false; await loop; return { ms, failures }; } };
-}
-
 type PerNamespace = Record<string, number>;
 
 /** A counter's series summed per namespace (one series per controller and namespace), or undefined when not exported. */
@@ -236,7 +224,10 @@ async function whyNoTrafficWrite(env: BenchEnv, audit: AuditTail, ref: AppRef, e
 async function phase(env: BenchEnv, op: OperatorProcess, refs: AppRef[], audit: AuditTail, victims: SlimWatch<VictimState>, edits: number, firstStep: number, noise: (() => Promise<number>) | undefined, log: (line: string) => void): Promise<PhaseFigures> {
   const started = performance.now();
   const before = await cpu(op);
-  const health = sampleHealth(op);
+  const groups = { apiServer: [env.pids.apiServer], etcd: [env.pids.etcd], dataPlane: env.pids.dataPlane, operator: [op.pid], bench: [process.pid] };
+  const groupsBefore = groupCpu(groups), machineBefore = machineCpu();
+  const health = sampleHealth({ url: `http://127.0.0.1:${op.probePort}/healthz`, everyMs: HEALTH_EVERY_MS, timeoutMs: HEALTH_TIMEOUT_MS });
+  await health.sampling;
   let stopNoise = false;
   let noisyWrites = 0;
   let noiseFailed: unknown;
@@ -274,10 +265,14 @@ async function phase(env: BenchEnv, op: OperatorProcess, refs: AppRef[], audit: 
   const h = await health.stop();
   if (noiseFailed !== undefined) throw new Error(`the noisy namespace's writes failed: ${(noiseFailed as Error).message ?? String(noiseFailed)}`);
   const after = await cpu(op);
+  const groupsAfter = groupCpu(groups), machineAfter = machineCpu();
+  const seconds = (performance.now() - started) / 1000;
   const byNamespace = increase(after.byNamespace, before.byNamespace);
   const reconciles = increase(after.reconciles, before.reconciles), queueWait = increase(after.queueWait, before.queueWait);
   return {
-    editsMs, editPaths, editTimeouts, healthMs: h.ms, healthFailures: h.failures, seconds: (performance.now() - started) / 1000,
+    editsMs, editPaths, editTimeouts, healthMs: h.ms, healthFailures: h.failures, seconds,
+    processCpu: Object.fromEntries(Object.keys(groups).map((k) => [k, round(groupsAfter[k]! - groupsBefore[k]!, 2)])),
+    machineBusyCores: round((machineAfter.busySeconds - machineBefore.busySeconds) / seconds, 2), cores: availableParallelism(),
     cpuSeconds: round(after.total - before.total, 3), ...(byNamespace ? { cpuByNamespace: byNamespace } : {}), noisyWrites,
     ...(reconciles ? { reconcilesByNamespace: reconciles } : {}), ...(queueWait ? { queueWaitByNamespace: queueWait } : {}),
   };
@@ -339,7 +334,7 @@ export function noisyRecord(r: NoisyResult) {
   const fig = (p: PhaseFigures) => ({
     editP50Ms: round(percentile(p.editsMs, 50)), editP99Ms: round(percentile(p.editsMs, 99)), editTimeouts: p.editTimeouts, edits: p.editsMs.length,
     healthP50Ms: round(percentile(p.healthMs, 50)), healthP99Ms: round(percentile(p.healthMs, 99)), healthSamples: p.healthMs.length, healthFailures: p.healthFailures,
-    seconds: round(p.seconds, 1), cpuSeconds: p.cpuSeconds, cpuByNamespace: p.cpuByNamespace ?? 'unavailable (the operator does not export serverlessapp_reconcile_seconds_total)',
+    seconds: round(p.seconds, 1), cpuSeconds: p.cpuSeconds, processCpu: p.processCpu, machineBusyCores: p.machineBusyCores, cores: p.cores, cpuByNamespace: p.cpuByNamespace ?? 'unavailable (the operator does not export serverlessapp_reconcile_seconds_total)',
     noisyWrites: p.noisyWrites,
     editPath: summarizePaths(p.editPaths),
     // Mean per reconcile, per namespace: the time in the reconcile (waits on the API server included) and before it, in the queue.
@@ -371,6 +366,8 @@ export function noisyTable(rec: ReturnType<typeof noisyRecord>): string {
     row('/healthz p99 (ms)', rec.quiet.healthP99Ms, rec.noisy.healthP99Ms, rec.ratios.healthP99),
     row('/healthz samples (failed)', `${rec.quiet.healthSamples} (${rec.quiet.healthFailures})`, `${rec.noisy.healthSamples} (${rec.noisy.healthFailures})`),
     row('operator CPU (s)', rec.quiet.cpuSeconds, rec.noisy.cpuSeconds),
+    ...Object.keys(rec.noisy.processCpu).map((k) => row(`  CPU (s): ${k}`, rec.quiet.processCpu[k], rec.noisy.processCpu[k])),
+    row('machine: busy cores (all processes)', `${rec.quiet.machineBusyCores} of ${rec.quiet.cores}`, `${rec.noisy.machineBusyCores} of ${rec.noisy.cores}`),
     row('noisy writes', rec.quiet.noisyWrites, rec.noisy.noisyWrites),
     `reconcile time per namespace (s), quiet: ${cpuLine(rec.quiet)}`,
     `reconcile time per namespace (s), noisy: ${cpuLine(rec.noisy)}`,

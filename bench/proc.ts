@@ -67,3 +67,22 @@ export async function cpuDuring<T>(pids: Record<string, number | undefined>, wor
 }
 
 export const MiB = 1024 * 1024;
+
+/** The machine's CPU time so far (all cores, /proc/stat): busy (everything but idle and iowait) and in all, in seconds. */
+export function machineCpu(stat = readFileSync('/proc/stat', 'utf8')): { busySeconds: number; totalSeconds: number } {
+  const fields = stat.split('\n')[0]!.trim().split(/\s+/).slice(1, 9).map(Number);
+  const total = fields.reduce((a, b) => a + b, 0), idle = fields[3]! + fields[4]!;
+  return { busySeconds: (total - idle) / clockTicks(), totalSeconds: total / clockTicks() };
+}
+
+/** CPU seconds so far of each named group of processes (a process that cannot be read counts 0). */
+export function groupCpu(groups: Record<string, Array<number | undefined>>): Record<string, number> {
+  const of = (pid: number | undefined) => {
+    try {
+      return pid ? sampleProcess(pid).cpuSeconds : 0;
+    } catch {
+      return 0;
+    }
+  };
+  return Object.fromEntries(Object.entries(groups).map(([k, pids]) => [k, pids.reduce((sum: number, pid) => sum + of(pid), 0)]));
+}
