@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { answerProbe, HASH_HEADER, type GatewayConfig, type ProbeRequest } from './gateway-probe.ts';
+import { answerProbe, gatewayConfigSource, HASH_HEADER, type GatewayConfig, type ProbeRequest } from './gateway-probe.ts';
+import { waitFor } from '../support/wait.ts';
 
 // The shape istiod gives the ingress gateway for net-gateway-api's HTTPRoute of
 // a cluster-local host: the probe route (the K-Network-Hash match, the hash set
@@ -63,9 +64,33 @@ describe('the SIMULATED gateway data plane answering Knative\'s probes from the 
     assert.match(a.why, /SIMULATED/);
   });
 
-  it('a probe header Envoy would append to rather than set ends as two values, not the hash', () => {
+  it('a hash header the route appends (Envoy\'s default action) rather than sets ends as two values, which the prober rejects', () => {
     const c = config();
     c.routes[0]!.virtual_hosts![0]!.routes![0]!.request_headers_to_add = [{ header: { key: 'K-Network-Hash', value: HASH } }];
     assert.deepEqual(answerProbe(c, probe()).headers, { [HASH_HEADER]: `override,${HASH}` });
+  });
+});
+
+describe('the gateway configuration the SIMULATED data plane answers from', () => {
+  const dumps = () => {
+    let n = 0;
+    return { count: () => n, dump: async () => config(`dump-${++n}`) };
+  };
+  const hashOf = (c: GatewayConfig | undefined) => c && answerProbe(c, probe()).headers[HASH_HEADER];
+
+  it('waits for a first dump, answers from the newest while probes keep coming, and after an idle spell waits for a fresh one', async () => {
+    const d = dumps();
+    const current = gatewayConfigSource(d.dump, () => {}, 300, 20);
+    assert.equal(hashOf(await current()), 'dump-1');
+    await waitFor('a newer dump while probes come in', async () => (Number(hashOf(await current())?.slice(5)) > 1 || undefined), { timeoutMs: 5_000 });
+    const before = d.count();
+    await waitFor('the dumps to stop once no probe came for the idle spell', async () => {
+      const c = d.count();
+      await new Promise((r) => setTimeout(r, 100));
+      return d.count() === c || undefined;
+    }, { timeoutMs: 5_000 });
+    assert.ok(d.count() > before);
+    const idle = d.count();
+    assert.equal(hashOf(await current()), `dump-${idle + 1}`, 'not the configuration from before the idle spell');
   });
 });

@@ -152,41 +152,41 @@ function applyHeaders(incoming: IncomingHttpHeaders, levels: WithHeaders[]): Rec
 
 /**
  * The gateway proxy's configuration, read from istiod while probes come in:
- * dumps run back to back (one at a time) until no probe has arrived for
- * IDLE_MS. A probe is answered from the newest dump if it began at most
- * FRESH_MS ago, as a running Envoy answers from what it last received;
- * otherwise it waits for the next one.
+ * dumps run back to back (one at a time, MIN_GAP_MS apart) until no probe has
+ * arrived for IDLE_MS. A probe is answered from the newest dump of the current
+ * run of dumps, as a running Envoy answers from what it last received; after an
+ * idle spell it waits for the first dump of the new run.
  */
-const IDLE_MS = 10_000;
-const FRESH_MS = 2_000;
-const MIN_GAP_MS = 200;
+const IDLE_MS = 15_000;
+const MIN_GAP_MS = 500;
 
-export function gatewayConfigSource(dump: () => Promise<GatewayConfig>, log: (line: string) => void) {
-  let latest: { config: GatewayConfig; startedAt: number } | undefined;
+export function gatewayConfigSource(dump: () => Promise<GatewayConfig>, log: (line: string) => void, idleMs = IDLE_MS, gapMs = MIN_GAP_MS) {
+  let latest: GatewayConfig | undefined;
   let lastAsked = 0;
-  let running: Promise<void> | undefined;
+  let running = false;
+  let waiters: Array<(c: GatewayConfig | undefined) => void> = [];
   const loop = async () => {
-    while (Date.now() - lastAsked < IDLE_MS) {
+    while (Date.now() - lastAsked < idleMs) {
       const startedAt = Date.now();
       try {
-        latest = { config: await dump(), startedAt };
+        latest = await dump();
       } catch (err) {
         log(`reading the gateway's configuration from istiod failed: ${(err as Error).message.split('\n')[0]}`);
       }
-      await new Promise((r) => setTimeout(r, Math.max(MIN_GAP_MS, startedAt + MIN_GAP_MS - Date.now())));
+      for (const w of waiters) w(latest);
+      waiters = [];
+      await new Promise((r) => setTimeout(r, Math.max(0, startedAt + gapMs - Date.now())));
     }
-    running = undefined;
+    latest = undefined;
+    running = false;
   };
-  return async function current(): Promise<GatewayConfig | undefined> {
+  return function current(): Promise<GatewayConfig | undefined> {
     lastAsked = Date.now();
-    running ??= loop();
-    if (latest && Date.now() - latest.startedAt <= FRESH_MS) return latest.config;
-    const asked = Date.now();
-    while (Date.now() - asked < FRESH_MS * 2) {
-      await new Promise((r) => setTimeout(r, 50));
-      if (latest && latest.startedAt >= asked) return latest.config;
+    if (!running) {
+      running = true;
+      void loop();
     }
-    return latest?.config;
+    return latest ? Promise.resolve(latest) : new Promise((resolve) => waiters.push(resolve));
   };
 }
 
