@@ -180,13 +180,17 @@ export function gatewayConfigSource(dump: () => Promise<GatewayConfig>, log: (li
     latest = undefined;
     running = false;
   };
-  return function current(): Promise<GatewayConfig | undefined> {
-    lastAsked = Date.now();
-    if (!running) {
-      running = true;
-      void loop();
-    }
-    return latest ? Promise.resolve(latest) : new Promise((resolve) => waiters.push(resolve));
+  return {
+    current(): Promise<GatewayConfig | undefined> {
+      lastAsked = Date.now();
+      if (!running) {
+        running = true;
+        void loop();
+      }
+      return latest ? Promise.resolve(latest) : new Promise((resolve) => waiters.push(resolve));
+    },
+    /** Whether dumps are running (a probe came within the idle spell). */
+    active: () => running,
   };
 }
 
@@ -198,7 +202,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   }
   const run = promisify(execFile);
   const log = (line: string) => console.log(`${new Date().toISOString()} gateway-probe: ${line}`);
-  const current = gatewayConfigSource(async () => {
+  const { current } = gatewayConfigSource(async () => {
     const { stdout } = await run(xdsDump, [`--xds=${xds}`, '--type=router', `--namespace=${namespace}`, `--labels=${labels}`, '--timeout=10s'], { maxBuffer: 256 << 20 });
     return JSON.parse(stdout) as GatewayConfig;
   }, log);
