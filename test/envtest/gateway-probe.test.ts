@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
-import { answerProbe, gatewayConfigSource, HASH_HEADER, type GatewayConfig, type ProbeRequest } from './gateway-probe.ts';
-import { waitFor } from '../support/wait.ts';
+import { answerProbe, HASH_HEADER, latestConfig, type GatewayConfig, type ProbeRequest } from './gateway-probe.ts';
 
 // The shape istiod gives the ingress gateway for net-gateway-api's HTTPRoute of
 // a cluster-local host: the probe route (the K-Network-Hash match, the hash set
@@ -72,20 +71,12 @@ describe('the SIMULATED gateway data plane answering Knative\'s probes from the 
 });
 
 describe('the gateway configuration the SIMULATED data plane answers from', () => {
-  const dumps = () => {
-    let n = 0;
-    return { count: () => n, dump: async () => config(`dump-${++n}`) };
-  };
-  const hashOf = (c: GatewayConfig | undefined) => c && answerProbe(c, probe()).headers[HASH_HEADER];
-
-  it('waits for a first dump, answers from the newest while probes keep coming, and after an idle spell waits for a fresh one', async () => {
-    const d = dumps();
-    const source = gatewayConfigSource(d.dump, () => {}, 300, 20);
-    const current = () => source.current();
-    assert.equal(hashOf(await current()), 'dump-1');
-    await waitFor('a newer dump while probes come in', async () => (Number(hashOf(await current())?.slice(5)) > 1 || undefined), { timeoutMs: 5_000 });
-    await waitFor('the dumps to stop once no probe came for the idle spell', () => !source.active(), { timeoutMs: 5_000 });
-    const idle = d.count();
-    assert.equal(hashOf(await current()), `dump-${idle + 1}`, 'not the configuration from before the idle spell');
+  it('is the newest the stream gave; a probe before the first waits for it', async () => {
+    const source = latestConfig();
+    const early = source.current();
+    source.update(config('first'));
+    assert.deepEqual(answerProbe(await early, probe()).headers, { [HASH_HEADER]: 'first' });
+    source.update(config('second'));
+    assert.deepEqual(answerProbe(await source.current(), probe()).headers, { [HASH_HEADER]: 'second' });
   });
 });

@@ -13,8 +13,8 @@
 // No Envoy runs here, and no container. This process plays both, from what the
 // gateway's Envoy would hold: it listens, in the data plane's main network
 // namespace (where the simulated pod IPs are local, netns.ts), on the gateway
-// pod's ports, reads what istiod sends that gateway proxy (xds-dump, the ADS
-// client test/support/envoy-config.ts uses), and answers a probe as Envoy with
+// pod's ports, holds the gateway proxy's ADS stream to istiod (xds-dump --watch,
+// the ADS client test/support/envoy-config.ts uses), and answers a probe as Envoy with
 // that configuration, then the revision's probe handler, would: the listener of
 // the port, the virtual host of the Host, the first route whose match holds, its
 // headers applied (answerProbe). No route: 404, an unknown cluster: 503, both
@@ -22,9 +22,9 @@
 // programmed its HTTPRoutes into the gateway's routes, with the new hash.
 // Requests other than Knative's probes get a 503 naming the simulation.
 // Run as a program: node gateway-probe.ts XDS_DUMP XDS_ADDR NAMESPACE LABELS PORT...
-import { execFile } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
-import { promisify } from 'node:util';
+import { createInterface } from 'node:readline';
 
 /** What the prober sends (knative.dev/networking pkg/http/header). */
 export const PROBE_HEADER = { key: 'k-network-probe', value: 'probe' } as const;
@@ -151,46 +151,22 @@ function applyHeaders(incoming: IncomingHttpHeaders, levels: WithHeaders[]): Rec
 }
 
 /**
- * The gateway proxy's configuration, read from istiod while probes come in:
- * dumps run back to back (one at a time, MIN_GAP_MS apart) until no probe has
- * arrived for IDLE_MS. A probe is answered from the newest dump of the current
- * run of dumps, as a running Envoy answers from what it last received; after an
- * idle spell it waits for the first dump of the new run.
+ * The gateway proxy's configuration as the stream from istiod last gave it
+ * (`update`, each time it changes): a probe is answered from the newest, as a
+ * running Envoy answers from what it last received; before the first, it waits.
  */
-const IDLE_MS = 15_000;
-const MIN_GAP_MS = 500;
-
-export function gatewayConfigSource(dump: () => Promise<GatewayConfig>, log: (line: string) => void, idleMs = IDLE_MS, gapMs = MIN_GAP_MS) {
+export function latestConfig() {
   let latest: GatewayConfig | undefined;
-  let lastAsked = 0;
-  let running = false;
-  let waiters: Array<(c: GatewayConfig | undefined) => void> = [];
-  const loop = async () => {
-    while (Date.now() - lastAsked < idleMs) {
-      const startedAt = Date.now();
-      try {
-        latest = await dump();
-      } catch (err) {
-        log(`reading the gateway's configuration from istiod failed: ${(err as Error).message.split('\n')[0]}`);
-      }
-      for (const w of waiters) w(latest);
-      waiters = [];
-      await new Promise((r) => setTimeout(r, Math.max(0, startedAt + gapMs - Date.now())));
-    }
-    latest = undefined;
-    running = false;
-  };
+  let waiters: Array<(c: GatewayConfig) => void> = [];
   return {
-    current(): Promise<GatewayConfig | undefined> {
-      lastAsked = Date.now();
-      if (!running) {
-        running = true;
-        void loop();
-      }
+    update(config: GatewayConfig): void {
+      latest = config;
+      for (const w of waiters) w(config);
+      waiters = [];
+    },
+    current(): Promise<GatewayConfig> {
       return latest ? Promise.resolve(latest) : new Promise((resolve) => waiters.push(resolve));
     },
-    /** Whether dumps are running (a probe came within the idle spell). */
-    active: () => running,
   };
 }
 
@@ -200,18 +176,25 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     console.error('usage: gateway-probe.ts XDS_DUMP XDS_ADDR NAMESPACE LABELS PORT...');
     process.exit(2);
   }
-  const run = promisify(execFile);
   const log = (line: string) => console.log(`${new Date().toISOString()} gateway-probe: ${line}`);
-  const { current } = gatewayConfigSource(async () => {
-    const { stdout } = await run(xdsDump, [`--xds=${xds}`, '--type=router', `--namespace=${namespace}`, `--labels=${labels}`, '--timeout=10s'], { maxBuffer: 256 << 20 });
-    return JSON.parse(stdout) as GatewayConfig;
-  }, log);
+  const config = latestConfig();
+  // One ADS stream held open, as the gateway's Envoy would (xds-dump --watch: a JSON line per change).
+  let child: ReturnType<typeof spawn> | undefined;
+  const watch = () => {
+    child = spawn(xdsDump, [`--xds=${xds}`, '--type=router', `--namespace=${namespace}`, `--labels=${labels}`, '--timeout=60s', '--watch'],
+      { stdio: ['ignore', 'pipe', 'inherit'] });
+    createInterface({ input: child.stdout! }).on('line', (line) => config.update(JSON.parse(line) as GatewayConfig));
+    child.on('exit', (code) => {
+      log(`xds-dump --watch exited (${code}); reconnecting`);
+      setTimeout(watch, 1_000);
+    });
+  };
+  watch();
+  process.on('exit', () => child?.kill());
   for (const port of ports.map(Number)) {
     createServer((req, res) => {
-      void current().then((config) => {
-        const answer: ProbeAnswer = config
-          ? answerProbe(config, { port, host: req.headers.host ?? '', path: req.url ?? '/', headers: req.headers })
-          : { status: 503, headers: {}, why: 'no configuration from istiod yet' };
+      void config.current().then((c) => {
+        const answer = answerProbe(c, { port, host: req.headers.host ?? '', path: req.url ?? '/', headers: req.headers });
         if (answer.status !== 200) log(`${answer.status} ${req.headers.host}${req.url} on :${port}: ${answer.why}`);
         res.writeHead(answer.status, answer.headers).end(answer.status === 200 ? '' : `${answer.why}\n`);
       });
