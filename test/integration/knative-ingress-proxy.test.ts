@@ -37,10 +37,10 @@ const isProbeRoute = (r: EnvoyRoute) => (r.match.headers ?? []).some((h) => h.na
 /** The clusters a route sends to, with their weights (one backend is a plain cluster in Envoy: 100). */
 const weights = (r: EnvoyRoute | undefined): Record<string, number> => (r?.route?.cluster ? { [r.route.cluster]: 100 }
   : Object.fromEntries(r?.route?.weighted_clusters?.clusters.map((c) => [c.name, c.weight]) ?? []));
-/** The traffic route for `host` on the local gateway's listener (the catch-all after Knative's probe routes). */
+/** The traffic route for `host` on the local gateway's listener: the catch-all, after Knative's header-matched (probe) routes. */
 function trafficRoute(c: ProxyConfig, host: string): EnvoyRoute | undefined {
   const vh = virtualHostsFor(c, host).find((v) => v.routeConfig === LOCAL_ROUTES);
-  return vh?.routes.find((r) => !isProbeRoute(r) && r.match.prefix === '/');
+  return vh?.routes.find((r) => r.match.prefix === '/' && (r.match.headers ?? []).length === 0);
 }
 
 /** The value a route sets for request header `name` (Envoy's request_headers_to_add). */
