@@ -255,15 +255,17 @@ export async function startDataPlane(host: DataPlaneHost, opts: DataPlaneOptions
     }
     const istiod = await istiodStarted;
     if (istiod) host.log(`istiod's webhook answered ${(istiod.readyInMs / 1000).toFixed(1)}s after its setup began`);
-    if (withNetGatewayApi) {
-      const netgwStarted = performance.now();
+    // Beside KServe's start: it needs istiod (the Gateways' implementation) and Knative's namespace.
+    const netgwStarted = withNetGatewayApi ? (async () => {
+      const at = performance.now();
       await startNetGatewayApi({
         binDir: host.binDir, dir, kubeConfig: kc, kubeconfigInNs: kubeconfig, exposeService, launchInNs,
         launchNodeInNs: (name, script, args) => node(name, script, args, inMain),
         listening: (port) => reachable(sockets.mainConnect, port),
       }, (p, check) => waitHealthy(p, dir, check));
-      host.log(`net-gateway-api started in ${((performance.now() - netgwStarted) / 1000).toFixed(1)}s`);
-    }
+      host.log(`net-gateway-api started in ${((performance.now() - at) / 1000).toFixed(1)}s`);
+    })() : Promise.resolve();
+    netgwStarted.catch(() => {});
     if (withKServe) {
       await startKServe({ binDir: host.binDir, dir, kubeConfig: kc, kubeconfigInNs: kubeconfig, exposeService, launchInNs });
       // SIMULATED model download, in the harness's process unless detached, like the KIngress status.
@@ -275,6 +277,7 @@ export async function startDataPlane(host: DataPlaneHost, opts: DataPlaneOptions
         nodes: Object.keys(nodeNetns),
       });
     }
+    await netgwStarted;
     host.log(`data plane ready in ${((performance.now() - started) / 1000).toFixed(1)}s (netns ${allNetns.join(', ')}; `
       + `${withKnative ? 'Knative Serving 1.21' : 'no Knative'}${withIstio ? ', istiod (no Envoy runs)' : ''}`
       + `${withNetGatewayApi ? ', net-gateway-api (gateway data plane SIMULATED for its probes)' : withKnative ? ', KIngress status SIMULATED' : ''}${withKServe ? ', KServe 0.20 with its local model cache (model downloads SIMULATED)' : ''})`);
