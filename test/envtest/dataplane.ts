@@ -7,8 +7,12 @@
 // With KServe, its local model cache runs too (kserve-localmodel.ts): the
 // controller, and the node agent once per node in a namespace of its own.
 // istiod (istiod.ts) runs beside them, its validating webhook registered.
-// What is still simulated: the network (bridge), the nodes (KWOK), the ingress
-// (kingress-status.ts; istiod configures no Envoy: none runs), model downloads
+// With istiod, Knative's own network ingress runs too (net-gateway-api.ts):
+// every KIngress becomes HTTPRoutes that istiod turns into the ingress
+// gateway's Envoy routes. What is still simulated: the network (bridge), the
+// nodes (KWOK), the gateway's data plane (gateway-probe.ts answers Knative's
+// readiness probes from istiod's configuration: no Envoy runs), the KIngress
+// status without istiod (kingress-status.ts), model downloads
 // (model-download.ts) and any traffic or metrics (no container runs).
 import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -24,13 +28,17 @@ import { createNetns, deleteNetns, deleteNetnsOnExit, netnsName, POD_CIDR, sweep
 import { kubeconfigYaml } from './pki.ts';
 import { spawnDetached, supervise, waitHealthy, type LaunchOptions, type RunningProcess } from './supervise.ts';
 import { startIstiod } from './istiod.ts';
+import { INGRESS_CLASS, startNetGatewayApi } from './net-gateway-api.ts';
 import { startKServe } from './kserve.ts';
 import { startLocalModel } from './kserve-localmodel.ts';
 import { runModelDownload } from './model-download.ts';
 import { downloadModule } from './upstream-crds.ts';
 
 export interface DataPlaneOptions {
-  /** Run the real Knative Serving (controller, webhook, autoscaler) and the KIngress status stand-in. Default true. */
+  /**
+   * Run the real Knative Serving (controller, webhook, autoscaler) and its network ingress: with istiod,
+   * the real net-gateway-api; without, the KIngress status stand-in. Default true.
+   */
   knative?: boolean;
   /** Run the real KServe controller (Knative mode, its webhooks and ClusterServingRuntimes) and its local model cache; needs Knative. Default: with Knative. */
   kserve?: boolean;
@@ -210,7 +218,9 @@ export async function startDataPlane(host: DataPlaneHost, opts: DataPlaneOptions
       renameSync(`${sockets.services}.tmp`, sockets.services);
     };
 
-    const knativeInstalled = withKnative ? installKnativeServing(kc) : Promise.resolve();
+    // With istiod, Knative's KIngresses are net-gateway-api's (Gateway API, which istiod implements).
+    const withNetGatewayApi = withKnative && withIstio;
+    const knativeInstalled = withKnative ? installKnativeServing(kc, withNetGatewayApi ? INGRESS_CLASS : undefined) : Promise.resolve();
     const launchInNs = (name: string, binary: string, args: string[], env: Record<string, string>) => launch(name, binary, args, { ...inMain, env });
     // Beside Knative's start: it needs only the API server. Awaited before KServe, whose VirtualServices it validates.
     const istiodStarted = withIstio
@@ -233,8 +243,8 @@ export async function startDataPlane(host: DataPlaneHost, opts: DataPlaneOptions
         { netns: netns.autoscaler, env: knativeEnv('autoscaler', AUTOSCALER_POD_IP) });
       let lastRefusal = '(none)';
       // In the harness's process unless detached: it only talks to the API server, and a Node process of its own costs ~140 MiB.
-      if (host.detached) node('kingress-status', 'kingress-status.ts', [join(dir, 'kubeconfig')]);
-      else void runKIngressStatus(kc, harnessStop.signal);
+      if (!withNetGatewayApi && host.detached) node('kingress-status', 'kingress-status.ts', [join(dir, 'kubeconfig')]);
+      else if (!withNetGatewayApi) void runKIngressStatus(kc, harnessStop.signal);
       await Promise.all([
         waitHealthy(controller, dir, () => httpOk(sockets.mainConnect, 8080, '/readiness')),
         waitHealthy(autoscaler, dir, () => reachable(sockets.autoscalerConnect, 8080)),
@@ -245,6 +255,17 @@ export async function startDataPlane(host: DataPlaneHost, opts: DataPlaneOptions
     }
     const istiod = await istiodStarted;
     if (istiod) host.log(`istiod's webhook answered ${(istiod.readyInMs / 1000).toFixed(1)}s after its setup began`);
+    // Beside KServe's start: it needs istiod (the Gateways' implementation) and Knative's namespace.
+    const netgwStarted = withNetGatewayApi ? (async () => {
+      const at = performance.now();
+      await startNetGatewayApi({
+        binDir: host.binDir, dir, kubeConfig: kc, kubeconfigInNs: kubeconfig, exposeService, launchInNs,
+        launchNodeInNs: (name, script, args) => node(name, script, args, inMain),
+        listening: (port) => reachable(sockets.mainConnect, port),
+      }, (p, check) => waitHealthy(p, dir, check));
+      host.log(`net-gateway-api started in ${((performance.now() - at) / 1000).toFixed(1)}s`);
+    })() : Promise.resolve();
+    netgwStarted.catch(() => {});
     if (withKServe) {
       await startKServe({ binDir: host.binDir, dir, kubeConfig: kc, kubeconfigInNs: kubeconfig, exposeService, launchInNs });
       // SIMULATED model download, in the harness's process unless detached, like the KIngress status.
@@ -256,8 +277,10 @@ export async function startDataPlane(host: DataPlaneHost, opts: DataPlaneOptions
         nodes: Object.keys(nodeNetns),
       });
     }
+    await netgwStarted;
     host.log(`data plane ready in ${((performance.now() - started) / 1000).toFixed(1)}s (netns ${allNetns.join(', ')}; `
-      + `${withKnative ? 'Knative Serving 1.21' : 'no Knative'}${withIstio ? ', istiod (webhook only: no Envoy runs)' : ''}${withKServe ? ', KServe 0.20 with its local model cache (model downloads SIMULATED)' : ''})`);
+      + `${withKnative ? 'Knative Serving 1.21' : 'no Knative'}${withIstio ? ', istiod (no Envoy runs)' : ''}`
+      + `${withNetGatewayApi ? ', net-gateway-api (gateway data plane SIMULATED for its probes)' : withKnative ? ', KIngress status SIMULATED' : ''}${withKServe ? ', KServe 0.20 with its local model cache (model downloads SIMULATED)' : ''})`);
 
     return {
       netns,

@@ -104,7 +104,7 @@ async function ensureCrds(kc: KubeConfig): Promise<void> {
 }
 
 /** One template of a chart in the module, rendered by the rig's helm with its own (empty) config, cache and data directories. */
-async function helmTemplate(rig: IstiodRig, release: string, chart: string, template: string, set: string[] = []): Promise<KubernetesObject[]> {
+export async function helmTemplate(rig: IstiodRig, release: string, chart: string, template: string, set: string[] = []): Promise<KubernetesObject[]> {
   const home = join(rig.dir, 'istiod', 'helm');
   mkdirSync(home, { recursive: true });
   const args = ['template', release, chart, '--namespace', ISTIO_NAMESPACE, '--show-only', template, ...set.flatMap((s) => ['--set', s])];

@@ -1,5 +1,7 @@
-// SIMULATED NETWORK INGRESS: a stand-in for net-istio's status half, because
-// no network ingress (net-istio, Kourier) is available as a module here. For
+// SIMULATED NETWORK INGRESS: a stand-in for net-istio's status half, for a rig
+// without istiod (ENVTEST_ISTIO=off). With istiod the rig runs Knative's real
+// network ingress, net-gateway-api (net-gateway-api.ts), which needs a Gateway
+// API implementation; net-istio itself is not served by the module proxy. For
 // every KIngress (networking.internal.knative.dev/v1alpha1 Ingress, types in
 // knative.dev/networking pkg/apis/networking/v1alpha1/ingress_{types,lifecycle}.go)
 // of the Istio ingress class it writes what net-istio's reconciler writes once

@@ -51,8 +51,13 @@ const RIG_CONFIG: Record<string, Record<string, string>> = {
   },
 };
 
-/** Installs Knative's CRDs, namespace, config maps, webhook configurations and webhook secret. */
-export async function installKnativeServing(kc: KubeConfig): Promise<void> {
+/**
+ * Installs Knative's CRDs, namespace, config maps, webhook configurations and webhook secret.
+ * `ingressClass`: config-network's ingress-class, the network ingress that reconciles Knative's
+ * KIngresses (net-gateway-api.ts); unset, Knative's default (net-istio's class, which the
+ * SIMULATED kingress-status.ts marks Ready when no istiod runs).
+ */
+export async function installKnativeServing(kc: KubeConfig, ingressClass?: string): Promise<void> {
   await installCrds(kc, await upstreamCrds(UPSTREAM_CRD_SOURCES.filter((s) => s.module.startsWith('knative.dev/'))));
   const [serving, networking] = await Promise.all([
     downloadModule(SERVING.module, SERVING.version), downloadModule(NETWORKING.module, NETWORKING.version),
@@ -72,7 +77,7 @@ export async function installKnativeServing(kc: KubeConfig): Promise<void> {
   const client = KubernetesObjectApi.makeApiClient(kc);
   for (const file of files) {
     for (const obj of objectsIn(file).filter((o) => !file.includes('/deployments/') || o.kind === 'Service')) {
-      const rig = RIG_CONFIG[obj.metadata?.name ?? ''];
+      const rig = { ...RIG_CONFIG, ...(ingressClass ? { 'config-network': { 'ingress-class': ingressClass } } : {}) }[obj.metadata?.name ?? ''];
       const desired = rig && obj.kind === 'ConfigMap' ? { ...obj, data: { ...(obj as { data?: object }).data, ...rig } } : obj;
       await client.patch(withReleaseLabel(desired, KNATIVE_RELEASE), undefined, undefined, 'envtest', true, PatchStrategy.ServerSideApply);
     }

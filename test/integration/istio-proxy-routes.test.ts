@@ -6,11 +6,11 @@
 //
 // The operator's routes all go to Knative's local gateway with the authority
 // rewritten to the target's cluster-local host; the split per revision
-// (canaryPercent) is Knative's, in its own KIngress, which net-istio would
-// turn into a second VirtualService. net-istio is not in the rig, so the
-// per-revision weights are not in these routes: they are asserted where
-// Knative reports them (canary.test.ts). The tests below assert that no
-// weighted split appears in the operator's routes.
+// (canaryPercent) is Knative's, in its own KIngress, which Knative's network
+// ingress programs into the local gateway. The tests below assert that no
+// weighted split appears in the operator's routes; the per-revision weights
+// are read on the local gateway's proxy, where the rig's real net-gateway-api
+// and istiod put them (knative-ingress-proxy.test.ts).
 import assert from 'node:assert/strict';
 import { KubernetesObjectApi } from '@kubernetes/client-node';
 import type { ServerlessApp } from '../../src/api/v1alpha1/serverlessapp.ts';

@@ -1,9 +1,11 @@
-// Knative's local gateway Service, which net-istio installs (its
-// `knative-local-gateway` Service in istio-system, in front of the ingress
-// gateway pods) and every route the operator writes goes to. The rig runs no
-// net-istio, so there is none; istiod makes a cluster only for a host it knows
-// as a Service, and istioctl analyze reports a destination host it does not
-// know. Tests that read what Istio makes of the operator's routes create it.
+// Knative's local gateway Service, which Knative's network ingress installs
+// (net-istio's or net-gateway-api's `knative-local-gateway` Service in
+// istio-system, in front of the ingress gateway pods) and every route the
+// operator writes goes to. The rig installs net-gateway-api's with istiod
+// (test/envtest/net-gateway-api.ts); istiod makes a cluster only for a host it
+// knows as a Service, and istioctl analyze reports a destination host it does
+// not know, so tests that read what Istio makes of the operator's routes make
+// sure it is there.
 import { KubernetesObjectApi } from '@kubernetes/client-node';
 import { testEnv } from './cluster.ts';
 

@@ -9,6 +9,10 @@
 // Like Envoy it watches every listener and cluster, then the route
 // configurations the listeners' HTTP connection managers name (RDS). No Envoy
 // runs in the rig; this is the configuration one would be given.
+//
+// With --watch it stays connected, as an Envoy does, and prints one such JSON
+// object per line: the first once complete, then one each time istiod's pushes
+// change it (after a quiet 100 ms), until the stream ends.
 package main
 
 import (
@@ -100,7 +104,8 @@ func main() {
 	workload := flag.String("workload", "xds-dump", "the proxy's workload (pod) name")
 	ip := flag.String("ip", "10.255.0.254", "the proxy's IP (no pod needs to have it)")
 	labels := flag.String("labels", "", "the proxy's labels, k=v,k=v (a gateway's must match its Gateway's selector)")
-	timeout := flag.Duration("timeout", 20*time.Second, "give up after this long")
+	timeout := flag.Duration("timeout", 20*time.Second, "give up after this long (with --watch: on the first configuration)")
+	watch := flag.Bool("watch", false, "stay connected and print the configuration again, one JSON object per line, each time it changes")
 	flag.Parse()
 	// Istio's log writes to stdout by default, where the JSON goes.
 	logOpts := log.DefaultOptions()
@@ -146,6 +151,7 @@ func main() {
 			s.mu.Lock()
 			s.clusters[name] = e != adsc.EventDelete
 			s.mu.Unlock()
+			s.notify()
 		}),
 		adsc.Watch[*cluster.Cluster]("*"),
 		adsc.Register(func(_ adsc.HandlerContext, name, _ string, r *route.RouteConfiguration, e adsc.Event) {
@@ -160,9 +166,14 @@ func main() {
 		}),
 	)
 
-	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	runCtx, stop := context.WithCancel(context.Background())
+	defer stop()
+	ctx, cancel := context.WithTimeout(runCtx, *timeout)
 	defer cancel()
-	go client.Run(ctx)
+	go func() {
+		client.Run(runCtx)
+		stop()
+	}()
 	select {
 	case <-client.Synced():
 	case <-ctx.Done():
@@ -176,6 +187,25 @@ func main() {
 		}
 	}
 	print(s)
+	for *watch {
+		select {
+		case <-s.changed:
+		case <-runCtx.Done():
+			fail("the stream from %s ended", *xds)
+		}
+		// A push arrives as several responses (listeners, then the routes they name): print once they settle.
+		for quiet := false; !quiet || !s.complete(); {
+			select {
+			case <-s.changed:
+				quiet = false
+			case <-time.After(100 * time.Millisecond):
+				quiet = true
+			case <-runCtx.Done():
+				fail("the stream from %s ended", *xds)
+			}
+		}
+		print(s)
+	}
 }
 
 func print(s *state) {
