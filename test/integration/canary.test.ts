@@ -11,10 +11,11 @@
 // expectedAppRoutes says how: with gateway-api the per-revision weights are in
 // Envoy's weighted clusters; with istio the operator's routes all go to
 // Knative's local gateway with the Host rewritten (the header route to the
-// candidate's tag host, the mirror, timeout and retries are in Envoy) while the
-// per-revision weights are in Knative's own KIngress, which only net-istio
-// (not in the rig) would turn into Envoy routes: there the weights are asserted
-// as Knative reports them only. Automated steps run on a controlled clock
+// candidate's tag host, the mirror, timeout and retries are in Envoy) and the
+// per-revision weights are in Knative's own KIngress, which the rig's
+// net-gateway-api turns into routes on the local gateway: knativeReports reads
+// them there, under either router.
+// Automated steps run on a controlled clock
 // against a loopback Prometheus the operator knows as the platform provider "test".
 import assert from 'node:assert/strict';
 import { CoreV1Api, type V1Node } from '@kubernetes/client-node';
@@ -24,7 +25,7 @@ import { OffsetClock } from '../../src/runtime/clock.ts';
 import { Kinds } from '../../src/util/kinds.ts';
 import { app, applyApp, condition, getApp, getKsvc, getRevision, knativeReady, readyTrue, reportedSplit, userClient, waitForApp, type AppSpec } from '../support/apps.ts';
 import { freshNamespace, testEnv, writesSince, writesWithin } from '../support/cluster.ts';
-import { expectedAppRoutes, gatewayWithProxy, untilAppRoutes, type AppTraffic, type ProxyIdentity } from '../support/envoy-config.ts';
+import { expectedAppRoutes, gatewayWithProxy, untilAppRoutes, untilKnativeSplit, type AppTraffic, type ProxyIdentity } from '../support/envoy-config.ts';
 import { LoopbackServer, promVector } from '../support/http-server.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
 import { waitFor } from '../support/wait.ts';
@@ -44,7 +45,11 @@ const RETRIES = { attempts: 3, perTryTimeout: '2s' };
 const MATCH = [{ header: 'x-canary', exact: 'yes' }];
 const MATCHED = ['x-canary=yes'];
 
-/** Waits until Knative reports exactly `want` (tag -> percent) for the app's Knative Service. */
+/**
+ * Waits until Knative reports exactly `want` (tag -> percent) for the app's Knative Service, and, with the
+ * rig's istiod, until Knative's own routes on its local gateway split the revisions so: net-gateway-api turns
+ * Knative's KIngress into HTTPRoutes there, whichever router the operator uses for its own ingress.
+ */
 async function knativeReports(ns: string, want: Record<string, number>, message: string): Promise<void> {
   let last: Record<string, number> = {};
   await waitFor(`${message}: Knative reports ${JSON.stringify(want)}`, async () => {
@@ -53,6 +58,10 @@ async function knativeReports(ns: string, want: Record<string, number>, message:
   }, { timeoutMs: 60_000 }).catch((err: Error) => {
     throw new Error(`${err.message}; it reports ${JSON.stringify(last)}`);
   });
+  if (!testEnv().dataPlane?.istio) return;
+  const byRevision: Record<string, number> = {};
+  for (const t of (await getKsvc(ns, 'shop'))?.status?.traffic ?? []) byRevision[t.revisionName!] = (byRevision[t.revisionName!] ?? 0) + t.percent;
+  await untilKnativeSplit(message, ns, 'shop', byRevision);
 }
 const sorted = (o: Record<string, number>) => Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b)));
 

@@ -14,10 +14,9 @@ import assert from 'node:assert/strict';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { app, applyApp, condition, waitForApp, type AppSpec } from '../support/apps.ts';
 import { freshNamespace, testEnv } from '../support/cluster.ts';
-import { untilProxy, virtualHostsFor, type EnvoyRoute, type ProxyConfig, type ProxyIdentity } from '../support/envoy-config.ts';
+import { KNATIVE_GATEWAY, KNATIVE_LOCAL_ROUTES, knativeTrafficRoute, serviceCluster, untilProxy, virtualHostsFor, weightsOf, type EnvoyRoute } from '../support/envoy-config.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
 import { waitFor } from '../support/wait.ts';
-import { GATEWAY_POD_LABELS } from '../envtest/net-gateway-api.ts';
 import { HASH_HEADER } from '../envtest/gateway-probe.ts';
 
 /** A revision's start on the real Knative, generous for a loaded machine (as canary.test.ts). */
@@ -25,23 +24,8 @@ const READY_MS = 300_000;
 /** A pod asking for more CPU than any rig node has stays Pending, so Knative never makes its revision Ready. */
 const UNSCHEDULABLE_CPU = '1000';
 const image = (tag: string) => `ghcr.io/acme/shop:${tag}`;
-/** The ingress gateway pod's proxy, which both of Knative's Gateways bind (istio-system, the gateway chart's labels). */
-const GATEWAY: ProxyIdentity = { type: 'router', namespace: 'istio-system', labels: GATEWAY_POD_LABELS };
-/** knative-local-gateway's listener: its Service's port 80 translated to the targetPort 8081 (net-gateway-api third_party/istio). */
-const LOCAL_ROUTES = 'http.8081';
-
-/** The Envoy cluster of a Knative revision's Service, port 80, as Knative's KIngress split names it. */
-const revisionCluster = (ns: string, revision: string) => `outbound|80||${revision}.${ns}.svc.cluster.local`;
 /** Knative's readiness-probe routes match its hash header; the others carry the traffic. */
 const isProbeRoute = (r: EnvoyRoute) => (r.match.headers ?? []).some((h) => h.name.toLowerCase() === HASH_HEADER);
-/** The clusters a route sends to, with their weights (one backend is a plain cluster in Envoy: 100). */
-const weights = (r: EnvoyRoute | undefined): Record<string, number> => (r?.route?.cluster ? { [r.route.cluster]: 100 }
-  : Object.fromEntries(r?.route?.weighted_clusters?.clusters.map((c) => [c.name, c.weight]) ?? []));
-/** The traffic route for `host` on the local gateway's listener: the catch-all, after Knative's header-matched (probe) routes. */
-function trafficRoute(c: ProxyConfig, host: string): EnvoyRoute | undefined {
-  const vh = virtualHostsFor(c, host).find((v) => v.routeConfig === LOCAL_ROUTES);
-  return vh?.routes.find((r) => r.match.prefix === '/' && (r.match.headers ?? []).length === 0);
-}
 
 /** The value a route sets for request header `name` (Envoy's request_headers_to_add). */
 function headerSet(r: EnvoyRoute, name: string): string | undefined {
@@ -83,31 +67,31 @@ describe('the per-revision weights of Knative\'s own routes, on the local gatewa
     const v1 = await waitForApp(ns, 'shop', (a) => a.status?.phase === 'Stable' && !!a.status.versions?.stable?.ready, 'v1 ready on Knative', READY_MS);
     const stable = v1.status!.versions!.stable!.revision!;
     // Ready means Knative's KIngress is Ready: net-gateway-api's prober saw the gateway answer with its hash.
-    const { found: first } = await untilProxy('the local gateway\'s route for v1', GATEWAY, (c) => trafficRoute(c, host));
-    assert.deepEqual(weights(first), { [revisionCluster(ns, stable)]: 100 });
+    const { found: first } = await untilProxy('the local gateway\'s route for v1', KNATIVE_GATEWAY, (c) => knativeTrafficRoute(c, host));
+    assert.deepEqual(weightsOf(first), { [serviceCluster(ns, stable)]: 100 });
 
     await applyApp(app(ns, 'shop', spec('2', { canaryPercent: 20 })));
     const a = await waitForApp(ns, 'shop', (x) => !!x.status?.versions?.candidate?.ready && x.status.canary?.trafficPercent === 20, 'the candidate ready at 20%', READY_MS);
     const candidate = a.status!.versions!.candidate!.revision!;
 
-    const { config, found: split } = await untilProxy('the local gateway\'s 80/20 split for the app', GATEWAY, (c) => {
-      const r = trafficRoute(c, host);
-      return weights(r)[revisionCluster(ns, candidate)] === 20 ? r : undefined;
+    const { config, found: split } = await untilProxy('the local gateway\'s 80/20 split for the app', KNATIVE_GATEWAY, (c) => {
+      const r = knativeTrafficRoute(c, host);
+      return weightsOf(r)[serviceCluster(ns, candidate)] === 20 ? r : undefined;
     });
-    assert.deepEqual(weights(split), { [revisionCluster(ns, stable)]: 80, [revisionCluster(ns, candidate)]: 20 }, 'one cluster per revision, weighted as the canary');
-    assert.deepEqual(virtualHostsFor(config, host).map((v) => v.routeConfig), [LOCAL_ROUTES], 'on the local gateway\'s listener only (the app is cluster-local)');
+    assert.deepEqual(weightsOf(split), { [serviceCluster(ns, stable)]: 80, [serviceCluster(ns, candidate)]: 20 }, 'one cluster per revision, weighted as the canary');
+    assert.deepEqual(virtualHostsFor(config, host).map((v) => v.routeConfig), [KNATIVE_LOCAL_ROUTES], 'on the local gateway\'s listener only (the app is cluster-local)');
     // The tag the operator gives the candidate (its header and mirror routes rewrite to this host).
-    assert.deepEqual(weights(trafficRoute(config, `candidate-shop.${ns}.svc.cluster.local`)), { [revisionCluster(ns, candidate)]: 100 }, 'the candidate\'s tag host');
-    const missing = [revisionCluster(ns, stable), revisionCluster(ns, candidate)].filter((c) => !config.clusters.includes(c));
+    assert.deepEqual(weightsOf(knativeTrafficRoute(config, `candidate-shop.${ns}.svc.cluster.local`)), { [serviceCluster(ns, candidate)]: 100 }, 'the candidate\'s tag host');
+    const missing = [serviceCluster(ns, stable), serviceCluster(ns, candidate)].filter((c) => !config.clusters.includes(c));
     assert.deepEqual(missing, [], 'the gateway proxy has a cluster for each revision');
 
     await applyApp(app(ns, 'shop', spec('2', { canaryPercent: 100 })));
     await waitForApp(ns, 'shop', (x) => condition(x, 'Promoted')?.status === 'True' && x.status?.phase === 'Stable', 'promoted', 120_000);
-    const { found: promoted } = await untilProxy('the local gateway\'s route all to the promoted revision', GATEWAY, (c) => {
-      const r = trafficRoute(c, host);
-      return Object.keys(weights(r)).length === 1 ? r : undefined;
+    const { found: promoted } = await untilProxy('the local gateway\'s route all to the promoted revision', KNATIVE_GATEWAY, (c) => {
+      const r = knativeTrafficRoute(c, host);
+      return Object.keys(weightsOf(r)).length === 1 ? r : undefined;
     });
-    assert.deepEqual(weights(promoted), { [revisionCluster(ns, candidate)]: 100 });
+    assert.deepEqual(weightsOf(promoted), { [serviceCluster(ns, candidate)]: 100 });
   });
 
   it('a candidate Knative never makes ready is in none of the local gateway\'s routes: the stable revision keeps 100', async () => {
@@ -128,11 +112,11 @@ describe('the per-revision weights of Knative\'s own routes, on the local gatewa
       return r.status?.observedGeneration === r.metadata.generation || undefined;
     }, { timeoutMs: 60_000 });
     const hash = await waitFor('net-gateway-api\'s HTTPRoute for the host', async () => probeHashOf(await httpRoute(ns, host)), { timeoutMs: 60_000 });
-    const { config, found } = await untilProxy(`the local gateway's routes for the app at its KIngress hash ${hash}`, GATEWAY, (c) => {
-      const vh = virtualHostsFor(c, host).find((v) => v.routeConfig === LOCAL_ROUTES);
-      return vh?.routes.some((r) => isProbeRoute(r) && headerSet(r, HASH_HEADER) === hash) ? trafficRoute(c, host) : undefined;
+    const { config, found } = await untilProxy(`the local gateway's routes for the app at its KIngress hash ${hash}`, KNATIVE_GATEWAY, (c) => {
+      const vh = virtualHostsFor(c, host).find((v) => v.routeConfig === KNATIVE_LOCAL_ROUTES);
+      return vh?.routes.some((r) => isProbeRoute(r) && headerSet(r, HASH_HEADER) === hash) ? knativeTrafficRoute(c, host) : undefined;
     });
-    assert.deepEqual(weights(found), { [revisionCluster(ns, stable)]: 100 });
+    assert.deepEqual(weightsOf(found), { [serviceCluster(ns, stable)]: 100 });
     const appRoutes = JSON.stringify(config.routes.flatMap((rc) => rc.virtual_hosts ?? []).filter((vh) => vh.domains.some((d) => d.includes(`.${ns}.`))));
     assert.ok(!appRoutes.includes(candidate), `the candidate revision is in no route of the app's hosts: ${appRoutes}`);
   });

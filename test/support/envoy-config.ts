@@ -13,6 +13,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { isDeepStrictEqual, promisify } from 'node:util';
 import { ISTIOD_PORTS } from '../envtest/istiod.ts';
+import { GATEWAY_POD_LABELS } from '../envtest/net-gateway-api.ts';
 import { applyYaml, testEnv } from './cluster.ts';
 import { ensureKnativeLocalGateway } from './knative-local-gateway.ts';
 import { waitFor } from './wait.ts';
@@ -174,8 +175,8 @@ export const serviceCluster = (namespace: string, service: string) => `outbound|
  * The routes a gateway proxy should receive for `t` under each router.
  *  - istio: the operator's VirtualService sends everything to Knative's local gateway (its default, config.ts) with the
  *    Host rewritten to the app's or the candidate tag's cluster-local host; the per-revision split is in Knative's own
- *    KIngress, which only net-istio (not in the rig) would turn into Envoy routes, so the percentages are not in these
- *    routes: the tests read them where Knative reports them. Header route, mirror, timeout and retries are.
+ *    KIngress, which the rig's net-gateway-api turns into routes on the local gateway (untilKnativeSplit reads them
+ *    there), so the percentages are not in these routes. Header route, mirror, timeout and retries are.
  *  - gateway-api: the HTTPRoute names each revision's Service with its weight, so the split is in Envoy's weighted
  *    clusters. Retries cannot be asked for (the router refuses spec.ingress.retries), so istiod's default applies.
  */
@@ -242,4 +243,35 @@ spec:
 `, { namespace });
   }
   return { gateway: `${namespace}/edge`, proxy: { type: 'router', namespace, labels } };
+}
+
+/**
+ * The ingress gateway pod's proxy, which both of Knative's own Gateways bind: net-gateway-api turns each
+ * KIngress into HTTPRoutes on them (test/envtest/net-gateway-api.ts; istio-system, the gateway chart's labels).
+ */
+export const KNATIVE_GATEWAY: ProxyIdentity = { type: 'router', namespace: 'istio-system', labels: GATEWAY_POD_LABELS };
+/** knative-local-gateway's listener: its Service's port 80 translated to the targetPort 8081 (net-gateway-api third_party/istio). */
+export const KNATIVE_LOCAL_ROUTES = 'http.8081';
+
+/** The clusters a route sends to, with their weights (one backend is a plain cluster in Envoy: 100). */
+export const weightsOf = (r: EnvoyRoute | undefined): Record<string, number> => (r?.route?.cluster ? { [r.route.cluster]: 100 }
+  : Object.fromEntries(r?.route?.weighted_clusters?.clusters.map((c) => [c.name, c.weight]) ?? []));
+
+/** The traffic route for `host` on Knative's local gateway: the catch-all, after Knative's header-matched (probe) routes. */
+export function knativeTrafficRoute(c: ProxyConfig, host: string): EnvoyRoute | undefined {
+  const vh = virtualHostsFor(c, host).find((v) => v.routeConfig === KNATIVE_LOCAL_ROUTES);
+  return vh?.routes.find((r) => r.match.prefix === '/' && (r.match.headers ?? []).length === 0);
+}
+
+/**
+ * Waits until Knative's own route for `app` on the local gateway splits as `want` (revision -> percent, zeros
+ * left out, as Envoy leaves out a backend of weight 0): the per-revision weights where the proxy sees them.
+ */
+export async function untilKnativeSplit(what: string, namespace: string, app: string, want: Record<string, number>): Promise<void> {
+  const expected = Object.fromEntries(Object.entries(want).filter(([, w]) => w > 0).map(([rev, w]) => [serviceCluster(namespace, rev), w]));
+  let last: Record<string, number> | undefined;
+  await untilProxy(`${what}: Knative's local gateway splitting ${app}.${namespace} as ${JSON.stringify(expected)}`, KNATIVE_GATEWAY, (c) => {
+    last = Object.fromEntries(Object.entries(weightsOf(knativeTrafficRoute(c, `${app}.${namespace}.svc.cluster.local`))).filter(([, w]) => w > 0));
+    return isDeepStrictEqual(last, expected) ? last : undefined;
+  }).catch((err: Error) => { throw new Error(`${err.message}; last seen ${JSON.stringify(last)}`); });
 }
