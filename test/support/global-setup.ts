@@ -26,10 +26,17 @@ export async function mochaGlobalSetup(): Promise<void> {
   setTestEnv(controlPlane);
 }
 
+/** How long after the last test mocha may take to exit before what keeps it alive is listed: a third of test/run.ts's grace, after which it ends mocha. */
+const LINGER_MS = Number(process.env.TEST_EXIT_GRACE_MS ?? 60_000) / 3;
+
 export async function mochaGlobalTeardown(): Promise<void> {
   setTestEnv(undefined);
   await controlPlane?.stop();
   controlPlane = undefined;
+  // Unref'd: it fires only if something a test left open keeps the process alive.
+  setTimeout(() => {
+    console.error(`mocha is still running ${LINGER_MS / 1000} s after the control plane stopped; open: ${JSON.stringify(process.getActiveResourcesInfo())}`);
+  }, LINGER_MS).unref();
 }
 
 /** ENVTEST=off|on wins; otherwise a control plane is needed unless every spec named on the command line is under src/. */
