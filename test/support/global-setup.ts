@@ -7,6 +7,7 @@ import { startControlPlane, type ControlPlane } from '../envtest/controlplane.ts
 import { describeFailure } from '../envtest/errors.ts';
 import { installAllCrds } from '../envtest/upstream-crds.ts';
 import { setTestEnv } from './cluster.ts';
+import { reportLingering } from './lingering.ts';
 
 let controlPlane: ControlPlane | undefined;
 
@@ -33,10 +34,7 @@ export async function mochaGlobalTeardown(): Promise<void> {
   setTestEnv(undefined);
   await controlPlane?.stop();
   controlPlane = undefined;
-  // Unref'd: it fires only if something a test left open keeps the process alive.
-  setTimeout(() => {
-    console.error(`mocha is still running ${LINGER_MS / 1000} s after the control plane stopped; open: ${JSON.stringify(process.getActiveResourcesInfo())}`);
-  }, LINGER_MS).unref();
+  reportLingering(LINGER_MS, (text) => console.error(text));
 }
 
 /** ENVTEST=off|on wins; otherwise a control plane is needed unless every spec named on the command line is under src/. */

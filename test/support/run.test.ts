@@ -31,6 +31,7 @@ describe('npm test, when a test leaves something running', function () {
     assert.match(stdout, /^1 passed, 0 failed$/m, "mocha's own summary came first");
     assert.equal(lastLine(stdout), '1 passed, 1 failed');
     assert.match(stderr, /still running 1 s after the control plane stopped; open: \[.*"Timeout".*\]/);
+    assert.match(stderr, /made since the control plane stopped, still alive:\n\d+× Timeout\n.*leaves-a-timer\.spec\.ts/, 'where the timer was made');
     assert.match(stderr, /has not exited: a test left something running/);
   });
 
