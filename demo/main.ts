@@ -119,14 +119,13 @@ say(`ServerlessApp operator demo
              (controller, webhook, autoscaler), KServe 0.20 (controller and webhooks, and its local
              model cache: controller, webhook and a node agent per node), istiod (Istio's control
              plane: its webhook admits every VirtualService; under --router gateway-api it accepts
-             the HTTPRoutes and writes their status), Knative's network ingress net-gateway-api
-             (each KIngress becomes HTTPRoutes that istiod programs into the gateway's routes), and
-             the CRDs of Knative Serving, KServe, Istio, Gateway API v1.6.3 and ServerlessApp.
+             the HTTPRoutes and writes their status), and the CRDs of Knative Serving, KServe,
+             Istio, Gateway API v1.6.3 and ServerlessApp.
   ROUTER:    ${options.router === 'gateway-api' ? 'gateway-api (a Gateway API HTTPRoute per app; --router istio for VirtualServices)' : 'istio (an Istio VirtualService per app; --router gateway-api for HTTPRoutes)'}
   SIMULATED: the nodes (KWOK: pods are scheduled and turn Ready, no container runs), the network
              (a bridge standing in for kube-proxy and cluster DNS), the data plane (no Envoy runs:
-             no request is proxied along the routes shown; Knative's readiness probes are answered
-             from the routes istiod computes for the gateway; Knative's autoscaler sees no request),
+             istiod configures no proxy and no request is proxied along the routes shown; KIngresses
+             are marked ready as net-istio would; Knative's autoscaler sees no request),
              the model server answering warmup requests and the Prometheus answering the rollout's
              checks (loopback servers in this process), and the model download for node caches (the
              rig writes the folder KServe's download Job would fill; nothing is fetched).

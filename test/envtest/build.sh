@@ -2,8 +2,8 @@
 # Builds the test rig's binaries from the Go wrapper modules beside this
 # script, once: the control plane (kube-apiserver, kube-controller-manager,
 # kube-scheduler, etcd), KWOK's simulated nodes, the real Knative Serving
-# (controller, webhook, autoscaler) and its Gateway API network ingress
-# (net-gateway-api's controller), KServe's controller and its local model
+# (controller, webhook, autoscaler) and, with ENVTEST_NETGW=on, its Gateway API
+# network ingress (net-gateway-api's controller), KServe's controller and its local model
 # cache controller and node agent, istiod (Istio's pilot-discovery) with xds-dump
 # and istio-analyze, and helm. Each
 # module's binaries are cached outside the repo under a key made of the
@@ -69,9 +69,11 @@ build kube "$k8s_ldflags" kube-apiserver=./cmd/kube-apiserver kube-controller-ma
 wait $etcd_pid
 build kwok '' kwok=sigs.k8s.io/kwok/cmd/kwok
 build knative '' knative-controller=knative.dev/serving/cmd/controller knative-webhook=knative.dev/serving/cmd/webhook knative-autoscaler=knative.dev/serving/cmd/autoscaler
-# Knative's network ingress (net-gateway-api): the same knative.dev/pkg and
-# networking as Serving's pin, so most of its packages come from Serving's build.
-build netgw '' net-gateway-api-controller=.
+# Knative's network ingress (net-gateway-api), only with ENVTEST_NETGW=on (the
+# rig's opt-in, dataplane.ts): the same knative.dev/pkg and networking as
+# Serving's pin, so most of its packages come from Serving's build.
+netgw=${ENVTEST_NETGW:-off}
+[ "$netgw" != on ] || build netgw '' net-gateway-api-controller=.
 # The manager and KServe's local model cache (its controller and the node agent
 # the localmodel chart runs as a DaemonSet) share one module and build cache.
 build kserve '' kserve-manager=github.com/kserve/kserve/cmd/manager kserve-localmodel=github.com/kserve/kserve/cmd/localmodel \
@@ -92,7 +94,8 @@ istio=${ENVTEST_ISTIO:-on}
 
 # One bin dir per combination of builds, so checkouts with different pins never
 # swap each other's binaries mid-run.
-dirs=("kube-$(key kube "$k8s_ldflags")" "etcd-$(key etcd)" "kwok-$(key kwok)" "knative-$(key knative)" "netgw-$(key netgw)" "kserve-$(key kserve)" "helm-$(key helm "$helm_ldflags")")
+dirs=("kube-$(key kube "$k8s_ldflags")" "etcd-$(key etcd)" "kwok-$(key kwok)" "knative-$(key knative)" "kserve-$(key kserve)" "helm-$(key helm "$helm_ldflags")")
+[ "$netgw" != on ] || dirs+=("netgw-$(key netgw)")
 [ "$istio" = off ] || dirs+=("istio-$(key istio)")
 bin="$cache/bin-$(echo "${dirs[*]}" | sha256sum | cut -c1-16)"
 if [ ! -d "$bin" ]; then

@@ -7,12 +7,12 @@
 // With KServe, its local model cache runs too (kserve-localmodel.ts): the
 // controller, and the node agent once per node in a namespace of its own.
 // istiod (istiod.ts) runs beside them, its validating webhook registered.
-// With istiod, Knative's own network ingress runs too (net-gateway-api.ts):
-// every KIngress becomes HTTPRoutes that istiod turns into the ingress
-// gateway's Envoy routes. What is still simulated: the network (bridge), the
-// nodes (KWOK), the gateway's data plane (gateway-probe.ts answers Knative's
-// readiness probes from istiod's configuration: no Envoy runs), the KIngress
-// status without istiod (kingress-status.ts), model downloads
+// With ENVTEST_NETGW=on, Knative's own network ingress runs too
+// (net-gateway-api.ts): every KIngress becomes HTTPRoutes that istiod turns
+// into the ingress gateway's Envoy routes. What is still simulated: the network
+// (bridge), the nodes (KWOK), the KIngress status (kingress-status.ts; with
+// net-gateway-api, the gateway's data plane: gateway-probe.ts answers Knative's
+// readiness probes from istiod's configuration, no Envoy runs), model downloads
 // (model-download.ts) and any traffic or metrics (no container runs).
 import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -36,14 +36,21 @@ import { downloadModule } from './upstream-crds.ts';
 
 export interface DataPlaneOptions {
   /**
-   * Run the real Knative Serving (controller, webhook, autoscaler) and its network ingress: with istiod,
-   * the real net-gateway-api; without, the KIngress status stand-in. Default true.
+   * Run the real Knative Serving (controller, webhook, autoscaler) and its network ingress: the KIngress
+   * status stand-in, or with `netGatewayApi` the real net-gateway-api. Default true.
    */
   knative?: boolean;
   /** Run the real KServe controller (Knative mode, its webhooks and ClusterServingRuntimes) and its local model cache; needs Knative. Default: with Knative. */
   kserve?: boolean;
   /** Run the real istiod (Istio's control plane) with its validating webhook registered. Default: unless ENVTEST_ISTIO=off (build.sh then skips it). */
   istio?: boolean;
+  /**
+   * Knative's KIngresses through the real net-gateway-api and istiod (needs both), instead of the KIngress status
+   * stand-in. Default: only with ENVTEST_NETGW=on (build.sh then builds it). Opt-in because its cost grows with
+   * every route of the run: each KIngress waits for istiod to push the whole gateway configuration to the
+   * simulated gateway's probe responder, and a full `npm test` ran 58 min instead of 34 with it, timing out.
+   */
+  netGatewayApi?: boolean;
 }
 
 /** Where the data plane's processes can be found: for tests, and for `npm run cluster` to stop them later. */
@@ -70,6 +77,8 @@ export interface DataPlane {
   readonly kserve: boolean;
   /** Whether the real istiod runs, validating every Istio object written. */
   readonly istio: boolean;
+  /** Whether Knative's KIngresses go through the real net-gateway-api (ENVTEST_NETGW=on), not the status stand-in. */
+  readonly netGatewayApi: boolean;
   /**
    * Makes Service `namespace/name`'s `port` reach `localPort` in the main
    * namespace (where the process playing it listens), for kube-apiserver's
@@ -134,6 +143,7 @@ export async function startDataPlane(host: DataPlaneHost, opts: DataPlaneOptions
   const withKnative = opts.knative ?? true;
   const withKServe = withKnative && (opts.kserve ?? true);
   const withIstio = opts.istio ?? process.env.ENVTEST_ISTIO !== 'off';
+  const withNetGatewayApi = withKnative && withIstio && (opts.netGatewayApi ?? process.env.ENVTEST_NETGW === 'on');
   const { dir } = host;
   const sockets = socketPaths(dir);
   const nodes = rigNodes();
@@ -218,8 +228,7 @@ export async function startDataPlane(host: DataPlaneHost, opts: DataPlaneOptions
       renameSync(`${sockets.services}.tmp`, sockets.services);
     };
 
-    // With istiod, Knative's KIngresses are net-gateway-api's (Gateway API, which istiod implements).
-    const withNetGatewayApi = withKnative && withIstio;
+    // With net-gateway-api, Knative's KIngresses are Gateway API routes, which istiod implements.
     const knativeInstalled = withKnative ? installKnativeServing(kc, withNetGatewayApi ? INGRESS_CLASS : undefined) : Promise.resolve();
     const launchInNs = (name: string, binary: string, args: string[], env: Record<string, string>) => launch(name, binary, args, { ...inMain, env });
     // Beside Knative's start: it needs only the API server. Awaited before KServe, whose VirtualServices it validates.
@@ -291,6 +300,7 @@ export async function startDataPlane(host: DataPlaneHost, opts: DataPlaneOptions
       knative: withKnative,
       kserve: withKServe,
       istio: withIstio,
+      netGatewayApi: withNetGatewayApi,
       exposeService,
       async pods(namespace) {
         const list = namespace ? await core.listNamespacedPod({ namespace }) : await core.listPodForAllNamespaces();

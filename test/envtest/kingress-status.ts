@@ -1,7 +1,8 @@
-// SIMULATED NETWORK INGRESS: a stand-in for net-istio's status half, for a rig
-// without istiod (ENVTEST_ISTIO=off). With istiod the rig runs Knative's real
-// network ingress, net-gateway-api (net-gateway-api.ts), which needs a Gateway
-// API implementation; net-istio itself is not served by the module proxy. For
+// SIMULATED NETWORK INGRESS: a stand-in for net-istio's status half, the rig's
+// default. With ENVTEST_NETGW=on (and istiod) the rig runs Knative's real
+// network ingress instead, net-gateway-api (net-gateway-api.ts), which needs a
+// Gateway API implementation; net-istio itself is not served by the module
+// proxy. For
 // every KIngress (networking.internal.knative.dev/v1alpha1 Ingress, types in
 // knative.dev/networking pkg/apis/networking/v1alpha1/ingress_{types,lifecycle}.go)
 // of the Istio ingress class it writes what net-istio's reconciler writes once

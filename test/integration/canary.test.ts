@@ -46,8 +46,8 @@ const MATCH = [{ header: 'x-canary', exact: 'yes' }];
 const MATCHED = ['x-canary=yes'];
 
 /**
- * Waits until Knative reports exactly `want` (tag -> percent) for the app's Knative Service, and, with the
- * rig's istiod, until Knative's own routes on its local gateway split the revisions so: net-gateway-api turns
+ * Waits until Knative reports exactly `want` (tag -> percent) for the app's Knative Service, and, with
+ * net-gateway-api in the rig (ENVTEST_NETGW=on), until Knative's own routes on its local gateway split the revisions so: net-gateway-api turns
  * Knative's KIngress into HTTPRoutes there, whichever router the operator uses for its own ingress.
  */
 async function knativeReports(ns: string, want: Record<string, number>, message: string): Promise<void> {
@@ -58,7 +58,7 @@ async function knativeReports(ns: string, want: Record<string, number>, message:
   }, { timeoutMs: 60_000 }).catch((err: Error) => {
     throw new Error(`${err.message}; it reports ${JSON.stringify(last)}`);
   });
-  if (!testEnv().dataPlane?.istio) return;
+  if (!testEnv().dataPlane?.netGatewayApi) return;
   const byRevision: Record<string, number> = {};
   for (const t of (await getKsvc(ns, 'shop'))?.status?.traffic ?? []) byRevision[t.revisionName!] = (byRevision[t.revisionName!] ?? 0) + t.percent;
   await untilKnativeSplit(message, ns, 'shop', byRevision);

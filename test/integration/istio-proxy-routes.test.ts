@@ -9,8 +9,8 @@
 // (canaryPercent) is Knative's, in its own KIngress, which Knative's network
 // ingress programs into the local gateway. The tests below assert that no
 // weighted split appears in the operator's routes; the per-revision weights
-// are read on the local gateway's proxy, where the rig's real net-gateway-api
-// and istiod put them (knative-ingress-proxy.test.ts).
+// are read on the local gateway's proxy, where the real net-gateway-api and
+// istiod put them (knative-ingress-proxy.test.ts, with ENVTEST_NETGW=on).
 import assert from 'node:assert/strict';
 import { KubernetesObjectApi } from '@kubernetes/client-node';
 import type { ServerlessApp } from '../../src/api/v1alpha1/serverlessapp.ts';

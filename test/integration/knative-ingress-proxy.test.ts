@@ -2,8 +2,8 @@
 // the proxy sees it. The operator's VirtualService sends every request to
 // Knative's local gateway with the authority rewritten to the app's
 // cluster-local host (istio-proxy-routes.test.ts); the split per revision is
-// Knative's, in its KIngress. The rig runs Knative's real network ingress,
-// net-gateway-api (test/envtest/net-gateway-api.ts), which turns the KIngress
+// Knative's, in its KIngress. With ENVTEST_NETGW=on (skipped otherwise) the rig
+// runs Knative's real network ingress, net-gateway-api (test/envtest/net-gateway-api.ts), which turns the KIngress
 // into HTTPRoutes on the knative-local-gateway Gateway, and istiod turns those
 // into the ingress gateway's Envoy routes, read here with Istio's own ADS
 // client (test/support/envoy-config.ts). No Envoy runs and no request is
@@ -50,7 +50,7 @@ describe('the per-revision weights of Knative\'s own routes, on the local gatewa
   let op: RunningOperator;
 
   before(async function () {
-    if (!testEnv().dataPlane?.istio || !testEnv().dataPlane?.knative) this.skip();
+    if (!testEnv().dataPlane?.netGatewayApi) this.skip();
     op = await startOperator();
   });
   after(async () => { await op?.stop(); });

@@ -1,8 +1,8 @@
 // Knative's local gateway Service, which Knative's network ingress installs
 // (net-istio's or net-gateway-api's `knative-local-gateway` Service in
 // istio-system, in front of the ingress gateway pods) and every route the
-// operator writes goes to. The rig installs net-gateway-api's with istiod
-// (test/envtest/net-gateway-api.ts); istiod makes a cluster only for a host it
+// operator writes goes to. The rig installs net-gateway-api's only with
+// ENVTEST_NETGW=on (test/envtest/net-gateway-api.ts); istiod makes a cluster only for a host it
 // knows as a Service, and istioctl analyze reports a destination host it does
 // not know, so tests that read what Istio makes of the operator's routes make
 // sure it is there.
