@@ -9,11 +9,11 @@ import { runChecks } from '../effects/analysis-checks.ts';
 import { WarmupRunner } from '../effects/warmup-runner.ts';
 import type { Effect, Observation } from '../planner/decide.ts';
 import { AnalysisRunner } from '../rollout/analysis-runner.ts';
-import type { Clock } from '../runtime/clock.ts';
+import type { TimerClock } from '../runtime/clock.ts';
 import type { SlotLimits } from '../util/fair-slots.ts';
 
 export interface AppEffectsOptions {
-  clock: Clock;
+  clock: TimerClock;
   warmupUrlTemplate: string;
   /** Backoff of failing warmup requests (tests shorten it). */
   warmupBackoffMs?: number;

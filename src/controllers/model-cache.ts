@@ -71,7 +71,7 @@ export class ModelCacheReconciler {
     this.status = new StatusWriter(mgr.client, { fieldManager: modelCacheFieldManager(mgr.client.fieldManager) });
     const reported = (a: ServerlessApp) => !!findCondition(a.status?.conditions, 'Ready');
     this.controller = new Controller({
-      name: 'modelcache', reconcile: (req, ctx) => this.reconcile(req, ctx), concurrency: 2, logger: mgr.logger, metrics: mgr.metrics,
+      name: 'modelcache', reconcile: (req, ctx) => this.reconcile(req, ctx), concurrency: 2, logger: mgr.logger, metrics: mgr.metrics, clock: mgr.clock,
     })
       // Only what this controller reads: the spec (generation), finalizers and deletion, and the app
       // controller's first report (ModelCached waits for it), not every status write.

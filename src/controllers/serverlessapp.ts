@@ -91,7 +91,7 @@ export class ServerlessAppReconciler {
         if (app) this.mgr.events.record(app, 'Warning', reason, message);
       },
     });
-    this.controller = new Controller({ name: 'serverlessapp', reconcile: (req, ctx) => this.reconcile(req, ctx), concurrency: o.concurrency ?? 4, logger: mgr.logger, metrics: mgr.metrics })
+    this.controller = new Controller({ name: 'serverlessapp', reconcile: (req, ctx) => this.reconcile(req, ctx), concurrency: o.concurrency ?? 4, logger: mgr.logger, metrics: mgr.metrics, clock: mgr.clock })
       // Not on label or annotation edits: the reconcile reads neither (a tenant's label storm costs no reconcile).
       .watches(this.apps, (a) => [{ namespace: a.metadata.namespace, name: a.metadata.name }], changedBeyondLabels);
     this.caches.watchedBy(this.controller);
@@ -117,7 +117,7 @@ export class ServerlessAppReconciler {
     const plan = planReconcile(this.observe(app, key));
     if (plan.problems.length) ctx.log.info('spec rejected', { problems: plan.problems });
     if (plan.decision?.analysed) ctx.log.info('analysis', { outcome: plan.decision.analysed });
-    const outcome = await execute(this.children, app, plan.operations, () => new Date());
+    const outcome = await execute(this.children, app, plan.operations);
     const report = plan.report(outcome);
     const { wrote, retryInMs } = await this.writeStatus(app, report);
     if (wrote) for (const e of report.events) this.mgr.events.record(app, e.type, e.reason, e.message);
