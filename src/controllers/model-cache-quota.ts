@@ -12,10 +12,11 @@
 import { formatBytes, parseQuantity } from '../api/v1alpha1/quantity.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { DEFAULT_MAX_MODEL_CACHE_PER_NAMESPACE, type SpecProblem, type ValidationPolicy } from '../api/v1alpha1/validation.ts';
+import { objectKey } from '../util/object-key.ts';
 
 export interface CacheClaim { key: string; created: string; bytes: number }
 
-const keyOf = (app: ServerlessApp) => `${app.metadata.namespace}/${app.metadata.name}`;
+const keyOf = (app: ServerlessApp) => objectKey(app.metadata.namespace, app.metadata.name);
 
 /** The claims that fit `limit`, first fit in creation order. Pure. */
 export function grantedClaims(claims: Iterable<CacheClaim>, limit: number): Set<string> {

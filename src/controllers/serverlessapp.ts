@@ -20,7 +20,7 @@ import type { Manager } from '../runtime/manager.ts';
 import { StatusWriter } from '../runtime/status.ts';
 import type { SlotLimits } from '../util/fair-slots.ts';
 import { Kinds } from '../util/kinds.ts';
-import { splitKey } from '../util/object-key.ts';
+import { objectKey, splitKey } from '../util/object-key.ts';
 import { AppCaches } from './app-caches.ts';
 import { AppEffects } from './app-effects.ts';
 import { ChildWriter } from './children.ts';
@@ -106,7 +106,7 @@ export class ServerlessAppReconciler {
   }
 
   async reconcile(req: Request, ctx: ReconcileContext): Promise<Result | void> {
-    const key = `${req.namespace}/${req.name}`;
+    const key = objectKey(req.namespace, req.name);
     const app = this.apps.get(req.namespace, req.name);
     if (!app || app.metadata.deletionTimestamp) {
       // Children go with their owner (garbage collection); only in-memory work is ours to drop.

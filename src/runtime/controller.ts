@@ -12,7 +12,7 @@ import type { Informer, KubeObject } from './informer.ts';
 import type { Logger } from './logging.ts';
 import type { OperatorMetrics, ReconcileObserver, ReconcileResult } from './metrics.ts';
 import { WorkQueue, type WorkQueueOptions } from './workqueue.ts';
-import { splitKey } from '../util/object-key.ts';
+import { objectKey, splitKey } from '../util/object-key.ts';
 
 export interface Request {
   namespace: string;
@@ -220,7 +220,7 @@ export class Controller {
 
 /** client-go's key: "namespace/name", or just "name" for cluster-scoped objects. */
 export function keyOf(req: Request): string {
-  return req.namespace ? `${req.namespace}/${req.name}` : req.name;
+  return objectKey(req.namespace, req.name);
 }
 
 /** The request a queue key stands for. */
