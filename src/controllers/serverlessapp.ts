@@ -13,7 +13,7 @@ import type { Route } from '../planner/route.ts';
 import { significantStatus } from '../planner/status.ts';
 import { kserveWorkload, knativeWorkload, type Workload } from '../planner/workloads.ts';
 import type { CacheScope } from '../render/local-model-cache.ts';
-import { Controller, RetryError, type ReconcileContext, type Request, type Result } from '../runtime/controller.ts';
+import { Controller, keepingRequeue, RetryError, type ReconcileContext, type Request, type Result } from '../runtime/controller.ts';
 import { changedBeyondLabels } from '../runtime/predicates.ts';
 import type { Informer } from '../runtime/informer.ts';
 import type { Manager } from '../runtime/manager.ts';
@@ -117,15 +117,15 @@ export class ServerlessAppReconciler {
     const plan = planReconcile(this.observe(app, key));
     if (plan.problems.length) ctx.log.info('spec rejected', { problems: plan.problems });
     if (plan.decision?.analysed) ctx.log.info('analysis', { outcome: plan.decision.analysed });
-    const outcome = await execute(this.children, app, plan.operations);
+    // A write that fails (409, 429, 5xx, the network) or is refused is retried with backoff, the plan's requeue kept.
+    const outcome = await execute(this.children, app, plan.operations).catch(keepingRequeue(nextLookMs(plan)));
     const report = plan.report(outcome);
-    const { wrote, retryInMs } = await this.writeStatus(app, report);
+    const { wrote, retryInMs } = await this.writeStatus(app, report).catch(keepingRequeue(nextLookMs(plan)));
     if (wrote) for (const e of report.events) this.mgr.events.record(app, e.type, e.reason, e.message);
     this.metrics.report(app, report.metrics, wrote);
     for (const e of plan.effects) this.effects.start(app, key, e);
     ctx.log.debug('reconciled', { phase: report.status.phase, wroteStatus: wrote, operations: outcome.operations.map((x) => `${x.op.id}:${x.outcome}`) });
     const after = nextLookMs(plan, retryInMs);
-    // A refused write is retried with backoff, the plan's requeue kept either way.
     if (report.retry) throw new RetryError(outcome.operations.find((x) => x.refusal)?.refusal?.summary ?? 'a write was refused', after);
     return after === undefined ? undefined : { requeueAfterMs: after };
   }

@@ -44,6 +44,18 @@ export class RetryError extends Error {
   }
 }
 
+/**
+ * A `.catch` that keeps the requeue a reconcile planned when a step fails: the failure (a conflict, a
+ * 429, a 5xx, a broken connection) becomes a RetryError carrying `requeueAfterMs`, so its growing
+ * backoff never delays a planned look; a TerminalError or RetryError passes through as it is.
+ */
+export function keepingRequeue(requeueAfterMs: number | undefined): (err: unknown) => never {
+  return (err) => {
+    if (err instanceof TerminalError || err instanceof RetryError) throw err;
+    throw new RetryError(err instanceof Error ? err.message : String(err), requeueAfterMs, { cause: err });
+  };
+}
+
 export interface ReconcileContext {
   log: Logger;
   reconcileID: string;
@@ -227,5 +239,7 @@ export function keyOf(req: Request): string {
 export const requestOf: (key: string) => Request = splitKey;
 
 function errorFields(err: unknown): unknown {
-  return err instanceof Error ? { message: err.message, name: err.name, stack: err.stack, ...('code' in err ? { code: err.code } : {}) } : String(err);
+  if (!(err instanceof Error)) return String(err);
+  const cause = err.cause !== undefined ? { cause: errorFields(err.cause) } : {};
+  return { message: err.message, name: err.name, stack: err.stack, ...('code' in err ? { code: err.code } : {}), ...cause };
 }
