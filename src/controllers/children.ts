@@ -24,7 +24,7 @@ import type { Request } from '../runtime/controller.ts';
 import { Kinds, type ResourceKind } from '../util/kinds.ts';
 import { WRITE_RULES, type WriteRule } from '../planner/write-rules.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
-import { controllingApp } from '../render/metadata.ts';
+import { controlledBy, controllingApp } from '../render/metadata.ts';
 import { shortHash } from '../rollout/version.ts';
 
 interface Owned {
@@ -136,7 +136,7 @@ export class ChildWriter {
 
   /** Deletes a child this app controls (never one it does not own), guarded by its uid. */
   async remove(kind: ResourceKind, live: Owned | undefined, app: ServerlessApp): Promise<boolean> {
-    if (!live || !live.metadata.ownerReferences?.some((r) => r.controller && r.uid === app.metadata.uid)) return false;
+    if (!live || !controlledBy(app, live)) return false;
     return this.removeMatched(kind, live as Child);
   }
 

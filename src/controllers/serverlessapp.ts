@@ -25,7 +25,7 @@ import { AppCaches } from './app-caches.ts';
 import { AppEffects } from './app-effects.ts';
 import { ChildWriter } from './children.ts';
 import { execute } from './execute.ts';
-import { HostClaimBudget } from './host-claim-budget.ts';
+import { NamespaceBudgets } from './budgets.ts';
 import { HostClaims } from './host-claims.ts';
 import { cacheNameFor } from './model-cache.ts';
 import type { ModelCacheQuota } from './model-cache-quota.ts';
@@ -59,7 +59,7 @@ export class ServerlessAppReconciler {
   private readonly caches: AppCaches;
   private readonly status: StatusWriter;
   private readonly hosts: HostClaims;
-  private readonly hostBudget: HostClaimBudget;
+  private readonly budgets: NamespaceBudgets;
   private readonly children: ChildWriter;
   private readonly metrics: RolloutMetrics;
   private readonly kinds: { knative: Workload; kserve: Workload };
@@ -78,7 +78,7 @@ export class ServerlessAppReconciler {
     this.children = new ChildWriter(mgr.client);
     const claims = mgr.informer<HostClaim>(Kinds.HostClaim);
     this.hosts = new HostClaims(claims);
-    this.hostBudget = new HostClaimBudget(claims, o.policy.maxHostClaimsPerNamespace);
+    this.budgets = new NamespaceBudgets(o.cacheQuota, claims, o.policy.maxHostClaimsPerNamespace);
     this.metrics = new RolloutMetrics(mgr.metrics.registry);
     this.kinds = { knative: knativeWorkload(o.inPlaceBounds, o.clusterLocal ?? true), kserve: kserveWorkload(o.inPlaceBounds, o.clusterLocal ?? true) };
     this.effects = new AppEffects({
@@ -131,7 +131,7 @@ export class ServerlessAppReconciler {
   }
 
   private observe(app: ServerlessApp, key: string): ReconcileObservation {
-    const budgets = [this.o.cacheQuota.problem(app), this.hostBudget.problem(app)].filter((p) => p !== undefined), modelCache = cacheNameFor(app, this.o.modelCacheScope, this.o.policy);
+    const budgets = this.budgets.problems(app), modelCache = cacheNameFor(app, this.o.modelCacheScope, this.o.policy);
     return {
       app, now: this.mgr.clock.now(), policy: this.o.policy, ...this.caches.children(app, this.kinds, this.route), ...this.effects.results(key),
       hosts: this.hosts.verdict(app), unserved: this.caches.unserved(), route: this.route,
