@@ -5,9 +5,8 @@
 // planner's write rules: the plugin loads it with the planner, while the
 // reads are in flight.
 
-import { routingManager } from '../controllers/children.ts';
 import type { ChildOperation } from '../planner/plan.ts';
-import { WRITE_RULES } from '../planner/write-rules.ts';
+import { keepsTemplate, routedWrite, WRITE_RULES } from '../planner/write-rules.ts';
 import { ApiError, DEFAULT_FIELD_MANAGER, type KubeClient } from '../runtime/client.ts';
 import type { DryRun } from './plan-document.ts';
 
@@ -23,9 +22,9 @@ async function dryRun(client: KubeClient, op: ChildOperation): Promise<DryRun> {
       // The write the operator's writer would make under the kind's rule: a Knative template only under a
       // new name, else the traffic alone through the routing manager (planner/write-rules.ts).
       const rule = WRITE_RULES[op.write ?? 'apply'];
-      const sameTemplate = !!op.live && !!rule.templateName && !!rule.routing && rule.templateName(op.live) === rule.templateName(op.desired);
-      const [body, manager] = sameTemplate ? [rule.routing!(op.desired), routingManager(DEFAULT_FIELD_MANAGER)] : [op.desired, DEFAULT_FIELD_MANAGER];
-      const object = await client.apply(body, { kind: op.kind, dryRun: true, force: true, fieldManager: manager });
+      const { body, fieldManager } = keepsTemplate(rule, op.desired, op.live)
+        ? routedWrite(rule, op.desired, DEFAULT_FIELD_MANAGER) : { body: op.desired, fieldManager: DEFAULT_FIELD_MANAGER };
+      const object = await client.apply(body, { kind: op.kind, dryRun: true, force: true, fieldManager });
       return { result: 'accepted', object };
     }
     const live = op.live!;

@@ -16,7 +16,8 @@ import type { Controller } from '../runtime/controller.ts';
 import type { Informer } from '../runtime/informer.ts';
 import type { Manager } from '../runtime/manager.ts';
 import { Kinds, type ResourceKind } from '../util/kinds.ts';
-import { ownedBy, routingManager } from './children.ts';
+import { ownedBy } from './children.ts';
+import { routingManager } from '../planner/write-rules.ts';
 import { unservedKinds } from './data-plane.ts';
 import { objectKey } from '../util/object-key.ts';
 
