@@ -27,6 +27,9 @@ export interface AppEffectsOptions {
   warn: (key: string, reason: string, message: string, budget?: 'warmup' | 'analysis') => void;
 }
 
+/** What the operator's configuration sets, passed through by the app controller. */
+export type AppEffectsSettings = Pick<AppEffectsOptions, 'warmupUrlTemplate' | 'warmupBackoffMs' | 'warmupSlots' | 'analysisSlots'>;
+
 export class AppEffects {
   readonly warmups: WarmupRunner;
   readonly analyses: AnalysisRunner;

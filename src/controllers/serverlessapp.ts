@@ -18,11 +18,10 @@ import { changedBeyondLabels } from '../runtime/predicates.ts';
 import type { Informer } from '../runtime/informer.ts';
 import type { Manager } from '../runtime/manager.ts';
 import { StatusWriter } from '../runtime/status.ts';
-import type { SlotLimits } from '../util/fair-slots.ts';
 import { Kinds } from '../util/kinds.ts';
 import { objectKey, splitKey } from '../util/object-key.ts';
 import { AppCaches } from './app-caches.ts';
-import { AppEffects } from './app-effects.ts';
+import { AppEffects, type AppEffectsSettings } from './app-effects.ts';
 import { ChildWriter } from './children.ts';
 import { execute } from './execute.ts';
 import { NamespaceBudgets } from './budgets.ts';
@@ -31,10 +30,10 @@ import { cacheNameFor } from './model-cache.ts';
 import type { ModelCacheQuota } from './model-cache-quota.ts';
 import { RolloutMetrics } from './rollout-metrics.ts';
 
-export interface ServerlessAppOptions {
+/** With the effects' settings (controllers/app-effects.ts): warmup URL template and backoff, both runners' slots. */
+export interface ServerlessAppOptions extends AppEffectsSettings {
   /** What tenants may claim: gateways, hosts, analysis providers, model limits (the platform's settings). */
   policy: Required<ValidationPolicy>;
-  warmupUrlTemplate: string;
   /** What spec.ingress becomes: an Istio VirtualService or a Gateway API HTTPRoute (planner/route.ts routerFor). */
   route: Route;
   /** Knative >= 1.21: set scale bounds on live Revisions instead of making new ones. */
@@ -42,12 +41,7 @@ export interface ServerlessAppOptions {
   /** Workloads are cluster-local (the default): reached only through the hosts the app claims. */
   clusterLocal?: boolean;
   concurrency?: number;
-  /** Backoff of failing warmup requests (tests shorten it). */
-  warmupBackoffMs?: number;
   modelCacheScope: CacheScope;
-  /** Warmup tasks and analysis rounds at once, per namespace and in all (default: the runners'). */
-  warmupSlots?: SlotLimits;
-  analysisSlots?: SlotLimits;
   /** The namespaces' model-cache budgets, shared with the model-cache controller (operator.ts builds it). */
   cacheQuota: ModelCacheQuota;
 }
@@ -80,10 +74,11 @@ export class ServerlessAppReconciler {
     this.hosts = new HostClaims(claims);
     this.budgets = new NamespaceBudgets(o.cacheQuota, claims, o.policy.maxHostClaimsPerNamespace);
     this.metrics = new RolloutMetrics(mgr.metrics.registry);
-    this.kinds = { knative: knativeWorkload(o.inPlaceBounds, o.clusterLocal ?? true), kserve: kserveWorkload(o.inPlaceBounds, o.clusterLocal ?? true) };
+    const clusterLocal = o.clusterLocal ?? true;
+    this.kinds = { knative: knativeWorkload(o.inPlaceBounds, clusterLocal), kserve: kserveWorkload(o.inPlaceBounds, clusterLocal) };
     this.effects = new AppEffects({
-      clock: mgr.clock, warmupUrlTemplate: o.warmupUrlTemplate, analysisPolicy: o.policy.analysis,
-      ...(o.warmupBackoffMs ? { warmupBackoffMs: o.warmupBackoffMs } : {}), ...(o.warmupSlots ? { warmupSlots: o.warmupSlots } : {}), ...(o.analysisSlots ? { analysisSlots: o.analysisSlots } : {}),
+      clock: mgr.clock, analysisPolicy: o.policy.analysis, warmupUrlTemplate: o.warmupUrlTemplate, warmupBackoffMs: o.warmupBackoffMs,
+      warmupSlots: o.warmupSlots, analysisSlots: o.analysisSlots,
       requeue: (key) => this.controller.enqueue(splitKey(key)),
       warn: (key, reason, message, budget) => {
         if (budget) this.mgr.metrics.budgetRefused(splitKey(key).namespace, budget);
@@ -91,7 +86,9 @@ export class ServerlessAppReconciler {
         if (app) this.mgr.events.record(app, 'Warning', reason, message);
       },
     });
-    this.controller = new Controller({ name: 'serverlessapp', reconcile: (req, ctx) => this.reconcile(req, ctx), concurrency: o.concurrency ?? 4, logger: mgr.logger, metrics: mgr.metrics, clock: mgr.clock })
+    const reconcile = (req: Request, ctx: ReconcileContext) => this.reconcile(req, ctx);
+    const { logger, metrics, clock } = mgr;
+    this.controller = new Controller({ name: 'serverlessapp', reconcile, concurrency: o.concurrency ?? 4, logger, metrics, clock })
       // Not on label or annotation edits: the reconcile reads neither (a tenant's label storm costs no reconcile).
       .watches(this.apps, (a) => [{ namespace: a.metadata.namespace, name: a.metadata.name }], changedBeyondLabels);
     this.caches.watchedBy(this.controller);
@@ -124,7 +121,8 @@ export class ServerlessAppReconciler {
     if (wrote) for (const e of report.events) this.mgr.events.record(app, e.type, e.reason, e.message);
     this.metrics.report(app, report.metrics, wrote);
     for (const e of plan.effects) this.effects.start(app, key, e);
-    ctx.log.debug('reconciled', { phase: report.status.phase, wroteStatus: wrote, operations: outcome.operations.map((x) => `${x.op.id}:${x.outcome}`) });
+    const operations = outcome.operations.map((x) => `${x.op.id}:${x.outcome}`);
+    ctx.log.debug('reconciled', { phase: report.status.phase, wroteStatus: wrote, operations });
     const after = nextLookMs(plan, retryInMs);
     if (report.retry) throw new RetryError(outcome.operations.find((x) => x.refusal)?.refusal?.summary ?? 'a write was refused', after);
     return after === undefined ? undefined : { requeueAfterMs: after };
@@ -133,7 +131,8 @@ export class ServerlessAppReconciler {
   private observe(app: ServerlessApp, key: string): ReconcileObservation {
     const budgets = this.budgets.problems(app), modelCache = cacheNameFor(app, this.o.modelCacheScope, this.o.policy);
     return {
-      app, now: this.mgr.clock.now(), policy: this.o.policy, ...this.caches.children(app, this.kinds, this.route), ...this.effects.results(key),
+      app, now: this.mgr.clock.now(), policy: this.o.policy,
+      ...this.caches.children(app, this.kinds, this.route), ...this.effects.results(key),
       hosts: this.hosts.verdict(app), unserved: this.caches.unserved(), route: this.route,
       budgets, ...(modelCache ? { modelCache } : {}),
     };
