@@ -71,8 +71,9 @@ export class ModelCacheReconciler {
     this.quota = o.quota;
     this.status = new StatusWriter(mgr.client, { fieldManager: modelCacheFieldManager(mgr.client.fieldManager) });
     const reported = (a: ServerlessApp) => !!findCondition(a.status?.conditions, 'Ready');
+    // No clock: queue delays stay on real time (runtime/controller.ts ControllerOptions.clock says why).
     this.controller = new Controller({
-      name: 'modelcache', reconcile: (req, ctx) => this.reconcile(req, ctx), concurrency: 2, logger: mgr.logger, metrics: mgr.metrics, clock: mgr.clock,
+      name: 'modelcache', reconcile: (req, ctx) => this.reconcile(req, ctx), concurrency: 2, logger: mgr.logger, metrics: mgr.metrics,
     })
       // Only what this controller reads: the spec (generation), finalizers and deletion, and the app
       // controller's first report (ModelCached waits for it), not every status write.

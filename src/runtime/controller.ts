@@ -70,7 +70,11 @@ export interface ControllerOptions {
   logger: Logger;
   metrics: OperatorMetrics;
   queue?: Omit<WorkQueueOptions, 'hooks' | 'clock'>;
-  /** What requeue delays and retry backoff are measured on (default: real time); tests step a manual one. */
+  /**
+   * What requeue delays and retry backoff are measured on (default: real time); tests step a manual one. Not
+   * a clock that jumps (OffsetClock, the operator's shifted clock): the queue records when each delayed key
+   * is due on it, so after a jump forward a key re-added for the same moment stays behind its older, real timer.
+   */
   clock?: TimerClock;
 }
 
