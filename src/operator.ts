@@ -3,7 +3,7 @@
 // tests, demo and benchmarks, which run the same operator in-process.
 
 import { validationPolicy, type OperatorConfig } from './config.ts';
-import { ModelCacheReconciler, wantsCache } from './controllers/model-cache.ts';
+import { ModelCacheReconciler } from './controllers/model-cache.ts';
 import { ModelCacheQuota } from './controllers/model-cache-quota.ts';
 import type { ServerlessApp } from './api/v1alpha1/serverlessapp.ts';
 import { HostClaimReleaser } from './controllers/host-claim-release.ts';
@@ -54,7 +54,7 @@ export async function createOperator(kc: KubeConfigSource, config: OperatorConfi
   deps.logger.info('settings', { inPlaceBounds, cacheScope, knativeVisibility: config.knativeVisibility, namespaces: config.namespaces });
   const policy = validationPolicy(config);
   // One budget for both controllers: the app controller refuses what the cache controller will not cache.
-  const cacheQuota = new ModelCacheQuota(policy, (a) => wantsCache(a, policy)).track(manager.informer<ServerlessApp>(Kinds.ServerlessApp));
+  const cacheQuota = new ModelCacheQuota(policy).track(manager.informer<ServerlessApp>(Kinds.ServerlessApp));
   const apps = new ServerlessAppReconciler(manager, {
     policy, warmupUrlTemplate: config.warmupUrlTemplate, route: routerFor(config.router, config.localGateway),
     inPlaceBounds, clusterLocal: config.knativeVisibility === 'cluster-local', concurrency: config.concurrency, modelCacheScope: cacheScope,

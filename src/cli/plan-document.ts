@@ -18,6 +18,7 @@ import { routerFor, type RouterName } from '../planner/route.ts';
 import type { Revision } from '../planner/revisions.ts';
 import { knativeWorkload, kserveWorkload, type WorkloadObject } from '../planner/workloads.ts';
 import type { CacheScope } from '../render/local-model-cache.ts';
+import { controlledBy } from '../render/metadata.ts';
 import { isSemanticSubset } from '../runtime/apply.ts';
 import { comparable, fieldDiff, type FieldChange } from './field-diff.ts';
 import { explainRollout, type RolloutExplanation } from './plan-rollout.ts';
@@ -198,7 +199,7 @@ function operationDocument(app: ServerlessApp, op: ChildOperation, dryRun: DryRu
   const kind = `${op.kind.kind}.${op.kind.group}`;
   const base = { id: op.id, action: op.action, kind, name, why: op.why, ...(op.when ? { when: op.when.why } : {}), dryRun: { result: dryRun.result, ...('message' in dryRun ? { message: dryRun.message } : {}) } };
   // The writer removes only what the app controls (guarded by the uid).
-  if (op.action === 'remove') return { ...base, change: controls(app, op.live) ? 'delete' : 'none', diff: [] };
+  if (op.action === 'remove') return { ...base, change: controlledBy(app, op.live) ? 'delete' : 'none', diff: [] };
   if (op.action === 'claim') return { ...base, change: 'create', diff: [] };
   if (op.action === 'annotate') {
     const unchanged = isSemanticSubset({ metadata: { annotations: op.annotations } }, op.live);
@@ -212,10 +213,6 @@ function operationDocument(app: ServerlessApp, op: ChildOperation, dryRun: DryRu
     ? fieldDiff(comparable(op.live), comparable(dryRun.object))
     : fieldDiff(pick(comparable(op.live), comparable(op.desired)), comparable(op.desired));
   return { ...base, change: diff.length ? 'update' : 'none', diff };
-}
-
-function controls(app: ServerlessApp, obj: WorkloadObject | undefined): boolean {
-  return !!obj?.metadata.ownerReferences?.some((r) => r.controller && r.uid === app.metadata.uid);
 }
 
 /** `live` restricted to the fields `shape` states (objects key by key; anything else whole). */

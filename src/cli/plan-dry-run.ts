@@ -5,14 +5,10 @@
 // planner's write rules: the plugin loads it with the planner, while the
 // reads are in flight.
 
-import { routingManager } from '../controllers/children.ts';
 import type { ChildOperation } from '../planner/plan.ts';
-import { WRITE_RULES } from '../planner/write-rules.ts';
-import { ApiError, type KubeClient } from '../runtime/client.ts';
+import { keepsTemplate, routedWrite, WRITE_RULES } from '../planner/write-rules.ts';
+import { ApiError, DEFAULT_FIELD_MANAGER, type KubeClient } from '../runtime/client.ts';
 import type { DryRun } from './plan-document.ts';
-
-/** The operator's field manager: a child's dry run is the apply the operator would make. */
-const OPERATOR_MANAGER = 'serverlessapp-operator';
 
 /** The dry run of each operation's write, as the operator would make it. */
 export async function dryRunOperations(client: KubeClient, ops: ChildOperation[]): Promise<Map<string, DryRun>> {
@@ -26,15 +22,15 @@ async function dryRun(client: KubeClient, op: ChildOperation): Promise<DryRun> {
       // The write the operator's writer would make under the kind's rule: a Knative template only under a
       // new name, else the traffic alone through the routing manager (planner/write-rules.ts).
       const rule = WRITE_RULES[op.write ?? 'apply'];
-      const sameTemplate = !!op.live && !!rule.templateName && !!rule.routing && rule.templateName(op.live) === rule.templateName(op.desired);
-      const [body, manager] = sameTemplate ? [rule.routing!(op.desired), routingManager(OPERATOR_MANAGER)] : [op.desired, OPERATOR_MANAGER];
-      const object = await client.apply(body, { kind: op.kind, dryRun: true, force: true, fieldManager: manager });
+      const { body, fieldManager } = keepsTemplate(rule, op.desired, op.live)
+        ? routedWrite(rule, op.desired, DEFAULT_FIELD_MANAGER) : { body: op.desired, fieldManager: DEFAULT_FIELD_MANAGER };
+      const object = await client.apply(body, { kind: op.kind, dryRun: true, force: true, fieldManager });
       return { result: 'accepted', object };
     }
     const live = op.live!;
     if (op.action === 'annotate') {
       const { name, namespace } = live.metadata;
-      await client.apply({ apiVersion: live.apiVersion, kind: live.kind, metadata: { name, ...(namespace ? { namespace } : {}), annotations: op.annotations } }, { kind: op.kind, dryRun: true, fieldManager: OPERATOR_MANAGER });
+      await client.apply({ apiVersion: live.apiVersion, kind: live.kind, metadata: { name, ...(namespace ? { namespace } : {}), annotations: op.annotations } }, { kind: op.kind, dryRun: true, fieldManager: DEFAULT_FIELD_MANAGER });
       return { result: 'accepted' };
     }
     await client.delete(op.kind, live.metadata.namespace, live.metadata.name, { dryRun: true, ...(live.metadata.uid ? { uid: live.metadata.uid } : {}) });

@@ -8,11 +8,10 @@ import type { HostClaim } from '../api/v1alpha1/hostclaim.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { hostClaims, type SpecProblem, type ValidationPolicy } from '../api/v1alpha1/validation.ts';
 import type { ClaimEvents } from '../controllers/host-claim-budget.ts';
-import { HostClaimBudget } from '../controllers/host-claim-budget.ts';
 import { HostClaims } from '../controllers/host-claims.ts';
 import { overlaps } from '../controllers/host-claims-rules.ts';
 import { ModelCacheQuota } from '../controllers/model-cache-quota.ts';
-import { wantsCache } from '../controllers/model-cache.ts';
+import { NamespaceBudgets } from '../controllers/budgets.ts';
 import type { HostVerdict } from '../planner/reconcile.ts';
 
 /** What was read beside the app; each absent when it could not be read (the plan then notes what it did not check). */
@@ -42,11 +41,10 @@ export function namespaceChecks(app: ServerlessApp, view: NamespaceView, policy:
   const hostRivals = own.length ? others.filter((a) => hostClaims(a).some((h) => own.some((o) => overlaps(h, o)))) : [];
   const hosts = new HostClaims(claimSource(view.claims ?? []));
   for (const a of [...hostRivals, app]) hosts.setApp(a);
-  const claimsCache = (a: ServerlessApp) => wantsCache(a, policy);
-  const quota = new ModelCacheQuota(policy, claimsCache);
-  for (const a of others.filter(claimsCache)) quota.set(a);
-  const budgets = [quota.problem(app), view.claims ? new HostClaimBudget(claimSource(view.claims), policy.maxHostClaimsPerNamespace).problem(app) : undefined];
+  const quota = new ModelCacheQuota(policy);
+  for (const a of others.filter(quota.counts)) quota.set(a);
+  const budgets = new NamespaceBudgets(quota, view.claims ? claimSource(view.claims) : undefined, policy.maxHostClaimsPerNamespace).problems(app);
   // Claims unread: taken as held (no conflict, none to make), as the plan notes.
   const verdict = view.claims ? hosts.verdict(app) : { problems: hosts.problems(app), conflicts: [], missing: [] };
-  return { hosts: verdict, budgets: budgets.filter((p) => p !== undefined) };
+  return { hosts: verdict, budgets };
 }

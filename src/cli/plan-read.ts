@@ -28,6 +28,7 @@
 import { parse } from 'yaml';
 import { hostClaimName, type HostClaim } from '../api/v1alpha1/hostclaim.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
+import { splitKey } from '../util/object-key.ts';
 import { hostClaims } from '../api/v1alpha1/validation.ts';
 import { coveringHosts } from '../controllers/host-claims-rules.ts';
 import { parseConfig, validationPolicy } from '../config.ts';
@@ -36,8 +37,7 @@ import type { RouterName } from '../planner/route.ts';
 import type { Revision } from '../planner/revisions.ts';
 import type { WorkloadObject } from '../planner/workloads.ts';
 import { APP_LABEL } from '../render/metadata.ts';
-import { httpRouteName } from '../render/http-route.ts';
-import { virtualServiceName } from '../render/virtual-service.ts';
+import { routeName } from '../render/route-name.ts';
 import { ApiError, isNotFound, type KubeClient } from '../runtime/client.ts';
 import { Kinds, type ResourceKind } from '../util/kinds.ts';
 import { CommandError } from './commands.ts';
@@ -79,8 +79,8 @@ export async function readPlanInput(client: KubeClient, namespace: string, name:
     client.get<WorkloadObject>(Kinds.KnativeService, namespace, name),
     optional(client.get<WorkloadObject>(Kinds.InferenceService, namespace, name), undefined),
     // Both routers name the route `<app>-routes`: each kind is read, the router in use picks (routesOf).
-    optional(client.get<WorkloadObject>(Kinds.VirtualService, namespace, virtualServiceName({ metadata: { name, namespace } } as ServerlessApp)), undefined),
-    optional(client.get<WorkloadObject>(Kinds.HTTPRoute, namespace, httpRouteName({ metadata: { name, namespace } } as ServerlessApp)), undefined),
+    optional(client.get<WorkloadObject>(Kinds.VirtualService, namespace, routeName({ metadata: { name, namespace } })), undefined),
+    optional(client.get<WorkloadObject>(Kinds.HTTPRoute, namespace, routeName({ metadata: { name, namespace } })), undefined),
     optional(client.get<WorkloadObject>(Kinds.VirtualService, namespace, name), undefined),
     optional(client.list<Revision>(Kinds.KnativeRevision, namespace, { labelSelector: `${APP_LABEL}=${name}`, resourceVersion: '0' }).then((l) => l.items), [] as Revision[]),
   ]));
@@ -183,7 +183,7 @@ async function dryRunApp(client: KubeClient, file: ServerlessApp, live: Serverle
 
 /** The operator's settings from its Deployment, or its defaults with the reason. */
 async function platformSettings(client: KubeClient, operator: string, warn: (message: string) => void): Promise<PlatformSettings> {
-  const [ns, name] = operator.split('/') as [string, string];
+  const { namespace: ns, name } = splitKey(operator);
   let source = `deployment ${operator}`;
   let args: string[] = [];
   let env: Record<string, string> = {};

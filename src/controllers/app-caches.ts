@@ -9,14 +9,17 @@ import type { ReconcileObservation } from '../planner/reconcile.ts';
 import { slimRevision, type Revision } from '../planner/revisions.ts';
 import type { Route } from '../planner/route.ts';
 import type { Workload, WorkloadObject } from '../planner/workloads.ts';
-import { APP_LABEL, MANAGED_SELECTOR } from '../render/metadata.ts';
+import { APP_LABEL } from '../render/metadata.ts';
+import { MANAGED_SELECTOR } from '../util/managed-by.ts';
 import { keepAppliedFields } from '../runtime/apply.ts';
 import type { Controller } from '../runtime/controller.ts';
 import type { Informer } from '../runtime/informer.ts';
 import type { Manager } from '../runtime/manager.ts';
 import { Kinds, type ResourceKind } from '../util/kinds.ts';
-import { ownedBy, routingManager } from './children.ts';
+import { ownedBy } from './children.ts';
+import { routingManager } from '../planner/write-rules.ts';
 import { unservedKinds } from './data-plane.ts';
+import { objectKey } from '../util/object-key.ts';
 
 export class AppCaches {
   private readonly services: Informer<WorkloadObject>;
@@ -64,7 +67,7 @@ export class AppCaches {
     return {
       knative: { workload: kinds.knative, ...optional('live', this.services.get(namespace, name)) },
       kserve: { workload: kinds.kserve, ...optional('live', this.inferenceServices.get(namespace, name)) },
-      revisions: this.revisions.byIndex(`${namespace}/${name}`),
+      revisions: this.revisions.byIndex(objectKey(namespace, name)),
       routes: { ...optional('live', live), ...optional('legacy', legacy), ...optional('retired', retired) },
     };
   }
@@ -73,7 +76,7 @@ export class AppCaches {
 /** The app a revision belongs to, as "namespace/app" (its APP_LABEL, propagated from the template). */
 function revisionApp(r: Revision): string | undefined {
   const app = r.metadata.labels?.[APP_LABEL];
-  return app ? `${r.metadata.namespace}/${app}` : undefined;
+  return app ? objectKey(r.metadata.namespace, app) : undefined;
 }
 
 /** `{ [key]: value }` when the value is there: optional properties stay absent rather than undefined. */

@@ -9,11 +9,11 @@ import { runChecks } from '../effects/analysis-checks.ts';
 import { WarmupRunner } from '../effects/warmup-runner.ts';
 import type { Effect, Observation } from '../planner/decide.ts';
 import { AnalysisRunner } from '../rollout/analysis-runner.ts';
-import type { Clock } from '../runtime/clock.ts';
+import type { TimerClock } from '../runtime/clock.ts';
 import type { SlotLimits } from '../util/fair-slots.ts';
 
 export interface AppEffectsOptions {
-  clock: Clock;
+  clock: TimerClock;
   warmupUrlTemplate: string;
   /** Backoff of failing warmup requests (tests shorten it). */
   warmupBackoffMs?: number;
@@ -26,6 +26,9 @@ export interface AppEffectsOptions {
   /** A Warning Event on the app; `budget`: the work waits for its namespace's share or the operator's cap. */
   warn: (key: string, reason: string, message: string, budget?: 'warmup' | 'analysis') => void;
 }
+
+/** What the operator's configuration sets, passed through by the app controller. */
+export type AppEffectsSettings = Pick<AppEffectsOptions, 'warmupUrlTemplate' | 'warmupBackoffMs' | 'warmupSlots' | 'analysisSlots'>;
 
 export class AppEffects {
   readonly warmups: WarmupRunner;

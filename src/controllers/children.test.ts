@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { ApiError, type KubeClient } from '../runtime/client.ts';
 import { WRITE_RULES } from '../planner/write-rules.ts';
 import { Kinds } from '../util/kinds.ts';
-import { ChildWriter, WriteRejected, routingManager } from './children.ts';
+import { ChildWriter, WriteRejected } from './children.ts';
+import { routingManager } from '../planner/write-rules.ts';
 
 const M = 'serverlessapp-operator';
 

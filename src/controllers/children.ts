@@ -22,9 +22,9 @@ import { canonicalJson } from '../util/canonical-json.ts';
 import { ApiError, isNamespaceTerminating, isNotFound, type KubeClient } from '../runtime/client.ts';
 import type { Request } from '../runtime/controller.ts';
 import { Kinds, type ResourceKind } from '../util/kinds.ts';
-import { WRITE_RULES, type WriteRule } from '../planner/write-rules.ts';
+import { keepsTemplate, routedWrite, WRITE_RULES, type WriteRule } from '../planner/write-rules.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
-import { controllingApp } from '../render/metadata.ts';
+import { controlledBy, controllingApp } from '../render/metadata.ts';
 import { shortHash } from '../rollout/version.ts';
 
 interface Owned {
@@ -45,11 +45,6 @@ interface Child extends Owned {
 export function ownedBy(obj: Owned): Request[] {
   const app = controllingApp(obj);
   return app && obj.metadata.namespace ? [{ namespace: obj.metadata.namespace, name: app }] : [];
-}
-
-/** The field manager that moves a Knative Service's traffic; it never owns the template. */
-export function routingManager(fieldManager: string): string {
-  return `${fieldManager}-routing`;
 }
 
 /**
@@ -130,13 +125,13 @@ export class ChildWriter {
     const current = live ?? await this.client.get<Child>(kind, desired.metadata.namespace, desired.metadata.name);
     const owner = current && notControlledBy(desired, current);
     if (owner) throw new WriteRejected(kind.kind, nameOf(desired), { owner });
-    if (rule.templateName && rule.routing) return this.ensureNamedTemplate(kind, desired, current, rule.templateName, rule.routing);
+    if (rule.templateName && rule.routing) return this.ensureNamedTemplate(kind, desired, current, rule);
     return this.applyIfChanged(kind, desired, current, this.client.fieldManager, rule);
   }
 
   /** Deletes a child this app controls (never one it does not own), guarded by its uid. */
   async remove(kind: ResourceKind, live: Owned | undefined, app: ServerlessApp): Promise<boolean> {
-    if (!live || !live.metadata.ownerReferences?.some((r) => r.controller && r.uid === app.metadata.uid)) return false;
+    if (!live || !controlledBy(app, live)) return false;
     return this.removeMatched(kind, live as Child);
   }
 
@@ -190,9 +185,9 @@ export class ChildWriter {
   }
 
   /** The template is written whole, only under a new name; the rest moves through the routing manager. */
-  private async ensureNamedTemplate(kind: ResourceKind, desired: Child, live: Child | undefined, templateName: NonNullable<WriteRule['templateName']>, routing: NonNullable<WriteRule['routing']>): Promise<boolean> {
+  private async ensureNamedTemplate(kind: ResourceKind, desired: Child, live: Child | undefined, rule: WriteRule): Promise<boolean> {
     const key = `${kind.plural}/${desired.metadata.namespace}/${desired.metadata.name}`;
-    const name = templateName(desired);
+    const name = rule.templateName?.(desired);
     // The cache can lag our own write: while it still shows the object exactly as it was before we wrote
     // this template (same resourceVersion, or still absent), the template must not be written again
     // (the data plane would refuse it without its defaults). Once the cache moves on, it is the truth
@@ -202,13 +197,14 @@ export class ChildWriter {
     if (memo !== undefined && memo !== seen) this.templates.delete(key);
     if (memo === seen) {
       if (!live) return false;
-    } else if (!live || templateName(live) !== name) {
+    } else if (!keepsTemplate(rule, desired, live)) {
       // A new template (or no object yet): the whole object.
       await this.write(kind, desired, () => this.client.apply(desired));
       this.templates.set(key, seen);
       return true;
     }
-    return this.applyIfChanged(kind, routing(desired), live, routingManager(this.client.fieldManager), WRITE_RULES.apply);
+    const routed = routedWrite(rule, desired, this.client.fieldManager);
+    return this.applyIfChanged(kind, routed.body, live, routed.fieldManager, WRITE_RULES.apply);
   }
 
   private async applyIfChanged(kind: ResourceKind, desired: Child, live: Child | undefined, manager: string, rule: WriteRule): Promise<boolean> {

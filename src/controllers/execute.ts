@@ -9,6 +9,7 @@
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { guardHolds, type ChildOperation, type ChildOutcome, type Executed, type Guarded, type Outcome, type Refusal } from '../planner/plan.ts';
 import { WRITE_RULES } from '../planner/write-rules.ts';
+import { systemClock, type Clock } from '../runtime/clock.ts';
 import { WriteRejected, type ChildWriter } from './children.ts';
 
 /** Runs each operation whose guard holds; a refusal is an outcome, not a failure. */
@@ -29,10 +30,14 @@ export async function executeOperations<Op extends Guarded>(operations: readonly
   return done;
 }
 
-/** The ServerlessApp controller's child operations. */
-export async function execute(children: ChildWriter, app: ServerlessApp, operations: ChildOperation[], wallClock: () => Date): Promise<Outcome> {
+/**
+ * The ServerlessApp controller's child operations. The outcome's time is the system clock's, not the
+ * operator's (which a demo shifts, main.ts --clock-start): the first-start hold counts it against
+ * creationTimestamp, the API server's time.
+ */
+export async function execute(children: ChildWriter, app: ServerlessApp, operations: ChildOperation[], wallClock: Clock = systemClock): Promise<Outcome> {
   const done = await executeOperations(operations, (op) => run(children, app, op));
-  return { operations: done, wallClock: wallClock() };
+  return { operations: done, wallClock: wallClock.now() };
 }
 
 async function run(children: ChildWriter, app: ServerlessApp, op: ChildOperation): Promise<ChildOutcome> {

@@ -18,10 +18,9 @@ import { Controller, type ReconcileContext, type Request, type Result } from '..
 import type { Informer } from '../runtime/informer.ts';
 import type { Manager } from '../runtime/manager.ts';
 import { Kinds } from '../util/kinds.ts';
+import { isManaged } from '../util/managed-by.ts';
 import { ChildWriter } from './children.ts';
 
-const MANAGED_BY = 'app.kubernetes.io/managed-by';
-const OPERATOR = 'serverlessapp-operator';
 
 export interface ClaimUse {
   /** Made by the operator (the platform's own claims are never released). */
@@ -80,7 +79,7 @@ export class HostClaimReleaser {
     }
     const ns = claim.spec.namespace;
     const use: ClaimUse = {
-      managed: claim.metadata.labels?.[MANAGED_BY] === OPERATOR,
+      managed: isManaged(claim),
       watched: !this.#o.namespaces?.length || this.#o.namespaces.includes(ns),
       named: this.#apps.list(ns).some((a) => !a.metadata.deletionTimestamp && hostClaims(a).includes(claim.spec.host)),
     };

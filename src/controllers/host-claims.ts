@@ -16,10 +16,9 @@ import type { Request } from '../runtime/controller.ts';
 import type { HostVerdict } from '../planner/reconcile.ts';
 import type { ClaimEvents } from './host-claim-budget.ts';
 import { HostIndex, judgeHost, type ClaimRecord } from './host-claims-rules.ts';
+import { objectKey } from '../util/object-key.ts';
 
 interface AppClaim { namespace: string; name: string; created: string; hosts: string[] }
-
-const keyOf = (namespace: string, name: string) => `${namespace}/${name}`;
 
 function record(c: HostClaim): ClaimRecord {
   return { name: c.metadata.name, host: c.spec.host, namespace: c.spec.namespace, created: c.metadata.creationTimestamp ?? '' };
@@ -53,7 +52,7 @@ export class HostClaims {
   /** Records the hosts `app` names; returns the apps of its namespace that name any of them before or after (they may win or lose one now). */
   setApp(app: ServerlessApp): Request[] {
     const { namespace, name } = app.metadata;
-    const key = keyOf(namespace, name);
+    const key = objectKey(namespace, name);
     const before = this.#apps.get(key)?.hosts ?? [];
     const after = app.metadata.deletionTimestamp ? [] : hostClaims(app);
     for (const h of before) this.#appIndex.delete(h, key);

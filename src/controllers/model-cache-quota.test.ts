@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { modelApp } from '../testing/apps.ts';
 import { grantedClaims, ModelCacheQuota } from './model-cache-quota.ts';
-import { wantsCache } from './model-cache.ts';
 
 const GiB = 2 ** 30;
 
@@ -23,7 +22,7 @@ describe('model caches per namespace', () => {
   }
 
   it('refuses the app that does not fit beside earlier ones of its namespace, naming the field and the budget (attack: fill the shared cache disk)', () => {
-    const quota = new ModelCacheQuota({ maxModelCacheBytesPerNamespace: 3 * GiB }, (a) => wantsCache(a));
+    const quota = new ModelCacheQuota({ maxModelCacheBytesPerNamespace: 3 * GiB });
     const first = cached('team-a', 'one', '2Gi', '2026-01-01T00:00:00Z');
     const second = cached('team-a', 'two', '2Gi', '2026-01-02T00:00:00Z');
     quota.set(first);
@@ -36,26 +35,26 @@ describe('model caches per namespace', () => {
   });
 
   it('counts each namespace apart: another namespace\'s caches never use this one\'s budget', () => {
-    const quota = new ModelCacheQuota({ maxModelCacheBytesPerNamespace: 3 * GiB }, (a) => wantsCache(a));
+    const quota = new ModelCacheQuota({ maxModelCacheBytesPerNamespace: 3 * GiB });
     quota.set(cached('team-a', 'big', '3Gi', '2026-01-01T00:00:00Z'));
     assert.equal(quota.problem(cached('team-b', 'big', '3Gi', '2026-01-02T00:00:00Z')), undefined);
   });
 
   it('judges an app as it is now, even before its event is recorded', () => {
-    const quota = new ModelCacheQuota({ maxModelCacheBytesPerNamespace: 3 * GiB }, (a) => wantsCache(a));
+    const quota = new ModelCacheQuota({ maxModelCacheBytesPerNamespace: 3 * GiB });
     quota.set(cached('team-a', 'one', '1Gi', '2026-01-01T00:00:00Z'));
     assert.equal(quota.problem(cached('team-a', 'one', '4Gi', '2026-01-01T00:00:00Z'))?.reason, 'ModelCacheQuotaExceeded');
   });
 
   it('does not count apps without a cache, or with one the per-app limits refuse', () => {
-    const quota = new ModelCacheQuota({ maxModelCacheBytesPerNamespace: 3 * GiB }, (a) => wantsCache(a, { maxModelSizeBytes: 10 * GiB }));
+    const quota = new ModelCacheQuota({ maxModelCacheBytesPerNamespace: 3 * GiB, maxModelSizeBytes: 10 * GiB });
     quota.set(cached('team-a', 'nocache', '3Gi', '2026-01-01T00:00:00Z', { prewarm: { cacheModel: false } }));
     quota.set(cached('team-a', 'huge', '20Gi', '2026-01-01T00:00:00Z'));
     assert.equal(quota.problem(cached('team-a', 'late', '3Gi', '2026-01-03T00:00:00Z')), undefined);
   });
 
   it('tells which other apps of the namespace gained or lost their cache when one changes or goes', () => {
-    const quota = new ModelCacheQuota({ maxModelCacheBytesPerNamespace: 3 * GiB }, (a) => wantsCache(a));
+    const quota = new ModelCacheQuota({ maxModelCacheBytesPerNamespace: 3 * GiB });
     const first = cached('team-a', 'one', '2Gi', '2026-01-01T00:00:00Z');
     assert.deepEqual(quota.set(first), []);
     assert.deepEqual(quota.set(cached('team-a', 'two', '2Gi', '2026-01-02T00:00:00Z')), []);

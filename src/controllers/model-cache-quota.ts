@@ -11,11 +11,13 @@
 
 import { formatBytes, parseQuantity } from '../api/v1alpha1/quantity.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
-import { DEFAULT_MAX_MODEL_CACHE_PER_NAMESPACE, type SpecProblem, type ValidationPolicy } from '../api/v1alpha1/validation.ts';
+import { DEFAULT_MAX_MODEL_CACHE_PER_NAMESPACE, type SpecProblem } from '../api/v1alpha1/validation.ts';
+import { wantsCache, type ModelCachePolicy } from '../planner/model-cache-plan.ts';
+import { objectKey } from '../util/object-key.ts';
 
 export interface CacheClaim { key: string; created: string; bytes: number }
 
-const keyOf = (app: ServerlessApp) => `${app.metadata.namespace}/${app.metadata.name}`;
+const keyOf = (app: ServerlessApp) => objectKey(app.metadata.namespace, app.metadata.name);
 
 /** The claims that fit `limit`, first fit in creation order. Pure. */
 export function grantedClaims(claims: Iterable<CacheClaim>, limit: number): Set<string> {
@@ -36,13 +38,13 @@ interface AppEvents {
 
 export class ModelCacheQuota {
   private readonly byNamespace = new Map<string, Map<string, CacheClaim>>();
-  private readonly wantsCache: (app: ServerlessApp) => boolean;
+  /** Which apps count against the budget: those that ask for a cache the platform's per-app limits allow. */
+  readonly counts: (app: ServerlessApp) => boolean;
   private readonly limit: number;
   private readonly listeners: Array<(keys: string[]) => void> = [];
 
-  /** `wantsCache`: whether an app asks for a cache the platform's per-app limits allow (model-cache.ts). */
-  constructor(policy: Pick<ValidationPolicy, 'maxModelCacheBytesPerNamespace'>, wantsCache: (app: ServerlessApp) => boolean) {
-    this.wantsCache = wantsCache;
+  constructor(policy: ModelCachePolicy) {
+    this.counts = (app) => wantsCache(app, policy);
     this.limit = policy.maxModelCacheBytesPerNamespace ?? parseQuantity(DEFAULT_MAX_MODEL_CACHE_PER_NAMESPACE);
   }
 
@@ -99,7 +101,7 @@ export class ModelCacheQuota {
   }
 
   private claimOf(app: ServerlessApp): CacheClaim | undefined {
-    if (!this.wantsCache(app)) return undefined;
+    if (!this.counts(app)) return undefined;
     return { key: keyOf(app), created: app.metadata.creationTimestamp ?? '', bytes: parseQuantity(app.spec.model!.size!) };
   }
 }

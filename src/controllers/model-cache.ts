@@ -16,7 +16,8 @@ import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { cacheOwner, CACHE_FINALIZER, modelCachedUpdate, planModelCache, wantsCache, type CacheObject, type CacheOperation, type ModelCachePolicy } from '../planner/model-cache-plan.ts';
 import type { ChildOutcome } from '../planner/plan.ts';
 import type { WorkloadObject } from '../planner/workloads.ts';
-import { controllingApp, MANAGED_SELECTOR } from '../render/metadata.ts';
+import { controllingApp } from '../render/metadata.ts';
+import { MANAGED_SELECTOR } from '../util/managed-by.ts';
 import type { CacheScope } from '../render/local-model-cache.ts';
 import { keepAppliedFields } from '../runtime/apply.ts';
 import { Controller, type ReconcileContext, type Request } from '../runtime/controller.ts';
@@ -70,6 +71,7 @@ export class ModelCacheReconciler {
     this.quota = o.quota;
     this.status = new StatusWriter(mgr.client, { fieldManager: modelCacheFieldManager(mgr.client.fieldManager) });
     const reported = (a: ServerlessApp) => !!findCondition(a.status?.conditions, 'Ready');
+    // No clock: queue delays stay on real time (runtime/controller.ts ControllerOptions.clock says why).
     this.controller = new Controller({
       name: 'modelcache', reconcile: (req, ctx) => this.reconcile(req, ctx), concurrency: 2, logger: mgr.logger, metrics: mgr.metrics,
     })

@@ -10,6 +10,7 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { phases, type Phase, type ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import type { PrewarmEvaluation } from '../prewarm/prewarm.ts';
 import type { AnalysisOutcome, RolloutPlan } from '../rollout/canary.ts';
+import { objectKey } from '../util/object-key.ts';
 
 
 /** Warmup takes seconds to many minutes (a model loading); its deadline is at most an hour. */
@@ -75,7 +76,7 @@ export class RolloutMetrics {
 
   /** The phase the app's status shows now; undefined (no status yet) leaves it out of the counts. */
   phase(app: ServerlessApp, phase: Phase | undefined): void {
-    const key = `${app.metadata.namespace}/${app.metadata.name}`;
+    const key = objectKey(app.metadata.namespace, app.metadata.name);
     if (phase) this.phaseOf.set(key, phase);
     else this.phaseOf.delete(key);
   }
@@ -125,7 +126,7 @@ export class RolloutMetrics {
   forget(namespace: string, name: string): void {
     this.weight.remove({ namespace, name });
     this.status.remove({ namespace, name });
-    this.phaseOf.delete(`${namespace}/${name}`);
+    this.phaseOf.delete(objectKey(namespace, name));
   }
 }
 

@@ -13,28 +13,27 @@ import type { Route } from '../planner/route.ts';
 import { significantStatus } from '../planner/status.ts';
 import { kserveWorkload, knativeWorkload, type Workload } from '../planner/workloads.ts';
 import type { CacheScope } from '../render/local-model-cache.ts';
-import { Controller, RetryError, type ReconcileContext, type Request, type Result } from '../runtime/controller.ts';
+import { Controller, keepingRequeue, RetryError, type ReconcileContext, type Request, type Result } from '../runtime/controller.ts';
 import { changedBeyondLabels } from '../runtime/predicates.ts';
 import type { Informer } from '../runtime/informer.ts';
 import type { Manager } from '../runtime/manager.ts';
 import { StatusWriter } from '../runtime/status.ts';
-import type { SlotLimits } from '../util/fair-slots.ts';
 import { Kinds } from '../util/kinds.ts';
-import { splitKey } from '../util/object-key.ts';
+import { objectKey, splitKey } from '../util/object-key.ts';
 import { AppCaches } from './app-caches.ts';
-import { AppEffects } from './app-effects.ts';
+import { AppEffects, type AppEffectsSettings } from './app-effects.ts';
 import { ChildWriter } from './children.ts';
 import { execute } from './execute.ts';
-import { HostClaimBudget } from './host-claim-budget.ts';
+import { NamespaceBudgets } from './budgets.ts';
 import { HostClaims } from './host-claims.ts';
 import { cacheNameFor } from './model-cache.ts';
 import type { ModelCacheQuota } from './model-cache-quota.ts';
 import { RolloutMetrics } from './rollout-metrics.ts';
 
-export interface ServerlessAppOptions {
+/** With the effects' settings (controllers/app-effects.ts): warmup URL template and backoff, both runners' slots. */
+export interface ServerlessAppOptions extends AppEffectsSettings {
   /** What tenants may claim: gateways, hosts, analysis providers, model limits (the platform's settings). */
   policy: Required<ValidationPolicy>;
-  warmupUrlTemplate: string;
   /** What spec.ingress becomes: an Istio VirtualService or a Gateway API HTTPRoute (planner/route.ts routerFor). */
   route: Route;
   /** Knative >= 1.21: set scale bounds on live Revisions instead of making new ones. */
@@ -42,12 +41,7 @@ export interface ServerlessAppOptions {
   /** Workloads are cluster-local (the default): reached only through the hosts the app claims. */
   clusterLocal?: boolean;
   concurrency?: number;
-  /** Backoff of failing warmup requests (tests shorten it). */
-  warmupBackoffMs?: number;
   modelCacheScope: CacheScope;
-  /** Warmup tasks and analysis rounds at once, per namespace and in all (default: the runners'). */
-  warmupSlots?: SlotLimits;
-  analysisSlots?: SlotLimits;
   /** The namespaces' model-cache budgets, shared with the model-cache controller (operator.ts builds it). */
   cacheQuota: ModelCacheQuota;
 }
@@ -59,7 +53,7 @@ export class ServerlessAppReconciler {
   private readonly caches: AppCaches;
   private readonly status: StatusWriter;
   private readonly hosts: HostClaims;
-  private readonly hostBudget: HostClaimBudget;
+  private readonly budgets: NamespaceBudgets;
   private readonly children: ChildWriter;
   private readonly metrics: RolloutMetrics;
   private readonly kinds: { knative: Workload; kserve: Workload };
@@ -78,12 +72,13 @@ export class ServerlessAppReconciler {
     this.children = new ChildWriter(mgr.client);
     const claims = mgr.informer<HostClaim>(Kinds.HostClaim);
     this.hosts = new HostClaims(claims);
-    this.hostBudget = new HostClaimBudget(claims, o.policy.maxHostClaimsPerNamespace);
+    this.budgets = new NamespaceBudgets(o.cacheQuota, claims, o.policy.maxHostClaimsPerNamespace);
     this.metrics = new RolloutMetrics(mgr.metrics.registry);
-    this.kinds = { knative: knativeWorkload(o.inPlaceBounds, o.clusterLocal ?? true), kserve: kserveWorkload(o.inPlaceBounds, o.clusterLocal ?? true) };
+    const clusterLocal = o.clusterLocal ?? true;
+    this.kinds = { knative: knativeWorkload(o.inPlaceBounds, clusterLocal), kserve: kserveWorkload(o.inPlaceBounds, clusterLocal) };
     this.effects = new AppEffects({
-      clock: mgr.clock, warmupUrlTemplate: o.warmupUrlTemplate, analysisPolicy: o.policy.analysis,
-      ...(o.warmupBackoffMs ? { warmupBackoffMs: o.warmupBackoffMs } : {}), ...(o.warmupSlots ? { warmupSlots: o.warmupSlots } : {}), ...(o.analysisSlots ? { analysisSlots: o.analysisSlots } : {}),
+      clock: mgr.clock, analysisPolicy: o.policy.analysis, warmupUrlTemplate: o.warmupUrlTemplate, warmupBackoffMs: o.warmupBackoffMs,
+      warmupSlots: o.warmupSlots, analysisSlots: o.analysisSlots,
       requeue: (key) => this.controller.enqueue(splitKey(key)),
       warn: (key, reason, message, budget) => {
         if (budget) this.mgr.metrics.budgetRefused(splitKey(key).namespace, budget);
@@ -91,7 +86,10 @@ export class ServerlessAppReconciler {
         if (app) this.mgr.events.record(app, 'Warning', reason, message);
       },
     });
-    this.controller = new Controller({ name: 'serverlessapp', reconcile: (req, ctx) => this.reconcile(req, ctx), concurrency: o.concurrency ?? 4, logger: mgr.logger, metrics: mgr.metrics })
+    const reconcile = (req: Request, ctx: ReconcileContext) => this.reconcile(req, ctx);
+    // No clock: queue delays stay on real time (runtime/controller.ts ControllerOptions.clock says why).
+    const { logger, metrics } = mgr;
+    this.controller = new Controller({ name: 'serverlessapp', reconcile, concurrency: o.concurrency ?? 4, logger, metrics })
       // Not on label or annotation edits: the reconcile reads neither (a tenant's label storm costs no reconcile).
       .watches(this.apps, (a) => [{ namespace: a.metadata.namespace, name: a.metadata.name }], changedBeyondLabels);
     this.caches.watchedBy(this.controller);
@@ -106,7 +104,7 @@ export class ServerlessAppReconciler {
   }
 
   async reconcile(req: Request, ctx: ReconcileContext): Promise<Result | void> {
-    const key = `${req.namespace}/${req.name}`;
+    const key = objectKey(req.namespace, req.name);
     const app = this.apps.get(req.namespace, req.name);
     if (!app || app.metadata.deletionTimestamp) {
       // Children go with their owner (garbage collection); only in-memory work is ours to drop.
@@ -117,23 +115,25 @@ export class ServerlessAppReconciler {
     const plan = planReconcile(this.observe(app, key));
     if (plan.problems.length) ctx.log.info('spec rejected', { problems: plan.problems });
     if (plan.decision?.analysed) ctx.log.info('analysis', { outcome: plan.decision.analysed });
-    const outcome = await execute(this.children, app, plan.operations, () => new Date());
+    // A write that fails (409, 429, 5xx, the network) or is refused is retried with backoff, the plan's requeue kept.
+    const outcome = await execute(this.children, app, plan.operations).catch(keepingRequeue(nextLookMs(plan)));
     const report = plan.report(outcome);
-    const { wrote, retryInMs } = await this.writeStatus(app, report);
+    const { wrote, retryInMs } = await this.writeStatus(app, report).catch(keepingRequeue(nextLookMs(plan)));
     if (wrote) for (const e of report.events) this.mgr.events.record(app, e.type, e.reason, e.message);
     this.metrics.report(app, report.metrics, wrote);
     for (const e of plan.effects) this.effects.start(app, key, e);
-    ctx.log.debug('reconciled', { phase: report.status.phase, wroteStatus: wrote, operations: outcome.operations.map((x) => `${x.op.id}:${x.outcome}`) });
+    const operations = outcome.operations.map((x) => `${x.op.id}:${x.outcome}`);
+    ctx.log.debug('reconciled', { phase: report.status.phase, wroteStatus: wrote, operations });
     const after = nextLookMs(plan, retryInMs);
-    // A refused write is retried with backoff, the plan's requeue kept either way.
     if (report.retry) throw new RetryError(outcome.operations.find((x) => x.refusal)?.refusal?.summary ?? 'a write was refused', after);
     return after === undefined ? undefined : { requeueAfterMs: after };
   }
 
   private observe(app: ServerlessApp, key: string): ReconcileObservation {
-    const budgets = [this.o.cacheQuota.problem(app), this.hostBudget.problem(app)].filter((p) => p !== undefined), modelCache = cacheNameFor(app, this.o.modelCacheScope, this.o.policy);
+    const budgets = this.budgets.problems(app), modelCache = cacheNameFor(app, this.o.modelCacheScope, this.o.policy);
     return {
-      app, now: this.mgr.clock.now(), policy: this.o.policy, ...this.caches.children(app, this.kinds, this.route), ...this.effects.results(key),
+      app, now: this.mgr.clock.now(), policy: this.o.policy,
+      ...this.caches.children(app, this.kinds, this.route), ...this.effects.results(key),
       hosts: this.hosts.verdict(app), unserved: this.caches.unserved(), route: this.route,
       budgets, ...(modelCache ? { modelCache } : {}),
     };

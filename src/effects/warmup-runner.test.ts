@@ -5,6 +5,7 @@ import { systemClock } from '../runtime/clock.ts';
 import { warmupUrl } from '../prewarm/warmup-progress.ts';
 import { WarmupRunner, type WarmupProgress } from './warmup-runner.ts';
 import { waitFor } from '../../test/support/wait.ts';
+import { ManualClock } from '../../test/support/manual-clock.ts';
 
 const target = { key: 'team-a/shop', version: 'v2', revision: 'shop-abc', namespace: 'team-a', app: 'shop' };
 
@@ -134,5 +135,20 @@ describe('warmup runner', () => {
     const p = await until(runner, 'failed');
     assert.match(p.lastError ?? '', /^warmup failed: /);
     assert.deepEqual(progressed, [target.key]);
+  });
+
+  it('waits its backoff on the injected clock, and a forgotten task stops waiting at once', async () => {
+    server.handler = (_r, res) => { res.statusCode = 503; res.end(); };
+    const clock = new ManualClock();
+    const runner = new WarmupRunner({ clock, urlTemplate: server.url, onProgress: () => {}, initialBackoffMs: 1000 });
+    runner.ensure(target, { path: '/', deadline: '10m' }, clock.now());
+    await waitFor('the first request to fail and its backoff to start', () => clock.pending === 1 || undefined);
+    assert.equal(clock.nextTimerInMs(), 1000, 'the backoff is a timer on the runner\'s clock');
+    clock.advance(1000);
+    await waitFor('the retry after the backoff', () => server.requests.length === 2 || undefined);
+    await waitFor('the second backoff to start', () => clock.pending === 1 || undefined);
+    assert.equal(clock.nextTimerInMs(), 2000, 'doubled');
+    runner.forget(target.key);
+    assert.equal(clock.pending, 0, 'forgetting the task cancels its wait');
   });
 });

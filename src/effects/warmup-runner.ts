@@ -14,12 +14,13 @@
 import type { WarmupSpec } from '../api/v1alpha1/serverlessapp.ts';
 import { warmupUrl, type WarmupProgress, type WarmupTarget } from '../prewarm/warmup-progress.ts';
 import { parseDuration } from '../api/v1alpha1/duration.ts';
-import type { Clock } from '../runtime/clock.ts';
+import { sleep, type TimerClock } from '../runtime/clock.ts';
 import { OutboundError, describeStatus, outboundRequest } from '../runtime/outbound.ts';
 import { FairSlots, type SlotLimits } from '../util/fair-slots.ts';
 
 export interface WarmupRunnerOptions {
-  clock: Clock;
+  /** What deadlines are read on and backoff waits on (tests may step a manual one). */
+  clock: TimerClock;
   /** e.g. "http://{revision}-private.{namespace}.svc.cluster.local"; {path} may appear, else the path is appended. */
   urlTemplate: string;
   /** Called whenever a task makes progress or ends: the owner re-enqueues the app. */
@@ -35,7 +36,8 @@ export interface WarmupRunnerOptions {
   maxBackoffMs?: number;
 }
 
-interface Task { id: string; version: string; revision: string; progress: WarmupProgress; cancelled: boolean }
+/** `cancel` aborts once the task is forgotten or replaced: its backoff wait ends at once. */
+interface Task { id: string; version: string; revision: string; progress: WarmupProgress; cancel: AbortController }
 
 const MIN_REQUEST_MS = 20;
 /** Warmup reads a response only to its end (the body is dropped): 16 MiB covers large inference answers. */
@@ -66,12 +68,12 @@ export class WarmupRunner {
   ensure(t: WarmupTarget, spec: WarmupSpec, startedAt: Date): WarmupProgress {
     const existing = this.tasks.get(t.key);
     if (existing && existing.id === taskId(t)) return existing.progress;
-    if (existing) existing.cancelled = true;
-    const task: Task = { id: taskId(t), version: t.version, revision: t.revision, progress: { phase: 'running', sent: 0, succeeded: 0, startedAt }, cancelled: false };
+    if (existing) existing.cancel.abort();
+    const task: Task = { id: taskId(t), version: t.version, revision: t.revision, progress: { phase: 'running', sent: 0, succeeded: 0, startedAt }, cancel: new AbortController() };
     this.tasks.set(t.key, task);
     this.run(task, t, spec, startedAt).catch((err: unknown) => {
       task.progress = { phase: 'failed', sent: task.progress.sent, succeeded: task.progress.succeeded, startedAt, lastError: `warmup failed: ${(err as Error)?.message ?? String(err)}`, finishedAt: this.o.clock.now() };
-      if (!task.cancelled) notify(() => this.o.onProgress(t.key));
+      if (!task.cancel.signal.aborted) notify(() => this.o.onProgress(t.key));
     });
     return task.progress;
   }
@@ -79,7 +81,7 @@ export class WarmupRunner {
   /** Forget an app's task (deleted app, or its version no longer prewarming). */
   forget(key: string): void {
     const task = this.tasks.get(key);
-    if (task) task.cancelled = true;
+    if (task) task.cancel.abort();
     this.tasks.delete(key);
   }
 
@@ -97,7 +99,7 @@ export class WarmupRunner {
     }
     await this.slots.acquire(t.namespace);
     try {
-      if (!task.cancelled) await this.warm(task, t, spec, startedAt, limit !== 'free');
+      if (!task.cancel.signal.aborted) await this.warm(task, t, spec, startedAt, limit !== 'free');
     } finally {
       this.slots.release(t.namespace);
     }
@@ -110,7 +112,7 @@ export class WarmupRunner {
     const url = warmupUrl(this.o.urlTemplate, t, spec.path);
     let backoff = this.o.initialBackoffMs ?? 500;
     const p = { sent: 0, succeeded: 0, lastError: undefined as string | undefined, startedAt };
-    while (!task.cancelled) {
+    while (!task.cancel.signal.aborted) {
       // A request squeezed into the deadline's last moments would only report its own timeout.
       if (this.o.clock.now().getTime() >= deadline - MIN_REQUEST_MS) {
         if (waited && p.sent === 0) p.lastError = 'the deadline passed while waiting for a warmup slot';
@@ -119,7 +121,7 @@ export class WarmupRunner {
       }
       p.sent++; this.sent++;
       const error = await this.send(url, spec, Math.min(timeout, Math.max(1, deadline - this.o.clock.now().getTime())));
-      if (task.cancelled) return;
+      if (task.cancel.signal.aborted) return;
       if (!error) {
         p.succeeded++;
         backoff = this.o.initialBackoffMs ?? 500;
@@ -135,10 +137,10 @@ export class WarmupRunner {
       // One message per revision and error, so repeated failures aggregate into one Event with a count.
       this.o.onRetry?.(t.key, `warmup requests to revision ${t.revision} fail (${error}); retrying with backoff until the warmup deadline`);
       this.o.onProgress(t.key);
-      await sleep(Math.min(backoff, Math.max(0, deadline - this.o.clock.now().getTime())));
+      await sleep(Math.min(backoff, Math.max(0, deadline - this.o.clock.now().getTime())), task.cancel.signal, this.o.clock);
       backoff = Math.min(backoff * 2, this.o.maxBackoffMs ?? 30_000);
     }
-    if (!task.cancelled) this.o.onProgress(t.key);
+    if (!task.cancel.signal.aborted) this.o.onProgress(t.key);
   }
 
   /** Undefined on a 2xx answer, else a short fixed description (never the server's words or an address). */
@@ -166,8 +168,4 @@ function notify(callback: () => void): void {
   } catch {
     // nothing to report to: the owner's callback is the reporting path
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

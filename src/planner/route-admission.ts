@@ -11,6 +11,8 @@
 //  - `admitted`: accepted and resolved, both at the live generation: the split as
 //    written is in force. Promotion waits for it.
 
+import { gatewayRef } from '../api/v1alpha1/serverlessapp.ts';
+import { findCondition } from '../util/conditions.ts';
 import type { KnativeCondition } from './revisions.ts';
 import type { WorkloadObject } from './workloads.ts';
 
@@ -38,9 +40,9 @@ export function httpRouteAdmission(live: WorkloadObject | undefined, gateways: s
   const why: string[] = [];
   let reason = 'RouteAdmitted';
   for (const gw of gateways) {
-    const [ns, gwName] = gw.split('/');
-    const p = parents.find((x) => x.parentRef.name === gwName && (x.parentRef.namespace ?? live.metadata.namespace) === ns);
-    const cond = (type: string) => p?.conditions?.find((c) => c.type === type);
+    const ref = gatewayRef(gw);
+    const p = parents.find((x) => x.parentRef.name === ref.name && (x.parentRef.namespace ?? live.metadata.namespace) === ref.namespace);
+    const cond = (type: string) => findCondition(p?.conditions, type);
     const acc = cond('Accepted'), refs = cond('ResolvedRefs');
     const current = (c: typeof acc) => c?.observedGeneration === undefined || generation === undefined || c.observedGeneration >= generation;
     if (acc?.status !== 'True') {

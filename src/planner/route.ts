@@ -9,9 +9,10 @@
 
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import type { SpecProblem } from '../api/v1alpha1/validation.ts';
-import { httpRouteName, renderHttpRoute } from '../render/http-route.ts';
+import { renderHttpRoute } from '../render/http-route.ts';
+import { routeName } from '../render/route-name.ts';
 import type { TrafficPlan } from '../render/traffic.ts';
-import { renderVirtualService, virtualServiceName } from '../render/virtual-service.ts';
+import { renderVirtualService } from '../render/virtual-service.ts';
 import { Kinds, type ResourceKind } from '../util/kinds.ts';
 import { httpRouteAdmission, type RouteAdmission } from './route-admission.ts';
 import type { Workload, WorkloadObject } from './workloads.ts';
@@ -40,7 +41,7 @@ export function istioRoute(localGateway: string): Route {
     kind: Kinds.VirtualService,
     write: 'atomic-lists',
     product: 'istio',
-    name: virtualServiceName,
+    name: routeName,
     legacyName: (app) => app.metadata.name,
     render: (app, serving, candidate) => renderVirtualService(app, {
       localGateway, candidateReady: candidate.reachable, ...serving.hosts(app),
@@ -57,7 +58,7 @@ export function gatewayApiRoute(): Route {
     kind: Kinds.HTTPRoute,
     write: 'atomic-lists',
     product: 'gatewayApi',
-    name: httpRouteName,
+    name: routeName,
     legacyName: () => undefined,
     render: (app, _serving, candidate, traffic) => renderHttpRoute(app, { traffic, candidateReachable: candidate.reachable }) as unknown as WorkloadObject,
     problems: (app) => {

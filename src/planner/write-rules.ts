@@ -25,6 +25,21 @@ export interface WriteRule {
   atomicLists?: boolean;
 }
 
+/** The field manager that moves a Knative Service's traffic; it never owns the template. */
+export function routingManager(fieldManager: string): string {
+  return `${fieldManager}-routing`;
+}
+
+/** Whether `rule` leaves the template of `live` as it is: a named template whose name `desired` keeps. */
+export function keepsTemplate(rule: WriteRule, desired: Written, live: Written | undefined): boolean {
+  return !!live && !!rule.templateName && !!rule.routing && rule.templateName(live) === rule.templateName(desired);
+}
+
+/** The write of everything but the template: `rule`'s routing part, through the routing manager. */
+export function routedWrite<T extends Written>(rule: WriteRule, desired: T, fieldManager: string): { body: T; fieldManager: string } {
+  return { body: rule.routing ? rule.routing(desired) : desired, fieldManager: routingManager(fieldManager) };
+}
+
 export const WRITE_RULES: Record<WriteRuleName, WriteRule> = {
   apply: {},
   'named-template': {

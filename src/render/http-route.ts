@@ -28,9 +28,10 @@
 // weight, the "/" path match, header match type) is written explicitly: lists
 // are atomic, and what we write is compared whole with what is live.
 
-import type { HeaderMatch, ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
+import { gatewayRef, type HeaderMatch, type ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { formatDuration, parseDuration } from '../api/v1alpha1/duration.ts';
 import { childMetadata } from './metadata.ts';
+import { routeName } from './route-name.ts';
 import type { TrafficPlan } from './traffic.ts';
 
 export const GATEWAY_API_GROUP = 'gateway.networking.k8s.io';
@@ -64,14 +65,9 @@ interface HttpRouteRule {
   timeouts?: { request: string };
 }
 
-/** Same name as the VirtualService (`<app>-routes`): one route per app, whichever router. */
-export function httpRouteName(app: ServerlessApp): string {
-  return `${app.metadata.name}-routes`;
-}
-
 /** A ServerlessApp gateway "namespace/name" as a parentRef to a Gateway API Gateway. */
 export function parentRef(gateway: string): HttpRoute['spec']['parentRefs'][number] {
-  const [namespace = '', name = ''] = gateway.split('/');
+  const { namespace, name } = gatewayRef(gateway);
   return { group: GATEWAY_API_GROUP, kind: 'Gateway', namespace, name };
 }
 
@@ -121,7 +117,7 @@ export function renderHttpRoute(app: ServerlessApp, o: HttpRouteOptions): HttpRo
   return {
     apiVersion: 'gateway.networking.k8s.io/v1',
     kind: 'HTTPRoute',
-    metadata: childMetadata(app, httpRouteName(app)),
+    metadata: childMetadata(app, routeName(app)),
     spec: { parentRefs: (ingress.gateways ?? []).map(parentRef), hostnames: ingress.hosts, rules },
   };
 }

@@ -29,6 +29,7 @@
 import type { IVirtualService } from '@kubernetes-models/istio/networking.istio.io/v1/VirtualService';
 import type { HeaderMatch, ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { childMetadata } from './metadata.ts';
+import { routeName } from './route-name.ts';
 
 export interface VirtualServiceOptions {
   /** Knative's cluster-local gateway Service. */
@@ -45,17 +46,6 @@ export interface VirtualServiceOptions {
 function headerMatch(m: HeaderMatch) {
   const value = m.exact !== undefined ? { exact: m.exact } : m.prefix !== undefined ? { prefix: m.prefix } : { regex: m.regex ?? '' };
   return { headers: { [m.header.toLowerCase()]: value } };
-}
-
-/**
- * The VirtualService's name: `<app>-routes`. Not the app's own name: in Knative
- * mode KServe creates and updates a VirtualService named after the
- * InferenceService (kserve pkg/controller/v1beta1/inferenceservice/reconcilers/
- * ingress/ingress_reconciler.go, reconcileVirtualService), and net-istio names
- * its own `<route>-ingress` and `<route>-mesh`.
- */
-export function virtualServiceName(app: ServerlessApp): string {
-  return `${app.metadata.name}-routes`;
 }
 
 export function renderVirtualService(app: ServerlessApp, o: VirtualServiceOptions): IVirtualService {
@@ -90,7 +80,7 @@ export function renderVirtualService(app: ServerlessApp, o: VirtualServiceOption
   return {
     apiVersion: 'networking.istio.io/v1',
     kind: 'VirtualService',
-    metadata: childMetadata(app, virtualServiceName(app)),
+    metadata: childMetadata(app, routeName(app)),
     spec: {
       hosts: ingress.hosts,
       ...(ingress.gateways?.length ? { gateways: ingress.gateways } : { exportTo: ['.'] }),

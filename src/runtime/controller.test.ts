@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
-import { Controller, RetryError, TerminalError, type Reconcile, type Request } from './controller.ts';
+import { Controller, keepingRequeue, RetryError, TerminalError, type Reconcile, type Request } from './controller.ts';
 import type { Informer } from './informer.ts';
 import { createLogger } from './logging.ts';
 import { OperatorMetrics } from './metrics.ts';
@@ -295,5 +295,29 @@ describe('Controller', () => {
     g.open();
     await waitFor('the workers to finish', () => c.isIdle());
     assert.equal(await metricValue(metrics, 'controller_runtime_active_workers', { controller: 'test' }), 0);
+  });
+});
+
+describe('keepingRequeue', () => {
+  const thrown = (err: unknown, requeueAfterMs: number | undefined): unknown => {
+    try {
+      keepingRequeue(requeueAfterMs)(err);
+    } catch (e) {
+      return e;
+    }
+    return assert.fail('keepingRequeue always throws');
+  };
+
+  it('turns any failure into a RetryError that carries the planned requeue and the failure as its cause', () => {
+    const cause = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+    const err = thrown(cause, 5_000);
+    assert.ok(err instanceof RetryError);
+    assert.deepEqual([err.message, err.requeueAfterMs, err.cause], ['connect ECONNREFUSED', 5_000, cause]);
+  });
+
+  it('passes a TerminalError and a RetryError through as they are', () => {
+    const terminal = new TerminalError('a user\'s mistake'), retry = new RetryError('refused', 10);
+    assert.equal(thrown(terminal, 5_000), terminal);
+    assert.equal(thrown(retry, 5_000), retry);
   });
 });

@@ -12,7 +12,7 @@ import type { Informer, KubeObject } from './informer.ts';
 import type { Logger } from './logging.ts';
 import type { OperatorMetrics, ReconcileObserver, ReconcileResult } from './metrics.ts';
 import { WorkQueue, type WorkQueueOptions } from './workqueue.ts';
-import { splitKey } from '../util/object-key.ts';
+import { objectKey, splitKey } from '../util/object-key.ts';
 
 export interface Request {
   namespace: string;
@@ -44,6 +44,18 @@ export class RetryError extends Error {
   }
 }
 
+/**
+ * A `.catch` that keeps the requeue a reconcile planned when a step fails: the failure (a conflict, a
+ * 429, a 5xx, a broken connection) becomes a RetryError carrying `requeueAfterMs`, so its growing
+ * backoff never delays a planned look; a TerminalError or RetryError passes through as it is.
+ */
+export function keepingRequeue(requeueAfterMs: number | undefined): (err: unknown) => never {
+  return (err) => {
+    if (err instanceof TerminalError || err instanceof RetryError) throw err;
+    throw new RetryError(err instanceof Error ? err.message : String(err), requeueAfterMs, { cause: err });
+  };
+}
+
 export interface ReconcileContext {
   log: Logger;
   reconcileID: string;
@@ -58,7 +70,11 @@ export interface ControllerOptions {
   logger: Logger;
   metrics: OperatorMetrics;
   queue?: Omit<WorkQueueOptions, 'hooks' | 'clock'>;
-  /** What requeue delays and retry backoff are measured on (default: real time); tests step a manual one. */
+  /**
+   * What requeue delays and retry backoff are measured on (default: real time); tests step a manual one. Not
+   * a clock that jumps (OffsetClock, the operator's shifted clock): the queue records when each delayed key
+   * is due on it, so after a jump forward a key re-added for the same moment stays behind its older, real timer.
+   */
   clock?: TimerClock;
 }
 
@@ -220,12 +236,14 @@ export class Controller {
 
 /** client-go's key: "namespace/name", or just "name" for cluster-scoped objects. */
 export function keyOf(req: Request): string {
-  return req.namespace ? `${req.namespace}/${req.name}` : req.name;
+  return objectKey(req.namespace, req.name);
 }
 
 /** The request a queue key stands for. */
 export const requestOf: (key: string) => Request = splitKey;
 
 function errorFields(err: unknown): unknown {
-  return err instanceof Error ? { message: err.message, name: err.name, stack: err.stack, ...('code' in err ? { code: err.code } : {}) } : String(err);
+  if (!(err instanceof Error)) return String(err);
+  const cause = err.cause !== undefined ? { cause: errorFields(err.cause) } : {};
+  return { message: err.message, name: err.name, stack: err.stack, ...('code' in err ? { code: err.code } : {}), ...cause };
 }

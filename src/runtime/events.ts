@@ -14,6 +14,7 @@ import { systemClock, type Clock } from './clock.ts';
 import { Kinds } from '../util/kinds.ts';
 import { FairQueue } from './fair-queue.ts';
 import type { Logger } from './logging.ts';
+import { microTime } from '../util/micro-time.ts';
 import { splitKey } from '../util/object-key.ts';
 
 export const REPORTING_CONTROLLER = 'serverlessapp.io/operator';
@@ -254,9 +255,4 @@ export class EventRecorder {
     for (const [k, s] of this.series) if (t - s.lastSeen.getTime() >= AGGREGATION_WINDOW_MS && !this.pending.has(k)) this.series.delete(k);
     for (const [k, b] of this.buckets) if (t - b.at >= SPAM_BURST * SPAM_REFILL_MS) this.buckets.delete(k);
   }
-}
-
-/** metav1.MicroTime: RFC 3339 with microseconds. */
-function microTime(d: Date): string {
-  return d.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 }

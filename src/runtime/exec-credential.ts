@@ -5,6 +5,7 @@
 // at the same moment share one run. A 401 from the server discards it.
 
 import { isAbsolute, resolve } from 'node:path';
+import { record, text } from '../util/untyped.ts';
 
 export const EXEC_API_VERSIONS = ['client.authentication.k8s.io/v1', 'client.authentication.k8s.io/v1beta1'];
 const EXEC_TIMEOUT_MS = 60_000;
@@ -109,12 +110,4 @@ async function runPlugin(command: string, args: string[], env: NodeJS.ProcessEnv
       fail(Object.assign(new Error(said || err.message), { code: (err as NodeJS.ErrnoException).code }));
     });
   });
-}
-
-function record(x: unknown): Record<string, unknown> {
-  return typeof x === 'object' && x !== null && !Array.isArray(x) ? (x as Record<string, unknown>) : {};
-}
-
-function text(x: unknown): string | undefined {
-  return typeof x === 'string' && x !== '' ? x : undefined;
 }

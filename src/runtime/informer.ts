@@ -17,6 +17,7 @@ import { type TimerClock, sleep, systemClock } from './clock.ts';
 import { apiVersionOf, type ResourceKind } from '../util/kinds.ts';
 import type { KubeConfigSource } from './kubeconfig.ts';
 import { createLogger, type Logger } from './logging.ts';
+import { objectKey } from '../util/object-key.ts';
 
 /**
  * What the informer needs of an object. Objects stay the API server's plain
@@ -158,7 +159,7 @@ export class Informer<T extends KubeObject> {
   }
 
   get(namespace: string | undefined, name: string): T | undefined {
-    return this.#cache.get(cacheKey(this.kind.namespaced ? namespace : undefined, name));
+    return this.#cache.get(objectKey(this.kind.namespaced ? namespace : undefined, name));
   }
 
   /** The cached objects whose index key (opts.indexBy) is `key`. */
@@ -415,12 +416,8 @@ function stripManagedFields<T extends KubeObject>(obj: T): T {
   return obj;
 }
 
-function cacheKey(namespace: string | undefined, name: string): string {
-  return `${namespace ?? ''}/${name}`;
-}
-
 function keyOf(obj: KubeObject): string {
-  return cacheKey(obj.metadata?.namespace, obj.metadata?.name ?? '');
+  return objectKey(obj.metadata?.namespace, obj.metadata?.name ?? '');
 }
 
 /**

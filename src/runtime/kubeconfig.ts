@@ -13,6 +13,7 @@ import { homedir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { systemClock, type Clock } from './clock.ts';
 import { EXEC_API_VERSIONS, ExecPlugin, type ExecPluginSpec, type RunPlugin } from './exec-credential.ts';
+import { record, text } from '../util/untyped.ts';
 
 export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 /** How long a credential read from a file is used before the file is read again. */
@@ -324,14 +325,6 @@ function checkProxyUrl(proxyUrl: string): void {
   // Node's agents take a proxy from 24.5 and 22.21; an older Node would silently connect directly.
   const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
   if (!(major > 24 || (major === 24 && minor >= 5) || (major === 22 && minor >= 21))) throw new Error(`proxy-url needs Node.js 22.21 or 24.5 or later (this is ${process.versions.node})`);
-}
-
-function record(x: unknown): Record<string, unknown> {
-  return typeof x === 'object' && x !== null && !Array.isArray(x) ? (x as Record<string, unknown>) : {};
-}
-
-function text(x: unknown): string | undefined {
-  return typeof x === 'string' && x !== '' ? x : undefined;
 }
 
 interface Source {

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
-import { LeaderElector, claimLease, heldByOther, microTime, releasedLease, type LeaseSpec } from './leader-election.ts';
+import { LeaderElector, claimLease, heldByOther, releasedLease, type LeaseSpec } from './leader-election.ts';
+import { microTime } from '../util/micro-time.ts';
 import { waitFor } from '../../test/support/wait.ts';
 import { maxConcurrentLeaders } from '../testing/leadership.ts';
 

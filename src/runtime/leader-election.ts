@@ -14,6 +14,7 @@ import { ApiError, KubeClient } from './client.ts';
 import { sleep, systemClock } from './clock.ts';
 import { createLogger, type Logger } from './logging.ts';
 import { Kinds, apiVersionOf } from '../util/kinds.ts';
+import { microTime } from '../util/micro-time.ts';
 import type { KubeConfigSource } from './kubeconfig.ts';
 
 export interface LeaderElectorOptions {
@@ -47,11 +48,6 @@ interface Lease {
   kind: string;
   metadata: { name: string; namespace: string; resourceVersion?: string };
   spec?: LeaseSpec;
-}
-
-/** RFC 3339 with microseconds, the format of metav1.MicroTime (Lease and Event times). */
-export function microTime(d: Date): string {
-  return d.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 }
 
 /** Whether another candidate holds the lease: it names a holder that is not us and has not expired since we last saw it change. */

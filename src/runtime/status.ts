@@ -13,6 +13,7 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../util/canonical-json.ts';
 import { isNotFound, type KubeClient } from './client.ts';
+import { objectKey } from '../util/object-key.ts';
 
 interface Live {
   apiVersion?: string;
@@ -105,10 +106,10 @@ export class StatusWriter {
 
   /** Drops what is remembered about a deleted object. */
   forget(namespace: string | undefined, name: string): void {
-    this.written.delete(`${namespace ?? ''}/${name}`);
+    this.written.delete(objectKey(namespace, name));
   }
 }
 
 function keyOf(obj: Live): string {
-  return `${obj.metadata.namespace ?? ''}/${obj.metadata.name}`;
+  return objectKey(obj.metadata.namespace, obj.metadata.name);
 }

@@ -11,6 +11,7 @@
 import { object, required, string, type TypeOf } from '../openapi.ts';
 import { GROUP, HOSTNAME, VERSION } from './serverlessapp.ts';
 import { column } from './crd.ts';
+import { MANAGED_BY, MANAGED_BY_LABEL } from '../../util/managed-by.ts';
 
 export const HOST_CLAIM_KIND = 'HostClaim';
 export const HOST_CLAIM_PLURAL = 'hostclaims';
@@ -78,7 +79,7 @@ export function hostClaimFor(host: string, namespace: string): HostClaim | undef
   if (!name) return undefined;
   return {
     apiVersion: `${GROUP}/${VERSION}`, kind: HOST_CLAIM_KIND,
-    metadata: { name, labels: { 'app.kubernetes.io/managed-by': 'serverlessapp-operator' } },
+    metadata: { name, labels: { [MANAGED_BY_LABEL]: MANAGED_BY } },
     spec: { host, namespace },
   };
 }

@@ -12,6 +12,7 @@
 
 import { array, boolean, enumeration, integer, map, object, quantity, required, string, type Rule } from '../openapi.ts';
 import { affinity } from './core-v1.ts';
+import { MANAGED_BY_LABEL } from '../../util/managed-by.ts';
 
 const DNS_LABEL = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
 const DNS_SUBDOMAIN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
@@ -26,7 +27,7 @@ const QUALIFIED_KEY = '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-
  * Autoscaling annotations come from spec.scaling (render/autoscaling.ts).
  */
 export const RESERVED_KEY_PATTERN = '^([^/]*[.])?(knative[.]dev|kserve[.]io|serverlessapp[.]io)/';
-export const OPERATOR_LABEL_KEYS = ['app.kubernetes.io/name', 'app.kubernetes.io/managed-by', 'app.kubernetes.io/part-of'] as const;
+export const OPERATOR_LABEL_KEYS = ['app.kubernetes.io/name', MANAGED_BY_LABEL, 'app.kubernetes.io/part-of'] as const;
 /** Mount paths Knative refuses (k8s_validation.go reservedPaths). */
 const RESERVED_MOUNT_PATHS = ['/', '/dev', '/dev/log'];
 

@@ -12,6 +12,7 @@ import { DURATION_MAX_LENGTH, DURATION_PATTERN } from './duration.ts';
 import { envFromSource, envVarSource, probe } from './core-v1.ts';
 import { podTemplateFields, podTemplateRules } from './pod-template.ts';
 import { RETRY_ON_RULE } from './retry-on.ts';
+import { splitKey, type ObjectRef } from '../../util/object-key.ts';
 
 export const GROUP = 'serverlessapp.io';
 export const VERSION = 'v1alpha1';
@@ -39,6 +40,11 @@ const IMAGE_REFERENCE = `^(?:${DOMAIN}/)?${PATH_COMPONENT}(?:/${PATH_COMPONENT})
 const HEADER_NAME = '^[A-Za-z0-9!#$%&\'*+.^_`|~-]+$';
 /** "namespace/name": a namespace (DNS label) and a Gateway name (DNS subdomain). */
 const GATEWAY_REF = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?/[a-z0-9]([-a-z0-9.]*[a-z0-9])?$';
+
+/** The Gateway a spec.ingress.gateways entry names ("namespace/name", GATEWAY_REF). */
+export function gatewayRef(gateway: string): ObjectRef {
+  return splitKey(gateway);
+}
 
 /**
  * A duration string with the bounds its reader needs, both enforced at admission

@@ -26,7 +26,8 @@ import { forbiddenHeader } from '../../util/http-headers.ts';
 import { validateWindows } from './window-validation.ts';
 import type { JSONSchema } from '../openapi.ts';
 import { QuantityError, formatBytes, parseQuantity } from './quantity.ts';
-import { specSchema, type ServerlessApp } from './serverlessapp.ts';
+import { gatewayRef, specSchema, type ServerlessApp } from './serverlessapp.ts';
+import { objectKey } from '../../util/object-key.ts';
 
 const re2js = lazyRequire<typeof import('re2js')>('re2js');
 
@@ -87,8 +88,10 @@ export interface ValidationPolicy {
  */
 export function resolveGateway(gateway: string, appNamespace: string): string {
   if (gateway === 'mesh') return gateway;
-  const slash = gateway.indexOf('/');
-  if (slash >= 0) return gateway.slice(0, slash) === '.' ? `${appNamespace}/${gateway.slice(slash + 1)}` : gateway;
+  if (gateway.includes('/')) {
+    const { namespace, name } = gatewayRef(gateway);
+    return namespace === '.' ? objectKey(appNamespace, name) : gateway;
+  }
   const labels = gateway.split('.');
   return labels.length === 1 ? `${appNamespace}/${gateway}` : `${labels[1]}/${labels[0]}`;
 }

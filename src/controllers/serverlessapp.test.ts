@@ -1,0 +1,80 @@
+// The app controller keeps its plan's requeue whatever a write does: a write that
+// fails (here every request answers 500) leaves the reconcile as a RetryError
+// carrying the next planned look, so the work queue runs the earlier of that
+// look and its backoff (runtime/controller.ts), and a window transition or a
+// progress deadline never waits for a backoff of up to 1000 s.
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { KubeConfig } from '@kubernetes/client-node';
+import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
+import { parseConfig, validationPolicy } from '../config.ts';
+import { istioRoute } from '../planner/route.ts';
+import { ApiError } from '../runtime/client.ts';
+import { RetryError } from '../runtime/controller.ts';
+import { createLogger } from '../runtime/logging.ts';
+import { Manager } from '../runtime/manager.ts';
+import { containerApp } from '../testing/apps.ts';
+import { reply } from '../testing/http.ts';
+import { ManualClock } from '../../test/support/manual-clock.ts';
+import { ModelCacheQuota } from './model-cache-quota.ts';
+import { ServerlessAppReconciler } from './serverlessapp.ts';
+
+describe('ServerlessAppReconciler', () => {
+  let server: Server;
+  let kubeConfig: KubeConfig;
+  const requests: string[] = [];
+
+  before(async () => {
+    // An API server whose every answer is a 500: the first write of the plan fails.
+    server = createServer((req, res) => {
+      requests.push(`${req.method} ${req.url}`);
+      req.resume().on('end', () => reply(res, 500, { kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'etcdserver: leader changed', reason: 'InternalError', code: 500 }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    kubeConfig = new KubeConfig();
+    kubeConfig.loadFromOptions({
+      clusters: [{ name: 'fake', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true }],
+      users: [{ name: 'u', token: 'token' }],
+      contexts: [{ name: 'fake', cluster: 'fake', user: 'u' }],
+      currentContext: 'fake',
+    });
+  });
+
+  after(async () => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  /** The reconciler on a manager that is never started; its app cache holds `app` alone. */
+  function reconcilerWith(app: ServerlessApp, clock: ManualClock): ServerlessAppReconciler {
+    const mgr = new Manager({ kubeConfig, logger: createLogger({ silent: true }), clock });
+    const policy = validationPolicy(parseConfig([], {}));
+    const r = new ServerlessAppReconciler(mgr, {
+      policy, warmupUrlTemplate: 'http://{revision}-private.{namespace}.svc.cluster.local', route: istioRoute('knative-local-gateway'),
+      inPlaceBounds: true, modelCacheScope: 'namespace', cacheQuota: new ModelCacheQuota(policy),
+    });
+    // The informer is not started (no watch here): the app is what its cache would hold.
+    (r as unknown as { apps: { get: (ns: string, name: string) => ServerlessApp | undefined } }).apps = {
+      get: (ns, name) => (ns === app.metadata.namespace && name === app.metadata.name ? app : undefined),
+    };
+    return r;
+  }
+
+  it('a write that fails with a 500 is retried with the plan\'s requeue kept (the next window transition)', async () => {
+    // 07:00 UTC; the window "day" opens at 08:00 UTC: the plan's next look is in one hour.
+    const clock = new ManualClock(new Date('2026-11-23T07:00:00Z'));
+    const app = containerApp({ scaling: { minScale: 0, maxScale: 10, windows: [{ name: 'day', schedule: '0 8 * * *', duration: '8h', minScale: 2 }] } });
+    const r = reconcilerWith(app, clock);
+    requests.length = 0;
+    const err = await r.reconcile({ namespace: 'team-a', name: 'shop' }, { log: createLogger({ silent: true }), reconcileID: 'test' }).then(
+      () => assert.fail('the reconcile should fail: every write answers 500'),
+      (e: unknown) => e,
+    );
+    assert.ok(requests.some((x) => x.includes('/services/shop')), `the workload's write reached the API server (requests: ${requests.join(', ')})`);
+    assert.ok(err instanceof RetryError, `a RetryError, not ${String(err)}`);
+    // Just past 08:00 (the planner looks a moment after a transition, when it has happened).
+    assert.ok(err.requeueAfterMs !== undefined && err.requeueAfterMs >= 3_600_000 && err.requeueAfterMs <= 3_601_000, `the next window transition is kept (requeue ${err.requeueAfterMs} ms)`);
+    assert.ok(err.cause instanceof ApiError && err.cause.code === 500, 'the API server\'s answer is its cause');
+  });
+});
