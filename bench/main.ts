@@ -32,7 +32,7 @@ const REAL_DATA_PLANE_BELOW = 1000;
 const USAGE = `Usage: npm run bench -- [--apps 1000] [--data-plane auto|real|standin] [--json FILE] [--concurrency 8] [--edits 50]
                        [--window-apps 50] [--steady-seconds 30] [--no-real-clock] [--cpu-prof DIR]
        npm run bench -- --peer kserve [--apps 1000] [--idle-seconds 60] [--concurrency 8] [--json FILE]
-       npm run bench -- --scenario plan [--apps 10000] [--plan-runs 20] [--json FILE] [--cpu-prof DIR]
+       npm run bench -- --scenario plan [--apps 10000] [--plan-runs 20] [--plan-rounds 1] [--plan-baseline DIR] [--json FILE]
        npm run bench -- --scenario noisy-neighbour [--victim-apps 4] [--noisy-apps 4] [--noisy-edits 40] [--data-plane real|standin] [--json FILE] [--cpu-prof DIR]
   --data-plane auto: the real Knative and KServe below ${REAL_DATA_PLANE_BELOW} apps, the SIMULATED stand-in from there on
   --peer kserve: only the side-by-side run, the operator (model apps -> InferenceServices) then the real KServe
@@ -40,7 +40,9 @@ const USAGE = `Usage: npm run bench -- [--apps 1000] [--data-plane auto|real|sta
   --scenario noisy-neighbour: only the isolation run: the victim namespace's canary edits alone, then while another
                  namespace applies worst-case apps and edit storms; noisy/quiet ratios (bench/noisy-neighbour.ts)
   --scenario plan: only the latency of kubectl sapp plan (the built CLI) with --apps ServerlessApps in the
-                 cluster and no operator (bench/plan.ts); --apps defaults to 10000 here`;
+                 cluster and no operator (bench/plan.ts); --apps defaults to 10000 here; --plan-rounds N repeats the
+                 measurement N times on the same apps (medians over the rounds); --plan-baseline DIR times
+                 DIR/dist/cli/kubectl-sapp.js too, interleaved run by run (a before/after in one session)`;
 
 const { values } = parseArgs({
   options: {
@@ -60,6 +62,8 @@ const { values } = parseArgs({
     'noisy-apps': { type: 'string', default: '4' },
     'noisy-edits': { type: 'string', default: '40' },
     'plan-runs': { type: 'string', default: '20' },
+    'plan-rounds': { type: 'string', default: '1' },
+    'plan-baseline': { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
@@ -192,7 +196,9 @@ async function planScenario(): Promise<number> {
   log(`plan scenario: ${count} apps, no operator; starting the control plane`);
   const penv = await startBenchEnv({ dataPlane: 'standin', namespaces: APP_NAMESPACES, otherNamespaces: [], operatorConcurrency: concurrency, readyDelayMs: 100, log });
   try {
-    const result = await measurePlan(penv, count, APP_NAMESPACES, int('plan-runs', 1), log);
+    const result = await measurePlan(penv, count, APP_NAMESPACES, int('plan-runs', 1), log, {
+      rounds: int('plan-rounds', 1), ...(values['plan-baseline'] ? { baseline: values['plan-baseline'] } : {}),
+    });
     console.log(planTable(result));
     writeRecord({ scenario: 'plan', operator: { command: 'node dist/cli/kubectl-sapp.js plan -f', builtFrom }, startedAt, seconds: secondsSince(started), ...result });
     return 0;

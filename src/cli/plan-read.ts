@@ -86,10 +86,9 @@ export async function readPlanInput(client: KubeClient, namespace: string, name:
   ]));
   // The file's hosts and model are the stored app's (the dry run adds defaults, neither of these).
   const fileReads = file ? started(namespaceReads(client, file, notes)) : undefined;
-  const [live, settings] = await Promise.all([
-    client.get<ServerlessApp>(Kinds.ServerlessApp, namespace, name),
-    platformSettings(client, operator, warn),
-  ]);
+  // The app's dry run waits for the stored app only, not for the platform's settings (two round trips).
+  const settingsRead = started(platformSettings(client, operator, warn));
+  const live = await client.get<ServerlessApp>(Kinds.ServerlessApp, namespace, name);
   if (!file && !live) throw new CommandError(`serverlessapp "${name}" not found in namespace "${namespace}"`);
   let edited = live!;
   let appRefused: string | undefined;
@@ -102,7 +101,7 @@ export async function readPlanInput(client: KubeClient, namespace: string, name:
       edited = { ...file, ...(live?.status ? { status: live.status } : {}) };
     }
   }
-  const [[knative, kserve, vs, httpRoute, legacy, revisions], view] = await Promise.all([children, fileReads ?? namespaceReads(client, edited, notes)]);
+  const [[knative, kserve, vs, httpRoute, legacy, revisions], view, settings] = await Promise.all([children, fileReads ?? namespaceReads(client, edited, notes), settingsRead]);
   return {
     now, source: file ? 'file' : 'live', ...(live ? { live } : {}), edited, ...(appRefused ? { appRefused } : {}),
     ...(knative ? { knative } : {}), ...(kserve ? { kserve } : {}),
@@ -187,6 +186,8 @@ async function platformSettings(client: KubeClient, operator: string, warn: (mes
   let source = `deployment ${operator}`;
   let args: string[] = [];
   let env: Record<string, string> = {};
+  // Most installs leave both detections on auto: their CRD reads go out beside the Deployment's, not after it.
+  const early = { inPlace: held((log) => detectInPlaceScaling(client, 'auto', log)), cache: held((log) => detectCacheScope(client, 'auto', log)) };
   try {
     const deployment = await client.get<Deployment>(DEPLOYMENT, ns, name);
     const containers = deployment?.spec?.template?.spec?.containers ?? [];
@@ -205,12 +206,25 @@ async function platformSettings(client: KubeClient, operator: string, warn: (mes
   const config = parseConfig(args, env);
   const log = { warn };
   const [inPlaceBounds, cacheScope] = await Promise.all([
-    detectInPlaceScaling(client, config.knativeInPlaceScaling, log),
-    detectCacheScope(client, config.modelCacheScope, log),
+    config.knativeInPlaceScaling === 'auto' ? early.inPlace(warn) : detectInPlaceScaling(client, config.knativeInPlaceScaling, log),
+    config.modelCacheScope === 'auto' ? early.cache(warn) : detectCacheScope(client, config.modelCacheScope, log),
   ]);
   return {
     source, policy: validationPolicy(config), localGateway: config.localGateway, router: config.router,
     inPlaceBounds, clusterLocal: config.knativeVisibility === 'cluster-local', cacheScope,
+  };
+}
+
+/** A detection started before its setting is known: its warnings are told (and its failure thrown) only where it is used. */
+function held<T>(detect: (log: { warn(message: string): void }) => Promise<T>): (warn: (message: string) => void) => Promise<T> {
+  const warnings: string[] = [];
+  const result = started(detect({ warn: (message) => { warnings.push(message); } }));
+  return async (warn) => {
+    try {
+      return await result;
+    } finally {
+      warnings.forEach(warn);
+    }
   };
 }
 
