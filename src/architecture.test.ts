@@ -85,6 +85,8 @@ function bareSleeps(text: string): string[] {
     /\bfrom\s+'node:timers\/promises'/,
     /\bimport\(\s*'node:timers\/promises'\s*\)/,
     /new Promise\s*(<[^>]*>)?\s*\(\s*\(?\s*(\w+)\s*\)?\s*=>\s*\{?\s*setTimeout\s*\(\s*\2\b/,
+    /new Promise\s*(<[^>]*>)?\s*\(\s*\(?\s*(\w+)\s*\)?\s*=>\s*\{?\s*setTimeout\s*\(\s*\(\s*\)\s*=>\s*\2\(\s*\)/,
+    /\bpromisify\(\s*setTimeout\s*\)/,
   ];
   return text.split('\n').flatMap((line, i) => (forms.some((f) => f.test(line)) ? [`${i + 1}: ${line.trim()}`] : []));
 }
@@ -235,8 +237,10 @@ describe('architecture', () => {
       'await new Promise<void>(resolve => { setTimeout(resolve, 20); });',
       "const { setTimeout: delay } = await import('node:timers/promises');",
       'setTimeout(() => child.kill(), 60_000); // a guard, not a sleep',
+      'await new Promise<void>((done) => setTimeout(() => done(), 100));',
+      'const delay = promisify(setTimeout);',
     ].join('\n');
-    assert.deepEqual(bareSleeps(sample).map((l) => l.split(':')[0]), ['1', '2', '3', '4']);
+    assert.deepEqual(bareSleeps(sample).map((l) => l.split(':')[0]), ['1', '2', '3', '4', '6', '7']);
     const root = resolve(src, '..');
     assert.deepEqual(timerImports(root, 'test/integration/x.test.ts', "import { atInstant, pause as wait } from '../support/schedule.ts';\nimport { waitFor } from '../support/wait.ts';"),
       ['atInstant from test/support/schedule.ts', 'pause from test/support/schedule.ts']);
