@@ -2,6 +2,7 @@
 // until told to stop, then posts each latency and the count of failed probes.
 import { parentPort, workerData } from 'node:worker_threads';
 import type { HealthSamplerData, HealthSamples } from './health-sampler.ts';
+import { sleep } from './stats.ts';
 
 const { url, everyMs, timeoutMs } = workerData as HealthSamplerData;
 let running = true;
@@ -26,6 +27,6 @@ while (running) {
   }
   const took = performance.now() - started;
   ms.push(took);
-  await new Promise((r) => setTimeout(r, Math.max(0, everyMs - took)));
+  await sleep(Math.max(0, everyMs - took));
 }
 parentPort!.postMessage({ at, ms, failures } satisfies HealthSamples);

@@ -9,6 +9,7 @@ import { templateAutoscaling } from '../src/render/autoscaling.ts';
 import { knativeTemplate, renderKnativeService } from '../src/render/knative-service.ts';
 import { versionOf } from '../src/rollout/version.ts';
 import { Kinds } from '../src/util/kinds.ts';
+import { sleep } from './stats.ts';
 
 export const IN_FLIGHT = 32;
 
@@ -63,7 +64,7 @@ export async function forEachBounded<T>(items: readonly T[], inFlight: number, w
           break;
         } catch (e) {
           if (attempt >= 5) throw e;
-          await new Promise((r) => setTimeout(r, 200 * attempt));
+          await sleep(200 * attempt);
         }
       }
     }

@@ -78,24 +78,56 @@ const layerOf = (path: string) => (path.includes('/') ? path.split('/')[0]! : '.
  * (node:timers/promises, or `new Promise((r) => setTimeout(r, ms))`). A test
  * waits for a condition (test/support/wait.ts), steps a manual clock
  * (test/support/manual-clock.ts) or watches a quiet window with a control
- * (test/support/quiet-window.ts); a fault test's seeded timeline is
- * test/support/schedule.ts. Only those helpers may hold a timer promise.
+ * (test/support/quiet-window.ts). Only the files of MAY_SLEEP hold a timer promise.
  */
 function bareSleeps(text: string): string[] {
   const forms = [
     /\bfrom\s+'node:timers\/promises'/,
     /\bimport\(\s*'node:timers\/promises'\s*\)/,
     /new Promise\s*(<[^>]*>)?\s*\(\s*\(?\s*(\w+)\s*\)?\s*=>\s*\{?\s*setTimeout\s*\(\s*\2\b/,
+    /new Promise\s*(<[^>]*>)?\s*\(\s*\(?\s*(\w+)\s*\)?\s*=>\s*\{?\s*setTimeout\s*\(\s*\(\s*\)\s*=>\s*\2\(\s*\)/,
+    /\bpromisify\(\s*setTimeout\s*\)/,
   ];
   return text.split('\n').flatMap((line, i) => (forms.some((f) => f.test(line)) ? [`${i + 1}: ${line.trim()}`] : []));
 }
 
-/** Every test file of the project: src/**\/*.test.ts and test/**\/*.test.ts. */
-function testFiles(dir: string): string[] {
+/**
+ * The only files, outside src/'s own code, that may hold a timer promise, each
+ * for its reason. A helper whose timers are a pause with no condition (`timers`)
+ * may be imported for them only by the files `importers` matches: elsewhere the
+ * same pause would be a sleep standing in for a condition.
+ */
+const MAY_SLEEP: Record<string, { why: string; timers?: string[]; importers?: RegExp }> = {
+  'test/support/wait.ts': { why: 'the one polling helper: the pause between two looks at a condition' },
+  'test/support/quiet-window.ts': { why: 'watches a window in which nothing may happen, then proves with a positive control that it could have' },
+  'test/support/schedule.ts': { why: "a fault test's seeded timeline: its instants are the test's input", timers: ['atInstant', 'pause'], importers: /^test\/faults\// },
+  'test/envtest/supervise.ts': { why: "the rig's process supervisor: SIGTERM, a grace period, then SIGKILL; a starting process's health, watched while it may exit" },
+  'test/envtest/upstream-crds.ts': { why: "the rig's install: backs off a busy API server's 504 on a huge CRD schema" },
+  'test/envtest/list-watch.ts': { why: "the rig's status writers list again a second after a failed list, as a controller backs off" },
+  'test/standin/informer.ts': { why: "the stand-in's informer backs off its relists: an implementation's retry, not a test's wait" },
+  'bench/stats.ts': { why: "the benchmark's pacing (measurement windows, sampling cadences, retry backoff) is its input", timers: ['sleep'], importers: /^bench\/(?!.*\.test\.ts$)/ },
+  'demo/observe.ts': { why: "the demo's wait, which prints what it last saw (the demo loads no test code)" },
+};
+
+/** The timers of MAY_SLEEP's restricted helpers that `text` (the file `file`, relative to `root`) imports. */
+function timerImports(root: string, file: string, text: string): string[] {
+  const out: string[] = [];
+  for (const m of text.matchAll(/^import\s+(?!type\s)([^;]*?)\s+from\s+'(\.[^']+)'/gms)) {
+    const helper = relative(root, resolve(root, dirname(file), m[2]!));
+    const timers = MAY_SLEEP[helper]?.timers;
+    if (!timers) continue;
+    const names = m[1]!.startsWith('*') ? timers : [...m[1]!.matchAll(/(?:^|[{,])\s*(?!type\s)(\w+)/g)].map((n) => n[1]!);
+    out.push(...names.filter((n) => timers.includes(n)).map((n) => `${n} from ${helper}`));
+  }
+  return out;
+}
+
+/** The .ts files under `dir` that `keep` selects (node_modules and fixtures aside). */
+function tsFiles(dir: string, keep: (name: string) => boolean = (n) => n.endsWith('.ts')): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
     const path = join(dir, e.name);
-    if (e.isDirectory()) return e.name === 'node_modules' ? [] : testFiles(path);
-    return e.name.endsWith('.test.ts') ? [path] : [];
+    if (e.isDirectory()) return e.name === 'node_modules' ? [] : tsFiles(path, keep);
+    return keep(e.name) ? [path] : [];
   });
 }
 
@@ -185,21 +217,36 @@ describe('architecture', () => {
 
   it('no test sleeps: a test waits for a condition, steps a clock or watches a quiet window (test/support)', () => {
     const root = resolve(src, '..');
-    const found = [...testFiles(src), ...testFiles(join(root, 'test'))]
+    // Every file of test/, bench/ and demo/ (helpers and rigs included, not only tests), and src/'s tests.
+    const files = [...tsFiles(src, (n) => n.endsWith('.test.ts')), ...['test', 'bench', 'demo'].flatMap((d) => tsFiles(join(root, d)))]
       .filter((f) => f !== fileURLToPath(import.meta.url)) // this file quotes the forms
-      .flatMap((f) => bareSleeps(readFileSync(f, 'utf8')).map((l) => `${relative(root, f)}:${l}`));
-    assert.deepEqual(found, []);
+      .map((f) => relative(root, f));
+    const found = files.filter((f) => !MAY_SLEEP[f])
+      .flatMap((f) => bareSleeps(readFileSync(join(root, f), 'utf8')).map((l) => `${f}:${l}`));
+    const misplaced = files.flatMap((f) => timerImports(root, f, readFileSync(join(root, f), 'utf8'))
+      .filter(() => !Object.values(MAY_SLEEP).some((h) => h.importers?.test(f))).map((t) => `${f}: ${t}`));
+    assert.deepEqual([...found, ...misplaced], []);
+    // Each allowance is still needed: a helper that no longer sleeps leaves the list.
+    assert.deepEqual(Object.keys(MAY_SLEEP).filter((f) => bareSleeps(readFileSync(join(root, f), 'utf8')).length === 0), [], 'allowed to sleep but does not');
   });
 
-  it('the sleep rule could fail: it finds each form of a timer promise', () => {
+  it('the sleep rule could fail: it finds each form of a timer promise, and a seeded pause imported outside test/faults', () => {
     const sample = [
       "import { setTimeout as sleep } from 'node:timers/promises';",
       'await new Promise((r) => setTimeout(r, 500));',
       'await new Promise<void>(resolve => { setTimeout(resolve, 20); });',
       "const { setTimeout: delay } = await import('node:timers/promises');",
       'setTimeout(() => child.kill(), 60_000); // a guard, not a sleep',
+      'await new Promise<void>((done) => setTimeout(() => done(), 100));',
+      'const delay = promisify(setTimeout);',
     ].join('\n');
-    assert.deepEqual(bareSleeps(sample).map((l) => l.split(':')[0]), ['1', '2', '3', '4']);
+    assert.deepEqual(bareSleeps(sample).map((l) => l.split(':')[0]), ['1', '2', '3', '4', '6', '7']);
+    const root = resolve(src, '..');
+    assert.deepEqual(timerImports(root, 'test/integration/x.test.ts', "import { atInstant, pause as wait } from '../support/schedule.ts';\nimport { waitFor } from '../support/wait.ts';"),
+      ['atInstant from test/support/schedule.ts', 'pause from test/support/schedule.ts']);
+    assert.deepEqual(timerImports(root, 'bench/x.test.ts', "import { round, sleep } from './stats.ts';"), ['sleep from bench/stats.ts']);
+    assert.equal(MAY_SLEEP['test/support/schedule.ts']!.importers!.test('test/integration/x.test.ts'), false);
+    assert.equal(MAY_SLEEP['bench/stats.ts']!.importers!.test('bench/x.test.ts'), false);
   });
 
   it('has one write path: in all of src/, only these files write to the API server, each for its own kind of write', () => {

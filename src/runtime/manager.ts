@@ -200,12 +200,23 @@ export class Manager {
     return this.leading;
   }
 
-  /** Resolves when no controller has queued or running work and recorded events are written (tests, benchmarks). */
-  async waitIdle(pollMs = 10): Promise<void> {
+  /**
+   * Resolves when no controller has queued or running work and recorded events are written (tests,
+   * benchmarks), two looks in a row. Rejects after `timeoutMs` of real time, naming the controllers
+   * still busy: an app requeued in a loop never goes idle. The default is generous for the real
+   * Knative on two busy cores.
+   */
+  async waitIdle(opts: { timeoutMs?: number; pollMs?: number } = {}): Promise<void> {
+    const { timeoutMs = 120_000, pollMs = 10 } = opts;
+    const deadline = performance.now() + timeoutMs;
     let quietChecks = 0;
     while (quietChecks < 2) {
       await this.events.flush();
-      quietChecks = this.controllers.every((c) => c.isIdle()) ? quietChecks + 1 : 0;
+      const busy = this.controllers.filter((c) => !c.isIdle()).map((c) => c.name);
+      quietChecks = busy.length === 0 ? quietChecks + 1 : 0;
+      if (quietChecks < 2 && performance.now() >= deadline) {
+        throw new Error(`timed out after ${timeoutMs / 1000} s waiting for the controllers to be idle (nothing queued or running, every event written); still busy: ${busy.join(', ') || 'none at the last look'}`);
+      }
       await new Promise((r) => setTimeout(r, pollMs));
     }
   }

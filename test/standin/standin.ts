@@ -57,14 +57,17 @@ const quiet: Logger = { info: () => {}, warn: () => {} };
 const consoleLogger: Logger = { info: (m) => console.log(`[SIMULATED] ${m}`), warn: (m) => console.warn(`[SIMULATED] WARN ${m}`) };
 const systemClock: Clock = { now: () => Date.now() };
 
+/** The User-Agent (and field manager) of each stand-in's writes, as the audit log records them. */
+export const STANDIN_AGENTS = { knative: 'knative-standin', kserve: 'kserve-standin' } as const;
+
 export async function startStandins(opts: StandinOptions): Promise<Standins> {
   const logger = opts.logger ?? (process.env.STANDIN_LOG ? consoleLogger : quiet);
   const clock = opts.clock ?? systemClock;
   const concurrency = opts.concurrency ?? 8;
   const readyDelayMs = opts.readyDelayMs ?? 200;
   const domain = opts.domain ?? 'example.com';
-  const knativeClient = new KubeClient(opts.kubeConfig, 'knative-standin', concurrency + 2);
-  const kserveClient = new KubeClient(opts.kubeConfig, 'kserve-standin', concurrency + 2);
+  const knativeClient = new KubeClient(opts.kubeConfig, STANDIN_AGENTS.knative, concurrency + 2);
+  const kserveClient = new KubeClient(opts.kubeConfig, STANDIN_AGENTS.kserve, concurrency + 2);
   const onError = (who: string) => (err: unknown) => logger.warn(`${who}: watch: ${(err as Error).message}`);
 
   const services = new Informer(knativeClient, KSVC, opts.namespaces, onError('knative-standin'));

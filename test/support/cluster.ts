@@ -1,16 +1,17 @@
 // Helpers for integration tests against the control plane that the global setup
 // started for this run: its connection details, a namespace per test (nothing
 // deletes namespaces here, as no controller-manager runs), applying YAML, and the
-// audit log's record of writes (polling is wait.ts).
+// audit log's record of writes and the windows in which a component writes nothing
+// (polling is wait.ts).
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { CoreV1Api, KubernetesObjectApi, PatchStrategy, type KubernetesObject } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { writeLabel, type AuditWrite } from '../envtest/audit.ts';
 import type { ControlPlane } from '../envtest/controlplane.ts';
+import { assertQuietWindow } from './quiet-window.ts';
 
 let current: ControlPlane | undefined;
 
@@ -60,22 +61,39 @@ export function writesSince(since: Date, userAgentPrefix: string): AuditWrite[] 
   return testEnv().auditWrites({ since, userAgentPrefix });
 }
 
+export interface NoWrites {
+  /** What the window is about, for messages ("operator writes after the restart"). */
+  what: string;
+  namespace: string;
+  /** Whose writes: the start of its client's User-Agent ("serverlessapp-operator"). */
+  userAgentPrefix: string;
+  /** Writes from this instant on count (taken before the restart or resync the window follows). */
+  since: Date;
+  windowMs: number;
+  /**
+   * The positive control: creates `marker` (a ConfigMap in `namespace`) through a client of that
+   * User-Agent, the component's own when it has one. The window's reader must then find it: a wrong
+   * user agent, namespace or audit log would otherwise pass as "nothing written".
+   */
+  control: (marker: { apiVersion: 'v1'; kind: 'ConfigMap'; metadata: { name: string; namespace: string }; data: Record<string, string> }) => Promise<unknown>;
+}
+
 /**
- * Writes by `userAgentPrefix` in `namespace` since `since`, looked for during
- * `windowMs` and returned as soon as there is one ("verb resource/subresource
- * name"). For "nothing was written", which cannot be waited for: callers look
- * over a bounded window once the operator's queue is idle. The audit log is
- * written before the API server answers (blocking mode), so each look is
- * complete up to that moment.
+ * "Nothing was written", which cannot be waited for: no write by `userAgentPrefix` in `namespace`
+ * from `since` to the end of a window of `windowMs` (callers open it once the component's queue is
+ * idle), then the control's marker write, which the same reader must see. The audit log is written
+ * before the API server answers (blocking mode), so each look is complete up to that moment.
  */
-export async function writesWithin(namespace: string, since: Date, userAgentPrefix: string, windowMs: number): Promise<string[]> {
-  const end = performance.now() + windowMs;
-  for (;;) {
-    const writes = writesSince(since, userAgentPrefix).filter((w) => w.namespace === namespace)
-      .map((w) => `${writeLabel(w)} ${w.name ?? ''}`);
-    if (writes.length > 0 || performance.now() >= end) return writes;
-    await sleep(100);
-  }
+export async function assertNoWrites(w: NoWrites): Promise<void> {
+  const marker = `no-writes-control-${randomBytes(4).toString('hex')}`;
+  await assertQuietWindow({
+    what: `${w.what} (writes by ${w.userAgentPrefix}* in ${w.namespace} since ${w.since.toISOString()})`,
+    windowMs: w.windowMs,
+    observe: () => writesSince(w.since, w.userAgentPrefix).filter((x) => x.namespace === w.namespace).map((x) => `${writeLabel(x)} ${x.name ?? ''}`),
+    expect: [],
+    control: () => w.control({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: marker, namespace: w.namespace }, data: { control: w.what } }),
+    controlShows: (writes) => writes.includes(`create configmaps ${marker}`),
+  });
 }
 
 /**

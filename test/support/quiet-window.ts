@@ -5,6 +5,7 @@
 // deadline. A window passes only when it saw nothing and could have.
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { waitFor } from './wait.ts';
 
 export interface QuietWindow<T> {
   /** What must not happen, for messages ("the operator read the platform's Service again"). */
@@ -13,29 +14,33 @@ export interface QuietWindow<T> {
   windowMs: number;
   /** The observation, compared with deepEqual before and after the window. */
   observe: () => T | Promise<T>;
+  /** What the observation must be, at the start and the end of the window; default what it is at the start. */
+  expect?: T;
   /** Makes the thing happen once (after the window), so the observation must change. */
   control: () => unknown;
+  /** How the control shows in the observation; default: the observation differs from the expected one. */
+  controlShows?: (observed: T) => boolean;
   /** How long the control may take to show; default 60 s. */
   controlTimeoutMs?: number;
 }
 
 /** Watches `observe` for `windowMs` (it must not change), then proves with `control` that a change would have shown. */
 export async function assertQuietWindow<T>(w: QuietWindow<T>): Promise<void> {
-  const before = await w.observe();
+  const expected = 'expect' in w ? w.expect as T : await w.observe();
+  if ('expect' in w) assert.deepEqual(await w.observe(), expected, `before the window of ${w.windowMs} ms: ${w.what}`);
   await sleep(w.windowMs);
-  const after = await w.observe();
-  assert.deepEqual(after, before, `within ${w.windowMs} ms: ${w.what}`);
+  assert.deepEqual(await w.observe(), expected, `within ${w.windowMs} ms: ${w.what}`);
   await w.control();
-  const deadline = performance.now() + (w.controlTimeoutMs ?? 60_000);
-  for (;;) {
+  const shows = w.controlShows ?? ((observed: T) => {
     try {
-      assert.deepEqual(await w.observe(), before);
+      assert.deepEqual(observed, expected);
+      return false;
     } catch {
-      return;
+      return true;
     }
-    if (performance.now() > deadline) {
-      assert.fail(`the window could not have seen it: after the control, still no change within ${w.controlTimeoutMs ?? 60_000} ms (${w.what})`);
-    }
-    await sleep(50);
-  }
+  });
+  const timeoutMs = w.controlTimeoutMs ?? 60_000;
+  await waitFor(`the control to show (${w.what})`, async () => shows(await w.observe()), { timeoutMs }).catch(() => {
+    assert.fail(`the window could not have seen it: after the control, still no change within ${timeoutMs} ms (${w.what})`);
+  });
 }
