@@ -116,14 +116,14 @@ export class ServerlessAppReconciler {
     if (plan.problems.length) ctx.log.info('spec rejected', { problems: plan.problems });
     if (plan.decision?.analysed) ctx.log.info('analysis', { outcome: plan.decision.analysed });
     // A write that fails (409, 429, 5xx, the network) or is refused is retried with backoff, the plan's requeue kept.
-    const outcome = await execute(this.children, app, plan.operations).catch(keepingRequeue(nextLookMs(plan)));
+    const keepPlanned = keepingRequeue(nextLookMs(plan));
+    const outcome = await execute(this.children, app, plan.operations).catch(keepPlanned);
     const report = plan.report(outcome);
-    const { wrote, retryInMs } = await this.writeStatus(app, report).catch(keepingRequeue(nextLookMs(plan)));
+    const { wrote, retryInMs } = await this.writeStatus(app, report).catch(keepPlanned);
     if (wrote) for (const e of report.events) this.mgr.events.record(app, e.type, e.reason, e.message);
     this.metrics.report(app, report.metrics, wrote);
     for (const e of plan.effects) this.effects.start(app, key, e);
-    const operations = outcome.operations.map((x) => `${x.op.id}:${x.outcome}`);
-    ctx.log.debug('reconciled', { phase: report.status.phase, wroteStatus: wrote, operations });
+    ctx.log.debug('reconciled', { phase: report.status.phase, wroteStatus: wrote, operations: outcome.operations.map((x) => `${x.op.id}:${x.outcome}`) });
     const after = nextLookMs(plan, retryInMs);
     if (report.retry) throw new RetryError(outcome.operations.find((x) => x.refusal)?.refusal?.summary ?? 'a write was refused', after);
     return after === undefined ? undefined : { requeueAfterMs: after };

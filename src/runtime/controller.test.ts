@@ -144,6 +144,32 @@ describe('Controller', () => {
     assert.equal(times[1]! - times[0]!, 30);
   });
 
+  it('spends no retry budget on failures whose planned look comes first: another key\'s retry is not delayed by them', async () => {
+    const metrics = new OperatorMetrics({ processMetrics: false });
+    metricsList.push(metrics);
+    const clock = new ManualClock();
+    const failed: string[] = [];
+    // One token per 100 s: had each planned retry reserved one, `other` would wait about 20 x 100 s.
+    const c = new Controller({
+      name: 'test', logger, metrics, clock, concurrency: 1, queue: { baseDelayMs: 60_000, qps: 0.01, burst: 1 },
+      reconcile: async (req) => {
+        failed.push(req.name);
+        if (req.name === 'other') throw new Error('connect ECONNREFUSED');
+        throw new RetryError('the API server refused a write', 30);
+      },
+    });
+    controllers.push(c);
+    c.start();
+    for (let i = 0; i < 20; i++) c.enqueue({ namespace: 'demo', name: `planned-${i}` });
+    await waitFor('20 planned failures', () => failed.length === 20 && c.isIdle());
+    c.enqueue({ namespace: 'demo', name: 'other' });
+    await waitFor('the other key\'s failure', () => failed.length === 21 && c.isIdle());
+    clock.advance(30);
+    await waitFor('the 20 planned retries at 30 ms', () => failed.length === 41 && c.isIdle());
+    clock.advance(60_000 - 30);
+    await waitFor('the other key\'s retry after its 60 s backoff', () => failed.filter((n) => n === 'other').length === 2);
+  });
+
   it('never runs more reconciles at once than its concurrency', async () => {
     const g = gate();
     let running = 0;

@@ -224,8 +224,7 @@ export class Controller {
         queue.forget(key);
         log.error('Reconciler error (terminal, not retried)', { err: errorFields(err) });
       } else {
-        if (err instanceof RetryError && err.requeueAfterMs !== undefined) queue.addAfter(key, err.requeueAfterMs);
-        queue.addRateLimited(key);
+        queue.addRateLimited(key, err instanceof RetryError ? err.requeueAfterMs : undefined);
         log.error('Reconciler error', { err: errorFields(err), retries: queue.numRequeues(key) });
       }
     } finally {
@@ -242,8 +241,9 @@ export function keyOf(req: Request): string {
 /** The request a queue key stands for. */
 export const requestOf: (key: string) => Request = splitKey;
 
-function errorFields(err: unknown): unknown {
+/** An error as log fields, with its chain of causes (at most a few deep: a cause may point back). */
+function errorFields(err: unknown, depth = 0): unknown {
   if (!(err instanceof Error)) return String(err);
-  const cause = err.cause !== undefined ? { cause: errorFields(err.cause) } : {};
+  const cause = err.cause !== undefined && depth < 4 ? { cause: errorFields(err.cause, depth + 1) } : {};
   return { message: err.message, name: err.name, stack: err.stack, ...('code' in err ? { code: err.code } : {}), ...cause };
 }

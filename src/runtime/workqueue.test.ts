@@ -248,6 +248,22 @@ describe('RetryLimiter', () => {
     assert.equal(l.when('f', 10_000), 100, 'but never beyond the burst');
   });
 
+  it('runs a planned look sooner than the backoff instead, and takes no token for it', () => {
+    const l = new RetryLimiter({ baseDelayMs: 0, qps: 10, burst: 1 }, 0);
+    assert.equal(l.when('a', 0), 0, 'the one token');
+    const planned = Array.from({ length: 100 }, (_, i) => l.when(`p${i}`, 0, 50));
+    assert.deepEqual(new Set(planned), new Set([50]), 'each planned look (50 ms) is sooner than the bucket (100 ms)');
+    assert.equal(l.when('x', 0), 100, 'the bucket owes one token, not 101');
+    assert.equal(l.when('y', 0, 10_000), 200, 'a planned look later than the bucket waits for a token as any retry does');
+    assert.equal(l.numRequeues('p0'), 1, 'a planned retry still counts as a failure');
+  });
+
+  it('lets the per-key backoff pass a planned look once it is sooner', () => {
+    const l = new RetryLimiter({ baseDelayMs: 5, qps: 1e9, burst: 1e9 }, 0);
+    const delays = Array.from({ length: 6 }, () => l.when('a', 0, 60));
+    assert.deepEqual(delays, [5, 10, 20, 40, 60, 60]);
+  });
+
   it('takes the slower of the per-key backoff and the bucket', () => {
     const l = new RetryLimiter({ baseDelayMs: 50, qps: 10, burst: 1 }, 0);
     assert.equal(l.when('a', 0), 50, 'per-key backoff dominates');

@@ -89,11 +89,14 @@ export class WorkQueue {
     this.#armTimer();
   }
 
-  /** Re-adds a failed key after max(its exponential backoff, the shared token bucket's delay). */
-  addRateLimited(key: string): void {
+  /**
+   * Re-adds a failed key after max(its exponential backoff, the shared token bucket's delay), or
+   * after `plannedMs` (the look its reconcile planned) when that comes first (RetryLimiter.when).
+   */
+  addRateLimited(key: string, plannedMs?: number): void {
     if (this.#shuttingDown) return;
     this.#hooks.onRetry?.();
-    this.addAfter(key, this.#limiter.when(key, this.#nowMs()));
+    this.addAfter(key, this.#limiter.when(key, this.#nowMs(), plannedMs));
   }
 
   /** The key succeeded: its next failure starts again from the base delay. */
@@ -224,11 +227,18 @@ export class RetryLimiter {
     this.#bucket = new TokenBucket(opts.qps ?? 10, opts.burst ?? 100, nowMs);
   }
 
-  /** Records one more failure of `key` and returns how long to wait before retrying it, in ms. */
-  when(key: string, nowMs: number): number {
+  /**
+   * Records one more failure of `key` and returns how long to wait before retrying it, in ms.
+   * A planned look (`plannedMs`: a window transition, a rollout step) sooner than the backoff runs
+   * instead and takes no token: the key comes back at its healthy cadence anyway, so an outage never
+   * retries faster than healthy apps look, and a planned retry does not run up the bucket's debt that
+   * other failing keys would wait behind. Its failure still counts, so the backoff keeps growing.
+   */
+  when(key: string, nowMs: number, plannedMs?: number): number {
     const failures = this.#failures.get(key) ?? 0;
     this.#failures.set(key, failures + 1);
     const perKey = Math.min(this.#baseDelayMs * 2 ** failures, this.#maxDelayMs);
+    if (plannedMs !== undefined && plannedMs <= Math.max(perKey, this.#bucket.waitMs(nowMs))) return plannedMs;
     return Math.max(perKey, this.#bucket.reserve(nowMs));
   }
 
@@ -261,10 +271,16 @@ class TokenBucket {
 
   /** Takes one token; returns how long the caller must wait for it, in ms. */
   reserve(nowMs: number): number {
+    const wait = this.waitMs(nowMs);
+    this.#tokens -= 1;
+    return wait;
+  }
+
+  /** How long a reservation now would wait, in ms, without taking a token. */
+  waitMs(nowMs: number): number {
     const elapsedMs = Math.max(0, nowMs - this.#lastMs);
     this.#tokens = Math.min(this.#burst, this.#tokens + (elapsedMs / 1000) * this.#qps);
     this.#lastMs = nowMs;
-    this.#tokens -= 1;
-    return this.#tokens >= 0 ? 0 : (-this.#tokens / this.#qps) * 1000;
+    return this.#tokens >= 1 ? 0 : ((1 - this.#tokens) / this.#qps) * 1000;
   }
 }
