@@ -124,8 +124,11 @@ say(`ServerlessApp operator demo
   ROUTER:    ${options.router === 'gateway-api' ? 'gateway-api (a Gateway API HTTPRoute per app; --router istio for VirtualServices)' : 'istio (an Istio VirtualService per app; --router gateway-api for HTTPRoutes)'}
   SIMULATED: the nodes (KWOK: pods are scheduled and turn Ready, no container runs), the network
              (a bridge standing in for kube-proxy and cluster DNS), the data plane (no Envoy runs:
-             istiod configures no proxy and no request is proxied along the routes shown; KIngresses
-             are marked ready as net-istio would; Knative's autoscaler sees no request),
+             istiod configures no proxy and no request is proxied along the routes shown; ${process.env.ENVTEST_NETGW === 'on'
+    ? `the real
+             net-gateway-api reconciles KIngresses, its probes answered by a stand-in;`
+    : `KIngresses
+             are marked ready as net-istio would;`} Knative's autoscaler sees no request),
              the model server answering warmup requests and the Prometheus answering the rollout's
              checks (loopback servers in this process), and the model download for node caches (the
              rig writes the folder KServe's download Job would fill; nothing is fetched).

@@ -11,11 +11,12 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { exitGraceMs } from './support/exit-grace.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const DEFAULT_SPECS = ['src/**/*.test.ts', 'bench/**/*.test.ts', 'test/**/*.test.ts'];
 const SUMMARY = /^(\d+) passed, (\d+) failed(, \d+ skipped)?$/;
-const EXIT_GRACE_MS = Number(process.env.TEST_EXIT_GRACE_MS ?? 60_000);
+const EXIT_GRACE_MS = exitGraceMs();
 
 const args = process.argv.slice(2);
 // A bare argument that names a path or a glob selects tests; anything else (flags, flag values) is for mocha.

@@ -143,7 +143,9 @@ export async function startDataPlane(host: DataPlaneHost, opts: DataPlaneOptions
   const withKnative = opts.knative ?? true;
   const withKServe = withKnative && (opts.kserve ?? true);
   const withIstio = opts.istio ?? process.env.ENVTEST_ISTIO !== 'off';
-  const withNetGatewayApi = withKnative && withIstio && (opts.netGatewayApi ?? process.env.ENVTEST_NETGW === 'on');
+  const withNetGatewayApi = withKnative && (opts.netGatewayApi ?? process.env.ENVTEST_NETGW === 'on');
+  // net-gateway-api programs istiod's gateways; asked for without istiod it would quietly not run.
+  if (withNetGatewayApi && !withIstio) throw new Error('ENVTEST_NETGW=on needs the rig\'s istiod, which ENVTEST_ISTIO=off turns off: unset one of them');
   const { dir } = host;
   const sockets = socketPaths(dir);
   const nodes = rigNodes();

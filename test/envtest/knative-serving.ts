@@ -54,8 +54,8 @@ const RIG_CONFIG: Record<string, Record<string, string>> = {
 /**
  * Installs Knative's CRDs, namespace, config maps, webhook configurations and webhook secret.
  * `ingressClass`: config-network's ingress-class, the network ingress that reconciles Knative's
- * KIngresses (net-gateway-api.ts); unset, Knative's default (net-istio's class, which the
- * SIMULATED kingress-status.ts marks Ready when no istiod runs).
+ * KIngresses (net-gateway-api.ts, with ENVTEST_NETGW=on); unset, Knative's default (net-istio's
+ * class, which the SIMULATED kingress-status.ts marks Ready: the rig's default).
  */
 export async function installKnativeServing(kc: KubeConfig, ingressClass?: string): Promise<void> {
   await installCrds(kc, await upstreamCrds(UPSTREAM_CRD_SOURCES.filter((s) => s.module.startsWith('knative.dev/'))));

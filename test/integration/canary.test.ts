@@ -12,9 +12,11 @@
 // Envoy's weighted clusters; with istio the operator's routes all go to
 // Knative's local gateway with the Host rewritten (the header route to the
 // candidate's tag host, the mirror, timeout and retries are in Envoy) and the
-// per-revision weights are in Knative's own KIngress, which the rig's
-// net-gateway-api turns into routes on the local gateway: knativeReports reads
-// them there, under either router.
+// per-revision weights are in Knative's own KIngress. With ENVTEST_NETGW=on the
+// rig's net-gateway-api turns that into routes on the local gateway and
+// knativeReports reads them there too, under either router; by default the
+// SIMULATED KIngress status stand-in runs instead and the split is read from
+// Knative's status only.
 // Automated steps run on a controlled clock
 // against a loopback Prometheus the operator knows as the platform provider "test".
 import assert from 'node:assert/strict';

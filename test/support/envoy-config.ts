@@ -175,8 +175,8 @@ export const serviceCluster = (namespace: string, service: string) => `outbound|
  * The routes a gateway proxy should receive for `t` under each router.
  *  - istio: the operator's VirtualService sends everything to Knative's local gateway (its default, config.ts) with the
  *    Host rewritten to the app's or the candidate tag's cluster-local host; the per-revision split is in Knative's own
- *    KIngress, which the rig's net-gateway-api turns into routes on the local gateway (untilKnativeSplit reads them
- *    there), so the percentages are not in these routes. Header route, mirror, timeout and retries are.
+ *    KIngress (with ENVTEST_NETGW=on the rig's net-gateway-api turns it into routes on the local gateway, and
+ *    untilKnativeSplit reads them there), so the percentages are not in these routes. Header route, mirror, timeout and retries are.
  *  - gateway-api: the HTTPRoute names each revision's Service with its weight, so the split is in Envoy's weighted
  *    clusters. Retries cannot be asked for (the router refuses spec.ingress.retries), so istiod's default applies.
  */

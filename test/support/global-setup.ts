@@ -6,6 +6,7 @@
 import { startControlPlane, type ControlPlane } from '../envtest/controlplane.ts';
 import { describeFailure } from '../envtest/errors.ts';
 import { installAllCrds } from '../envtest/upstream-crds.ts';
+import { exitGraceMs } from './exit-grace.ts';
 import { setTestEnv } from './cluster.ts';
 import { reportLingering } from './lingering.ts';
 
@@ -28,7 +29,7 @@ export async function mochaGlobalSetup(): Promise<void> {
 }
 
 /** How long after the last test mocha may take to exit before what keeps it alive is listed: a third of test/run.ts's grace, after which it ends mocha. */
-const LINGER_MS = Number(process.env.TEST_EXIT_GRACE_MS ?? 60_000) / 3;
+const LINGER_MS = exitGraceMs() / 3;
 
 export async function mochaGlobalTeardown(): Promise<void> {
   setTestEnv(undefined);
