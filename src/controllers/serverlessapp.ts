@@ -38,8 +38,8 @@ export interface ServerlessAppOptions extends AppEffectsSettings {
   route: Route;
   /** Knative >= 1.21: set scale bounds on live Revisions instead of making new ones. */
   inPlaceBounds: boolean;
-  /** Workloads are cluster-local (the default): reached only through the hosts the app claims. */
-  clusterLocal?: boolean;
+  /** Workloads are cluster-local (--knative-visibility, config.ts): reached only through the hosts the app claims. */
+  clusterLocal: boolean;
   concurrency?: number;
   modelCacheScope: CacheScope;
   /** The namespaces' model-cache budgets, shared with the model-cache controller (operator.ts builds it). */
@@ -74,8 +74,7 @@ export class ServerlessAppReconciler {
     this.hosts = new HostClaims(claims);
     this.budgets = new NamespaceBudgets(o.cacheQuota, claims, o.policy.maxHostClaimsPerNamespace);
     this.metrics = new RolloutMetrics(mgr.metrics.registry);
-    const clusterLocal = o.clusterLocal ?? true;
-    this.kinds = { knative: knativeWorkload(o.inPlaceBounds, clusterLocal), kserve: kserveWorkload(o.inPlaceBounds, clusterLocal) };
+    this.kinds = { knative: knativeWorkload(o.inPlaceBounds, o.clusterLocal), kserve: kserveWorkload(o.inPlaceBounds, o.clusterLocal) };
     this.effects = new AppEffects({
       clock: mgr.clock, analysisPolicy: o.policy.analysis, warmupUrlTemplate: o.warmupUrlTemplate, warmupBackoffMs: o.warmupBackoffMs,
       warmupSlots: o.warmupSlots, analysisSlots: o.analysisSlots,
@@ -125,7 +124,7 @@ export class ServerlessAppReconciler {
     for (const e of plan.effects) this.effects.start(app, key, e);
     ctx.log.debug('reconciled', { phase: report.status.phase, wroteStatus: wrote, operations: outcome.operations.map((x) => `${x.op.id}:${x.outcome}`) });
     const after = nextLookMs(plan, retryInMs);
-    if (report.retry) throw new RetryError(outcome.operations.find((x) => x.refusal)?.refusal?.summary ?? 'a write was refused', after);
+    if (report.retry) throw new RetryError(report.retry.summary, after);
     return after === undefined ? undefined : { requeueAfterMs: after };
   }
 

@@ -122,8 +122,8 @@ export interface Report {
   write: StatusWrite;
   /** Recorded only when the status write happened (an Event belongs to the transition it reports). */
   events: PlannedEvent[];
-  /** Back off and retry (a refused write the API server may accept later). The requeue is kept either way. */
-  retry: boolean;
+  /** Back off and retry: the refused write the API server may accept later, which explains the retry. The requeue is kept either way. */
+  retry?: Refusal;
   metrics: ReportMetrics;
 }
 

@@ -45,7 +45,7 @@ describe('planReconcile', () => {
     const r = p.report({ operations: [], wallClock: now });
     assert.deepEqual([p.decision, p.effects], [undefined, []]);
     assert.equal(r.status.phase, 'Stable');
-    assert.deepEqual([r.write, r.retry, r.events.map((e) => e.reason)], [{ mode: 'now' }, false, ['GatewayNotAllowed']]);
+    assert.deepEqual([r.write, r.retry, r.events.map((e) => e.reason)], [{ mode: 'now' }, undefined, ['GatewayNotAllowed']]);
     assert.match(r.status.conditions!.find((c) => c.type === 'Ready')!.message, /spec\.ingress\.gateways\[0\]/);
   });
 
@@ -53,20 +53,20 @@ describe('planReconcile', () => {
     const app = containerApp({ scaling: { minScale: 0, windows: [{ name: 'day', schedule: '0 8 * * *', duration: '8h', minScale: 2 }] } });
     const p = planReconcile(observe(app));
     const r = p.report({ operations: refused(p, refusal('NotOwned')), wallClock: now });
-    assert.deepEqual([r.write, r.retry, r.status.conditions?.find((c) => c.type === 'Ready')?.reason], [{ mode: 'now' }, false, 'NotOwned']);
+    assert.deepEqual([r.write, r.retry, r.status.conditions?.find((c) => c.type === 'Ready')?.reason], [{ mode: 'now' }, undefined, 'NotOwned']);
     assert.ok(p.requeueAfterMs !== undefined && nextLookMs(p) !== undefined, 'the next window transition is still looked at');
   });
 
   it('a refused write: shown at once and retried with backoff', () => {
     const p = planReconcile(observe(withIngress));
     const r = p.report({ operations: refused(p, refusal('ApplyRejected')), wallClock: now });
-    assert.deepEqual([r.write, r.retry, r.events.map((e) => e.reason), r.metrics.rejectedKind], [{ mode: 'now' }, true, ['ApplyRejected'], 'Service']);
+    assert.deepEqual([r.write, r.retry?.reason, r.events.map((e) => e.reason), r.metrics.rejectedKind], [{ mode: 'now' }, 'ApplyRejected', ['ApplyRejected'], 'Service']);
   });
 
   it('a namespace being deleted: nothing to write or retry', () => {
     const p = planReconcile(observe(withIngress));
     const r = p.report({ operations: refused(p, refusal('ApplyRejected', { namespaceTerminating: true })), wallClock: now });
-    assert.deepEqual([r.write, r.retry, r.events], [{ mode: 'none' }, false, []]);
+    assert.deepEqual([r.write, r.retry, r.events], [{ mode: 'none' }, undefined, []]);
   });
 
   it('a new app\'s quiet first start is held, counted on the wall clock from its creation', () => {

@@ -72,7 +72,7 @@ export function nextLookMs(plan: Plan, statusRetryInMs?: number): number | undef
   return waits.length ? Math.max(1, Math.ceil(Math.min(...waits))) : undefined;
 }
 
-const nothingToReport = (app: ServerlessApp): Report => ({ status: app.status ?? {}, write: { mode: 'none' }, events: [], retry: false, metrics: { windowChanges: [] } });
+const nothingToReport = (app: ServerlessApp): Report => ({ status: app.status ?? {}, write: { mode: 'none' }, events: [], metrics: { windowChanges: [] } });
 
 /** A bad edit never takes down what runs: no child is touched, no effect started; Ready=False names the fields. */
 function invalidPlan(app: ServerlessApp, problems: SpecProblem[], now: Date): Plan {
@@ -80,7 +80,7 @@ function invalidPlan(app: ServerlessApp, problems: SpecProblem[], now: Date): Pl
   return {
     problems, operations: [], effects: [],
     report: () => ({
-      status, write: { mode: 'now' }, retry: false,
+      status, write: { mode: 'now' },
       events: [{ type: 'Warning', reason: problems[0]!.reason, message: problems.map((p) => `${p.field}: ${p.message}`).join('; ') }],
       metrics: { phase: status.phase, windowChanges: [] },
     }),

@@ -16,7 +16,7 @@ export function reportReconcile(o: ReconcileObservation, d: Decision, outcome: O
   const { plan, scale, prewarm, version } = d;
   // Deleting a namespace removes children before the app's own deletion starts: nothing to report or retry.
   if (outcome.operations.some((x) => x.refusal?.namespaceTerminating)) {
-    return { status: app.status ?? {}, write: { mode: 'none' }, events: [], retry: false, metrics: { windowChanges: [] } };
+    return { status: app.status ?? {}, write: { mode: 'none' }, events: [], metrics: { windowChanges: [] } };
   }
   // The first refusal is shown (Ready=False ApplyRejected or NotOwned, an Event, a metric); the others do not stop the writes.
   const refusal = outcome.operations.find((x) => x.refusal)?.refusal;
@@ -41,7 +41,7 @@ export function reportReconcile(o: ReconcileObservation, d: Decision, outcome: O
     ...(prewarm ? { prewarmed: prewarm } : {}),
   };
   // A refused write is retried with backoff; an object the app does not own is not, but the plan's requeue is kept.
-  const retry = !!refusal?.retry;
+  const retry = refusal?.retry ? { retry: refusal } : {};
   // A transition (with its Events) is written at once; a burst of data-plane progress becomes one write.
   // A new app's quiet first start is that burst too: written once, at its end or on a problem. Its report
   // deadline is counted on the wall clock, as its creationTimestamp (a controlled clock for windows may be far from it).
@@ -49,7 +49,7 @@ export function reportReconcile(o: ReconcileObservation, d: Decision, outcome: O
   const hold = transition ? 0 : firstStatusHoldMs(app, status, outcome.wallClock);
   const windowMs = progressWindowMs(status);
   const write: Report['write'] = transition ? { mode: 'now' } : hold > 0 ? { mode: 'hold', retryInMs: hold } : { mode: 'coalesce', ...(windowMs !== undefined ? { windowMs } : {}) };
-  return { status, write, events, retry, metrics };
+  return { status, write, events, ...retry, metrics };
 }
 
 /** A GPU app without a warm buffer may lose a pod waiting for a GPU node: said once per generation. */
