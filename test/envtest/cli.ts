@@ -26,7 +26,8 @@ interface ClusterState {
 }
 
 const cacheRoot = process.env.SERVERLESSAPP_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'serverlessapp-operator');
-const clusterDir = join(cacheRoot, 'cluster');
+// SERVERLESSAPP_CLUSTER_DIR: another cluster beside the usual one (a test's, which must not touch a person's).
+const clusterDir = process.env.SERVERLESSAPP_CLUSTER_DIR ?? join(cacheRoot, 'cluster');
 const statePath = join(clusterDir, 'state.json');
 
 async function up(): Promise<void> {

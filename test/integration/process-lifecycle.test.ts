@@ -2,8 +2,8 @@
 // signal, started with a kubeconfig whose credential the server refuses.
 // Against the rig's real API server, the operator a child process.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { kubeconfigYaml } from '../envtest/pki.ts';
 import { freshNamespace, testEnv } from '../support/cluster.ts';
 import { freePorts, OperatorProcess } from '../support/operator-process.ts';
-import { descendants, stillRunning } from '../envtest/processes.ts';
+import { descendants, processes, stillRunning } from '../envtest/processes.ts';
 import { waitFor } from '../support/wait.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -23,6 +23,12 @@ function portFree(port: number): Promise<boolean> {
     srv.once('error', () => resolve(false));
     srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
   });
+}
+
+/** npm start and npm run cluster first run scripts/ensure-deps.sh, which would reinstall node_modules (npm ci) under every other test now running. */
+function assertDepsInstalled(): void {
+  const check = spawnSync('sh', [join(root, 'scripts/ensure-deps.sh'), '--check'], { cwd: root });
+  assert.equal(check.status, 0, 'node_modules was not installed from this package-lock.json: run `npm ci` (or `npm test`) before this test, which runs npm scripts');
 }
 
 async function readyz(port: number): Promise<boolean> {
@@ -42,10 +48,7 @@ describe('the operator as a person runs it', function () {
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('`npm start` stopped with SIGTERM takes the operator with it: no orphan, its ports free for the next start', async () => {
-    // npm start first runs scripts/ensure-deps.sh, which would reinstall node_modules (npm ci) under every other test now running.
-    const stamp = join(root, 'node_modules', '.package-lock.json');
-    assert.ok(existsSync(stamp) && statSync(stamp).mtimeMs >= statSync(join(root, 'package-lock.json')).mtimeMs,
-      'node_modules is older than package-lock.json: run `npm ci` before this test, which starts `npm start`');
+    assertDepsInstalled();
     const ns = await freshNamespace('npmstart');
     const [metrics = 0, probe = 0] = await freePorts(2);
     const output: string[] = [];
@@ -94,4 +97,53 @@ describe('the operator as a person runs it', function () {
     );
     assert.doesNotMatch(said, /assuming Knative < 1\.21/);
   });
+
+  it('`npm run cluster -- down` stops every process `up` started: none is left of its control plane, data plane or node agents', async function () {
+    this.timeout(600_000);
+    assertDepsInstalled();
+    // A cluster of this test's own: SERVERLESSAPP_CLUSTER_DIR keeps it away from one a person may have up.
+    const clusterDir = join(dir, 'cluster');
+    const env = { ...process.env, SERVERLESSAPP_CLUSTER_DIR: clusterDir, npm_config_update_notifier: 'false' };
+    const before = new Set(processes().map((p) => p.pid));
+    // Found independently of cli.ts's own search: every process started since, that names the cluster's directory.
+    const ofCluster = () => processes().filter((p) => !before.has(p.pid) && p.pid !== process.pid && namesDir(p.pid, clusterDir));
+    const npm = (command: string) => new Promise<{ code: number | null; output: string }>((resolve, reject) => {
+      const child = spawn('npm', ['run', '--silent', 'cluster', '--', command], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let output = '';
+      for (const s of [child.stdout, child.stderr]) s.on('data', (c: Buffer) => { output += c.toString('utf8'); });
+      child.on('error', reject);
+      child.on('close', (code) => resolve({ code, output }));
+    });
+    let started: ReturnType<typeof processes> = [];
+    try {
+      const up = await npm('up');
+      assert.equal(up.code, 0, `npm run cluster -- up failed:\n${up.output}`);
+      started = ofCluster();
+      const names = started.map((p) => p.argv.join(' ')).join('\n');
+      for (const program of ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok', 'localmodelnode']) {
+        assert.ok(started.some((p) => p.argv.some((a) => a.includes(program))), `no ${program} among the cluster's processes:\n${names}`);
+      }
+      const down = await npm('down');
+      assert.equal(down.code, 0, `npm run cluster -- down failed:\n${down.output}`);
+      assert.match(down.output, /cluster stopped/);
+      assert.doesNotMatch(down.output, /did not lead to/, 'down had to hunt for processes its state file did not name');
+      await waitFor('every process of the cluster to have exited', () => !started.some(stillRunning), { timeoutMs: 30_000 })
+        .catch((err: Error) => { throw new Error(`${err.message}: still running ${JSON.stringify(started.filter(stillRunning).map((p) => [p.pid, p.argv.join(' ')]))}`); });
+      assert.deepEqual(ofCluster().map((p) => p.argv.join(' ')), [], 'a process naming the cluster started after up');
+      assert.equal(existsSync(clusterDir), false, 'down leaves the cluster\'s directory');
+    } finally {
+      // Only what this test started: whatever names its cluster.
+      for (const p of [...started, ...ofCluster()]) if (stillRunning(p)) process.kill(p.pid, 'SIGKILL');
+    }
+  });
 });
+
+/** Whether process `pid` names `dir` in its arguments or its environment (every process of a rig does: a kubeconfig, data or socket path). */
+function namesDir(pid: number, dir: string): boolean {
+  try {
+    const needle = `${dir}/`;
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(needle) || readFileSync(`/proc/${pid}/environ`, 'utf8').includes(needle);
+  } catch {
+    return false;
+  }
+}
