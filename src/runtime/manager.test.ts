@@ -27,4 +27,10 @@ describe('Manager.waitIdle', () => {
     await assert.rejects(manager.waitIdle({ timeoutMs: 50 }),
       /^Error: timed out after 0.05 s waiting for the controllers to be idle \(nothing queued or running, every event written\); still busy: model-caches$/);
   });
+
+  it('gives up at its deadline when an Event write never ends, saying so', async () => {
+    manager.add(controller('apps', () => true));
+    manager.events.flush = () => new Promise(() => {});
+    await assert.rejects(manager.waitIdle({ timeoutMs: 50 }), /timed out after 0.05 s .*; still busy: the Event recorder, writing its queued Events$/);
+  });
 });

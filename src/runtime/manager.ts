@@ -210,13 +210,13 @@ export class Manager {
     const { timeoutMs = 120_000, pollMs = 10 } = opts;
     const deadline = performance.now() + timeoutMs;
     let quietChecks = 0;
+    const timedOut = (busy: string) => new Error(`timed out after ${timeoutMs / 1000} s waiting for the controllers to be idle (nothing queued or running, every event written); still busy: ${busy}`);
     while (quietChecks < 2) {
-      await this.events.flush();
+      // An Event write the API server never answers must not outlast the deadline either.
+      if (!await settlesWithin(this.events.flush(), deadline - performance.now())) throw timedOut('the Event recorder, writing its queued Events');
       const busy = this.controllers.filter((c) => !c.isIdle()).map((c) => c.name);
       quietChecks = busy.length === 0 ? quietChecks + 1 : 0;
-      if (quietChecks < 2 && performance.now() >= deadline) {
-        throw new Error(`timed out after ${timeoutMs / 1000} s waiting for the controllers to be idle (nothing queued or running, every event written); still busy: ${busy.join(', ') || 'none at the last look'}`);
-      }
+      if (quietChecks < 2 && performance.now() >= deadline) throw timedOut(busy.join(', ') || 'none at the last look');
       await new Promise((r) => setTimeout(r, pollMs));
     }
   }
@@ -267,5 +267,16 @@ export class Manager {
     this.state = 'stopped';
     this.logger.info('manager stopped');
     await flushLogger(this.logger);
+  }
+}
+
+/** Whether `p` settles within `ms` (it is left running if not). */
+async function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => { timer = setTimeout(() => resolve(false), Math.max(0, ms)); });
+  try {
+    return await Promise.race([p.then(() => true, () => true), late]);
+  } finally {
+    clearTimeout(timer);
   }
 }
