@@ -80,7 +80,7 @@ export interface NoWrites {
 
 /**
  * "Nothing was written", which cannot be waited for: no write by `userAgentPrefix` in `namespace`
- * from `since` to the end of a window of `windowMs` (callers open it once the component's queue is
+ * (or of a cluster-scoped object) from `since` to the end of a window of `windowMs` (callers open it once the component's queue is
  * idle), then the control's marker write, which the same reader must see. The audit log is written
  * before the API server answers (blocking mode), so each look is complete up to that moment.
  */
@@ -89,7 +89,8 @@ export async function assertNoWrites(w: NoWrites): Promise<void> {
   await assertQuietWindow({
     what: `${w.what} (writes by ${w.userAgentPrefix}* in ${w.namespace} since ${w.since.toISOString()})`,
     windowMs: w.windowMs,
-    observe: () => writesSince(w.since, w.userAgentPrefix).filter((x) => x.namespace === w.namespace).map((x) => `${writeLabel(x)} ${x.name ?? ''}`),
+    // Cluster-scoped writes (a HostClaim, say) count too: they name no namespace to tell whose they are.
+    observe: () => writesSince(w.since, w.userAgentPrefix).filter((x) => x.namespace === w.namespace || x.namespace === undefined).map((x) => `${writeLabel(x)} ${x.name ?? ''}`),
     expect: [],
     control: () => w.control({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: marker, namespace: w.namespace }, data: { control: w.what } }),
     controlShows: (writes) => writes.includes(`create configmaps ${marker}`),
