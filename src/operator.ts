@@ -20,7 +20,6 @@ import { Manager } from './runtime/manager.ts';
 
 export { detectCacheScope, detectInPlaceScaling, inPlaceScalingFromLabels } from './data-plane-settings.ts';
 
-export const VERSION = '0.1.0';
 
 export interface Operator {
   manager: Manager;
@@ -42,7 +41,7 @@ export async function createOperator(kc: KubeConfigSource, config: OperatorConfi
     kubeConfig: kc, namespaces: config.namespaces, identity: config.identity,
     leaderElection: { enabled: config.leaderElect, namespace: config.leaderElectionNamespace, name: config.leaderElectionId },
     metricsAddr: config.metricsAddr, probeAddr: config.probeAddr,
-    logger: deps.logger, clock: deps.clock, userAgent: `serverlessapp-operator/${VERSION}`,
+    logger: deps.logger, clock: deps.clock,
     ...(config.watchWatchdogMs ? { watchdogMs: config.watchWatchdogMs } : {}),
     ...(deps.onLostLeadership ? { onLostLeadership: deps.onLostLeadership } : {}),
     maxPendingEventsPerNamespace: config.budgets.pendingEventsPerNamespace,

@@ -40,7 +40,8 @@ export interface ServerlessAppOptions extends AppEffectsSettings {
   inPlaceBounds: boolean;
   /** Workloads are cluster-local (--knative-visibility, config.ts): reached only through the hosts the app claims. */
   clusterLocal: boolean;
-  concurrency?: number;
+  /** Reconcile workers (--concurrency, config.ts). */
+  concurrency: number;
   modelCacheScope: CacheScope;
   /** The namespaces' model-cache budgets, shared with the model-cache controller (operator.ts builds it). */
   cacheQuota: ModelCacheQuota;
@@ -88,7 +89,7 @@ export class ServerlessAppReconciler {
     const reconcile = (req: Request, ctx: ReconcileContext) => this.reconcile(req, ctx);
     // No clock: queue delays stay on real time (runtime/controller.ts ControllerOptions.clock says why).
     const { logger, metrics } = mgr;
-    this.controller = new Controller({ name: 'serverlessapp', reconcile, concurrency: o.concurrency ?? 4, logger, metrics })
+    this.controller = new Controller({ name: 'serverlessapp', reconcile, concurrency: o.concurrency, logger, metrics })
       // Not on label or annotation edits: the reconcile reads neither (a tenant's label storm costs no reconcile).
       .watches(this.apps, (a) => [{ namespace: a.metadata.namespace, name: a.metadata.name }], changedBeyondLabels);
     this.caches.watchedBy(this.controller);
