@@ -24,6 +24,7 @@ import { comparable, fieldDiff, type FieldChange } from './field-diff.ts';
 import { explainRollout, type RolloutExplanation } from './plan-rollout.ts';
 import { namespaceChecks, type NamespaceView } from './plan-namespace.ts';
 import { planWindows, type WindowsPlan } from './plan-windows.ts';
+import { WARMUP_DEFAULTS } from '../api/v1alpha1/defaults.ts';
 
 export const PLAN_API_VERSION = 'serverlessapp.io/plan/v1';
 
@@ -225,7 +226,7 @@ function pick(live: unknown, shape: unknown): unknown {
 function describeEffect(e: Effect): string {
   switch (e.type) {
     case 'forgetWarmup': return 'drop the warmup task of a version that no longer warms up';
-    case 'warmup': return `send warmup requests to revision ${e.revision} (version ${e.version}): ${e.spec.method ?? 'GET'} ${e.spec.path}, ${e.spec.count ?? 1} must succeed`;
+    case 'warmup': return `send warmup requests to revision ${e.revision} (version ${e.version}): ${e.spec.method ?? WARMUP_DEFAULTS.method} ${e.spec.path}, ${e.spec.count ?? WARMUP_DEFAULTS.count} must succeed`;
     case 'analysis': return `run the checks of this step against candidate ${e.candidate.version} (revision ${e.candidate.revision})`;
   }
 }

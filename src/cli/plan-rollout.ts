@@ -9,6 +9,7 @@ import type { Phase, ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { parseDuration } from '../api/v1alpha1/duration.ts';
 import { summarize } from '../rollout/version.ts';
 import { stableOf, type Decision } from '../planner/decide.ts';
+import { ROLLOUT_DEFAULTS, WARMUP_DEFAULTS } from '../api/v1alpha1/defaults.ts';
 
 export interface RolloutStep {
   /** The candidate's share of traffic; 100 is the promotion. */
@@ -34,8 +35,6 @@ export interface RolloutExplanation {
   onFailure: string;
 }
 
-const DEFAULT_INTERVAL = '1m';
-const DEFAULT_DEADLINE = '10m';
 
 export function explainRollout(app: ServerlessApp, d: Decision): RolloutExplanation {
   const rollout = app.spec.rollout ?? {};
@@ -43,8 +42,8 @@ export function explainRollout(app: ServerlessApp, d: Decision): RolloutExplanat
   const stableStatus = app.status?.versions?.stable;
   const newVersion = !!stable && stable.version !== d.version;
   const first = !stable;
-  const deadline = rollout.progressDeadline ?? DEFAULT_DEADLINE;
-  const interval = rollout.interval ?? DEFAULT_INTERVAL;
+  const deadline = rollout.progressDeadline ?? ROLLOUT_DEFAULTS.progressDeadline;
+  const interval = rollout.interval ?? ROLLOUT_DEFAULTS.interval;
   const analysis = rollout.analysis?.checks?.length ? `its ${rollout.analysis.checks.length === 1 ? 'check passes' : `${rollout.analysis.checks.length} checks pass`} (${rollout.analysis.checks.map((c) => c.name).join(', ')})` : undefined;
 
   const beforeTraffic: string[] = [];
@@ -53,7 +52,7 @@ export function explainRollout(app: ServerlessApp, d: Decision): RolloutExplanat
     const buffer = app.spec.prewarm?.replicas;
     if (buffer) beforeTraffic.push(`prewarm: ${buffer} ready replica${buffer === 1 ? '' : 's'} before any traffic`);
     const w = app.spec.prewarm?.warmup;
-    if (w) beforeTraffic.push(`warmup: ${w.count ?? 1} successful ${w.method ?? 'GET'} ${w.path} within ${w.deadline ?? '5m'} of the replicas being ready`);
+    if (w) beforeTraffic.push(`warmup: ${w.count ?? WARMUP_DEFAULTS.count} successful ${w.method ?? WARMUP_DEFAULTS.method} ${w.path} within ${w.deadline ?? WARMUP_DEFAULTS.deadline} of the replicas being ready`);
     if (!first) beforeTraffic.push(`all of it within the progress deadline (${deadline}), counted from the start${rollout.paused ? ' (not while paused)' : ''}`);
   }
 

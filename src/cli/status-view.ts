@@ -6,6 +6,7 @@
 
 import { FIRST_START_REPORT_MS, UNSEEN_WORKLOAD_REPORT_MS, type ServerlessApp, type VersionStatus } from '../api/v1alpha1/serverlessapp.ts';
 import { findCondition } from '../util/conditions.ts';
+import { ROLLOUT_DEFAULTS, WARMUP_DEFAULTS } from '../api/v1alpha1/defaults.ts';
 
 export interface ViewOptions {
   now: Date;
@@ -69,7 +70,7 @@ export function renderStatus(app: ServerlessApp, opts: ViewOptions): string {
   ].filter((x) => x !== undefined);
   if (canary || candidate || controls.length > 0 || rollout.steps?.length) {
     lines.push(['', '']);
-    add('Strategy:', rollout.steps?.length ? `steps ${rollout.steps.map((s) => `${s}%`).join(' → ')}, interval ${rollout.interval ?? '1m'}` : 'manual (spec.rollout.canaryPercent)');
+    add('Strategy:', rollout.steps?.length ? `steps ${rollout.steps.map((s) => `${s}%`).join(' → ')}, interval ${rollout.interval ?? ROLLOUT_DEFAULTS.interval}` : 'manual (spec.rollout.canaryPercent)');
     add('Spec:', controls.join(', '), 1);
     if (canary) {
       const steps = rollout.steps ?? [];
@@ -80,7 +81,7 @@ export function renderStatus(app: ServerlessApp, opts: ViewOptions): string {
         add('Weight:', `${canary.weight ?? '-'}% asked, ${canary.trafficPercent ?? '-'}% served`, 1);
       }
       add('Analysis:', canary.message, 1);
-      if (rollout.analysis && canary.failedChecks !== undefined) add('Failed checks:', `${canary.failedChecks} (the candidate fails at ${rollout.analysis.failureThreshold ?? 2})`, 1);
+      if (rollout.analysis && canary.failedChecks !== undefined) add('Failed checks:', `${canary.failedChecks} (the candidate fails at ${rollout.analysis.failureThreshold ?? ROLLOUT_DEFAULTS.failureThreshold})`, 1);
       add('Started:', ago(canary.startedAt), 1);
       if (canary.halted) add('Halted:', paint('yellow', '॥ the last check round returned no data: the step holds until a round has data'), 1);
       if (canary.paused) add('Paused:', paint('yellow', '॥ held by spec.rollout.paused (kubectl sapp resume)'), 1);
@@ -112,7 +113,7 @@ export function renderStatus(app: ServerlessApp, opts: ViewOptions): string {
   const prewarm = status.prewarm;
   if (prewarm) {
     lines.push(['', '']);
-    const count = app.spec.prewarm?.warmup?.count ?? 1;
+    const count = app.spec.prewarm?.warmup?.count ?? WARMUP_DEFAULTS.count;
     const requests = prewarm.requestsSent !== undefined ? ` (${prewarm.succeeded ?? 0}/${count} warmup requests succeeded, ${prewarm.requestsSent} sent)` : '';
     if (prewarm.warmedAt) add('Prewarm:', `${paint('green', '✔')} ${prewarm.version} warm since ${ago(prewarm.warmedAt)}${requests}`);
     else if (prewarm.startedAt) add('Prewarm:', `${paint('yellow', '◌')} ${prewarm.version} warming since ${ago(prewarm.startedAt)}${requests}`);

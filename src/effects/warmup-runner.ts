@@ -17,6 +17,7 @@ import { parseDuration } from '../api/v1alpha1/duration.ts';
 import { sleep, type TimerClock } from '../runtime/clock.ts';
 import { OutboundError, describeStatus, outboundRequest } from '../runtime/outbound.ts';
 import { FairSlots, type SlotLimits } from '../util/fair-slots.ts';
+import { WARMUP_DEFAULTS } from '../api/v1alpha1/defaults.ts';
 
 export interface WarmupRunnerOptions {
   /** What deadlines are read on and backoff waits on (tests may step a manual one). */
@@ -106,9 +107,9 @@ export class WarmupRunner {
   }
 
   private async warm(task: Task, t: WarmupTarget, spec: WarmupSpec, startedAt: Date, waited: boolean): Promise<void> {
-    const want = spec.count ?? 1;
-    const deadline = startedAt.getTime() + parseDuration(spec.deadline ?? '5m');
-    const timeout = parseDuration(spec.timeout ?? '10s');
+    const want = spec.count ?? WARMUP_DEFAULTS.count;
+    const deadline = startedAt.getTime() + parseDuration(spec.deadline ?? WARMUP_DEFAULTS.deadline);
+    const timeout = parseDuration(spec.timeout ?? WARMUP_DEFAULTS.timeout);
     const url = warmupUrl(this.o.urlTemplate, t, spec.path);
     let backoff = this.o.initialBackoffMs ?? 500;
     const p = { sent: 0, succeeded: 0, lastError: undefined as string | undefined, startedAt };
@@ -147,7 +148,7 @@ export class WarmupRunner {
   private async send(url: string, spec: WarmupSpec, timeoutMs: number): Promise<string | undefined> {
     try {
       const res = await outboundRequest({
-        url, method: spec.method ?? 'GET', headers: spec.headers ?? {}, ...(spec.body !== undefined ? { body: spec.body } : {}),
+        url, method: spec.method ?? WARMUP_DEFAULTS.method, headers: spec.headers ?? {}, ...(spec.body !== undefined ? { body: spec.body } : {}),
         deadlineMs: timeoutMs, maxBytes: this.o.maxResponseBytes ?? WARMUP_MAX_BYTES, discardBody: true,
       });
       return res.status >= 200 && res.status < 300 ? undefined : describeStatus(res.status);

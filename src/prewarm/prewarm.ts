@@ -6,6 +6,7 @@
 import type { PrewarmSpec, ServerlessAppStatus } from '../api/v1alpha1/serverlessapp.ts';
 import type { ObservedRevision } from '../rollout/canary.ts';
 import type { WarmupProgress } from './warmup-progress.ts';
+import { WARMUP_DEFAULTS } from '../api/v1alpha1/defaults.ts';
 
 export type PrewarmStatus = NonNullable<ServerlessAppStatus['prewarm']>;
 
@@ -69,6 +70,6 @@ export function evaluatePrewarm(
   }
   return {
     warm: false, startWarmup: true, status: { version, startedAt, ...counts },
-    condition: { status: 'False', reason: 'WarmingUp', message: `version ${version}: ${counts.succeeded}/${spec!.warmup.count ?? 1} warmup requests answered${counts.lastError ? `; last error: ${counts.lastError}` : ''}` },
+    condition: { status: 'False', reason: 'WarmingUp', message: `version ${version}: ${counts.succeeded}/${spec!.warmup.count ?? WARMUP_DEFAULTS.count} warmup requests answered${counts.lastError ? `; last error: ${counts.lastError}` : ''}` },
   };
 }

@@ -12,6 +12,7 @@
 //    a manual canaryPercent > automated steps.
 import type { Phase, RolloutSpec } from '../api/v1alpha1/serverlessapp.ts';
 import { parseDuration } from '../api/v1alpha1/duration.ts';
+import { ROLLOUT_DEFAULTS } from '../api/v1alpha1/defaults.ts';
 
 export interface RevisionRef { version: string; revision: string }
 
@@ -111,7 +112,6 @@ export function reportedPercent(traffic: RolloutInput['traffic'], revision: stri
 }
 
 
-const DEFAULT_DEADLINE = '10m';
 
 type ConditionOut = RolloutPlan['promoted'];
 const NO_CANDIDATE: ConditionOut = { status: 'False', reason: 'NoCandidate', message: 'no rollout in progress' };
@@ -245,11 +245,11 @@ function candidateStep(input: RolloutInput, stable: RevisionRef, ready: boolean)
   const failedRevision = revision ? input.revisions.find((r) => r.name === revision)?.failed : undefined;
   if (failedRevision && !ready) return fail({ reason: 'RevisionFailed', message: `revision ${revision} failed: ${failedRevision}` });
   if (input.warmupFailed && !warm) return fail({ reason: 'WarmupFailed', message: `warmup did not succeed before its deadline: ${input.warmupFailed}` });
-  const deadlineMs = parseDuration(rollout?.progressDeadline ?? DEFAULT_DEADLINE);
+  const deadlineMs = parseDuration(rollout?.progressDeadline ?? ROLLOUT_DEFAULTS.progressDeadline);
   const deadlineAt = Date.parse(startedAt) + deadlineMs;
   const paused = !!rollout?.paused && rollout.promote !== desired.version;
   if (!warm && !paused && now.getTime() >= deadlineAt) {
-    return fail({ reason: 'ProgressDeadlineExceeded', message: `not ${ready ? 'warm' : 'ready'} within the progress deadline (${rollout?.progressDeadline ?? DEFAULT_DEADLINE})` });
+    return fail({ reason: 'ProgressDeadlineExceeded', message: `not ${ready ? 'warm' : 'ready'} within the progress deadline (${rollout?.progressDeadline ?? ROLLOUT_DEFAULTS.progressDeadline})` });
   }
   /** Wake up in time to fail a candidate that is still starting at its deadline. */
   const deadlineWake = !warm && !paused ? { requeueAfterMs: Math.max(1, deadlineAt - now.getTime()) } : {};
@@ -344,7 +344,7 @@ function candidateStep(input: RolloutInput, stable: RevisionRef, ready: boolean)
   // Past the last step: promoting, waiting for the data plane to move the traffic.
   if ((going.step ?? 0) >= steps.length) return promote({ step: steps.length, failedChecks: going.failedChecks ?? 0 });
 
-  const intervalMs = parseDuration(rollout?.interval ?? '1m');
+  const intervalMs = parseDuration(rollout?.interval ?? ROLLOUT_DEFAULTS.interval);
   const step = Math.min(going.step ?? 0, steps.length - 1);
   // A step's interval starts when its weight is in force; a resume starts it again.
   const stepStart = !resumed && going.stepStartedAt && going.weight !== undefined && going.weight > 0 ? new Date(going.stepStartedAt) : now;
@@ -369,7 +369,7 @@ function candidateStep(input: RolloutInput, stable: RevisionRef, ready: boolean)
   }
   if (outcome.result === 'fail') {
     const failed = progress.failedChecks! + 1;
-    const threshold = rollout?.analysis?.failureThreshold ?? 2;
+    const threshold = rollout?.analysis?.failureThreshold ?? ROLLOUT_DEFAULTS.failureThreshold;
     if (failed >= threshold) {
       return fail({ reason: 'AnalysisFailed', message: `${failed} failed check rounds at ${percent}%: ${outcome.message}` }, { step, failedChecks: failed, message: outcome.message });
     }

@@ -13,6 +13,7 @@ import { envFromSource, envVarSource, probe } from './core-v1.ts';
 import { podTemplateFields, podTemplateRules } from './pod-template.ts';
 import { RETRY_ON_RULE } from './retry-on.ts';
 import { splitKey, type ObjectRef } from '../../util/object-key.ts';
+import { ROLLOUT_DEFAULTS, WARMUP_DEFAULTS } from './defaults.ts';
 
 export const GROUP = 'serverlessapp.io';
 export const VERSION = 'v1alpha1';
@@ -155,12 +156,12 @@ export const scalingSchema = object('How the app scales: bounds, the autoscaling
 export const warmupSchema = object(
   'Warmup requests sent straight to a new version\'s revision (not the public route) once its replicas are ready, before it gets traffic.', {
     path: required(string('Request path, starting with "/", e.g. /v1/models/m:predict.', { pattern: '^/[^\\s]*$', maxLength: 2048 })),
-    method: enumeration(['GET', 'POST', 'PUT', 'HEAD'] as const, 'HTTP method.', { default: 'GET' }),
+    method: enumeration(['GET', 'POST', 'PUT', 'HEAD'] as const, 'HTTP method.', { default: WARMUP_DEFAULTS.method }),
     headers: map(string('Header value.', { maxLength: 4096 }), 'Request headers. Host and hop-by-hop headers (Connection, Keep-Alive, Proxy-*, TE, Trailer, Transfer-Encoding, Upgrade) are refused.', { maxProperties: 32 }),
     body: string('Request body (e.g. a JSON inference payload).', { maxLength: 65536 }),
-    count: integer('How many successful responses make the version warm.', { minimum: 1, maximum: 1000, default: 1 }),
-    timeout: duration('Total time for one request, body included.', { default: '10s', min: { value: '1ms', why: 'a request needs time' }, max: { value: '10m', why: 'a warmup request is one request' } }),
-    deadline: duration('How long warmup may take in all, from the replicas being ready; past it the version is marked WarmupFailed and gets no traffic.', { default: '5m', min: { value: '1s', why: 'warmup needs time' }, max: { value: '6h', why: 'a version that is not warm in 6h will not be' } }),
+    count: integer('How many successful responses make the version warm.', { minimum: 1, maximum: 1000, default: WARMUP_DEFAULTS.count }),
+    timeout: duration('Total time for one request, body included.', { default: WARMUP_DEFAULTS.timeout, min: { value: '1ms', why: 'a request needs time' }, max: { value: '10m', why: 'a warmup request is one request' } }),
+    deadline: duration('How long warmup may take in all, from the replicas being ready; past it the version is marked WarmupFailed and gets no traffic.', { default: WARMUP_DEFAULTS.deadline, min: { value: '1s', why: 'warmup needs time' }, max: { value: '6h', why: 'a version that is not warm in 6h will not be' } }),
   });
 
 export const prewarmSchema = object('Prewarming: start, cache and warm a version before users reach it, so nobody meets a cold start.', {
@@ -198,7 +199,7 @@ export const rolloutSchema = object('How a new version is rolled out. Edit canar
   }),
   mirrorPercent: integer('Traffic mirroring, off by default (needs spec.ingress): a copy of this share (0..100) of the stable traffic is sent to the candidate, and its responses are discarded. Only while the candidate is ready and warm. Copies are taken on the app\'s default route, which during a canary also carries the candidate\'s own share; they include writes (POST, PUT, ...), so the candidate must tolerate them.', { minimum: 0, maximum: 100 }),
   steps: array(integer('A canary percentage (1..99).', { minimum: 1, maximum: 99 }), 'Automated rollout: canary percentages to move through, e.g. [10, 25, 50]; after the last step the candidate is promoted. A manual canaryPercent always wins.', { maxItems: 20 }),
-  interval: duration('Time at each step before its checks decide.', { default: '1m', min: { value: MIN_ANALYSIS_INTERVAL, why: 'each step queries Prometheus' }, max: ROLLOUT_MAX }),
+  interval: duration('Time at each step before its checks decide.', { default: ROLLOUT_DEFAULTS.interval, min: { value: MIN_ANALYSIS_INTERVAL, why: 'each step queries Prometheus' }, max: ROLLOUT_MAX }),
   analysis: object('Metric checks that gate each automated step.', {
     prometheus: required(object('The Prometheus server to query: a provider the platform defines (usual), or an address where the platform allows addresses.', {
       provider: string('Name of a Prometheus provider defined in the operator\'s configuration (--analysis-providers), e.g. "main".', { pattern: DNS_LABEL, maxLength: 63 }),
@@ -207,9 +208,9 @@ export const rolloutSchema = object('How a new version is rolled out. Edit canar
       rules: [{ rule: 'has(self.provider) != has(self.address)', message: 'set exactly one of provider or address' }],
     })),
     checks: required(array(analysisCheckSchema, 'Checks that must all pass for a step to advance. An empty result is not a pass: it halts the rollout.', { minItems: 1, maxItems: 16 })),
-    failureThreshold: integer('Failed check rounds before the candidate fails (phase Failed, all traffic back on stable).', { minimum: 1, maximum: 100, default: 2 }),
+    failureThreshold: integer('Failed check rounds before the candidate fails (phase Failed, all traffic back on stable).', { minimum: 1, maximum: 100, default: ROLLOUT_DEFAULTS.failureThreshold }),
   }),
-  progressDeadline: duration('How long a candidate may take to become ready and warm. Past it the candidate fails (phase Failed, reason ProgressDeadlineExceeded) and the stable version keeps all traffic. Not counted while paused.', { default: '10m', min: { value: '10s', why: 'a revision needs time to start' }, max: ROLLOUT_MAX }),
+  progressDeadline: duration('How long a candidate may take to become ready and warm. Past it the candidate fails (phase Failed, reason ProgressDeadlineExceeded) and the stable version keeps all traffic. Not counted while paused.', { default: ROLLOUT_DEFAULTS.progressDeadline, min: { value: '10s', why: 'a revision needs time to start' }, max: ROLLOUT_MAX }),
   paused: boolean('Hold the rollout where it is: automated steps do not advance, checks do not run and the progress deadline does not count. Remove (or set false) to resume; the current step then starts its interval again.'),
   abort: boolean('Stop the rollout: all traffic back on the stable version, the candidate kept at 0% and scaled to zero (phase Aborted). Remove (or set false) to start the candidate again from its first step.'),
   retry: integer('Retry a failed candidate (phase Failed): a failure is remembered with the value in force then, and any other value starts the candidate again from its first step (warmup and checks included). Bump it, e.g. from 0 to 1.', { minimum: 0, maximum: 1000000 }),
