@@ -38,7 +38,7 @@ import type { Revision } from '../planner/revisions.ts';
 import type { WorkloadObject } from '../planner/workloads.ts';
 import { APP_LABEL } from '../render/metadata.ts';
 import { routeName } from '../render/route-name.ts';
-import { ApiError, isNotFound, type KubeClient } from '../runtime/client.ts';
+import { ApiError, isNotFound, isRejection, type KubeClient } from '../runtime/client.ts';
 import { Kinds, type ResourceKind } from '../util/kinds.ts';
 import { CommandError } from './commands.ts';
 import type { PlanInput, PlatformSettings } from './plan-document.ts';
@@ -96,7 +96,8 @@ export async function readPlanInput(client: KubeClient, namespace: string, name:
     try {
       edited = await dryRunApp(client, file, live);
     } catch (err) {
-      if (!(err instanceof ApiError) || err.code >= 500 || err.code === 401) throw err;
+      // Refused as the operator's writes are (runtime/client.ts isRejection), or a namespace that does not exist (404).
+      if (!(err instanceof ApiError) || err.code === 401 || !(err.code === 404 || isRejection(err))) throw err;
       appRefused = err.message;
       edited = { ...file, ...(live?.status ? { status: live.status } : {}) };
     }

@@ -19,7 +19,7 @@
 
 import { applyNeed, isSemanticSubset } from '../runtime/apply.ts';
 import { canonicalJson } from '../util/canonical-json.ts';
-import { ApiError, isNamespaceTerminating, isNotFound, type KubeClient } from '../runtime/client.ts';
+import { ApiError, isNamespaceTerminating, isNotFound, isRejection, type KubeClient } from '../runtime/client.ts';
 import type { Request } from '../runtime/controller.ts';
 import { Kinds, type ResourceKind } from '../util/kinds.ts';
 import { keepsTemplate, routedWrite, WRITE_RULES, type WriteRule } from '../planner/write-rules.ts';
@@ -91,18 +91,6 @@ export class WriteRejected extends Error {
   }
 }
 
-/**
- * 4xx other than "not found", "too many requests" and optimistic-lock conflicts: the request itself is
- * wrong. And one 500: server-side apply answers "failed to create typed patch object" when the object
- * does not fit the kind's schema (a field such as env[].valueFrom.SecretKeyRef: the structured-merge
- * type converter fails, k8s.io/apimachinery managedfields/internal/structuredmerge.go, and the handler
- * returns that plain error as an internal error). Retrying sends the same object again.
- */
-export function isRejection(err: unknown): err is ApiError {
-  if (!(err instanceof ApiError)) return false;
-  if (err.code === 500) return err.message.includes('failed to create typed patch object');
-  return err.code >= 400 && err.code < 500 && ![404, 408, 409, 429].includes(err.code);
-}
 
 export class ChildWriter {
   private readonly client: KubeClient;

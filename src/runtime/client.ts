@@ -35,6 +35,21 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * A write the API server refused for what it says, so the same write would be refused again (the
+ * operator shows it on the app; `kubectl sapp plan` shows it as refused): a 4xx other than "not found",
+ * "too many requests" and optimistic-lock conflicts, the request itself being wrong. And one 500:
+ * server-side apply answers "failed to create typed patch object" when the object does not fit the
+ * kind's schema (a field such as env[].valueFrom.SecretKeyRef: the structured-merge type converter
+ * fails, k8s.io/apimachinery managedfields/internal/structuredmerge.go, and the handler returns that
+ * plain error as an internal error). Retrying sends the same object again.
+ */
+export function isRejection(err: unknown): err is ApiError {
+  if (!(err instanceof ApiError)) return false;
+  if (err.code === 500) return err.message.includes('failed to create typed patch object');
+  return err.code >= 400 && err.code < 500 && ![404, 408, 409, 429].includes(err.code);
+}
+
 export function isNotFound(err: unknown): boolean {
   return err instanceof ApiError && err.code === 404;
 }
