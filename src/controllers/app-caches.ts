@@ -7,7 +7,7 @@ import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import type { UnservedKinds } from '../planner/data-plane.ts';
 import type { ReconcileObservation } from '../planner/reconcile.ts';
 import { slimRevision, type Revision } from '../planner/revisions.ts';
-import type { Route } from '../planner/route.ts';
+import { retiredRouteKind, type Route } from '../planner/route.ts';
 import type { Workload, WorkloadObject } from '../planner/workloads.ts';
 import { APP_LABEL } from '../render/metadata.ts';
 import { MANAGED_SELECTOR } from '../util/managed-by.ts';
@@ -19,7 +19,7 @@ import { Kinds, type ResourceKind } from '../util/kinds.ts';
 import { ownedBy } from './children.ts';
 import { routingManager } from '../planner/write-rules.ts';
 import { unservedKinds } from './data-plane.ts';
-import { objectKey } from '../util/object-key.ts';
+import { objectKey, splitKey } from '../util/object-key.ts';
 
 export class AppCaches {
   private readonly services: Informer<WorkloadObject>;
@@ -46,7 +46,7 @@ export class AppCaches {
   /** A child changed: look at the app that controls it (a Revision: the app its label names). */
   watchedBy(controller: Controller): void {
     controller.watches(this.services, ownedBy).watches(this.inferenceServices, ownedBy).watches(this.virtualServices, ownedBy)
-      .watches(this.revisions, (r) => r.metadata.labels?.[APP_LABEL] ? [{ namespace: r.metadata.namespace, name: r.metadata.labels[APP_LABEL] }] : []);
+      .watches(this.revisions, (r) => { const app = revisionApp(r); return app ? [splitKey(app)] : []; });
     // A data plane installed (or removed) while running: every app may need to know.
     if (this.httpRoutes) controller.watches(this.httpRoutes, ownedBy);
     for (const i of [this.services, this.inferenceServices, this.virtualServices, ...(this.httpRoutes ? [this.httpRoutes] : []), this.revisions]) i.onServedChange(() => controller.enqueueAll());
@@ -59,7 +59,8 @@ export class AppCaches {
   /** The app's workloads of both kinds, its revisions and routes, as the caches hold them. */
   children(app: ServerlessApp, kinds: { knative: Workload; kserve: Workload }, route: Route): Pick<ReconcileObservation, 'knative' | 'kserve' | 'revisions' | 'routes'> {
     const { namespace, name } = app.metadata;
-    const [mine, other] = route.kind === Kinds.HTTPRoute && this.httpRoutes ? [this.httpRoutes, this.virtualServices] : [this.virtualServices, this.httpRoutes];
+    const routesOf = (kind: ResourceKind) => (kind === Kinds.HTTPRoute ? this.httpRoutes : this.virtualServices);
+    const mine = routesOf(route.kind) ?? this.virtualServices, other = routesOf(retiredRouteKind(route));
     const legacyName = route.legacyName(app);
     const live = mine.get(namespace, route.name(app)), legacy = legacyName ? mine.get(namespace, legacyName) : undefined;
     // Both routers name the route `<app>-routes`; ours by label (MANAGED_SELECTOR), so never another's.

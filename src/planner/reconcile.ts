@@ -16,7 +16,7 @@ import { Kinds } from '../util/kinds.ts';
 import { missingDataPlane, type UnservedKinds } from './data-plane.ts';
 import { decide, desiredWorkload, type Decision, type Observation } from './decide.ts';
 import type { ChildOperation, ExecutedOperation, Plan, Report } from './plan.ts';
-import { reportReconcile } from './report.ts';
+import { nothingToReport, reportReconcile } from './report.ts';
 import { retiredRouteKind, type Route } from './route.ts';
 import { invalidSpecStatus } from './status.ts';
 import { trafficPlan, type WorkloadObject } from './workloads.ts';
@@ -72,7 +72,6 @@ export function nextLookMs(plan: Plan, statusRetryInMs?: number): number | undef
   return waits.length ? Math.max(1, Math.ceil(Math.min(...waits))) : undefined;
 }
 
-const nothingToReport = (app: ServerlessApp): Report => ({ status: app.status ?? {}, write: { mode: 'none' }, events: [], metrics: { windowChanges: [] } });
 
 /** A bad edit never takes down what runs: no child is touched, no effect started; Ready=False names the fields. */
 function invalidPlan(app: ServerlessApp, problems: SpecProblem[], now: Date): Plan {

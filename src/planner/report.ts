@@ -11,12 +11,15 @@ import type { Outcome, PlannedEvent, Report, WindowChange } from './plan.ts';
 import type { ReconcileObservation } from './reconcile.ts';
 import { composeStatus, firstStatusHoldMs, progressWindowMs } from './status.ts';
 
+/** The report of a reconcile that changes nothing: the status as it is, nothing written, recorded or counted. */
+export const nothingToReport = (app: ServerlessApp): Report => ({ status: app.status ?? {}, write: { mode: 'none' }, events: [], metrics: { windowChanges: [] } });
+
 export function reportReconcile(o: ReconcileObservation, d: Decision, outcome: Outcome): Report {
   const { app, now } = o;
   const { plan, scale, prewarm, version } = d;
   // Deleting a namespace removes children before the app's own deletion starts: nothing to report or retry.
   if (outcome.operations.some((x) => x.refusal?.namespaceTerminating)) {
-    return { status: app.status ?? {}, write: { mode: 'none' }, events: [], metrics: { windowChanges: [] } };
+    return nothingToReport(app);
   }
   // The first refusal is shown (Ready=False ApplyRejected or NotOwned, an Event, a metric); the others do not stop the writes.
   const refusal = outcome.operations.find((x) => x.refusal)?.refusal;
