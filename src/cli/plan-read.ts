@@ -39,7 +39,7 @@ import type { WorkloadObject } from '../planner/workloads.ts';
 import { APP_LABEL } from '../render/metadata.ts';
 import { routeName } from '../render/route-name.ts';
 import { ApiError, isNotFound, isRejection, type KubeClient } from '../runtime/client.ts';
-import { Kinds, type ResourceKind } from '../util/kinds.ts';
+import { apiVersionOf, Kinds, type ResourceKind } from '../util/kinds.ts';
 import { CommandError } from './commands.ts';
 import type { PlanInput, PlatformSettings } from './plan-document.ts';
 import type { NamespaceView } from './plan-namespace.ts';
@@ -59,7 +59,7 @@ export function parseAppFile(text: string, file: string, namespace: string): Ser
     throw new CommandError(`${file}: not YAML or JSON: ${(err as Error).message}`);
   }
   const app = doc as Partial<ServerlessApp> | null;
-  if (!app || app.kind !== 'ServerlessApp' || app.apiVersion !== 'serverlessapp.io/v1alpha1') {
+  if (!app || app.kind !== Kinds.ServerlessApp.kind || app.apiVersion !== apiVersionOf(Kinds.ServerlessApp)) {
     throw new CommandError(`${file}: expected one ServerlessApp (apiVersion serverlessapp.io/v1alpha1, kind ServerlessApp), got ${app?.apiVersion ?? '?'} ${app?.kind ?? '?'}`);
   }
   if (!app.metadata?.name) throw new CommandError(`${file}: metadata.name is required`);

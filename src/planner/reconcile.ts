@@ -12,7 +12,7 @@ import { validateApp, type SpecProblem, type ValidationPolicy } from '../api/v1a
 import { MIN_SCALE, boundsAnnotations } from '../render/autoscaling.ts';
 import { isParked } from '../rollout/canary.ts';
 import { revisionBounds } from '../scaling/revision-bounds.ts';
-import { Kinds } from '../util/kinds.ts';
+import { apiVersionOf, Kinds } from '../util/kinds.ts';
 import { missingDataPlane, type UnservedKinds } from './data-plane.ts';
 import { decide, desiredWorkload, type Decision, type Observation } from './decide.ts';
 import type { ChildOperation, ExecutedOperation, Plan, Report } from './plan.ts';
@@ -165,7 +165,7 @@ function boundsOperations(d: Decision): ChildOperation[] {
     if (!want && !(Number(r.metadata.annotations?.[MIN_SCALE] ?? 0) > 0)) return [];
     return [{
       id: `revision-bounds/${r.metadata.name}`, action: 'annotate', kind: Kinds.KnativeRevision,
-      live: { apiVersion: 'serving.knative.dev/v1', kind: 'Revision', ...r },
+      live: { apiVersion: apiVersionOf(Kinds.KnativeRevision), kind: Kinds.KnativeRevision.kind, ...r },
       annotations: want ? boundsAnnotations(want) : { [MIN_SCALE]: '0' },
       why: want ? `the scale bounds revision ${r.metadata.name} should have now` : `revision ${r.metadata.name} is retired: the minimum this operator raised goes`,
     }];

@@ -12,9 +12,10 @@ import { object, required, string, type TypeOf } from '../openapi.ts';
 import { GROUP, HOSTNAME, VERSION } from './serverlessapp.ts';
 import { column } from './crd.ts';
 import { MANAGED_BY, MANAGED_BY_LABEL } from '../../util/managed-by.ts';
+import { Kinds } from '../../util/kinds.ts';
 
-export const HOST_CLAIM_KIND = 'HostClaim';
-export const HOST_CLAIM_PLURAL = 'hostclaims';
+export const HOST_CLAIM_KIND = Kinds.HostClaim.kind;
+export const HOST_CLAIM_PLURAL = Kinds.HostClaim.plural;
 
 /**
  * The first label of a wildcard claim's name. Object names have the alphabet

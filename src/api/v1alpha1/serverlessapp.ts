@@ -14,12 +14,14 @@ import { podTemplateFields, podTemplateRules } from './pod-template.ts';
 import { RETRY_ON_RULE } from './retry-on.ts';
 import { splitKey, type ObjectRef } from '../../util/object-key.ts';
 import { ROLLOUT_DEFAULTS, WARMUP_DEFAULTS } from './defaults.ts';
+import { Kinds } from '../../util/kinds.ts';
 
-export const GROUP = 'serverlessapp.io';
-export const VERSION = 'v1alpha1';
+// The kind's names as util/kinds.ts addresses it: the CRD is generated from the same ones.
+export const GROUP = Kinds.ServerlessApp.group;
+export const VERSION = Kinds.ServerlessApp.version;
 export const API_VERSION = `${GROUP}/${VERSION}`;
-export const KIND = 'ServerlessApp';
-export const PLURAL = 'serverlessapps';
+export const KIND = Kinds.ServerlessApp.kind;
+export const PLURAL = Kinds.ServerlessApp.plural;
 
 /** Model formats KServe ships runtimes for; anything else needs `runtime`. */
 export const MODEL_FORMATS = [
