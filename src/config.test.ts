@@ -91,6 +91,9 @@ describe('operator flags', () => {
       [['--allowed-pod-metadata-keys', 'sidecar.istio.io/*x'], /--allowed-pod-metadata-keys: "sidecar.istio.io\/\*x" is not a label or annotation key/],
       [['--allowed-pod-metadata-keys', '*'], /--allowed-pod-metadata-keys: "\*" is not/],
       [['--allowed-toleration-keys', 'nvidia.com/*'], /--allowed-toleration-keys: "nvidia.com\/\*" is not a taint key/],
+      // A key's name part is at most 63 characters: a pod could never carry a longer one.
+      [['--allowed-pod-metadata-keys', `example.com/${'a'.repeat(64)}`], /--allowed-pod-metadata-keys: "example.com\/a{64}" is not a label or annotation key/],
+      [['--allowed-toleration-keys', 'b'.repeat(64)], /--allowed-toleration-keys: "b{64}" is not a taint key/],
       [['--allow-secret-references', 'on'], /--allow-secret-references: "on" is not one of true, false/],
       [['--max-model-cache-bytes-per-namespace', 'lots'], /--max-model-cache-bytes-per-namespace: invalid quantity/],
       [['--router', 'nginx'], /--router: "nginx" is not one of istio, gateway-api/],

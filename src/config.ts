@@ -9,6 +9,7 @@ import { DEFAULT_ALLOWED_POD_METADATA_KEYS } from './api/v1alpha1/pod-metadata.t
 import { DEFAULT_ALLOWED_TOLERATION_KEYS } from './api/v1alpha1/scheduling-policy.ts';
 import { DEFAULT_HOST_CLAIM_RELEASE_AFTER, DEFAULT_MAX_HOST_CLAIMS_PER_NAMESPACE, DEFAULT_MAX_MODEL_CACHE_PER_NAMESPACE, DEFAULT_MAX_MODEL_SIZE, type ValidationPolicy } from './api/v1alpha1/validation.ts';
 import { baseUrlProblem, type AnalysisProvider } from './api/v1alpha1/analysis-target.ts';
+import { DNS_LABEL, DNS_SUBDOMAIN, KEY_PREFIX_WILDCARD, QUALIFIED_KEY } from './util/k8s-names.ts';
 
 export type InPlaceScaling = 'auto' | 'true' | 'false';
 export const ROUTERS = ['istio', 'gateway-api'] as const;
@@ -275,7 +276,7 @@ function providers(value: string | undefined): AnalysisProvider[] {
     const at = entry.indexOf('=');
     const name = entry.slice(0, at).trim();
     const url = entry.slice(at + 1).trim();
-    if (at < 1 || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name)) throw new ConfigError(`--analysis-providers: ${JSON.stringify(entry)} is not name=url with a lower-case DNS label as name`);
+    if (at < 1 || !new RegExp(DNS_LABEL).test(name)) throw new ConfigError(`--analysis-providers: ${JSON.stringify(entry)} is not name=url with a lower-case DNS label as name`);
     const why = baseUrlProblem(url);
     if (why) throw new ConfigError(`--analysis-providers: provider ${JSON.stringify(name)}: ${why}`);
     if (out.some((p) => p.name === name)) throw new ConfigError(`--analysis-providers: provider ${JSON.stringify(name)} is defined twice`);
@@ -295,7 +296,7 @@ function hostSuffix(value: string): string {
 
 /** A service account name (a DNS subdomain) or "*". */
 function serviceAccount(value: string): string {
-  if (value !== '*' && !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(value)) {
+  if (value !== '*' && !new RegExp(DNS_SUBDOMAIN).test(value)) {
     throw new ConfigError(`--allowed-service-accounts: ${JSON.stringify(value)} is not a service account name or *`);
   }
   return value;
@@ -303,8 +304,7 @@ function serviceAccount(value: string): string {
 
 /** A pod label or annotation key ([prefix/]name) or "prefix/*". */
 function podMetadataKey(value: string): string {
-  const prefix = '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*';
-  if (!new RegExp(`^((${prefix})/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$|^${prefix}/\\*$`).test(value)) {
+  if (!new RegExp(QUALIFIED_KEY).test(value) && !new RegExp(KEY_PREFIX_WILDCARD).test(value)) {
     throw new ConfigError(`--allowed-pod-metadata-keys: ${JSON.stringify(value)} is not a label or annotation key ([prefix/]name) or prefix/*`);
   }
   return value;
@@ -312,7 +312,7 @@ function podMetadataKey(value: string): string {
 
 /** A taint key ([prefix/]name, as a label key) or "*". */
 function tolerationKey(value: string): string {
-  if (value !== '*' && !/^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/.test(value)) {
+  if (value !== '*' && !new RegExp(QUALIFIED_KEY).test(value)) {
     throw new ConfigError(`--allowed-toleration-keys: ${JSON.stringify(value)} is not a taint key ([prefix/]name) or *`);
   }
   return value;

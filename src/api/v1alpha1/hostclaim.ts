@@ -13,6 +13,7 @@ import { GROUP, HOSTNAME, VERSION } from './serverlessapp.ts';
 import { column } from './crd.ts';
 import { MANAGED_BY, MANAGED_BY_LABEL } from '../../util/managed-by.ts';
 import { Kinds } from '../../util/kinds.ts';
+import { DNS_LABEL } from '../../util/k8s-names.ts';
 
 export const HOST_CLAIM_KIND = Kinds.HostClaim.kind;
 export const HOST_CLAIM_PLURAL = Kinds.HostClaim.plural;
@@ -49,7 +50,6 @@ export function unclaimableHost(host: string): string | undefined {
     : `wildcard host ${host} is too long to claim: at most ${MAX_NAME - WILDCARD_LABEL.length + 1} characters`;
 }
 
-const DNS_LABEL = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
 
 export const hostClaimSpecSchema = object('Which namespace owns a host. Set when the claim is made and never changed: to move a host, delete the claim and create another.', {
   host: required(string(`The host, as apps name it in spec.ingress.hosts: an exact host (shop.example.com) or a wildcard (*.example.com, which covers every name under example.com, at any depth, and conflicts with claims of those names). An exact host may not start with the label "${WILDCARD_LABEL}".`, {

@@ -13,12 +13,9 @@
 import { array, boolean, enumeration, integer, map, object, quantity, required, string, type Rule } from '../openapi.ts';
 import { affinity } from './core-v1.ts';
 import { MANAGED_BY_LABEL } from '../../util/managed-by.ts';
+import { DNS_LABEL, DNS_SUBDOMAIN, QUALIFIED_KEY } from '../../util/k8s-names.ts';
 
-const DNS_LABEL = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
-const DNS_SUBDOMAIN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
 const LABEL_VALUE = '^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$';
-/** A label or annotation key: an optional DNS-subdomain prefix and "/", then a name of up to 63 characters. */
-const QUALIFIED_KEY = '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$';
 
 /**
  * Pod label and annotation keys that belong to Knative, KServe or the operator:

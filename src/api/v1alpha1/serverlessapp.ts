@@ -15,6 +15,7 @@ import { RETRY_ON_RULE } from './retry-on.ts';
 import { splitKey, type ObjectRef } from '../../util/object-key.ts';
 import { ROLLOUT_DEFAULTS, WARMUP_DEFAULTS } from './defaults.ts';
 import { Kinds } from '../../util/kinds.ts';
+import { DNS_LABEL } from '../../util/k8s-names.ts';
 
 // The kind's names as util/kinds.ts addresses it: the CRD is generated from the same ones.
 export const GROUP = Kinds.ServerlessApp.group;
@@ -32,7 +33,6 @@ export const MODEL_FORMATS = [
 /** Where KServe's storage initializer puts the model in the model server's container. */
 const KSERVE_MODEL_DIR = '/mnt/models';
 export const STORAGE_URI_PATTERN = '^(gs|s3|pvc|hf|oci|https?)://[^\\s]+$';
-const DNS_LABEL = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
 export const HOSTNAME = '^(\\*\\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
 // The image reference grammar Knative's webhook parses with go-containerregistry
 // (distribution/reference): refusing a bad reference here names the field at
