@@ -2,7 +2,8 @@
 // fails (here every request answers 500) leaves the reconcile as a RetryError
 // carrying the next planned look, so the work queue runs the earlier of that
 // look and its backoff (runtime/controller.ts), and a window transition or a
-// progress deadline never waits for a backoff of up to 1000 s.
+// progress deadline never waits for a backoff of up to 1000 s. Nor does a write
+// refused because the object is not the app's (NotOwned).
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -24,12 +25,17 @@ describe('ServerlessAppReconciler', () => {
   let server: Server;
   let kubeConfig: KubeConfig;
   const requests: string[] = [];
+  type Answer = (method: string, url: string, body: string) => [number, unknown];
+  // An API server whose every answer is a 500 (the first write of the plan fails), unless a test answers otherwise.
+  const failing: Answer = () => [500, { kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'etcdserver: leader changed', reason: 'InternalError', code: 500 }];
+  let answer: Answer = failing;
+  afterEach(() => { answer = failing; });
 
   before(async () => {
-    // An API server whose every answer is a 500: the first write of the plan fails.
     server = createServer((req, res) => {
       requests.push(`${req.method} ${req.url}`);
-      req.resume().on('end', () => reply(res, 500, { kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'etcdserver: leader changed', reason: 'InternalError', code: 500 }));
+      let body = '';
+      req.on('data', (c: Buffer) => { body += c.toString('utf8'); }).on('end', () => reply(res, ...answer(req.method ?? '', req.url ?? '', body)));
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     kubeConfig = new KubeConfig();
@@ -76,5 +82,26 @@ describe('ServerlessAppReconciler', () => {
     // Just past 08:00 (the planner looks a moment after a transition, when it has happened).
     assert.ok(err.requeueAfterMs !== undefined && err.requeueAfterMs >= 3_600_000 && err.requeueAfterMs <= 3_601_000, `the next window transition is kept (requeue ${err.requeueAfterMs} ms)`);
     assert.ok(err.cause instanceof ApiError && err.cause.code === 500, 'the API server\'s answer is its cause');
+  });
+
+  it('a write refused because the object is not the app\'s (NotOwned) keeps the plan\'s requeue', async () => {
+    const clock = new ManualClock(new Date('2026-11-23T07:00:00Z'));
+    const app = containerApp({ scaling: { minScale: 0, maxScale: 10, windows: [{ name: 'day', schedule: '0 8 * * *', duration: '8h', minScale: 2 }] } });
+    // The app's Knative Service exists and another app controls it; everything else is written as asked.
+    answer = (method, url, body) => {
+      if (method === 'GET' && url.includes('/services/shop')) {
+        return [200, { apiVersion: 'serving.knative.dev/v1', kind: 'Service', metadata: { name: 'shop', namespace: 'team-a', uid: 'u-other',
+          ownerReferences: [{ apiVersion: 'serverlessapp.io/v1alpha1', kind: 'ServerlessApp', name: 'other', uid: 'u-x', controller: true }] } }];
+      }
+      if (method === 'GET') return [404, { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404, message: 'not found' }];
+      return [200, { ...app, ...(body ? JSON.parse(body) as object : {}) }];
+    };
+    const r = reconcilerWith(app, clock);
+    requests.length = 0;
+    const result = await r.reconcile({ namespace: 'team-a', name: 'shop' }, { log: createLogger({ silent: true }), reconcileID: 'test' });
+    assert.ok(requests.some((x) => x.startsWith('PATCH') && x.includes('/serverlessapps/shop/status')), `the refusal is written to status (requests: ${requests.join(', ')})`);
+    assert.ok(!requests.some((x) => x.startsWith('PATCH') && x.includes('/services/shop')), 'the other app\'s Service is not written');
+    const after = result?.requeueAfterMs;
+    assert.ok(after !== undefined && after >= 3_600_000 && after <= 3_601_000, `the next window transition is kept (requeue ${after} ms)`);
   });
 });
