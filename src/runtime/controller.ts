@@ -12,12 +12,10 @@ import type { Informer, KubeObject } from './informer.ts';
 import type { Logger } from './logging.ts';
 import type { OperatorMetrics, ReconcileObserver, ReconcileResult } from './metrics.ts';
 import { WorkQueue, type WorkQueueOptions } from './workqueue.ts';
-import { objectKey, splitKey } from '../util/object-key.ts';
+import { objectKey, splitKey, type ObjectRef } from '../util/object-key.ts';
 
-export interface Request {
-  namespace: string;
-  name: string;
-}
+/** What a reconcile is asked to look at: controller-runtime's reconcile.Request, an object's namespace and name. */
+export type Request = ObjectRef;
 
 export interface Result {
   requeueAfterMs?: number;
