@@ -56,6 +56,12 @@ const IO = [
  * RSS each), and nothing else.
  */
 const LAZY = ['npm:cron-parser', 'npm:re2js'];
+/**
+ * Every built-in and package a pure layer loads: computation only. What is not
+ * here is refused before anyone has to decide whether it does I/O (node:fs,
+ * a websocket package, a new HTTP client).
+ */
+const PURE_EXTERNALS = ['node:crypto', 'node:module', 'npm:yaml', ...LAZY];
 
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -200,6 +206,18 @@ describe('architecture', () => {
       "const text = \"import { request } from 'node:http'\";",
     ];
     for (const text of free) assert.deepEqual(ioReachedBy('api/v1alpha1/sample.ts', text), [], text);
+  });
+
+  /** The built-ins and packages outside PURE_EXTERNALS that a file of a pure layer loads. */
+  const impureExternals = (file: string, source: Source) => loadsFrom(file, source).filter((m) => !isModuleOfSrc(m) && !PURE_EXTERNALS.includes(m));
+
+  it('a pure layer loads only the built-ins and packages that compute', () => {
+    assert.deepEqual(files.filter((f) => PURE.includes(layerOf(f))).flatMap((f) => impureExternals(f, trees.get(f)!).map((m) => `${f} loads ${m}`)), []);
+  });
+
+  it('the pure externals rule could fail: a file system, a websocket or the global fetch is refused', () => {
+    const sample = "import { readFileSync } from 'fs';\nimport WebSocket from 'ws';\nimport { createHash } from 'node:crypto';\nconst res = await fetch(url);";
+    assert.deepEqual(impureExternals('render/sample.ts', sample), ['node:fs', 'npm:ws', 'global fetch']);
   });
 
   it('the I/O rule sees built-ins loaded through require, in CommonJS sources too: the probe worker loads node:http', () => {
