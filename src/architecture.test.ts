@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
-import { globalFetches, loadsOf, moduleId, parse, type Source } from './testing/module-loads.ts';
+import { globalUses, loadsOf, moduleId, parse, type Source } from './testing/module-loads.ts';
 import { timerPromises } from './testing/timer-promises.ts';
 
 const src = new URL('.', import.meta.url).pathname;
@@ -74,7 +74,7 @@ function sources(dir: string): string[] {
 /** What a file of src/ (`file`, relative to src/) loads at run time, by module-loads.ts's names, and `global fetch` if it uses it. */
 function loadsFrom(file: string, source: Source): string[] {
   const named = loadsOf(source).flatMap((l) => (l.specifier === undefined ? [] : [moduleId(src, file, l.specifier)]));
-  return globalFetches(source).length > 0 ? [...named, 'global fetch'] : named;
+  return globalUses(source, 'fetch').length > 0 ? [...named, 'global fetch'] : named;
 }
 
 /** Everything `start` loads, directly or through what it loads. */

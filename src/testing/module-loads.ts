@@ -90,17 +90,18 @@ function importedNames(clause: ts.ImportClause | undefined): string[] | '*' {
 }
 
 /**
- * Where `text` uses the network without loading a module: Node's global fetch
- * (called, or taken as a value), directly or through globalThis. A method of
- * the same name on another object (`client.fetch`) is not the global.
+ * Where a source uses the global `name` (Node's fetch, WebSocket, ...), called
+ * or taken as a value, directly or through globalThis: a way to the network
+ * that loads no module. A method of the same name on another object
+ * (`client.fetch`) is not the global.
  */
-export function globalFetches(text: Source): number[] {
+export function globalUses(text: Source, name: string): number[] {
   const lines: number[] = [];
   walk(tree(text), (node) => {
-    const global = ts.isIdentifier(node) && node.text === 'fetch' && isValueReference(node);
-    const throughGlobalThis = (ts.isPropertyAccessExpression(node) || ts.isElementAccessExpression(node)) && nameOf(node) === 'fetch'
+    const direct = ts.isIdentifier(node) && node.text === name && isValueReference(node);
+    const throughGlobalThis = (ts.isPropertyAccessExpression(node) || ts.isElementAccessExpression(node)) && nameOf(node) === name
       && ts.isIdentifier(node.expression) && ['globalThis', 'global'].includes(node.expression.text);
-    if (global || throughGlobalThis) lines.push(lineOf(node));
+    if (direct || throughGlobalThis) lines.push(lineOf(node));
   });
   return lines;
 }
