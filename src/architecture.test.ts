@@ -63,11 +63,12 @@ const LAZY = ['npm:cron-parser', 'npm:re2js'];
  */
 const PURE_EXTERNALS = ['node:crypto', 'node:module', 'npm:yaml', ...LAZY];
 
-function sources(dir: string): string[] {
+/** The sources under `dir` that `keep` selects (node_modules aside). */
+function sourceFiles(dir: string, keep: (name: string) => boolean = (n) => /\.[cm]?[jt]s$/.test(n)): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
     const path = join(dir, e.name);
-    if (e.isDirectory()) return sources(path);
-    return /\.c?ts$/.test(e.name) && !e.name.endsWith('.test.ts') ? [path] : [];
+    if (e.isDirectory()) return e.name === 'node_modules' ? [] : sourceFiles(path, keep);
+    return keep(e.name) ? [path] : [];
   });
 }
 
@@ -94,8 +95,8 @@ const isModuleOfSrc = (id: string) => !/^(node|npm|global)[: ]/.test(id);
 const root = resolve(src, '..');
 
 /**
- * The only files, outside src/'s own code, that may sleep (src/testing/timer-promises.ts
- * says what a sleep is), each for its reason. A helper whose timers are a pause
+ * The only files, outside the operator's own code, that may sleep
+ * (src/testing/timer-promises.ts says what a sleep is), each for its reason. A helper whose timers are a pause
  * with no condition (`timers`) may be imported for them only by the files
  * `importers` matches: elsewhere the same pause would be a sleep standing in for
  * a condition. A test waits for a condition (test/support/wait.ts), steps a
@@ -127,22 +128,13 @@ function timerImports(file: string, source: Source): string[] {
   });
 }
 
-/** The sources under `dir` that `keep` selects (node_modules aside). */
-function sourceFiles(dir: string, keep: (name: string) => boolean = (n) => /\.[cm]?[jt]s$/.test(n)): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
-    const path = join(dir, e.name);
-    if (e.isDirectory()) return e.name === 'node_modules' ? [] : sourceFiles(path, keep);
-    return keep(e.name) ? [path] : [];
-  });
-}
-
 /** Allowances that point at a layer at or above the one allowed (ORDER from the bottom up). */
 function upwardAllowances(allowed: Record<string, string[]>): string[] {
   return Object.entries(allowed).flatMap(([layer, below]) => below.filter((to) => ORDER.indexOf(to) >= ORDER.indexOf(layer)).map((to) => `${layer} -> ${to}`));
 }
 
 describe('architecture', () => {
-  const files = sources(src).map((f) => relative(src, f));
+  const files = sourceFiles(src, (n) => /\.c?ts$/.test(n) && !n.endsWith('.test.ts')).map((f) => relative(src, f));
   const trees = new Map(files.map((f) => [f, parse(readFileSync(join(src, f), 'utf8'), f)]));
   const graph = new Map(files.map((f) => [f, loadsFrom(f, trees.get(f)!)]));
 
@@ -185,7 +177,7 @@ describe('architecture', () => {
       ['const { Client } = await import("../../runtime/client.ts");', 'runtime/client.ts'],
       ["import { typeOf } from '../../runtime/client.ts';", 'runtime/client.ts'], // a value whose name starts with "type"
       ["import { type Client } from '../../runtime/client.ts';", 'runtime/client.ts'], // Node still loads the module
-      ["import { stableJson } from '../../util/sample.ts';\nimport { Informer } from '../../runtime/informer.ts';", 'node:http'], // through what it loads
+      ["import { Informer } from '../../runtime/informer.ts';", 'node:http'], // through what it loads: the informer's client
       ["const http = lazyRequire<typeof import('node:http')>('node:http');", 'node:http'],
       ["const load = createRequire(import.meta.url);\nconst net = load('node:net');", 'node:net'],
       ["const { spawn } = process.getBuiltinModule('child_process');", 'node:child_process'],
@@ -267,15 +259,15 @@ describe('architecture', () => {
 
   it('no test sleeps: a test waits for a condition, steps a clock or watches a quiet window (test/support)', () => {
     // Every source of test/, bench/ and demo/ (helpers and rigs included, not only tests), src/'s tests and their helpers (src/testing).
-    const files = [...sourceFiles(src, (n) => n.endsWith('.test.ts')), ...sourceFiles(join(src, 'testing')), ...['test', 'bench', 'demo'].flatMap((d) => sourceFiles(join(root, d)))]
+    const tests = [...sourceFiles(src, (n) => n.endsWith('.test.ts')), ...sourceFiles(join(src, 'testing')), ...['test', 'bench', 'demo'].flatMap((d) => sourceFiles(join(root, d)))]
       .map((f) => relative(root, f));
-    const tree = new Map(files.map((f) => [f, parse(readFileSync(join(root, f), 'utf8'), f)]));
-    const found = files.filter((f) => !MAY_SLEEP[f]).flatMap((f) => sleepsIn(f, tree.get(f)!));
-    const misplaced = files.flatMap((f) => timerImports(f, tree.get(f)!)
+    const testTrees = new Map(tests.map((f) => [f, parse(readFileSync(join(root, f), 'utf8'), f)]));
+    const found = tests.filter((f) => !MAY_SLEEP[f]).flatMap((f) => sleepsIn(f, testTrees.get(f)!));
+    const misplaced = tests.flatMap((f) => timerImports(f, testTrees.get(f)!)
       .filter(() => !Object.values(MAY_SLEEP).some((h) => h.importers?.test(f))).map((t) => `${f}: ${t}`));
     assert.deepEqual([...found, ...misplaced], []);
     // Each allowance is still needed: a helper that no longer sleeps leaves the list.
-    assert.deepEqual(Object.keys(MAY_SLEEP).filter((f) => sleepsIn(f, tree.get(f)!).length === 0), [], 'allowed to sleep but does not');
+    assert.deepEqual(Object.keys(MAY_SLEEP).filter((f) => sleepsIn(f, testTrees.get(f)!).length === 0), [], 'allowed to sleep but does not');
   });
 
   it('the sleep rule could fail: it finds each form of a timer promise, and a seeded pause imported outside test/faults', () => {
