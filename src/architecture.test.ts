@@ -286,6 +286,9 @@ describe('architecture', () => {
       'await new Promise((r) => globalThis.setTimeout(r, 500));',
       'await new Promise<void>((done) => setTimeout(() => done(), 100));',
       'await new Promise((resolve) => { child.once("exit", () => setTimeout(resolve, 100)); });',
+      'const { promise, resolve } = Promise.withResolvers<void>(); setTimeout(resolve, 500); await promise;',
+      'const later = Promise.withResolvers(); setTimeout(() => later.resolve(), 500); await later.promise;',
+      'let wake = () => {}; const woken = new Promise<void>((r) => { wake = r; }); setTimeout(wake, 500); await woken;',
       'const delay = promisify(setTimeout);',
       'const delay = util.promisify(globalThis.setTimeout);',
     ];
