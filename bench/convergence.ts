@@ -12,6 +12,7 @@ import type { OperatorProcess } from '../test/support/operator-process.ts';
 import { BENCH_USER_AGENT, OPERATOR_USER_AGENT, type BenchEnv } from './environment.ts';
 import { cpuDuring } from './proc.ts';
 import { describeWrites } from './steady.ts';
+import { isConditionTrue } from '../src/util/conditions.ts';
 import { secondsSince, sleep } from './stats.ts';
 import { SlimWatch } from './watch.ts';
 import { IN_FLIGHT, benchApp, deleteKnativeServices, forEachBounded, imageOf, renderedKnativeService, type AppRef } from './workload.ts';
@@ -41,7 +42,7 @@ export function watchApps(env: BenchEnv): SlimWatch<AppState> {
   return new SlimWatch<AppState>(env.kc, Kinds.ServerlessApp, (o) => {
     const a = o as unknown as ServerlessApp;
     return {
-      ready: a.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
+      ready: isConditionTrue(a.status?.conditions, 'Ready'),
       current: a.status?.observedGeneration === a.metadata.generation,
     };
   });

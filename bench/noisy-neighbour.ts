@@ -23,6 +23,7 @@ import { parseConfig, validationPolicy } from '../src/config.ts';
 import { metricValue, type OperatorProcess } from '../test/support/operator-process.ts';
 import { writeLabel, type AuditWrite } from '../test/envtest/audit.ts';
 import { Kinds } from '../src/util/kinds.ts';
+import { findCondition } from '../src/util/conditions.ts';
 import { AuditTail } from './audit-tail.ts';
 import { groupCpu, machineCpu } from './proc.ts';
 import { sampleHealth } from './health-sampler.ts';
@@ -138,7 +139,7 @@ function victimState(o: unknown): VictimState {
   const candidate = app.status?.versions?.candidate;
   return {
     generation: app.metadata.generation, observed: app.status?.observedGeneration,
-    ready: app.status?.conditions?.find((c) => c.type === 'Ready')?.status,
+    ready: findCondition(app.status?.conditions, 'Ready')?.status,
     candidate: !!candidate, candidateReady: !!candidate?.ready, trafficPercent: app.status?.canary?.trafficPercent,
     canaryPercent: app.spec.rollout?.canaryPercent,
   };
@@ -211,7 +212,7 @@ async function whyNoTrafficWrite(env: BenchEnv, audit: AuditTail, ref: AppRef, e
   const wrote = operatorWritesOf(audit, ref, accepted).map((w) => `${writeLabel(w)} ${w.name} ${w.code ?? ''}`.trim());
   const app = await env.client.get<ServerlessApp>(Kinds.ServerlessApp, ref.namespace, ref.name);
   const ksvc = await env.client.get<{ spec?: { template?: { metadata?: { name?: string }; spec?: { containers?: Array<{ image?: string }> } }; traffic?: unknown } }>(Kinds.KnativeService, ref.namespace, ref.name);
-  const cond = (type: string) => { const c = app?.status?.conditions?.find((x) => x.type === type); return c ? `${type}=${c.status} ${c.reason}: ${c.message}` : `${type} absent`; };
+  const cond = (type: string) => { const c = findCondition(app?.status?.conditions, type); return c ? `${type}=${c.status} ${c.reason}: ${c.message}` : `${type} absent`; };
   return [
     `edit (image ${edit.spec.container?.image}, canaryPercent ${edit.spec.rollout?.canaryPercent}) accepted ${accepted.toISOString()}`,
     `operator wrote meanwhile: ${wrote.length ? wrote.join(', ') : 'nothing'}`,

@@ -7,6 +7,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { ServerlessApp } from '../src/api/v1alpha1/serverlessapp.ts';
 import { APP_LABEL } from '../src/render/metadata.ts';
 import { KubeClient } from '../src/runtime/client.ts';
+import { findCondition } from '../src/util/conditions.ts';
 import { Kinds } from '../src/util/kinds.ts';
 import type { GatewayHttpRoute, HttpRoute, RevisionRow } from './table.ts';
 
@@ -122,14 +123,14 @@ export class Observer {
 }
 
 export function condition(app: ServerlessApp, type: string) {
-  return app.status?.conditions?.find((c) => c.type === type);
+  return findCondition(app.status?.conditions, type);
 }
 
 /** Every parent's controller (istiod) has written Accepted and ResolvedRefs True about the route's live generation. */
 export function routeAccepted(route: GatewayHttpRoute | undefined): boolean {
   const parents = route?.status?.parents ?? [];
   return parents.length > 0 && parents.length === (route!.spec.parentRefs ?? []).length && parents.every((p) => ['Accepted', 'ResolvedRefs'].every((type) => {
-    const c = p.conditions?.find((x) => x.type === type);
+    const c = findCondition(p.conditions, type);
     return c?.status === 'True' && (c.observedGeneration ?? 0) >= (route!.metadata.generation ?? 0);
   }));
 }

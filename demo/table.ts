@@ -4,6 +4,7 @@
 // output must read the same in a terminal, a log file and a test assertion.
 
 import type { ServerlessApp } from '../src/api/v1alpha1/serverlessapp.ts';
+import { findCondition } from '../src/util/conditions.ts';
 
 /** What the demo shows of one Knative Revision. */
 export interface RevisionRow {
@@ -60,7 +61,7 @@ export function formatApps(apps: ServerlessApp[]): string {
     .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name))
     .map((a) => {
       const s = a.status;
-      const ready = s?.conditions?.find((c) => c.type === 'Ready');
+      const ready = findCondition(s?.conditions, 'Ready');
       return [
         a.metadata.name,
         cell(ready?.status),

@@ -1,11 +1,14 @@
 // The folder layout is the architecture, and this test keeps it true: pure
 // layers never reach into the I/O edges or the layers above them, and no module
-// imports itself back through a cycle. Type-only imports are free (they vanish
-// at run time); value imports are what the rules below govern.
+// imports itself back through a cycle. What a file loads is read from its syntax
+// tree (src/testing/module-loads.ts), whatever the spelling: an import, a
+// re-export, a side-effect import, import(), require() or lazyRequire(). Only
+// `import type` and `export type` are free (they vanish when Node strips types).
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, relative, resolve } from 'node:path';
+import { globalUses, loadsOf, moduleId, parse, type Source } from './testing/module-loads.ts';
+import { timerPromises } from './testing/timer-promises.ts';
 
 const src = new URL('.', import.meta.url).pathname;
 
@@ -38,64 +41,67 @@ const ALLOWED: Record<string, string[]> = {
 
 /** The pure layers: nothing they reach, however indirectly, may do I/O. */
 const PURE = ['util', 'api', 'render', 'rollout', 'scaling', 'planner', 'prewarm'];
-/** What I/O means here: the network, processes, threads, and the API client. */
-const IO = ['node:http', 'node:https', 'node:net', 'node:tls', 'node:dns', 'node:child_process', 'node:worker_threads', 'runtime/client.ts', 'runtime/outbound.ts'];
+/** What I/O means here, however it is reached: the network, processes, threads, and the API client. */
+const IO = [
+  // Node's built-ins (`'http'` is `node:http`: module-loads.ts names a built-in one way)
+  'node:http', 'node:https', 'node:http2', 'node:net', 'node:tls', 'node:dns', 'node:dgram', 'node:child_process', 'node:worker_threads', 'node:cluster',
+  // packages that talk to the network, and Node's global fetch
+  'npm:@kubernetes/client-node', 'npm:undici', 'npm:axios', 'global fetch',
+  // the operator's own clients
+  'runtime/client.ts', 'runtime/outbound.ts',
+];
+/**
+ * The packages loaded on first use through util/lazy-require.ts, a loader that
+ * could load anything: pure computation that only some apps need (about 2 MiB of
+ * RSS each), and nothing else.
+ */
+const LAZY = ['npm:cron-parser', 'npm:re2js'];
+/**
+ * Every built-in and package a pure layer loads: computation only. What is not
+ * here is refused before anyone has to decide whether it does I/O (node:fs,
+ * a websocket package, a new HTTP client).
+ */
+const PURE_EXTERNALS = ['node:crypto', 'node:module', 'npm:yaml', ...LAZY];
 
-function sources(dir: string): string[] {
+/** The sources under `dir` that `keep` selects (node_modules aside). */
+function sourceFiles(dir: string, keep: (name: string) => boolean = (n) => /\.[cm]?[jt]s$/.test(n)): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
     const path = join(dir, e.name);
-    if (e.isDirectory()) return sources(path);
-    return /\.c?ts$/.test(e.name) && !e.name.endsWith('.test.ts') ? [path] : [];
+    if (e.isDirectory()) return e.name === 'node_modules' ? [] : sourceFiles(path, keep);
+    return keep(e.name) ? [path] : [];
   });
 }
 
-/** Value imports of a file, as paths relative to src/. */
-function valueImports(file: string): string[] {
-  const text = readFileSync(file, 'utf8');
-  const out: string[] = [];
-  for (const m of text.matchAll(/^(import|export)\s+(type\s+)?([^;]*?)\s+from\s+'(\.[^']+)'/gms)) {
-    if (m[2]) continue;
-    const names = m[3] ?? '';
-    // `import { type A, type B }` is type-only too.
-    if (/^\{[^}]*\}$/s.test(names.trim()) && names.replace(/[{}\s]/g, '').split(',').filter(Boolean).every((n) => n.startsWith('type'))) continue;
-    out.push(relative(src, resolve(dirname(file), m[4]!)));
-  }
-  // Built-in modules loaded for their values: what a module can do to the world.
-  for (const m of text.matchAll(/^import\s+(?!type\s)[^;]*?\s+from\s+'(node:[^']+)'/gms)) out.push(m[1]!);
-  for (const m of text.matchAll(/\bimport\(\s*'(node:[^']+)'\s*\)/g)) out.push(m[1]!);
-  // And through require, plain or lazy (`require('node:http')`, `lazyRequire<...>('node:http')`; not `typeof import(...)`).
-  for (const m of text.matchAll(/(?:\brequire|>)\(\s*'(node:[^']+)'\s*\)/g)) out.push(m[1]!);
-  return out;
+/** What a file of src/ (`file`, relative to src/) loads at run time, by module-loads.ts's names, and `global fetch` if it uses it. */
+function loadsFrom(file: string, source: Source): string[] {
+  const named = loadsOf(source).flatMap((l) => (l.specifier === undefined ? [] : [moduleId(src, file, l.specifier)]));
+  return globalUses(source, 'fetch').length > 0 ? [...named, 'global fetch'] : named;
+}
+
+/** Everything `start` loads, directly or through what it loads. */
+function reachable(graph: Map<string, string[]>, start: string[]): Set<string> {
+  const seen = new Set<string>();
+  const visit = (m: string) => { if (!seen.has(m)) { seen.add(m); for (const next of graph.get(m) ?? []) visit(next); } };
+  start.forEach(visit);
+  return seen;
 }
 
 /** A call of one of the API client's writing methods (runtime/client.ts), on whatever holds the client. */
 const WRITE = /\bclient(\.(apply|create|delete|mergePatch|patch|update)|\[\w+\])(<[^>]*>)?\(/;
 
 const layerOf = (path: string) => (path.includes('/') ? path.split('/')[0]! : '.');
+const isModuleOfSrc = (id: string) => !/^(node|npm|global)[: ]/.test(id);
+
+const root = resolve(src, '..');
 
 /**
- * Where a test sleeps instead of waiting for what it means: a timer promise
- * (node:timers/promises, or `new Promise((r) => setTimeout(r, ms))`). A test
- * waits for a condition (test/support/wait.ts), steps a manual clock
- * (test/support/manual-clock.ts) or watches a quiet window with a control
- * (test/support/quiet-window.ts). Only the files of MAY_SLEEP hold a timer promise.
- */
-function bareSleeps(text: string): string[] {
-  const forms = [
-    /\bfrom\s+'node:timers\/promises'/,
-    /\bimport\(\s*'node:timers\/promises'\s*\)/,
-    /new Promise\s*(<[^>]*>)?\s*\(\s*\(?\s*(\w+)\s*\)?\s*=>\s*\{?\s*setTimeout\s*\(\s*\2\b/,
-    /new Promise\s*(<[^>]*>)?\s*\(\s*\(?\s*(\w+)\s*\)?\s*=>\s*\{?\s*setTimeout\s*\(\s*\(\s*\)\s*=>\s*\2\(\s*\)/,
-    /\bpromisify\(\s*setTimeout\s*\)/,
-  ];
-  return text.split('\n').flatMap((line, i) => (forms.some((f) => f.test(line)) ? [`${i + 1}: ${line.trim()}`] : []));
-}
-
-/**
- * The only files, outside src/'s own code, that may hold a timer promise, each
- * for its reason. A helper whose timers are a pause with no condition (`timers`)
- * may be imported for them only by the files `importers` matches: elsewhere the
- * same pause would be a sleep standing in for a condition.
+ * The only files, outside the operator's own code, that may sleep
+ * (src/testing/timer-promises.ts says what a sleep is), each for its reason. A helper whose timers are a pause
+ * with no condition (`timers`) may be imported for them only by the files
+ * `importers` matches: elsewhere the same pause would be a sleep standing in for
+ * a condition. A test waits for a condition (test/support/wait.ts), steps a
+ * manual clock (test/support/manual-clock.ts) or watches a quiet window with a
+ * control (test/support/quiet-window.ts).
  */
 const MAY_SLEEP: Record<string, { why: string; timers?: string[]; importers?: RegExp }> = {
   'test/support/wait.ts': { why: 'the one polling helper: the pause between two looks at a condition' },
@@ -109,25 +115,16 @@ const MAY_SLEEP: Record<string, { why: string; timers?: string[]; importers?: Re
   'demo/observe.ts': { why: "the demo's wait, which prints what it last saw (the demo loads no test code)" },
 };
 
-/** The timers of MAY_SLEEP's restricted helpers that `text` (the file `file`, relative to `root`) imports. */
-function timerImports(root: string, file: string, text: string): string[] {
-  const out: string[] = [];
-  for (const m of text.matchAll(/^import\s+(?!type\s)([^;]*?)\s+from\s+'(\.[^']+)'/gms)) {
-    const helper = relative(root, resolve(root, dirname(file), m[2]!));
-    const timers = MAY_SLEEP[helper]?.timers;
-    if (!timers) continue;
-    const names = m[1]!.startsWith('*') ? timers : [...m[1]!.matchAll(/(?:^|[{,])\s*(?!type\s)(\w+)/g)].map((n) => n[1]!);
-    out.push(...names.filter((n) => timers.includes(n)).map((n) => `${n} from ${helper}`));
-  }
-  return out;
-}
+/** Where a file (relative to the repository) sleeps, as `file:line: code`. */
+const sleepsIn = (file: string, source: Source) => timerPromises(source).map((s) => `${file}:${s.line}: ${s.text}`);
 
-/** The .ts files under `dir` that `keep` selects (node_modules and fixtures aside). */
-function tsFiles(dir: string, keep: (name: string) => boolean = (n) => n.endsWith('.ts')): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
-    const path = join(dir, e.name);
-    if (e.isDirectory()) return e.name === 'node_modules' ? [] : tsFiles(path, keep);
-    return keep(e.name) ? [path] : [];
+/** The timers of MAY_SLEEP's restricted helpers that `file` (relative to the repository) loads. */
+function timerImports(file: string, source: Source): string[] {
+  return loadsOf(source).flatMap((l) => {
+    if (l.specifier === undefined) return [];
+    const helper = moduleId(root, file, l.specifier);
+    const timers = MAY_SLEEP[helper]?.timers ?? [];
+    return (l.names === '*' ? timers : l.names.filter((n) => timers.includes(n))).map((n) => `${n} from ${helper}`);
   });
 }
 
@@ -137,8 +134,9 @@ function upwardAllowances(allowed: Record<string, string[]>): string[] {
 }
 
 describe('architecture', () => {
-  const files = sources(src).map((f) => relative(src, f));
-  const graph = new Map(files.map((f) => [f, valueImports(join(src, f))]));
+  const files = sourceFiles(src, (n) => /\.c?ts$/.test(n) && !n.endsWith('.test.ts')).map((f) => relative(src, f));
+  const trees = new Map(files.map((f) => [f, parse(readFileSync(join(src, f), 'utf8'), f)]));
+  const graph = new Map(files.map((f) => [f, loadsFrom(f, trees.get(f)!)]));
 
   it('each folder imports only from the layers below it', () => {
     const violations: string[] = [];
@@ -146,7 +144,7 @@ describe('architecture', () => {
       const from = layerOf(file);
       for (const target of imports) {
         const to = layerOf(target);
-        if (target.startsWith('node:') || to === from || ALLOWED[from]?.includes(to)) continue;
+        if (!isModuleOfSrc(target) || to === from || ALLOWED[from]?.includes(to)) continue;
         violations.push(`${file} -> ${target}`);
       }
     }
@@ -162,38 +160,82 @@ describe('architecture', () => {
     assert.deepEqual(upwardAllowances({ ...ALLOWED, api: ['util', 'scaling', 'rollout'] }), ['api -> scaling', 'api -> rollout']);
   });
 
+  /** The I/O that a file of a pure layer, with these contents, would reach through the tree as it is. */
+  const ioReachedBy = (file: string, source: Source) => [...reachable(graph, loadsFrom(file, source))].filter((m) => IO.includes(m));
+
   it('nothing a pure layer reaches, however indirectly, does I/O (no exceptions)', () => {
-    const reach = new Map<string, Set<string>>();
-    const reachable = (file: string): Set<string> => {
-      const known = reach.get(file);
-      if (known) return known;
-      const out = new Set<string>();
-      reach.set(file, out); // a cycle stops here (the cycle test reports it)
-      for (const next of graph.get(file) ?? []) {
-        out.add(next);
-        for (const n of reachable(next)) out.add(n);
-      }
-      return out;
-    };
-    const violations = files.filter((f) => PURE.includes(layerOf(f)))
-      .flatMap((f) => [...reachable(f)].filter((t) => IO.includes(t)).map((t) => `${f} reaches ${t}`));
+    const violations = files.filter((f) => PURE.includes(layerOf(f))).flatMap((f) => ioReachedBy(f, trees.get(f)!).map((m) => `${f} reaches ${m}`));
     assert.deepEqual(violations, []);
   });
 
-  it('the I/O rule could fail: the runtime\'s client is found reaching node:http', () => {
-    const seen = new Set<string>();
-    const walk = (f: string) => { for (const n of graph.get(f) ?? []) if (!seen.has(n)) { seen.add(n); walk(n); } };
-    walk('runtime/client.ts');
-    assert.ok([...seen].some((t) => t === 'node:http' || t === 'node:https'), `runtime/client.ts reaches ${[...seen].join(', ')}`);
+  it('the I/O rule could fail: it sees I/O however a pure file reaches it', () => {
+    const reaching: [string, string][] = [
+      ["import { request } from 'http';", 'node:http'], // a built-in named without node:
+      ['const { get } = require("https");', 'node:https'],
+      ["export { request } from 'node:http';", 'node:http'],
+      ["import '../../runtime/client.ts';", 'runtime/client.ts'], // for its side effects
+      ['const { Client } = await import("../../runtime/client.ts");', 'runtime/client.ts'],
+      ["import { typeOf } from '../../runtime/client.ts';", 'runtime/client.ts'], // a value whose name starts with "type"
+      ["import { type Client } from '../../runtime/client.ts';", 'runtime/client.ts'], // Node still loads the module
+      ["import { Informer } from '../../runtime/informer.ts';", 'node:http'], // through what it loads: the informer's client
+      ["const http = lazyRequire<typeof import('node:http')>('node:http');", 'node:http'],
+      ["const load = createRequire(import.meta.url);\nconst net = load('node:net');", 'node:net'],
+      ["const { spawn } = process.getBuiltinModule('child_process');", 'node:child_process'],
+      ["import * as k8s from '@kubernetes/client-node';", 'npm:@kubernetes/client-node'],
+      ["import { request } from 'undici';", 'npm:undici'],
+      ["import axios from 'axios';", 'npm:axios'],
+      ['const res = await fetch(url);', 'global fetch'],
+      ['const res = await globalThis.fetch(url);', 'global fetch'],
+      ['const get = fetch;', 'global fetch'],
+    ];
+    for (const [text, io] of reaching) assert.ok(ioReachedBy('api/v1alpha1/sample.ts', text).includes(io), `not seen: ${text}`);
+    const free = [
+      "import type { Client } from '../../runtime/client.ts';",
+      "export type { Client } from '../../runtime/client.ts';",
+      "type Http = typeof import('node:http');",
+      "const cron = lazyRequire<typeof import('cron-parser')>('cron-parser');",
+      'const page = await this.fetch(url); // a method of that name, not the global',
+      "const text = \"import { request } from 'node:http'\";",
+    ];
+    for (const text of free) assert.deepEqual(ioReachedBy('api/v1alpha1/sample.ts', text), [], text);
+  });
+
+  /** The built-ins and packages outside PURE_EXTERNALS that a file of a pure layer loads. */
+  const impureExternals = (file: string, source: Source) => loadsFrom(file, source).filter((m) => !isModuleOfSrc(m) && !PURE_EXTERNALS.includes(m));
+
+  it('a pure layer loads only the built-ins and packages that compute', () => {
+    assert.deepEqual(files.filter((f) => PURE.includes(layerOf(f))).flatMap((f) => impureExternals(f, trees.get(f)!).map((m) => `${f} loads ${m}`)), []);
+  });
+
+  it('the pure externals rule could fail: a file system, a websocket or the global fetch is refused', () => {
+    const sample = "import { readFileSync } from 'fs';\nimport WebSocket from 'ws';\nimport { createHash } from 'node:crypto';\nconst res = await fetch(url);";
+    assert.deepEqual(impureExternals('render/sample.ts', sample), ['node:fs', 'npm:ws', 'global fetch']);
   });
 
   it('the I/O rule sees built-ins loaded through require, in CommonJS sources too: the probe worker loads node:http', () => {
     assert.ok(graph.get('runtime/probe-worker.cts')?.includes('node:http'), JSON.stringify(graph.get('runtime/probe-worker.cts')));
     assert.ok(graph.get('runtime/node-http.ts')?.includes('node:https'), JSON.stringify(graph.get('runtime/node-http.ts')));
+    assert.ok(ioReachedBy('runtime/sample.ts', "import { Client } from './client.ts';").includes('node:http'));
+  });
+
+  /** The loads of a file that util/lazy-require.ts's loader must not make: anything but a LAZY package, by name. */
+  const wrongLazyLoads = (file: string, source: Source) => loadsOf(source).filter((l) => l.how === 'lazyRequire')
+    .filter((l) => l.specifier === undefined || !LAZY.includes(moduleId(src, file, l.specifier))).map((l) => `${file}:${l.line}: lazyRequire(${l.specifier ?? '…'})`);
+
+  it('loads only pure packages lazily, and every module by its name but in the lazy loader itself', () => {
+    assert.deepEqual(files.flatMap((f) => wrongLazyLoads(f, trees.get(f)!)), []);
+    // lazy-require.ts requires what its callers name (checked just above); any other loader by a computed name could load anything.
+    assert.deepEqual(files.filter((f) => loadsOf(trees.get(f)!).some((l) => l.specifier === undefined)), ['util/lazy-require.ts']);
+  });
+
+  it('the lazy load rule could fail: a lazy built-in or package of I/O, or a name computed at run time, is refused', () => {
+    const sample = "const http = lazyRequire('node:http');\nconst undici = lazyRequire<typeof import('undici')>('undici');\nconst any = lazyRequire(name);\nconst re2 = lazyRequire('re2js');";
+    assert.deepEqual(wrongLazyLoads('api/sample.ts', sample), ['api/sample.ts:1: lazyRequire(node:http)', 'api/sample.ts:2: lazyRequire(undici)', 'api/sample.ts:3: lazyRequire(…)']);
+    assert.deepEqual(loadsOf('const m = await import(name);\nconst n = require(`./${name}`);').map((l) => l.specifier), [undefined, undefined]);
   });
 
   it('nothing outside the kubectl plugin imports it', () => {
-    const into = [...graph].flatMap(([file, imports]) => imports.filter((t) => layerOf(t) === 'cli' && layerOf(file) !== 'cli').map((t) => `${file} -> ${t}`));
+    const into = [...graph].flatMap(([file, imports]) => imports.filter((t) => isModuleOfSrc(t) && layerOf(t) === 'cli' && layerOf(file) !== 'cli').map((t) => `${file} -> ${t}`));
     assert.deepEqual(into, []);
     assert.ok(Object.entries(ALLOWED).every(([layer, allowed]) => layer === 'cli' || !allowed.includes('cli')));
   });
@@ -216,35 +258,52 @@ describe('architecture', () => {
   });
 
   it('no test sleeps: a test waits for a condition, steps a clock or watches a quiet window (test/support)', () => {
-    const root = resolve(src, '..');
-    // Every file of test/, bench/ and demo/ (helpers and rigs included, not only tests), and src/'s tests.
-    const files = [...tsFiles(src, (n) => n.endsWith('.test.ts')), ...['test', 'bench', 'demo'].flatMap((d) => tsFiles(join(root, d)))]
-      .filter((f) => f !== fileURLToPath(import.meta.url)) // this file quotes the forms
+    // Every source of test/, bench/ and demo/ (helpers and rigs included, not only tests), src/'s tests and their helpers (src/testing).
+    const tests = [...sourceFiles(src, (n) => n.endsWith('.test.ts')), ...sourceFiles(join(src, 'testing')), ...['test', 'bench', 'demo'].flatMap((d) => sourceFiles(join(root, d)))]
       .map((f) => relative(root, f));
-    const found = files.filter((f) => !MAY_SLEEP[f])
-      .flatMap((f) => bareSleeps(readFileSync(join(root, f), 'utf8')).map((l) => `${f}:${l}`));
-    const misplaced = files.flatMap((f) => timerImports(root, f, readFileSync(join(root, f), 'utf8'))
+    const testTrees = new Map(tests.map((f) => [f, parse(readFileSync(join(root, f), 'utf8'), f)]));
+    const found = tests.filter((f) => !MAY_SLEEP[f]).flatMap((f) => sleepsIn(f, testTrees.get(f)!));
+    const misplaced = tests.flatMap((f) => timerImports(f, testTrees.get(f)!)
       .filter(() => !Object.values(MAY_SLEEP).some((h) => h.importers?.test(f))).map((t) => `${f}: ${t}`));
     assert.deepEqual([...found, ...misplaced], []);
     // Each allowance is still needed: a helper that no longer sleeps leaves the list.
-    assert.deepEqual(Object.keys(MAY_SLEEP).filter((f) => bareSleeps(readFileSync(join(root, f), 'utf8')).length === 0), [], 'allowed to sleep but does not');
+    assert.deepEqual(Object.keys(MAY_SLEEP).filter((f) => sleepsIn(f, testTrees.get(f)!).length === 0), [], 'allowed to sleep but does not');
   });
 
   it('the sleep rule could fail: it finds each form of a timer promise, and a seeded pause imported outside test/faults', () => {
-    const sample = [
+    const sleeps = [
       "import { setTimeout as sleep } from 'node:timers/promises';",
+      'import { setTimeout as delay } from "timers/promises";',
+      "const { setTimeout: delay } = await import('node:timers/promises');",
+      "const timers = require('timers/promises');",
+      "export { setTimeout as sleep } from 'node:timers/promises';",
       'await new Promise((r) => setTimeout(r, 500));',
       'await new Promise<void>(resolve => { setTimeout(resolve, 20); });',
-      "const { setTimeout: delay } = await import('node:timers/promises');",
-      'setTimeout(() => child.kill(), 60_000); // a guard, not a sleep',
+      'await new Promise((r) => void setTimeout(r, 500));',
+      'await new Promise((resolve) => { const t = setTimeout(resolve, 500); t.unref(); });',
+      'await new Promise(function (r) { setTimeout(r, 500); });',
+      'await new Promise((r, _j) => setTimeout(r, 500));',
+      'await new Promise((r) => globalThis.setTimeout(r, 500));',
       'await new Promise<void>((done) => setTimeout(() => done(), 100));',
+      'await new Promise((resolve) => { child.once("exit", () => setTimeout(resolve, 100)); });',
+      'const { promise, resolve } = Promise.withResolvers<void>(); setTimeout(resolve, 500); await promise;',
+      'const later = Promise.withResolvers(); setTimeout(() => later.resolve(), 500); await later.promise;',
+      'let wake = () => {}; const woken = new Promise<void>((r) => { wake = r; }); setTimeout(wake, 500); await woken;',
       'const delay = promisify(setTimeout);',
-    ].join('\n');
-    assert.deepEqual(bareSleeps(sample).map((l) => l.split(':')[0]), ['1', '2', '3', '4', '6', '7']);
-    const root = resolve(src, '..');
-    assert.deepEqual(timerImports(root, 'test/integration/x.test.ts', "import { atInstant, pause as wait } from '../support/schedule.ts';\nimport { waitFor } from '../support/wait.ts';"),
+      'const delay = util.promisify(globalThis.setTimeout);',
+    ];
+    const guards = [
+      'setTimeout(() => child.kill(), 60_000);',
+      "await new Promise((_, reject) => setTimeout(() => reject(new Error('timed out')), 1000));",
+      "await new Promise((resolve) => { server.once('listening', () => resolve(true)); setTimeout(() => resolve(false), 1000); });",
+      "const text = 'await new Promise((r) => setTimeout(r, 500))';",
+    ];
+    const lines = [...sleeps, ...guards];
+    assert.deepEqual(timerPromises(lines.join('\n')).map((s) => lines[s.line - 1]), sleeps);
+    assert.deepEqual(timerImports('test/integration/x.test.ts', "import { atInstant, pause as wait } from '../support/schedule.ts';\nimport { waitFor } from '../support/wait.ts';"),
       ['atInstant from test/support/schedule.ts', 'pause from test/support/schedule.ts']);
-    assert.deepEqual(timerImports(root, 'bench/x.test.ts', "import { round, sleep } from './stats.ts';"), ['sleep from bench/stats.ts']);
+    assert.deepEqual(timerImports('test/integration/x.test.ts', "import * as schedule from \"../support/schedule.ts\";"), ['atInstant from test/support/schedule.ts', 'pause from test/support/schedule.ts']);
+    assert.deepEqual(timerImports('bench/x.test.ts', "import { round, sleep } from './stats.ts';"), ['sleep from bench/stats.ts']);
     assert.equal(MAY_SLEEP['test/support/schedule.ts']!.importers!.test('test/integration/x.test.ts'), false);
     assert.equal(MAY_SLEEP['bench/stats.ts']!.importers!.test('bench/x.test.ts'), false);
   });

@@ -10,6 +10,7 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { phases, type Phase, type ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import type { PrewarmEvaluation } from '../prewarm/prewarm.ts';
 import type { AnalysisOutcome, RolloutPlan } from '../rollout/canary.ts';
+import { findCondition } from '../util/conditions.ts';
 import { objectKey } from '../util/object-key.ts';
 
 
@@ -139,7 +140,7 @@ export function warmupOutcome(app: ServerlessApp, evaluation: PrewarmEvaluation)
   const before = app.status;
   const next = evaluation.status;
   if (evaluation.condition.reason === 'WarmupFailed') {
-    const failedBefore = before?.conditions?.some((c) => c.type === 'Prewarmed' && c.reason === 'WarmupFailed') && before.prewarm?.version === next?.version;
+    const failedBefore = findCondition(before?.conditions, 'Prewarmed')?.reason === 'WarmupFailed' && before?.prewarm?.version === next?.version;
     return failedBefore ? undefined : 'failed';
   }
   if (!evaluation.warm || !next?.warmedAt || !next.startedAt || !app.spec.prewarm?.warmup) return undefined;

@@ -17,6 +17,7 @@ import { canonicalJson } from '../util/canonical-json.ts';
 import type { Decision } from './decide.ts';
 import { guardHolds, type ChildOperation, type ChildOutcome, type ExecutedOperation, type Plan } from './plan.ts';
 import { planReconcile } from './reconcile.ts';
+import { findCondition } from '../util/conditions.ts';
 import type { Revision } from './revisions.ts';
 import { gatewayApiRoute, istioRoute, type Route } from './route.ts';
 import { knativeWorkload, kserveWorkload, type WorkloadObject } from './workloads.ts';
@@ -187,7 +188,7 @@ class Cluster {
 }
 
 const events = (d: Decision) => d.plan.events.map((e) => e.reason);
-const condition = (c: Cluster, type: string) => c.app.status?.conditions?.find((x) => x.type === type);
+const condition = (c: Cluster, type: string) => findCondition(c.app.status?.conditions, type);
 const image = (tag: string) => (s: ServerlessAppSpec) => { s.container!.image = `ghcr.io/acme/shop:${tag}`; };
 
 describe('planner: a container app stepped through Knative\'s reports', () => {

@@ -8,6 +8,7 @@ import { containerApp } from '../testing/apps.ts';
 import type { ExecutedOperation, Plan, Refusal } from './plan.ts';
 import { CLAIM_RECHECK_MS, nextLookMs, planReconcile, type ReconcileObservation } from './reconcile.ts';
 import { gatewayApiRoute, istioRoute } from './route.ts';
+import { findCondition } from '../util/conditions.ts';
 import { knativeWorkload, kserveWorkload } from './workloads.ts';
 
 const now = new Date('2026-11-23T09:00:00Z');
@@ -46,14 +47,14 @@ describe('planReconcile', () => {
     assert.deepEqual([p.decision, p.effects], [undefined, []]);
     assert.equal(r.status.phase, 'Stable');
     assert.deepEqual([r.write, r.retry, r.events.map((e) => e.reason)], [{ mode: 'now' }, undefined, ['GatewayNotAllowed']]);
-    assert.match(r.status.conditions!.find((c) => c.type === 'Ready')!.message, /spec\.ingress\.gateways\[0\]/);
+    assert.match(findCondition(r.status.conditions, 'Ready')!.message, /spec\.ingress\.gateways\[0\]/);
   });
 
   it('an object the app does not own: shown at once, not retried, and the plan\'s requeue is kept', () => {
     const app = containerApp({ scaling: { minScale: 0, windows: [{ name: 'day', schedule: '0 8 * * *', duration: '8h', minScale: 2 }] } });
     const p = planReconcile(observe(app));
     const r = p.report({ operations: refused(p, refusal('NotOwned')), wallClock: now });
-    assert.deepEqual([r.write, r.retry, r.status.conditions?.find((c) => c.type === 'Ready')?.reason], [{ mode: 'now' }, undefined, 'NotOwned']);
+    assert.deepEqual([r.write, r.retry, findCondition(r.status.conditions, 'Ready')?.reason], [{ mode: 'now' }, undefined, 'NotOwned']);
     assert.ok(p.requeueAfterMs !== undefined && nextLookMs(p) !== undefined, 'the next window transition is still looked at');
   });
 

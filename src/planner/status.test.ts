@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { FIRST_START_REPORT_MS, UNSEEN_WORKLOAD_REPORT_MS, type ServerlessApp, type ServerlessAppStatus } from '../api/v1alpha1/serverlessapp.ts';
 import { UNREPORTED } from './workloads.ts';
+import { findCondition } from '../util/conditions.ts';
 import { firstStatusHoldMs, invalidSpecStatus, PROGRESS_MS, progressWindowMs, significantStatus } from './status.ts';
 
 const base: ServerlessAppStatus = {
@@ -123,7 +124,7 @@ describe('a spec the operator will not serve (invalidSpecStatus)', () => {
       const s = invalidSpecStatus(appWith(status), problems, now);
       assert.equal(s.phase, 'Pending');
       assert.equal(s.observedGeneration, 3);
-      const ready = s.conditions?.find((c) => c.type === 'Ready');
+      const ready = findCondition(s.conditions, 'Ready');
       assert.deepEqual([ready?.status, ready?.reason], ['False', 'GatewayNotAllowed']);
       assert.match(ready!.message, /^spec\.gateways\[0\]: gateway "istio-system\/public" is not allowed; allowed: demo\/\*\. The running version is left as it was\.$/);
     }
@@ -131,7 +132,7 @@ describe('a spec the operator will not serve (invalidSpecStatus)', () => {
 
   it('keeps the message under the condition schema\'s maxLength: the first problems whole, the rest counted', () => {
     const many = Array.from({ length: 1000 }, (_, i) => ({ reason: 'SecretReferenceNotAllowed' as const, field: `spec.container.env[${i}].valueFrom.secretKeyRef`, message: 'x'.repeat(150) }));
-    const message = invalidSpecStatus(appWith(undefined), many, now).conditions!.find((c) => c.type === 'Ready')!.message;
+    const message = findCondition(invalidSpecStatus(appWith(undefined), many, now).conditions, 'Ready')!.message;
     assert.ok(message.length <= 32768, `${message.length} characters`);
     assert.match(message, /^spec\.container\.env\[0\]\.valueFrom\.secretKeyRef: x+; spec\.container\.env\[1\]/);
     const shown = message.split('; spec.').length;

@@ -13,6 +13,7 @@
 // nothing: no request is routed. With it, Routes (and so Services) become Ready.
 // Run as a program: node kingress-status.ts KUBECONFIG
 import { CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { isConditionTrue } from '../../src/util/conditions.ts';
 import { listAndWatch, type Listed } from './list-watch.ts';
 
 const GROUP = 'networking.internal.knative.dev';
@@ -42,7 +43,7 @@ export function readyStatus(ing: KIngress, now: Date): object {
 function needsStatus(ing: KIngress): boolean {
   const cls = ing.metadata.annotations?.[CLASS_ANNOTATION] ?? ISTIO_CLASS;
   if (cls !== ISTIO_CLASS) return false;
-  const ready = ing.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+  const ready = isConditionTrue(ing.status?.conditions, 'Ready');
   return !ready || ing.status?.observedGeneration !== ing.metadata.generation;
 }
 

@@ -16,6 +16,7 @@ import {
 } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { KubeClient } from '../../src/runtime/client.ts';
+import { isConditionTrue } from '../../src/util/conditions.ts';
 import { EnvtestError } from './errors.ts';
 
 // The one place the upstream CRD versions are pinned, the same versions the
@@ -202,7 +203,7 @@ function contains(live: unknown, want: unknown): boolean {
 }
 
 function isEstablished(crd: V1CustomResourceDefinition): boolean {
-  return crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
+  return isConditionTrue(crd.status?.conditions, 'Established');
 }
 
 async function forEachLimited<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {

@@ -16,6 +16,7 @@ import type { ServerlessApp } from '../../src/api/v1alpha1/serverlessapp.ts';
 import { Kinds } from '../../src/util/kinds.ts';
 import { app, applyApp, condition, readyTrue, reportedSplit, userClient, waitForApp, type AppSpec } from '../support/apps.ts';
 import { applyYaml, freshNamespace } from '../support/cluster.ts';
+import { findCondition } from '../../src/util/conditions.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -57,7 +58,7 @@ spec:
     container: { image, port: 8080 }, scaling: { minScale: 0 }, ingress: { hosts: [host], gateways: [`${gwNs}/${gw}`], timeout: '30s' }, ...(rollout ? { rollout } : {}),
   });
   const weights = (r: HttpRoute | undefined) => Object.fromEntries(r?.spec.rules.find((x) => x.name === 'default')?.backendRefs.map((b) => [b.name, b.weight]) ?? []);
-  const parentCondition = (r: HttpRoute | undefined, type: string) => r?.status?.parents?.find((p) => p.parentRef.name === 'public')?.conditions.find((c) => c.type === type);
+  const parentCondition = (r: HttpRoute | undefined, type: string) => findCondition(r?.status?.parents?.find((p) => p.parentRef.name === 'public')?.conditions, type);
   /** istiod has written Accepted and ResolvedRefs True about the route's live generation. */
   const admittedByIstiod = (r: HttpRoute | undefined) => !!r && ['Accepted', 'ResolvedRefs'].every((t) => {
     const c = parentCondition(r, t);
@@ -132,7 +133,7 @@ spec:
     await applyApp(app(ns, 'shop', spec('ghcr.io/acme/shop:1', `refused-${id}.example.com`, 'private')));
     const a = await waitForApp(ns, 'shop', (x) => condition(x, 'CanaryProgressing')?.reason === 'RouteNotAccepted', 'CanaryProgressing RouteNotAccepted', READY_MS);
     const route = await routeOf(ns, 'shop');
-    const accepted = route?.status?.parents?.find((p) => p.parentRef.name === 'private')?.conditions.find((c) => c.type === 'Accepted');
+    const accepted = findCondition(route?.status?.parents?.find((p) => p.parentRef.name === 'private')?.conditions, 'Accepted');
     assert.equal(accepted?.status, 'False', 'istiod refused it: the listener allows routes of its own namespace only');
     assert.match(condition(a, 'CanaryProgressing')!.message, new RegExp(`Gateway ${gwNs}/private did not accept it \\(${accepted!.reason}`));
     assert.deepEqual([a.status?.phase, condition(a, 'Promoted')?.status], ['Pending', 'False'], 'the first version is not promoted while no route to it is accepted');

@@ -26,6 +26,7 @@ import type { ServerlessApp } from '../../src/api/v1alpha1/serverlessapp.ts';
 import { Kinds } from '../../src/util/kinds.ts';
 import { app, applyApp, getApp, readyTrue, userClient, waitForApp, type AppSpec } from '../support/apps.ts';
 import { freshNamespace, writesSince } from '../support/cluster.ts';
+import { isConditionTrue } from '../../src/util/conditions.ts';
 import { LoopbackServer } from '../support/http-server.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
 import { waitFor } from '../support/wait.ts';
@@ -44,9 +45,9 @@ const model = (ns: string): AppSpec => ({ model: { format: { name: 'sklearn' }, 
 /** How long model -> container may route to a Knative Service that is not Ready yet, once the InferenceService is gone. */
 const MAX_GAP_MS = 30_000;
 
-const isTrue = (o: Conditioned | undefined, type: string) => o?.status?.conditions?.some((c) => c.type === type && c.status === 'True') ?? false;
+const isTrue = (o: Conditioned | undefined, type: string) => isConditionTrue(o?.status?.conditions, type);
 /** The app serves and its workload says it is Ready too (the app's first version is Ready once its revision serves). */
-const serving = (a: ServerlessApp) => readyTrue(a) && a.status?.conditions?.some((c) => c.type === 'WorkloadReady' && c.status === 'True') === true;
+const serving = (a: ServerlessApp) => readyTrue(a) && isConditionTrue(a.status?.conditions, 'WorkloadReady');
 
 interface Look {
   at: number;

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { AppsV1Api, KubernetesObjectApi, PatchStrategy, type KubernetesObject } from '@kubernetes/client-node';
 import { freshNamespace, testEnv } from '../support/cluster.ts';
+import { isConditionTrue } from '../../src/util/conditions.ts';
 import { waitFor } from '../support/wait.ts';
 
 interface KnativeObject extends KubernetesObject {
@@ -23,7 +24,7 @@ function knativeService(namespace: string, name: string, revision: string, image
 }
 
 function isReady(obj: KnativeObject | undefined): boolean {
-  return obj?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+  return isConditionTrue(obj?.status?.conditions, 'Ready');
 }
 
 describe('the rig runs the real Knative Serving 1.21', function () {

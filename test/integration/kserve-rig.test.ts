@@ -7,6 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { CoreV1Api, CustomObjectsApi, KubernetesObjectApi, type KubernetesObject } from '@kubernetes/client-node';
 import { parse } from 'yaml';
 import { freshNamespace, testEnv } from '../support/cluster.ts';
+import { findCondition } from '../../src/util/conditions.ts';
 import { waitFor } from '../support/wait.ts';
 
 interface Condition { type: string; status: string; reason?: string; message?: string }
@@ -42,7 +43,7 @@ function quantitiesAsStrings<T>(spec: T): T {
 }
 
 function condition(isvc: InferenceService | undefined, type: string): Condition | undefined {
-  return isvc?.status?.conditions?.find((c) => c.type === type);
+  return findCondition(isvc?.status?.conditions, type);
 }
 
 describe('KServe 0.20 on Knative 1.21 in the rig (integration)', function () {

@@ -13,6 +13,7 @@ import { Kinds, type ResourceKind } from '../../src/util/kinds.ts';
 import { startStandins } from '../standin/standin.ts';
 import { app, applyApp, condition, getApp, readyTrue, userClient, waitForApp, type AppSpec } from '../support/apps.ts';
 import { freshNamespace, writesSince } from '../support/cluster.ts';
+import { isConditionTrue } from '../../src/util/conditions.ts';
 import { LoopbackServer } from '../support/http-server.ts';
 import { startOperator, testKubeConfig, type RunningOperator } from '../support/operator.ts';
 import { waitFor } from '../support/wait.ts';
@@ -42,7 +43,7 @@ const podAutoscalerOf = (ns: string, name: string) => userClient().get<Annotated
 /** Ready pods (KWOK's) of a revision. */
 async function readyPods(ns: string, revision: string): Promise<number> {
   const pods = await userClient().list<Pod>(PodKind, ns, { labelSelector: `serving.knative.dev/revision=${revision}` });
-  return pods.items.filter((p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length;
+  return pods.items.filter((p) => isConditionTrue(p.status?.conditions, 'Ready')).length;
 }
 
 /** Revision -> percent, as KServe reports the predictor's traffic (0% targets included). */

@@ -20,6 +20,7 @@ import { Kinds, type ResourceKind } from '../../src/util/kinds.ts';
 import { app, applyApp, getApp, getKsvc, knativeReady, readyTrue, userClient, waitForApp } from '../support/apps.ts';
 import { freshNamespace } from '../support/cluster.ts';
 import { LoopbackServer } from '../support/http-server.ts';
+import { findCondition } from '../../src/util/conditions.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
 import { Victim } from '../support/victim.ts';
 import { waitFor } from '../support/wait.ts';
@@ -141,7 +142,7 @@ describe('red team: what one tenant can do through validation and rendering (no 
     app.spec.container = { ...app.spec.container!, env: Array.from({ length: 256 }, (_, i) => ({ name: `S${i}`, valueFrom: { secretKeyRef: { name: 'db', key: 'password' } } })) };
     const problems = validateApp(app, RECOMMENDED);
     assert.equal(problems.length, 256);
-    const ready = invalidSpecStatus(app as ServerlessApp, problems, new Date()).conditions!.find((c) => c.type === 'Ready')!;
+    const ready = findCondition(invalidSpecStatus(app as ServerlessApp, problems, new Date()).conditions, 'Ready')!;
     assert.ok(ready.message.length <= CONDITION_MESSAGE_MAX, `the message is ${ready.message.length} characters: the API server refuses the status write (maxLength ${CONDITION_MESSAGE_MAX}), and the app never shows why it is refused`);
   });
 });
@@ -308,7 +309,7 @@ describe('red team: attacks on the rig (integration)', function () {
       await waitForApp(victimNs, 'checkout', (a) => readyTrue(a) && a.status?.versions?.stable?.image === image(2), 'the victim applies its next edit (checkout:2)', 120_000);
     } catch (err) {
       const pods = (await userClient().list<PodObj>(Pod, victimNs)).items.filter((p) => p.metadata.labels?.['serving.knative.dev/revision'] !== running);
-      const why = pods.map((p) => `${p.metadata.name}: ${p.status?.phase} ${JSON.stringify(p.status?.conditions?.find((c) => c.type === 'PodScheduled'))}`).join('; ');
+      const why = pods.map((p) => `${p.metadata.name}: ${p.status?.phase} ${JSON.stringify(findCondition(p.status?.conditions, 'PodScheduled'))}`).join('; ');
       throw new Error(`${(err as Error).message}; the new revision's pods: ${why || '(none)'}`);
     }
     // Knative's own conditions can trail the app's report by a moment (its Route catching up).
@@ -394,5 +395,5 @@ describe('red team: attacks on the rig (integration)', function () {
 });
 
 function condition(a: ServerlessApp, type = 'Ready') {
-  return a.status?.conditions?.find((c) => c.type === type);
+  return findCondition(a.status?.conditions, type);
 }

@@ -2,6 +2,7 @@
 // --server-side`, read them and their children, and wait for conditions.
 import type { ServerlessApp } from '../../src/api/v1alpha1/serverlessapp.ts';
 import { KubeClient } from '../../src/runtime/client.ts';
+import { findCondition, isConditionTrue } from '../../src/util/conditions.ts';
 import { Kinds } from '../../src/util/kinds.ts';
 import { testKubeConfig } from './operator.ts';
 import { waitFor } from './wait.ts';
@@ -32,7 +33,7 @@ export async function getApp(namespace: string, name: string): Promise<Serverles
 }
 
 export function condition(a: ServerlessApp, type: string) {
-  return a.status?.conditions?.find((c) => c.type === type);
+  return findCondition(a.status?.conditions, type);
 }
 
 /** Waits until the app's status satisfies `pred` for the current generation. */
@@ -75,7 +76,7 @@ export async function getRevision(namespace: string, name: string): Promise<Knat
 
 /** Whether Knative reports the object (Service, Revision) Ready=True. */
 export const knativeReady = (o: { status?: { conditions?: Array<{ type: string; status: string }> } } | undefined): boolean =>
-  o?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+  isConditionTrue(o?.status?.conditions, 'Ready');
 
 /**
  * The split Knative's Route reports in the Service's status (not what the

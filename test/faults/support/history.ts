@@ -12,6 +12,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { ServerlessApp } from '../../../src/api/v1alpha1/serverlessapp.ts';
 import { KubeClient } from '../../../src/runtime/client.ts';
 import { Informer, type KubeObject } from '../../../src/runtime/informer.ts';
+import { isConditionTrue } from '../../../src/util/conditions.ts';
 import { Kinds, type ResourceKind } from '../../../src/util/kinds.ts';
 import { waitFor } from '../../support/wait.ts';
 
@@ -97,7 +98,7 @@ export class History {
   }
 }
 
-const isReady = (o: Recorded['object']) => o.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+const isReady = (o: Recorded['object']) => isConditionTrue(o.status?.conditions, 'Ready');
 
 /**
  * Once an app has a stable version, traffic never goes to a revision that is
