@@ -78,7 +78,7 @@ const reported = (app: ServerlessApp, extra: Condition[] = []): ServerlessApp =>
 function observe(app: ServerlessApp | undefined, o: Partial<CacheObservation> = {}): CacheObservation {
   const caches = o.caches ?? [];
   return {
-    request: { namespace: 'ml', name: 'fraud' }, app, scope: 'cluster', nodeGroup: 'gpu', policy: {}, served: true, caches,
+    request: { namespace: 'ml', name: 'fraud' }, app, now: new Date('2026-02-01T00:00:00Z'), scope: 'cluster', nodeGroup: 'gpu', policy: {}, served: true, caches,
     cacheNamed: (namespace, name) => caches.find((c) => c.metadata.name === name && c.metadata.namespace === namespace),
     inferenceService: undefined, quota: undefined, ...o,
   };
