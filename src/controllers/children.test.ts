@@ -246,6 +246,19 @@ describe('ChildWriter', () => {
       assert.equal(await new ChildWriter(c2).ensure(Kinds.LocalModelCache, cache(mine), undefined), false);
       assert.deepEqual(calls.map((c) => c.verb), ['get']);
     });
+
+    it('removes such a child by the same rule: only when its labels name the app and nothing controls it', async () => {
+      const labels = { 'app.kubernetes.io/managed-by': M, 'serverlessapp.io/app': 'chat', 'serverlessapp.io/namespace': 'team-a' };
+      const cache = { apiVersion: 'serving.kserve.io/v1alpha1', kind: 'LocalModelCache', metadata: { name: 'team-a-chat-0123', uid: 'c1', labels } };
+      const { client, calls } = fakeClient();
+      const writer = new ChildWriter(client);
+      assert.equal(await writer.remove(Kinds.LocalModelCache, cache, { namespace: 'team', name: 'a-chat' }), false, 'another app\'s');
+      assert.equal(await writer.remove(Kinds.LocalModelCache, { ...cache, metadata: { ...cache.metadata, ownerReferences: OWNER } }, { namespace: 'team-a', name: 'chat' }), false, 'controlled by someone');
+      assert.equal(await writer.remove(Kinds.LocalModelCache, cache, undefined), false, 'no app');
+      assert.equal(calls.length, 0, 'nothing deleted');
+      assert.equal(await writer.remove(Kinds.LocalModelCache, cache, { namespace: 'team-a', name: 'chat' }), true);
+      assert.deepEqual(calls.map((c) => c.verb), ['delete']);
+    });
   });
 });
 

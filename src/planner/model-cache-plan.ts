@@ -95,7 +95,7 @@ export function appReported(app: ServerlessApp): boolean {
 }
 
 /** Whether the cache's labels name the app `key`. */
-export function cacheOf(key: ObjectRef, c: CacheObject): boolean {
+export function isCacheOf(key: ObjectRef, c: CacheObject): boolean {
   const owner = labelledApp(c);
   return owner?.namespace === key.namespace && owner.name === key.name;
 }
@@ -125,7 +125,7 @@ export function cacheRefusal(r: Pick<Refusal, 'reason' | 'retry'>): { reason: 'M
 export function planModelCache(o: CacheObservation): CachePlan {
   const { app, request } = o;
   const kind = cacheKind(o.scope);
-  const caches = o.caches.filter((c) => cacheOf(request, c));
+  const caches = o.caches.filter((c) => isCacheOf(request, c));
 
   const blocking = app && inferenceServiceToRemoveFirst(app, o.scope, caches.length, o.inferenceService);
   if (blocking) {
@@ -149,7 +149,7 @@ export function planModelCache(o: CacheObservation): CachePlan {
   let blocked: (PlannedEvent & { condition: ConditionInput }) | undefined;
   if (wanted) {
     const taken = o.cacheNamed(wanted.metadata.namespace, wanted.metadata.name);
-    if (taken && !cacheOf(request, taken)) {
+    if (taken && !isCacheOf(request, taken)) {
       // Never reached with hashed names short of a collision; if it is, the other app's cache stays as it is.
       const message = `${wanted.kind} ${wanted.metadata.name} belongs to another app; not changed`;
       blocked = { type: 'Warning', reason: 'ModelCacheConflict', message, condition: { status: 'False', reason: 'ModelCacheConflict', message: `${message}: the model is not cached` } };
