@@ -46,7 +46,7 @@ describe('model cache: deleting an app whose InferenceService uses its cache', (
   };
   const isvcOf = (appName: string) => ({
     apiVersion: 'serving.kserve.io/v1beta1', kind: 'InferenceService',
-    metadata: { name: appName, namespace: 'ml', uid: 'i1', ownerReferences: [{ uid: 'a1', kind: 'ServerlessApp', name: appName, controller: true }] },
+    metadata: { name: appName, namespace: 'ml', uid: 'i1', ownerReferences: [{ uid: appName === 'fraud' ? modelApp().metadata.uid! : 'another-uid', kind: 'ServerlessApp', name: appName, controller: true }] },
   });
 
   it('removes the app\'s InferenceService before its cluster-scoped cache, which KServe refuses to delete while in use', () => {
@@ -63,8 +63,11 @@ describe('model cache: deleting an app whose InferenceService uses its cache', (
     assert.equal(inferenceServiceToRemoveFirst(app, 'cluster', 0, isvcOf(app.metadata.name)), undefined);
   });
 
-  it('leaves an InferenceService of that name that another app controls', () => {
+  it('leaves an InferenceService that another app controls, even one of the same name (an earlier app\'s: another uid)', () => {
     assert.equal(inferenceServiceToRemoveFirst(deleting(), 'cluster', 1, isvcOf('someone-else')), undefined);
+    const earlier = isvcOf('fraud');
+    earlier.metadata.ownerReferences[0]!.uid = 'an-earlier-fraud';
+    assert.equal(inferenceServiceToRemoveFirst(deleting(), 'cluster', 1, earlier), undefined);
   });
 });
 

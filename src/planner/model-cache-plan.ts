@@ -15,7 +15,7 @@
 import { MODEL_CACHED, type ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { modelProblems, type SpecProblem, type ValidationPolicy } from '../api/v1alpha1/validation.ts';
 import { cacheKind, modelCacheName, renderLocalModelCache, type CacheScope } from '../render/local-model-cache.ts';
-import { controllingApp, labelledApp } from '../render/metadata.ts';
+import { controlledBy, labelledApp } from '../render/metadata.ts';
 import { findCondition, setCondition, type Condition } from '../util/conditions.ts';
 import { Kinds } from '../util/kinds.ts';
 import type { ObjectRef } from '../util/object-key.ts';
@@ -102,13 +102,14 @@ export function isCacheOf(key: ObjectRef, c: CacheObject): boolean {
 
 /**
  * The InferenceService a deleted app must lose before its cluster-scoped
- * caches can: its own, if it still has one. KServe refuses to delete a
+ * caches can: its own (by its owner reference's uid, the rule by which it is
+ * removed), if it still has one. KServe refuses to delete a
  * LocalModelCache an InferenceService uses, and that InferenceService would
  * be collected only after the app, which waits on the cache.
  */
 export function inferenceServiceToRemoveFirst<T extends WorkloadObject>(app: ServerlessApp, scope: CacheScope, caches: number, isvc: T | undefined): T | undefined {
   if (!app.metadata.deletionTimestamp || scope !== 'cluster' || caches === 0 || !isvc) return undefined;
-  return controllingApp(isvc) === app.metadata.name ? isvc : undefined;
+  return controlledBy(app, isvc) ? isvc : undefined;
 }
 
 /**
