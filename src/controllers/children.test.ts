@@ -6,6 +6,8 @@ import { ChildWriter, WriteRejected } from './children.ts';
 import { routingManager } from '../planner/write-rules.ts';
 
 const M = 'serverlessapp-operator';
+/** The app's controller reference, on what these tests write and what the cache shows. */
+const OWNER = [{ apiVersion: 'serverlessapp.io/v1alpha1', kind: 'ServerlessApp', name: 'shop', uid: 'a1', controller: true }];
 
 interface Call { verb: 'get' | 'apply' | 'delete'; obj?: unknown; name?: string; fieldManager?: string; dryRun?: boolean }
 
@@ -36,7 +38,7 @@ function fakeClient(respond: (call: Call) => unknown = (c) => c.obj, stored: unk
 function ksvc(revision: string, traffic: unknown[], extra: Record<string, unknown> = {}) {
   return {
     apiVersion: 'serving.knative.dev/v1', kind: 'Service',
-    metadata: { name: 'shop', namespace: 'team-a', labels: { app: 'shop' } },
+    metadata: { name: 'shop', namespace: 'team-a', labels: { app: 'shop' }, ownerReferences: OWNER },
     spec: { template: { metadata: { name: revision }, spec: { containers: [{ image: 'shop:1', ...extra }] } }, traffic },
   };
 }
@@ -117,7 +119,7 @@ describe('ChildWriter', () => {
   });
 
   describe('fields we own but did not render', () => {
-    const vs = (hosts: string[]) => ({ apiVersion: 'networking.istio.io/v1', kind: 'VirtualService', metadata: { name: 'shop', namespace: 'team-a' }, spec: { hosts } });
+    const vs = (hosts: string[]) => ({ apiVersion: 'networking.istio.io/v1', kind: 'VirtualService', metadata: { name: 'shop', namespace: 'team-a', ownerReferences: OWNER }, spec: { hosts } });
     const ownedWithDefault = { [M]: { 'f:spec': { 'f:hosts': {}, 'f:defaulted': {} } } };
     const liveVs = (spec: Record<string, unknown>) => ({ ...vs(['a']), metadata: { ...vs(['a']).metadata, uid: 'u1', resourceVersion: '3', managedFields: [{ manager: M, operation: 'Apply', fieldsV1: ownedWithDefault[M] }] }, spec });
 
@@ -234,13 +236,28 @@ describe('ChildWriter', () => {
 
     it('judges a child that cannot have an owner reference (a cluster-scoped cache) by the labels naming its app', async () => {
       const cache = (labels: Record<string, string>) => ({ apiVersion: 'serving.kserve.io/v1alpha1', kind: 'LocalModelCache', metadata: { name: 'team-a-chat-0123', labels }, spec: { sourceModelUri: 's3://m' } });
-      const mine = { 'serverlessapp.io/app': 'chat', 'serverlessapp.io/namespace': 'team-a' };
-      const { client } = fakeClient(undefined, { ...cache({ 'serverlessapp.io/app': 'a-chat', 'serverlessapp.io/namespace': 'team' }), metadata: { ...cache({}).metadata, uid: 'c1', labels: { 'serverlessapp.io/app': 'a-chat', 'serverlessapp.io/namespace': 'team' } } });
+      const managed = { 'app.kubernetes.io/managed-by': M };
+      const mine = { ...managed, 'serverlessapp.io/app': 'chat', 'serverlessapp.io/namespace': 'team-a' };
+      const theirs = { ...managed, 'serverlessapp.io/app': 'a-chat', 'serverlessapp.io/namespace': 'team' };
+      const { client } = fakeClient(undefined, { ...cache(theirs), metadata: { ...cache({}).metadata, uid: 'c1', labels: theirs } });
       const err = await new ChildWriter(client).ensure(Kinds.LocalModelCache, cache(mine), undefined).catch((e: unknown) => e);
       assert.ok(err instanceof WriteRejected && err.reason === 'NotOwned');
       const { client: c2, calls } = fakeClient(undefined, { ...cache(mine), metadata: { ...cache(mine).metadata, uid: 'c1' } });
       assert.equal(await new ChildWriter(c2).ensure(Kinds.LocalModelCache, cache(mine), undefined), false);
       assert.deepEqual(calls.map((c) => c.verb), ['get']);
+    });
+
+    it('removes such a child by the same rule: only when its labels name the app and nothing controls it', async () => {
+      const labels = { 'app.kubernetes.io/managed-by': M, 'serverlessapp.io/app': 'chat', 'serverlessapp.io/namespace': 'team-a' };
+      const cache = { apiVersion: 'serving.kserve.io/v1alpha1', kind: 'LocalModelCache', metadata: { name: 'team-a-chat-0123', uid: 'c1', labels } };
+      const { client, calls } = fakeClient();
+      const writer = new ChildWriter(client);
+      assert.equal(await writer.remove(Kinds.LocalModelCache, cache, { namespace: 'team', name: 'a-chat' }), false, 'another app\'s');
+      assert.equal(await writer.remove(Kinds.LocalModelCache, { ...cache, metadata: { ...cache.metadata, ownerReferences: OWNER } }, { namespace: 'team-a', name: 'chat' }), false, 'controlled by someone');
+      assert.equal(await writer.remove(Kinds.LocalModelCache, cache, undefined), false, 'no app');
+      assert.equal(calls.length, 0, 'nothing deleted');
+      assert.equal(await writer.remove(Kinds.LocalModelCache, cache, { namespace: 'team-a', name: 'chat' }), true);
+      assert.deepEqual(calls.map((c) => c.verb), ['delete']);
     });
   });
 });

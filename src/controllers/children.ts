@@ -24,7 +24,8 @@ import type { Request } from '../runtime/controller.ts';
 import { Kinds, type ResourceKind } from '../util/kinds.ts';
 import { keepsTemplate, routedWrite, WRITE_RULES, type WriteRule } from '../planner/write-rules.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
-import { controlledBy, controllingApp } from '../render/metadata.ts';
+import { controlledBy, controllingApp, labelledApp, labelledFor } from '../render/metadata.ts';
+import type { ObjectRef } from '../util/object-key.ts';
 import { shortHash } from '../rollout/version.ts';
 
 interface Owned {
@@ -117,10 +118,14 @@ export class ChildWriter {
     return this.applyIfChanged(kind, desired, current, this.client.fieldManager, rule);
   }
 
-  /** Deletes a child this app controls (never one it does not own), guarded by its uid. */
-  async remove(kind: ResourceKind, live: Owned | undefined, app: ServerlessApp): Promise<boolean> {
-    if (!live || !controlledBy(app, live)) return false;
-    return this.removeMatched(kind, live as Child);
+  /**
+   * Deletes a child of the app (never one it does not own), guarded by its uid: one the app controls, or,
+   * with `owner` the app's key, one that cannot carry an owner reference and whose labels name the app
+   * (render/metadata.ts labelledFor). An app already gone (undefined) controls nothing.
+   */
+  async remove(kind: ResourceKind, live: Owned | undefined, owner: ServerlessApp | ObjectRef | undefined): Promise<boolean> {
+    const ours = !!live && !!owner && ('metadata' in owner ? controlledBy(owner, live) : labelledFor(live, owner));
+    return ours && this.removeMatched(kind, live as Child);
   }
 
   /**
@@ -134,19 +139,22 @@ export class ChildWriter {
   /**
    * Adds `finalizer` to the app by server-side apply (finalizers are a set: others' entries stay), or
    * removes it by a merge patch guarded by resourceVersion, never by apply: an apply to an app that
-   * has just gone would try to create it again. A conflict is retried by the queue; an app already gone needs nothing.
+   * has just gone would try to create it again. A conflict is retried by the queue; an app already gone
+   * needs nothing (false); a refusal (an admission webhook's) is a WriteRejected, as for any child.
    */
-  async finalizer(app: ServerlessApp, finalizer: string, present: boolean): Promise<void> {
+  async finalizer(app: ServerlessApp, finalizer: string, present: boolean): Promise<boolean> {
     const { name, namespace } = app.metadata;
     if (present) {
-      await this.client.apply({ apiVersion: app.apiVersion, kind: app.kind, metadata: { name, namespace, finalizers: [finalizer] } });
-      return;
+      await this.write(Kinds.ServerlessApp, app, () => this.client.apply({ apiVersion: app.apiVersion, kind: app.kind, metadata: { name, namespace, finalizers: [finalizer] } }));
+      return true;
     }
     const finalizers = (app.metadata.finalizers ?? []).filter((f) => f !== finalizer);
     try {
-      await this.client.mergePatch(Kinds.ServerlessApp, namespace, name, { metadata: { finalizers, resourceVersion: app.metadata.resourceVersion } });
+      await this.write(Kinds.ServerlessApp, app, () => this.client.mergePatch(Kinds.ServerlessApp, namespace, name, { metadata: { finalizers, resourceVersion: app.metadata.resourceVersion } }));
+      return true;
     } catch (err) {
       if (!isNotFound(err)) throw err;
+      return false;
     }
   }
 
@@ -233,16 +241,16 @@ function nameOf(obj: Owned): string {
 /**
  * Why `live` is not the app's to write, or undefined when it is: its controller
  * owner reference must carry the UID `desired` names. A child that cannot have
- * an owner reference (a cluster-scoped cache of a namespaced app) must carry
- * the labels `desired` renders, which name the app and its namespace, and no controller.
+ * an owner reference (a cluster-scoped cache of a namespaced app) is the app's
+ * when its labels name the app `desired` names and nothing controls it
+ * (render/metadata.ts labelledFor, the rule its removal and the planner follow).
  */
 export function notControlledBy(desired: Owned, live: Owned): string | undefined {
   const want = desired.metadata.ownerReferences?.find((r) => r.controller);
   const have = live.metadata.ownerReferences?.find((r) => r.controller);
   const owner = have ? `controlled by ${[have.kind, have.name].filter(Boolean).join(' ')} (uid ${have.uid})` : `no controller; written by ${writers(live)}`;
   if (want) return have?.uid === want.uid ? undefined : owner;
-  const labelsMatch = Object.entries(desired.metadata.labels ?? {}).every(([k, v]) => live.metadata.labels?.[k] === v);
-  return !have && labelsMatch ? undefined : owner;
+  return labelledFor(live, labelledApp(desired)) ? undefined : owner;
 }
 
 /** The field managers that wrote the object, for a person to find its owner ("kubectl", "helm", ...). */

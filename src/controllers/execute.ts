@@ -3,11 +3,11 @@
 // A write the API server refuses, or an object the app does not control, is
 // collected as a Refusal and does not stop the others; any other failure is
 // thrown (the queue retries with backoff). What happened goes back to the plan.
-// Both controllers execute their plans here (the model-cache controller runs
-// its own operations, a finalizer among them, through executeOperations).
+// Both controllers execute their plans here: the model-cache controller's
+// operations (a finalizer among them) for an app that may be gone.
 
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
-import { guardHolds, type ChildOperation, type ChildOutcome, type Executed, type Guarded, type Outcome, type Refusal } from '../planner/plan.ts';
+import { guardHolds, type AppOperation, type ChildOperation, type ChildOutcome, type Executed, type Guarded, type Outcome, type Refusal } from '../planner/plan.ts';
 import { WRITE_RULES } from '../planner/write-rules.ts';
 import { systemClock, type Clock } from '../runtime/clock.ts';
 import { WriteRejected, type ChildWriter } from './children.ts';
@@ -40,12 +40,18 @@ export async function execute(children: ChildWriter, app: ServerlessApp, operati
   return { operations: done, wallClock: wallClock.now() };
 }
 
-async function run(children: ChildWriter, app: ServerlessApp, op: ChildOperation): Promise<ChildOutcome> {
+/** The model-cache controller's operations: `app` is undefined once the app is gone (its caches may not be). */
+export function executeForApp<Op extends AppOperation>(children: ChildWriter, app: ServerlessApp | undefined, operations: readonly Op[]): Promise<Executed<Op>[]> {
+  return executeOperations(operations, (op) => run(children, app, op));
+}
+
+async function run(children: ChildWriter, app: ServerlessApp | undefined, op: AppOperation): Promise<ChildOutcome> {
   switch (op.action) {
     case 'ensure': return await children.ensure(op.kind, need(op, op.desired), op.live, WRITE_RULES[op.write ?? 'apply']) ? 'written' : 'unchanged';
     case 'annotate': return await children.annotate(op.kind, need(op, op.live), op.annotations ?? {}) ? 'written' : 'unchanged';
-    case 'remove': return await children.remove(op.kind, op.live, app) ? 'removed' : 'unchanged';
+    case 'remove': return await children.remove(op.kind, op.live, op.labelledFor ?? app) ? 'removed' : 'unchanged';
     case 'claim': return await children.createOnce(op.kind, need(op, op.desired)) ? 'written' : 'unchanged';
+    case 'finalizer': return await children.finalizer(need(op, app), op.name, op.present) ? 'written' : 'unchanged';
   }
 }
 

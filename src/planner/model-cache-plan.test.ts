@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { modelApp } from '../testing/apps.ts';
 import { MODEL_CACHED, type ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
-import { modelCacheName, renderLocalModelCache, type CacheScope } from '../render/local-model-cache.ts';
+import { cacheKind, modelCacheName, renderLocalModelCache, type CacheScope } from '../render/local-model-cache.ts';
 import { APP_LABEL } from '../render/metadata.ts';
 import type { Condition } from '../util/conditions.ts';
+import { Kinds } from '../util/kinds.ts';
 import {
-  CACHE_FINALIZER, cacheNameFor, cacheRefusal, inferenceServiceToRemoveFirst, modelCachedUpdate, planModelCache, wantsCache,
+  appReported, CACHE_FINALIZER, cacheNameFor, cacheRefusal, inferenceServiceToRemoveFirst, modelCachedUpdate, planModelCache, wantsCache,
   type CacheObject, type CacheObservation, type CachePlan, type ExecutedCacheOperation, type ModelPolicy,
 } from './model-cache-plan.ts';
 import { guardHolds, type ChildOutcome, type Refusal } from './plan.ts';
@@ -45,7 +46,7 @@ describe('model cache: deleting an app whose InferenceService uses its cache', (
   };
   const isvcOf = (appName: string) => ({
     apiVersion: 'serving.kserve.io/v1beta1', kind: 'InferenceService',
-    metadata: { name: appName, namespace: 'ml', uid: 'i1', ownerReferences: [{ uid: 'a1', kind: 'ServerlessApp', name: appName, controller: true }] },
+    metadata: { name: appName, namespace: 'ml', uid: 'i1', ownerReferences: [{ uid: appName === 'fraud' ? modelApp().metadata.uid! : 'another-uid', kind: 'ServerlessApp', name: appName, controller: true }] },
   });
 
   it('removes the app\'s InferenceService before its cluster-scoped cache, which KServe refuses to delete while in use', () => {
@@ -62,8 +63,11 @@ describe('model cache: deleting an app whose InferenceService uses its cache', (
     assert.equal(inferenceServiceToRemoveFirst(app, 'cluster', 0, isvcOf(app.metadata.name)), undefined);
   });
 
-  it('leaves an InferenceService of that name that another app controls', () => {
+  it('leaves an InferenceService that another app controls, even one of the same name (an earlier app\'s: another uid)', () => {
     assert.equal(inferenceServiceToRemoveFirst(deleting(), 'cluster', 1, isvcOf('someone-else')), undefined);
+    const earlier = isvcOf('fraud');
+    earlier.metadata.ownerReferences[0]!.uid = 'an-earlier-fraud';
+    assert.equal(inferenceServiceToRemoveFirst(deleting(), 'cluster', 1, earlier), undefined);
   });
 });
 
@@ -78,7 +82,7 @@ const reported = (app: ServerlessApp, extra: Condition[] = []): ServerlessApp =>
 function observe(app: ServerlessApp | undefined, o: Partial<CacheObservation> = {}): CacheObservation {
   const caches = o.caches ?? [];
   return {
-    request: { namespace: 'ml', name: 'fraud' }, app, scope: 'cluster', nodeGroup: 'gpu', policy: {}, served: true, caches,
+    request: { namespace: 'ml', name: 'fraud' }, app, now: new Date('2026-02-01T00:00:00Z'), scope: 'cluster', nodeGroup: 'gpu', policy: {}, served: true, caches,
     cacheNamed: (namespace, name) => caches.find((c) => c.metadata.name === name && c.metadata.namespace === namespace),
     inferenceService: undefined, quota: undefined, ...o,
   };
@@ -200,6 +204,127 @@ describe('model cache: refusals reach the app\'s ModelCached condition, not only
     const plan = planModelCache(observe(app, { caches: [cacheOf(old)] }));
     assert.deepEqual(plan.operations.map((op) => op.action), ['remove', 'finalizer']);
     assert.equal(plan.report(execute(plan)).condition, null);
+  });
+});
+
+describe('model cache: a refusal of any operation reaches the condition and gives a Warning', () => {
+  const removalRefused: Refusal = { ...webhookRefusal, message: 'in use', summary: 'the API server refused the LocalModelCache old: in use' };
+  const notOwned: Refusal = { ...webhookRefusal, reason: 'NotOwned', retry: false, summary: 'LocalModelCache old is not controlled by this app: left untouched' };
+  const changedModel = () => {
+    const old = modelApp();
+    const app = reported({ ...withModel(old, 'gs://models/fraud/v8'), metadata: { ...old.metadata, finalizers: [CACHE_FINALIZER] } });
+    return { app, plan: planModelCache(observe(app, { caches: [cacheOf(old)] })), removal: `remove/${modelCacheName(old, 'cluster')}` };
+  };
+
+  it('the old cache\'s removal refused after the new model\'s cache is written: ModelCacheRejected, not ModelCacheApplied=True, retried', () => {
+    const { plan, removal } = changedModel();
+    const report = plan.report(execute(plan, { [removal]: removalRefused }));
+    assert.deepEqual(report.condition, { status: 'False', reason: 'ModelCacheRejected', message: removalRefused.summary });
+    assert.deepEqual(report.events.map((e) => [e.type, e.reason, e.message]), [['Normal', 'ModelCacheApplied', report.events[0]!.message], ['Warning', 'ModelCacheRejected', removalRefused.summary]]);
+    assert.equal(report.retry, removalRefused);
+  });
+
+  it('the old cache\'s removal refused because the app does not own it: ModelCacheConflict, a Warning, not retried', () => {
+    const { plan, removal } = changedModel();
+    const report = plan.report(execute(plan, { [removal]: notOwned }));
+    assert.deepEqual(report.condition, { status: 'False', reason: 'ModelCacheConflict', message: notOwned.summary });
+    assert.deepEqual(report.events.filter((e) => e.type === 'Warning').map((e) => [e.reason, e.message]), [['ModelCacheConflict', notOwned.summary]]);
+    assert.equal(report.retry, undefined);
+  });
+
+  it('the finalizer refused before a cluster-scoped cache: no cache written, and the condition says why', () => {
+    const plan = planModelCache(observe(reported(modelApp())));
+    const refusal: Refusal = { ...webhookRefusal, kind: 'ServerlessApp', object: 'ml/fraud', summary: 'the API server refused the ServerlessApp ml/fraud: denied' };
+    const done = execute(plan, { finalizer: refusal });
+    assert.deepEqual(done.map((d) => [d.op.id, d.outcome]), [['finalizer', 'rejected'], ['cache', 'skipped']]);
+    const report = plan.report(done);
+    assert.deepEqual(report.condition, { status: 'False', reason: 'ModelCacheRejected', message: refusal.summary });
+    assert.deepEqual(report.events.map((e) => [e.type, e.reason]), [['Warning', 'ModelCacheRejected']]);
+    assert.equal(report.retry, refusal);
+  });
+
+  it('caching turned off and the finalizer\'s removal refused: the condition shows it instead of being dropped', () => {
+    const old = modelApp();
+    const app = reported({ ...modelApp({ prewarm: { replicas: 1 } }), metadata: { ...old.metadata, finalizers: [CACHE_FINALIZER] } });
+    const plan = planModelCache(observe(app, { caches: [cacheOf(old)] }));
+    const refusal: Refusal = { ...webhookRefusal, kind: 'ServerlessApp', object: 'ml/fraud', summary: 'the API server refused the ServerlessApp ml/fraud: denied' };
+    const report = plan.report(execute(plan, { 'drop-finalizer': refusal }));
+    assert.deepEqual(report.condition, { status: 'False', reason: 'ModelCacheRejected', message: refusal.summary });
+    assert.deepEqual(report.events.map((e) => e.reason), ['ModelCacheRemoved', 'ModelCacheRejected']);
+    assert.deepEqual(report.write?.conditions?.map((c) => [c.type, c.status, c.reason]), [[MODEL_CACHED, 'False', 'ModelCacheRejected']]);
+  });
+
+  it('a deleted app\'s refused cache removal: a Warning on the app, its status left alone, retried', () => {
+    const app = reported({ ...modelApp(), metadata: { ...modelApp().metadata, deletionTimestamp: '2026-01-01T00:00:00Z', finalizers: [CACHE_FINALIZER] } });
+    const plan = planModelCache(observe(app, { caches: [cacheOf(modelApp())] }));
+    const report = plan.report(execute(plan, { [plan.operations[0]!.id]: removalRefused }));
+    assert.deepEqual([report.condition, report.write], [undefined, undefined]);
+    assert.deepEqual(report.events.map((e) => [e.type, e.reason]), [['Warning', 'ModelCacheRejected']]);
+    assert.equal(report.retry, removalRefused);
+  });
+
+  it('a deleted app\'s InferenceService removal refused: a Warning, retried', () => {
+    const app = { ...modelApp(), metadata: { ...modelApp().metadata, deletionTimestamp: '2026-01-01T00:00:00Z', finalizers: [CACHE_FINALIZER] } };
+    const isvc = { apiVersion: 'serving.kserve.io/v1beta1', kind: 'InferenceService', metadata: { name: 'fraud', namespace: 'ml', uid: 'i1', ownerReferences: [{ uid: app.metadata.uid!, kind: 'ServerlessApp', name: 'fraud', controller: true }] } };
+    const plan = planModelCache(observe(app, { caches: [cacheOf(modelApp())], inferenceService: isvc }));
+    const report = plan.report(execute(plan, { 'inference-service': removalRefused }));
+    assert.deepEqual(report.events.map((e) => [e.type, e.reason]), [['Warning', 'ModelCacheRejected']]);
+    assert.equal(report.retry, removalRefused);
+  });
+
+  it('a namespace being deleted: nothing reported, nothing retried', () => {
+    const plan = planModelCache(observe(reported(modelApp()), { scope: 'namespace' }));
+    const report = plan.report(execute(plan, { cache: { ...webhookRefusal, namespaceTerminating: true } }));
+    assert.deepEqual(report, { events: [], condition: undefined });
+  });
+});
+
+describe('model cache: whose caches, and how each is removed', () => {
+  it('finds the app\'s caches by the labels naming it: another app\'s cache in the same list is not touched', () => {
+    const other = cacheOf({ ...modelApp(), metadata: { ...modelApp().metadata, name: 'other' } });
+    const plan = planModelCache(observe(modelApp({ prewarm: { replicas: 1 } }), { caches: [other] }));
+    assert.deepEqual(plan.operations, []);
+  });
+
+  it('removes a cluster-scoped cache by the labels it was found by (it cannot carry the app\'s owner reference), a namespaced one by its owner reference', () => {
+    const old = modelApp();
+    const off = modelApp({ prewarm: { replicas: 1 } });
+    const cluster = planModelCache(observe(off, { caches: [cacheOf(old)] })).operations[0]!;
+    assert.deepEqual([cluster.action, cluster.action === 'remove' && cluster.labelledFor], ['remove', { namespace: 'ml', name: 'fraud' }]);
+    const namespaced = planModelCache(observe(off, { scope: 'namespace', caches: [cacheOf(old, 'namespace')] })).operations[0]!;
+    assert.deepEqual([namespaced.action, namespaced.action === 'remove' && namespaced.labelledFor, namespaced.action === 'remove' && namespaced.kind], ['remove', undefined, Kinds.LocalModelNamespaceCache]);
+  });
+
+  it('leaves a gone app\'s namespaced caches to garbage collection (their owner reference), and removes its cluster-scoped ones', () => {
+    assert.deepEqual(planModelCache(observe(undefined, { scope: 'namespace', caches: [cacheOf(modelApp(), 'namespace')] })).operations, []);
+    assert.deepEqual(planModelCache(observe(undefined, { caches: [cacheOf(modelApp())] })).operations.map((op) => op.action), ['remove']);
+  });
+
+  it('writes each scope\'s kind: cacheKind(scope), the kind the cache renders as', () => {
+    for (const scope of ['cluster', 'namespace'] as const) {
+      const op = planModelCache(observe(modelApp(), { scope })).operations.find((x) => x.id === 'cache')!;
+      assert.ok(op.action === 'ensure');
+      assert.equal(op.kind, cacheKind(scope));
+      assert.equal(op.desired!.kind, cacheKind(scope).kind);
+      assert.equal(op.desired!.apiVersion, `${cacheKind(scope).group}/${cacheKind(scope).version}`);
+    }
+  });
+});
+
+describe('model cache: the report says what to write', () => {
+  it('the ModelCached entry, timed by the observation\'s clock, once the app controller has reported', () => {
+    const plan = planModelCache(observe(reported(modelApp()), { scope: 'namespace' }));
+    const report = plan.report(execute(plan));
+    assert.deepEqual(report.write?.conditions?.map((c) => [c.type, c.status, c.reason, c.lastTransitionTime]), [[MODEL_CACHED, 'True', 'ModelCacheApplied', '2026-02-01T00:00:00Z']]);
+  });
+
+  it('nothing before the app controller\'s first report (appReported), and an empty part to drop the entry', () => {
+    const first = planModelCache(observe(modelApp(), { scope: 'namespace' }));
+    assert.equal(appReported(modelApp()), false);
+    assert.equal(first.report(execute(first)).write, undefined);
+    const live: Condition = { type: MODEL_CACHED, status: 'True', reason: 'ModelCacheApplied', message: 'cached', observedGeneration: 1, lastTransitionTime: '2026-01-01T00:00:00Z' };
+    const off = planModelCache(observe(reported(modelApp({ prewarm: { replicas: 1 } }), [live]), { scope: 'namespace' }));
+    assert.deepEqual(off.report(execute(off)).write, {});
   });
 });
 

@@ -14,11 +14,12 @@
 
 import { MODEL_CACHED, type ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { modelProblems, type SpecProblem, type ValidationPolicy } from '../api/v1alpha1/validation.ts';
-import { CACHE_NAMESPACE_LABEL, modelCacheName, renderLocalModelCache, type CacheScope } from '../render/local-model-cache.ts';
-import { APP_LABEL, controllingApp } from '../render/metadata.ts';
+import { cacheKind, modelCacheName, renderLocalModelCache, type CacheScope } from '../render/local-model-cache.ts';
+import { controlledBy, labelledApp } from '../render/metadata.ts';
 import { findCondition, setCondition, type Condition } from '../util/conditions.ts';
 import { Kinds } from '../util/kinds.ts';
-import type { ChildOperation, ChildOutcome, Executed, PlannedEvent, Refusal } from './plan.ts';
+import type { ObjectRef } from '../util/object-key.ts';
+import type { AppOperation, Executed, PlannedEvent, Refusal } from './plan.ts';
 import type { WorkloadObject } from './workloads.ts';
 
 export const CACHE_FINALIZER = 'serverlessapp.io/model-cache';
@@ -34,14 +35,16 @@ export interface CacheObject extends WorkloadObject {
 
 export interface CacheObservation {
   /** The app's key: the app itself may be gone, its caches not. */
-  request: { namespace: string; name: string };
+  request: ObjectRef;
   app: ServerlessApp | undefined;
+  /** The operator's clock (the condition's transition time). */
+  now: Date;
   scope: CacheScope;
   nodeGroup: string;
   policy: ModelPolicy;
   /** Whether the API server serves the cache kind (KServe's LocalModel feature). */
   served: boolean;
-  /** The app's caches, found by their labels. */
+  /** The caches the operator made (the informer's); the app's are those whose labels name it. */
   caches: CacheObject[];
   /** A read of the cache informer: the cache of that name, whoever's it is. */
   cacheNamed(namespace: string | undefined, name: string): CacheObject | undefined;
@@ -51,25 +54,24 @@ export interface CacheObservation {
   quota: SpecProblem | undefined;
 }
 
-/** Adds (present) or removes the app's finalizer. Outcome: written. */
-export interface FinalizerOperation {
-  id: string;
-  action: 'finalizer';
-  present: boolean;
-  when?: ChildOperation['when'];
-  why: string;
-}
-
-export type CacheOperation = ChildOperation | FinalizerOperation;
+export type CacheOperation = AppOperation;
 
 export type ExecutedCacheOperation = Executed<CacheOperation>;
 
 type ConditionInput = Pick<Condition, 'status' | 'reason' | 'message'>;
 
 export interface CacheReport {
+  /**
+   * One per operation that wrote, removed or was refused (and the reason a cache is not written), on
+   * the app while it exists. Recorded whether or not the condition is written, unlike the app
+   * controller's transition Events: each reports a write this pass made or was refused, and a deleted
+   * app, whose status is no longer written, still shows a removal that is refused.
+   */
   events: PlannedEvent[];
-  /** The app's ModelCached condition: set it, drop it (null), or leave it (undefined: the app is gone or going). */
+  /** What the app's ModelCached condition says: set it, drop it (null), or leave it (undefined: the app is gone or going). */
   condition: ConditionInput | null | undefined;
+  /** The part of the app's status to apply under this controller's field manager (`{}` drops ModelCached); absent: nothing to write. */
+  write?: { conditions?: Condition[] };
   /** A refusal backoff may cure: the reconcile ends in an error, so the queue retries it. */
   retry?: Refusal;
 }
@@ -87,22 +89,27 @@ export function cacheNameFor(app: ServerlessApp, scope: CacheScope, policy: Mode
   return wantsCache(app, policy) ? modelCacheName(app, scope) : undefined;
 }
 
-/** The app a cache was made for, from its labels (a cluster-scoped cache names its app's namespace in a label). */
-export function cacheOwner(c: CacheObject): { namespace: string; name: string } | undefined {
-  const name = c.metadata.labels?.[APP_LABEL];
-  const namespace = c.metadata.namespace ?? c.metadata.labels?.[CACHE_NAMESPACE_LABEL];
-  return name && namespace ? { namespace, name } : undefined;
+/** Whether the app controller has reported on the app (its Ready condition): until then ModelCached waits. */
+export function appReported(app: ServerlessApp): boolean {
+  return !!findCondition(app.status?.conditions, 'Ready');
+}
+
+/** Whether the cache's labels name the app `key`. */
+export function isCacheOf(key: ObjectRef, c: CacheObject): boolean {
+  const owner = labelledApp(c);
+  return owner?.namespace === key.namespace && owner.name === key.name;
 }
 
 /**
  * The InferenceService a deleted app must lose before its cluster-scoped
- * caches can: its own, if it still has one. KServe refuses to delete a
+ * caches can: its own (by its owner reference's uid, the rule by which it is
+ * removed), if it still has one. KServe refuses to delete a
  * LocalModelCache an InferenceService uses, and that InferenceService would
  * be collected only after the app, which waits on the cache.
  */
 export function inferenceServiceToRemoveFirst<T extends WorkloadObject>(app: ServerlessApp, scope: CacheScope, caches: number, isvc: T | undefined): T | undefined {
   if (!app.metadata.deletionTimestamp || scope !== 'cluster' || caches === 0 || !isvc) return undefined;
-  return controllingApp(isvc) === app.metadata.name ? isvc : undefined;
+  return controlledBy(app, isvc) ? isvc : undefined;
 }
 
 /**
@@ -117,34 +124,33 @@ export function cacheRefusal(r: Pick<Refusal, 'reason' | 'retry'>): { reason: 'M
 }
 
 export function planModelCache(o: CacheObservation): CachePlan {
-  const { app } = o;
-  const kind = o.scope === 'cluster' ? Kinds.LocalModelCache : Kinds.LocalModelNamespaceCache;
+  const { app, request } = o;
+  const kind = cacheKind(o.scope);
+  const caches = o.caches.filter((c) => isCacheOf(request, c));
 
-  const blocking = app && inferenceServiceToRemoveFirst(app, o.scope, o.caches.length, o.inferenceService);
+  const blocking = app && inferenceServiceToRemoveFirst(app, o.scope, caches.length, o.inferenceService);
   if (blocking) {
     // Its deletion event brings the app back here, and the caches go then.
     return {
       operations: [{ id: 'inference-service', action: 'remove', kind: Kinds.InferenceService, live: blocking, why: 'the app is deleted and its InferenceService uses its cluster-scoped model cache, which KServe refuses to delete while in use' }],
-      report: (done) => ({ events: [], condition: undefined, ...retryOf(done) }),
+      report: (done) => ({ events: done.flatMap((d) => (d.refusal ? [refusalEvent(d.refusal)] : [])), condition: undefined, ...retryOf(done) }),
     };
   }
 
   const wants = !!app && wantsCache(app, o.policy);
   const wanted = app && wants && !o.quota ? renderLocalModelCache(app, o.scope, o.nodeGroup) : undefined;
-  const needsFinalizer = o.scope === 'cluster' && !!wanted && o.served;
+  const needsFinalizer = !kind.namespaced && !!wanted && o.served;
   const hasFinalizer = app?.metadata.finalizers?.includes(CACHE_FINALIZER) ?? false;
   const operations: CacheOperation[] = [];
   if (app && needsFinalizer && !hasFinalizer) {
-    operations.push({ id: 'finalizer', action: 'finalizer', present: true, why: 'a cluster-scoped cache cannot be owned by the app: the finalizer removes it when the app goes' });
+    operations.push({ id: 'finalizer', action: 'finalizer', name: CACHE_FINALIZER, present: true, why: 'a cluster-scoped cache cannot be owned by the app: the finalizer removes it when the app goes' });
   }
 
   // Why the wanted cache is not written, when that is decided before any write.
   let blocked: (PlannedEvent & { condition: ConditionInput }) | undefined;
   if (wanted) {
-    const { namespace, name } = o.request;
     const taken = o.cacheNamed(wanted.metadata.namespace, wanted.metadata.name);
-    const takenBy = taken ? cacheOwner(taken) : undefined;
-    if (takenBy !== undefined && (takenBy.namespace !== namespace || takenBy.name !== name)) {
+    if (taken && !isCacheOf(request, taken)) {
       // Never reached with hashed names short of a collision; if it is, the other app's cache stays as it is.
       const message = `${wanted.kind} ${wanted.metadata.name} belongs to another app; not changed`;
       blocked = { type: 'Warning', reason: 'ModelCacheConflict', message, condition: { status: 'False', reason: 'ModelCacheConflict', message: `${message}: the model is not cached` } };
@@ -154,19 +160,22 @@ export function planModelCache(o: CacheObservation): CachePlan {
     } else {
       operations.push({
         id: 'cache', action: 'ensure', kind, desired: wanted, why: `caches ${app!.spec.model?.storageUri} on node group ${o.nodeGroup}`,
-        ...liveOf(o.caches.find((c) => c.metadata.name === wanted.metadata.name)),
+        ...liveOf(caches.find((c) => c.metadata.name === wanted.metadata.name)),
         ...(operations.length ? { when: { op: 'finalizer', outcome: ['written'], why: 'the finalizer is on the app before its cluster-scoped cache exists' } } : {}),
       });
     }
   }
 
   // Every other cache of the app (model changed, caching off, app gone), one after the other as each goes.
+  // A namespaced cache of an app that is gone goes with it (garbage collection: its owner reference).
   let previous = operations.find((op) => op.id === 'cache') ? 'cache' : undefined;
-  for (const c of o.caches) {
+  for (const c of kind.namespaced && !app ? [] : caches) {
     if (c.metadata.name === wanted?.metadata.name) continue;
     const id = `remove/${c.metadata.name}`;
     operations.push({
       id, action: 'remove', kind, live: c,
+      // A cluster-scoped cache cannot carry the app's owner reference: it is the app's by the labels it was found by.
+      ...(kind.namespaced ? {} : { labelledFor: request }),
       why: !app ? 'the app is gone' : wanted ? 'the app\'s model changed' : 'the app no longer caches this model',
       ...(previous === 'cache'
         ? { when: { op: 'cache', outcome: ['unchanged', 'written', 'rejected'], why: 'a new model\'s cache is written first: KServe moves the InferenceService to it, and refuses to delete a cache still in use' } }
@@ -176,7 +185,7 @@ export function planModelCache(o: CacheObservation): CachePlan {
   }
   if (app && !needsFinalizer && hasFinalizer) {
     operations.push({
-      id: 'drop-finalizer', action: 'finalizer', present: false, why: 'the app has no cluster-scoped cache left to remove',
+      id: 'drop-finalizer', action: 'finalizer', name: CACHE_FINALIZER, present: false, why: 'the app has no cluster-scoped cache left to remove',
       ...(previous && previous !== 'cache' ? { when: { op: previous, outcome: ['removed'], why: 'every cache of the app is gone first' } } : {}),
     });
   }
@@ -184,36 +193,47 @@ export function planModelCache(o: CacheObservation): CachePlan {
   return {
     operations,
     report(done) {
-      const events: PlannedEvent[] = [];
-      const cache = done.find((d) => d.op.id === 'cache');
-      if (blocked) events.push({ type: blocked.type, reason: blocked.reason, message: blocked.message });
-      if (cache?.outcome === 'written') events.push({ type: 'Normal', reason: 'ModelCacheApplied', message: `${wanted!.kind} ${wanted!.metadata.name} caches ${app!.spec.model?.storageUri} on node group ${o.nodeGroup}` });
-      if (cache?.outcome === 'rejected') events.push({ type: 'Warning', reason: cacheRefusal(cache.refusal!).reason, message: cache.refusal!.summary });
+      // Deleting a namespace removes the app with it: nothing to report or retry. An app gone has nothing to report on.
+      if (done.some((d) => d.refusal?.namespaceTerminating)) return { events: [], condition: undefined };
+      if (!app) return { events: [], condition: undefined, ...retryOf(done) };
+      const events: PlannedEvent[] = blocked ? [{ type: blocked.type, reason: blocked.reason, message: blocked.message }] : [];
       for (const d of done) {
-        if (d.op.action === 'remove' && d.outcome === 'removed' && app) events.push({ type: 'Normal', reason: 'ModelCacheRemoved', message: `removed ${d.op.live!.kind} ${d.op.live!.metadata.name}` });
+        if (d.refusal) events.push(refusalEvent(d.refusal));
+        else if (d.op.id === 'cache' && d.outcome === 'written') events.push({ type: 'Normal', reason: 'ModelCacheApplied', message: `${wanted!.kind} ${wanted!.metadata.name} caches ${app.spec.model?.storageUri} on node group ${o.nodeGroup}` });
+        else if (d.op.action === 'remove' && d.outcome === 'removed') events.push({ type: 'Normal', reason: 'ModelCacheRemoved', message: `removed ${d.op.live!.kind} ${d.op.live!.metadata.name}` });
       }
-      const refused = cache?.outcome === 'rejected' && cacheRefusal(cache.refusal!).retry ? { retry: cache.refusal! } : retryOf(done.filter((d) => d !== cache));
-      return { events, condition: condition(app, wants, o.quota, blocked?.condition, cache, wanted?.metadata.name), ...refused };
+      const said = condition(app, wants, o.quota, blocked?.condition, done, wanted);
+      const write = modelCachedUpdate(app, said, o.now);
+      return { events, condition: said, ...(write ? { write: write.length ? { conditions: write } : {} } : {}), ...retryOf(done) };
     },
   };
 }
 
-/** What the app's ModelCached condition says about this pass. */
-function condition(app: ServerlessApp | undefined, wants: boolean, quota: SpecProblem | undefined, blocked: ConditionInput | undefined, cache: ExecutedCacheOperation | undefined, name: string | undefined): ConditionInput | null | undefined {
-  if (!app || app.metadata.deletionTimestamp) return undefined;
+/** The Warning of a refused operation, as its refusal reads for the app's owner (cacheRefusal). */
+function refusalEvent(r: Refusal): PlannedEvent {
+  return { type: 'Warning', reason: cacheRefusal(r).reason, message: r.summary };
+}
+
+/**
+ * What the app's ModelCached condition says about this pass: the first refusal of any operation (the
+ * cache's write, an old cache's removal, the finalizer's); else why no cache is written; else that it is.
+ */
+function condition(app: ServerlessApp, wants: boolean, quota: SpecProblem | undefined, blocked: ConditionInput | undefined, done: ExecutedCacheOperation[], wanted: CacheObject | undefined): ConditionInput | null | undefined {
+  if (app.metadata.deletionTimestamp) return undefined;
+  const refusal = done.find((d) => d.refusal)?.refusal;
+  if (refusal) return { status: 'False', reason: cacheRefusal(refusal).reason, message: refusal.summary };
   // No cache asked for, or one the platform's per-app limits refuse (Ready says so, naming the field).
   if (!wants) return null;
   if (quota) return { status: 'False', reason: quota.reason, message: `${quota.field}: ${quota.message}` };
   if (blocked) return blocked;
-  if (!cache || cache.outcome === 'skipped') return undefined;
-  if (cache.outcome === 'rejected') return { status: 'False', reason: cacheRefusal(cache.refusal!).reason, message: cache.refusal!.summary };
-  return { status: 'True', reason: 'ModelCacheApplied', message: `${(cache.op as ChildOperation).kind.kind} ${name} caches ${app.spec.model?.storageUri} on the node group's nodes` };
+  const cache = done.find((d) => d.op.id === 'cache');
+  if (!wanted || !cache || cache.outcome === 'skipped') return undefined;
+  return { status: 'True', reason: 'ModelCacheApplied', message: `${wanted.kind} ${wanted.metadata.name} caches ${app.spec.model?.storageUri} on the node group's nodes` };
 }
 
-/** Whether `op` runs after `done`: it has no guard, or the operation it names ended as the guard asks. */
-/** The first refusal among `done` that backoff may cure. */
+/** The first refusal among `done` that backoff may cure (cacheRefusal: a conflict is not retried). */
 function retryOf(done: ExecutedCacheOperation[]): { retry?: Refusal } {
-  const r = done.find((d) => d.outcome === 'rejected' && d.refusal?.retry)?.refusal;
+  const r = done.find((d) => d.refusal && cacheRefusal(d.refusal).retry)?.refusal;
   return r ? { retry: r } : {};
 }
 
@@ -221,8 +241,8 @@ function retryOf(done: ExecutedCacheOperation[]): { retry?: Refusal } {
  * The ModelCached entry to apply under the model-cache controller's own field
  * manager (conditions is a list keyed by type, so its entry and the app
  * controller's never overwrite each other): `[]` drops it, undefined writes
- * nothing. Set only once the app controller has reported on the app (its
- * Ready condition): before that the app reads as the CRD's default status,
+ * nothing. Set only once the app controller has reported on the app
+ * (appReported): before that the app reads as the CRD's default status,
  * which a first write of ours alone would replace.
  */
 export function modelCachedUpdate(app: ServerlessApp, want: ConditionInput | null | undefined, now: Date): Condition[] | undefined {
@@ -230,7 +250,7 @@ export function modelCachedUpdate(app: ServerlessApp, want: ConditionInput | nul
   const conditions = (app.status?.conditions ?? []) as Condition[];
   const live = findCondition(conditions, MODEL_CACHED);
   if (want === null) return live ? [] : undefined;
-  if (!findCondition(conditions, 'Ready')) return undefined;
+  if (!appReported(app)) return undefined;
   const next = { type: MODEL_CACHED, ...want, observedGeneration: app.metadata.generation ?? 0 };
   if (live && live.status === next.status && live.reason === next.reason && live.message === next.message && live.observedGeneration === next.observedGeneration) return undefined;
   return setCondition(live ? [live] : [], next, now);

@@ -9,6 +9,7 @@ import type { SpecProblem } from '../api/v1alpha1/validation.ts';
 import type { PrewarmEvaluation } from '../prewarm/prewarm.ts';
 import type { AnalysisOutcome, RolloutPlan } from '../rollout/canary.ts';
 import type { ResourceKind } from '../util/kinds.ts';
+import type { ObjectRef } from '../util/object-key.ts';
 import type { Decision, Effect } from './decide.ts';
 import type { WorkloadObject } from './workloads.ts';
 import type { WriteRuleName } from './write-rules.ts';
@@ -40,7 +41,26 @@ export interface ChildOperation {
   why: string;
   /** ensure: how the kind must be written (its data plane's rule, see write-rules.ts); 'apply' when absent. */
   write?: WriteRuleName;
+  /**
+   * remove: `live` cannot carry an owner reference (a namespaced app's cluster-scoped cache), so it is the
+   * app's by its labels: removed only when they name this app (render/metadata.ts labelledFor, the rule by
+   * which ensure writes it). Absent: only when the app controls it by its owner reference.
+   */
+  labelledFor?: ObjectRef;
 }
+
+/** Adds (present) or removes the app's finalizer `name` (the model-cache controller's). Outcome: written, or unchanged when the app is gone. */
+export interface FinalizerOperation {
+  id: string;
+  action: 'finalizer';
+  name: string;
+  present: boolean;
+  when?: ChildOperation['when'];
+  why: string;
+}
+
+/** Every operation the executor (controllers/execute.ts) runs. */
+export type AppOperation = ChildOperation | FinalizerOperation;
 
 /** A write the API server refused (ApplyRejected) or an object the app does not control (NotOwned). */
 export interface Refusal {

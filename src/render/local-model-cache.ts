@@ -10,11 +10,15 @@
 
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { shortHash } from '../rollout/version.ts';
-import { appLabels, ownerReference } from './metadata.ts';
-
-export const CACHE_NAMESPACE_LABEL = 'serverlessapp.io/namespace';
+import { apiVersionOf, Kinds } from '../util/kinds.ts';
+import { APP_NAMESPACE_LABEL, appLabels, ownerReference } from './metadata.ts';
 
 export type CacheScope = 'cluster' | 'namespace';
+
+/** The cache kind of a scope: KServe's cluster-scoped LocalModelCache, or its LocalModelNamespaceCache. */
+export function cacheKind(scope: CacheScope): typeof Kinds.LocalModelCache | typeof Kinds.LocalModelNamespaceCache {
+  return scope === 'cluster' ? Kinds.LocalModelCache : Kinds.LocalModelNamespaceCache;
+}
 
 /** KServe derives further names (per node group) from the cache's, so it is held to a DNS label's 63 characters. */
 const MAX_NAME = 63;
@@ -33,11 +37,12 @@ export function renderLocalModelCache(app: ServerlessApp, scope: CacheScope, nod
   const model = app.spec.model;
   if (model?.size === undefined) throw new Error('renderLocalModelCache needs spec.model.size');
   const name = modelCacheName(app, scope);
+  const kind = cacheKind(scope);
   return {
-    apiVersion: 'serving.kserve.io/v1alpha1',
-    kind: scope === 'cluster' ? 'LocalModelCache' : 'LocalModelNamespaceCache',
-    metadata: scope === 'cluster'
-      ? { name, labels: { ...appLabels(app), [CACHE_NAMESPACE_LABEL]: app.metadata.namespace } }
+    apiVersion: apiVersionOf(kind),
+    kind: kind.kind,
+    metadata: !kind.namespaced
+      ? { name, labels: { ...appLabels(app), [APP_NAMESPACE_LABEL]: app.metadata.namespace } }
       : { name, namespace: app.metadata.namespace, labels: appLabels(app), ownerReferences: [ownerReference(app)] },
     spec: { sourceModelUri: model.storageUri, modelSize: String(model.size), nodeGroups: [nodeGroup] },
   };

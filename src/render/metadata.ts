@@ -3,9 +3,12 @@
 // watch that maps a child's event to its app).
 
 import { API_VERSION, KIND, type ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
-import { MANAGED_BY, MANAGED_BY_LABEL } from '../util/managed-by.ts';
+import { isManaged, MANAGED_BY, MANAGED_BY_LABEL } from '../util/managed-by.ts';
+import type { ObjectRef } from '../util/object-key.ts';
 
 export const APP_LABEL = 'serverlessapp.io/app';
+/** On a child that cannot live in its app's namespace (a cluster-scoped model cache): that namespace. */
+export const APP_NAMESPACE_LABEL = 'serverlessapp.io/namespace';
 export const VERSION_LABEL = 'serverlessapp.io/version';
 
 export function appLabels(app: ServerlessApp): Record<string, string> {
@@ -36,6 +39,31 @@ export function controllingApp(obj: { metadata: { ownerReferences?: Array<{ kind
 /** Whether `app` controls `obj` by uid (its controller owner reference): only then may the app delete it. */
 export function controlledBy(app: ServerlessApp, obj: { metadata: { ownerReferences?: Array<{ controller?: boolean; uid?: string }> } } | undefined): boolean {
   return !!obj?.metadata.ownerReferences?.some((r) => r.controller && r.uid === app.metadata.uid);
+}
+
+interface Labelled {
+  metadata: { namespace?: string; labels?: Record<string, string>; ownerReferences?: Array<{ controller?: boolean }> };
+}
+
+/**
+ * The app an object the operator made names by its labels: APP_LABEL, in the object's own namespace or,
+ * for a cluster-scoped one, in the namespace APP_NAMESPACE_LABEL names.
+ */
+export function labelledApp(obj: Labelled): ObjectRef | undefined {
+  if (!isManaged(obj)) return undefined;
+  const name = obj.metadata.labels?.[APP_LABEL];
+  const namespace = obj.metadata.namespace ?? obj.metadata.labels?.[APP_NAMESPACE_LABEL];
+  return name && namespace ? { namespace, name } : undefined;
+}
+
+/**
+ * Whether `obj` is the child of the app `ref` names, for a child that cannot carry an owner reference (a
+ * namespaced app's cluster-scoped cache): its labels name the app and nothing controls it. The one rule by
+ * which such a child is written (controllers/children.ts notControlledBy) and removed (ChildWriter.remove).
+ */
+export function labelledFor(obj: Labelled, ref: ObjectRef | undefined): boolean {
+  const app = labelledApp(obj);
+  return !!ref && !obj.metadata.ownerReferences?.some((r) => r.controller) && app?.namespace === ref.namespace && app.name === ref.name;
 }
 
 /** metadata for a namespaced child named after its app. */

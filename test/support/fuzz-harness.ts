@@ -8,7 +8,8 @@ import { wantsCache } from '../../src/controllers/model-cache.ts';
 import { decide, desiredWorkload } from '../../src/planner/decide.ts';
 import { composeStatus } from '../../src/planner/status.ts';
 import { knativeWorkload, kserveWorkload } from '../../src/planner/workloads.ts';
-import { CACHE_NAMESPACE_LABEL, renderLocalModelCache } from '../../src/render/local-model-cache.ts';
+import { renderLocalModelCache } from '../../src/render/local-model-cache.ts';
+import { APP_NAMESPACE_LABEL } from '../../src/render/metadata.ts';
 import { renderVirtualService } from '../../src/render/virtual-service.ts';
 import { reservedPodKeys } from '../../src/testing/reserved-pod-keys.ts';
 import type { JSONSchema } from '../../src/testing/schema-fuzz.ts';
@@ -72,7 +73,7 @@ export function breaches(app: ServerlessApp): string[] {
   const w = app.spec.container ?? app.spec.model;
   const own = Object.keys(w?.podLabels ?? {}).length + Object.keys(w?.podAnnotations ?? {}).length ? reconcileOnce(withoutPodMetadata(app)) : children;
   children.forEach((child, i) => {
-    const ns = child.metadata.namespace ?? child.metadata.labels?.[CACHE_NAMESPACE_LABEL];
+    const ns = child.metadata.namespace ?? child.metadata.labels?.[APP_NAMESPACE_LABEL];
     if (ns !== app.metadata.namespace) out.push(`${child.kind} ${child.metadata.name} rendered in namespace ${ns}, not ${app.metadata.namespace}`);
     for (const key of reservedPodKeys(child, own[i]!)) {
       if (!refusedByCrd(key.split(' ')[1]!)) out.push(`${child.kind} ${child.metadata.name}: tenant ${key} reaches the pods`);

@@ -1,0 +1,58 @@
+import assert from 'node:assert/strict';
+import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
+import { renderLocalModelCache } from '../render/local-model-cache.ts';
+import { modelApp } from '../testing/apps.ts';
+import { CACHE_FINALIZER, type CacheObject } from './model-cache-plan.ts';
+import { appChangeMatters, appDeletedWith, appOfCache, appsWaitingForCache, appToReconcile } from './model-cache-triggers.ts';
+
+const named = (name: string, storageUri = 'gs://models/fraud/v7', more: Partial<ServerlessApp['spec']> = {}): ServerlessApp => {
+  const app = modelApp(more);
+  return { ...app, metadata: { ...app.metadata, name }, spec: { ...app.spec, model: { ...app.spec.model!, storageUri } } };
+};
+const cacheOf = (app: ServerlessApp): CacheObject => renderLocalModelCache(app, 'cluster', 'gpu');
+const key = (name: string) => ({ namespace: 'ml', name });
+
+describe('model cache: when a deleted cache lets other apps try again', () => {
+  const gone = cacheOf(named('first'));
+
+  it('retries at once the apps that want a cache of the same model and have none (KServe admits one cache per model)', () => {
+    assert.deepEqual(appsWaitingForCache(gone, [named('first'), named('second')], []), [key('first'), key('second')]);
+  });
+
+  it('leaves apps with a cache of their own, of another model, without cacheModel, or over the platform\'s limits', () => {
+    const second = named('second');
+    const apps = [second, named('other-model', 'gs://models/other'), named('no-cache', 'gs://models/fraud/v7', { prewarm: { replicas: 1 } })];
+    assert.deepEqual(appsWaitingForCache(gone, apps, [cacheOf(second)]), []);
+    assert.deepEqual(appsWaitingForCache(gone, [named('big')], [], { maxModelSizeBytes: 1024 }), []);
+  });
+});
+
+describe('model cache: which app events bring an app back', () => {
+  const ready = { type: 'Ready', status: 'True' as const, reason: 'Ready', message: '', lastTransitionTime: '2026-01-01T00:00:00Z' };
+
+  it('a model app, or any app still carrying the finalizer', () => {
+    const container: ServerlessApp = { ...named('web'), spec: { container: { image: 'web:1' } } };
+    assert.deepEqual(appToReconcile(named('fraud')), [key('fraud')]);
+    assert.deepEqual(appToReconcile(container), []);
+    assert.deepEqual(appToReconcile({ ...container, metadata: { ...container.metadata, finalizers: [CACHE_FINALIZER] } }), [key('web')]);
+  });
+
+  it('on a spec, finalizer or deletion change, and on the app controller\'s first report; not on its other status writes', () => {
+    const app = named('fraud');
+    const reported = { ...app, status: { conditions: [ready] } };
+    assert.equal(appChangeMatters({ ...app, metadata: { ...app.metadata, generation: 2 } }, app), true);
+    assert.equal(appChangeMatters({ ...app, metadata: { ...app.metadata, finalizers: [CACHE_FINALIZER] } }, app), true);
+    assert.equal(appChangeMatters({ ...app, metadata: { ...app.metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } }, app), true);
+    assert.equal(appChangeMatters(reported, app), true, 'ModelCached waits for the first report');
+    assert.equal(appChangeMatters({ ...reported, status: { ...reported.status, phase: 'Stable' } }, reported), false);
+  });
+
+  it('a cache brings back the app its labels name; an InferenceService, its app only while that is being deleted', () => {
+    assert.deepEqual(appOfCache(cacheOf(named('fraud'))), [key('fraud')]);
+    assert.deepEqual(appOfCache({ ...cacheOf(named('fraud')), metadata: { name: 'x', labels: {} } }), []);
+    const isvc = { apiVersion: 'serving.kserve.io/v1beta1', kind: 'InferenceService', metadata: { name: 'fraud', namespace: 'ml', ownerReferences: [{ kind: 'ServerlessApp', name: 'fraud', uid: 'a1', controller: true }] } };
+    const app = named('fraud');
+    assert.deepEqual(appDeletedWith(isvc, () => app), []);
+    assert.deepEqual(appDeletedWith(isvc, () => ({ ...app, metadata: { ...app.metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } })), [key('fraud')]);
+  });
+});

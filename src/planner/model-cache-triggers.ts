@@ -1,0 +1,49 @@
+// When the model-cache controller looks at an app again, pure: which events of
+// the apps, their caches and InferenceServices bring which app back, and which
+// apps a cache's deletion lets try again. The controller wires these to its
+// informers and only enqueues what they return.
+
+import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
+import { controllingApp, labelledApp } from '../render/metadata.ts';
+import type { ObjectRef } from '../util/object-key.ts';
+import type { WorkloadObject } from './workloads.ts';
+import { appReported, CACHE_FINALIZER, isCacheOf, wantsCache, type CacheObject, type ModelPolicy } from './model-cache-plan.ts';
+
+const keyOf = (app: ServerlessApp): ObjectRef => ({ namespace: app.metadata.namespace, name: app.metadata.name });
+
+/** A model app, or one that still carries the finalizer (its cluster-scoped caches to remove). */
+export function appToReconcile(app: ServerlessApp): ObjectRef[] {
+  return app.spec.model || app.metadata.finalizers?.includes(CACHE_FINALIZER) ? [keyOf(app)] : [];
+}
+
+/**
+ * Only what the controller reads: the spec (generation), finalizers and deletion, and the app
+ * controller's first report (ModelCached waits for it, appReported), not every status write.
+ */
+export function appChangeMatters(app: ServerlessApp, old: ServerlessApp): boolean {
+  return app.metadata.generation !== old.metadata.generation || app.metadata.deletionTimestamp !== old.metadata.deletionTimestamp
+    || String(app.metadata.finalizers) !== String(old.metadata.finalizers) || appReported(app) !== appReported(old);
+}
+
+/** The app a cache's labels name. */
+export function appOfCache(cache: CacheObject): ObjectRef[] {
+  const app = labelledApp(cache);
+  return app ? [app] : [];
+}
+
+/** The app that controls an InferenceService, only while it is being deleted: once its InferenceService is gone, its cache can go. */
+export function appDeletedWith(isvc: WorkloadObject, appNamed: (namespace: string, name: string) => ServerlessApp | undefined): ObjectRef[] {
+  const name = controllingApp(isvc);
+  const namespace = isvc.metadata.namespace;
+  return name && namespace && appNamed(namespace, name)?.metadata.deletionTimestamp ? [{ namespace, name }] : [];
+}
+
+/**
+ * The apps to try again as soon as `gone` is deleted, not when their backoff (up to minutes) runs out:
+ * those that want a cache of the same model and have none, since KServe admits one cache per model
+ * (its webhook refused theirs while `gone` existed). `caches`: the caches left.
+ */
+export function appsWaitingForCache(gone: CacheObject, apps: readonly ServerlessApp[], caches: readonly CacheObject[], policy: ModelPolicy = {}): ObjectRef[] {
+  const model = gone.spec?.sourceModelUri;
+  return apps.filter((a) => a.spec.model?.storageUri === model && wantsCache(a, policy) && !caches.some((c) => isCacheOf(keyOf(a), c))).map(keyOf);
+}
