@@ -69,12 +69,37 @@ export function parseAppFile(text: string, file: string, namespace: string): Ser
   return { ...app, metadata: { ...app.metadata, namespace } } as ServerlessApp;
 }
 
-/** Everything a plan needs, read with targeted requests. `file`: the edit, or undefined for "what happens next". */
-export async function readPlanInput(client: KubeClient, namespace: string, name: string, file: ServerlessApp | undefined, operator: string, warn: (message: string) => void): Promise<PlanInput> {
+/** A plan's reads, in flight. */
+export interface PlanReads {
+  /**
+   * Settles with the stored app's read, the first answer the plan waits for.
+   * By then the reads have gone out (their TLS handshakes need this thread)
+   * while the dry run and the namespace's list are still with the server:
+   * the time to do other work, such as loading the planner.
+   */
+  stored: Promise<unknown>;
+  /** Everything the plan needs. */
+  input: Promise<PlanInput>;
+}
+
+/** Starts every read a plan needs, with targeted requests. `file`: the edit, or undefined for "what happens next". */
+export function readPlanInput(client: KubeClient, namespace: string, name: string, file: ServerlessApp | undefined, operator: string, warn: (message: string) => void): PlanReads {
   const now = new Date();
-  const optional = async <T>(read: Promise<T>, none: T) => read.catch((err: unknown) => { if (isNotFound(err)) return none; throw err; });
   const notes: string[] = [];
-  // A plan's wall time is its round trips: every read that needs only the name (or the file) starts at once.
+  // A plan's wall time is its round trips: every read that needs only the name (or the file) starts at once,
+  // the longest first: the namespace's list (the file's hosts and model are the stored app's: the dry run adds
+  // defaults, neither of these), then the stored app, on which the app's dry run waits.
+  const fileReads = file ? started(namespaceReads(client, file, notes)) : undefined;
+  const stored = started(client.get<ServerlessApp>(Kinds.ServerlessApp, namespace, name));
+  return { stored, input: assemble(client, { now, namespace, name, file, operator, warn, notes, fileReads, stored }) };
+}
+
+async function assemble(client: KubeClient, r: {
+  now: Date; namespace: string; name: string; file: ServerlessApp | undefined; operator: string; warn: (message: string) => void;
+  notes: string[]; fileReads: Promise<NamespaceView> | undefined; stored: Promise<ServerlessApp | undefined>;
+}): Promise<PlanInput> {
+  const { now, namespace, name, file, notes } = r;
+  const optional = async <T>(read: Promise<T>, none: T) => read.catch((err: unknown) => { if (isNotFound(err)) return none; throw err; });
   const children = started(Promise.all([
     client.get<WorkloadObject>(Kinds.KnativeService, namespace, name),
     optional(client.get<WorkloadObject>(Kinds.InferenceService, namespace, name), undefined),
@@ -84,11 +109,9 @@ export async function readPlanInput(client: KubeClient, namespace: string, name:
     optional(client.get<WorkloadObject>(Kinds.VirtualService, namespace, name), undefined),
     optional(client.list<Revision>(Kinds.KnativeRevision, namespace, { labelSelector: `${APP_LABEL}=${name}`, resourceVersion: '0' }).then((l) => l.items), [] as Revision[]),
   ]));
-  // The file's hosts and model are the stored app's (the dry run adds defaults, neither of these).
-  const fileReads = file ? started(namespaceReads(client, file, notes)) : undefined;
   // The app's dry run waits for the stored app only, not for the platform's settings (two round trips).
-  const settingsRead = started(platformSettings(client, operator, warn));
-  const live = await client.get<ServerlessApp>(Kinds.ServerlessApp, namespace, name);
+  const settingsRead = started(platformSettings(client, r.operator, r.warn));
+  const live = await r.stored;
   if (!file && !live) throw new CommandError(`serverlessapp "${name}" not found in namespace "${namespace}"`);
   let edited = live!;
   let appRefused: string | undefined;
@@ -102,7 +125,7 @@ export async function readPlanInput(client: KubeClient, namespace: string, name:
       edited = { ...file, ...(live?.status ? { status: live.status } : {}) };
     }
   }
-  const [[knative, kserve, vs, httpRoute, legacy, revisions], view, settings] = await Promise.all([children, fileReads ?? namespaceReads(client, edited, notes), settingsRead]);
+  const [[knative, kserve, vs, httpRoute, legacy, revisions], view, settings] = await Promise.all([children, r.fileReads ?? namespaceReads(client, edited, notes), settingsRead]);
   return {
     now, source: file ? 'file' : 'live', ...(live ? { live } : {}), edited, ...(appRefused ? { appRefused } : {}),
     ...(knative ? { knative } : {}), ...(kserve ? { kserve } : {}),
@@ -119,7 +142,8 @@ function started<T>(read: Promise<T>): Promise<T> {
 
 /** The HostClaims and the namespace's apps the operator's host and budget rules read for `app`. */
 async function namespaceReads(client: KubeClient, app: ServerlessApp, notes: string[]): Promise<NamespaceView> {
-  const [claims, apps] = await Promise.all([readClaims(client, app, notes), readNamespaceApps(client, app, notes)]);
+  // The list first: of all a plan's reads it takes the server longest.
+  const [apps, claims] = await Promise.all([readNamespaceApps(client, app, notes), readClaims(client, app, notes)]);
   return { ...(claims ? { claims } : {}), ...(apps ? { apps } : {}) };
 }
 

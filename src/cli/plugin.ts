@@ -66,13 +66,16 @@ async function plan(client: KubeClient, namespace: string, name: string, command
   const file = command.file === undefined ? undefined
     : parseAppFile(readFileSync(command.file === '-' ? 0 : command.file, 'utf8'), command.file === '-' ? 'stdin' : command.file, namespace);
   const warn = (message: string) => { process.stderr.write(`warning: ${message}\n`); };
-  const reading = readPlanInput(client, namespace, file?.metadata.name ?? name, file, command.operator, warn);
-  reading.catch(() => undefined); // awaited below: no unhandled rejection meanwhile
-  // The planner, most of the plugin's modules, loads while the reads are in flight (they go out first).
+  const reads = readPlanInput(client, namespace, file?.metadata.name ?? name, file, command.operator, warn);
+  reads.input.catch(() => undefined); // awaited below: no unhandled rejection meanwhile
+  // The planner, most of the plugin's modules, loads while the server answers. Not before the first answer: a
+  // module loads on this thread, which the reads' TLS handshakes need too, so loading it at once held every
+  // request back by its load time.
+  await reads.stored.catch(() => undefined);
   const [{ exitCode, planChildren, planDocument }, { dryRunOperations }, { renderPlan }] = await Promise.all([
     import('./plan-document.ts'), import('./plan-dry-run.ts'), import('./plan-view.ts'),
   ]);
-  const input = await reading;
+  const input = await reads.input;
   const planned = planChildren(input);
   const doc = planDocument(input, planned, await dryRunOperations(client, planned.operations));
   process.stdout.write(command.output === 'json' ? `${JSON.stringify(doc, null, 2)}\n` : renderPlan(doc));
