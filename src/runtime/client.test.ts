@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import { connect, type AddressInfo } from 'node:net';
+import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -269,6 +270,34 @@ describe('KubeClient over TLS', function () {
         s.closeAllConnections();
         s.close();
       }
+    }
+  });
+
+  it('opens parallel connections with one TLS context: the CA and the client certificate are parsed once, not per connection', async () => {
+    const api = createTlsServer({ key: pem('server.key'), cert: pem('server.crt'), ca: pem('ca.crt'), requestCert: true, rejectUnauthorized: true }, (req, res) => {
+      // Held a moment, so the requests cannot share a connection.
+      setImmediate(() => reply(res, 200, { kind: 'ConfigMap', metadata: { name: String((req.socket as import('node:tls').TLSSocket).getPeerCertificate().subject?.CN) } }));
+    });
+    await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', resolve));
+    const connections = new Set<unknown>();
+    api.on('secureConnection', (socket) => connections.add(socket));
+    const tlsModule = createRequire(import.meta.url)('node:tls') as typeof import('node:tls');
+    const original = tlsModule.createSecureContext;
+    let contexts = 0;
+    tlsModule.createSecureContext = (options) => { contexts++; return original(options); };
+    syncBuiltinESMExports();
+    const client = new KubeClient(new RestConfig({ server: `https://127.0.0.1:${(api.address() as AddressInfo).port}`, ca: { file: join(dir, 'ca.crt') }, cert: { file: join(dir, 'client.crt') }, key: { file: join(dir, 'client.key') } }));
+    try {
+      const got = await Promise.all(['a', 'b', 'c', 'd', 'e'].map((n) => client.get<{ metadata: { name: string } }>(Kinds.ConfigMap, n, 'x')));
+      assert.deepEqual(got.map((o) => o?.metadata.name), ['operator', 'operator', 'operator', 'operator', 'operator']);
+      assert.equal(connections.size, 5);
+      assert.equal(contexts, 1);
+    } finally {
+      tlsModule.createSecureContext = original;
+      syncBuiltinESMExports();
+      client.close();
+      api.closeAllConnections();
+      api.close();
     }
   });
 });

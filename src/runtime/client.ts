@@ -12,6 +12,7 @@
 import { readFileSync } from 'node:fs';
 import type { Agent, IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import type { RequestOptions as HttpsRequestOptions } from 'node:https';
+import { createSecureContext } from 'node:tls';
 import { Kinds, apiVersionOf, resourcePath, type ResourceKind } from '../util/kinds.ts';
 import { toRestConfig, type KubeConfigSource, type RestConfig, type TlsMaterial } from './kubeconfig.ts';
 import type { OperatorMetrics } from './metrics.ts';
@@ -279,9 +280,12 @@ export class KubeClient {
     if (this.agents?.tls !== tls) {
       this.close();
       const proxy = this.config.proxyUrl;
+      // One TLS context for every connection: without it each connection parses the CA and the client
+      // certificate again (about 1 ms of this thread each; a plan opens a dozen at once).
+      const secureContext = protocol === 'http:' ? undefined : createSecureContext({ ...(tls.ca ? { ca: tls.ca } : {}), ...(tls.cert ? { cert: tls.cert } : {}), ...(tls.key ? { key: tls.key } : {}) });
       const make = (maxSockets: number): Agent => {
         const options = { keepAlive: true, keepAliveMsecs: 30_000, maxSockets, ...(proxy ? { proxyEnv: { HTTP_PROXY: proxy, HTTPS_PROXY: proxy } } : {}) };
-        return protocol === 'http:' ? new http.Agent(options) : new https.Agent({ ...options, ...tls });
+        return protocol === 'http:' ? new http.Agent(options) : new https.Agent({ ...options, ...tls, secureContext });
       };
       this.agents = { tls, pooled: make(POOL_SIZE), unpooled: make(Infinity) };
     }
