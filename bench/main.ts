@@ -34,11 +34,16 @@ const USAGE = `Usage: npm run bench -- [--apps 1000] [--data-plane auto|real|sta
        npm run bench -- --peer kserve [--apps 1000] [--idle-seconds 60] [--concurrency 8] [--json FILE]
        npm run bench -- --scenario plan [--apps 10000] [--plan-runs 20] [--plan-rounds 1] [--plan-baseline DIR] [--json FILE]
        npm run bench -- --scenario noisy-neighbour [--victim-apps 4] [--noisy-apps 4] [--noisy-edits 40] [--data-plane real|standin] [--json FILE] [--cpu-prof DIR]
+                        [--tenant-fairness off|on|off,on|on,off] [--tenant-shares 1]
   --data-plane auto: the real Knative and KServe below ${REAL_DATA_PLANE_BELOW} apps, the SIMULATED stand-in from there on
   --peer kserve: only the side-by-side run, the operator (model apps -> InferenceServices) then the real KServe
                  controller (InferenceServices -> Knative Services) on one API server, no data plane
   --scenario noisy-neighbour: only the isolation run: the victim namespace's canary edits alone, then while another
                  namespace applies worst-case apps and edit storms; noisy/quiet ratios (bench/noisy-neighbour.ts)
+  --tenant-fairness: each namespace writes as a tenant user of its own instead of the admin, and the pair of
+                 phases runs once per setting, in order: off (the API server's built-in FlowSchemas) or on (a
+                 FlowSchema per-namespace fair for ServerlessApp writes, bench/tenant-fairness.ts, with
+                 --tenant-shares nominal concurrency shares for the tenants' priority level)
   --scenario plan: only the latency of kubectl sapp plan (the built CLI) with --apps ServerlessApps in the
                  cluster and no operator (bench/plan.ts); --apps defaults to 10000 here; --plan-rounds N repeats the
                  measurement N times on the same apps (medians over the rounds); --plan-baseline DIR times
@@ -61,6 +66,8 @@ const { values } = parseArgs({
     'victim-apps': { type: 'string', default: '4' },
     'noisy-apps': { type: 'string', default: '4' },
     'noisy-edits': { type: 'string', default: '40' },
+    'tenant-fairness': { type: 'string' },
+    'tenant-shares': { type: 'string', default: '1' },
     'plan-runs': { type: 'string', default: '20' },
     'plan-rounds': { type: 'string', default: '1' },
     'plan-baseline': { type: 'string' },
@@ -91,6 +98,11 @@ if (values.scenario !== undefined && values.scenario !== 'noisy-neighbour' && va
 }
 if (values.peer !== undefined && values.peer !== 'kserve') {
   console.error(`--peer must be kserve\n${USAGE}`);
+  process.exit(2);
+}
+const fairnessSettings = values['tenant-fairness']?.split(',');
+if (fairnessSettings && (!fairnessSettings.length || fairnessSettings.some((f) => f !== 'off' && f !== 'on'))) {
+  console.error(`--tenant-fairness must be off, on, or both in the order to run them (off,on or on,off)\n${USAGE}`);
   process.exit(2);
 }
 const dataPlaneFlag = values['data-plane'];
@@ -217,9 +229,15 @@ async function noisyNeighbour(): Promise<number> {
   const nenv = await startBenchEnv({ dataPlane: plane, namespaces: [VICTIM, NOISY], otherNamespaces: [], operatorConcurrency: concurrency, readyDelayMs: 100, log });
   try {
     const op = await nenv.startOperator(values['cpu-prof'] ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${values['cpu-prof']}`] } : {});
-    const result = await measureNoisyNeighbour(nenv, op, { victimApps: int('victim-apps', 1), noisyApps: int('noisy-apps', 1), edits: int('noisy-edits', 4), log });
-    const record = { scenario: 'noisy-neighbour', dataPlane: plane, operator: { command: operatorCommand(), builtFrom }, operatorConcurrency: concurrency, startedAt, seconds: secondsSince(started), ...noisyRecord(result) };
-    console.log(noisyTable(record));
+    const results = await measureNoisyNeighbour(nenv, op, {
+      victimApps: int('victim-apps', 1), noisyApps: int('noisy-apps', 1), edits: int('noisy-edits', 4), log,
+      ...(fairnessSettings ? { fairness: fairnessSettings as Array<'off' | 'on'>, tenantShares: int('tenant-shares', 1) } : {}),
+    });
+    const head = { scenario: 'noisy-neighbour', dataPlane: plane, operator: { command: operatorCommand(), builtFrom }, operatorConcurrency: concurrency, startedAt, seconds: secondsSince(started) };
+    const records = results.map(noisyRecord);
+    // One pair of phases: the record as it always was; one per tenant fairness setting: each under `runs`.
+    const record = fairnessSettings ? { ...head, tenantShares: int('tenant-shares', 1), runs: records } : { ...head, ...records[0]! };
+    console.log(records.map(noisyTable).join('\n\n'));
     const warnings = logSummary(op);
     if (warnings) log(`the operator warned: ${warnings}`);
     writeRecord(record);

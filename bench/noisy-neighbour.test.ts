@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { re2ProgramSizeBound } from '../src/api/v1alpha1/regex-cost.ts';
 import { MAX_REGEX_PROGRAM_SIZE, validateApp } from '../src/api/v1alpha1/validation.ts';
 import { parseConfig, validationPolicy } from '../src/config.ts';
-import { worstCaseApp } from './noisy-neighbour.ts';
+import { noisyRecord, noisyTable, worstCaseApp } from './noisy-neighbour.ts';
 
 describe('noisy-neighbour benchmark: the worst-case app', () => {
   const policy = validationPolicy(parseConfig([], {}));
@@ -18,4 +18,26 @@ describe('noisy-neighbour benchmark: the worst-case app', () => {
       assert.ok(cost >= 0.9 * MAX_REGEX_PROGRAM_SIZE && cost <= MAX_REGEX_PROGRAM_SIZE, `RE2 cost ${cost} of ${MAX_REGEX_PROGRAM_SIZE}`);
     });
   }
+});
+
+describe('noisy-neighbour benchmark: the record of a tenant fairness run', () => {
+  const phase = (flowControl?: Parameters<typeof noisyRecord>[0]['quiet']['flowControl']): Parameters<typeof noisyRecord>[0]['quiet'] => ({
+    editsMs: [10, 20], editTimeouts: 0, healthMs: [1], healthFailures: 0, seconds: 10, cpuSeconds: 1, processCpu: { apiServer: 1 }, machineBusyCores: 1, cores: 2,
+    editPaths: [], noisyWrites: 0, ...(flowControl ? { flowControl } : {}),
+  });
+
+  it('names the setting and gives each FlowSchema its mean time queued and executing per request', () => {
+    const rec = noisyRecord({ fairness: 'on', quiet: phase(), noisy: phase({ 'serverlessapp-tenant-writes': { requests: 4, waitSeconds: 0.4, executionSeconds: 2, rejected: 1 } }) });
+    assert.equal(rec.tenantFairness, 'on');
+    assert.deepEqual(rec.noisy.flowControl, { 'serverlessapp-tenant-writes': { requests: 4, rejected: 1, meanWaitMs: 100, meanExecutionMs: 500 } });
+    assert.match(noisyTable(rec), /^tenant fairness on/);
+    assert.match(noisyTable(rec), /API Priority and Fairness, noisy: serverlessapp-tenant-writes 4 requests \(1 rejected\), 100 ms queued, 500 ms executing/);
+  });
+
+  it('keeps the record as it was when the admin wrote (no setting, no APF figures)', () => {
+    const rec = noisyRecord({ quiet: phase(), noisy: phase() });
+    assert.equal('tenantFairness' in rec, false);
+    assert.equal('flowControl' in rec.noisy, false);
+    assert.doesNotMatch(noisyTable(rec), /tenant fairness|Priority and Fairness/);
+  });
 });

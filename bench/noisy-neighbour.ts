@@ -14,6 +14,11 @@
 // Each edit waits (unmeasured) until the app's previous edit has taken effect
 // on the data plane: an edit that changes nothing the operator renders has no
 // traffic write to time.
+// With --tenant-fairness, each namespace writes as a tenant user of its own
+// (bench/tenants.ts) instead of the admin, whom API Priority and Fairness
+// exempts, and the pair of phases runs once per setting given (off: the API
+// server's built-in FlowSchemas; on: bench/tenant-fairness.ts's), in order,
+// on the same operator and apps.
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { ServerlessApp } from '../src/api/v1alpha1/serverlessapp.ts';
@@ -32,6 +37,8 @@ import { BENCH_USER_AGENT, OPERATOR_USER_AGENT, type BenchEnv } from './environm
 import { percentile, round, sleep } from './stats.ts';
 import { editPath, summarizePaths, type EditPath } from './edit-path.ts';
 import { benchApp, forEachBounded, imageOf, keyOf, type AppRef } from './workload.ts';
+import { flowCounters, flowIncrease, makeTenants, setTenantFairness, type FlowCounters } from './tenants.ts';
+import type { KubeClient } from '../src/runtime/client.ts';
 
 export const VICTIM = 'victim';
 export const NOISY = 'noisy';
@@ -51,6 +58,13 @@ export interface NoisyOptions {
   edits: number;
   /** Worst-case apps the noisy namespace keeps applying. */
   noisyApps: number;
+  /**
+   * Tenant fairness for each pair of phases, in order; absent: one pair, both namespaces written by the admin
+   * (as before the option existed).
+   */
+  fairness?: Array<'off' | 'on'>;
+  /** The tenants' priority level's nominalConcurrencyShares when on (bench/tenant-fairness.ts). */
+  tenantShares?: number;
   log: (line: string) => void;
 }
 
@@ -77,9 +91,13 @@ export interface PhaseFigures {
   /** Each edit's time split between the API server, the app's own earlier writes and the rest (bench/edit-path.ts). */
   editPaths: EditPath[];
   noisyWrites: number;
+  /** The API server's Priority and Fairness counters per FlowSchema over the phase (with tenant users). */
+  flowControl?: FlowCounters;
 }
 
 export interface NoisyResult {
+  /** The tenant fairness setting of this pair of phases, when tenants wrote. */
+  fairness?: 'off' | 'on';
   quiet: PhaseFigures;
   noisy: PhaseFigures;
 }
@@ -222,9 +240,10 @@ async function whyNoTrafficWrite(env: BenchEnv, audit: AuditTail, ref: AppRef, e
   ].join('\n    ');
 }
 
-async function phase(env: BenchEnv, op: OperatorProcess, refs: AppRef[], audit: AuditTail, victims: SlimWatch<VictimState>, edits: number, firstStep: number, noise: (() => Promise<number>) | undefined, log: (line: string) => void): Promise<PhaseFigures> {
+async function phase(env: BenchEnv, op: OperatorProcess, writer: KubeClient, refs: AppRef[], audit: AuditTail, victims: SlimWatch<VictimState>, edits: number, firstStep: number, noise: (() => Promise<number>) | undefined, tenants: boolean, log: (line: string) => void): Promise<PhaseFigures> {
   const started = performance.now();
   const before = await cpu(op);
+  const flowsBefore = tenants ? await flowCounters(env) : undefined;
   const groups = { apiServer: [env.pids.apiServer], etcd: [env.pids.etcd], dataPlane: env.pids.dataPlane, operator: [op.pid], bench: [process.pid] };
   const groupsBefore = groupCpu(groups), machineBefore = machineCpu();
   const health = sampleHealth({ url: `http://127.0.0.1:${op.probePort}/healthz`, everyMs: HEALTH_EVERY_MS, timeoutMs: HEALTH_TIMEOUT_MS });
@@ -247,7 +266,7 @@ async function phase(env: BenchEnv, op: OperatorProcess, refs: AppRef[], audit: 
         .catch((err: Error) => log(`edit ${k + 1} of ${keyOf(ref)} goes ahead unsettled: ${err.message}`));
       // Milliseconds (JS) against the audit log's microseconds, same clock: one before the request is received.
       const sent = new Date(Date.now() - 1);
-      await env.client.apply(edit);
+      await writer.apply(edit);
       const acceptedWrite = await editAccepted(audit, ref, sent);
       const accepted = acceptedWrite.timestamp;
       const written = await trafficWriteAfter(audit, ref, accepted, performance.now() + EDIT_TIMEOUT_MS);
@@ -266,6 +285,7 @@ async function phase(env: BenchEnv, op: OperatorProcess, refs: AppRef[], audit: 
   const h = await health.stop();
   if (noiseFailed !== undefined) throw new Error(`the noisy namespace's writes failed: ${(noiseFailed as Error).message ?? String(noiseFailed)}`);
   const after = await cpu(op);
+  const flows = flowsBefore ? flowIncrease(await flowCounters(env), flowsBefore) : undefined;
   const groupsAfter = groupCpu(groups), machineAfter = machineCpu();
   const seconds = (performance.now() - started) / 1000;
   const byNamespace = increase(after.byNamespace, before.byNamespace);
@@ -276,26 +296,46 @@ async function phase(env: BenchEnv, op: OperatorProcess, refs: AppRef[], audit: 
     machineBusyCores: round((machineAfter.busySeconds - machineBefore.busySeconds) / seconds, 2), cores: availableParallelism(),
     cpuSeconds: round(after.total - before.total, 3), ...(byNamespace ? { cpuByNamespace: byNamespace } : {}), noisyWrites,
     ...(reconciles ? { reconcilesByNamespace: reconciles } : {}), ...(queueWait ? { queueWaitByNamespace: queueWait } : {}),
+    ...(flows ? { flowControl: flows } : {}),
   };
 }
 
-/** Runs the quiet phase, then the noisy one, on a running operator. */
-export async function measureNoisyNeighbour(env: BenchEnv, op: OperatorProcess, o: NoisyOptions): Promise<NoisyResult> {
+/**
+ * Until the API server has drained the last phase's cascade (the data plane's work on the noisy apps'
+ * revisions): under 0.3 of a core over 2 s, or 120 s. A pair of phases after the first starts there.
+ */
+async function apiServerQuiet(env: BenchEnv, log: (line: string) => void): Promise<void> {
+  const pid = [env.pids.apiServer];
+  const deadline = performance.now() + 120_000;
+  while (performance.now() < deadline) {
+    const before = groupCpu({ apiServer: pid }).apiServer!;
+    await sleep(2_000);
+    const cores = (groupCpu({ apiServer: pid }).apiServer! - before) / 2;
+    if (cores < 0.3) return;
+  }
+  log('the API server was still busy after 120 s; the next pair of phases starts anyway');
+}
+
+/** Runs the quiet phase, then the noisy one, on a running operator: once, or once per tenant fairness setting. */
+export async function measureNoisyNeighbour(env: BenchEnv, op: OperatorProcess, o: NoisyOptions): Promise<NoisyResult[]> {
   const audit = new AuditTail(join(env.cp.dir, 'audit.log'));
   const state = new SlimWatch(env.kc, Kinds.ServerlessApp, victimState, { namespaces: [VICTIM] });
   await state.start();
   try {
     const victims = Array.from({ length: o.victimApps }, (_, i) => ({ namespace: VICTIM, name: `app-${i}` }));
     const noisyRefs = Array.from({ length: o.noisyApps }, (_, i) => ({ namespace: NOISY, name: `heavy-${i}` }));
+    const tenants = o.fairness ? await makeTenants(env, [VICTIM, NOISY]) : undefined;
+    const victimClient = tenants?.[VICTIM]!.client ?? env.client, noisyClient = tenants?.[NOISY]!.client ?? env.client;
+    if (tenants) o.log(`each namespace writes as its tenant: ${Object.values(tenants).map((t) => `${t.namespace} as ${t.user}`).join(', ')}`);
     o.log(`victim: ${victims.length} apps; waiting for their first traffic write and for them to serve`);
     const created = new Date(Date.now() - 1000);
-    await forEachBounded(victims, 8, (r) => env.client.apply(victimEdit(r, CYCLE - 1)));
+    await forEachBounded(victims, 8, (r) => victimClient.apply(victimEdit(r, CYCLE - 1)));
     for (const r of victims) if (!await trafficWriteAfter(audit, r, created, performance.now() + 300_000)) throw new Error(`victim ${r.name} got no Knative Service in 300 s`);
     // An edit before the first version serves replaces that version (no canary): the phases measure canary edits.
     await Promise.all(victims.map((r) => state.until(keyOf(r), settled, 300_000)));
 
     // The worst case must be admitted (a dry run), or the noisy run would only measure refusals.
-    for (let round = 0; round < 3; round++) await forEachBounded(noisyRefs, 4, (r) => env.client.apply(worstCaseApp(r, round), { dryRun: true }));
+    for (let round = 0; round < 3; round++) await forEachBounded(noisyRefs, 4, (r) => noisyClient.apply(worstCaseApp(r, round), { dryRun: true }));
     // ... and by the operator (its default policy, as the bench runs it): a refused app never reaches the hot paths.
     const policy = validationPolicy(parseConfig([], {}));
     for (let round = 0; round < 3; round++) {
@@ -303,27 +343,37 @@ export async function measureNoisyNeighbour(env: BenchEnv, op: OperatorProcess, 
       if (problems.length) throw new Error(`the operator refuses the worst-case app (round ${round}): ${problems.map((p) => `${p.field}: ${p.message}`).join('; ')}`);
     }
 
-    o.log(`quiet run: ${o.edits} victim edits alone`);
     // Both phases start at a new image and make the same mix of edits (new images, weight changes, promotions).
     const steps = Math.ceil(Math.ceil(o.edits / victims.length) / CYCLE) * CYCLE;
-    const quiet = await phase(env, op, victims, audit, state, o.edits, CYCLE, undefined, o.log);
-
     let round = 0;
     const noise = async () => {
       round++;
       // A round: the worst-case apps applied (a spec change every third round), then a storm of metadata-only edits.
-      await forEachBounded(noisyRefs, 4, (r) => env.client.apply(worstCaseApp(r, Math.floor(round / 3))));
+      await forEachBounded(noisyRefs, 4, (r) => noisyClient.apply(worstCaseApp(r, Math.floor(round / 3))));
       let writes = noisyRefs.length;
       for (let k = 0; k < 10; k++) {
         // Its own field manager: an apply of the labels alone by the spec's manager would drop the spec.
-        await forEachBounded(noisyRefs, 4, (r) => env.client.apply({ apiVersion: 'serverlessapp.io/v1alpha1', kind: 'ServerlessApp', metadata: { name: r.name, namespace: r.namespace, labels: { storm: `${round}-${k}` } } }, { fieldManager: 'bench-storm' }));
+        await forEachBounded(noisyRefs, 4, (r) => noisyClient.apply({ apiVersion: 'serverlessapp.io/v1alpha1', kind: 'ServerlessApp', metadata: { name: r.name, namespace: r.namespace, labels: { storm: `${round}-${k}` } } }, { fieldManager: 'bench-storm' }));
         writes += noisyRefs.length;
       }
       return writes;
     };
-    o.log(`noisy run: ${o.edits} victim edits while ${noisyRefs.length} worst-case apps in ${NOISY} are applied and edited without pause`);
-    const noisy = await phase(env, op, victims, audit, state, o.edits, CYCLE + steps, noise, o.log);
-    return { quiet, noisy };
+    const results: NoisyResult[] = [];
+    for (const fairness of o.fairness ?? [undefined]) {
+      const label = fairness ? ` (tenant fairness ${fairness})` : '';
+      if (fairness) {
+        await setTenantFairness(env, fairness === 'on', tenants![VICTIM]!, { nominalConcurrencyShares: o.tenantShares ?? 1 });
+        o.log(`tenant fairness ${fairness}: the API server classifies ${tenants![VICTIM]!.user}'s writes ${fairness === 'on' ? 'by' : 'without'} the tenants' FlowSchema`);
+      }
+      if (results.length) await apiServerQuiet(env, o.log);
+      const firstStep = CYCLE + results.length * 2 * steps;
+      o.log(`quiet run${label}: ${o.edits} victim edits alone`);
+      const quiet = await phase(env, op, victimClient, victims, audit, state, o.edits, firstStep, undefined, !!tenants, o.log);
+      o.log(`noisy run${label}: ${o.edits} victim edits while ${noisyRefs.length} worst-case apps in ${NOISY} are applied and edited without pause`);
+      const noisy = await phase(env, op, victimClient, victims, audit, state, o.edits, firstStep + steps, noise, !!tenants, o.log);
+      results.push({ ...(fairness ? { fairness } : {}), quiet, noisy });
+    }
+    return results;
   } finally {
     state.stop();
     audit.close();
@@ -338,6 +388,10 @@ export function noisyRecord(r: NoisyResult) {
     seconds: round(p.seconds, 1), cpuSeconds: p.cpuSeconds, processCpu: p.processCpu, machineBusyCores: p.machineBusyCores, cores: p.cores, cpuByNamespace: p.cpuByNamespace ?? 'unavailable (the operator does not export serverlessapp_reconcile_seconds_total)',
     noisyWrites: p.noisyWrites,
     editPath: summarizePaths(p.editPaths),
+    // Per FlowSchema: requests, and mean milliseconds queued in APF and executing (the API server's own counters).
+    ...(p.flowControl ? { flowControl: Object.fromEntries(Object.entries(p.flowControl).map(([fs, f]) => [fs, {
+      requests: f.requests, rejected: f.rejected, meanWaitMs: round((f.waitSeconds / Math.max(f.requests, 1)) * 1000, 2), meanExecutionMs: round((f.executionSeconds / Math.max(f.requests, 1)) * 1000, 1),
+    }])) } : {}),
     // Mean per reconcile, per namespace: the time in the reconcile (waits on the API server included) and before it, in the queue.
     perReconcileMs: Object.fromEntries(Object.entries(p.reconcilesByNamespace ?? {}).map(([ns, n]) => [ns, {
       reconciles: n, reconcileMs: round(((p.cpuByNamespace?.[ns] ?? 0) / Math.max(n, 1)) * 1000, 1), queueWaitMs: round(((p.queueWaitByNamespace?.[ns] ?? 0) / Math.max(n, 1)) * 1000, 1),
@@ -346,6 +400,7 @@ export function noisyRecord(r: NoisyResult) {
   const quiet = fig(r.quiet), noisy = fig(r.noisy);
   const ratio = (a: number, b: number) => round(a / Math.max(b, 1), 2);
   return {
+    ...(r.fairness ? { tenantFairness: r.fairness } : {}),
     quiet, noisy,
     ratios: {
       editP50: ratio(noisy.editP50Ms, quiet.editP50Ms), editP99: ratio(noisy.editP99Ms, quiet.editP99Ms),
@@ -359,6 +414,7 @@ export function noisyTable(rec: ReturnType<typeof noisyRecord>): string {
   const row = (name: string, q: unknown, n: unknown, ratio?: number) => `${name.padEnd(34)}${String(q).padStart(14)}${String(n).padStart(14)}${ratio !== undefined ? `${ratio.toFixed(2).padStart(10)}${ratio <= rec.ratios.goal ? '' : '  > goal'}` : ''}`;
   const cpuLine = (p: typeof rec.quiet) => typeof p.cpuByNamespace === 'string' ? p.cpuByNamespace : Object.entries(p.cpuByNamespace).map(([ns, s]) => `${ns} ${s} s`).join(', ');
   return [
+    ...(rec.tenantFairness ? [`tenant fairness ${rec.tenantFairness} (each namespace writes as its tenant)`] : []),
     `${''.padEnd(34)}${'quiet'.padStart(14)}${'noisy'.padStart(14)}${'ratio'.padStart(10)}`,
     row('victim edit -> traffic p50 (ms)', rec.quiet.editP50Ms, rec.noisy.editP50Ms, rec.ratios.editP50),
     row('victim edit -> traffic p99 (ms)', rec.quiet.editP99Ms, rec.noisy.editP99Ms, rec.ratios.editP99),
@@ -374,6 +430,7 @@ export function noisyTable(rec: ReturnType<typeof noisyRecord>): string {
     `reconcile time per namespace (s), noisy: ${cpuLine(rec.noisy)}`,
     ...(['quiet', 'noisy'] as const).map((k) => { const e = rec[k].editPath; return `edit path, ${k} (p50 / p90 ms): edit in the API server ${e.editInApiServer.p50} / ${e.editInApiServer.p90}, behind the app's own earlier writes ${e.behindOwnWrites.p50} / ${e.behindOwnWrites.p90} (${e.waitedBehindOwnWrites} of ${e.edits} edits), the rest (watch, queue, reconcile) ${e.rest.p50} / ${e.rest.p90}`; }),
     ...(['quiet', 'noisy'] as const).map((k) => `per reconcile, ${k}: ${Object.entries(rec[k].perReconcileMs).map(([ns, f]) => `${ns} ${f.reconciles} reconciles, ${f.reconcileMs} ms in reconcile, ${f.queueWaitMs} ms queued`).join('; ') || 'unavailable'}`),
+    ...(['quiet', 'noisy'] as const).flatMap((k) => { const f = rec[k].flowControl; return f ? [`API Priority and Fairness, ${k}: ${Object.entries(f).sort(([, a], [, b]) => b.requests - a.requests).map(([fs, x]) => `${fs} ${x.requests} requests${x.rejected ? ` (${x.rejected} rejected)` : ''}, ${x.meanWaitMs} ms queued, ${x.meanExecutionMs} ms executing`).join('; ')}`] : []; }),
     `goal: every ratio <= ${rec.ratios.goal}`,
   ].join('\n');
 }

@@ -1,6 +1,7 @@
 // A kubeconfig per operator replica, each with its own client certificate
 // (signed by the control plane's CA, in group system:masters), so the audit
 // log tells the replicas apart by user even though they share a user agent.
+// The noisy-neighbour bench makes its tenants with it too, in groups of their own.
 import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,13 +11,13 @@ import type { ControlPlane } from '../../envtest/controlplane.ts';
 
 const run = promisify(execFile);
 
-/** Writes `<dir>/kubeconfig-<user>` authenticating as `user`; returns its path. */
-export async function kubeconfigAs(cp: Pick<ControlPlane, 'dir' | 'server' | 'caPem'>, user: string): Promise<string> {
+/** Writes `<dir>/kubeconfig-<user>` authenticating as `user` in `groups` (the certificate's O); returns its path. */
+export async function kubeconfigAs(cp: Pick<ControlPlane, 'dir' | 'server' | 'caPem'>, user: string, groups: string[] = ['system:masters']): Promise<string> {
   const at = (name: string) => join(cp.dir, `${user}.${name}`);
   await run('openssl', [
     'req', '-x509', '-CA', join(cp.dir, 'ca.crt'), '-CAkey', join(cp.dir, 'ca.key'),
     '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2',
-    '-subj', `/O=system:masters/CN=${user}`, '-addext', 'basicConstraints=critical,CA:FALSE',
+    '-subj', `${groups.map((g) => `/O=${g}`).join('')}/CN=${user}`, '-addext', 'basicConstraints=critical,CA:FALSE',
     '-addext', 'keyUsage=critical,digitalSignature', '-addext', 'extendedKeyUsage=clientAuth',
     '-keyout', at('key'), '-out', at('crt'),
   ]);
