@@ -93,7 +93,8 @@ export class ModelCacheReconciler {
     const plan = planModelCache({
       request: req, app, now: this.mgr.clock.now(), scope: this.o.scope, nodeGroup: this.o.nodeGroup, policy: this.o.policy ?? {},
       served: this.caches.served(),
-      caches: this.caches.list(),
+      // Namespaced caches: only the app's namespace's, so another tenant's caches cost this reconcile nothing.
+      caches: this.caches.list(cacheKind(this.o.scope).namespaced ? req.namespace : undefined),
       cacheNamed: (namespace, name) => this.caches.get(namespace, name),
       inferenceService: this.inferenceServices.get(req.namespace, req.name),
       quota: app ? this.quota.problem(app) : undefined,
