@@ -63,6 +63,12 @@ export class AppEffects {
     if (e.type === 'analysis' && analysis) this.analyses.outcome(key, e.round, () => runChecks(analysis, { app: name, namespace, revision: e.candidate.revision, version: e.version }, this.policy));
   }
 
+  /** The workers stopped: every task ends now, its request cut, and reports nothing. */
+  stop(): void {
+    this.warmups.stop();
+    this.analyses.stop();
+  }
+
   /** The app is gone or going: its in-memory work is dropped. */
   forget(key: string): void {
     this.warmups.forget(key);

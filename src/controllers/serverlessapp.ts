@@ -89,7 +89,7 @@ export class ServerlessAppReconciler {
     const reconcile = (req: Request, ctx: ReconcileContext) => this.reconcile(req, ctx);
     // No clock: queue delays stay on real time (runtime/controller.ts ControllerOptions.clock says why).
     const { logger, metrics } = mgr;
-    this.controller = new Controller({ name: 'serverlessapp', reconcile, concurrency: o.concurrency, logger, metrics })
+    this.controller = new Controller({ name: 'serverlessapp', reconcile, concurrency: o.concurrency, logger, metrics, onStopped: () => this.effects.stop() })
       // Not on label or annotation edits: the reconcile reads neither (a tenant's label storm costs no reconcile).
       .watches(this.apps, (a) => [{ namespace: a.metadata.namespace, name: a.metadata.name }], changedBeyondLabels);
     this.caches.watchedBy(this.controller);

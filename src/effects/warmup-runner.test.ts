@@ -66,6 +66,18 @@ describe('warmup runner', () => {
     assert.ok(Date.now() - started < 2000);
   });
 
+  it('stop() cuts a request in flight at once and reports nothing after it', async () => {
+    server.handler = () => { /* never answers */ };
+    const reports: string[] = [];
+    const runner = new WarmupRunner({ clock: systemClock, urlTemplate: server.url, onProgress: (k) => reports.push(k), onRetry: (k) => reports.push(k) });
+    runner.ensure(target, { path: '/', timeout: '10m', deadline: '10m' }, new Date());
+    await waitFor('the warmup request to reach the server', () => server.requests.length === 1 || undefined);
+    runner.stop();
+    await waitFor('the server to see the request closed by the runner (its own timeout is 10 minutes)', () => server.open === 0 || undefined);
+    assert.equal(runner.current(target.key), undefined);
+    assert.deepEqual(reports, []);
+  });
+
   const hostile: Array<{ what: string; handler: (res: ServerResponse) => void; spec: { timeout?: string; deadline?: string }; error: RegExp }> = [
     {
       what: 'a server that trickles bytes past the request timeout',

@@ -121,7 +121,7 @@ export class WarmupRunner {
         break;
       }
       p.sent++; this.sent++;
-      const error = await this.send(url, spec, Math.min(timeout, Math.max(1, deadline - this.o.clock.now().getTime())));
+      const error = await this.send(url, spec, Math.min(timeout, Math.max(1, deadline - this.o.clock.now().getTime())), task.cancel.signal);
       if (task.cancel.signal.aborted) return;
       if (!error) {
         p.succeeded++;
@@ -145,11 +145,11 @@ export class WarmupRunner {
   }
 
   /** Undefined on a 2xx answer, else a short fixed description (never the server's words or an address). */
-  private async send(url: string, spec: WarmupSpec, timeoutMs: number): Promise<string | undefined> {
+  private async send(url: string, spec: WarmupSpec, timeoutMs: number, cancel: AbortSignal): Promise<string | undefined> {
     try {
       const res = await outboundRequest({
         url, method: spec.method ?? WARMUP_DEFAULTS.method, headers: spec.headers ?? {}, ...(spec.body !== undefined ? { body: spec.body } : {}),
-        deadlineMs: timeoutMs, maxBytes: this.o.maxResponseBytes ?? WARMUP_MAX_BYTES, discardBody: true,
+        deadlineMs: timeoutMs, maxBytes: this.o.maxResponseBytes ?? WARMUP_MAX_BYTES, discardBody: true, cancel,
       });
       return res.status >= 200 && res.status < 300 ? undefined : describeStatus(res.status);
     } catch (e) {

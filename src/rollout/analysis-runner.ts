@@ -66,6 +66,10 @@ export class AnalysisRunner {
     this.rounds.delete(key);
   }
 
+  stop(): void {
+    for (const key of [...this.rounds.keys()]) this.forget(key);
+  }
+
   private async start(key: string, round: Round, run: () => Promise<AnalysisOutcome>): Promise<void> {
     const namespace = namespaceOf(key);
     const limit = this.slots.check(namespace);

@@ -33,11 +33,11 @@ const metricsList: OperatorMetrics[] = [];
 const controllers: Controller[] = [];
 
 /** A controller on a manual clock: requeue delays and retry backoff pass only when the test advances it. */
-function makeController(reconcile: Reconcile, opts: { concurrency?: number; baseDelayMs?: number } = {}) {
+function makeController(reconcile: Reconcile, opts: { concurrency?: number; baseDelayMs?: number; onStopped?: () => void } = {}) {
   const metrics = new OperatorMetrics({ processMetrics: false });
   metricsList.push(metrics);
   const clock = new ManualClock();
-  const c = new Controller({ name: 'test', reconcile, logger, metrics, clock, concurrency: opts.concurrency ?? 1, queue: { baseDelayMs: opts.baseDelayMs ?? 5 } });
+  const c = new Controller({ name: 'test', reconcile, logger, metrics, clock, concurrency: opts.concurrency ?? 1, queue: { baseDelayMs: opts.baseDelayMs ?? 5 }, ...(opts.onStopped ? { onStopped: opts.onStopped } : {}) });
   controllers.push(c);
   return { c, metrics, clock };
 }
@@ -254,6 +254,22 @@ describe('Controller', () => {
     await assertQuietWindow({ what: 'a reconcile ran while stopped', windowMs: 50, observe: () => [...seen], control: () => c.start() });
     await waitFor('the key enqueued while draining', () => seen.includes('late'));
     assert.deepEqual(seen, ['slow', 'late'], 'the key enqueued while draining waited for the next start');
+  });
+
+  it('runs onStopped once the in-flight reconcile has finished, so no effect it starts outlives the stop', async () => {
+    const g = gate();
+    const order: string[] = [];
+    const { c } = makeController(async () => {
+      await g.opened;
+      order.push('reconcile finished (it may start effects)');
+    }, { onStopped: () => order.push('onStopped') });
+    c.start();
+    c.enqueue(web);
+    await waitFor('the reconcile to start', () => !c.isIdle() || undefined);
+    const stopping = c.stop();
+    await assertQuietWindow({ what: 'onStopped ran while a reconcile was running', windowMs: 50, observe: () => [...order], control: () => g.open() });
+    await stopping;
+    assert.deepEqual(order, ['reconcile finished (it may start effects)', 'onStopped']);
   });
 
   it('maps informer events to requests, the old owner too when an update moves a child', async () => {

@@ -74,6 +74,11 @@ export interface ControllerOptions {
    * is due on it, so after a jump forward a key re-added for the same moment stays behind its older, real timer.
    */
   clock?: TimerClock;
+  /**
+   * Runs when the workers have stopped (shutdown or lost leadership): work the reconciler started off
+   * the workers (warmup requests, analysis rounds) stops with them, never after the last reconcile.
+   */
+  onStopped?: () => void;
 }
 
 interface Primary {
@@ -94,6 +99,7 @@ export class Controller {
   private workers: Promise<void>[] = [];
   private running = false;
   private inFlight = 0;
+  private readonly onStopped: (() => void) | undefined;
 
   constructor(opts: ControllerOptions) {
     this.name = opts.name;
@@ -105,6 +111,7 @@ export class Controller {
     this.observer.maxConcurrent(this.concurrency);
     this.queueOptions = { ...opts.queue, ...(opts.clock ? { clock: opts.clock } : {}) };
     this.queue = this.newQueue();
+    this.onStopped = opts.onStopped;
   }
 
   /**
@@ -171,6 +178,7 @@ export class Controller {
     this.queue = this.newQueue();
     await Promise.all(this.workers);
     this.workers = [];
+    this.onStopped?.();
     this.logger.info('stopped workers');
   }
 

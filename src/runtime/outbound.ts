@@ -39,6 +39,8 @@ export interface OutboundRequest {
   maxBytes: number;
   /** Count the body but keep none of it (warmup needs only the status). */
   discardBody?: boolean;
+  /** Ends the request at once (its task was forgotten, or the operator stops). */
+  cancel?: AbortSignal;
 }
 
 export interface OutboundResponse {
@@ -65,7 +67,8 @@ export function outboundRequest(req: OutboundRequest): Promise<OutboundResponse>
     if (why) return Promise.reject(new OutboundError('forbidden-header', why));
   }
   const transport = url.protocol === 'https:' ? https : http;
-  const signal = AbortSignal.timeout(Math.max(1, req.deadlineMs));
+  const deadline = AbortSignal.timeout(Math.max(1, req.deadlineMs));
+  const signal = req.cancel ? AbortSignal.any([deadline, req.cancel]) : deadline;
   return new Promise<OutboundResponse>((resolve, reject) => {
     let settled = false;
     const fail = (e: OutboundError) => {
@@ -95,14 +98,14 @@ export function outboundRequest(req: OutboundRequest): Promise<OutboundResponse>
           settled = true;
           resolve({ status: res.statusCode ?? 0, body: req.discardBody ? '' : Buffer.concat(chunks).toString('utf8'), bytes });
         });
-        res.on('error', (e) => fail(classify(e, signal, req.deadlineMs)));
-        res.on('close', () => fail(classify(new Error('closed'), signal, req.deadlineMs)));
+        res.on('error', (e) => fail(classify(e, deadline, req.deadlineMs)));
+        res.on('close', () => fail(classify(new Error('closed'), deadline, req.deadlineMs)));
       });
     } catch {
       // Node refuses a header with control characters before sending anything.
       return reject(new OutboundError('invalid-request', 'request refused: a header name or value has invalid characters'));
     }
-    request.on('error', (e) => fail(classify(e, signal, req.deadlineMs)));
+    request.on('error', (e) => fail(classify(e, deadline, req.deadlineMs)));
     request.end(req.body);
   });
 }

@@ -37,9 +37,7 @@ export async function startOperator(overrides: Partial<OperatorConfig> = {}, opt
   await op.manager.start();
   return {
     ...op, clock,
-    stop: async () => {
-      op.apps.effects.warmups.stop();
-      await op.manager.stop();
-    },
+    // The manager stops the app controller's effects with its workers (ControllerOptions.onStopped).
+    stop: () => op.manager.stop(),
   };
 }
