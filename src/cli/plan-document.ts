@@ -143,7 +143,7 @@ export function planChildren(input: PlanInput): Planned {
     knative: { workload: knativeWorkload(settings.inPlaceBounds, settings.clusterLocal), ...(input.knative ? { live: input.knative } : {}) },
     kserve: { workload: kserveWorkload(settings.inPlaceBounds, settings.clusterLocal), ...(input.kserve ? { live: input.kserve } : {}) },
     revisions: input.revisions,
-    policy: settings.policy,
+    policy: settings.policy, cacheScope: settings.cacheScope,
     hosts, budgets,
     unserved: { knative: [], kserve: [], istio: [], gatewayApi: [] },
     route: routerFor(settings.router, settings.localGateway),

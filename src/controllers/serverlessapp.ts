@@ -26,7 +26,6 @@ import { ChildWriter } from './children.ts';
 import { execute } from './execute.ts';
 import { NamespaceBudgets } from './budgets.ts';
 import { HostClaims } from './host-claims.ts';
-import { cacheNameFor } from './model-cache.ts';
 import type { ModelCacheQuota } from './model-cache-quota.ts';
 import { RolloutMetrics } from './rollout-metrics.ts';
 
@@ -130,12 +129,10 @@ export class ServerlessAppReconciler {
   }
 
   private observe(app: ServerlessApp, key: string): ReconcileObservation {
-    const budgets = this.budgets.problems(app), modelCache = cacheNameFor(app, this.o.modelCacheScope, this.o.policy);
     return {
-      app, now: this.mgr.clock.now(), policy: this.o.policy,
+      app, now: this.mgr.clock.now(), policy: this.o.policy, cacheScope: this.o.modelCacheScope,
       ...this.caches.children(app, this.kinds, this.route), ...this.effects.results(key),
-      hosts: this.hosts.verdict(app), unserved: this.caches.unserved(), route: this.route,
-      budgets, ...(modelCache ? { modelCache } : {}),
+      hosts: this.hosts.verdict(app), unserved: this.caches.unserved(), route: this.route, budgets: this.budgets.problems(app),
     };
   }
 

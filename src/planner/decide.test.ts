@@ -74,7 +74,7 @@ class Cluster {
   reconcile(): Decision {
     const { objects } = this;
     this.plan = planReconcile({
-      app: this.app, now: this.now, policy: { allowedGateways: ['*'], analysis: { providers: [{ name: 'main', url: 'http://prometheus.monitoring:9090' }], allowAddress: false } },
+      app: this.app, now: this.now, cacheScope: 'namespace', policy: { allowedGateways: ['*'], analysis: { providers: [{ name: 'main', url: 'http://prometheus.monitoring:9090' }], allowAddress: false } },
       knative: { workload: this.workloads.knative, ...(objects.Service ? { live: objects.Service } : {}) },
       kserve: { workload: this.workloads.kserve, ...(objects.InferenceService ? { live: objects.InferenceService } : {}) },
       revisions: this.revisions,

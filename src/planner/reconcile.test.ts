@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { hostClaimFor } from '../api/v1alpha1/hostclaim.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
-import { containerApp } from '../testing/apps.ts';
+import { modelCacheName, type CacheScope } from '../render/local-model-cache.ts';
+import { containerApp, modelApp } from '../testing/apps.ts';
 import type { ExecutedOperation, Plan, Refusal } from './plan.ts';
 import { CLAIM_RECHECK_MS, nextLookMs, planReconcile, type ReconcileObservation } from './reconcile.ts';
 import { gatewayApiRoute, istioRoute } from './route.ts';
@@ -13,7 +14,7 @@ import { knativeWorkload, kserveWorkload } from './workloads.ts';
 
 const now = new Date('2026-11-23T09:00:00Z');
 const observe = (app: ServerlessApp, o: Partial<ReconcileObservation> = {}): ReconcileObservation => ({
-  app, now, policy: { allowedGateways: ['*'] },
+  app, now, policy: { allowedGateways: ['*'] }, cacheScope: 'namespace',
   knative: { workload: knativeWorkload(true) }, kserve: { workload: kserveWorkload(true) }, revisions: [],
   hosts: { problems: [], conflicts: [], missing: [] }, unserved: { knative: [], kserve: [], istio: [], gatewayApi: [] },
   route: istioRoute('gw'), routes: {}, ...o,
@@ -22,6 +23,22 @@ const ops = (p: Plan) => p.operations.map((op) => `${op.action} ${op.id}${op.whe
 const refused = (p: Plan, refusal: Refusal): ExecutedOperation[] => p.operations.map((op, i) => (i === 0 ? { op, outcome: 'rejected', refusal } : { op, outcome: 'unchanged' }));
 const refusal = (reason: Refusal['reason'], more: Partial<Refusal> = {}): Refusal => ({ kind: 'Service', object: 'team-a/shop', reason, message: 'no', summary: 'refused', retry: reason === 'ApplyRejected', ...more });
 const withIngress = containerApp({ ingress: { hosts: ['shop.example.com'] } });
+
+describe('the model cache status names', () => {
+  const cases: Array<[string, ServerlessApp, CacheScope, string | undefined]> = [
+    ['a cached model, namespaced caches: the app\'s LocalModelNamespaceCache', modelApp(), 'namespace', modelCacheName(modelApp(), 'namespace')],
+    ['a cached model, cluster caches: the app\'s LocalModelCache', modelApp(), 'cluster', modelCacheName(modelApp(), 'cluster')],
+    ['a model not cached: none', modelApp({ prewarm: { replicas: 1 } }), 'namespace', undefined],
+    ['a container: none', containerApp(), 'namespace', undefined],
+  ];
+  for (const [name, app, cacheScope, want] of cases) {
+    it(name, () => {
+      const p = planReconcile(observe(app, { cacheScope, policy: { allowedGateways: ['*'], maxModelSizeBytes: 2 ** 40 } }));
+      const r = p.report({ operations: p.operations.map((op) => ({ op, outcome: 'unchanged' })), wallClock: now });
+      assert.equal(r.status.modelCache, want);
+    });
+  }
+});
 
 describe('planReconcile', () => {
   const cases: Array<[string, ReconcileObservation, string[], number | undefined]> = [

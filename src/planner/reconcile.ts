@@ -10,6 +10,7 @@ import type { HostClaim } from '../api/v1alpha1/hostclaim.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { validateApp, type SpecProblem, type ValidationPolicy } from '../api/v1alpha1/validation.ts';
 import { MIN_SCALE, boundsAnnotations } from '../render/autoscaling.ts';
+import type { CacheScope } from '../render/local-model-cache.ts';
 import { isParked } from '../rollout/canary.ts';
 import { revisionBounds } from '../scaling/revision-bounds.ts';
 import { apiVersionOf, Kinds } from '../util/kinds.ts';
@@ -45,8 +46,8 @@ export interface ReconcileObservation extends Observation {
   route: Route;
   /** `retired`: the route of the router not in use (the platform switched routers), removed once ours is admitted. */
   routes: { live?: WorkloadObject; legacy?: WorkloadObject; retired?: WorkloadObject };
-  /** The node cache the app's model uses, if any (status.modelCache). */
-  modelCache?: string;
+  /** Where the platform makes node caches of models: the planner names the app's (status.modelCache). */
+  cacheScope: CacheScope;
 }
 
 export function planReconcile(o: ReconcileObservation): Plan {

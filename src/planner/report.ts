@@ -7,6 +7,7 @@ import { requestsGpu } from '../render/inference-service.ts';
 import { summarize } from '../rollout/version.ts';
 import type { EffectiveScale } from '../scaling/windows.ts';
 import type { Decision } from './decide.ts';
+import { cacheNameFor } from './model-cache-plan.ts';
 import type { Outcome, PlannedEvent, Report, WindowChange } from './plan.ts';
 import type { ReconcileObservation } from './reconcile.ts';
 import { composeStatus, firstStatusHoldMs, progressWindowMs } from './status.ts';
@@ -23,12 +24,13 @@ export function reportReconcile(o: ReconcileObservation, d: Decision, outcome: O
   }
   // The first refusal is shown (Ready=False ApplyRejected or NotOwned, an Event, a metric); the others do not stop the writes.
   const refusal = outcome.operations.find((x) => x.refusal)?.refusal;
+  const modelCache = cacheNameFor(app, o.cacheScope, o.policy);
   const status = composeStatus(app, {
     plan, workload: d.serving, revisions: d.observed,
     ...(refusal ? { rejected: { kind: refusal.kind, object: refusal.object, message: refusal.message, reason: refusal.reason } } : {}),
     ...(prewarm ? { prewarm } : {}), scale, now,
     describe: (v) => (v === version ? describeSpec(app) : describeFrom(app.status, v)),
-    ...(o.modelCache ? { modelCache: o.modelCache } : {}),
+    ...(modelCache ? { modelCache } : {}),
   });
   const windows = windowEvents(app, scale, now);
   const events: PlannedEvent[] = [
