@@ -3,7 +3,8 @@
 // carrying the next planned look, so the work queue runs the earlier of that
 // look and its backoff (runtime/controller.ts), and a window transition or a
 // progress deadline never waits for a backoff of up to 1000 s. Nor does a write
-// refused because the object is not the app's (NotOwned).
+// refused because the object is not the app's (NotOwned). An app absent or being
+// deleted gets the planner's farewell: nothing written, only memory dropped.
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -104,4 +105,24 @@ describe('ServerlessAppReconciler', () => {
     const after = result?.requeueAfterMs;
     assert.ok(after !== undefined && after >= 3_600_000 && after <= 3_601_000, `the next window transition is kept (requeue ${after} ms)`);
   });
+
+  // The planner's farewell, executed: nothing reaches the API server (children go with their owner by
+  // garbage collection), and what is dropped from memory is what the farewell names.
+  const deleting = { ...containerApp(), metadata: { ...containerApp().metadata, deletionTimestamp: '2026-11-23T06:59:00Z' } };
+  const farewells: Array<[string, ServerlessApp, string, { work: string[]; records: string[] }]> = [
+    ['an app being deleted: its in-memory work is dropped, nothing is written', deleting, 'shop', { work: ['team-a/shop'], records: [] }],
+    ['an app the cache no longer holds: its in-memory work and its status and metrics records are dropped', containerApp(), 'gone', { work: ['team-a/gone'], records: ['team-a/gone', 'team-a/gone'] }],
+  ];
+  for (const [name, app, asked, want] of farewells) {
+    it(name, async () => {
+      const r = reconcilerWith(app, new ManualClock(new Date('2026-11-23T07:00:00Z')));
+      const dropped = { work: [] as string[], records: [] as string[] };
+      r.effects.forget = (key) => { dropped.work.push(key); };
+      const recorder = { forget: (ns: string, n: string) => { dropped.records.push(`${ns}/${n}`); } };
+      Object.assign(r as unknown as object, { status: recorder, metrics: recorder });
+      requests.length = 0;
+      const result = await r.reconcile({ namespace: 'team-a', name: asked }, { log: createLogger({ silent: true }), reconcileID: 'test' });
+      assert.deepEqual([requests, result, dropped], [[], undefined, want]);
+    });
+  }
 });

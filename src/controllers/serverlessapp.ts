@@ -7,8 +7,8 @@
 import type { HostClaim } from '../api/v1alpha1/hostclaim.ts';
 import { MODEL_CACHED, type ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import type { ValidationPolicy } from '../api/v1alpha1/validation.ts';
-import type { Report } from '../planner/plan.ts';
-import { nextLookMs, planReconcile, type ReconcileObservation } from '../planner/reconcile.ts';
+import type { Farewell, Report } from '../planner/plan.ts';
+import { nextLookMs, planApp, type AppObservation } from '../planner/reconcile.ts';
 import type { Route } from '../planner/route.ts';
 import { significantStatus } from '../planner/status.ts';
 import { kserveWorkload, knativeWorkload, type Workload } from '../planner/workloads.ts';
@@ -104,14 +104,9 @@ export class ServerlessAppReconciler {
 
   async reconcile(req: Request, ctx: ReconcileContext): Promise<Result | void> {
     const key = objectKey(req.namespace, req.name);
-    const app = this.apps.get(req.namespace, req.name);
-    if (!app || app.metadata.deletionTimestamp) {
-      // Children go with their owner (garbage collection); only in-memory work is ours to drop.
-      this.effects.forget(key);
-      if (!app) [this.metrics, this.status].forEach((x) => x.forget(req.namespace, req.name));
-      return;
-    }
-    const plan = planReconcile(this.observe(app, key));
+    const next = planApp(this.observe(req, key));
+    if ('farewell' in next) return this.forget(req, key, next.farewell);
+    const { app, plan } = next;
     if (plan.problems.length) ctx.log.info('spec rejected', { problems: plan.problems });
     if (plan.decision?.analysed) ctx.log.info('analysis', { outcome: plan.decision.analysed });
     // A write that fails (409, 429, 5xx, the network) or is refused is retried with backoff, the plan's requeue kept.
@@ -128,12 +123,20 @@ export class ServerlessAppReconciler {
     return after === undefined ? undefined : { requeueAfterMs: after };
   }
 
-  private observe(app: ServerlessApp, key: string): ReconcileObservation {
+  private observe(req: Request, key: string): AppObservation {
+    const app = this.apps.get(req.namespace, req.name);
+    if (!app) return {};
     return {
       app, now: this.mgr.clock.now(), policy: this.o.policy, cacheScope: this.o.modelCacheScope,
       ...this.caches.children(app, this.kinds, this.route), ...this.effects.results(key),
       hosts: this.hosts.verdict(app), unserved: this.caches.unserved(), route: this.route, budgets: this.budgets.problems(app),
     };
+  }
+
+  /** A farewell writes nothing: it drops what the operator holds of the app in memory. */
+  private forget(req: Request, key: string, f: Farewell): void {
+    if (f.forget.includes('work')) this.effects.forget(key);
+    if (f.forget.includes('records')) [this.metrics, this.status].forEach((x) => x.forget(req.namespace, req.name));
   }
 
   private async writeStatus(app: ServerlessApp, r: Report): Promise<{ wrote: boolean; retryInMs?: number }> {

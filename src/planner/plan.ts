@@ -164,3 +164,11 @@ export interface Plan {
   /** Pure: what to write and record, given what executing the operations did. */
   report(outcome: Outcome): Report;
 }
+
+/**
+ * What an app absent or being deleted leaves to drop from the operator's memory: 'work', its warmup
+ * and check rounds; 'records', what the status writer and the metrics remember of it.
+ */
+export interface Farewell {
+  forget: Array<'work' | 'records'>;
+}

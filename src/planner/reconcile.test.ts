@@ -7,7 +7,7 @@ import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { modelCacheName, type CacheScope } from '../render/local-model-cache.ts';
 import { containerApp, modelApp } from '../testing/apps.ts';
 import type { ExecutedOperation, Plan, Refusal } from './plan.ts';
-import { CLAIM_RECHECK_MS, nextLookMs, planReconcile, type ReconcileObservation } from './reconcile.ts';
+import { CLAIM_RECHECK_MS, nextLookMs, planApp, planReconcile, type AppObservation, type AppPlan, type ReconcileObservation } from './reconcile.ts';
 import { gatewayApiRoute, istioRoute } from './route.ts';
 import { findCondition } from '../util/conditions.ts';
 import { knativeWorkload, kserveWorkload } from './workloads.ts';
@@ -24,7 +24,24 @@ const refused = (p: Plan, refusal: Refusal): ExecutedOperation[] => p.operations
 const refusal = (reason: Refusal['reason'], more: Partial<Refusal> = {}): Refusal => ({ kind: 'Service', object: 'team-a/shop', reason, message: 'no', summary: 'refused', retry: reason === 'ApplyRejected', ...more });
 const withIngress = containerApp({ ingress: { hosts: ['shop.example.com'] } });
 
-describe('the model cache status names', () => {
+describe('planApp', () => {
+  const deletingOf = (app: ServerlessApp) => ({ ...app, metadata: { ...app.metadata, deletionTimestamp: '2026-11-23T08:59:00Z', finalizers: ['serverlessapp.io/model-cache'] } });
+  const deleting = deletingOf(withIngress), badGateway = containerApp({ ingress: { hosts: ['shop.example.com'], gateways: ['istio-system/public'] } });
+  /** What the controller does with the answer: the farewell's list, or the plan's operations. */
+  const answer = (p: AppPlan) => ('farewell' in p ? { forget: p.farewell.forget } : { operations: ops(p.plan) });
+  const cases: Array<[string, AppObservation, ReturnType<typeof answer>]> = [
+    ['an app the cache no longer holds: its in-memory work and what status and metrics remember of it go, nothing is written', {}, { forget: ['work', 'records'] }],
+    ['an app being deleted: its in-memory work goes, nothing is written (its children go with it), its records stay while it is listed', observe(deleting), { forget: ['work'] }],
+    ['an app being deleted with a spec problem: still only a farewell, no Ready=False written', observe(deletingOf(badGateway), { policy: { allowedGateways: [] } }), { forget: ['work'] }],
+    ['an app to serve: its plan', observe(withIngress), { operations: ['ensure workload', 'ensure route'] }],
+    ['an app to serve with a spec problem: its plan, which touches no child', observe(badGateway, { policy: { allowedGateways: [] } }), { operations: [] }],
+  ];
+  for (const [name, o, want] of cases) {
+    it(name, () => assert.deepEqual(answer(planApp(o)), want));
+  }
+});
+
+describe('the model cache status names (from the cache scope)', () => {
   const cases: Array<[string, ServerlessApp, CacheScope, string | undefined]> = [
     ['a cached model, namespaced caches: the app\'s LocalModelNamespaceCache', modelApp(), 'namespace', modelCacheName(modelApp(), 'namespace')],
     ['a cached model, cluster caches: the app\'s LocalModelCache', modelApp(), 'cluster', modelCacheName(modelApp(), 'cluster')],

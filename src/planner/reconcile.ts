@@ -1,7 +1,8 @@
 // One reconcile as one executable plan. From what the controller observed (the
 // app, its children, revisions and claims from the caches, what the platform
 // serves and allows, the clock, earlier effects' results) the planner decides
-// everything: whether the spec can be served, the host claims to make, the
+// everything: whether the app is still served at all (a farewell when it is
+// absent or being deleted), whether the spec can be, the host claims to make, the
 // ordered child writes with their guards (make before break in a kind switch),
 // the effects, the requeue, and, given what the writes did, the status, its
 // Events and how it is written. Pure: the controller only executes.
@@ -16,7 +17,7 @@ import { revisionBounds } from '../scaling/revision-bounds.ts';
 import { apiVersionOf, Kinds } from '../util/kinds.ts';
 import { missingDataPlane, type UnservedKinds } from './data-plane.ts';
 import { decide, desiredWorkload, type Decision, type Observation } from './decide.ts';
-import type { ChildOperation, ExecutedOperation, Plan, Report } from './plan.ts';
+import type { ChildOperation, Farewell, Plan } from './plan.ts';
 import { nothingToReport, reportReconcile } from './report.ts';
 import { retiredRouteKind, type Route } from './route.ts';
 import { invalidSpecStatus } from './status.ts';
@@ -50,6 +51,29 @@ export interface ReconcileObservation extends Observation {
   cacheScope: CacheScope;
 }
 
+/** A key whose app the cache no longer holds: there is nothing else to observe. */
+export interface GoneObservation {
+  app?: undefined;
+}
+
+/** What the controller observed of an app's key. */
+export type AppObservation = ReconcileObservation | GoneObservation;
+
+/** The planner's answer for a key: the plan that serves its app, or a farewell. */
+export type AppPlan = { app: ServerlessApp; plan: Plan } | { farewell: Farewell };
+
+/**
+ * An app the cache no longer holds, or one being deleted, gets a farewell: nothing is written (its
+ * children go with it by garbage collection, and a deleting app's status is not reported); only
+ * what the operator holds of it in memory goes. Any other app gets the plan that serves it.
+ */
+export function planApp(o: AppObservation): AppPlan {
+  if (!o.app) return { farewell: { forget: ['work', 'records'] } };
+  // Still listed while its finalizers run: what the status writer and the metrics hold goes with the object.
+  if (o.app.metadata.deletionTimestamp) return { farewell: { forget: ['work'] } };
+  return { app: o.app, plan: planReconcile(o) };
+}
+
 export function planReconcile(o: ReconcileObservation): Plan {
   const { app } = o;
   const problems = [...validateApp(app, o.policy), ...o.route.problems(app), ...o.hosts.problems, ...(o.budgets ?? []), ...missingDataPlane(app, o.unserved, o.route.product)];
@@ -66,13 +90,11 @@ export function planReconcile(o: ReconcileObservation): Plan {
   };
 }
 
-/** Whether `op` runs: it has no guard, or the operation its guard names ended in one of the outcomes it lists. */
 /** When to look again: the plan's requeue or the status writer's, the earlier; whole milliseconds, at least one. */
 export function nextLookMs(plan: Plan, statusRetryInMs?: number): number | undefined {
   const waits = [plan.requeueAfterMs, statusRetryInMs].filter((x): x is number => x !== undefined);
   return waits.length ? Math.max(1, Math.ceil(Math.min(...waits))) : undefined;
 }
-
 
 /** A bad edit never takes down what runs: no child is touched, no effect started; Ready=False names the fields. */
 function invalidPlan(app: ServerlessApp, problems: SpecProblem[], now: Date): Plan {
