@@ -16,14 +16,16 @@ ARG RUNTIME_IMAGE=gcr.io/distroless/nodejs24-debian12:nonroot
 FROM ${BUILD_IMAGE} AS build
 WORKDIR /src
 # Dependencies first, so a source change reuses this layer. No package runs an
-# install script: the only one that has one is the dev-only "node" package (it
-# downloads a Node.js binary, which the base image already has), and nothing
-# in the production dependencies needs one (package-lock.json: hasInstallScript).
+# install script: only dev-only packages have one ("node", which downloads a
+# Node.js binary the base image already has; esbuild, which bundles the kubectl
+# plugin, not in the image), and nothing in the production dependencies needs
+# one (package-lock.json: hasInstallScript).
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src/ src/
-# tsc directly (not `npm run build`, whose dependency check would reinstall with scripts).
+# tsc directly (not `npm run build`, whose dependency check would reinstall with scripts; the
+# image runs the operator only, not the kubectl plugin that `npm run build` also bundles).
 RUN node node_modules/typescript/bin/tsc -p tsconfig.build.json \
  && npm prune --omit=dev --ignore-scripts --no-audit --no-fund \
  && test ! -e node_modules/node \

@@ -6,9 +6,11 @@
 // plan's child operations that change something; re-applying the same YAML
 // plans no change and the operator writes nothing.
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { bundleCli } from '../../scripts/bundle-cli.ts';
 import { stringify } from 'yaml';
 import { hostClaimFor } from '../../src/api/v1alpha1/hostclaim.ts';
 import type { ServerlessApp } from '../../src/api/v1alpha1/serverlessapp.ts';
@@ -171,6 +173,36 @@ describe('kubectl sapp plan on the real Knative (integration)', function () {
     const policy = await sapp(kubeconfig, ['plan', '-f', file(app(ns, 'shop', { ...spec('3'), container: { image: 'ghcr.io/acme/shop:3', serviceAccountName: 'admin' } }))]);
     assert.equal(policy.code, 1, `${policy.stdout}\n${policy.stderr}`);
     assert.match(policy.stdout, /the operator \(ServiceAccountNotAllowed\): spec\.container\.serviceAccountName/);
+  });
+
+  it('the plugin as built (bundled by esbuild, as `npm run build` ships it) plans exactly as the source does', async () => {
+    // Under node_modules, so what the bundle leaves to node (cron-parser, re2js) resolves as it does from dist/.
+    const cache = fileURLToPath(new URL('../../node_modules/.cache', import.meta.url));
+    mkdirSync(cache, { recursive: true });
+    const dir = mkdtempSync(join(cache, 'kubectl-sapp-bundle-'));
+    try {
+      const files = await bundleCli(dir);
+      assert.ok(files.length > 1, `the planner stays a lazily loaded chunk: ${files.join(', ')}`);
+      const built = join(dir, 'kubectl-sapp.js');
+      const windowed = { ...spec('4'), scaling: { minScale: 0, windows: [{ name: 'nights', schedule: '0 22 * * *', timeZone: 'Europe/Berlin', duration: '8h', minScale: 2 }] } };
+      const cases: Array<[string, string[]]> = [
+        ['a canary edit with a window (text)', ['plan', '-f', file(app(ns, 'shop', windowed))]],
+        ['the same edit (JSON)', ['plan', '-f', file(app(ns, 'shop', windowed)), '-o', 'json']],
+        ['an edit the schema refuses', ['plan', '-f', file(app(ns, 'shop', { ...spec('4'), rollout: { steps: [0] } }))]],
+        ['what happens next with no edit', ['plan', 'shop']],
+        ['the help', ['--help']],
+      ];
+      // Both runs plan at their own moment: the times they print are the only difference allowed.
+      const timeless = (text: string) => text.replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g, '<time>');
+      for (const [what, args] of cases) {
+        const [source, bundle] = [await sapp(kubeconfig, args), await sapp(kubeconfig, args, undefined, built)];
+        assert.equal(bundle.code, source.code, `${what}: exit code; bundle stderr: ${bundle.stderr}`);
+        assert.equal(timeless(bundle.stdout), timeless(source.stdout), `${what}: output`);
+        assert.ok(source.stdout.length > 0, `${what}: printed something`);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('a host another namespace claims (a HostClaim read by name): refused with the operator\'s HostConflict, exit 1', async () => {

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { testEnv } from './cluster.ts';
 
+/** The plugin's source entry; a test of the built plugin passes its own (`entry` below). */
 const ENTRY = new URL('../../src/cli/kubectl-sapp.ts', import.meta.url).pathname;
 
 export interface Run { code: number | null; stdout: string; stderr: string }
@@ -26,8 +27,8 @@ export function kubeconfigIn(namespace: string): string {
  * stops it with SIGINT once its output satisfies `until` (for --watch).
  * `output()` is what it printed so far.
  */
-export function sapp(kubeconfig: string, args: string[], until?: (stdout: string) => boolean): Promise<Run> & { output: () => string } {
-  const child = spawn(process.execPath, [ENTRY, ...args], { env: { ...process.env, KUBECONFIG: kubeconfig }, stdio: ['ignore', 'pipe', 'pipe'] });
+export function sapp(kubeconfig: string, args: string[], until?: (stdout: string) => boolean, entry = ENTRY): Promise<Run> & { output: () => string } {
+  const child = spawn(process.execPath, [entry, ...args], { env: { ...process.env, KUBECONFIG: kubeconfig }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (c: Buffer) => {
