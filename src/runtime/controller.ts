@@ -169,7 +169,11 @@ export class Controller {
     this.workers = Array.from({ length: this.concurrency }, () => this.work());
   }
 
-  /** Stops taking work and resolves once in-flight reconciles have finished. A later start() begins afresh. */
+  /**
+   * Stops taking work and resolves once in-flight reconciles have finished. A later start() begins afresh:
+   * it queues every object of the primary informer, so the requeue an in-flight reconcile asked for, which
+   * went to the queue being shut down, is not lost.
+   */
   async stop(): Promise<void> {
     if (!this.running) return;
     this.running = false;
