@@ -15,6 +15,8 @@ export function appLabels(app: ServerlessApp): Record<string, string> {
   return {
     'app.kubernetes.io/name': app.metadata.name,
     [MANAGED_BY_LABEL]: MANAGED_BY,
+    // Not the CRDs' "serverlessapp-operator" (the operator's own objects): the children are part of the
+    // apps. It is on the pod template too, so changing it would start a new revision of every app.
     'app.kubernetes.io/part-of': 'serverlessapp',
     [APP_LABEL]: app.metadata.name,
   };
