@@ -234,6 +234,20 @@ describe('architecture', () => {
     assert.deepEqual(loadsOf('const m = await import(name);\nconst n = require(`./${name}`);').map((l) => l.specifier), [undefined, undefined]);
   });
 
+  /** Dynamic imports of a package: in the plugin's esbuild bundle a CommonJS package loaded so keeps only its default export. */
+  const packageImportsAtRunTime = (file: string, source: Source) => loadsOf(source)
+    .filter((l) => l.how === 'import()' && l.specifier !== undefined && !l.specifier.startsWith('.') && !l.specifier.startsWith('node:'))
+    .map((l) => `${file}:${l.line}: import(${l.specifier})`);
+
+  it('loads packages lazily only through a module of its own (import() of ./x.ts, never of a package)', () => {
+    assert.deepEqual(files.flatMap((f) => packageImportsAtRunTime(f, trees.get(f)!)), []);
+  });
+
+  it('the dynamic package import rule could fail: import() of a package is found, of a module of its own or a built-in not', () => {
+    const sample = "const { parse } = await import('yaml');\nconst own = await import('./yaml-parse.ts');\nconst cp = await import('node:child_process');";
+    assert.deepEqual(packageImportsAtRunTime('runtime/sample.ts', sample), ['runtime/sample.ts:1: import(yaml)']);
+  });
+
   it('nothing outside the kubectl plugin imports it', () => {
     const into = [...graph].flatMap(([file, imports]) => imports.filter((t) => isModuleOfSrc(t) && layerOf(t) === 'cli' && layerOf(file) !== 'cli').map((t) => `${file} -> ${t}`));
     assert.deepEqual(into, []);

@@ -186,7 +186,7 @@ export async function restConfigFromFiles(paths: string[], opts: { clock?: Clock
   const present = paths.filter((p) => existsSync(p));
   if (present.length === 0) throw new Error(`kubeconfig ${paths.join(delimiter)} does not exist`);
   // Loaded only here: an operator in a pod never parses YAML.
-  const { parse } = await import('yaml');
+  const { parse } = await import('./yaml-parse.ts');
   const docs = present.map((path) => {
     try {
       return { doc: parse(readFileSync(path, 'utf8')) as unknown, dir: dirname(resolve(path)) };
