@@ -63,6 +63,7 @@ describe('operator flags', () => {
       { what: '--allow-wildcard-hosts', argv: [], env: { ALLOW_WILDCARD_HOSTS: 'true' }, pick: (c) => c.allowWildcardHosts, want: true },
       { what: '--max-model-size as a quantity', argv: ['--max-model-size', '500Gi'], pick: (c) => c.maxModelSizeBytes, want: 500 * 2 ** 30 },
       { what: 'storage URI prefixes', argv: ['--allowed-storage-uri-prefixes', 's3://models/{namespace}/,hf://acme/'], pick: (c) => c.allowedStorageUriPrefixes, want: ['s3://models/{namespace}/', 'hf://acme/'] },
+      { what: 'prefixes with {namespace} that keep namespaces apart, each in its own store or the same segment', argv: [], env: { ALLOWED_STORAGE_URI_PREFIXES: 's3://models/{namespace}/,s3://models/{namespace},gs://m/{namespace}/,s3://models/shared/' }, pick: (c) => c.allowedStorageUriPrefixes, want: ['s3://models/{namespace}/', 's3://models/{namespace}', 'gs://m/{namespace}/', 's3://models/shared/'] },
       { what: 'service accounts apps may run as', argv: [], env: { ALLOWED_SERVICE_ACCOUNTS: 'model-reader, shop.runner' }, pick: (c) => c.allowedServiceAccounts, want: ['model-reader', 'shop.runner'] },
       { what: 'any service account as *', argv: ['--allowed-service-accounts', '*'], pick: (c) => c.allowedServiceAccounts, want: ['*'] },
       { what: 'no prefixed pod keys at all when the chart renders an empty list', argv: [], env: { ALLOWED_POD_METADATA_KEYS: '' }, pick: (c) => c.allowedPodMetadataKeys, want: [] },
@@ -97,6 +98,10 @@ describe('operator flags', () => {
       [['--allow-secret-references', 'on'], /--allow-secret-references: "on" is not one of true, false/],
       [['--max-model-cache-bytes-per-namespace', 'lots'], /--max-model-cache-bytes-per-namespace: invalid quantity/],
       [['--router', 'nginx'], /--router: "nginx" is not one of istio, gateway-api/],
+      // Namespace "x" would own s3://m/x/, which holds every namespace's s3://m/x/<namespace>/.
+      [['--allowed-storage-uri-prefixes', 's3://m/{namespace}/,s3://m/x/{namespace}/'], /--allowed-storage-uri-prefixes: "s3:\/\/m\/\{namespace\}\/" and "s3:\/\/m\/x\/\{namespace\}\/" can give one namespace another's storage/],
+      // Namespace "a-x" of the first and namespace "a" of the second both have s3://m/a-x/.
+      [['--allowed-storage-uri-prefixes', 's3://m/{namespace}/,s3://m/{namespace}-x/'], /"s3:\/\/m\/\{namespace\}\/" and "s3:\/\/m\/\{namespace\}-x\/" can give one namespace another's storage/],
     ];
     for (const [argv, message] of refused) {
       it(`refuses ${argv.join(' ')}, naming the flag`, () => assert.throws(() => parseConfig(argv, {}), (e: unknown) => e instanceof ConfigError && message.test(e.message)));

@@ -7,7 +7,7 @@ import { parseDuration } from './api/v1alpha1/duration.ts';
 import { parseQuantity } from './api/v1alpha1/quantity.ts';
 import { DEFAULT_ALLOWED_POD_METADATA_KEYS } from './api/v1alpha1/pod-metadata.ts';
 import { DEFAULT_ALLOWED_TOLERATION_KEYS } from './api/v1alpha1/scheduling-policy.ts';
-import { DEFAULT_HOST_CLAIM_RELEASE_AFTER, DEFAULT_MAX_HOST_CLAIMS_PER_NAMESPACE, DEFAULT_MAX_MODEL_CACHE_PER_NAMESPACE, DEFAULT_MAX_MODEL_SIZE, type ValidationPolicy } from './api/v1alpha1/validation.ts';
+import { DEFAULT_HOST_CLAIM_RELEASE_AFTER, DEFAULT_MAX_HOST_CLAIMS_PER_NAMESPACE, DEFAULT_MAX_MODEL_CACHE_PER_NAMESPACE, DEFAULT_MAX_MODEL_SIZE, storageUriPrefixOverlap, type ValidationPolicy } from './api/v1alpha1/validation.ts';
 import { baseUrlProblem, type AnalysisProvider } from './api/v1alpha1/analysis-target.ts';
 import { DNS_LABEL, DNS_SUBDOMAIN, KEY_PREFIX_WILDCARD, QUALIFIED_KEY } from './util/k8s-names.ts';
 
@@ -184,7 +184,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv): OperatorCon
     analysisProviders: providers(get('analysis-providers')),
     allowAnalysisAddress: bool('allow-analysis-address', get('allow-analysis-address'), false),
     maxModelSizeBytes: size('max-model-size', get('max-model-size') ?? DEFAULT_MAX_MODEL_SIZE),
-    allowedStorageUriPrefixes: list(get('allowed-storage-uri-prefixes')),
+    allowedStorageUriPrefixes: storageUriPrefixes(list(get('allowed-storage-uri-prefixes'))),
     allowedServiceAccounts: list(get('allowed-service-accounts')).map(serviceAccount),
     allowedPodMetadataKeys: getList('allowed-pod-metadata-keys', DEFAULT_ALLOWED_POD_METADATA_KEYS).map(podMetadataKey),
     allowedTolerationKeys: getList('allowed-toleration-keys', DEFAULT_ALLOWED_TOLERATION_KEYS).map(tolerationKey),
@@ -283,6 +283,20 @@ function providers(value: string | undefined): AnalysisProvider[] {
     out.push({ name, url });
   }
   return out;
+}
+
+/**
+ * Storage URI prefixes, refused when two with {namespace} can give one namespace another's storage
+ * (validation.ts storageUriPrefixOverlap): each namespace's paths must be its own, which validation
+ * and the cluster-scoped model cache both rely on.
+ */
+function storageUriPrefixes(prefixes: string[]): string[] {
+  const overlap = storageUriPrefixOverlap(prefixes);
+  if (overlap) {
+    const [a, b] = overlap;
+    throw new ConfigError(`--allowed-storage-uri-prefixes: ${JSON.stringify(a)} and ${JSON.stringify(b)} can give one namespace another's storage: the text before {namespace} in one starts with the other's, and a namespace's name can fill the rest (namespace "x" of s3://m/{namespace}/ holds every namespace's s3://m/x/{namespace}/); keep one of them, or make them differ before {namespace}`);
+  }
+  return prefixes;
 }
 
 /** A host suffix: lower-case DNS labels, {namespace} allowed in place of a label; a leading dot is implied. */

@@ -53,7 +53,7 @@ export async function createOperator(kc: KubeConfigSource, config: OperatorConfi
   deps.logger.info('settings', { inPlaceBounds, cacheScope, knativeVisibility: config.knativeVisibility, namespaces: config.namespaces });
   const policy = validationPolicy(config);
   // One budget for both controllers: the app controller refuses what the cache controller will not cache.
-  const cacheQuota = new ModelCacheQuota(policy).track(manager.informer<ServerlessApp>(Kinds.ServerlessApp));
+  const cacheQuota = new ModelCacheQuota(policy, cacheScope).track(manager.informer<ServerlessApp>(Kinds.ServerlessApp));
   const apps = new ServerlessAppReconciler(manager, {
     policy, warmupUrlTemplate: config.warmupUrlTemplate, route: routerFor(config.router, config.localGateway),
     inPlaceBounds, clusterLocal: config.knativeVisibility === 'cluster-local', concurrency: config.concurrency, modelCacheScope: cacheScope,

@@ -227,6 +227,19 @@ describe('kubectl sapp plan: host claims and the namespace\'s budgets, as the op
     assert.deepEqual(beside2.refusals.map((r) => [r.reason, r.field]), [['ModelCacheQuotaExceeded', 'spec.model.size']]);
   });
 
+  it('a cluster-scoped cache of a model other namespaces can name: none written, ModelCacheNotIsolated as the operator says it, the app itself not refused', () => {
+    const modelSpec: ServerlessAppSpec = { model: { format: { name: 'sklearn' }, storageUri: 'gs://models/demo/iris/v1', size: '1Gi' }, prewarm: { cacheModel: true } };
+    const cluster = (prefixes: string[]): PlanInput['settings'] => ({ ...SETTINGS, cacheScope: 'cluster', policy: { ...SETTINGS.policy, allowedStorageUriPrefixes: prefixes } });
+    const shared = plan({ ...edit(modelSpec), settings: cluster(['gs://models/{namespace}/', 'gs://models/']) });
+    assert.deepEqual([shared.modelCache?.change, shared.modelCache?.to, shared.modelCache?.refused?.reason], ['none', undefined, 'ModelCacheNotIsolated']);
+    assert.match(shared.modelCache!.refused!.message, /the allowed prefix gs:\/\/models\/ lets an app of any namespace name/);
+    assert.equal(shared.refused, false, 'the app rolls out without the cache');
+    assert.match(renderPlan(shared), /Model cache: none written \(ModelCacheNotIsolated\): a cluster-scoped LocalModelCache of gs:\/\/models\/demo\/iris\/v1/);
+    const own = plan({ ...edit(modelSpec), settings: cluster(['gs://models/{namespace}/']) });
+    assert.deepEqual([own.modelCache?.change, own.modelCache?.refused], ['create', undefined]);
+    assert.match(own.modelCache!.to!, /^demo-shop-/);
+  });
+
   it('what the reads could not check is in the plan\'s notes, and a planned warmup says it may run already', () => {
     const base = converged();
     const v2 = { ...SPEC, container: { image: 'ghcr.io/acme/shop:2' } };

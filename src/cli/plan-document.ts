@@ -10,7 +10,7 @@
 
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import type { SpecProblem, ValidationPolicy } from '../api/v1alpha1/validation.ts';
-import { cacheNameFor } from '../controllers/model-cache.ts';
+import { cacheNameFor, cacheScopeProblem, wantsCache } from '../controllers/model-cache.ts';
 import type { Decision, Effect } from '../planner/decide.ts';
 import type { ChildOperation } from '../planner/plan.ts';
 import { planReconcile } from '../planner/reconcile.ts';
@@ -113,7 +113,8 @@ export interface PlanDocument {
   operations: OperationDocument[];
   rollout?: RolloutExplanation;
   scaling?: WindowsPlan;
-  modelCache?: { change: 'none' | 'create' | 'replace' | 'remove'; from?: string; to?: string };
+  /** refused: the operator writes no cache for the edit, and says so as the app's ModelCached=False reason and message. */
+  modelCache?: { change: 'none' | 'create' | 'replace' | 'remove'; from?: string; to?: string; refused?: { reason: string; message: string } };
   /** Started after the writes: warmup requests, a check round. */
   effects: string[];
   /** When the operator looks again without an event. */
@@ -137,7 +138,7 @@ export const EFFECTS_NOTE = 'warmups and check rounds run in the operator\'s mem
 export function planChildren(input: PlanInput): Planned {
   const { edited, settings } = input;
   if (input.appRefused) return { problems: [], operations: [] };
-  const { hosts, budgets } = namespaceChecks(edited, input.namespace ?? {}, settings.policy);
+  const { hosts, budgets } = namespaceChecks(edited, input.namespace ?? {}, settings.policy, settings.cacheScope);
   const plan = planReconcile({
     app: edited, now: input.now,
     knative: { workload: knativeWorkload(settings.inPlaceBounds, settings.clusterLocal), ...(input.knative ? { live: input.knative } : {}) },
@@ -167,6 +168,7 @@ export function planDocument(input: PlanInput, planned: Planned, dryRuns: Map<st
   const settings = input.settings;
   const cacheAfter = input.appRefused ? undefined : cacheNameFor(edited, settings.cacheScope, settings.policy);
   const cacheBefore = live ? cacheNameFor(live, settings.cacheScope, settings.policy) : undefined;
+  const cacheRefused = !input.appRefused && wantsCache(edited, settings.policy) ? cacheScopeProblem(edited, settings.cacheScope, settings.policy) : undefined;
   const cacheChange = cacheAfter === cacheBefore ? 'none' : !cacheBefore ? 'create' : !cacheAfter ? 'remove' : 'replace';
   const specChanged = !live || specDiff.length > 0;
   const changes = specChanged || operations.some((o) => o.change !== 'none') || cacheChange !== 'none';
@@ -183,7 +185,9 @@ export function planDocument(input: PlanInput, planned: Planned, dryRuns: Map<st
     operations,
     ...(d ? { rollout: explainRollout(edited, d) } : {}),
     ...(windows ? { scaling: windows } : {}),
-    ...(cacheBefore || cacheAfter ? { modelCache: { change: cacheChange, ...(cacheBefore ? { from: cacheBefore } : {}), ...(cacheAfter ? { to: cacheAfter } : {}) } } : {}),
+    ...(cacheBefore || cacheAfter || cacheRefused
+      ? { modelCache: { change: cacheChange, ...(cacheBefore ? { from: cacheBefore } : {}), ...(cacheAfter ? { to: cacheAfter } : {}), ...(cacheRefused ? { refused: cacheRefused } : {}) } }
+      : {}),
     effects: (d?.effects ?? []).map(describeEffect),
     ...(d?.requeueAfterMs !== undefined ? { requeueAfterMs: d.requeueAfterMs } : {}),
     settings: settings.source,

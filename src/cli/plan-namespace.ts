@@ -13,6 +13,7 @@ import { overlaps } from '../controllers/host-claims-rules.ts';
 import { ModelCacheQuota } from '../controllers/model-cache-quota.ts';
 import { NamespaceBudgets } from '../controllers/budgets.ts';
 import type { HostVerdict } from '../planner/reconcile.ts';
+import type { CacheScope } from '../render/local-model-cache.ts';
 
 /** What was read beside the app; each absent when it could not be read (the plan then notes what it did not check). */
 export interface NamespaceView {
@@ -32,7 +33,7 @@ function claimSource(claims: HostClaim[]): ClaimEvents {
 }
 
 /** The host verdict and the budgets' problems for `app` (the edit, as it would be stored). */
-export function namespaceChecks(app: ServerlessApp, view: NamespaceView, policy: Required<ValidationPolicy>): { hosts: HostVerdict; budgets: SpecProblem[] } {
+export function namespaceChecks(app: ServerlessApp, view: NamespaceView, policy: Required<ValidationPolicy>, cacheScope: CacheScope): { hosts: HostVerdict; budgets: SpecProblem[] } {
   const others = (view.apps ?? []).filter((a) => a.metadata.name !== app.metadata.name);
   // Only the apps the rules would look at go in: those naming a host that overlaps one of this app's
   // (all the host rules compare) and those claiming a cache (all the budget counts). The verdict is the
@@ -41,7 +42,7 @@ export function namespaceChecks(app: ServerlessApp, view: NamespaceView, policy:
   const hostRivals = own.length ? others.filter((a) => hostClaims(a).some((h) => own.some((o) => overlaps(h, o)))) : [];
   const hosts = new HostClaims(claimSource(view.claims ?? []));
   for (const a of [...hostRivals, app]) hosts.setApp(a);
-  const quota = new ModelCacheQuota(policy);
+  const quota = new ModelCacheQuota(policy, cacheScope);
   for (const a of others.filter(quota.counts)) quota.set(a);
   const budgets = new NamespaceBudgets(quota, view.claims ? claimSource(view.claims) : undefined, policy.maxHostClaimsPerNamespace).problems(app);
   // Claims unread: taken as held (no conflict, none to make), as the plan notes.

@@ -79,7 +79,8 @@ export function renderPlan(doc: PlanDocument): string {
 
   const m = doc.modelCache;
   if (m) {
-    line(`Model cache: ${m.change === 'none' ? `${m.to ?? m.from} unchanged` : m.change === 'create' ? `${m.to} created` : m.change === 'remove' ? `${m.from} removed` : `${m.from} replaced by ${m.to}`}`);
+    if (m.refused) line(`Model cache: ${m.from ? `${m.from} removed, and ` : ''}none written (${m.refused.reason}): ${m.refused.message}`);
+    else line(`Model cache: ${m.change === 'none' ? `${m.to ?? m.from} unchanged` : m.change === 'create' ? `${m.to} created` : m.change === 'remove' ? `${m.from} removed` : `${m.from} replaced by ${m.to}`}`);
     line();
   }
 

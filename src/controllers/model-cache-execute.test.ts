@@ -57,7 +57,8 @@ function cluster(apps: ServerlessApp[]) {
   return { client, writes, caches, app, setApp };
 }
 
-const reported = (app: ServerlessApp, name = app.metadata.name, storageUri = app.spec.model!.storageUri): ServerlessApp => ({
+/** The app as the app controller has reported on it, its model under its namespace's own path (what a cluster-scoped cache needs). */
+const reported = (app: ServerlessApp, name = app.metadata.name, storageUri = 'gs://models/ml/fraud/v7'): ServerlessApp => ({
   ...app, metadata: { ...app.metadata, name, uid: `uid-${name}` }, spec: { ...app.spec, model: { ...app.spec.model!, storageUri } },
   status: { conditions: [{ type: 'Ready', status: 'True', reason: 'Ready', message: '', lastTransitionTime: '2026-01-01T00:00:00Z' }] },
 });
@@ -67,7 +68,7 @@ async function pass(c: ReturnType<typeof cluster>, writer: ChildWriter, name: st
   const before = c.writes.length;
   const app = c.app(name);
   const o: CacheObservation = {
-    request: { namespace: 'ml', name }, app, now: new Date('2026-02-01T00:00:00Z'), scope: 'cluster', nodeGroup: 'gpu', policy: {}, served: true,
+    request: { namespace: 'ml', name }, app, now: new Date('2026-02-01T00:00:00Z'), scope: 'cluster', nodeGroup: 'gpu', policy: { allowedStorageUriPrefixes: ['gs://models/{namespace}/'] }, served: true,
     caches: c.caches(), cacheNamed: (_ns, n) => c.caches().find((x) => x.metadata.name === n), inferenceService: undefined, quota: undefined,
   };
   const plan = planModelCache(o);
@@ -88,12 +89,12 @@ describe('model cache: the plan executed through execute.ts, pass by pass', () =
 
     const copy = await pass(c, writer, 'copy');
     assert.deepEqual([copy.condition?.reason, copy.events.map((e) => [e.type, e.reason]), !!copy.retry], ['ModelCacheRejected', [['Warning', 'ModelCacheRejected']], true]);
-    assert.match(copy.condition!.message, /has the same StorageURI gs:\/\/models\/fraud\/v7/);
+    assert.match(copy.condition!.message, /has the same StorageURI gs:\/\/models\/ml\/fraud\/v7/);
 
     const again = await pass(c, writer, 'fraud');
     assert.deepEqual(again.writes, [], 'converged: nothing written');
 
-    c.setApp(reported(c.app('fraud')!, 'fraud', 'gs://models/fraud/v8'));
+    c.setApp(reported(c.app('fraud')!, 'fraud', 'gs://models/ml/fraud/v8'));
     const v8 = renderLocalModelCache(c.app('fraud')!, 'cluster', 'gpu').metadata.name;
     const changed = await pass(c, writer, 'fraud');
     assert.deepEqual(changed.writes, [`apply LocalModelCache ${v8}`, `delete LocalModelCache ${v7}`], 'the new cache before the old one goes');

@@ -22,7 +22,7 @@ describe('model caches per namespace', () => {
   }
 
   it('refuses the app that does not fit beside earlier ones of its namespace, naming the field and the budget (attack: fill the shared cache disk)', () => {
-    const quota = new ModelCacheQuota({ maxModelCacheBytesPerNamespace: 3 * GiB });
+    const quota = new ModelCacheQuota({ maxModelCacheBytesPerNamespace: 3 * GiB }, 'namespace');
     const first = cached('team-a', 'one', '2Gi', '2026-01-01T00:00:00Z');
     const second = cached('team-a', 'two', '2Gi', '2026-01-02T00:00:00Z');
     quota.set(first);
@@ -35,26 +35,38 @@ describe('model caches per namespace', () => {
   });
 
   it('counts each namespace apart: another namespace\'s caches never use this one\'s budget', () => {
-    const quota = new ModelCacheQuota({ maxModelCacheBytesPerNamespace: 3 * GiB });
+    const quota = new ModelCacheQuota({ maxModelCacheBytesPerNamespace: 3 * GiB }, 'namespace');
     quota.set(cached('team-a', 'big', '3Gi', '2026-01-01T00:00:00Z'));
     assert.equal(quota.problem(cached('team-b', 'big', '3Gi', '2026-01-02T00:00:00Z')), undefined);
   });
 
   it('judges an app as it is now, even before its event is recorded', () => {
-    const quota = new ModelCacheQuota({ maxModelCacheBytesPerNamespace: 3 * GiB });
+    const quota = new ModelCacheQuota({ maxModelCacheBytesPerNamespace: 3 * GiB }, 'namespace');
     quota.set(cached('team-a', 'one', '1Gi', '2026-01-01T00:00:00Z'));
     assert.equal(quota.problem(cached('team-a', 'one', '4Gi', '2026-01-01T00:00:00Z'))?.reason, 'ModelCacheQuotaExceeded');
   });
 
   it('does not count apps without a cache, or with one the per-app limits refuse', () => {
-    const quota = new ModelCacheQuota({ maxModelCacheBytesPerNamespace: 3 * GiB, maxModelSizeBytes: 10 * GiB });
+    const quota = new ModelCacheQuota({ maxModelCacheBytesPerNamespace: 3 * GiB, maxModelSizeBytes: 10 * GiB }, 'namespace');
     quota.set(cached('team-a', 'nocache', '3Gi', '2026-01-01T00:00:00Z', { prewarm: { cacheModel: false } }));
     quota.set(cached('team-a', 'huge', '20Gi', '2026-01-01T00:00:00Z'));
     assert.equal(quota.problem(cached('team-a', 'late', '3Gi', '2026-01-03T00:00:00Z')), undefined);
   });
 
+  it('does not count an app whose cluster-scoped cache is refused (ModelCacheNotIsolated): it reserves nothing', () => {
+    const policy = { maxModelCacheBytesPerNamespace: 3 * GiB, allowedStorageUriPrefixes: ['gs://models/{namespace}/', 'gs://shared/'] };
+    const quota = new ModelCacheQuota(policy, 'cluster');
+    const shared = cached('team-a', 'shared', '3Gi', '2026-01-01T00:00:00Z', { model: { format: { name: 'sklearn' }, storageUri: 'gs://shared/llama', size: '3Gi' } });
+    quota.set(shared);
+    const own = cached('team-a', 'own', '3Gi', '2026-01-02T00:00:00Z', { model: { format: { name: 'sklearn' }, storageUri: 'gs://models/team-a/llama', size: '3Gi' } });
+    assert.equal(quota.problem(own), undefined);
+    const namespaced = new ModelCacheQuota(policy, 'namespace');
+    namespaced.set(shared);
+    assert.equal(namespaced.problem(own)?.reason, 'ModelCacheQuotaExceeded', 'a namespaced cache of the shared model is written, and counted');
+  });
+
   it('tells which other apps of the namespace gained or lost their cache when one changes or goes', () => {
-    const quota = new ModelCacheQuota({ maxModelCacheBytesPerNamespace: 3 * GiB });
+    const quota = new ModelCacheQuota({ maxModelCacheBytesPerNamespace: 3 * GiB }, 'namespace');
     const first = cached('team-a', 'one', '2Gi', '2026-01-01T00:00:00Z');
     assert.deepEqual(quota.set(first), []);
     assert.deepEqual(quota.set(cached('team-a', 'two', '2Gi', '2026-01-02T00:00:00Z')), []);

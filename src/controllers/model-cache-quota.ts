@@ -12,7 +12,8 @@
 import { formatBytes, parseQuantity } from '../api/v1alpha1/quantity.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { DEFAULT_MAX_MODEL_CACHE_PER_NAMESPACE, type SpecProblem } from '../api/v1alpha1/validation.ts';
-import { wantsCache, type ModelCachePolicy } from '../planner/model-cache-plan.ts';
+import { getsCache, type ModelCachePolicy } from '../planner/model-cache-plan.ts';
+import type { CacheScope } from '../render/local-model-cache.ts';
 import { objectKey } from '../util/object-key.ts';
 
 export interface CacheClaim { key: string; created: string; bytes: number }
@@ -38,13 +39,13 @@ interface AppEvents {
 
 export class ModelCacheQuota {
   private readonly byNamespace = new Map<string, Map<string, CacheClaim>>();
-  /** Which apps count against the budget: those that ask for a cache the platform's per-app limits allow. */
+  /** Which apps count against the budget: those that ask for a cache the platform's per-app limits and the cache scope allow. */
   readonly counts: (app: ServerlessApp) => boolean;
   private readonly limit: number;
   private readonly listeners: Array<(keys: string[]) => void> = [];
 
-  constructor(policy: ModelCachePolicy) {
-    this.counts = (app) => wantsCache(app, policy);
+  constructor(policy: ModelCachePolicy, scope: CacheScope) {
+    this.counts = (app) => getsCache(app, scope, policy);
     this.limit = policy.maxModelCacheBytesPerNamespace ?? parseQuantity(DEFAULT_MAX_MODEL_CACHE_PER_NAMESPACE);
   }
 

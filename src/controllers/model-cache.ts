@@ -32,7 +32,7 @@ import { executeForApp } from './execute.ts';
 import type { ModelCacheQuota } from './model-cache-quota.ts';
 
 // Where the rest of the operator (and its tests) have always found them.
-export { CACHE_FINALIZER, cacheNameFor, wantsCache, type ModelCachePolicy, type ModelPolicy } from '../planner/model-cache-plan.ts';
+export { CACHE_FINALIZER, cacheNameFor, cacheScopeProblem, wantsCache, type ModelCachePolicy, type ModelPolicy } from '../planner/model-cache-plan.ts';
 
 export interface ModelCacheOptions {
   scope: CacheScope;

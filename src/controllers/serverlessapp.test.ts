@@ -59,7 +59,7 @@ describe('ServerlessAppReconciler', () => {
     const policy = validationPolicy(parseConfig([], {}));
     const r = new ServerlessAppReconciler(mgr, {
       policy, warmupUrlTemplate: 'http://{revision}-private.{namespace}.svc.cluster.local', route: istioRoute('knative-local-gateway'),
-      inPlaceBounds: true, clusterLocal: true, concurrency: 1, modelCacheScope: 'namespace', cacheQuota: new ModelCacheQuota(policy),
+      inPlaceBounds: true, clusterLocal: true, concurrency: 1, modelCacheScope: 'namespace', cacheQuota: new ModelCacheQuota(policy, 'namespace'),
     });
     // The informer is not started (no watch here): the app is what its cache would hold.
     (r as unknown as { apps: { get: (ns: string, name: string) => ServerlessApp | undefined } }).apps = {

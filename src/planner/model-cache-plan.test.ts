@@ -1,21 +1,29 @@
 import assert from 'node:assert/strict';
-import { modelApp } from '../testing/apps.ts';
+import { modelApp as anyModelApp } from '../testing/apps.ts';
 import { MODEL_CACHED, type ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { cacheKind, modelCacheName, renderLocalModelCache, type CacheScope } from '../render/local-model-cache.ts';
 import { APP_LABEL } from '../render/metadata.ts';
 import type { Condition } from '../util/conditions.ts';
 import { Kinds } from '../util/kinds.ts';
 import {
-  appReported, CACHE_FINALIZER, cacheNameFor, cacheRefusal, inferenceServiceToRemoveFirst, modelCachedUpdate, planModelCache, wantsCache,
+  appReported, CACHE_FINALIZER, cacheNameFor, cacheRefusal, cacheScopeProblem, getsCache, inferenceServiceToRemoveFirst, modelCachedUpdate, planModelCache, wantsCache,
   type CacheObject, type CacheObservation, type CachePlan, type ExecutedCacheOperation, type ModelPolicy,
 } from './model-cache-plan.ts';
 import { guardHolds, type ChildOutcome, type Refusal } from './plan.ts';
+
+/** Each namespace's models under its own path: a cluster-scoped cache needs it (cacheScopeProblem), and the stepped plans below use it. */
+const ISOLATED: ModelPolicy = { allowedStorageUriPrefixes: ['gs://models/{namespace}/'] };
+/** The test model app, loading its model from under its namespace's path unless the test names the model. */
+const modelApp = (o: Parameters<typeof anyModelApp>[0] = {}): ServerlessApp => {
+  const app = anyModelApp(o);
+  return o.model ? app : { ...app, spec: { ...app.spec, model: { ...app.spec.model!, storageUri: 'gs://models/ml/fraud/v7' } } };
+};
 
 describe('model cache: which apps get one', () => {
   const cases: Array<{ what: string; app: ReturnType<typeof modelApp>; policy?: ModelPolicy; want: boolean }> = [
     { what: 'a model app with cacheModel within the default limits', app: modelApp(), want: true },
     { what: 'a model over the platform\'s size limit', app: modelApp(), policy: { maxModelSizeBytes: 2 ** 30 }, want: false },
-    { what: 'a model over the default 100Gi limit', app: modelApp({ model: { format: { name: 'sklearn' }, storageUri: 'gs://models/fraud/v7', size: '200Gi' } }), want: false },
+    { what: 'a model over the default 100Gi limit', app: modelApp({ model: { format: { name: 'sklearn' }, storageUri: 'gs://models/ml/fraud/v7', size: '200Gi' } }), want: false },
     { what: 'a model from a storage URI the platform does not allow', app: modelApp(), policy: { allowedStorageUriPrefixes: ['s3://models/{namespace}/'] }, want: false },
     { what: 'a model from an allowed prefix of its own namespace', app: modelApp({ model: { format: { name: 'sklearn' }, storageUri: 's3://models/ml/fraud', size: '2Gi' } }), policy: { allowedStorageUriPrefixes: ['s3://models/{namespace}/'] }, want: true },
     { what: 'an app without cacheModel', app: modelApp({ prewarm: { replicas: 1 } }), want: false },
@@ -82,7 +90,7 @@ const reported = (app: ServerlessApp, extra: Condition[] = []): ServerlessApp =>
 function observe(app: ServerlessApp | undefined, o: Partial<CacheObservation> = {}): CacheObservation {
   const caches = o.caches ?? [];
   return {
-    request: { namespace: 'ml', name: 'fraud' }, app, now: new Date('2026-02-01T00:00:00Z'), scope: 'cluster', nodeGroup: 'gpu', policy: {}, served: true, caches,
+    request: { namespace: 'ml', name: 'fraud' }, app, now: new Date('2026-02-01T00:00:00Z'), scope: 'cluster', nodeGroup: 'gpu', policy: ISOLATED, served: true, caches,
     cacheNamed: (namespace, name) => caches.find((c) => c.metadata.name === name && c.metadata.namespace === namespace),
     inferenceService: undefined, quota: undefined, ...o,
   };
@@ -101,8 +109,8 @@ function execute(plan: CachePlan, outcomes: Record<string, ChildOutcome | Refusa
 
 const webhookRefusal: Refusal = {
   kind: 'LocalModelCache', object: 'x', reason: 'ApplyRejected', retry: true,
-  message: 'admission webhook "localmodelcache.kserve-webhook-server.validator" denied the request: LocalModelCache a has the same StorageURI gs://models/fraud/v7',
-  summary: 'the API server refused the LocalModelCache x: LocalModelCache a has the same StorageURI gs://models/fraud/v7',
+  message: 'admission webhook "localmodelcache.kserve-webhook-server.validator" denied the request: LocalModelCache a has the same StorageURI gs://models/ml/fraud/v7',
+  summary: 'the API server refused the LocalModelCache x: LocalModelCache a has the same StorageURI gs://models/ml/fraud/v7',
 };
 
 describe('model cache: the plan, in KServe\'s order', () => {
@@ -124,7 +132,7 @@ describe('model cache: the plan, in KServe\'s order', () => {
 
   it('writes the new model\'s cache before it removes the old one, and removes the old one even when the new one is refused', () => {
     const old = modelApp();
-    const app = { ...withModel(old, 'gs://models/fraud/v8'), metadata: { ...old.metadata, finalizers: [CACHE_FINALIZER] } };
+    const app = { ...withModel(old, 'gs://models/ml/fraud/v8'), metadata: { ...old.metadata, finalizers: [CACHE_FINALIZER] } };
     const plan = planModelCache(observe(app, { caches: [cacheOf(old)] }));
     assert.deepEqual(plan.operations.map((op) => op.id), ['cache', `remove/${modelCacheName(old, 'cluster')}`]);
     const done = execute(plan, { cache: webhookRefusal });
@@ -145,7 +153,7 @@ describe('model cache: the plan, in KServe\'s order', () => {
 
   it('removes a deleted app\'s caches one by one and drops the finalizer last; a refused removal holds the rest and the finalizer', () => {
     const app = { ...modelApp(), metadata: { ...modelApp().metadata, deletionTimestamp: '2026-01-01T00:00:00Z', finalizers: [CACHE_FINALIZER] } };
-    const caches = [cacheOf(modelApp()), cacheOf(withModel(modelApp(), 'gs://models/fraud/v8'))];
+    const caches = [cacheOf(modelApp()), cacheOf(withModel(modelApp(), 'gs://models/ml/fraud/v8'))];
     const plan = planModelCache(observe(app, { caches }));
     assert.deepEqual(plan.operations.map((op) => op.action), ['remove', 'remove', 'finalizer']);
     assert.deepEqual(execute(plan).map((d) => d.outcome), ['removed', 'removed', 'written']);
@@ -207,12 +215,85 @@ describe('model cache: refusals reach the app\'s ModelCached condition, not only
   });
 });
 
+describe('model cache: a cluster-scoped cache only of a storage path no other namespace can name', () => {
+  // KServe binds ANY namespace's InferenceService whose storageUri equals or lies under a LocalModelCache's
+  // sourceModelUri to it, admits one cache per URI and refuses to delete one in use.
+  const tenantApp = (namespace: string, name: string, storageUri: string, size = '2Gi'): ServerlessApp => {
+    const base = reported(anyModelApp());
+    return { ...base, metadata: { ...base.metadata, namespace, name, uid: `${namespace}/${name}` }, spec: { ...base.spec, model: { ...base.spec.model!, storageUri, size } } };
+  };
+  const planFor = (app: ServerlessApp, o: Partial<CacheObservation> = {}) => planModelCache(observe(app, { request: { namespace: app.metadata.namespace, name: app.metadata.name }, ...o }));
+
+  it('refuses a cache of a model under a shared prefix: no finalizer, no write, a Warning and ModelCached=False ModelCacheNotIsolated saying what to configure, not retried', () => {
+    const app = tenantApp('team-a', 'chat', 'gs://shared/llama');
+    const plan = planFor(app, { policy: { allowedStorageUriPrefixes: ['gs://models/{namespace}/', 'gs://shared/'] } });
+    assert.deepEqual(plan.operations, []);
+    const report = plan.report([]);
+    assert.deepEqual([report.condition?.status, report.condition?.reason], ['False', 'ModelCacheNotIsolated']);
+    assert.deepEqual(report.events.map((e) => [e.type, e.reason, e.message]), [['Warning', 'ModelCacheNotIsolated', report.condition!.message]]);
+    assert.match(report.condition!.message, /gs:\/\/shared\/llama lies under no allowed prefix with \{namespace\} as a whole path segment/);
+    assert.match(report.condition!.message, /--allowed-storage-uri-prefixes, chart modelCache.allowedStorageUriPrefixes/);
+    assert.match(report.condition!.message, /or use modelCache.scope: namespace/);
+    assert.equal(report.retry, undefined);
+    assert.equal(report.write?.conditions?.[0]?.reason, 'ModelCacheNotIsolated');
+  });
+
+  it('writes the same model\'s namespaced cache: it serves its own namespace only', () => {
+    const app = tenantApp('team-a', 'chat', 'gs://shared/llama');
+    const policy = { allowedStorageUriPrefixes: ['gs://shared/'] };
+    assert.deepEqual(planFor(app, { scope: 'namespace', policy }).operations.map((op) => op.id), ['cache']);
+    assert.equal(cacheScopeProblem(app, 'namespace', policy), undefined);
+    assert.ok(cacheNameFor(app, 'namespace', policy));
+  });
+
+  it('refuses every cluster-scoped cache when the platform allows any storage URI', () => {
+    const report = planFor(tenantApp('team-a', 'chat', 'gs://models/team-a/llama'), { policy: {} }).report([]);
+    assert.equal(report.condition?.reason, 'ModelCacheNotIsolated');
+    assert.match(report.condition!.message, /allows any storage URI/);
+  });
+
+  it('removes a cluster-scoped cache the app has from before, then its finalizer', () => {
+    const app = tenantApp('team-a', 'chat', 'gs://shared/llama');
+    const held = { ...app, metadata: { ...app.metadata, finalizers: [CACHE_FINALIZER] } };
+    const plan = planFor(held, { policy: { allowedStorageUriPrefixes: ['gs://shared/'] }, caches: [cacheOf(app)] });
+    assert.deepEqual(plan.operations.map((op) => op.id), [`remove/${cacheOf(app).metadata.name}`, 'drop-finalizer']);
+    assert.match(plan.operations[0]!.why, /ModelCacheNotIsolated/);
+    assert.equal(plan.report(execute(plan)).condition?.reason, 'ModelCacheNotIsolated');
+  });
+
+  it('red team F1 (fixed): under a shared prefix a tenant no longer gets a cluster cache of a parent path of every tenant\'s models', () => {
+    // team-a caching hf://meta-llama would bind team-b's hf://meta-llama/Llama-3.1-8B InferenceService to it.
+    const policy = { allowedStorageUriPrefixes: ['hf://'] };
+    const grab = tenantApp('team-a', 'grab', 'hf://meta-llama', '1');
+    assert.equal(wantsCache(grab, policy), true, 'the app may load the model');
+    assert.equal(getsCache(grab, 'cluster', policy), false, 'but gets no cluster-scoped cache of it');
+    assert.equal(cacheNameFor(grab, 'cluster', policy), undefined);
+    assert.deepEqual(planFor(grab, { policy }).operations, []);
+  });
+
+  it('red team F2 (fixed): no tenant squats a model URI, so KServe\'s one-cache-per-URI refusal never names another tenant\'s cache', () => {
+    // Before: team-a's cluster cache of s3://shared/llama made team-b's cache of it rejected, naming team-a's cache.
+    const shared = { allowedStorageUriPrefixes: ['s3://shared/'] };
+    for (const app of [tenantApp('team-a', 'chat', 's3://shared/llama'), tenantApp('team-b', 'probe', 's3://shared/llama')]) {
+      assert.equal(planFor(app, { policy: shared }).report([]).condition?.reason, 'ModelCacheNotIsolated');
+    }
+    // With each namespace's own path, the cached URI is team-a's alone: team-b cannot name it, or one under it.
+    const own = { allowedStorageUriPrefixes: ['s3://models/{namespace}'] };
+    const a = tenantApp('team-a', 'chat', 's3://models/team-a');
+    assert.deepEqual(planFor(a, { policy: own }).operations.map((op) => op.id), ['finalizer', 'cache']);
+    for (const uri of ['s3://models/team-a', 's3://models/team-a/llama', 's3://models/team-a-b/llama']) {
+      assert.equal(wantsCache(tenantApp('team-a-b', 'probe', uri), own), uri === 's3://models/team-a-b/llama', uri);
+      assert.equal(wantsCache(tenantApp('team', 'probe', uri), own), false, uri);
+    }
+  });
+});
+
 describe('model cache: a refusal of any operation reaches the condition and gives a Warning', () => {
   const removalRefused: Refusal = { ...webhookRefusal, message: 'in use', summary: 'the API server refused the LocalModelCache old: in use' };
   const notOwned: Refusal = { ...webhookRefusal, reason: 'NotOwned', retry: false, summary: 'LocalModelCache old is not controlled by this app: left untouched' };
   const changedModel = () => {
     const old = modelApp();
-    const app = reported({ ...withModel(old, 'gs://models/fraud/v8'), metadata: { ...old.metadata, finalizers: [CACHE_FINALIZER] } });
+    const app = reported({ ...withModel(old, 'gs://models/ml/fraud/v8'), metadata: { ...old.metadata, finalizers: [CACHE_FINALIZER] } });
     return { app, plan: planModelCache(observe(app, { caches: [cacheOf(old)] })), removal: `remove/${modelCacheName(old, 'cluster')}` };
   };
 

@@ -13,7 +13,7 @@
 // once every cache of the app is gone.
 
 import { MODEL_CACHED, type ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
-import { modelProblems, type SpecProblem, type ValidationPolicy } from '../api/v1alpha1/validation.ts';
+import { modelProblems, storageUriShared, type SpecProblem, type ValidationPolicy } from '../api/v1alpha1/validation.ts';
 import { cacheKind, modelCacheName, renderLocalModelCache, type CacheScope } from '../render/local-model-cache.ts';
 import { controlledBy, labelledApp } from '../render/metadata.ts';
 import { findCondition, setCondition, type Condition } from '../util/conditions.ts';
@@ -81,12 +81,37 @@ export interface CachePlan {
   report(executed: ExecutedCacheOperation[]): CacheReport;
 }
 
+/** Whether the app asks for a cache of a model the platform's per-app limits allow (whatever the scope allows). */
 export function wantsCache(app: ServerlessApp, policy: ModelPolicy = {}): boolean {
   return !!app.spec.model && app.spec.prewarm?.cacheModel === true && !app.metadata.deletionTimestamp && modelProblems(app, policy).length === 0;
 }
 
+/**
+ * Why the cache scope refuses the app its cache, or undefined. A cluster-scoped cache is KServe's
+ * for every namespace: it serves any InferenceService whose storageUri is its model or under it,
+ * takes that URI from everyone (one cache per URI) and cannot be deleted while another namespace's
+ * InferenceService uses it. So one is written only for a storage URI no other namespace's app can
+ * name (validation.ts storageUriShared); the namespace scope's caches serve their namespace only.
+ */
+export function cacheScopeProblem(app: ServerlessApp, scope: CacheScope, policy: ModelPolicy = {}): { reason: 'ModelCacheNotIsolated'; message: string } | undefined {
+  const uri = app.spec.model?.storageUri;
+  const why = scope === 'cluster' && uri !== undefined ? storageUriShared(uri, app.metadata.namespace, policy.allowedStorageUriPrefixes ?? []) : undefined;
+  if (why === undefined) return undefined;
+  return {
+    reason: 'ModelCacheNotIsolated',
+    message: `a cluster-scoped LocalModelCache of ${uri} would serve every namespace's InferenceServices of that model or under it, and ${why}: the model is not cached. `
+      + 'The platform must give each namespace its own storage path (--allowed-storage-uri-prefixes, chart modelCache.allowedStorageUriPrefixes, e.g. s3://models/{namespace}/) '
+      + 'and the app load its model from under its own, or use modelCache.scope: namespace',
+  };
+}
+
+/** Whether the app gets a cache: it wants one and the scope allows it (what the namespace's cache budget counts). */
+export function getsCache(app: ServerlessApp, scope: CacheScope, policy: ModelPolicy = {}): boolean {
+  return wantsCache(app, policy) && !cacheScopeProblem(app, scope, policy);
+}
+
 export function cacheNameFor(app: ServerlessApp, scope: CacheScope, policy: ModelPolicy = {}): string | undefined {
-  return wantsCache(app, policy) ? modelCacheName(app, scope) : undefined;
+  return getsCache(app, scope, policy) ? modelCacheName(app, scope) : undefined;
 }
 
 /** Whether the app controller has reported on the app (its Ready condition): until then ModelCached waits. */
@@ -138,7 +163,8 @@ export function planModelCache(o: CacheObservation): CachePlan {
   }
 
   const wants = !!app && wantsCache(app, o.policy);
-  const wanted = app && wants && !o.quota ? renderLocalModelCache(app, o.scope, o.nodeGroup) : undefined;
+  const scoped = app && wants ? cacheScopeProblem(app, o.scope, o.policy) : undefined;
+  const wanted = app && wants && !o.quota && !scoped ? renderLocalModelCache(app, o.scope, o.nodeGroup) : undefined;
   const needsFinalizer = !kind.namespaced && !!wanted && o.served;
   const hasFinalizer = app?.metadata.finalizers?.includes(CACHE_FINALIZER) ?? false;
   const operations: CacheOperation[] = [];
@@ -148,7 +174,10 @@ export function planModelCache(o: CacheObservation): CachePlan {
 
   // Why the wanted cache is not written, when that is decided before any write.
   let blocked: (PlannedEvent & { condition: ConditionInput }) | undefined;
-  if (wanted) {
+  if (scoped) {
+    // Decided by the storage URI and the platform's prefixes, which no retry changes; a cache the app has goes.
+    blocked = { type: 'Warning', ...scoped, condition: { status: 'False', ...scoped } };
+  } else if (wanted) {
     const taken = o.cacheNamed(wanted.metadata.namespace, wanted.metadata.name);
     if (taken && !isCacheOf(request, taken)) {
       // Never reached with hashed names short of a collision; if it is, the other app's cache stays as it is.
@@ -176,7 +205,7 @@ export function planModelCache(o: CacheObservation): CachePlan {
       id, action: 'remove', kind, live: c,
       // A cluster-scoped cache cannot carry the app's owner reference: it is the app's by the labels it was found by.
       ...(kind.namespaced ? {} : { labelledFor: request }),
-      why: !app ? 'the app is gone' : wanted ? 'the app\'s model changed' : 'the app no longer caches this model',
+      why: !app ? 'the app is gone' : wanted ? 'the app\'s model changed' : scoped ? 'other namespaces\' apps can name the app\'s model: a cluster-scoped cache of it is refused (ModelCacheNotIsolated)' : 'the app no longer caches this model',
       ...(previous === 'cache'
         ? { when: { op: 'cache', outcome: ['unchanged', 'written', 'rejected'], why: 'a new model\'s cache is written first: KServe moves the InferenceService to it, and refuses to delete a cache still in use' } }
         : previous ? { when: { op: previous, outcome: ['removed'], why: 'the caches go one by one; a refused removal stops the rest until it is retried' } } : {}),

@@ -233,7 +233,8 @@ describe('Helm chart: installed, with the operator running as its ServiceAccount
   this.timeout(420_000);
   const release = 'sapp';
   // The shortest release grace the operator takes, so the claim of the host the canary test drops is released while the run lasts.
-  const values = { modelCache: { scope: 'cluster' }, allowedGateways: ['istio-system/public', '{namespace}/*'], hostClaims: { releaseAfter: '1m' } };
+  // Cluster-scoped caches need each namespace's models under its own path (else ModelCacheNotIsolated, no cache).
+  const values = { modelCache: { scope: 'cluster', allowedStorageUriPrefixes: ['gs://models/{namespace}/'] }, allowedGateways: ['istio-system/public', '{namespace}/*'], hostClaims: { releaseAfter: '1m' } };
   let releaseNs: string;
   let appsNs: string;
   let username: string;
@@ -343,12 +344,12 @@ describe('Helm chart: installed, with the operator running as its ServiceAccount
 
   it('switches an app from container to model and back, the old kind removed once the new one serves', async () => {
     const container: AppSpec = { container: { image: 'ghcr.io/acme/flip:1', port: 8080 } };
-    const model: AppSpec = { model: { format: { name: 'sklearn' }, storageUri: 'gs://models/flip/v1' } };
+    const model: AppSpec = { model: { format: { name: 'sklearn' }, storageUri: `gs://models/${appsNs}/flip/v1` } };
     const isvc = () => userClient().get(Kinds.InferenceService, appsNs, 'flip');
     await applyApp(app(appsNs, 'flip', container));
     await waitForApp(appsNs, 'flip', readyTrue, 'container Ready', READY_MS);
     await applyApp(app(appsNs, 'flip', model));
-    await waitForApp(appsNs, 'flip', (a) => readyTrue(a) && a.status?.versions?.stable?.storageUri === 'gs://models/flip/v1', 'the model serves', 240_000);
+    await waitForApp(appsNs, 'flip', (a) => readyTrue(a) && a.status?.versions?.stable?.storageUri === `gs://models/${appsNs}/flip/v1`, 'the model serves', 240_000);
     await waitFor('Knative Service replaced by an InferenceService', async () => (await getKsvc(appsNs, 'flip')) === undefined && (await isvc()) !== undefined, { timeoutMs: 60_000 });
     await applyApp(app(appsNs, 'flip', container));
     await waitForApp(appsNs, 'flip', (a) => readyTrue(a) && a.status?.versions?.stable?.image === 'ghcr.io/acme/flip:1', 'the container serves', 240_000);
@@ -358,7 +359,7 @@ describe('Helm chart: installed, with the operator running as its ServiceAccount
   it('caches a model app on the nodes and removes the cache and the finalizer when the app is deleted', async () => {
     const caches = async () => (await userClient().list<{ metadata: { labels?: Record<string, string> } }>(Kinds.LocalModelCache)).items
       .filter((c) => c.metadata.labels?.['serverlessapp.io/namespace'] === appsNs);
-    await applyApp(app(appsNs, 'iris', { model: { format: { name: 'sklearn' }, storageUri: 'gs://models/iris/v1', size: '1Gi' }, prewarm: { cacheModel: true } }));
+    await applyApp(app(appsNs, 'iris', { model: { format: { name: 'sklearn' }, storageUri: `gs://models/${appsNs}/iris/v1`, size: '1Gi' }, prewarm: { cacheModel: true } }));
     await waitForApp(appsNs, 'iris', readyTrue, 'model app Ready', READY_MS);
     await waitFor('LocalModelCache created', async () => (await caches()).length === 1);
     assert.ok((await getApp(appsNs, 'iris')).metadata.finalizers?.includes(CACHE_FINALIZER));

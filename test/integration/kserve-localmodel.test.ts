@@ -62,7 +62,8 @@ describe('KServe 0.20 local model cache in the rig (integration)', function () {
     if (!testEnv().dataPlane?.kserve) this.skip();
     // As the other model tests start them: the stand-in must see the real controller and keep its cache half off.
     standins = await startStandins({ kubeConfig: testEnv().kubeConfig(), readyDelayMs: 100 });
-    op = await startOperator({ modelCacheScope: 'cluster', modelCacheNodeGroup: NODE_GROUPS.default });
+    // A cluster-scoped cache is written only of a model under the namespace's own path (ModelCacheNotIsolated otherwise).
+    op = await startOperator({ modelCacheScope: 'cluster', modelCacheNodeGroup: NODE_GROUPS.default, allowedStorageUriPrefixes: ['gs://models/{namespace}/', 'gs://public/'] });
   });
   after(async () => {
     await op?.stop();
@@ -80,7 +81,7 @@ describe('KServe 0.20 local model cache in the rig (integration)', function () {
 
   it('drives the operator\'s LocalModelCache to downloaded on the node group\'s node, through the node agent', async () => {
     const since = new Date();
-    await applyApp(app(ns, 'iris', cachedModel('gs://models/iris/v1')));
+    await applyApp(app(ns, 'iris', cachedModel(`gs://models/${ns}/iris/v1`)));
     const cache = await waitFor('KServe reports one copy of the model available', async () => {
       const c = await cacheOf('iris');
       return c?.status?.copies?.available === 1 && c;
@@ -94,7 +95,7 @@ describe('KServe 0.20 local model cache in the rig (integration)', function () {
     assert.ok(cache.metadata.finalizers?.includes(KSERVE_CACHE_FINALIZER), 'the real controller holds the cache until the nodes drop it');
     // ... from what the node's agent reports on its LocalModelNode, after its download Job.
     const node = await userClient().get<LocalModelNode>(LocalModelNodeKind, undefined, PLAIN_NODE);
-    assert.deepEqual(node?.spec.localModels.filter((m) => m.modelName === cache.metadata.name).map((m) => m.sourceModelUri), ['gs://models/iris/v1']);
+    assert.deepEqual(node?.spec.localModels.filter((m) => m.modelName === cache.metadata.name).map((m) => m.sourceModelUri), [`gs://models/${ns}/iris/v1`]);
     assert.equal(node?.status?.modelStatus?.[cache.metadata.name], 'ModelDownloaded');
     assert.ok(existsSync(join(nodeModelsDir(testEnv().dir, PLAIN_NODE), 'models')), 'the simulated download wrote the node\'s model folder');
     // One download Job: the agent found the folder after it, so it did not download again (controller.go downloadModels).
@@ -117,7 +118,7 @@ describe('KServe 0.20 local model cache in the rig (integration)', function () {
 
   it('with KServe\'s localModel on, deletes an app whose InferenceService uses its cache: the InferenceService first, which KServe requires', async () => {
     await withLocalModelEnabled(async () => {
-      await applyApp(app(ns, 'served', cachedModel('gs://models/served/v1')));
+      await applyApp(app(ns, 'served', cachedModel(`gs://models/${ns}/served/v1`)));
       // KServe labels the InferenceService with the cache at admission once the cache exists, and lists it in the cache's status.
       const cache = await cacheInUse('served', 'KServe using the cache for the app\'s InferenceService');
       const isvc = await userClient().get<{ metadata: { labels?: Record<string, string> } }>(Kinds.InferenceService, ns, 'served');
@@ -130,13 +131,13 @@ describe('KServe 0.20 local model cache in the rig (integration)', function () {
 
   it('with KServe\'s localModel on, a new model gets its cache before the old one goes, and KServe moves the InferenceService to it', async () => {
     await withLocalModelEnabled(async () => {
-      await applyApp(app(ns, 'swap', cachedModel('gs://models/swap/v1')));
+      await applyApp(app(ns, 'swap', cachedModel(`gs://models/${ns}/swap/v1`)));
       const old = await cacheInUse('swap', 'KServe using the first cache');
       const since = new Date();
-      await applyApp(app(ns, 'swap', cachedModel('gs://models/swap/v2')));
+      await applyApp(app(ns, 'swap', cachedModel(`gs://models/${ns}/swap/v2`)));
       const fresh = await waitFor('only the new model\'s cache left', async () => {
         const caches = (await userClient().list<Cache>(Kinds.LocalModelCache)).items.filter((c) => c.metadata.labels?.['serverlessapp.io/namespace'] === ns);
-        return caches.length === 1 && caches[0]!.spec.sourceModelUri === 'gs://models/swap/v2' && caches[0]!;
+        return caches.length === 1 && caches[0]!.spec.sourceModelUri === `gs://models/${ns}/swap/v2` && caches[0]!;
       }, { timeoutMs: 120_000 });
       // Make before break: the operator wrote the new cache before it deleted the old one.
       const writes = writesSince(since, 'serverlessapp-operator').filter((w) => w.resource === 'localmodelcaches' && !w.subresource);
@@ -152,21 +153,42 @@ describe('KServe 0.20 local model cache in the rig (integration)', function () {
     });
   });
 
+  it('writes no cluster-scoped cache of a model every namespace may name: a ModelCacheNotIsolated Warning and ModelCached=False, the app serving uncached', async () => {
+    // gs://public/ is allowed to every namespace: KServe would bind any namespace's InferenceService of it, or under it, to the cache.
+    const since = new Date();
+    await applyApp(app(ns, 'open', cachedModel('gs://public/iris/v1')));
+    const refused = await waitForApp(ns, 'open', (x) => condition(x, 'ModelCached')?.reason === 'ModelCacheNotIsolated', 'ModelCached=False ModelCacheNotIsolated', 120_000);
+    assert.equal(condition(refused, 'ModelCached')?.status, 'False');
+    assert.match(condition(refused, 'ModelCached')!.message, /gs:\/\/public\/iris\/v1 lies under no allowed prefix with \{namespace\} as a whole path segment, so other namespaces' apps can name it/);
+    assert.match(condition(refused, 'ModelCached')!.message, /--allowed-storage-uri-prefixes.*or use modelCache\.scope: namespace/);
+    await waitFor('a ModelCacheNotIsolated Warning on the app', async () => {
+      const events = await userClient().list<{ type?: string; reason?: string; regarding?: { name?: string }; involvedObject?: { name?: string } }>(Kinds.Event, ns);
+      return events.items.some((e) => e.type === 'Warning' && e.reason === 'ModelCacheNotIsolated' && (e.regarding?.name ?? e.involvedObject?.name) === 'open');
+    }, { timeoutMs: 30_000 });
+    // The app itself is served (only the cache is refused), with no finalizer and no cache named in its status.
+    const served = await waitForApp(ns, 'open', (x) => condition(x, 'Ready')?.status === 'True', 'the app Ready without its cache', 120_000);
+    assert.equal(served.status?.modelCache, undefined);
+    assert.ok(!served.metadata.finalizers?.includes('serverlessapp.io/model-cache'), 'no cache finalizer');
+    assert.equal(await cacheOf('open'), undefined);
+    const cacheWrites = writesSince(since, 'serverlessapp-operator').filter((w) => w.resource === 'localmodelcaches' && w.name?.startsWith(`${ns}-`));
+    assert.deepEqual(cacheWrites.map((w) => `${w.verb} ${w.name}`), [], 'no LocalModelCache written for the app');
+  });
+
   it('admits one cache per model: a second app caching the same model is told by a ModelCacheRejected event naming KServe\'s webhook', async () => {
-    await applyApp(app(ns, 'first', cachedModel('gs://models/shared/v1')));
+    await applyApp(app(ns, 'first', cachedModel(`gs://models/${ns}/shared/v1`)));
     await waitFor('the first app\'s cache', async () => cacheOf('first'));
-    await applyApp(app(ns, 'second', cachedModel('gs://models/shared/v1')));
+    await applyApp(app(ns, 'second', cachedModel(`gs://models/${ns}/shared/v1`)));
     const note = await waitFor('the conflict reported on the second app', async () => {
       const events = await userClient().list<{ reason?: string; note?: string; message?: string; regarding?: { name?: string }; involvedObject?: { name?: string } }>(Kinds.Event, ns);
       const e = events.items.find((x) => x.reason === 'ModelCacheRejected' && (x.regarding?.name ?? x.involvedObject?.name) === 'second');
       return e && (e.note ?? e.message);
     }, { timeoutMs: 60_000 });
-    assert.match(note, /localmodelcache\.kserve-webhook-server\.validator.*has the same StorageURI gs:\/\/models\/shared\/v1/);
+    assert.match(note, new RegExp(`localmodelcache\\.kserve-webhook-server\\.validator.*has the same StorageURI gs://models/${ns}/shared/v1`));
     assert.equal(await cacheOf('second'), undefined);
     // On the app's status too, not only as an Event (once the app controller has first reported on it).
     const refused = await waitForApp(ns, 'second', (x) => condition(x, 'ModelCached')?.reason === 'ModelCacheRejected', 'ModelCached=False ModelCacheRejected on the second app', 120_000);
     assert.equal(condition(refused, 'ModelCached')?.status, 'False');
-    assert.match(condition(refused, 'ModelCached')!.message, /has the same StorageURI gs:\/\/models\/shared\/v1/);
+    assert.match(condition(refused, 'ModelCached')!.message, new RegExp(`has the same StorageURI gs://models/${ns}/shared/v1`));
     assert.ok(condition(refused, 'Ready'), 'the app controller\'s conditions stay beside it');
     // Once the first app's cache is gone, the second app's is written without waiting out its backoff.
     await userClient().delete(Kinds.ServerlessApp, ns, 'first');

@@ -71,6 +71,8 @@ describe('model app on KServe, with prewarming (integration)', function () {
     op = await startOperator({
       warmupUrlTemplate: `${warm.url}/{namespace}/{revision}{path}`,
       modelCacheScope: 'cluster', modelCacheNodeGroup: 'gpu-nodes',
+      // A cluster-scoped cache needs a model under the namespace's own path; the other tests' models come from the shared one.
+      allowedStorageUriPrefixes: ['gs://models/fraud/', 'gs://models/{namespace}/'],
     }, { warmupBackoffMs: 50 });
   });
   after(async () => {
@@ -212,19 +214,19 @@ describe('model app on KServe, with prewarming (integration)', function () {
 
   it('creates a LocalModelCache, replaces it when the model changes, and removes it (and the finalizer) on delete', async () => {
     const cached = (uri: string) => model(uri, { prewarm: { cacheModel: true } });
-    await applyApp(app(ns, 'fraud', cached('gs://models/fraud/v1')));
+    await applyApp(app(ns, 'fraud', cached(`gs://models/${ns}/fraud/v1`)));
     const caches = async () => (await userClient().list<{ metadata: { name: string; labels?: Record<string, string> }; spec: { sourceModelUri: string; nodeGroups: string[] } }>(Kinds.LocalModelCache)).items
       .filter((c) => c.metadata.labels?.['serverlessapp.io/namespace'] === ns);
-    const first = await waitFor('cache for v1', async () => (await caches()).find((c) => c.spec.sourceModelUri === 'gs://models/fraud/v1'));
+    const first = await waitFor('cache for v1', async () => (await caches()).find((c) => c.spec.sourceModelUri === `gs://models/${ns}/fraud/v1`));
     assert.deepEqual(first.spec.nodeGroups, ['gpu-nodes']);
     assert.ok((await getApp(ns, 'fraud')).metadata.finalizers?.includes(CACHE_FINALIZER));
     // The model-cache controller's condition, beside the app controller's: each writer keeps its own entries.
     const cachedV1 = await waitForApp(ns, 'fraud', (x) => condition(x, 'ModelCached')?.status === 'True' && !!condition(x, 'Ready'), 'ModelCached=True beside Ready', 60_000);
-    assert.match(condition(cachedV1, 'ModelCached')!.message, /caches gs:\/\/models\/fraud\/v1/);
-    await applyApp(app(ns, 'fraud', cached('gs://models/fraud/v2')));
+    assert.match(condition(cachedV1, 'ModelCached')!.message, new RegExp(`caches gs://models/${ns}/fraud/v1`));
+    await applyApp(app(ns, 'fraud', cached(`gs://models/${ns}/fraud/v2`)));
     await waitFor('cache replaced', async () => {
       const list = await caches();
-      return list.length === 1 && list[0]!.spec.sourceModelUri === 'gs://models/fraud/v2' ? true : undefined;
+      return list.length === 1 && list[0]!.spec.sourceModelUri === `gs://models/${ns}/fraud/v2` ? true : undefined;
     });
     const cachedV2 = await waitForApp(ns, 'fraud', (x) => /fraud\/v2/.test(condition(x, 'ModelCached')?.message ?? '') && condition(x, 'Ready')?.observedGeneration === x.metadata.generation,
       'ModelCached for v2, and Ready for the new generation', 60_000);

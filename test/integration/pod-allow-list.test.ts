@@ -49,6 +49,8 @@ describe('a platform allow-list for what reaches the pod (integration)', functio
     op = await startOperator({
       allowedPodMetadataKeys: ['prometheus.istio.io/*'],
       maxModelCacheBytesPerNamespace: 3 * GiB, modelCacheScope: 'cluster',
+      // A cluster-scoped cache is written only of a model under the namespace's own path.
+      allowedStorageUriPrefixes: ['gs://models/{namespace}/'],
     });
     victim = await new Victim(await freshNamespace('allow-victim')).start();
   });

@@ -186,6 +186,8 @@ describe('tenant isolation: every attack of issue 13, made by a tenant through t
       allowAnalysisAddress: false,
       maxModelSizeBytes: 10 * GiB,
       modelCacheScope: 'cluster',
+      // Each namespace's own model path, and one every namespace may read (of which no cluster-scoped cache is written).
+      allowedStorageUriPrefixes: ['gs://models/{namespace}/', 'gs://public/'],
     });
 
     // The victims, made before any attack: team-b's app with a public host; a platform Service (the target of a
@@ -204,7 +206,7 @@ describe('tenant isolation: every attack of issue 13, made by a tenant through t
       apiVersion: 'networking.istio.io/v1', kind: 'VirtualService', metadata: { name: 'web-routes', namespace: teamA, labels: { owner: 'platform' } },
       spec: { hosts: ['web.internal'], http: [{ route: [{ destination: { host: `admin-api.${platform}.svc.cluster.local` } }] }] },
     }, { kind: Kinds.VirtualService });
-    await victim.apply(app(team, 'a-chat', { model: { format: { name: 'sklearn' }, storageUri: 'gs://models/team/chat', size: '1Gi' }, prewarm: { cacheModel: true } }));
+    await victim.apply(app(team, 'a-chat', { model: { format: { name: 'sklearn' }, storageUri: `gs://models/${team}/chat`, size: '1Gi' }, prewarm: { cacheModel: true } }));
     // The three apps the hostile analysis endpoints will be used from start now: they need a stable version first.
     for (const provider of ['redirects', 'trickles', 'huge']) await a.apply(app(teamA, `ssrf-${provider}`, { container: { image: 'ghcr.io/a/web:1' } }));
 
@@ -292,7 +294,7 @@ describe('tenant isolation: every attack of issue 13, made by a tenant through t
   });
 
   it('refuses what a model cache could be abused with: a model over the platform\'s size limit', async () => {
-    await attack(a, teamA, 'big-model', { model: { format: { name: 'sklearn' }, storageUri: 'gs://models/a/huge', size: '1Ti' }, prewarm: { cacheModel: true } }, { reason: 'ModelSizeNotAllowed', field: /spec\.model\.size/ });
+    await attack(a, teamA, 'big-model', { model: { format: { name: 'sklearn' }, storageUri: `gs://models/${teamA}/huge`, size: '1Ti' }, prewarm: { cacheModel: true } }, { reason: 'ModelSizeNotAllowed', field: /spec\.model\.size/ });
     const caches = (await admin().list<Obj>(Kinds.LocalModelCache)).items.filter((c) => c.metadata.labels?.['serverlessapp.io/app'] === 'big-model');
     assert.deepEqual(caches, [], 'no cache reserved for it');
   });
@@ -300,7 +302,7 @@ describe('tenant isolation: every attack of issue 13, made by a tenant through t
   it('keeps model caches apart when names would collide ("<team>-a/chat" and "<team>/a-chat"), and removes only its own', async () => {
     tally.attacks++;
     // Another model than the victim's: KServe's webhook admits one LocalModelCache per storage URI, so the same model could not be cached twice anyway.
-    await a.apply(app(teamA, 'chat', { model: { format: { name: 'sklearn' }, storageUri: 'gs://models/team-a/chat', size: '1Gi' }, prewarm: { cacheModel: true } }));
+    await a.apply(app(teamA, 'chat', { model: { format: { name: 'sklearn' }, storageUri: `gs://models/${teamA}/chat`, size: '1Gi' }, prewarm: { cacheModel: true } }));
     const mine = await waitFor('the attacker\'s own cache', async () => (await admin().list<Obj>(Kinds.LocalModelCache)).items.find((c) => c.metadata.labels?.['serverlessapp.io/namespace'] === teamA && c.metadata.labels['serverlessapp.io/app'] === 'chat'), { timeoutMs: 60_000 });
     const theirs = victims.find((v) => v.kind === Kinds.LocalModelCache)!;
     assert.notEqual(mine.metadata.name, theirs.name);
@@ -308,6 +310,24 @@ describe('tenant isolation: every attack of issue 13, made by a tenant through t
     await a.delete(Kinds.ServerlessApp, teamA, 'chat');
     await waitFor('the attacker\'s cache removed with its app', async () => (await admin().get(Kinds.LocalModelCache, undefined, mine.metadata.name)) === undefined, { timeoutMs: 60_000 });
     assert.ok(await admin().get(Kinds.LocalModelCache, undefined, theirs.name), 'the victim\'s cache stays');
+    tally.contained++;
+  });
+
+  it('gives no tenant a cluster-scoped cache another namespace\'s InferenceServices would be bound to: not of the victim\'s model, not of a shared path', async () => {
+    // KServe binds any namespace's InferenceService whose storageUri is a cache's model, or under it, to that cache,
+    // admits one cache per URI and will not delete one in use: capture, squatting and a cache held hostage.
+    // "<team>-a" starts like "<team>", and the victim's model path is still not team-a's.
+    await attack(a, teamA, 'squat', { model: { format: { name: 'sklearn' }, storageUri: `gs://models/${team}/chat`, size: '1Gi' }, prewarm: { cacheModel: true } }, { reason: 'StorageUriNotAllowed', field: /spec\.model\.storageUri/ });
+    tally.attacks++;
+    const since = new Date();
+    await a.apply(app(teamA, 'capture', { model: { format: { name: 'sklearn' }, storageUri: 'gs://public/meta-llama', size: '1' }, prewarm: { cacheModel: true } }));
+    const refused = await appStatus(a, teamA, 'capture', (x) => condition(x, 'ModelCached')?.reason === 'ModelCacheNotIsolated', 'ModelCached=False ModelCacheNotIsolated', 120_000);
+    assert.equal(condition(refused, 'ModelCached')?.status, 'False');
+    assert.match(condition(refused, 'ModelCached')!.message, /gs:\/\/public\/meta-llama lies under no allowed prefix with \{namespace\} as a whole path segment, so other namespaces' apps can name it/);
+    const caches = (await admin().list<Obj>(Kinds.LocalModelCache)).items.filter((c) => c.metadata.labels?.['serverlessapp.io/namespace'] === teamA);
+    assert.deepEqual(caches, [], 'no cache of the shared path');
+    const writes = audited('serverlessapp-operator', since).filter((r) => r.resource === 'localmodelcaches' && r.name?.startsWith(`${teamA}-capture-`) && !['get', 'list', 'watch'].includes(r.verb));
+    assert.deepEqual(writes, [], 'no LocalModelCache written');
     tally.contained++;
   });
 

@@ -300,7 +300,7 @@ export const statusSchema = object('Observed state, written by the operator. Unt
   observedGeneration: integer('The spec generation this status describes.'),
   phase: enumeration(phases, 'Pending (first version starting), Stable (one version serving), Canary (traffic split), Testing (candidate reached by header rules only), Paused (rollout.paused), Promoting (candidate taking all traffic), RolledBack (canaryPercent 0: candidate kept at 0%), Aborted (rollout.abort), Failed (the candidate failed: revision failed, progress deadline, warmup or checks; the stable version, if any, keeps all traffic). A spec the operator refuses keeps the phase it had and shows as Ready=False with the reason.'),
   url: string('Public URL of the app.'),
-  conditions: array(conditionSchema, `Ready (the app serves its stable version), WorkloadReady (Knative/KServe's own Ready, reason and message), Prewarmed, CanaryProgressing, Promoted; with prewarm.cacheModel, ${MODEL_CACHED} (True: the model's LocalModelCache is written; False: why not, e.g. ModelCacheQuotaExceeded, ModelCacheRejected, ModelCacheConflict, ModelCacheNotInstalled).`, { listType: 'map', listMapKeys: ['type'] }),
+  conditions: array(conditionSchema, `Ready (the app serves its stable version), WorkloadReady (Knative/KServe's own Ready, reason and message), Prewarmed, CanaryProgressing, Promoted; with prewarm.cacheModel, ${MODEL_CACHED} (True: the model's LocalModelCache is written; False: why not, e.g. ModelCacheQuotaExceeded, ModelCacheRejected, ModelCacheConflict, ModelCacheNotInstalled, ModelCacheNotIsolated).`, { listType: 'map', listMapKeys: ['type'] }),
   versions: object('The stable version and the candidate, if any.', {
     stable: versionStatusSchema,
     candidate: versionStatusSchema,

@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { containerApp, modelApp } from '../../testing/apps.ts';
 import type { ServerlessApp } from './serverlessapp.ts';
 import { re2ProgramSizeBound } from './regex-cost.ts';
-import { MAX_REGEX_PROGRAM_SIZE, gatewayAllowed, hostClaims, hostProblem, re2Problem, resolveGateway, validateApp, type ValidationPolicy } from './validation.ts';
+import {
+  MAX_REGEX_PROGRAM_SIZE, gatewayAllowed, hostClaims, hostProblem, re2Problem, resolveGateway, storageUriPrefixOverlap, storageUriShared, storageUriUnder, validateApp, type ValidationPolicy,
+} from './validation.ts';
 
 describe('controller-side validation', () => {
   const policy: ValidationPolicy = { allowedGateways: ['istio-system/public', '{namespace}/*'] };
@@ -178,6 +180,75 @@ describe('controller-side validation', () => {
       const [p] = validateApp(modelApp(), { ...policy, maxModelSizeBytes: 2 ** 30 });
       assert.match(p!.message, /model.size 2Gi exceeds the platform's limit of 1Gi/);
     });
+
+    it('refuses another namespace\'s path that merely starts like its own under a prefix ending in {namespace}', () => {
+      const app = modelApp({ model: { format: { name: 'sklearn' }, storageUri: 's3://models/ml-b/fraud', size: '1Gi' } });
+      assert.deepEqual(reasons(app, { ...policy, allowedStorageUriPrefixes: ['s3://models/{namespace}'] }), ['StorageUriNotAllowed spec.model.storageUri']);
+    });
+  });
+
+  describe('storage URI prefixes: a namespace\'s part ends at a path segment', () => {
+    const cases: Array<[prefix: string, uri: string, under: boolean]> = [
+      ['s3://models/{namespace}/', 's3://models/team/llama', true],
+      ['s3://models/{namespace}/', 's3://models/team-b/llama', false],
+      ['s3://models/{namespace}/', 's3://models/team', false],
+      ['s3://models/{namespace}', 's3://models/team', true],
+      ['s3://models/{namespace}', 's3://models/team/llama', true],
+      ['s3://models/{namespace}', 's3://models/team-b/llama', false],
+      ['s3://models/{namespace}', 's3://models/teamx', false],
+      ['s3://models/{namespace}', 's3://models/team%2fx', false],
+      ['s3://{namespace}', 's3://team.evil/llama', false],
+      ['s3://{namespace}', 's3://team/llama', true],
+      ['s3://models/{namespace}-data', 's3://models/team-data/llama', true],
+      ['s3://models/{namespace}-data', 's3://models/team-data-b/llama', false],
+      ['s3://models/{namespace}-data/', 's3://models/team-data/llama', true],
+      ['s3://models/{namespace}/v', 's3://models/team/v2/llama', true],
+      ['s3://shared/', 's3://shared/llama', true],
+      ['s3://shared/ll', 's3://shared/llama', true],
+      ['s3://shared/', 's3://other/llama', false],
+    ];
+    for (const [prefix, uri, under] of cases) {
+      it(`${uri} is ${under ? '' : 'not '}under ${prefix} for namespace team`, () => assert.equal(storageUriUnder(uri, prefix, 'team'), under));
+    }
+  });
+
+  describe('storage URIs no other namespace can name (what a cluster-scoped model cache needs)', () => {
+    const cases: Array<{ what: string; uri: string; prefixes: string[]; shared: RegExp | undefined }> = [
+      { what: 'a URI under the namespace\'s own path segment', uri: 's3://models/team/llama', prefixes: ['s3://models/{namespace}/'], shared: undefined },
+      { what: 'the namespace\'s own path itself, the prefix not closed by a "/"', uri: 's3://models/team', prefixes: ['s3://models/{namespace}'], shared: undefined },
+      { what: 'a bucket of its own', uri: 's3://team/llama', prefixes: ['s3://{namespace}/'], shared: undefined },
+      { what: 'beside a shared prefix elsewhere', uri: 's3://models/team/llama', prefixes: ['s3://models/{namespace}/', 'hf://'], shared: undefined },
+      { what: 'beside a shared prefix that only starts like it', uri: 's3://models/team/llama', prefixes: ['s3://models/{namespace}/', 's3://models/team/llama2/'], shared: undefined },
+      { what: 'any URI when the platform allows any', uri: 's3://models/team/llama', prefixes: [], shared: /allows any storage URI/ },
+      { what: 'a URI under a shared prefix (F1: hf://meta-llama captures every tenant\'s Llama)', uri: 'hf://meta-llama', prefixes: ['hf://'], shared: /no allowed prefix with \{namespace\} as a whole path segment/ },
+      { what: 'a URI under a prefix where {namespace} is only part of a segment', uri: 's3://models/team-data/llama', prefixes: ['s3://models/{namespace}-data/'], shared: /no allowed prefix with \{namespace\} as a whole path segment/ },
+      { what: 'a URI another prefix also admits for every namespace', uri: 's3://models/team/llama', prefixes: ['s3://models/{namespace}/', 's3://models/'], shared: /the allowed prefix s3:\/\/models\/ lets an app of any namespace/ },
+      { what: 'a URI with a shared prefix under it', uri: 's3://models/team/', prefixes: ['s3://models/{namespace}/', 's3://models/team/public/'], shared: /the allowed prefix s3:\/\/models\/team\/public\// },
+    ];
+    for (const c of cases) {
+      it(`${c.shared ? 'shares' : 'keeps to the namespace'} ${c.what}`, () => {
+        const why = storageUriShared(c.uri, 'team', c.prefixes);
+        if (c.shared) assert.match(why ?? '', c.shared);
+        else assert.equal(why, undefined);
+      });
+    }
+  });
+
+  describe('prefixes with {namespace} that can give one namespace another\'s storage', () => {
+    const cases: Array<[prefixes: string[], overlap: [string, string] | undefined]> = [
+      [['s3://m/{namespace}/', 's3://m/x/{namespace}/'], ['s3://m/{namespace}/', 's3://m/x/{namespace}/']],
+      [['s3://m/{namespace}/', 's3://m/{namespace}-x/'], ['s3://m/{namespace}/', 's3://m/{namespace}-x/']],
+      [['s3://m/{namespace}/', 's3://m/team-{namespace}/'], ['s3://m/{namespace}/', 's3://m/team-{namespace}/']],
+      [['s3://{namespace}/', 's3://m/{namespace}/'], ['s3://{namespace}/', 's3://m/{namespace}/']],
+      [['s3://m/{namespace}/', 's3://n/{namespace}/'], undefined],
+      [['s3://m/{namespace}/a/', 's3://m/{namespace}/b/', 's3://m/{namespace}'], undefined],
+      [['s3://m/{namespace}/', 's3://m/{namespace}/'], undefined],
+      [['s3://m/{namespace}/', 's3://m/x/'], undefined],
+      [['gs://a/{namespace}/', 'gs://b/{namespace}/', 'gs://a/x/{namespace}/'], ['gs://a/{namespace}/', 'gs://a/x/{namespace}/']],
+    ];
+    for (const [prefixes, overlap] of cases) {
+      it(`${overlap ? 'finds' : 'finds no'} overlap in ${prefixes.join(', ')}`, () => assert.deepEqual(storageUriPrefixOverlap(prefixes), overlap));
+    }
   });
   describe('what reaches the pod', () => {
     it('refuses control keys of pod metadata and Secret references unless the platform allows them', () => {

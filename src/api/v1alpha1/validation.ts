@@ -176,8 +176,69 @@ function compileProblem(regex: string): string | undefined {
   }
 }
 
+const NAMESPACE = '{namespace}';
+
 function storageUriAllowed(uri: string, namespace: string, prefixes: string[]): boolean {
-  return prefixes.length === 0 || prefixes.some((p) => uri.startsWith(p.replaceAll('{namespace}', namespace)));
+  return prefixes.length === 0 || prefixes.some((p) => storageUriUnder(uri, p, namespace));
+}
+
+/**
+ * Whether `uri` lies under the allowed prefix `prefix` for `namespace`. The namespace's part of the
+ * path ends at a segment boundary: when no '/' follows the prefix's last {namespace}, the URI must
+ * end where the expanded prefix ends or go on with a '/', so s3://models/{namespace} gives namespace
+ * "team" s3://models/team/... and not namespace team-b's s3://models/team-b/...
+ */
+export function storageUriUnder(uri: string, prefix: string, namespace: string): boolean {
+  const expanded = prefix.replaceAll(NAMESPACE, namespace);
+  if (!uri.startsWith(expanded)) return false;
+  const at = prefix.lastIndexOf(NAMESPACE);
+  const closed = at < 0 || prefix.includes('/', at + NAMESPACE.length);
+  return closed || uri.length === expanded.length || uri[expanded.length] === '/';
+}
+
+/** {namespace} as a whole path segment of a prefix: after a '/', and followed by a '/' or the prefix's end (storageUriUnder's boundary). */
+const NAMESPACE_SEGMENT = /\/\{namespace\}(\/|$)/;
+
+/**
+ * Why an app of another namespace could name `uri`, or a URI under it, or undefined when none can.
+ * KServe binds every InferenceService of the cluster whose storageUri equals or lies under a
+ * cluster-scoped LocalModelCache's sourceModelUri to that cache (MatchStorageURI, at a '/'), admits
+ * one cache per URI and refuses to delete one in use: only a URI no other namespace can reach is
+ * safe to cache cluster-wide. That is one under an allowed prefix where {namespace} is a whole path
+ * segment (namespaces then differ in that segment; storageUriPrefixOverlap keeps two such prefixes
+ * apart, checked at start), and which no prefix without {namespace} reaches into.
+ */
+export function storageUriShared(uri: string, namespace: string, prefixes: string[]): string | undefined {
+  if (prefixes.length === 0) return 'the platform allows any storage URI, so an app of any namespace can name this one';
+  if (!prefixes.some((p) => NAMESPACE_SEGMENT.test(p) && storageUriUnder(uri, p, namespace))) {
+    return `${uri} lies under no allowed prefix with {namespace} as a whole path segment, so other namespaces' apps can name it or a URI under it`;
+  }
+  const own = `${uri.replace(/\/+$/, '')}/`;
+  const shared = prefixes.find((p) => !p.includes(NAMESPACE) && (own.startsWith(p) || p.startsWith(own)));
+  return shared === undefined ? undefined : `the allowed prefix ${shared} lets an app of any namespace name ${uri} or a URI under it`;
+}
+
+/**
+ * Two prefixes with {namespace} whose expansions for two namespaces can meet, or undefined. Where
+ * the text before {namespace} in one starts with the other's, a namespace name can fill the
+ * difference: namespace "x" of s3://m/{namespace}/ owns s3://m/x/, which holds every namespace's
+ * s3://m/x/{namespace}/. Only prefixes with the same text before {namespace} and the same
+ * {namespace} segment keep namespaces apart (they differ in that segment). Conservative: it may
+ * refuse a pair no namespace name could join.
+ */
+export function storageUriPrefixOverlap(prefixes: string[]): [string, string] | undefined {
+  const parts = [...new Set(prefixes)].filter((p) => p.includes(NAMESPACE)).map((p) => {
+    const at = p.indexOf(NAMESPACE);
+    const end = p.indexOf('/', at);
+    return { p, stem: p.slice(0, at), segment: p.slice(at, end < 0 ? undefined : end) };
+  });
+  for (const [i, a] of parts.entries()) {
+    for (const b of parts.slice(i + 1)) {
+      const same = a.stem === b.stem && a.segment === b.segment;
+      if (!same && (a.stem.startsWith(b.stem) || b.stem.startsWith(a.stem))) return [a.p, b.p];
+    }
+  }
+  return undefined;
 }
 
 /**
@@ -344,7 +405,7 @@ export function modelProblems(app: ServerlessApp, policy: Pick<ValidationPolicy,
   if (prefixes.length > 0 && hasDotSegment(model.storageUri)) {
     problems.push({ reason: 'StorageUriNotAllowed', field: 'spec.model.storageUri', message: `storageUri ${model.storageUri} has a "." or ".." path segment (plain or %2e): under allowed prefixes a path must name its objects directly` });
   } else if (!storageUriAllowed(model.storageUri, namespace, prefixes)) {
-    problems.push({ reason: 'StorageUriNotAllowed', field: 'spec.model.storageUri', message: `storageUri must start with one of: ${prefixes.map((p) => p.replaceAll('{namespace}', namespace)).join(', ')}` });
+    problems.push({ reason: 'StorageUriNotAllowed', field: 'spec.model.storageUri', message: `storageUri must lie under one of: ${prefixes.map((p) => p.replaceAll(NAMESPACE, namespace)).join(', ')}` });
   }
   return problems;
 }
