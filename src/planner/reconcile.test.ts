@@ -42,15 +42,19 @@ describe('planApp', () => {
 });
 
 describe('the model cache status names (from the cache scope)', () => {
-  const cases: Array<[string, ServerlessApp, CacheScope, string | undefined]> = [
-    ['a cached model, namespaced caches: the app\'s LocalModelNamespaceCache', modelApp(), 'namespace', modelCacheName(modelApp(), 'namespace')],
-    ['a cached model, cluster caches: the app\'s LocalModelCache', modelApp(), 'cluster', modelCacheName(modelApp(), 'cluster')],
-    ['a model not cached: none', modelApp({ prewarm: { replicas: 1 } }), 'namespace', undefined],
-    ['a container: none', containerApp(), 'namespace', undefined],
+  // A cluster-scoped cache only of the namespace's own storage path (storageUriShared, validation.ts).
+  const own = ['gs://models/{namespace}/'];
+  const isolated = modelApp({ model: { format: { name: 'sklearn', version: '1' }, storageUri: 'gs://models/ml/fraud/v7', size: '2Gi' } });
+  const cases: Array<[string, ServerlessApp, CacheScope, string[], string | undefined]> = [
+    ['a cached model, namespaced caches: the app\'s LocalModelNamespaceCache', modelApp(), 'namespace', [], modelCacheName(modelApp(), 'namespace')],
+    ['a cached model, cluster caches, the namespace\'s own storage path: the app\'s LocalModelCache', isolated, 'cluster', own, modelCacheName(isolated, 'cluster')],
+    ['a cached model, cluster caches, a storage path any namespace may name: none (ModelCacheNotIsolated)', modelApp(), 'cluster', [], undefined],
+    ['a model not cached: none', modelApp({ prewarm: { replicas: 1 } }), 'namespace', [], undefined],
+    ['a container: none', containerApp(), 'namespace', [], undefined],
   ];
-  for (const [name, app, cacheScope, want] of cases) {
+  for (const [name, app, cacheScope, allowedStorageUriPrefixes, want] of cases) {
     it(name, () => {
-      const p = planReconcile(observe(app, { cacheScope, policy: { allowedGateways: ['*'], maxModelSizeBytes: 2 ** 40 } }));
+      const p = planReconcile(observe(app, { cacheScope, policy: { allowedGateways: ['*'], maxModelSizeBytes: 2 ** 40, allowedStorageUriPrefixes } }));
       const r = p.report({ operations: p.operations.map((op) => ({ op, outcome: 'unchanged' })), wallClock: now });
       assert.equal(r.status.modelCache, want);
     });
