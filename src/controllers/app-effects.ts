@@ -23,8 +23,10 @@ export interface AppEffectsOptions {
   analysisPolicy: AnalysisPolicy;
   /** Look at the app again (its key, "namespace/name"). */
   requeue: (key: string) => void;
-  /** A Warning Event on the app; `budget`: the work waits for its namespace's share or the operator's cap. */
-  warn: (key: string, reason: string, message: string, budget?: 'warmup' | 'analysis') => void;
+  /** A Warning Event on the app. */
+  warn: (key: string, reason: string, message: string) => void;
+  /** Counts work that waits for its namespace's share or the operator's cap (the budget metric). */
+  budgetRefused: (key: string, budget: 'warmup' | 'analysis') => void;
 }
 
 /** What the operator's configuration sets, passed through by the app controller. */
@@ -40,11 +42,11 @@ export class AppEffects {
     this.warmups = new WarmupRunner({
       clock: o.clock, urlTemplate: o.warmupUrlTemplate, onProgress: o.requeue,
       onRetry: (key, message) => o.warn(key, 'WarmupRetry', message),
-      onWait: (key, message) => o.warn(key, 'WarmupBudgetExceeded', message, 'warmup'),
+      onWait: (key, message) => { o.budgetRefused(key, 'warmup'); o.warn(key, 'WarmupBudgetExceeded', message); },
       ...(o.warmupBackoffMs ? { initialBackoffMs: o.warmupBackoffMs } : {}), ...(o.warmupSlots ? { slots: o.warmupSlots } : {}),
     });
     this.analyses = new AnalysisRunner({
-      onDone: o.requeue, onWait: (key, message) => o.warn(key, 'AnalysisBudgetExceeded', message, 'analysis'),
+      onDone: o.requeue, onWait: (key, message) => { o.budgetRefused(key, 'analysis'); o.warn(key, 'AnalysisBudgetExceeded', message); },
       ...(o.analysisSlots ? { slots: o.analysisSlots } : {}),
     });
   }
@@ -59,8 +61,7 @@ export class AppEffects {
     const { namespace, name } = app.metadata;
     if (e.type === 'forgetWarmup') this.warmups.forget(key);
     if (e.type === 'warmup') this.warmups.ensure({ key, version: e.version, revision: e.revision, namespace, app: name }, e.spec, e.startedAt);
-    const analysis = app.spec.rollout?.analysis;
-    if (e.type === 'analysis' && analysis) this.analyses.outcome(key, e.round, () => runChecks(analysis, { app: name, namespace, revision: e.candidate.revision, version: e.version }, this.policy));
+    if (e.type === 'analysis') this.analyses.outcome(key, e.round, () => runChecks(e.analysis, { app: name, namespace, revision: e.candidate.revision, version: e.version }, this.policy));
   }
 
   /** The workers stopped: every task ends now, its request cut, and reports nothing. */

@@ -10,11 +10,10 @@ import type { ValidationPolicy } from '../api/v1alpha1/validation.ts';
 import type { Farewell, Report } from '../planner/plan.ts';
 import { nextLookMs, planApp, type AppObservation } from '../planner/reconcile.ts';
 import type { Route } from '../planner/route.ts';
-import { significantStatus } from '../planner/status.ts';
+import { changedBeyondLabels } from '../planner/app-triggers.ts';
 import { kserveWorkload, knativeWorkload, type Workload } from '../planner/workloads.ts';
 import type { CacheScope } from '../render/local-model-cache.ts';
 import { Controller, keepingRequeue, RetryError, type ReconcileContext, type Request, type Result } from '../runtime/controller.ts';
-import { changedBeyondLabels } from '../runtime/predicates.ts';
 import type { Informer } from '../runtime/informer.ts';
 import type { Manager } from '../runtime/manager.ts';
 import { StatusWriter } from '../runtime/status.ts';
@@ -79,8 +78,8 @@ export class ServerlessAppReconciler {
       clock: mgr.clock, analysisPolicy: o.policy.analysis, warmupUrlTemplate: o.warmupUrlTemplate, warmupBackoffMs: o.warmupBackoffMs,
       warmupSlots: o.warmupSlots, analysisSlots: o.analysisSlots,
       requeue: (key) => this.controller.enqueue(splitKey(key)),
-      warn: (key, reason, message, budget) => {
-        if (budget) this.mgr.metrics.budgetRefused(splitKey(key).namespace, budget);
+      budgetRefused: (key, budget) => this.mgr.metrics.budgetRefused(splitKey(key).namespace, budget),
+      warn: (key, reason, message) => {
         const app = this.apps.get(splitKey(key).namespace, splitKey(key).name);
         if (app) this.mgr.events.record(app, 'Warning', reason, message);
       },
@@ -142,7 +141,7 @@ export class ServerlessAppReconciler {
   private async writeStatus(app: ServerlessApp, r: Report): Promise<{ wrote: boolean; retryInMs?: number }> {
     switch (r.write.mode) {
       case 'now': return { wrote: await this.status.write(app, r.status) };
-      case 'coalesce': return this.status.writeCoalesced(app, r.status, significantStatus, r.write.windowMs);
+      case 'coalesce': return this.status.writeCoalesced(app, r.status, r.write.significant, r.write.windowMs);
       case 'hold': return { wrote: false, retryInMs: r.write.retryInMs };
       case 'none': return { wrote: false };
     }

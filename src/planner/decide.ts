@@ -6,6 +6,7 @@
 // the planner never waits and never does I/O; the controller observes, plans,
 // applies, reports and runs the effects.
 
+import type { Analysis } from '../api/v1alpha1/analysis-target.ts';
 import type { ServerlessApp, WarmupSpec } from '../api/v1alpha1/serverlessapp.ts';
 import { parseDuration } from '../api/v1alpha1/duration.ts';
 import { bufferReplicas, evaluatePrewarm, prewarmConfigured, type PrewarmEvaluation } from '../prewarm/prewarm.ts';
@@ -43,9 +44,8 @@ export type Effect =
   | { type: 'forgetWarmup' }
   /** Start (or keep) warmup requests to `revision`; idempotent for the same version and revision. */
   | { type: 'warmup'; version: string; revision: string; spec: WarmupSpec; startedAt: Date }
-  /** Run check round `round` against the candidate; its end re-queues the app. */
-  /** `version`: the spec's version, which the checks' templates name. */
-  | { type: 'analysis'; round: string; candidate: RevisionRef; version: string };
+  /** Run check round `round` of `analysis` against the candidate; its end re-queues the app. `version`: the spec's version, which the checks' templates name. */
+  | { type: 'analysis'; round: string; analysis: Analysis; candidate: RevisionRef; version: string };
 
 export interface Decision {
   workload: Workload;
@@ -120,14 +120,15 @@ export function decide(o: Observation): Decision {
   };
   let plan = withRouteAdmission(planRollout(input), o.routeAdmission);
   let analysed: AnalysisOutcome | undefined;
-  if (plan.analysisDue && app.spec.rollout?.analysis && plan.candidate) {
+  const analysis = app.spec.rollout?.analysis;
+  if (plan.analysisDue && analysis && plan.candidate) {
     // A round per candidate, step and step start: its outcome, once an earlier pass's round finished, decides the step.
     const round = `${plan.candidate.version}/${plan.canary?.step ?? 0}/${plan.canary?.stepStartedAt ?? ''}`;
     if (o.analysis?.round === round) {
       analysed = o.analysis.outcome;
       plan = withRouteAdmission(planRollout({ ...input, analysis: analysed }), o.routeAdmission);
     } else {
-      effects.push({ type: 'analysis', round, candidate: { version: plan.candidate.version, revision: plan.candidate.revision }, version });
+      effects.push({ type: 'analysis', round, analysis, candidate: { version: plan.candidate.version, revision: plan.candidate.revision }, version });
     }
   }
 

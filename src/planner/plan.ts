@@ -117,7 +117,8 @@ export interface PlannedEvent {
  */
 export type StatusWrite =
   | { mode: 'now' }
-  | { mode: 'coalesce'; windowMs?: number }
+  /** `significant`: the part of the status whose change is written at once; the rest at most every `windowMs`. */
+  | { mode: 'coalesce'; significant: (status: unknown) => unknown; windowMs?: number }
   | { mode: 'hold'; retryInMs: number }
   | { mode: 'none' };
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { changedBeyondLabels } from './predicates.ts';
+import { changedBeyondLabels } from './app-triggers.ts';
 
 describe('changedBeyondLabels', () => {
   const app = (over: { generation?: number; labels?: Record<string, string>; annotations?: Record<string, string>; deletionTimestamp?: string; finalizers?: string[]; resourceVersion?: string; status?: unknown } = {}) => ({

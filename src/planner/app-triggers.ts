@@ -1,8 +1,9 @@
-// Update predicates for Controller.watches: which informer updates are worth a
-// reconcile. controller-runtime's GenerationChangedPredicate drops status-only
-// updates too; a reconciler that reads its own status (as ours do, to write
-// only what changed) must see those, so only label and annotation edits are
-// dropped here.
+// When the ServerlessApp controller looks at an app again, pure: which updates
+// of an app are worth a reconcile (the update predicate of Controller.watches;
+// model-cache-triggers.ts is the model-cache controller's). controller-runtime's
+// GenerationChangedPredicate drops status-only updates too; a reconciler that
+// reads its own status (to write only what changed) must see those, so only
+// label and annotation edits are dropped here.
 
 interface Meta {
   metadata: { generation?: number; deletionTimestamp?: string; finalizers?: string[]; ownerReferences?: unknown[] };
