@@ -209,7 +209,7 @@ describe('Controller', () => {
     await waitFor('the first reconcile', () => calls === 1);
     c.enqueue(web);
     c.enqueue(web);
-    await assertQuietWindow({
+    await assertQuietWindow({ controlTimeoutMs: 10_000,
       what: 'a second worker reconciled the key in flight', windowMs: 50, observe: () => calls,
       control: () => g.open(), // the first one finishes: the key, changed meanwhile, runs again
     });
@@ -248,10 +248,10 @@ describe('Controller', () => {
     let stopped = false;
     const stopping = c.stop().then(() => (stopped = true));
     c.enqueue({ namespace: 'demo', name: 'late' });
-    await assertQuietWindow({ what: 'stop() returned while a reconcile was running', windowMs: 50, observe: () => stopped, control: () => g.open() });
+    await assertQuietWindow({ controlTimeoutMs: 10_000, what: 'stop() returned while a reconcile was running', windowMs: 50, observe: () => stopped, control: () => g.open() });
     await stopping;
     assert.equal(finished, true);
-    await assertQuietWindow({ what: 'a reconcile ran while stopped', windowMs: 50, observe: () => [...seen], control: () => c.start() });
+    await assertQuietWindow({ controlTimeoutMs: 10_000, what: 'a reconcile ran while stopped', windowMs: 50, observe: () => [...seen], control: () => c.start() });
     await waitFor('the key enqueued while draining', () => seen.includes('late'));
     assert.deepEqual(seen, ['slow', 'late'], 'the key enqueued while draining waited for the next start');
   });
@@ -267,7 +267,7 @@ describe('Controller', () => {
     c.enqueue(web);
     await waitFor('the reconcile to start', () => !c.isIdle() || undefined);
     const stopping = c.stop();
-    await assertQuietWindow({ what: 'onStopped ran while a reconcile was running', windowMs: 50, observe: () => [...order], control: () => g.open() });
+    await assertQuietWindow({ controlTimeoutMs: 10_000, what: 'onStopped ran while a reconcile was running', windowMs: 50, observe: () => [...order], control: () => g.open() });
     await stopping;
     assert.deepEqual(order, ['reconcile finished (it may start effects)', 'onStopped']);
   });

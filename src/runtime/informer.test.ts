@@ -407,7 +407,7 @@ describe('Informer', () => {
     await inf.start();
     await waitFor('the first restart', () => inf.stats.restarts === 1);
     // No hot loop: the next watch waits for the backoff, however long the window.
-    await assertQuietWindow({ what: 'a second watch before the backoff passed', windowMs: 100, observe: () => api.watchRequests().length, control: () => clock.advance(100) });
+    await assertQuietWindow({ controlTimeoutMs: 10_000, what: 'a second watch before the backoff passed', windowMs: 100, observe: () => api.watchRequests().length, control: () => clock.advance(100) });
   });
 
   it('relists periodically and emits nothing when nothing changed', async () => {
@@ -479,7 +479,7 @@ describe('Informer', () => {
     const inf = open();
     inf.stop();
     await assert.rejects(inf.start(), /stopped before it synced/);
-    await assertQuietWindow({ what: 'the stopped informer contacted the server', windowMs: 50, observe: () => api.requests.length, control: () => open().start() });
+    await assertQuietWindow({ controlTimeoutMs: 10_000, what: 'the stopped informer contacted the server', windowMs: 50, observe: () => api.requests.length, control: () => open().start() });
   });
 
   it('closes its watch on stop', async () => {
@@ -488,6 +488,6 @@ describe('Informer', () => {
     await waitFor('the watch', () => api.watches.length === 1);
     inf.stop();
     await waitFor('the watch to close', () => api.watches.length === 0);
-    await assertQuietWindow({ what: 'the stopped informer watched again', windowMs: 50, observe: () => api.watchRequests().length, control: () => open().start() });
+    await assertQuietWindow({ controlTimeoutMs: 10_000, what: 'the stopped informer watched again', windowMs: 50, observe: () => api.watchRequests().length, control: () => open().start() });
   });
 });
