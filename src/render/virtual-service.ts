@@ -29,6 +29,7 @@
 import type { IVirtualService } from '@kubernetes-models/istio/networking.istio.io/v1/VirtualService';
 import type { HeaderMatch, ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { childMetadata } from './metadata.ts';
+import { PRIVATE_SERVICE_PORT, privateServiceHost } from './private-service.ts';
 import { routeName } from './route-name.ts';
 
 export interface VirtualServiceOptions {
@@ -69,7 +70,7 @@ export function renderVirtualService(app: ServerlessApp, o: VirtualServiceOption
   const matches = app.spec.rollout?.match ?? [];
   const mirrorPercent = app.spec.rollout?.mirrorPercent ?? 0;
   const mirror = mirrorPercent > 0 && o.candidateReady && o.candidateRevision ? {
-    mirror: { host: `${o.candidateRevision}-private.${app.metadata.namespace}.svc.cluster.local`, port: { number: 80 } },
+    mirror: { host: privateServiceHost(o.candidateRevision, app.metadata.namespace), port: { number: PRIVATE_SERVICE_PORT } },
     mirrorPercentage: { value: mirrorPercent },
   } : {};
   const http = [
