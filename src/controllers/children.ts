@@ -53,7 +53,8 @@ export function ownedBy(obj: Owned): Request[] {
  * `ApplyRejected`: the API server refused the write (an admission webhook's
  * denial, a schema or CEL error, a field owned by another controller); retried
  * with backoff. `NotOwned`: the object exists and this app does not control it,
- * so the operator wrote nothing; it looks again only when the app changes.
+ * so the operator wrote nothing and does not back off and retry; it looks again
+ * when the app changes or at the plan's requeue, which a refusal keeps.
  * Either way the app shows it as Ready=False with the reason.
  */
 export class WriteRejected extends Error {
