@@ -250,7 +250,7 @@ export function notControlledBy(desired: Owned, live: Owned): string | undefined
   const want = desired.metadata.ownerReferences?.find((r) => r.controller);
   const have = live.metadata.ownerReferences?.find((r) => r.controller);
   const owner = have ? `controlled by ${[have.kind, have.name].filter(Boolean).join(' ')} (uid ${have.uid})` : `no controller; written by ${writers(live)}`;
-  if (want) return have?.uid === want.uid ? undefined : owner;
+  if (want) return controlledBy({ metadata: { uid: want.uid } }, live) ? undefined : owner;
   return labelledFor(live, labelledApp(desired)) ? undefined : owner;
 }
 
