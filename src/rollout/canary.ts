@@ -10,7 +10,7 @@
 //    serving all traffic in every ending but the first;
 //  - precedence of the controls: abort > a recorded failure > promote > paused >
 //    a manual canaryPercent > automated steps.
-import type { Phase, RolloutSpec } from '../api/v1alpha1/serverlessapp.ts';
+import type { FailureReason, Phase, RolloutSpec } from '../api/v1alpha1/serverlessapp.ts';
 import { parseDuration } from '../api/v1alpha1/duration.ts';
 import { ROLLOUT_DEFAULTS } from '../api/v1alpha1/defaults.ts';
 
@@ -33,8 +33,6 @@ export type AnalysisOutcome =
   | { result: 'pass'; message: string }
   | { result: 'fail'; message: string }
   | { result: 'nodata'; message: string };
-
-export type FailureReason = 'RevisionFailed' | 'ProgressDeadlineExceeded' | 'WarmupFailed' | 'AnalysisFailed';
 
 export interface Failure { version: string; reason: FailureReason; message: string; at?: string; retry?: number }
 
