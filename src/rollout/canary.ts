@@ -36,6 +36,11 @@ export type AnalysisOutcome =
 
 export interface Failure { version: string; reason: FailureReason; message: string; at?: string; retry?: number }
 
+/** A failure holds until rollout.retry changes: it records the value in force when it failed. */
+export function failureHolds(failure: { retry?: number }, retry: number | undefined): boolean {
+  return (failure.retry ?? 0) === (retry ?? 0);
+}
+
 export interface CanaryProgress {
   /** The candidate this progress belongs to: another version starts from a clean slate. */
   version?: string;
@@ -157,7 +162,7 @@ function firstVersion(input: RolloutInput, ready: boolean): RolloutPlan {
   const { version, revision } = input.desired;
   const retry = input.rollout?.retry ?? 0;
   const prev = recorded(input.previous.canary);
-  const held = prev.failure?.version === version && (prev.failure.retry ?? 0) === retry ? prev.failure : undefined;
+  const held = prev.failure?.version === version && failureHolds(prev.failure, retry) ? prev.failure : undefined;
   const warm = ready && input.isWarm(version);
   const initial = { version, ...(revision ? { revision } : {}), ready, warm };
   const failedRevision = revision ? input.revisions.find((r) => r.name === revision)?.failed : undefined;
@@ -208,7 +213,7 @@ function candidateStep(input: RolloutInput, stable: RevisionRef, ready: boolean)
   // Progress belongs to one candidate. Another version, a retry of a failed one, or
   // an abort lifted, starts from a clean slate (and its deadline from now).
   const own = prev.version === undefined || prev.version === desired.version ? prev : {};
-  const retried = own.failure !== undefined && (own.failure.retry ?? 0) !== retry;
+  const retried = own.failure !== undefined && !failureHolds(own.failure, retry);
   const fresh: CanaryProgress = retried || (own.aborted && !rollout?.abort) ? {} : own;
   const resumed = fresh.paused && !rollout?.paused;
   const startedAt = resumed || !fresh.startedAt ? now.toISOString() : fresh.startedAt;
