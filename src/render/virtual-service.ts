@@ -12,10 +12,8 @@
 // gateway policy's business (api/v1alpha1/validation.ts).
 //
 // rollout.mirrorPercent copies that share of the default route's requests to
-// the candidate revision's private Service, `<revision>-private` port 80, which
-// selects the revision's pods and reaches their queue-proxy whatever the Host
-// (knative.dev/serving pkg/reconciler/serverlessservice/resources/services.go
-// MakePrivateService, names.PrivateService). Not the Knative gateway: Envoy
+// the candidate revision's private Service (render/private-service.ts), which
+// reaches its pods' queue-proxy whatever the Host. Not the Knative gateway: Envoy
 // can append "-shadow" to a mirrored request's Host (envoy config/route/v3
 // RouteAction.RequestMirrorPolicy, disable_shadow_host_suffix_append), which no
 // Knative route answers; the pinned istiod turns that off by default
