@@ -9,6 +9,7 @@ import { DEFAULT_ALLOWED_POD_METADATA_KEYS } from './api/v1alpha1/pod-metadata.t
 import { DEFAULT_ALLOWED_TOLERATION_KEYS } from './api/v1alpha1/scheduling-policy.ts';
 import { DEFAULT_HOST_CLAIM_RELEASE_AFTER, DEFAULT_MAX_HOST_CLAIMS_PER_NAMESPACE, DEFAULT_MAX_MODEL_CACHE_PER_NAMESPACE, DEFAULT_MAX_MODEL_SIZE, storageUriPrefixOverlap, type ValidationPolicy } from './api/v1alpha1/validation.ts';
 import { baseUrlProblem, type AnalysisProvider } from './api/v1alpha1/analysis-target.ts';
+import { privateServiceHost } from './render/private-service.ts';
 import { DNS_LABEL, DNS_SUBDOMAIN, KEY_PREFIX_WILDCARD, QUALIFIED_KEY } from './util/k8s-names.ts';
 
 export type InPlaceScaling = 'auto' | 'true' | 'false';
@@ -194,7 +195,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv): OperatorCon
     maxModelCacheBytesPerNamespace: size('max-model-cache-bytes-per-namespace', get('max-model-cache-bytes-per-namespace') ?? DEFAULT_MAX_MODEL_CACHE_PER_NAMESPACE),
     maxHostClaimsPerNamespace: count('max-host-claims-per-namespace', get('max-host-claims-per-namespace'), DEFAULT_MAX_HOST_CLAIMS_PER_NAMESPACE),
     hostClaimReleaseAfterMs: releaseAfter(get('host-claim-release-after') ?? DEFAULT_HOST_CLAIM_RELEASE_AFTER),
-    warmupUrlTemplate: get('warmup-url-template') ?? 'http://{revision}-private.{namespace}.svc.cluster.local{path}',
+    warmupUrlTemplate: get('warmup-url-template') ?? `http://${privateServiceHost('{revision}', '{namespace}')}{path}`,
     modelCacheNodeGroup: get('model-cache-node-group') ?? 'default',
     modelCacheScope: oneOf('model-cache-scope', get('model-cache-scope') ?? 'namespace', ['namespace', 'cluster', 'auto'] as const),
     knativeInPlaceScaling: oneOf('knative-inplace-scaling', get('knative-inplace-scaling') ?? 'auto', ['auto', 'true', 'false'] as const),

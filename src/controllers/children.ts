@@ -53,7 +53,8 @@ export function ownedBy(obj: Owned): Request[] {
  * `ApplyRejected`: the API server refused the write (an admission webhook's
  * denial, a schema or CEL error, a field owned by another controller); retried
  * with backoff. `NotOwned`: the object exists and this app does not control it,
- * so the operator wrote nothing; it looks again only when the app changes.
+ * so the operator wrote nothing and does not back off and retry; it looks again
+ * when the app changes or at the plan's requeue, which a refusal keeps.
  * Either way the app shows it as Ready=False with the reason.
  */
 export class WriteRejected extends Error {
@@ -249,7 +250,7 @@ export function notControlledBy(desired: Owned, live: Owned): string | undefined
   const want = desired.metadata.ownerReferences?.find((r) => r.controller);
   const have = live.metadata.ownerReferences?.find((r) => r.controller);
   const owner = have ? `controlled by ${[have.kind, have.name].filter(Boolean).join(' ')} (uid ${have.uid})` : `no controller; written by ${writers(live)}`;
-  if (want) return have?.uid === want.uid ? undefined : owner;
+  if (want) return controlledBy({ metadata: { uid: want.uid } }, live) ? undefined : owner;
   return labelledFor(live, labelledApp(desired)) ? undefined : owner;
 }
 

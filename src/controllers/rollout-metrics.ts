@@ -7,7 +7,7 @@
 
 import type { ReportMetrics, WindowChange } from '../planner/plan.ts';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import { phases, type Phase, type ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
+import { FAILURE_REASONS, phases, type Phase, type ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import type { PrewarmEvaluation } from '../prewarm/prewarm.ts';
 import type { AnalysisOutcome, RolloutPlan } from '../rollout/canary.ts';
 import { findCondition } from '../util/conditions.ts';
@@ -23,7 +23,7 @@ const ENDED = new Set<string>(['RolledBack', 'Aborted', 'Failed']);
 /** Rollout events that end (or, for header testing, start) a rollout, by the result label they count under. */
 const OUTCOMES: Record<string, string> = {
   Promoted: 'promoted', RolledBack: 'rolled_back', Aborted: 'aborted', Testing: 'header_testing',
-  RevisionFailed: 'failed', ProgressDeadlineExceeded: 'failed', WarmupFailed: 'failed', AnalysisFailed: 'failed',
+  ...Object.fromEntries(FAILURE_REASONS.map((reason) => [reason, 'failed'])),
 };
 
 export class RolloutMetrics {

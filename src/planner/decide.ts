@@ -12,7 +12,7 @@ import { parseDuration } from '../api/v1alpha1/duration.ts';
 import { bufferReplicas, evaluatePrewarm, prewarmConfigured, type PrewarmEvaluation } from '../prewarm/prewarm.ts';
 import type { WarmupProgress } from '../prewarm/warmup-progress.ts';
 import { APP_LABEL, controllingApp } from '../render/metadata.ts';
-import { isParked, planRollout, type AnalysisOutcome, type ObservedRevision, type RevisionRef, type RolloutInput, type RolloutPlan } from '../rollout/canary.ts';
+import { failureHolds, isParked, planRollout, type AnalysisOutcome, type ObservedRevision, type RevisionRef, type RolloutInput, type RolloutPlan } from '../rollout/canary.ts';
 import { versionOf } from '../rollout/version.ts';
 import { effectiveScale, type EffectiveScale } from '../scaling/windows.ts';
 import { observeRevision, type Revision } from './revisions.ts';
@@ -195,7 +195,7 @@ export function stableOf(app: ServerlessApp): RevisionRef | undefined {
 /** The spec asks to retry the failed version it asks for (rollout.retry changed since the failure). */
 function retryRequested(app: ServerlessApp, version: string): boolean {
   const f = app.status?.canary?.failure;
-  return !!f && f.version === version && (f.retry ?? 0) !== (app.spec.rollout?.retry ?? 0);
+  return !!f && f.version === version && !failureHolds(f, app.spec.rollout?.retry);
 }
 
 /**

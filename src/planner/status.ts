@@ -4,6 +4,7 @@
 import { FIRST_START_REPORT_MS, UNSEEN_WORKLOAD_REPORT_MS, type ServerlessApp, type ServerlessAppStatus, type VersionStatus } from '../api/v1alpha1/serverlessapp.ts';
 import type { SpecProblem } from '../api/v1alpha1/validation.ts';
 import type { PrewarmEvaluation } from '../prewarm/prewarm.ts';
+import { CANDIDATE_TAG, STABLE_TAG } from '../render/traffic.ts';
 import { reportedPercent, type ObservedRevision, type RolloutPlan } from '../rollout/canary.ts';
 import { setCondition, type Condition, findCondition } from '../util/conditions.ts';
 import type { EffectiveScale } from '../scaling/windows.ts';
@@ -121,7 +122,7 @@ function namedTargets(traffic: WorkloadSummary['traffic'], plan: RolloutPlan): W
   const stable = plan.stable?.revision ?? plan.initial?.revision;
   const candidate = plan.candidate?.revision;
   return traffic.map((t) => {
-    const tag = t.revision === stable ? 'stable' : t.revision === candidate ? 'candidate' : t.tag;
+    const tag = t.revision === stable ? STABLE_TAG : t.revision === candidate ? CANDIDATE_TAG : t.tag;
     return { ...t, ...(tag ? { tag } : {}) };
   });
 }

@@ -7,7 +7,7 @@ import type { ServerlessApp, TrafficStatus } from '../api/v1alpha1/serverlessapp
 import { boundsAnnotations, templateAutoscaling } from '../render/autoscaling.ts';
 import { renderInferenceService } from '../render/inference-service.ts';
 import { knativeTemplate, renderKnativeService } from '../render/knative-service.ts';
-import { kserveRouter, knativeRouter, trafficInForce, type KnativeTrafficTarget, type TrafficPlan } from '../render/traffic.ts';
+import { CANDIDATE_TAG, kserveRouter, knativeRouter, tagHost, trafficInForce, type KnativeTrafficTarget, type TrafficPlan } from '../render/traffic.ts';
 import type { RolloutPlan } from '../rollout/canary.ts';
 import { Kinds, type ResourceKind } from '../util/kinds.ts';
 import { latestBounds, revisionBounds } from '../scaling/revision-bounds.ts';
@@ -171,7 +171,7 @@ export function knativeWorkload(inPlaceBounds: boolean, clusterLocal = true): Wo
     },
     hosts: (app) => ({
       defaultHost: `${app.metadata.name}.${app.metadata.namespace}.svc.cluster.local`,
-      candidateHost: `candidate-${app.metadata.name}.${app.metadata.namespace}.svc.cluster.local`,
+      candidateHost: tagHost(CANDIDATE_TAG, app.metadata.name, app.metadata.namespace),
     }),
     summarize: (live, versionOf) => summarizeConditions(live, live?.status?.traffic, live?.status?.url, 'Ready', versionOf),
     isStale: (r, app, live) => staleRevision(r, app.metadata.name, live, live?.metadata.uid),
@@ -201,7 +201,7 @@ export function kserveWorkload(inPlaceBounds: boolean, clusterLocal = true): Wor
     hosts: (app) => ({
       defaultHost: `${predictorName(app)}.${app.metadata.namespace}.svc.cluster.local`,
       // KServe tags the latest (candidate) revision "latest" when tag routing is enabled.
-      candidateHost: `latest-${predictorName(app)}.${app.metadata.namespace}.svc.cluster.local`,
+      candidateHost: tagHost('latest', predictorName(app), app.metadata.namespace),
     }),
     // Our VirtualService routes to the predictor's host: its readiness is KServe's PredictorReady.
     summarize: (live, versionOf) => summarizeConditions(live, live?.status?.components?.predictor?.traffic, live?.status?.url, 'PredictorReady', versionOf),

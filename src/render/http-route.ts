@@ -31,6 +31,7 @@
 import { gatewayRef, type HeaderMatch, type ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { formatDuration, parseDuration } from '../api/v1alpha1/duration.ts';
 import { childMetadata } from './metadata.ts';
+import { PRIVATE_SERVICE_PORT, privateServiceName } from './private-service.ts';
 import { routeName } from './route-name.ts';
 import type { TrafficPlan } from './traffic.ts';
 
@@ -101,7 +102,7 @@ export function renderHttpRoute(app: ServerlessApp, o: HttpRouteOptions): HttpRo
   const mirrorPercent = app.spec.rollout?.mirrorPercent ?? 0;
   // The private Service, as the VirtualService mirrors (render/virtual-service.ts says why).
   const mirror = c && mirrorPercent > 0
-    ? { filters: [{ type: 'RequestMirror' as const, requestMirror: { backendRef: { group: '' as const, kind: 'Service' as const, name: `${c.revision}-private`, port: 80 }, percent: mirrorPercent } }] }
+    ? { filters: [{ type: 'RequestMirror' as const, requestMirror: { backendRef: { group: '' as const, kind: 'Service' as const, name: privateServiceName(c.revision), port: PRIVATE_SERVICE_PORT }, percent: mirrorPercent } }] }
     : {};
   const matches = app.spec.rollout?.match ?? [];
   const rules: HttpRouteRule[] = [

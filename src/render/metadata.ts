@@ -39,7 +39,7 @@ export function controllingApp(obj: { metadata: { ownerReferences?: Array<{ kind
 }
 
 /** Whether `app` controls `obj` by uid (its controller owner reference): only then may the app delete it. */
-export function controlledBy(app: ServerlessApp, obj: { metadata: { ownerReferences?: Array<{ controller?: boolean; uid?: string }> } } | undefined): boolean {
+export function controlledBy(app: { metadata: { uid?: string } }, obj: { metadata: { ownerReferences?: Array<{ controller?: boolean; uid?: string }> } } | undefined): boolean {
   return !!obj?.metadata.ownerReferences?.some((r) => r.controller && r.uid === app.metadata.uid);
 }
 

@@ -21,6 +21,11 @@ export interface TrafficPlan {
 export const STABLE_TAG = 'stable';
 export const CANDIDATE_TAG = 'candidate';
 
+/** A tagged target's cluster-local host, by Knative's default tag template `{{.Tag}}-{{.Name}}` (config-network). */
+export function tagHost(tag: string, route: string, namespace: string): string {
+  return `${tag}-${route}.${namespace}.svc.cluster.local`;
+}
+
 export interface KnativeTrafficTarget {
   revisionName?: string;
   latestRevision?: boolean;

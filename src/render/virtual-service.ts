@@ -12,10 +12,8 @@
 // gateway policy's business (api/v1alpha1/validation.ts).
 //
 // rollout.mirrorPercent copies that share of the default route's requests to
-// the candidate revision's private Service, `<revision>-private` port 80, which
-// selects the revision's pods and reaches their queue-proxy whatever the Host
-// (knative.dev/serving pkg/reconciler/serverlessservice/resources/services.go
-// MakePrivateService, names.PrivateService). Not the Knative gateway: Envoy
+// the candidate revision's private Service (render/private-service.ts), which
+// reaches its pods' queue-proxy whatever the Host. Not the Knative gateway: Envoy
 // can append "-shadow" to a mirrored request's Host (envoy config/route/v3
 // RouteAction.RequestMirrorPolicy, disable_shadow_host_suffix_append), which no
 // Knative route answers; the pinned istiod turns that off by default
@@ -29,6 +27,7 @@
 import type { IVirtualService } from '@kubernetes-models/istio/networking.istio.io/v1/VirtualService';
 import type { HeaderMatch, ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { childMetadata } from './metadata.ts';
+import { PRIVATE_SERVICE_PORT, privateServiceHost } from './private-service.ts';
 import { routeName } from './route-name.ts';
 
 export interface VirtualServiceOptions {
@@ -69,7 +68,7 @@ export function renderVirtualService(app: ServerlessApp, o: VirtualServiceOption
   const matches = app.spec.rollout?.match ?? [];
   const mirrorPercent = app.spec.rollout?.mirrorPercent ?? 0;
   const mirror = mirrorPercent > 0 && o.candidateReady && o.candidateRevision ? {
-    mirror: { host: `${o.candidateRevision}-private.${app.metadata.namespace}.svc.cluster.local`, port: { number: 80 } },
+    mirror: { host: privateServiceHost(o.candidateRevision, app.metadata.namespace), port: { number: PRIVATE_SERVICE_PORT } },
     mirrorPercentage: { value: mirrorPercent },
   } : {};
   const http = [

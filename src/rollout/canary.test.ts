@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { RolloutSpec } from '../api/v1alpha1/serverlessapp.ts';
 import type { Phase } from '../api/v1alpha1/serverlessapp.ts';
-import { planRollout, type AnalysisOutcome, type CanaryProgress, type ObservedRevision, type RevisionRef, type RolloutPlan } from './canary.ts';
+import { failureHolds, planRollout, type AnalysisOutcome, type CanaryProgress, type ObservedRevision, type RevisionRef, type RolloutPlan } from './canary.ts';
 
 /** The split a data plane reports once it has applied `plan`'s routes (a ready revision only). */
 function routed(plan: RolloutPlan, revisions: Map<string, ObservedRevision>): Array<{ revision: string; percent: number }> {
@@ -448,4 +448,17 @@ describe('rollout state machine', () => {
       assert.deepEqual([p.phase, p.events.map((e) => e.reason)], ['RolledBack', ['RolledBack']]);
     });
   });
+});
+
+describe('a failure holds until rollout.retry changes', () => {
+  const cases: Array<[string, number | undefined, number | undefined, boolean]> = [
+    ['holds while retry is unset on both sides (unset reads as 0)', undefined, undefined, true],
+    ['holds while retry is the value in force when it failed', 2, 2, true],
+    ['holds when 0 is written where it was unset', undefined, 0, true],
+    ['ends when retry is bumped', 0, 1, false],
+    ['ends when retry is set after a failure recorded without it', undefined, 1, false],
+  ];
+  for (const [name, recorded, spec, holds] of cases) {
+    it(name, () => assert.equal(failureHolds(recorded === undefined ? {} : { retry: recorded }, spec), holds));
+  }
 });

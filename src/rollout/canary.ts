@@ -10,7 +10,7 @@
 //    serving all traffic in every ending but the first;
 //  - precedence of the controls: abort > a recorded failure > promote > paused >
 //    a manual canaryPercent > automated steps.
-import type { Phase, RolloutSpec } from '../api/v1alpha1/serverlessapp.ts';
+import type { FailureReason, Phase, RolloutSpec } from '../api/v1alpha1/serverlessapp.ts';
 import { parseDuration } from '../api/v1alpha1/duration.ts';
 import { ROLLOUT_DEFAULTS } from '../api/v1alpha1/defaults.ts';
 
@@ -34,9 +34,12 @@ export type AnalysisOutcome =
   | { result: 'fail'; message: string }
   | { result: 'nodata'; message: string };
 
-export type FailureReason = 'RevisionFailed' | 'ProgressDeadlineExceeded' | 'WarmupFailed' | 'AnalysisFailed';
-
 export interface Failure { version: string; reason: FailureReason; message: string; at?: string; retry?: number }
+
+/** A failure holds until rollout.retry changes: it records the value in force when it failed. */
+export function failureHolds(failure: { retry?: number }, retry: number | undefined): boolean {
+  return (failure.retry ?? 0) === (retry ?? 0);
+}
 
 export interface CanaryProgress {
   /** The candidate this progress belongs to: another version starts from a clean slate. */
@@ -159,7 +162,7 @@ function firstVersion(input: RolloutInput, ready: boolean): RolloutPlan {
   const { version, revision } = input.desired;
   const retry = input.rollout?.retry ?? 0;
   const prev = recorded(input.previous.canary);
-  const held = prev.failure?.version === version && (prev.failure.retry ?? 0) === retry ? prev.failure : undefined;
+  const held = prev.failure?.version === version && failureHolds(prev.failure, retry) ? prev.failure : undefined;
   const warm = ready && input.isWarm(version);
   const initial = { version, ...(revision ? { revision } : {}), ready, warm };
   const failedRevision = revision ? input.revisions.find((r) => r.name === revision)?.failed : undefined;
@@ -210,7 +213,7 @@ function candidateStep(input: RolloutInput, stable: RevisionRef, ready: boolean)
   // Progress belongs to one candidate. Another version, a retry of a failed one, or
   // an abort lifted, starts from a clean slate (and its deadline from now).
   const own = prev.version === undefined || prev.version === desired.version ? prev : {};
-  const retried = own.failure !== undefined && (own.failure.retry ?? 0) !== retry;
+  const retried = own.failure !== undefined && !failureHolds(own.failure, retry);
   const fresh: CanaryProgress = retried || (own.aborted && !rollout?.abort) ? {} : own;
   const resumed = fresh.paused && !rollout?.paused;
   const startedAt = resumed || !fresh.startedAt ? now.toISOString() : fresh.startedAt;

@@ -4,6 +4,9 @@
 
 import { GROUP, KIND, PLURAL, VERSION, specSchema, statusSchema } from './serverlessapp.ts';
 
+/** The app.kubernetes.io/part-of value of the operator's CRDs (ServerlessApp, HostClaim). */
+export const CRD_PART_OF = 'serverlessapp-operator';
+
 /** A printer column of a CRD (what `kubectl get` shows). */
 export const column = (name: string, jsonPath: string, type = 'string', description = '', priority = 0) =>
   ({ name, type, jsonPath, ...(description ? { description } : {}), ...(priority ? { priority } : {}) });
@@ -14,7 +17,7 @@ export function serverlessAppCRD() {
     kind: 'CustomResourceDefinition',
     metadata: {
       name: `${PLURAL}.${GROUP}`,
-      labels: { 'app.kubernetes.io/part-of': 'serverlessapp-operator' },
+      labels: { 'app.kubernetes.io/part-of': CRD_PART_OF },
     },
     spec: {
       group: GROUP,

@@ -10,7 +10,7 @@
 
 import { object, required, string, type TypeOf } from '../openapi.ts';
 import { GROUP, HOSTNAME, VERSION } from './serverlessapp.ts';
-import { column } from './crd.ts';
+import { column, CRD_PART_OF } from './crd.ts';
 import { MANAGED_BY, MANAGED_BY_LABEL } from '../../util/managed-by.ts';
 import { Kinds } from '../../util/kinds.ts';
 import { DNS_LABEL } from '../../util/k8s-names.ts';
@@ -91,7 +91,7 @@ export function hostClaimCRD() {
     kind: 'CustomResourceDefinition',
     metadata: {
       name: `${HOST_CLAIM_PLURAL}.${GROUP}`,
-      labels: { 'app.kubernetes.io/part-of': 'serverlessapp-operator' },
+      labels: { 'app.kubernetes.io/part-of': CRD_PART_OF },
     },
     spec: {
       group: GROUP,

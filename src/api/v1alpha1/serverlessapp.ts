@@ -286,6 +286,9 @@ const versionStatusSchema = object('A version of the app (a hash of container or
 
 export const phases = ['Pending', 'Stable', 'Canary', 'Testing', 'Paused', 'Promoting', 'RolledBack', 'Aborted', 'Failed'] as const;
 
+/** Why a candidate failed (status.rollout.failure.reason, and the rollout event's reason). */
+export const FAILURE_REASONS = ['RevisionFailed', 'ProgressDeadlineExceeded', 'WarmupFailed', 'AnalysisFailed'] as const;
+
 /**
  * How long a new app may read as the default status below while its first start is quiet: the
  * progress deadline a candidate gets by default (rollout.progressDeadline) and Knative's own. A start
@@ -327,7 +330,7 @@ export const statusSchema = object('Observed state, written by the operator. Unt
     aborted: boolean('The rollout is stopped by rollout.abort.'),
     failure: object('Why the candidate failed. It stays failed until rollout.retry changes or the workload spec does.', {
       version: required(string('The version that failed.')),
-      reason: required(enumeration(['RevisionFailed', 'ProgressDeadlineExceeded', 'WarmupFailed', 'AnalysisFailed'] as const, 'What failed.')),
+      reason: required(enumeration(FAILURE_REASONS, 'What failed.')),
       message: required(string('Details.')),
       at: string('When.', { format: 'date-time' }),
       retry: integer('The rollout.retry value in force when it failed.'),
@@ -375,6 +378,7 @@ export type HeaderMatch = TypeOf<typeof headerMatchSchema>;
 export type VersionStatus = TypeOf<typeof versionStatusSchema>;
 export type TrafficStatus = NonNullable<ServerlessAppStatus['traffic']>[number];
 export type Phase = (typeof phases)[number];
+export type FailureReason = (typeof FAILURE_REASONS)[number];
 
 export interface ObjectMeta {
   name: string;

@@ -42,6 +42,9 @@ export const DEFAULT_MAX_HOST_CLAIMS_PER_NAMESPACE = 64;
 /** Long enough for a GitOps prune and re-create of an app to keep its host. */
 export const DEFAULT_HOST_CLAIM_RELEASE_AFTER = '1h';
 
+/** In a policy's gateways, host suffixes and storage prefixes: the app's own namespace. */
+const NAMESPACE = '{namespace}';
+
 /** What the platform allows apps; each field left out takes the operator's default (see config.ts). */
 export interface ValidationPolicy {
   /** Gateways apps may attach to: "namespace/name", "namespace/*" or "*"; "{namespace}" stands for the app's own. */
@@ -101,7 +104,7 @@ export function gatewayAllowed(gateway: string, appNamespace: string, allowed: s
   const full = resolveGateway(gateway, appNamespace);
   if (full === 'mesh') return false;
   return allowed.some((pattern) => {
-    const p = pattern.replaceAll('{namespace}', appNamespace);
+    const p = pattern.replaceAll(NAMESPACE, appNamespace);
     if (p === '*') return true;
     if (p.endsWith('/*')) return full.startsWith(p.slice(0, -1)) && !full.slice(p.length - 1).includes('/');
     return p === full;
@@ -131,7 +134,7 @@ export function hostProblem(host: string, namespace: string, policy: ValidationP
   if (svc >= 1 && (svc === labels.length - 1 || labels.slice(svc + 1).join('.') === 'cluster.local') && labels[svc - 1] !== namespace) {
     return `host ${JSON.stringify(host)} is a service name of namespace ${labels[svc - 1]}, not ${namespace}`;
   }
-  const suffixes = (policy.allowedHostSuffixes ?? []).map((s) => s.replaceAll('{namespace}', namespace));
+  const suffixes = (policy.allowedHostSuffixes ?? []).map((s) => s.replaceAll(NAMESPACE, namespace));
   if (suffixes.length && !suffixes.some((s) => base === s || base.endsWith(`.${s}`))) {
     return `host ${JSON.stringify(host)} is not allowed for namespace ${namespace}; allowed: hosts under ${suffixes.join(', ')}`;
   }
@@ -175,8 +178,6 @@ function compileProblem(regex: string): string | undefined {
     return (e as Error).message;
   }
 }
-
-const NAMESPACE = '{namespace}';
 
 function storageUriAllowed(uri: string, namespace: string, prefixes: string[]): boolean {
   return prefixes.length === 0 || prefixes.some((p) => storageUriUnder(uri, p, namespace));
