@@ -105,8 +105,11 @@ describe('warmup runner', () => {
       const p = await until(runner, 'failed');
       runner.stop();
       assert.equal(p.succeeded, 0);
-      assert.match(p.lastError ?? '', h.error);
-      assert.ok(Date.now() - started < 2000, `took ${Date.now() - started} ms`);
+      // The first request had its whole timeout; the last may be cut short by the deadline on a busy machine.
+      const first = /fail \((.*)\); retrying/.exec(retries[0] ?? '')?.[1];
+      assert.match(first ?? `(no retry reported; last error: ${p.lastError})`, h.error);
+      // Ends at its deadline (well under a second here), not at a hanging server's pace: the bound leaves room for a busy machine.
+      assert.ok(Date.now() - started < 10_000, `took ${Date.now() - started} ms`);
       assert.ok(retries.every((m) => !m.includes(String(server.port))), 'retry events do not name the address');
     });
   }
