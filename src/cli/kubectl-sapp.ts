@@ -13,10 +13,20 @@
 // turns it off. A cache that cannot be written is no error: node then just
 // compiles (enableCompileCache reports, never throws). The first run writes
 // it; later runs read it.
+//
+// A node older than the plugin needs stops here with a message naming both
+// versions. node:module is imported whole: a named import of a function an
+// old node lacks fails before any line here runs.
 
-import { enableCompileCache } from 'node:module';
+import * as nodeModule from 'node:module';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { MINIMUM_NODE, olderThan } from './node-version.ts';
+
+if (olderThan(process.versions.node, MINIMUM_NODE)) {
+  process.stderr.write(`error: kubectl sapp needs Node.js ${MINIMUM_NODE} or later; ${process.execPath} is ${process.version}\n`);
+  process.exit(1);
+}
 
 function compileCacheDir(): string | undefined {
   if (process.env['NODE_COMPILE_CACHE']) return undefined; // node reads it itself
@@ -25,7 +35,7 @@ function compileCacheDir(): string | undefined {
 }
 
 try {
-  enableCompileCache?.(compileCacheDir());
+  nodeModule.enableCompileCache?.(compileCacheDir());
 } catch {
   // homedir() throws without a home directory and a passwd entry: run uncached.
 }
