@@ -120,9 +120,13 @@ describe('ServerlessAppReconciler', () => {
       r.effects.forget = (key) => { dropped.work.push(key); };
       const recorder = { forget: (ns: string, n: string) => { dropped.records.push(`${ns}/${n}`); } };
       Object.assign(r as unknown as object, { status: recorder, metrics: recorder });
+      // A farewell needs only the app: its children, hosts and budgets are not read.
+      const caches = (r as unknown as { caches: { children: (...a: unknown[]) => unknown } }).caches, children = caches.children.bind(caches);
+      let observed = 0;
+      caches.children = (...a) => { observed++; return children(...a); };
       requests.length = 0;
       const result = await r.reconcile({ namespace: 'team-a', name: asked }, { log: createLogger({ silent: true }), reconcileID: 'test' });
-      assert.deepEqual([requests, result, dropped], [[], undefined, want]);
+      assert.deepEqual([requests, result, dropped, observed], [[], undefined, want, 0]);
     });
   }
 });

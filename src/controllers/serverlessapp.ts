@@ -8,7 +8,7 @@ import type { HostClaim } from '../api/v1alpha1/hostclaim.ts';
 import { MODEL_CACHED, type ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import type { ValidationPolicy } from '../api/v1alpha1/validation.ts';
 import type { Farewell, Report } from '../planner/plan.ts';
-import { nextLookMs, planApp, type AppObservation } from '../planner/reconcile.ts';
+import { leaving, nextLookMs, planApp, type AppObservation } from '../planner/reconcile.ts';
 import type { Route } from '../planner/route.ts';
 import { changedBeyondLabels } from '../planner/app-triggers.ts';
 import { kserveWorkload, knativeWorkload, type Workload } from '../planner/workloads.ts';
@@ -124,7 +124,7 @@ export class ServerlessAppReconciler {
 
   private observe(req: Request, key: string): AppObservation {
     const app = this.apps.get(req.namespace, req.name);
-    if (!app) return {};
+    if (!app || leaving(app)) return { leaving: true, ...(app ? { app } : {}) };
     return {
       app, now: this.mgr.clock.now(), policy: this.o.policy, cacheScope: this.o.modelCacheScope,
       ...this.caches.children(app, this.kinds, this.route), ...this.effects.results(key),

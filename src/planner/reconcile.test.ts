@@ -30,7 +30,8 @@ describe('planApp', () => {
   /** What the controller does with the answer: the farewell's list, or the plan's operations. */
   const answer = (p: AppPlan) => ('farewell' in p ? { forget: p.farewell.forget } : { operations: ops(p.plan) });
   const cases: Array<[string, AppObservation, ReturnType<typeof answer>]> = [
-    ['an app the cache no longer holds: its in-memory work and what status and metrics remember of it go, nothing is written', {}, { forget: ['work', 'records'] }],
+    ['an app the cache no longer holds: its in-memory work and what status and metrics remember of it go, nothing is written', { leaving: true }, { forget: ['work', 'records'] }],
+    ['an app being deleted, observed as leaving (nothing but the app read): the same farewell', { leaving: true, app: deleting }, { forget: ['work'] }],
     ['an app being deleted: its in-memory work goes, nothing is written (its children go with it), its records stay while it is listed', observe(deleting), { forget: ['work'] }],
     ['an app being deleted with a spec problem: still only a farewell, no Ready=False written', observe(deletingOf(badGateway), { policy: { allowedGateways: [] } }), { forget: ['work'] }],
     ['an app to serve: its plan', observe(withIngress), { operations: ['ensure workload', 'ensure route'] }],

@@ -51,13 +51,19 @@ export interface ReconcileObservation extends Observation {
   cacheScope: CacheScope;
 }
 
-/** A key whose app the cache no longer holds: there is nothing else to observe. */
-export interface GoneObservation {
-  app?: undefined;
+/** A key whose app is gone (the cache no longer holds it) or going (being deleted): its farewell needs nothing else. */
+export interface LeavingObservation {
+  leaving: true;
+  app?: ServerlessApp;
 }
 
 /** What the controller observed of an app's key. */
-export type AppObservation = ReconcileObservation | GoneObservation;
+export type AppObservation = ReconcileObservation | LeavingObservation;
+
+/** An app the planner only says farewell to, so the controller observes nothing more of it: gone, or being deleted. */
+export function leaving(app: ServerlessApp | undefined): boolean {
+  return !app || !!app.metadata.deletionTimestamp;
+}
 
 /** The planner's answer for a key: the plan that serves its app, or a farewell. */
 export type AppPlan = { app: ServerlessApp; plan: Plan } | { farewell: Farewell };
@@ -68,9 +74,8 @@ export type AppPlan = { app: ServerlessApp; plan: Plan } | { farewell: Farewell 
  * what the operator holds of it in memory goes. Any other app gets the plan that serves it.
  */
 export function planApp(o: AppObservation): AppPlan {
-  if (!o.app) return { farewell: { forget: ['work', 'records'] } };
   // Still listed while its finalizers run: what the status writer and the metrics hold goes with the object.
-  if (o.app.metadata.deletionTimestamp) return { farewell: { forget: ['work'] } };
+  if ('leaving' in o || leaving(o.app)) return { farewell: { forget: o.app ? ['work'] : ['work', 'records'] } };
   return { app: o.app, plan: planReconcile(o) };
 }
 
