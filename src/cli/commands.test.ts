@@ -77,6 +77,11 @@ describe('kubectl sapp rollout commands (apply bodies)', () => {
       name: 'promote writes the candidate\'s version hash',
       app: shop({ status: canary }), command: { verb: 'promote' }, rollout: { promote: 'b2b2b2b2b2' }, done: /^promoting candidate b2b2b2b2b2 \(shop:2\)$/,
     },
+    {
+      name: 'promote of a candidate whose failure a retry has lifted (rollout.retry bumped, the operator not yet reconciled)',
+      app: shop({ rollout: { retry: 1 }, status: { ...canary, phase: 'Failed', canary: { failure: { version: candidate.version, reason: 'AnalysisFailed', message: 'error-rate too high' } } } }),
+      command: { verb: 'promote' }, rollout: { promote: 'b2b2b2b2b2' }, done: /^promoting candidate b2b2b2b2b2/,
+    },
   ];
   for (const c of cases) {
     it(c.name, () => {

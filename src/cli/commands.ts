@@ -7,6 +7,7 @@
 
 import { API_VERSION, KIND, type RolloutSpec, type ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { PROBLEM_REASONS } from '../api/v1alpha1/problem-reasons.ts';
+import { failureHolds } from '../rollout/canary.ts';
 import { appliedFields, type ManagedFieldsEntry } from '../runtime/apply.ts';
 import { findCondition } from '../util/conditions.ts';
 
@@ -96,7 +97,8 @@ function changeFor(app: LiveApp, command: RolloutCommand): { change: Controls; d
     case 'promote':
       if (!candidate) throw new CommandError(`${name} has no candidate to promote (phase ${status.phase ?? 'unknown'}): status.versions.candidate is empty`);
       if (rollout.abort === true) throw new CommandError(`the rollout of ${name} is aborted (spec.rollout.abort): run \`kubectl sapp retry ${name}\` to lift the abort first`);
-      if (failure && failure.version === candidate.version) {
+      // The operator's rule (rollout/canary.ts failureHolds): a retry bumped since the failure lifts it, reconciled or not.
+      if (failure && failure.version === candidate.version && failureHolds(failure, rollout.retry)) {
         throw new CommandError(`candidate ${candidate.version} of ${name} failed (${failure.reason}: ${failure.message}); promote does not override a failure: run \`kubectl sapp retry ${name}\` first`);
       }
       return { change: { promote: candidate.version }, done: `promoting candidate ${candidate.version}${candidate.summary ? ` (${candidate.summary})` : ''}` };
