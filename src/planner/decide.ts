@@ -16,7 +16,7 @@ import { versionOf } from '../rollout/version.ts';
 import { scaleOf, type EffectiveScale } from '../scaling/windows.ts';
 import { observeRevision, type Revision } from './revisions.ts';
 import type { RouteAdmission } from './route-admission.ts';
-import { KNATIVE_SERVICE_LABEL, predictorName, type Workload, type WorkloadObject, type WorkloadSummary } from './workloads.ts';
+import { madeBy, type Workload, type WorkloadObject, type WorkloadSummary } from './workloads.ts';
 
 
 /** While a version warms up or its replicas come up, look again this often even without events. */
@@ -86,8 +86,7 @@ export function decide(o: Observation): Decision {
   const stable = stableOf(app);
   // A stable revision that does not run in this kind's workload (a container <-> model switch): the
   // new kind starts on its own, and (make before break) the other kind serves until it is stable here.
-  const knativeService = app.spec.model ? predictorName(app) : name;
-  const stableHere = !!stable && revisions.some((r) => r.metadata.name === stable.revision && r.metadata.labels?.[KNATIVE_SERVICE_LABEL] === knativeService);
+  const stableHere = !!stable && revisions.some((r) => r.metadata.name === stable.revision && madeBy(r, workload.knativeServiceName(app)));
   const fresh = !!stable && !stableHere && stable.version !== version;
   const previous = fresh && other && controllingApp(other) ? { workload: theirs.workload, live: other } : undefined;
   const summary = workload.summarize(live, (r) => observed.get(r)?.version);
