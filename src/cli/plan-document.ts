@@ -14,7 +14,7 @@ import { cacheNameFor, cacheScopeProblem, wantsCache } from '../controllers/mode
 import type { Decision, Effect } from '../planner/decide.ts';
 import type { ChildOperation } from '../planner/plan.ts';
 import { planReconcile } from '../planner/reconcile.ts';
-import { routerFor, type RouterName } from '../planner/route.ts';
+import { routerFor, type AppRoutes, type RouterName } from '../planner/route.ts';
 import type { Revision } from '../planner/revisions.ts';
 import { knativeWorkload, kserveWorkload, type WorkloadObject } from '../planner/workloads.ts';
 import type { CacheScope } from '../render/local-model-cache.ts';
@@ -53,8 +53,8 @@ export interface PlanInput {
   appRefused?: string;
   knative?: WorkloadObject;
   kserve?: WorkloadObject;
-  /** The app's VirtualService, and one named after the app (ours before 0.2). */
-  routes: { live?: WorkloadObject; legacy?: WorkloadObject; retired?: WorkloadObject };
+  /** The app's routes under the platform's router, as the operator's caches would hold them. */
+  routes: AppRoutes;
   /** The app's own revisions (by its label). */
   revisions: Revision[];
   settings: PlatformSettings;

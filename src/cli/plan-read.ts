@@ -33,11 +33,10 @@ import { hostClaims } from '../api/v1alpha1/validation.ts';
 import { coveringHosts } from '../controllers/host-claims-rules.ts';
 import { parseConfig, validationPolicy } from '../config.ts';
 import { detectCacheScope, detectInPlaceScaling } from '../data-plane-settings.ts';
-import type { RouterName } from '../planner/route.ts';
+import { appRoutes, everyRouteRef, routerFor } from '../planner/route.ts';
 import type { Revision } from '../planner/revisions.ts';
 import type { WorkloadObject } from '../planner/workloads.ts';
 import { APP_LABEL } from '../render/metadata.ts';
-import { routeName } from '../render/route-name.ts';
 import { ApiError, isNotFound, isRejection, type KubeClient } from '../runtime/client.ts';
 import { apiVersionOf, Kinds, type ResourceKind } from '../util/kinds.ts';
 import { CommandError } from './commands.ts';
@@ -100,13 +99,12 @@ async function assemble(client: KubeClient, r: {
 }): Promise<PlanInput> {
   const { now, namespace, name, file, notes } = r;
   const optional = async <T>(read: Promise<T>, none: T) => read.catch((err: unknown) => { if (isNotFound(err)) return none; throw err; });
+  // The router in use is known only once the platform's settings are read: what either router may find is read, and it picks (routesOf).
+  const routeReads = everyRouteRef({ metadata: { name, namespace } });
   const children = started(Promise.all([
     client.get<WorkloadObject>(Kinds.KnativeService, namespace, name),
     optional(client.get<WorkloadObject>(Kinds.InferenceService, namespace, name), undefined),
-    // Both routers name the route `<app>-routes`: each kind is read, the router in use picks (routesOf).
-    optional(client.get<WorkloadObject>(Kinds.VirtualService, namespace, routeName({ metadata: { name, namespace } })), undefined),
-    optional(client.get<WorkloadObject>(Kinds.HTTPRoute, namespace, routeName({ metadata: { name, namespace } })), undefined),
-    optional(client.get<WorkloadObject>(Kinds.VirtualService, namespace, name), undefined),
+    Promise.all(routeReads.map(([kind, objectName]) => optional(client.get<WorkloadObject>(kind, namespace, objectName), undefined))),
     optional(client.list<Revision>(Kinds.KnativeRevision, namespace, { labelSelector: `${APP_LABEL}=${name}`, resourceVersion: '0' }).then((l) => l.items), [] as Revision[]),
   ]));
   // The app's dry run waits for the stored app only, not for the platform's settings (two round trips).
@@ -125,11 +123,11 @@ async function assemble(client: KubeClient, r: {
       edited = { ...file, ...(live?.status ? { status: live.status } : {}) };
     }
   }
-  const [[knative, kserve, vs, httpRoute, legacy, revisions], view, settings] = await Promise.all([children, r.fileReads ?? namespaceReads(client, edited, notes), settingsRead]);
+  const [[knative, kserve, routeObjects, revisions], view, settings] = await Promise.all([children, r.fileReads ?? namespaceReads(client, edited, notes), settingsRead]);
   return {
     now, source: file ? 'file' : 'live', ...(live ? { live } : {}), edited, ...(appRefused ? { appRefused } : {}),
     ...(knative ? { knative } : {}), ...(kserve ? { kserve } : {}),
-    routes: routesOf(settings.router, { vs, httpRoute, legacy }),
+    routes: routesOf(settings, edited, new Map(routeReads.map(([kind, objectName], i) => [routeKey(kind, objectName), routeObjects[i]]))),
     revisions, settings, namespace: view, notes,
   };
 }
@@ -253,8 +251,11 @@ function held<T>(detect: (log: { warn(message: string): void }) => Promise<T>): 
   };
 }
 
-/** The routes as the operator's caches would hold them under `router`: its own kind live, the other router's retired. */
-function routesOf(router: RouterName, read: { vs?: WorkloadObject; httpRoute?: WorkloadObject; legacy?: WorkloadObject }): PlanInput['routes'] {
-  const [live, retired] = router === 'gateway-api' ? [read.httpRoute, read.vs] : [read.vs, read.httpRoute];
-  return { ...(live ? { live } : {}), ...(retired ? { retired } : {}), ...(router === 'istio' && read.legacy ? { legacy: read.legacy } : {}) };
+/** The routes as the operator's caches would hold them under the platform's router, from `read` (keyed by routeKey). */
+function routesOf(settings: PlatformSettings, app: ServerlessApp, read: Map<string, WorkloadObject | undefined>): PlanInput['routes'] {
+  return appRoutes(routerFor(settings.router, settings.localGateway), app, (kind, name) => read.get(routeKey(kind, name)));
+}
+
+function routeKey(kind: ResourceKind, name: string): string {
+  return `${kind.kind}/${name}`;
 }

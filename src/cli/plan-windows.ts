@@ -5,8 +5,7 @@
 // scaling/windows.ts, the one the operator requeues on.
 
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
-import { parseDuration } from '../api/v1alpha1/duration.ts';
-import { effectiveScale } from '../scaling/windows.ts';
+import { scaleOf } from '../scaling/windows.ts';
 
 export interface Transition {
   at: string;
@@ -33,18 +32,14 @@ export interface WindowsPlan extends WindowSchedule {
 const SHOWN = 4;
 
 export function windowSchedule(app: ServerlessApp, now: Date, count = SHOWN): WindowSchedule {
-  const scaling = app.spec.scaling ?? {};
-  const windows = scaling.windows ?? [];
-  const base = { minScale: scaling.minScale ?? 0, ...(scaling.maxScale !== undefined ? { maxScale: scaling.maxScale } : {}) };
-  const lead = app.spec.prewarm?.leadTime ? parseDuration(app.spec.prewarm.leadTime) : 0;
-  const current = effectiveScale(base, windows, lead, now);
-  const zones = new Map(windows.map((w) => [w.name, w.timeZone ?? 'UTC']));
+  const current = scaleOf(app.spec, now);
+  const zones = new Map((app.spec.scaling?.windows ?? []).map((w) => [w.name, w.timeZone ?? 'UTC']));
   const next: Transition[] = [];
   let t = current.next;
   while (t && next.length < count) {
     next.push({ at: t.at.toISOString(), local: wallClock(t.at, zones.get(t.window) ?? 'UTC'), window: t.window, change: t.change, minScale: t.minScale, ...(t.maxScale !== undefined ? { maxScale: t.maxScale } : {}) });
     // The bounds change at `at`: the state just after it has the following transition.
-    t = effectiveScale(base, windows, lead, new Date(t.at.getTime() + 1)).next;
+    t = scaleOf(app.spec, new Date(t.at.getTime() + 1)).next;
   }
   return {
     now: { minScale: current.minScale, ...(current.maxScale !== undefined ? { maxScale: current.maxScale } : {}), openWindows: current.openWindows, prewarmingWindows: current.prewarmingWindows },

@@ -7,7 +7,7 @@ import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import type { UnservedKinds } from '../planner/data-plane.ts';
 import type { ReconcileObservation } from '../planner/reconcile.ts';
 import { slimRevision, type Revision } from '../planner/revisions.ts';
-import { retiredRouteKind, type Route } from '../planner/route.ts';
+import { appRoutes, type Route } from '../planner/route.ts';
 import type { Workload, WorkloadObject } from '../planner/workloads.ts';
 import { APP_LABEL } from '../render/metadata.ts';
 import { MANAGED_SELECTOR } from '../util/managed-by.ts';
@@ -59,17 +59,13 @@ export class AppCaches {
   /** The app's workloads of both kinds, its revisions and routes, as the caches hold them. */
   children(app: ServerlessApp, kinds: { knative: Workload; kserve: Workload }, route: Route): Pick<ReconcileObservation, 'knative' | 'kserve' | 'revisions' | 'routes'> {
     const { namespace, name } = app.metadata;
-    const routesOf = (kind: ResourceKind) => (kind === Kinds.HTTPRoute ? this.httpRoutes : this.virtualServices);
-    const mine = routesOf(route.kind) ?? this.virtualServices, other = routesOf(retiredRouteKind(route));
-    const legacyName = route.legacyName(app);
-    const live = mine.get(namespace, route.name(app)), legacy = legacyName ? mine.get(namespace, legacyName) : undefined;
-    // Both routers name the route `<app>-routes`; ours by label (MANAGED_SELECTOR), so never another's.
-    const retired = other?.get(namespace, route.name(app));
+    // Ours by label (MANAGED_SELECTOR), so never another's route of the same name.
+    const routes = appRoutes(route, app, (kind, routeName) => (kind === Kinds.HTTPRoute ? this.httpRoutes : this.virtualServices)?.get(namespace, routeName));
     return {
       knative: { workload: kinds.knative, ...optional('live', this.services.get(namespace, name)) },
       kserve: { workload: kinds.kserve, ...optional('live', this.inferenceServices.get(namespace, name)) },
       revisions: this.revisions.byIndex(objectKey(namespace, name)),
-      routes: { ...optional('live', live), ...optional('legacy', legacy), ...optional('retired', retired) },
+      routes,
     };
   }
 }

@@ -8,16 +8,15 @@
 
 import type { Analysis } from '../api/v1alpha1/analysis-target.ts';
 import type { ServerlessApp, WarmupSpec } from '../api/v1alpha1/serverlessapp.ts';
-import { parseDuration } from '../api/v1alpha1/duration.ts';
 import { bufferReplicas, evaluatePrewarm, prewarmConfigured, type PrewarmEvaluation } from '../prewarm/prewarm.ts';
 import type { WarmupProgress } from '../prewarm/warmup-progress.ts';
 import { APP_LABEL, controllingApp } from '../render/metadata.ts';
 import { failureHolds, isParked, planRollout, type AnalysisOutcome, type ObservedRevision, type RevisionRef, type RolloutInput, type RolloutPlan } from '../rollout/canary.ts';
 import { versionOf } from '../rollout/version.ts';
-import { effectiveScale, type EffectiveScale } from '../scaling/windows.ts';
+import { scaleOf, type EffectiveScale } from '../scaling/windows.ts';
 import { observeRevision, type Revision } from './revisions.ts';
 import type { RouteAdmission } from './route-admission.ts';
-import { KNATIVE_SERVICE_LABEL, predictorName, type Workload, type WorkloadObject, type WorkloadSummary } from './workloads.ts';
+import { madeBy, type Workload, type WorkloadObject, type WorkloadSummary } from './workloads.ts';
 
 
 /** While a version warms up or its replicas come up, look again this often even without events. */
@@ -82,15 +81,12 @@ export function decide(o: Observation): Decision {
   const revisions = o.revisions
     .filter((r) => r.metadata.labels?.[APP_LABEL] === name && !workload.isStale(r, app, live) && !theirs.workload.isStale(r, app, other));
   const observed = new Map(revisions.map((r) => [r.metadata.name, observeRevision(r)]));
-  const scaling = app.spec.scaling ?? {};
-  const leadMs = app.spec.prewarm?.leadTime ? parseDuration(app.spec.prewarm.leadTime) : 0;
-  const scale = effectiveScale({ minScale: scaling.minScale ?? 0, ...(scaling.maxScale !== undefined ? { maxScale: scaling.maxScale } : {}) }, scaling.windows ?? [], leadMs, now);
+  const scale = scaleOf(app.spec, now);
   const desiredRevision = workload.desiredRevision(app, version, scale, revisions);
   const stable = stableOf(app);
   // A stable revision that does not run in this kind's workload (a container <-> model switch): the
   // new kind starts on its own, and (make before break) the other kind serves until it is stable here.
-  const knativeService = app.spec.model ? predictorName(app) : name;
-  const stableHere = !!stable && revisions.some((r) => r.metadata.name === stable.revision && r.metadata.labels?.[KNATIVE_SERVICE_LABEL] === knativeService);
+  const stableHere = !!stable && revisions.some((r) => r.metadata.name === stable.revision && madeBy(r, workload.knativeServiceName(app)));
   const fresh = !!stable && !stableHere && stable.version !== version;
   const previous = fresh && other && controllingApp(other) ? { workload: theirs.workload, live: other } : undefined;
   const summary = workload.summarize(live, (r) => observed.get(r)?.version);

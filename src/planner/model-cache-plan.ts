@@ -15,7 +15,7 @@
 import { MODEL_CACHED, type ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { modelProblems, storageUriShared, type SpecProblem, type ValidationPolicy } from '../api/v1alpha1/validation.ts';
 import { cacheKind, modelCacheName, renderLocalModelCache, type CacheScope } from '../render/local-model-cache.ts';
-import { controlledBy, labelledApp } from '../render/metadata.ts';
+import { controlledBy, labelsName } from '../render/metadata.ts';
 import { findCondition, setCondition, type Condition } from '../util/conditions.ts';
 import { Kinds } from '../util/kinds.ts';
 import type { ObjectRef } from '../util/object-key.ts';
@@ -119,12 +119,6 @@ export function appReported(app: ServerlessApp): boolean {
   return !!findCondition(app.status?.conditions, 'Ready');
 }
 
-/** Whether the cache's labels name the app `key`. */
-export function isCacheOf(key: ObjectRef, c: CacheObject): boolean {
-  const owner = labelledApp(c);
-  return owner?.namespace === key.namespace && owner.name === key.name;
-}
-
 /**
  * The InferenceService a deleted app must lose before its cluster-scoped
  * caches can: its own (by its owner reference's uid, the rule by which it is
@@ -151,7 +145,7 @@ export function cacheRefusal(r: Pick<Refusal, 'reason' | 'retry'>): { reason: 'M
 export function planModelCache(o: CacheObservation): CachePlan {
   const { app, request } = o;
   const kind = cacheKind(o.scope);
-  const caches = o.caches.filter((c) => isCacheOf(request, c));
+  const caches = o.caches.filter((c) => labelsName(c, request));
 
   const blocking = app && inferenceServiceToRemoveFirst(app, o.scope, caches.length, o.inferenceService);
   if (blocking) {
@@ -179,7 +173,7 @@ export function planModelCache(o: CacheObservation): CachePlan {
     blocked = { type: 'Warning', ...scoped, condition: { status: 'False', ...scoped } };
   } else if (wanted) {
     const taken = o.cacheNamed(wanted.metadata.namespace, wanted.metadata.name);
-    if (taken && !isCacheOf(request, taken)) {
+    if (taken && !labelsName(taken, request)) {
       // Never reached with hashed names short of a collision; if it is, the other app's cache stays as it is.
       const message = `${wanted.kind} ${wanted.metadata.name} belongs to another app; not changed`;
       blocked = { type: 'Warning', reason: 'ModelCacheConflict', message, condition: { status: 'False', reason: 'ModelCacheConflict', message: `${message}: the model is not cached` } };

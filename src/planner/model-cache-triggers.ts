@@ -4,10 +4,10 @@
 // informers and only enqueues what they return.
 
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
-import { controllingApp, labelledApp } from '../render/metadata.ts';
+import { controllingApp, labelledApp, labelsName } from '../render/metadata.ts';
 import type { ObjectRef } from '../util/object-key.ts';
 import type { WorkloadObject } from './workloads.ts';
-import { appReported, CACHE_FINALIZER, isCacheOf, wantsCache, type CacheObject, type ModelPolicy } from './model-cache-plan.ts';
+import { appReported, CACHE_FINALIZER, wantsCache, type CacheObject, type ModelPolicy } from './model-cache-plan.ts';
 
 const keyOf = (app: ServerlessApp): ObjectRef => ({ namespace: app.metadata.namespace, name: app.metadata.name });
 
@@ -45,5 +45,5 @@ export function appDeletedWith(isvc: WorkloadObject, appNamed: (namespace: strin
  */
 export function appsWaitingForCache(gone: CacheObject, apps: readonly ServerlessApp[], caches: readonly CacheObject[], policy: ModelPolicy = {}): ObjectRef[] {
   const model = gone.spec?.sourceModelUri;
-  return apps.filter((a) => a.spec.model?.storageUri === model && wantsCache(a, policy) && !caches.some((c) => isCacheOf(keyOf(a), c))).map(keyOf);
+  return apps.filter((a) => a.spec.model?.storageUri === model && wantsCache(a, policy) && !caches.some((c) => labelsName(c, keyOf(a)))).map(keyOf);
 }

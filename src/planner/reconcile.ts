@@ -19,7 +19,7 @@ import { missingDataPlane, type UnservedKinds } from './data-plane.ts';
 import { decide, desiredWorkload, type Decision, type Observation } from './decide.ts';
 import type { ChildOperation, Farewell, Plan } from './plan.ts';
 import { nothingToReport, reportReconcile } from './report.ts';
-import { retiredRouteKind, type Route } from './route.ts';
+import { retiredRouteKind, type AppRoutes, type Route } from './route.ts';
 import { invalidSpecStatus } from './status.ts';
 import { trafficPlan, type WorkloadObject } from './workloads.ts';
 
@@ -46,7 +46,7 @@ export interface ReconcileObservation extends Observation {
   /** The app's route (its renderer and write rule), and what the caches hold: ours, and one of the app's own name (ours before 0.2). */
   route: Route;
   /** `retired`: the route of the router not in use (the platform switched routers), removed once ours is admitted. */
-  routes: { live?: WorkloadObject; legacy?: WorkloadObject; retired?: WorkloadObject };
+  routes: AppRoutes;
   /** Where the platform makes node caches of models: the planner names the app's (status.modelCache). */
   cacheScope: CacheScope;
 }

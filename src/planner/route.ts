@@ -23,9 +23,9 @@ export interface Route {
   readonly write: WriteRuleName;
   /** The data-plane product whose kinds spec.ingress needs (planner/data-plane.ts). */
   readonly product: 'istio' | 'gatewayApi';
-  name(app: ServerlessApp): string;
+  name(app: Pick<ServerlessApp, 'metadata'>): string;
   /** The name ours carried before 0.2 (the app's own, which KServe also uses for its VirtualService); none for newer routers. */
-  legacyName(app: ServerlessApp): string | undefined;
+  legacyName(app: Pick<ServerlessApp, 'metadata'>): string | undefined;
   /** `candidate.reachable`: header routes, its weight and mirroring may reach the candidate revision. */
   render(app: ServerlessApp, serving: Workload, candidate: { reachable: boolean; revision?: string }, traffic: TrafficPlan): WorkloadObject;
   /** What of spec.ingress this router cannot do. */
@@ -84,4 +84,34 @@ export function routerFor(name: RouterName, localGateway: string): Route {
 /** The route kind of the router not in use: what a router switch leaves behind. */
 export function retiredRouteKind(route: Route): ResourceKind {
   return route.kind === Kinds.HTTPRoute ? Kinds.VirtualService : Kinds.HTTPRoute;
+}
+
+/** An app's routes a reconcile sees: ours, ours under its pre-0.2 name, and the other router's (left by a router switch). */
+export interface AppRoutes { live?: WorkloadObject; legacy?: WorkloadObject; retired?: WorkloadObject }
+
+/** Where a route is found: its kind and name in the app's namespace. */
+export type RouteRef = readonly [kind: ResourceKind, name: string];
+
+/** Where each of the app's routes would be under `route`. Both routers use the same name, so a retired route is the other kind of that name. */
+export function routeRefs(route: Route, app: Pick<ServerlessApp, 'metadata'>): { live: RouteRef; legacy?: RouteRef; retired: RouteRef } {
+  const name = route.name(app), legacyName = route.legacyName(app);
+  return { live: [route.kind, name], ...(legacyName !== undefined ? { legacy: [route.kind, legacyName] as const } : {}), retired: [retiredRouteKind(route), name] };
+}
+
+/** Every place either router may find one of the app's routes: what a reader that does not know the router yet reads (kubectl sapp plan). */
+export function everyRouteRef(app: Pick<ServerlessApp, 'metadata'>): RouteRef[] {
+  // The local gateway is only rendered, never part of a route's name.
+  const refs = [istioRoute(''), gatewayApiRoute()].flatMap((route) => Object.values(routeRefs(route, app)));
+  return refs.filter(([kind, name], i) => refs.findIndex(([k, n]) => k === kind && n === name) === i);
+}
+
+/**
+ * Which of the app's routes is which, given a lookup by kind and name: the
+ * operator reads its caches through it and kubectl sapp plan what it fetched,
+ * so both see the routes alike.
+ */
+export function appRoutes(route: Route, app: Pick<ServerlessApp, 'metadata'>, find: (...ref: RouteRef) => WorkloadObject | undefined): AppRoutes {
+  const refs = routeRefs(route, app);
+  const live = find(...refs.live), legacy = refs.legacy && find(...refs.legacy), retired = find(...refs.retired);
+  return { ...(live ? { live } : {}), ...(legacy ? { legacy } : {}), ...(retired ? { retired } : {}) };
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { containerApp, modelApp } from '../testing/apps.ts';
 import type { Revision } from './revisions.ts';
-import { knativeWorkload, kserveWorkload, type WorkloadObject } from './workloads.ts';
+import { knativeWorkload, kserveWorkload, madeBy, type Workload, type WorkloadObject } from './workloads.ts';
 
 const revision = (name: string, labels: Record<string, string>, creationTimestamp: string): Revision =>
   ({ metadata: { name, namespace: 'team-a', labels, creationTimestamp } });
@@ -40,6 +40,26 @@ describe('workloads: revisions an earlier workload of the same name left behind'
     assert.equal(knative.isStale(predictor, shop, undefined), false);
     const container = revision('fraud-1f67968b', { 'serving.knative.dev/service': 'fraud' }, '2026-11-22T09:00:00Z');
     assert.equal(kserve.isStale(container, fraud, undefined), false);
+  });
+});
+
+describe('workloads: the Knative Service that runs the app\'s revisions', () => {
+  const cases: { it: string; workload: Workload; app: ReturnType<typeof containerApp>; service: string; host: string }[] = [
+    { it: 'a container app\'s is its own, named after the app', workload: knativeWorkload(true), app: containerApp(), service: 'shop', host: 'shop.team-a.svc.cluster.local' },
+    { it: 'a model app\'s is KServe\'s predictor, <app>-predictor', workload: kserveWorkload(true), app: modelApp(), service: 'fraud-predictor', host: 'fraud-predictor.ml.svc.cluster.local' },
+  ];
+  for (const c of cases) {
+    it(c.it, () => {
+      assert.equal(c.workload.knativeServiceName(c.app), c.service);
+      assert.equal(c.workload.hosts(c.app).defaultHost, c.host);
+    });
+  }
+
+  it('a revision is made by the Knative Service its label names, and by no other', () => {
+    const r = revision('fraud-predictor-00001', { 'serving.knative.dev/service': 'fraud-predictor' }, '2026-11-22T09:00:00Z');
+    assert.equal(madeBy(r, 'fraud-predictor'), true);
+    assert.equal(madeBy(r, 'fraud'), false);
+    assert.equal(madeBy(revision('fraud-00001', {}, '2026-11-22T09:00:00Z'), 'fraud'), false);
   });
 });
 

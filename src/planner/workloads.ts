@@ -63,6 +63,8 @@ export interface Workload {
   readonly write: WriteRuleName;
   /** Whether scale bounds are set on live Revisions (Knative >= 1.21) rather than in the workload. */
   readonly boundsOnRevisions: boolean;
+  /** The Knative Service that runs the app's revisions of this kind (madeBy tells its revisions): ours, or KServe's predictor. */
+  knativeServiceName(app: ServerlessApp): string;
   /** The revision the spec's version runs on: known in advance (Knative) or read back (KServe). */
   desiredRevision(app: ServerlessApp, version: string, effective: ScaleBounds, revisions: Revision[]): string | undefined;
   render(ctx: RenderContext): WorkloadObject;
@@ -79,17 +81,22 @@ export interface Workload {
 }
 
 /** Knative labels each Revision with its Knative Service's name and UID. */
-export const KNATIVE_SERVICE_LABEL = 'serving.knative.dev/service';
+const KNATIVE_SERVICE_LABEL = 'serving.knative.dev/service';
 const SERVICE_UID_LABEL = 'serving.knative.dev/serviceUID';
 
 /** The Knative Service KServe makes for an InferenceService's predictor (and names its revisions after). */
-export function predictorName(app: ServerlessApp): string {
+function predictorName(app: ServerlessApp): string {
   return `${app.metadata.name}-predictor`;
+}
+
+/** Knative labels each revision with the name of the Knative Service that made it. */
+export function madeBy(r: Revision, service: string): boolean {
+  return r.metadata.labels?.[KNATIVE_SERVICE_LABEL] === service;
 }
 
 /** `r` belongs to Knative Service `service`, but not to `live` (by UID when known, else created before it; Kubernetes times are whole seconds). */
 function staleRevision(r: Revision, service: string, live: WorkloadObject | undefined, liveServiceUid: string | undefined): boolean {
-  if (r.metadata.labels?.[KNATIVE_SERVICE_LABEL] !== service) return false;
+  if (!madeBy(r, service)) return false;
   if (!live) return true;
   const uid = r.metadata.labels?.[SERVICE_UID_LABEL];
   if (liveServiceUid && uid) return uid !== liveServiceUid;
@@ -159,10 +166,13 @@ export function knativeWorkload(inPlaceBounds: boolean, clusterLocal = true): Wo
       ...(replicas > 0 ? { 'autoscaling.knative.dev/initial-scale': String(replicas) } : {}),
     });
   };
+  // Ours is named after the app (render/metadata.ts childMetadata).
+  const serviceName = (app: ServerlessApp) => app.metadata.name;
   return {
     kind: Kinds.KnativeService,
     write: 'named-template',
     boundsOnRevisions: inPlaceBounds,
+    knativeServiceName: serviceName,
     desiredRevision: (app, version, effective) => template(app, version, effective).revision,
     render: ({ app, version, plan, effective, prewarmReplicas, revisions }) => {
       const t = template(app, version, effective, plan, prewarmReplicas);
@@ -170,11 +180,11 @@ export function knativeWorkload(inPlaceBounds: boolean, clusterLocal = true): Wo
       return withVisibility(renderKnativeService(app, version, t, knativeRouter.routes(trafficPlan(plan, latest)).traffic) as unknown as WorkloadObject, clusterLocal);
     },
     hosts: (app) => ({
-      defaultHost: `${app.metadata.name}.${app.metadata.namespace}.svc.cluster.local`,
-      candidateHost: tagHost(CANDIDATE_TAG, app.metadata.name, app.metadata.namespace),
+      defaultHost: `${serviceName(app)}.${app.metadata.namespace}.svc.cluster.local`,
+      candidateHost: tagHost(CANDIDATE_TAG, serviceName(app), app.metadata.namespace),
     }),
     summarize: (live, versionOf) => summarizeConditions(live, live?.status?.traffic, live?.status?.url, 'Ready', versionOf),
-    isStale: (r, app, live) => staleRevision(r, app.metadata.name, live, live?.metadata.uid),
+    isStale: (r, app, live) => staleRevision(r, serviceName(app), live, live?.metadata.uid),
   };
 }
 
@@ -191,6 +201,7 @@ export function kserveWorkload(inPlaceBounds: boolean, clusterLocal = true): Wor
     kind: Kinds.InferenceService,
     write: 'apply',
     boundsOnRevisions: inPlaceBounds,
+    knativeServiceName: predictorName,
     desiredRevision: (_app, version, _effective, revisions) =>
       newestFirst(revisions).find((r) => observeRevision(r).version === version)?.metadata.name,
     render: ({ app, version, plan, effective, prewarmReplicas, revisions }) => {

@@ -58,14 +58,19 @@ export function labelledApp(obj: Labelled): ObjectRef | undefined {
   return name && namespace ? { namespace, name } : undefined;
 }
 
+/** Whether `obj`'s labels name the app `ref`, whatever else may control it (a model cache of the app, of either scope). */
+export function labelsName(obj: Labelled, ref: ObjectRef | undefined): boolean {
+  const app = labelledApp(obj);
+  return !!ref && app?.namespace === ref.namespace && app.name === ref.name;
+}
+
 /**
  * Whether `obj` is the child of the app `ref` names, for a child that cannot carry an owner reference (a
  * namespaced app's cluster-scoped cache): its labels name the app and nothing controls it. The one rule by
  * which such a child is written (controllers/children.ts notControlledBy) and removed (ChildWriter.remove).
  */
 export function labelledFor(obj: Labelled, ref: ObjectRef | undefined): boolean {
-  const app = labelledApp(obj);
-  return !!ref && !obj.metadata.ownerReferences?.some((r) => r.controller) && app?.namespace === ref.namespace && app.name === ref.name;
+  return !obj.metadata.ownerReferences?.some((r) => r.controller) && labelsName(obj, ref);
 }
 
 /** metadata for a namespaced child named after its app. */

@@ -4,7 +4,7 @@ import { CronExpressionParser } from 'cron-parser';
 import { parseDuration } from '../api/v1alpha1/duration.ts';
 import { assertGolden } from '../../test/support/golden.ts';
 import type { ScaleWindow } from '../api/v1alpha1/window-validation.ts';
-import { effectiveScale, type EffectiveScale, type ScaleBounds } from './windows.ts';
+import { effectiveScale, scaleOf, type EffectiveScale, type ScaleBounds } from './windows.ts';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -215,6 +215,29 @@ describe('scale windows', () => {
     });
   });
 
+
+  describe("an app's bounds from its spec", () => {
+    const cases: { it: string; spec: Parameters<typeof scaleOf>[0]; now: string; expect: ReturnType<typeof state> & { next?: string } }[] = [
+      { it: 'scales from zero, unbounded, when the spec says nothing', spec: {}, now: '2026-06-10T12:00:00Z',
+        expect: { minScale: 0, maxScale: undefined, open: [], prewarming: [] } },
+      { it: 'takes the base bounds from spec.scaling', spec: { scaling: { minScale: 1, maxScale: 4 } }, now: '2026-06-10T12:00:00Z',
+        expect: { minScale: 1, maxScale: 4, open: [], prewarming: [] } },
+      { it: 'applies spec.scaling.windows over the base bounds', spec: { scaling: { minScale: 1, windows: [day] } }, now: '2026-06-10T09:00:00Z',
+        expect: { minScale: 3, maxScale: undefined, open: ['day'], prewarming: [], next: '2026-06-10T18:00:00.000Z' } },
+      { it: "opens a window's bounds spec.prewarm.leadTime early", spec: { scaling: { windows: [day] }, prewarm: { leadTime: '15m' } }, now: '2026-06-10T07:50:00Z',
+        expect: { minScale: 3, maxScale: undefined, open: [], prewarming: ['day'], next: '2026-06-10T08:00:00.000Z' } },
+      { it: 'announces the prewarm of the next window leadTime before it opens', spec: { scaling: { windows: [day] }, prewarm: { leadTime: '15m' } }, now: '2026-06-10T07:00:00Z',
+        expect: { minScale: 0, maxScale: undefined, open: [], prewarming: [], next: '2026-06-10T07:45:00.000Z' } },
+    ];
+    for (const c of cases) {
+      it(c.it, () => {
+        const r = scaleOf(c.spec, new Date(c.now));
+        const { next, ...bounds } = c.expect;
+        assert.deepEqual(state(r), bounds);
+        if (next) assert.equal(r.next?.at.toISOString(), next);
+      });
+    }
+  });
 });
 
 /** Walks `steps` transitions from `from`, one line each, checking nothing changes in between. */

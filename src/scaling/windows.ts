@@ -22,6 +22,7 @@
 // Wall time is mapped to instants in util/schedule.ts, with offsets from Intl.
 
 import { parseDuration } from '../api/v1alpha1/duration.ts';
+import type { ServerlessAppSpec } from '../api/v1alpha1/serverlessapp.ts';
 import type { ScaleWindow } from '../api/v1alpha1/window-validation.ts';
 import {
   CHAIN_LIMIT, DAY, HOUR, MINUTE, SEARCH_HORIZON_MS, lastOpening, nextOpening, offsetAt, opensAt, scheduleOf, zoneShift, type Schedule,
@@ -167,4 +168,15 @@ export function effectiveScale(base: ScaleBounds, windows: ScaleWindow[], leadTi
     result.next = { at: new Date(next.at), window: next.window, change: next.change, ...after };
   }
   return result;
+}
+
+/**
+ * An app's bounds at `now`: its spec's base bounds, windows and prewarm lead time
+ * read in one place, so the operator and a plan's schedule agree on them.
+ */
+export function scaleOf(spec: Pick<ServerlessAppSpec, 'scaling' | 'prewarm'>, now: Date): EffectiveScale {
+  const scaling = spec.scaling ?? {};
+  const base = { minScale: scaling.minScale ?? 0, ...(scaling.maxScale !== undefined ? { maxScale: scaling.maxScale } : {}) };
+  const leadTimeMs = spec.prewarm?.leadTime ? parseDuration(spec.prewarm.leadTime) : 0;
+  return effectiveScale(base, scaling.windows ?? [], leadTimeMs, now);
 }
