@@ -18,8 +18,8 @@ import { routerFor, type AppRoutes, type RouterName } from '../planner/route.ts'
 import type { Revision } from '../planner/revisions.ts';
 import { knativeWorkload, kserveWorkload, type WorkloadObject } from '../planner/workloads.ts';
 import type { CacheScope } from '../render/local-model-cache.ts';
-import { controlledBy } from '../render/metadata.ts';
-import { isSemanticSubset } from '../runtime/apply.ts';
+import { removableBy } from '../render/metadata.ts';
+import { hasAnnotations } from '../runtime/apply.ts';
 import { comparable, fieldDiff, type FieldChange } from './field-diff.ts';
 import { explainRollout, type RolloutExplanation } from './plan-rollout.ts';
 import { namespaceChecks, type NamespaceView } from './plan-namespace.ts';
@@ -203,11 +203,11 @@ function operationDocument(app: ServerlessApp, op: ChildOperation, dryRun: DryRu
   const name = op.desired?.metadata.name ?? op.live?.metadata.name ?? '';
   const kind = `${op.kind.kind}.${op.kind.group}`;
   const base = { id: op.id, action: op.action, kind, name, why: op.why, ...(op.when ? { when: op.when.why } : {}), dryRun: { result: dryRun.result, ...('message' in dryRun ? { message: dryRun.message } : {}) } };
-  // The writer removes only what the app controls (guarded by the uid).
-  if (op.action === 'remove') return { ...base, change: controlledBy(app, op.live) ? 'delete' : 'none', diff: [] };
+  // The writer removes only what the app may remove (guarded by the uid).
+  if (op.action === 'remove') return { ...base, change: removableBy(op.live, op.labelledFor ?? app) ? 'delete' : 'none', diff: [] };
   if (op.action === 'claim') return { ...base, change: 'create', diff: [] };
   if (op.action === 'annotate') {
-    const unchanged = isSemanticSubset({ metadata: { annotations: op.annotations } }, op.live);
+    const unchanged = hasAnnotations(op.live, op.annotations);
     const diff = unchanged ? [] : fieldDiff(pick(op.live?.metadata.annotations ?? {}, op.annotations ?? {}), op.annotations).map((c) => ({ ...c, path: `metadata.annotations.${c.path}` }));
     return { ...base, change: unchanged ? 'none' : 'update', diff };
   }

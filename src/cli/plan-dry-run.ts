@@ -6,7 +6,8 @@
 // reads are in flight.
 
 import type { ChildOperation } from '../planner/plan.ts';
-import { keepsTemplate, routedWrite, WRITE_RULES } from '../planner/write-rules.ts';
+import { ensureWrite, WRITE_RULES } from '../planner/write-rules.ts';
+import { annotationApply, sameObject } from '../runtime/apply.ts';
 import { DEFAULT_FIELD_MANAGER, isRejection, type KubeClient } from '../runtime/client.ts';
 import type { DryRun } from './plan-document.ts';
 
@@ -21,19 +22,16 @@ async function dryRun(client: KubeClient, op: ChildOperation): Promise<DryRun> {
     if ((op.action === 'ensure' || op.action === 'claim') && op.desired) {
       // The write the operator's writer would make under the kind's rule: a Knative template only under a
       // new name, else the traffic alone through the routing manager (planner/write-rules.ts).
-      const rule = WRITE_RULES[op.write ?? 'apply'];
-      const { body, fieldManager } = keepsTemplate(rule, op.desired, op.live)
-        ? routedWrite(rule, op.desired, DEFAULT_FIELD_MANAGER) : { body: op.desired, fieldManager: DEFAULT_FIELD_MANAGER };
+      const { body, fieldManager } = ensureWrite(WRITE_RULES[op.write ?? 'apply'], op.desired, op.live, DEFAULT_FIELD_MANAGER);
       const object = await client.apply(body, { kind: op.kind, dryRun: true, force: true, fieldManager });
       return { result: 'accepted', object };
     }
     const live = op.live!;
     if (op.action === 'annotate') {
-      const { name, namespace } = live.metadata;
-      await client.apply({ apiVersion: live.apiVersion, kind: live.kind, metadata: { name, ...(namespace ? { namespace } : {}), annotations: op.annotations } }, { kind: op.kind, dryRun: true, fieldManager: DEFAULT_FIELD_MANAGER });
+      await client.apply(annotationApply(live, op.annotations ?? {}), { kind: op.kind, dryRun: true, fieldManager: DEFAULT_FIELD_MANAGER });
       return { result: 'accepted' };
     }
-    await client.delete(op.kind, live.metadata.namespace, live.metadata.name, { dryRun: true, ...(live.metadata.uid ? { uid: live.metadata.uid } : {}) });
+    await client.delete(op.kind, live.metadata.namespace, live.metadata.name, { dryRun: true, ...sameObject(live) });
     return { result: 'accepted' };
   } catch (err) {
     // Refused as the operator's write would be (runtime/client.ts isRejection); anything else (a conflict,

@@ -17,14 +17,14 @@
 // a new name, atomic lists) comes with the write: the kind's WriteRule
 // (planner/write-rules.ts); this writer knows no kind.
 
-import { applyNeed, isSemanticSubset } from '../runtime/apply.ts';
+import { annotationApply, applyNeed, hasAnnotations, sameObject } from '../runtime/apply.ts';
 import { canonicalJson } from '../util/canonical-json.ts';
 import { ApiError, isNamespaceTerminating, isNotFound, isRejection, type KubeClient } from '../runtime/client.ts';
 import type { Request } from '../runtime/controller.ts';
 import { Kinds, type ResourceKind } from '../util/kinds.ts';
 import { keepsTemplate, routedWrite, WRITE_RULES, type WriteRule } from '../planner/write-rules.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
-import { controlledBy, controllingApp, labelledApp, labelledFor } from '../render/metadata.ts';
+import { controlledBy, controllingApp, labelledApp, labelledFor, removableBy } from '../render/metadata.ts';
 import type { ObjectRef } from '../util/object-key.ts';
 import { shortHash } from '../rollout/version.ts';
 
@@ -125,8 +125,7 @@ export class ChildWriter {
    * (render/metadata.ts labelledFor). An app already gone (undefined) controls nothing.
    */
   async remove(kind: ResourceKind, live: Owned | undefined, owner: ServerlessApp | ObjectRef | undefined): Promise<boolean> {
-    const ours = !!live && !!owner && ('metadata' in owner ? controlledBy(owner, live) : labelledFor(live, owner));
-    return ours && this.removeMatched(kind, live as Child);
+    return removableBy(live, owner) && this.removeMatched(kind, live as Child);
   }
 
   /**
@@ -134,7 +133,7 @@ export class ChildWriter {
    * which cannot carry a namespaced owner), guarded by its uid so a namesake made since is never hit.
    */
   async removeMatched(kind: ResourceKind, live: Child): Promise<boolean> {
-    return this.write(kind, live, () => this.client.delete(kind, live.metadata.namespace, live.metadata.name, { ...(live.metadata.uid ? { uid: live.metadata.uid } : {}) }));
+    return this.write(kind, live, () => this.client.delete(kind, live.metadata.namespace, live.metadata.name, sameObject(live)));
   }
 
   /**
@@ -175,9 +174,8 @@ export class ChildWriter {
 
   /** Sets annotations on a live object under our field manager (Knative >= 1.21 revision bounds). */
   async annotate(kind: ResourceKind, live: Child, annotations: Record<string, string>): Promise<boolean> {
-    if (isSemanticSubset({ metadata: { annotations } }, live)) return false;
-    const { name, namespace } = live.metadata;
-    await this.write(kind, live, () => this.client.apply({ apiVersion: live.apiVersion, kind: live.kind, metadata: { name, ...(namespace ? { namespace } : {}), annotations } }, { kind }));
+    if (hasAnnotations(live, annotations)) return false;
+    await this.write(kind, live, () => this.client.apply(annotationApply(live, annotations), { kind }));
     return true;
   }
 
@@ -200,6 +198,7 @@ export class ChildWriter {
       this.templates.set(key, seen);
       return true;
     }
+    // The template stays (or our own write of it is not in the cache yet): the rest, through the routing manager.
     const routed = routedWrite(rule, desired, this.client.fieldManager);
     return this.applyIfChanged(kind, routed.body, live, routed.fieldManager, WRITE_RULES.apply);
   }

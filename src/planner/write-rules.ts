@@ -40,6 +40,14 @@ export function routedWrite<T extends Written>(rule: WriteRule, desired: T, fiel
   return { body: rule.routing ? rule.routing(desired) : desired, fieldManager: routingManager(fieldManager) };
 }
 
+/**
+ * The apply an ensure makes under `rule`: the whole object, or, while the live template stays
+ * (keepsTemplate), everything but the template through the routing manager.
+ */
+export function ensureWrite<T extends Written>(rule: WriteRule, desired: T, live: Written | undefined, fieldManager: string): { body: T; fieldManager: string } {
+  return keepsTemplate(rule, desired, live) ? routedWrite(rule, desired, fieldManager) : { body: desired, fieldManager };
+}
+
 export const WRITE_RULES: Record<WriteRuleName, WriteRule> = {
   apply: {},
   'named-template': {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { MANAGED_BY, MANAGED_BY_LABEL } from '../util/managed-by.ts';
-import { APP_LABEL, APP_NAMESPACE_LABEL, labelledFor, labelsName } from './metadata.ts';
+import { APP_LABEL, APP_NAMESPACE_LABEL, labelledFor, labelsName, removableBy } from './metadata.ts';
 
 const shop = { namespace: 'team-a', name: 'shop' };
 const managed = { [MANAGED_BY_LABEL]: MANAGED_BY };
@@ -23,4 +23,19 @@ describe('objects labelled as an app\'s', () => {
       assert.equal(labelledFor(c.obj, c.ref), c.labelledFor, 'labelledFor');
     });
   }
+});
+
+describe('what an app may remove (the writer\'s rule, and what `kubectl sapp plan` says a removal does)', () => {
+  const app = { metadata: { uid: 'u1' } };
+  const controlled = (uid: string) => ({ metadata: { namespace: 'team-a', ownerReferences: [{ controller: true, uid }] } });
+  const cases: Array<[string, Parameters<typeof removableBy>[0], Parameters<typeof removableBy>[1], boolean]> = [
+    ['a child the app controls by uid', controlled('u1'), app, true],
+    ['a child an earlier app of the same name controlled (another uid)', controlled('u0'), app, false],
+    ['a child nothing owns', { metadata: { namespace: 'team-a' } }, app, false],
+    ['a cluster-scoped cache whose labels name the app, by the app\'s key', clusterCache, shop, true],
+    ['a cluster-scoped cache of another app', clusterCache, { namespace: 'team-a', name: 'cart' }, false],
+    ['nothing live', undefined, app, false],
+    ['an app already gone', controlled('u1'), undefined, false],
+  ];
+  for (const [what, live, owner, removable] of cases) it(what, () => assert.equal(removableBy(live, owner), removable));
 });

@@ -73,6 +73,16 @@ export function labelledFor(obj: Labelled, ref: ObjectRef | undefined): boolean 
   return !obj.metadata.ownerReferences?.some((r) => r.controller) && labelsName(obj, ref);
 }
 
+/**
+ * Whether the app (or, for a child that cannot carry an owner reference, the app `owner` names) may
+ * remove `live`: it controls it by uid, or its labels name the app and nothing controls it. An app
+ * already gone (undefined) controls nothing.
+ */
+export function removableBy(live: Labelled & Parameters<typeof controlledBy>[1] | undefined, owner: { metadata: { uid?: string } } | ObjectRef | undefined): boolean {
+  if (!live || !owner) return false;
+  return 'metadata' in owner ? controlledBy(owner, live) : labelledFor(live, owner);
+}
+
 /** metadata for a namespaced child named after its app. */
 export function childMetadata(app: ServerlessApp, name = app.metadata.name) {
   return {

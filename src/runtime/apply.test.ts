@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { dropsOwnedField, isSemanticSubset, keepAppliedFields, needsApply, type FieldSet } from './apply.ts';
+import { annotationApply, dropsOwnedField, hasAnnotations, isSemanticSubset, keepAppliedFields, needsApply, sameObject, type FieldSet } from './apply.ts';
 
 interface Meta { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> }
 
@@ -115,5 +115,22 @@ describe('needsApply', () => {
   it('keeps only the manager\'s own applied entry when caching', () => {
     const live = keepAppliedFields(M)(liveFrom(desiredService()));
     assert.deepEqual(live.metadata.managedFields.map((e) => e.manager), [M]);
+  });
+});
+
+describe('the writes of a live object\'s annotations and of a delete', () => {
+  const live = { apiVersion: 'serving.knative.dev/v1', kind: 'Revision', metadata: { name: 'shop-v1', namespace: 'team-a', uid: 'u1', labels: { a: 'b' }, annotations: { keep: 'x', 'autoscaling.knative.dev/min-scale': '1' } }, spec: { containers: [] } };
+  it('an annotation apply states the object\'s identity and the annotations, nothing else', () => {
+    assert.deepEqual(annotationApply(live, { 'autoscaling.knative.dev/min-scale': '2' }),
+      { apiVersion: 'serving.knative.dev/v1', kind: 'Revision', metadata: { name: 'shop-v1', namespace: 'team-a', annotations: { 'autoscaling.knative.dev/min-scale': '2' } } });
+  });
+  it('setting annotations the object carries changes nothing; another value does', () => {
+    assert.equal(hasAnnotations(live, { 'autoscaling.knative.dev/min-scale': '1' }), true);
+    assert.equal(hasAnnotations(live, { 'autoscaling.knative.dev/min-scale': '2' }), false);
+    assert.equal(hasAnnotations(live, { absent: '1' }), false);
+  });
+  it('a delete is guarded by the uid of the object meant (none known: no guard)', () => {
+    assert.deepEqual(sameObject(live), { uid: 'u1' });
+    assert.deepEqual(sameObject({ metadata: { name: 'x' } }), {});
   });
 });

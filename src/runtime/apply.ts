@@ -41,6 +41,28 @@ export function isSemanticSubset(desired: unknown, live: unknown): boolean {
   return desired === live;
 }
 
+interface Identified {
+  apiVersion?: string;
+  kind?: string;
+  metadata: { name: string; namespace?: string; uid?: string; annotations?: Record<string, string> };
+}
+
+/** The apply that sets `annotations` on a live object: its identity and the annotations, nothing else. */
+export function annotationApply(live: Identified, annotations: Record<string, string>): Identified {
+  const { name, namespace } = live.metadata;
+  return { apiVersion: live.apiVersion, kind: live.kind, metadata: { name, ...(namespace ? { namespace } : {}), annotations } };
+}
+
+/** Whether `live` carries `annotations` already: setting them changes nothing. */
+export function hasAnnotations(live: unknown, annotations: Record<string, string> | undefined): boolean {
+  return isSemanticSubset({ metadata: { annotations } }, live);
+}
+
+/** A delete's precondition: the uid of the object meant, so a namesake made since is never hit. */
+export function sameObject(live: Identified): { uid?: string } {
+  return live.metadata.uid ? { uid: live.metadata.uid } : {};
+}
+
 const hasChildren = (set: FieldSet) => Object.keys(set).some((k) => k !== '.');
 
 /**
