@@ -49,19 +49,38 @@ export function trafficInForce(status: { traffic?: KnativeTrafficTarget[] } | un
     });
 }
 
+/** One revision's share of the traffic, with the tag that gives it an address of its own. */
+export interface TrafficShare {
+  revision: string;
+  percent: number;
+  tag: string;
+}
+
+/**
+ * The split of a plan, stable (or the first version) first: the one rule for both routers that carry
+ * weights, Knative's traffic block and the Gateway API HTTPRoute (KServe takes a percent instead).
+ * Before anything is stable the first version's revision takes all, and nothing is named until it
+ * has a revision. Then stable takes 100 - p and a ready candidate p, listed even at 0%: Knative gives
+ * it its tag address then, and keeps an unrouted revision in reserve at zero replicas. A candidate
+ * that is not ready, that the route may not reach (`candidateReachable`: the HTTPRoute's, which
+ * carries the split itself), or that is the stable revision itself gets nothing and is not listed:
+ * stable keeps 100, as Knative refuses a split that does not sum to 100.
+ */
+export function trafficSplit(plan: TrafficPlan, candidateReachable = true): TrafficShare[] {
+  const { stable, candidate: c } = plan;
+  if (!stable) return plan.initial?.revision ? [{ revision: plan.initial.revision, percent: 100, tag: STABLE_TAG }] : [];
+  if (!c || !c.ready || !candidateReachable || c.revision === stable.revision) return [{ revision: stable.revision, percent: 100, tag: STABLE_TAG }];
+  return [{ revision: stable.revision, percent: 100 - c.percent, tag: STABLE_TAG }, { revision: c.revision, percent: c.percent, tag: CANDIDATE_TAG }];
+}
+
 /** Knative Service `spec.traffic`: revisions pinned by name, tags stable/candidate. */
 export const knativeRouter: TrafficRouter<{ traffic: KnativeTrafficTarget[] }> = {
   routes(plan) {
-    if (!plan.stable) {
-      // Nothing stable yet: pin the first revision; Knative serves it only once it is ready.
-      return { traffic: plan.initial?.revision ? [{ revisionName: plan.initial.revision, percent: 100, tag: STABLE_TAG }] : [{ latestRevision: true, percent: 100 }] };
-    }
-    const c = plan.candidate;
-    const candidatePercent = c && c.ready ? c.percent : 0;
-    const traffic: KnativeTrafficTarget[] = [{ revisionName: plan.stable.revision, percent: 100 - candidatePercent, tag: STABLE_TAG }];
-    // A candidate appears (with its own tag URL) only once it is ready, even at 0%.
-    if (c && c.ready && c.revision !== plan.stable.revision) traffic.push({ revisionName: c.revision, percent: candidatePercent, tag: CANDIDATE_TAG });
-    return { traffic };
+    const split = trafficSplit(plan);
+    // No revision to pin yet: Knative's own default for an empty traffic block, the latest revision
+    // (knative.dev/serving v0.48.1 pkg/apis/serving/v1/route_defaults.go, RouteSpec.SetDefaults).
+    if (!split.length) return { traffic: [{ latestRevision: true, percent: 100 }] };
+    return { traffic: split.map((s) => ({ revisionName: s.revision, percent: s.percent, tag: s.tag })) };
   },
 };
 
