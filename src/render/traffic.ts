@@ -6,6 +6,7 @@
 // traffic targets, KServe's under status.components.predictor): trafficInForce.
 
 import type { TrafficStatus } from '../api/v1alpha1/serverlessapp.ts';
+import { clusterLocalHost } from '../util/cluster-local-host.ts';
 
 /** Where traffic should go, in data-plane-neutral terms. */
 export interface TrafficPlan {
@@ -20,10 +21,16 @@ export interface TrafficPlan {
 
 export const STABLE_TAG = 'stable';
 export const CANDIDATE_TAG = 'candidate';
+/**
+ * The tag KServe gives its latest (candidate) revision when tag routing is enabled: a literal in
+ * kserve's pkg/controller/v1beta1/inferenceservice/reconcilers/knative/ksvc_reconciler.go,
+ * createKnativeService (beside "prev" for the previously rolled-out one).
+ */
+export const KSERVE_LATEST_TAG = 'latest';
 
 /** A tagged target's cluster-local host, by Knative's default tag template `{{.Tag}}-{{.Name}}` (config-network). */
 export function tagHost(tag: string, route: string, namespace: string): string {
-  return `${tag}-${route}.${namespace}.svc.cluster.local`;
+  return clusterLocalHost(`${tag}-${route}`, namespace);
 }
 
 export interface KnativeTrafficTarget {
