@@ -34,8 +34,9 @@ import { childMetadata } from './metadata.ts';
 import { PRIVATE_SERVICE_PORT, privateServiceName } from './private-service.ts';
 import { routeName } from './route-name.ts';
 import { CANDIDATE_TAG, trafficSplit, type TrafficPlan } from './traffic.ts';
+import { apiVersionOf, Kinds, type ApiVersion } from '../util/kinds.ts';
 
-export const GATEWAY_API_GROUP = 'gateway.networking.k8s.io';
+export const GATEWAY_API_GROUP = Kinds.HTTPRoute.group;
 /** knative.dev/serving pkg/activator: activator.RevisionHeaderName, RevisionHeaderNamespace. */
 export const REVISION_HEADER = 'Knative-Serving-Revision';
 export const NAMESPACE_HEADER = 'Knative-Serving-Namespace';
@@ -47,8 +48,8 @@ export interface HttpRouteOptions {
 }
 
 export interface HttpRoute {
-  apiVersion: 'gateway.networking.k8s.io/v1';
-  kind: 'HTTPRoute';
+  apiVersion: ApiVersion<typeof Kinds.HTTPRoute>;
+  kind: typeof Kinds.HTTPRoute.kind;
   metadata: ReturnType<typeof childMetadata>;
   spec: {
     parentRefs: Array<{ group: string; kind: string; namespace: string; name: string }>;
@@ -116,8 +117,8 @@ export function renderHttpRoute(app: ServerlessApp, o: HttpRouteOptions): HttpRo
     { name: 'default', matches: [{ path: ALL_PATHS }], ...mirror, backendRefs: weighted, ...timeouts },
   ];
   return {
-    apiVersion: 'gateway.networking.k8s.io/v1',
-    kind: 'HTTPRoute',
+    apiVersion: apiVersionOf(Kinds.HTTPRoute),
+    kind: Kinds.HTTPRoute.kind,
     metadata: childMetadata(app, routeName(app)),
     spec: { parentRefs: (ingress.gateways ?? []).map(parentRef), hostnames: ingress.hosts, rules },
   };

@@ -5,6 +5,7 @@
 
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import type { ScaleBounds } from '../scaling/windows.ts';
+import { apiVersionOf, Kinds, type ApiVersion } from '../util/kinds.ts';
 import { VERSION_LABEL, appLabels, childMetadata } from './metadata.ts';
 import { podAnnotations, podLabels, renderPodSpecFields, renderVolumeMounts } from './pod-template.ts';
 
@@ -12,8 +13,8 @@ import { podAnnotations, podLabels, renderPodSpecFields, renderVolumeMounts } fr
 export const DEPLOYMENT_MODE = 'Knative';
 
 export interface InferenceService {
-  apiVersion: 'serving.kserve.io/v1beta1';
-  kind: 'InferenceService';
+  apiVersion: ApiVersion<typeof Kinds.InferenceService>;
+  kind: typeof Kinds.InferenceService.kind;
   metadata: ReturnType<typeof childMetadata> & { annotations: Record<string, string> };
   spec: { predictor: Record<string, unknown> };
   status?: Record<string, unknown>;
@@ -25,8 +26,8 @@ export function renderInferenceService(app: ServerlessApp, version: string, boun
   const scaling = app.spec.scaling ?? {};
   const annotations = podAnnotations(model, scaling.scaleToZeroAfter ? { 'autoscaling.knative.dev/scale-to-zero-pod-retention-period': scaling.scaleToZeroAfter } : {});
   return {
-    apiVersion: 'serving.kserve.io/v1beta1',
-    kind: 'InferenceService',
+    apiVersion: apiVersionOf(Kinds.InferenceService),
+    kind: Kinds.InferenceService.kind,
     metadata: {
       ...childMetadata(app),
       annotations: {

@@ -14,13 +14,13 @@ import { podTemplateFields, podTemplateRules } from './pod-template.ts';
 import { RETRY_ON_RULE } from './retry-on.ts';
 import { splitKey, type ObjectRef } from '../../util/object-key.ts';
 import { ROLLOUT_DEFAULTS, WARMUP_DEFAULTS } from './defaults.ts';
-import { Kinds } from '../../util/kinds.ts';
+import { apiVersionOf, Kinds } from '../../util/kinds.ts';
 import { DNS_LABEL } from '../../util/k8s-names.ts';
 
 // The kind's names as util/kinds.ts addresses it: the CRD is generated from the same ones.
 export const GROUP = Kinds.ServerlessApp.group;
 export const VERSION = Kinds.ServerlessApp.version;
-export const API_VERSION = `${GROUP}/${VERSION}`;
+export const API_VERSION = apiVersionOf(Kinds.ServerlessApp);
 export const KIND = Kinds.ServerlessApp.kind;
 export const PLURAL = Kinds.ServerlessApp.plural;
 
