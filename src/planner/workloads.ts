@@ -4,7 +4,7 @@
 // from the rollout plan, and how to read readiness and traffic back.
 
 import type { ServerlessApp, TrafficStatus } from '../api/v1alpha1/serverlessapp.ts';
-import { boundsAnnotations, templateAutoscaling } from '../render/autoscaling.ts';
+import { boundsAnnotations, INITIAL_SCALE, templateAutoscaling } from '../render/autoscaling.ts';
 import { renderInferenceService } from '../render/inference-service.ts';
 import { knativeTemplate, renderKnativeService } from '../render/knative-service.ts';
 import { CANDIDATE_TAG, KSERVE_LATEST_TAG, kserveRouter, knativeRouter, tagHost, trafficInForce, type KnativeTrafficTarget, type TrafficPlan } from '../render/traffic.ts';
@@ -157,7 +157,7 @@ export function knativeWorkload(inPlaceBounds: boolean, clusterLocal = true): Wo
     const replicas = app.spec.prewarm?.replicas ?? 0;
     return knativeTemplate(app, version, {
       ...annotations, ...boundsAnnotations(effective),
-      ...(replicas > 0 ? { 'autoscaling.knative.dev/initial-scale': String(replicas) } : {}),
+      ...(replicas > 0 ? { [INITIAL_SCALE]: String(replicas) } : {}),
     });
   };
   return {

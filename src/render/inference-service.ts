@@ -3,9 +3,11 @@
 // carried as a predictor label that KServe propagates to the Knative revisions;
 // that is how the operator knows which revision serves which version.
 
+import { SCALING_DEFAULTS } from '../api/v1alpha1/defaults.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import type { ScaleBounds } from '../scaling/windows.ts';
 import { apiVersionOf, Kinds, type ApiVersion } from '../util/kinds.ts';
+import { SCALE_TO_ZERO_RETENTION } from './autoscaling.ts';
 import { VERSION_LABEL, appLabels, childMetadata } from './metadata.ts';
 import { podAnnotations, podLabels, renderPodSpecFields, renderVolumeMounts } from './pod-template.ts';
 
@@ -24,7 +26,7 @@ export function renderInferenceService(app: ServerlessApp, version: string, boun
   const model = app.spec.model;
   if (!model) throw new Error('renderInferenceService needs a model app');
   const scaling = app.spec.scaling ?? {};
-  const annotations = podAnnotations(model, scaling.scaleToZeroAfter ? { 'autoscaling.knative.dev/scale-to-zero-pod-retention-period': scaling.scaleToZeroAfter } : {});
+  const annotations = podAnnotations(model, scaling.scaleToZeroAfter ? { [SCALE_TO_ZERO_RETENTION]: scaling.scaleToZeroAfter } : {});
   return {
     apiVersion: apiVersionOf(Kinds.InferenceService),
     kind: Kinds.InferenceService.kind,
@@ -42,7 +44,7 @@ export function renderInferenceService(app: ServerlessApp, version: string, boun
         minReplicas: bounds.minScale,
         ...(bounds.maxScale !== undefined ? { maxReplicas: bounds.maxScale } : {}),
         ...(scaling.target !== undefined ? { scaleTarget: scaling.target } : {}),
-        scaleMetric: scaling.metric ?? 'concurrency',
+        scaleMetric: scaling.metric ?? SCALING_DEFAULTS.metric,
         ...(traffic.canaryTrafficPercent !== undefined ? { canaryTrafficPercent: traffic.canaryTrafficPercent } : {}),
         // KServe's ComponentExtensionSpec: "timeout" is Knative's timeoutSeconds.
         ...(model.containerConcurrency !== undefined ? { containerConcurrency: model.containerConcurrency } : {}),

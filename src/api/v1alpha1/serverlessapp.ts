@@ -13,7 +13,7 @@ import { envFromSource, envVarSource, probe } from './core-v1.ts';
 import { podTemplateFields, podTemplateRules } from './pod-template.ts';
 import { RETRY_ON_RULE } from './retry-on.ts';
 import { splitKey, type ObjectRef } from '../../util/object-key.ts';
-import { ROLLOUT_DEFAULTS, WARMUP_DEFAULTS } from './defaults.ts';
+import { ROLLOUT_DEFAULTS, SCALING_DEFAULTS, WARMUP_DEFAULTS } from './defaults.ts';
 import { apiVersionOf, Kinds } from '../../util/kinds.ts';
 import { DNS_LABEL } from '../../util/k8s-names.ts';
 
@@ -143,7 +143,7 @@ export const scalingSchema = object('How the app scales: bounds, the autoscaling
   minScale: integer('Minimum replicas outside every window. 0 = scale to zero when idle.', { minimum: 0, maximum: 1000, default: 0 }),
   maxScale: integer('Maximum replicas (unset: no limit beyond the cluster\'s).', { minimum: 1, maximum: 1000 }),
   target: integer('Autoscaling target per replica: in-flight requests (metric concurrency) or requests per second (metric rps).', { minimum: 1, maximum: 100000 }),
-  metric: enumeration(['concurrency', 'rps'] as const, 'What the autoscaler measures.', { default: 'concurrency' }),
+  metric: enumeration(['concurrency', 'rps'] as const, 'What the autoscaler measures.', { default: SCALING_DEFAULTS.metric }),
   scaleToZeroAfter: duration('How long the last replica is kept after traffic stops before scaling to zero (Knative scale-to-zero-pod-retention-period).', { max: { value: '1h', why: 'Knative\'s longest scale-to-zero retention' } }),
   windows: array(windowSchema, 'Scheduled windows that raise or lower the scale on time, e.g. warm by day and zero at night. Where windows overlap, the largest minScale and the smallest maxScale apply.', {
     maxItems: 16, listType: 'map', listMapKeys: ['name'],
