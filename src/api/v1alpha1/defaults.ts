@@ -14,6 +14,10 @@ export const SCALING_DEFAULTS = {
   metric: 'concurrency',
 } as const;
 
+export const WINDOW_DEFAULTS = {
+  timeZone: 'UTC',
+} as const;
+
 export const WARMUP_DEFAULTS = {
   method: 'GET',
   count: 1,

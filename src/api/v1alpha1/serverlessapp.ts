@@ -13,7 +13,7 @@ import { envFromSource, envVarSource, probe } from './core-v1.ts';
 import { podTemplateFields, podTemplateRules } from './pod-template.ts';
 import { RETRY_ON_RULE } from './retry-on.ts';
 import { splitKey, type ObjectRef } from '../../util/object-key.ts';
-import { ROLLOUT_DEFAULTS, SCALING_DEFAULTS, WARMUP_DEFAULTS } from './defaults.ts';
+import { ROLLOUT_DEFAULTS, SCALING_DEFAULTS, WARMUP_DEFAULTS, WINDOW_DEFAULTS } from './defaults.ts';
 import { apiVersionOf, Kinds } from '../../util/kinds.ts';
 import { DNS_LABEL } from '../../util/k8s-names.ts';
 
@@ -132,7 +132,7 @@ export const windowSchema = object(
     name: required(string('Window name, unique within the app (a DNS label), shown in status and events.', { pattern: DNS_LABEL, maxLength: 63 })),
     schedule: required(string('When the window opens: a 5-field cron expression (minute hour day-of-month month day-of-week), e.g. "0 8 * * 1-5". Evaluated in timeZone.', { minLength: 9, maxLength: 128 })),
     duration: required(duration('How long the window stays open after each opening (elapsed time, so it is exact across daylight-saving changes).', { max: { value: '8784h', why: 'a window opens at least once a year, and a year has at most 366 days' } })),
-    timeZone: string('IANA time zone of the schedule, e.g. Europe/Berlin.', { default: 'UTC', maxLength: 64 }),
+    timeZone: string('IANA time zone of the schedule, e.g. Europe/Berlin.', { default: WINDOW_DEFAULTS.timeZone, maxLength: 64 }),
     minScale: required(integer('Minimum replicas while the window is open. 0 lets the app scale to zero inside the window.', { minimum: 0, maximum: 1000 })),
     maxScale: integer('Maximum replicas while the window is open (unset: the app\'s maxScale).', { minimum: 1, maximum: 1000 }),
   }, {
