@@ -5,6 +5,7 @@
 // scaling/windows.ts, the one the operator requeues on.
 
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
+import { WINDOW_DEFAULTS } from '../api/v1alpha1/defaults.ts';
 import { scaleOf } from '../scaling/windows.ts';
 
 export interface Transition {
@@ -33,11 +34,11 @@ const SHOWN = 4;
 
 export function windowSchedule(app: ServerlessApp, now: Date, count = SHOWN): WindowSchedule {
   const current = scaleOf(app.spec, now);
-  const zones = new Map((app.spec.scaling?.windows ?? []).map((w) => [w.name, w.timeZone ?? 'UTC']));
+  const zones = new Map((app.spec.scaling?.windows ?? []).map((w) => [w.name, w.timeZone ?? WINDOW_DEFAULTS.timeZone]));
   const next: Transition[] = [];
   let t = current.next;
   while (t && next.length < count) {
-    next.push({ at: t.at.toISOString(), local: wallClock(t.at, zones.get(t.window) ?? 'UTC'), window: t.window, change: t.change, minScale: t.minScale, ...(t.maxScale !== undefined ? { maxScale: t.maxScale } : {}) });
+    next.push({ at: t.at.toISOString(), local: wallClock(t.at, zones.get(t.window) ?? WINDOW_DEFAULTS.timeZone), window: t.window, change: t.change, minScale: t.minScale, ...(t.maxScale !== undefined ? { maxScale: t.maxScale } : {}) });
     // The bounds change at `at`: the state just after it has the following transition.
     t = scaleOf(app.spec, new Date(t.at.getTime() + 1)).next;
   }

@@ -4,15 +4,16 @@
 // from the rollout plan, and how to read readiness and traffic back.
 
 import type { ServerlessApp, TrafficStatus } from '../api/v1alpha1/serverlessapp.ts';
-import { boundsAnnotations, templateAutoscaling } from '../render/autoscaling.ts';
+import { boundsAnnotations, INITIAL_SCALE, templateAutoscaling } from '../render/autoscaling.ts';
 import { renderInferenceService } from '../render/inference-service.ts';
 import { knativeTemplate, renderKnativeService } from '../render/knative-service.ts';
-import { CANDIDATE_TAG, kserveRouter, knativeRouter, tagHost, trafficInForce, type KnativeTrafficTarget, type TrafficPlan } from '../render/traffic.ts';
+import { CANDIDATE_TAG, KSERVE_LATEST_TAG, kserveRouter, knativeRouter, tagHost, trafficInForce, type KnativeTrafficTarget, type TrafficPlan } from '../render/traffic.ts';
 import type { RolloutPlan } from '../rollout/canary.ts';
 import { Kinds, type ResourceKind } from '../util/kinds.ts';
 import { latestBounds, revisionBounds } from '../scaling/revision-bounds.ts';
 import type { ScaleBounds } from '../scaling/windows.ts';
 import { newestFirst, observeRevision, type KnativeCondition, type Revision } from './revisions.ts';
+import { clusterLocalHost } from '../util/cluster-local-host.ts';
 import { findCondition } from '../util/conditions.ts';
 import type { WriteRuleName } from './write-rules.ts';
 
@@ -163,7 +164,7 @@ export function knativeWorkload(inPlaceBounds: boolean, clusterLocal = true): Wo
     const replicas = app.spec.prewarm?.replicas ?? 0;
     return knativeTemplate(app, version, {
       ...annotations, ...boundsAnnotations(effective),
-      ...(replicas > 0 ? { 'autoscaling.knative.dev/initial-scale': String(replicas) } : {}),
+      ...(replicas > 0 ? { [INITIAL_SCALE]: String(replicas) } : {}),
     });
   };
   // Ours is named after the app (render/metadata.ts childMetadata).
@@ -180,7 +181,7 @@ export function knativeWorkload(inPlaceBounds: boolean, clusterLocal = true): Wo
       return withVisibility(renderKnativeService(app, version, t, knativeRouter.routes(trafficPlan(plan, latest)).traffic) as unknown as WorkloadObject, clusterLocal);
     },
     hosts: (app) => ({
-      defaultHost: `${serviceName(app)}.${app.metadata.namespace}.svc.cluster.local`,
+      defaultHost: clusterLocalHost(serviceName(app), app.metadata.namespace),
       candidateHost: tagHost(CANDIDATE_TAG, serviceName(app), app.metadata.namespace),
     }),
     summarize: (live, versionOf) => summarizeConditions(live, live?.status?.traffic, live?.status?.url, 'Ready', versionOf),
@@ -210,9 +211,8 @@ export function kserveWorkload(inPlaceBounds: boolean, clusterLocal = true): Wor
       return withVisibility(renderInferenceService(app, version, bounds, kserveRouter.routes(trafficPlan(plan, latest))) as unknown as WorkloadObject, clusterLocal);
     },
     hosts: (app) => ({
-      defaultHost: `${predictorName(app)}.${app.metadata.namespace}.svc.cluster.local`,
-      // KServe tags the latest (candidate) revision "latest" when tag routing is enabled.
-      candidateHost: tagHost('latest', predictorName(app), app.metadata.namespace),
+      defaultHost: clusterLocalHost(predictorName(app), app.metadata.namespace),
+      candidateHost: tagHost(KSERVE_LATEST_TAG, predictorName(app), app.metadata.namespace),
     }),
     // Our VirtualService routes to the predictor's host: its readiness is KServe's PredictorReady.
     summarize: (live, versionOf) => summarizeConditions(live, live?.status?.components?.predictor?.traffic, live?.status?.url, 'PredictorReady', versionOf),

@@ -33,9 +33,10 @@ import { formatDuration, parseDuration } from '../api/v1alpha1/duration.ts';
 import { childMetadata } from './metadata.ts';
 import { PRIVATE_SERVICE_PORT, privateServiceName } from './private-service.ts';
 import { routeName } from './route-name.ts';
-import type { TrafficPlan } from './traffic.ts';
+import { CANDIDATE_TAG, trafficSplit, type TrafficPlan } from './traffic.ts';
+import { apiVersionOf, Kinds, type ApiVersion } from '../util/kinds.ts';
 
-export const GATEWAY_API_GROUP = 'gateway.networking.k8s.io';
+export const GATEWAY_API_GROUP = Kinds.HTTPRoute.group;
 /** knative.dev/serving pkg/activator: activator.RevisionHeaderName, RevisionHeaderNamespace. */
 export const REVISION_HEADER = 'Knative-Serving-Revision';
 export const NAMESPACE_HEADER = 'Knative-Serving-Namespace';
@@ -47,8 +48,8 @@ export interface HttpRouteOptions {
 }
 
 export interface HttpRoute {
-  apiVersion: 'gateway.networking.k8s.io/v1';
-  kind: 'HTTPRoute';
+  apiVersion: ApiVersion<typeof Kinds.HTTPRoute>;
+  kind: typeof Kinds.HTTPRoute.kind;
   metadata: ReturnType<typeof childMetadata>;
   spec: {
     parentRefs: Array<{ group: string; kind: string; namespace: string; name: string }>;
@@ -93,12 +94,12 @@ export function renderHttpRoute(app: ServerlessApp, o: HttpRouteOptions): HttpRo
   const ingress = app.spec.ingress;
   if (!ingress) throw new Error('renderHttpRoute needs spec.ingress');
   const ns = app.metadata.namespace;
-  const { stable, initial } = o.traffic;
-  const c = o.candidateReachable && o.traffic.candidate?.ready && o.traffic.candidate.revision !== stable?.revision ? o.traffic.candidate : undefined;
+  const split = trafficSplit(o.traffic, o.candidateReachable);
+  // Header routes and mirroring reach the candidate exactly when the split lists it.
+  const c = split.find((s) => s.tag === CANDIDATE_TAG);
   const timeouts = ingress.timeout ? { timeouts: { request: formatDuration(parseDuration(ingress.timeout)) } } : {};
-  const weighted = stable
-    ? [revisionBackend(ns, stable.revision, 100 - (c?.percent ?? 0)), ...(c && c.percent > 0 ? [revisionBackend(ns, c.revision, c.percent)] : [])]
-    : initial?.revision ? [revisionBackend(ns, initial.revision, 100)] : [];
+  // A backend at weight 0 carries nothing: a candidate at 0% is reached by header routes and mirroring only.
+  const weighted = split.filter((s) => s !== c || s.percent > 0).map((s) => revisionBackend(ns, s.revision, s.percent));
   const mirrorPercent = app.spec.rollout?.mirrorPercent ?? 0;
   // The private Service, as the VirtualService mirrors (render/virtual-service.ts says why).
   const mirror = c && mirrorPercent > 0
@@ -116,8 +117,8 @@ export function renderHttpRoute(app: ServerlessApp, o: HttpRouteOptions): HttpRo
     { name: 'default', matches: [{ path: ALL_PATHS }], ...mirror, backendRefs: weighted, ...timeouts },
   ];
   return {
-    apiVersion: 'gateway.networking.k8s.io/v1',
-    kind: 'HTTPRoute',
+    apiVersion: apiVersionOf(Kinds.HTTPRoute),
+    kind: Kinds.HTTPRoute.kind,
     metadata: childMetadata(app, routeName(app)),
     spec: { parentRefs: (ingress.gateways ?? []).map(parentRef), hostnames: ingress.hosts, rules },
   };

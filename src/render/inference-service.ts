@@ -3,8 +3,11 @@
 // carried as a predictor label that KServe propagates to the Knative revisions;
 // that is how the operator knows which revision serves which version.
 
+import { SCALING_DEFAULTS } from '../api/v1alpha1/defaults.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import type { ScaleBounds } from '../scaling/windows.ts';
+import { apiVersionOf, Kinds, type ApiVersion } from '../util/kinds.ts';
+import { SCALE_TO_ZERO_RETENTION } from './autoscaling.ts';
 import { VERSION_LABEL, appLabels, childMetadata } from './metadata.ts';
 import { podAnnotations, podLabels, renderPodSpecFields, renderVolumeMounts } from './pod-template.ts';
 
@@ -12,8 +15,8 @@ import { podAnnotations, podLabels, renderPodSpecFields, renderVolumeMounts } fr
 export const DEPLOYMENT_MODE = 'Knative';
 
 export interface InferenceService {
-  apiVersion: 'serving.kserve.io/v1beta1';
-  kind: 'InferenceService';
+  apiVersion: ApiVersion<typeof Kinds.InferenceService>;
+  kind: typeof Kinds.InferenceService.kind;
   metadata: ReturnType<typeof childMetadata> & { annotations: Record<string, string> };
   spec: { predictor: Record<string, unknown> };
   status?: Record<string, unknown>;
@@ -23,10 +26,10 @@ export function renderInferenceService(app: ServerlessApp, version: string, boun
   const model = app.spec.model;
   if (!model) throw new Error('renderInferenceService needs a model app');
   const scaling = app.spec.scaling ?? {};
-  const annotations = podAnnotations(model, scaling.scaleToZeroAfter ? { 'autoscaling.knative.dev/scale-to-zero-pod-retention-period': scaling.scaleToZeroAfter } : {});
+  const annotations = podAnnotations(model, scaling.scaleToZeroAfter ? { [SCALE_TO_ZERO_RETENTION]: scaling.scaleToZeroAfter } : {});
   return {
-    apiVersion: 'serving.kserve.io/v1beta1',
-    kind: 'InferenceService',
+    apiVersion: apiVersionOf(Kinds.InferenceService),
+    kind: Kinds.InferenceService.kind,
     metadata: {
       ...childMetadata(app),
       annotations: {
@@ -41,7 +44,7 @@ export function renderInferenceService(app: ServerlessApp, version: string, boun
         minReplicas: bounds.minScale,
         ...(bounds.maxScale !== undefined ? { maxReplicas: bounds.maxScale } : {}),
         ...(scaling.target !== undefined ? { scaleTarget: scaling.target } : {}),
-        scaleMetric: scaling.metric ?? 'concurrency',
+        scaleMetric: scaling.metric ?? SCALING_DEFAULTS.metric,
         ...(traffic.canaryTrafficPercent !== undefined ? { canaryTrafficPercent: traffic.canaryTrafficPercent } : {}),
         // KServe's ComponentExtensionSpec: "timeout" is Knative's timeoutSeconds.
         ...(model.containerConcurrency !== undefined ? { containerConcurrency: model.containerConcurrency } : {}),

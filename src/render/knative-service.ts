@@ -9,6 +9,7 @@ import { revisionName } from '../rollout/version.ts';
 import { VERSION_LABEL, appLabels, childMetadata } from './metadata.ts';
 import { podAnnotations, podLabels, renderPodSpecFields, renderVolumeMounts } from './pod-template.ts';
 import type { KnativeTrafficTarget } from './traffic.ts';
+import { apiVersionOf, Kinds } from '../util/kinds.ts';
 
 export interface KnativeTemplate {
   /** The revision this template creates. */
@@ -45,8 +46,8 @@ export function renderKnativeService(app: ServerlessApp, version: string, templa
   const container = app.spec.container;
   if (!container) throw new Error('renderKnativeService needs a container app');
   return {
-    apiVersion: 'serving.knative.dev/v1',
-    kind: 'Service',
+    apiVersion: apiVersionOf(Kinds.KnativeService),
+    kind: Kinds.KnativeService.kind,
     metadata: childMetadata(app),
     spec: {
       template: {

@@ -4,6 +4,8 @@
 // MakePrivateService, names.PrivateService). Mirrored requests and warmup
 // probes go there (render/virtual-service.ts says why not the gateway).
 
+import { clusterLocalHost } from '../util/cluster-local-host.ts';
+
 export const PRIVATE_SERVICE_PORT = 80;
 
 /** The name of a revision's private Service. */
@@ -13,5 +15,5 @@ export function privateServiceName(revision: string): string {
 
 /** Its cluster-local host in the revision's namespace. */
 export function privateServiceHost(revision: string, namespace: string): string {
-  return `${privateServiceName(revision)}.${namespace}.svc.cluster.local`;
+  return clusterLocalHost(privateServiceName(revision), namespace);
 }

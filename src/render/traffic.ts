@@ -6,6 +6,7 @@
 // traffic targets, KServe's under status.components.predictor): trafficInForce.
 
 import type { TrafficStatus } from '../api/v1alpha1/serverlessapp.ts';
+import { clusterLocalHost } from '../util/cluster-local-host.ts';
 
 /** Where traffic should go, in data-plane-neutral terms. */
 export interface TrafficPlan {
@@ -20,10 +21,16 @@ export interface TrafficPlan {
 
 export const STABLE_TAG = 'stable';
 export const CANDIDATE_TAG = 'candidate';
+/**
+ * The tag KServe gives its latest (candidate) revision when tag routing is enabled: a literal in
+ * kserve's pkg/controller/v1beta1/inferenceservice/reconcilers/knative/ksvc_reconciler.go,
+ * createKnativeService (beside "prev" for the previously rolled-out one).
+ */
+export const KSERVE_LATEST_TAG = 'latest';
 
 /** A tagged target's cluster-local host, by Knative's default tag template `{{.Tag}}-{{.Name}}` (config-network). */
 export function tagHost(tag: string, route: string, namespace: string): string {
-  return `${tag}-${route}.${namespace}.svc.cluster.local`;
+  return clusterLocalHost(`${tag}-${route}`, namespace);
 }
 
 export interface KnativeTrafficTarget {
@@ -49,19 +56,38 @@ export function trafficInForce(status: { traffic?: KnativeTrafficTarget[] } | un
     });
 }
 
+/** One revision's share of the traffic, with the tag that gives it an address of its own. */
+export interface TrafficShare {
+  revision: string;
+  percent: number;
+  tag: string;
+}
+
+/**
+ * The split of a plan, stable (or the first version) first: the one rule for both routers that carry
+ * weights, Knative's traffic block and the Gateway API HTTPRoute (KServe takes a percent instead).
+ * Before anything is stable the first version's revision takes all, and nothing is named until it
+ * has a revision. Then stable takes 100 - p and a ready candidate p, listed even at 0%: Knative gives
+ * it its tag address then, and keeps an unrouted revision in reserve at zero replicas. A candidate
+ * that is not ready, that the route may not reach (`candidateReachable`: the HTTPRoute's, which
+ * carries the split itself), or that is the stable revision itself gets nothing and is not listed:
+ * stable keeps 100, as Knative refuses a split that does not sum to 100.
+ */
+export function trafficSplit(plan: TrafficPlan, candidateReachable = true): TrafficShare[] {
+  const { stable, candidate: c } = plan;
+  if (!stable) return plan.initial?.revision ? [{ revision: plan.initial.revision, percent: 100, tag: STABLE_TAG }] : [];
+  if (!c || !c.ready || !candidateReachable || c.revision === stable.revision) return [{ revision: stable.revision, percent: 100, tag: STABLE_TAG }];
+  return [{ revision: stable.revision, percent: 100 - c.percent, tag: STABLE_TAG }, { revision: c.revision, percent: c.percent, tag: CANDIDATE_TAG }];
+}
+
 /** Knative Service `spec.traffic`: revisions pinned by name, tags stable/candidate. */
 export const knativeRouter: TrafficRouter<{ traffic: KnativeTrafficTarget[] }> = {
   routes(plan) {
-    if (!plan.stable) {
-      // Nothing stable yet: pin the first revision; Knative serves it only once it is ready.
-      return { traffic: plan.initial?.revision ? [{ revisionName: plan.initial.revision, percent: 100, tag: STABLE_TAG }] : [{ latestRevision: true, percent: 100 }] };
-    }
-    const c = plan.candidate;
-    const candidatePercent = c && c.ready ? c.percent : 0;
-    const traffic: KnativeTrafficTarget[] = [{ revisionName: plan.stable.revision, percent: 100 - candidatePercent, tag: STABLE_TAG }];
-    // A candidate appears (with its own tag URL) only once it is ready, even at 0%.
-    if (c && c.ready && c.revision !== plan.stable.revision) traffic.push({ revisionName: c.revision, percent: candidatePercent, tag: CANDIDATE_TAG });
-    return { traffic };
+    const split = trafficSplit(plan);
+    // No revision to pin yet: Knative's own default for an empty traffic block, the latest revision
+    // (knative.dev/serving v0.48.1 pkg/apis/serving/v1/route_defaults.go, RouteSpec.SetDefaults).
+    if (!split.length) return { traffic: [{ latestRevision: true, percent: 100 }] };
+    return { traffic: split.map((s) => ({ revisionName: s.revision, percent: s.percent, tag: s.tag })) };
   },
 };
 

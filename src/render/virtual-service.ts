@@ -29,6 +29,7 @@ import type { HeaderMatch, ServerlessApp } from '../api/v1alpha1/serverlessapp.t
 import { childMetadata } from './metadata.ts';
 import { PRIVATE_SERVICE_PORT, privateServiceHost } from './private-service.ts';
 import { routeName } from './route-name.ts';
+import { apiVersionOf, Kinds } from '../util/kinds.ts';
 
 export interface VirtualServiceOptions {
   /** Knative's cluster-local gateway Service. */
@@ -77,8 +78,8 @@ export function renderVirtualService(app: ServerlessApp, o: VirtualServiceOption
     { name: 'default', ...to(o.defaultHost), ...mirror },
   ];
   return {
-    apiVersion: 'networking.istio.io/v1',
-    kind: 'VirtualService',
+    apiVersion: apiVersionOf(Kinds.VirtualService),
+    kind: Kinds.VirtualService.kind,
     metadata: childMetadata(app, routeName(app)),
     spec: {
       hosts: ingress.hosts,

@@ -11,7 +11,7 @@
 import type { KubeClient } from './client.ts';
 import { isNamespaceTerminating, isNotFound } from './client.ts';
 import { systemClock, type Clock } from './clock.ts';
-import { Kinds } from '../util/kinds.ts';
+import { apiVersionOf, Kinds } from '../util/kinds.ts';
 import { FairQueue } from './fair-queue.ts';
 import type { Logger } from './logging.ts';
 import { microTime } from '../util/micro-time.ts';
@@ -185,8 +185,8 @@ export class EventRecorder {
   private eventBody(obj: KubernetesObject, type: EventType, reason: string, note: string, action: string, now: Date): Record<string, unknown> {
     const m = obj.metadata;
     return {
-      apiVersion: 'events.k8s.io/v1',
-      kind: 'Event',
+      apiVersion: apiVersionOf(Kinds.Event),
+      kind: Kinds.Event.kind,
       eventTime: microTime(now),
       type,
       reason,

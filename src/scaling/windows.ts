@@ -21,6 +21,7 @@
 // (prev() skips the spring-forward day and returns the repeated 02:30 twice).
 // Wall time is mapped to instants in util/schedule.ts, with offsets from Intl.
 
+import { WINDOW_DEFAULTS } from '../api/v1alpha1/defaults.ts';
 import { parseDuration } from '../api/v1alpha1/duration.ts';
 import type { ServerlessAppSpec } from '../api/v1alpha1/serverlessapp.ts';
 import type { ScaleWindow } from '../api/v1alpha1/window-validation.ts';
@@ -56,7 +57,7 @@ const brackets = new Lru<Bracket[]>(2000);
 const closings = new Lru<{ at?: number; knownOpenUntil?: number }>(2000);
 
 function compile(w: ScaleWindow): Compiled {
-  const tz = w.timeZone ?? 'UTC';
+  const tz = w.timeZone ?? WINDOW_DEFAULTS.timeZone;
   return { window: w, schedule: scheduleOf(w.schedule), tz, key: `${w.schedule}\u0000${tz}`, durationMs: parseDuration(w.duration) };
 }
 

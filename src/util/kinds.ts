@@ -32,9 +32,14 @@ export const Kinds = {
   ConfigMap: { group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true },
 } as const satisfies Record<string, ResourceKind>;
 
+/** A kind's apiVersion, as a literal type for the kinds above (a plain string for any ResourceKind). */
+export type ApiVersion<K extends ResourceKind> = K extends K
+  ? string extends K['group'] ? string : K['group'] extends '' ? K['version'] : `${K['group']}/${K['version']}`
+  : never;
+
 /** "serving.knative.dev/v1", or just "v1" for the core group. */
-export function apiVersionOf(k: ResourceKind): string {
-  return k.group ? `${k.group}/${k.version}` : k.version;
+export function apiVersionOf<K extends ResourceKind>(k: K): ApiVersion<K> {
+  return (k.group ? `${k.group}/${k.version}` : k.version) as ApiVersion<K>;
 }
 
 /**

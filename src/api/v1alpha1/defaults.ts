@@ -10,6 +10,14 @@ export const ROLLOUT_DEFAULTS = {
   failureThreshold: 2,
 } as const;
 
+export const SCALING_DEFAULTS = {
+  metric: 'concurrency',
+} as const;
+
+export const WINDOW_DEFAULTS = {
+  timeZone: 'UTC',
+} as const;
+
 export const WARMUP_DEFAULTS = {
   method: 'GET',
   count: 1,

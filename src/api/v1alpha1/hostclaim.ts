@@ -12,7 +12,7 @@ import { object, required, string, type TypeOf } from '../openapi.ts';
 import { GROUP, HOSTNAME, VERSION } from './serverlessapp.ts';
 import { column, CRD_PART_OF } from './crd.ts';
 import { MANAGED_BY, MANAGED_BY_LABEL } from '../../util/managed-by.ts';
-import { Kinds } from '../../util/kinds.ts';
+import { apiVersionOf, Kinds } from '../../util/kinds.ts';
 import { DNS_LABEL } from '../../util/k8s-names.ts';
 
 export const HOST_CLAIM_KIND = Kinds.HostClaim.kind;
@@ -79,7 +79,7 @@ export function hostClaimFor(host: string, namespace: string): HostClaim | undef
   const name = hostClaimName(host);
   if (!name) return undefined;
   return {
-    apiVersion: `${GROUP}/${VERSION}`, kind: HOST_CLAIM_KIND,
+    apiVersion: apiVersionOf(Kinds.HostClaim), kind: HOST_CLAIM_KIND,
     metadata: { name, labels: { [MANAGED_BY_LABEL]: MANAGED_BY } },
     spec: { host, namespace },
   };

@@ -13,14 +13,14 @@ import { envFromSource, envVarSource, probe } from './core-v1.ts';
 import { podTemplateFields, podTemplateRules } from './pod-template.ts';
 import { RETRY_ON_RULE } from './retry-on.ts';
 import { splitKey, type ObjectRef } from '../../util/object-key.ts';
-import { ROLLOUT_DEFAULTS, WARMUP_DEFAULTS } from './defaults.ts';
-import { Kinds } from '../../util/kinds.ts';
+import { ROLLOUT_DEFAULTS, SCALING_DEFAULTS, WARMUP_DEFAULTS, WINDOW_DEFAULTS } from './defaults.ts';
+import { apiVersionOf, Kinds } from '../../util/kinds.ts';
 import { DNS_LABEL } from '../../util/k8s-names.ts';
 
 // The kind's names as util/kinds.ts addresses it: the CRD is generated from the same ones.
 export const GROUP = Kinds.ServerlessApp.group;
 export const VERSION = Kinds.ServerlessApp.version;
-export const API_VERSION = `${GROUP}/${VERSION}`;
+export const API_VERSION = apiVersionOf(Kinds.ServerlessApp);
 export const KIND = Kinds.ServerlessApp.kind;
 export const PLURAL = Kinds.ServerlessApp.plural;
 
@@ -132,7 +132,7 @@ export const windowSchema = object(
     name: required(string('Window name, unique within the app (a DNS label), shown in status and events.', { pattern: DNS_LABEL, maxLength: 63 })),
     schedule: required(string('When the window opens: a 5-field cron expression (minute hour day-of-month month day-of-week), e.g. "0 8 * * 1-5". Evaluated in timeZone.', { minLength: 9, maxLength: 128 })),
     duration: required(duration('How long the window stays open after each opening (elapsed time, so it is exact across daylight-saving changes).', { max: { value: '8784h', why: 'a window opens at least once a year, and a year has at most 366 days' } })),
-    timeZone: string('IANA time zone of the schedule, e.g. Europe/Berlin.', { default: 'UTC', maxLength: 64 }),
+    timeZone: string('IANA time zone of the schedule, e.g. Europe/Berlin.', { default: WINDOW_DEFAULTS.timeZone, maxLength: 64 }),
     minScale: required(integer('Minimum replicas while the window is open. 0 lets the app scale to zero inside the window.', { minimum: 0, maximum: 1000 })),
     maxScale: integer('Maximum replicas while the window is open (unset: the app\'s maxScale).', { minimum: 1, maximum: 1000 }),
   }, {
@@ -143,7 +143,7 @@ export const scalingSchema = object('How the app scales: bounds, the autoscaling
   minScale: integer('Minimum replicas outside every window. 0 = scale to zero when idle.', { minimum: 0, maximum: 1000, default: 0 }),
   maxScale: integer('Maximum replicas (unset: no limit beyond the cluster\'s).', { minimum: 1, maximum: 1000 }),
   target: integer('Autoscaling target per replica: in-flight requests (metric concurrency) or requests per second (metric rps).', { minimum: 1, maximum: 100000 }),
-  metric: enumeration(['concurrency', 'rps'] as const, 'What the autoscaler measures.', { default: 'concurrency' }),
+  metric: enumeration(['concurrency', 'rps'] as const, 'What the autoscaler measures.', { default: SCALING_DEFAULTS.metric }),
   scaleToZeroAfter: duration('How long the last replica is kept after traffic stops before scaling to zero (Knative scale-to-zero-pod-retention-period).', { max: { value: '1h', why: 'Knative\'s longest scale-to-zero retention' } }),
   windows: array(windowSchema, 'Scheduled windows that raise or lower the scale on time, e.g. warm by day and zero at night. Where windows overlap, the largest minScale and the smallest maxScale apply.', {
     maxItems: 16, listType: 'map', listMapKeys: ['name'],

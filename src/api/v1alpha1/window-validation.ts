@@ -3,6 +3,7 @@
 // needs no window math (scaling/windows.ts, above the API, evaluates windows
 // against the clock), only the schedule parser below both (util/schedule.ts).
 
+import { WINDOW_DEFAULTS } from './defaults.ts';
 import { parseDuration } from './duration.ts';
 import { ALLOWED_CRON, opensEveryYear, scheduleOf, scheduleProblem, zoneProblem } from '../../util/schedule.ts';
 import { Lru } from '../../util/lru.ts';
@@ -34,7 +35,7 @@ export function validateWindows(windows: ScaleWindow[]): WindowProblem[] {
     if (scheduleWhy) problem('schedule', `invalid schedule ${JSON.stringify(w.schedule)}: ${scheduleWhy}`);
     const zoneWhy = w.timeZone !== undefined ? zoneProblem(w.timeZone) : undefined;
     if (zoneWhy) problem('timeZone', zoneWhy);
-    if (!scheduleWhy && !zoneWhy && !opensEveryYearCached(w.schedule, w.timeZone ?? 'UTC')) {
+    if (!scheduleWhy && !zoneWhy && !opensEveryYearCached(w.schedule, w.timeZone ?? WINDOW_DEFAULTS.timeZone)) {
       problem('schedule', `schedule ${JSON.stringify(w.schedule)} does not open in every year (e.g. only on Feb 29): a window must open at least once a year`);
     }
     try {
