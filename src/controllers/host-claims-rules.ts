@@ -5,6 +5,8 @@
 // scan, and the verdict for one host of an app given the claims the cache
 // holds. The I/O around them is in host-claims.ts.
 
+import { byCreation } from '../util/creation-order.ts';
+
 /** A HostClaim as the rules read it. */
 export interface ClaimRecord { name: string; host: string; namespace: string; created: string }
 
@@ -76,11 +78,6 @@ export class HostIndex<V> {
   }
 }
 
-/** Whether claim `a` was made before `b`: creation time, then name (the same answer in every replica and after every restart). */
-export function claimedBefore(a: ClaimRecord, b: ClaimRecord): boolean {
-  return a.created !== b.created ? a.created < b.created : a.name < b.name;
-}
-
 /**
  * What namespace `namespace` may do with `host`, given the claim named after
  * the host (`own`, if any) and the other claims whose hosts overlap it:
@@ -100,5 +97,5 @@ export function judgeHost(host: string, namespace: string, own: ClaimRecord | un
   const others = overlapping.filter((c) => c.namespace !== namespace && c.name !== own?.name);
   if (!own) return others.length ? 'conflict' : 'create';
   if (own.namespace !== namespace || own.host !== host) return 'conflict';
-  return others.some((c) => claimedBefore(c, own)) ? 'conflict' : 'held';
+  return others.some((c) => byCreation(c, own) < 0) ? 'conflict' : 'held';
 }

@@ -16,6 +16,7 @@ import type { Request } from '../runtime/controller.ts';
 import type { HostVerdict } from '../planner/reconcile.ts';
 import type { ClaimEvents } from './host-claim-budget.ts';
 import { HostIndex, judgeHost, type ClaimRecord } from './host-claims-rules.ts';
+import { byCreation } from '../util/creation-order.ts';
 import { objectKey } from '../util/object-key.ts';
 
 interface AppClaim { namespace: string; name: string; created: string; hosts: string[] }
@@ -84,7 +85,7 @@ export class HostClaims {
       if (why) return [{ reason: 'HostNotAllowed', field: fieldOf(app, host), message: why }];
       const holder = this.#appIndex.overlapping(host).map((k) => this.#apps.get(k)!)
         .filter((a) => a.namespace === namespace && a.name !== name && a.hosts.includes(host))
-        .find((a) => a.created !== me.created ? a.created < me.created : a.name < me.name);
+        .find((a) => byCreation(a, me) < 0);
       return holder ? [{ reason: 'HostConflict', field: fieldOf(app, host), message: `host ${host} is already routed by ServerlessApp ${holder.name} in this namespace; a host belongs to one app (remove it there first)` }] : [];
     });
   }
