@@ -1,11 +1,21 @@
-// Pure rules of host ownership between namespaces: which hosts overlap (as
-// Istio matches VirtualService hosts and Gateway API matches HTTPRoute
-// hostnames: the same suffix rule for "*.", so one set of claims covers both
-// routers), an index that finds the overlapping ones without a
-// scan, and the verdict for one host of an app given the claims the cache
+// Pure rules of host ownership between namespaces: which hosts an app holds
+// on to, which hosts overlap (as Istio matches VirtualService hosts and Gateway
+// API matches HTTPRoute hostnames: the same suffix rule for "*.", so one set of
+// claims covers both routers), an index that finds the overlapping ones without
+// a scan, and the verdict for one host of an app given the claims the cache
 // holds. The I/O around them is in host-claims.ts.
 
+import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
+import { hostClaims } from '../api/v1alpha1/validation.ts';
 import { byCreation } from '../util/creation-order.ts';
+
+/**
+ * The hosts `app` holds on to: those it names (normalised), or none once it is being deleted, so
+ * another app of its namespace may route them at once and its claims count down to release.
+ */
+export function hostsNamedBy(app: ServerlessApp): string[] {
+  return app.metadata.deletionTimestamp ? [] : hostClaims(app);
+}
 
 /** A HostClaim as the rules read it. */
 export interface ClaimRecord { name: string; host: string; namespace: string; created: string }
