@@ -4,7 +4,7 @@
 // informers and only enqueues what they return.
 
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
-import { controllingApp, labelledApp } from '../render/metadata.ts';
+import { controllingAppRef, labelledApp } from '../render/metadata.ts';
 import type { ObjectRef } from '../util/object-key.ts';
 import type { WorkloadObject } from './workloads.ts';
 import { appReported, CACHE_FINALIZER, isCacheOf, wantsCache, type CacheObject, type ModelPolicy } from './model-cache-plan.ts';
@@ -33,9 +33,8 @@ export function appOfCache(cache: CacheObject): ObjectRef[] {
 
 /** The app that controls an InferenceService, only while it is being deleted: once its InferenceService is gone, its cache can go. */
 export function appDeletedWith(isvc: WorkloadObject, appNamed: (namespace: string, name: string) => ServerlessApp | undefined): ObjectRef[] {
-  const name = controllingApp(isvc);
-  const namespace = isvc.metadata.namespace;
-  return name && namespace && appNamed(namespace, name)?.metadata.deletionTimestamp ? [{ namespace, name }] : [];
+  const app = controllingAppRef(isvc);
+  return app && appNamed(app.namespace, app.name)?.metadata.deletionTimestamp ? [app] : [];
 }
 
 /**
