@@ -15,8 +15,8 @@
 // (its deletion brings the app back, the finalizer dropped then).
 
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
-import { planModelCache, type CacheObject, type CacheReport, type ModelCachePolicy } from '../planner/model-cache-plan.ts';
-import { appChangeMatters, appDeletedWith, appOfCache, appsWaitingForCache, appToReconcile } from '../planner/model-cache-triggers.ts';
+import { cachesNamespace, planModelCache, type CacheObject, type CacheReport, type ModelCachePolicy } from '../planner/model-cache-plan.ts';
+import { appChangeMatters, appDeletedWith, appOfCache, appsWaitingForCache, appToReconcile, inferenceServiceChangeMatters } from '../planner/model-cache-triggers.ts';
 import type { WorkloadObject } from '../planner/workloads.ts';
 import { cacheKind, type CacheScope } from '../render/local-model-cache.ts';
 import { keepAppliedFields } from '../runtime/apply.ts';
@@ -42,6 +42,13 @@ export interface ModelCacheOptions {
   /** The namespaces' cache budgets, shared with the app controller (operator.ts builds it). */
   quota: ModelCacheQuota;
 }
+
+/**
+ * Reconcile workers. Two, so that one slow write (KServe's webhook answering for a cache) holds up
+ * one app and not every other; more buy little, as only apps that cache their model come here and
+ * a pass makes a few writes at most.
+ */
+const WORKERS = 2;
 
 /** The field manager of the ModelCached condition, beside the operator's own. */
 export const modelCacheFieldManager = (operatorManager: string) => `${operatorManager}-model-cache`;
@@ -72,11 +79,11 @@ export class ModelCacheReconciler {
     // When to look again is the planner's (planner/model-cache-triggers.ts); this only wires it.
     // No clock: queue delays stay on real time (runtime/controller.ts ControllerOptions.clock says why).
     this.controller = new Controller({
-      name: 'modelcache', reconcile: (req, ctx) => this.reconcile(req, ctx), concurrency: 2, logger: mgr.logger, metrics: mgr.metrics,
+      name: 'modelcache', reconcile: (req, ctx) => this.reconcile(req, ctx), concurrency: WORKERS, logger: mgr.logger, metrics: mgr.metrics,
     })
       .watches(this.apps, appToReconcile, appChangeMatters)
       .watches(this.caches, appOfCache)
-      .watches(this.inferenceServices, (i) => appDeletedWith(i, (namespace, name) => this.apps.get(namespace, name)), () => false);
+      .watches(this.inferenceServices, (i) => appDeletedWith(i, (namespace, name) => this.apps.get(namespace, name)), inferenceServiceChangeMatters);
     // From the base delay, not at once: KServe's webhook may see the old cache a moment longer than our informer does.
     this.caches.on('delete', (gone: CacheObject) => {
       for (const r of appsWaitingForCache(gone, this.apps.list(), this.caches.list(), o.policy)) this.controller.retryNow(r);
@@ -93,8 +100,7 @@ export class ModelCacheReconciler {
     const plan = planModelCache({
       request: req, app, now: this.mgr.clock.now(), scope: this.o.scope, nodeGroup: this.o.nodeGroup, policy: this.o.policy ?? {},
       served: this.caches.served(),
-      // Namespaced caches: only the app's namespace's, so another tenant's caches cost this reconcile nothing.
-      caches: this.caches.list(cacheKind(this.o.scope).namespaced ? req.namespace : undefined),
+      caches: this.caches.list(cachesNamespace(this.o.scope, req.namespace)),
       cacheNamed: (namespace, name) => this.caches.get(namespace, name),
       inferenceService: this.inferenceServices.get(req.namespace, req.name),
       quota: app ? this.quota.problem(app) : undefined,

@@ -6,7 +6,7 @@ import { APP_LABEL } from '../render/metadata.ts';
 import type { Condition } from '../util/conditions.ts';
 import { Kinds } from '../util/kinds.ts';
 import {
-  appReported, CACHE_FINALIZER, cacheNameFor, cacheRefusal, cacheScopeProblem, getsCache, inferenceServiceToRemoveFirst, modelCachedUpdate, planModelCache, wantsCache,
+  appReported, CACHE_FINALIZER, cacheNameFor, cacheRefusal, cachesNamespace, cacheScopeProblem, getsCache, inferenceServiceToRemoveFirst, modelCachedUpdate, planModelCache, wantsCache,
   type CacheObject, type CacheObservation, type CachePlan, type ExecutedCacheOperation, type ModelPolicy,
 } from './model-cache-plan.ts';
 import { guardHolds, type ChildOutcome, type Refusal } from './plan.ts';
@@ -430,4 +430,12 @@ describe('model cache: the ModelCached entry this controller applies', () => {
     assert.equal(modelCachedUpdate(reported(modelApp()), null, now), undefined);
     assert.equal(modelCachedUpdate(reported(modelApp(), [live]), undefined, now), undefined);
   });
+});
+
+describe('model cache: which caches an app\'s plan reads', () => {
+  const cases: Array<[CacheScope, string | undefined]> = [
+    ['namespace', 'team-a'], // its own namespace's only: another tenant's cost it nothing
+    ['cluster', undefined], // cluster-scoped caches are in no namespace: all of them
+  ];
+  for (const [scope, want] of cases) it(`${scope}-scoped caches: ${want ?? 'every one'}`, () => assert.equal(cachesNamespace(scope, 'team-a'), want));
 });

@@ -54,6 +54,15 @@ export interface CacheObservation {
   quota: SpecProblem | undefined;
 }
 
+/**
+ * The namespace whose caches the plan of an app of `appNamespace` reads (CacheObservation.caches):
+ * the app's own when caches are namespaced, so another tenant's caches cost its reconcile nothing;
+ * every cache (undefined) when they are cluster-scoped, and so in no namespace.
+ */
+export function cachesNamespace(scope: CacheScope, appNamespace: string): string | undefined {
+  return cacheKind(scope).namespaced ? appNamespace : undefined;
+}
+
 export type CacheOperation = AppOperation;
 
 export type ExecutedCacheOperation = Executed<CacheOperation>;

@@ -31,6 +31,15 @@ export function appOfCache(cache: CacheObject): ObjectRef[] {
   return app ? [app] : [];
 }
 
+/**
+ * Whether an InferenceService's update brings its app back: never, only its add and delete do
+ * (appDeletedWith). The plan reads of it only that it exists and which app controls it, both set when
+ * it is made, while KServe rewrites its status with every revision and replica.
+ */
+export function inferenceServiceChangeMatters(): boolean {
+  return false;
+}
+
 /** The app that controls an InferenceService, only while it is being deleted: once its InferenceService is gone, its cache can go. */
 export function appDeletedWith(isvc: WorkloadObject, appNamed: (namespace: string, name: string) => ServerlessApp | undefined): ObjectRef[] {
   const app = controllingAppRef(isvc);
