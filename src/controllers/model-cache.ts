@@ -6,8 +6,9 @@
 // guarded by an earlier one's outcome, and the report) -> execute (execute.ts,
 // the app controller's executor: ownership, refusals and outcomes one way) ->
 // write the report's ModelCached condition, under this controller's own field
-// manager so the app controller's status writes never touch it, and record its
-// Events. When to look again is decided by planner/model-cache-triggers.ts.
+// manager so the app controller's status writes never touch it, and record the
+// Events the report gives for that write (CacheReport.eventsFor). When to look
+// again is decided by planner/model-cache-triggers.ts.
 // A cluster-scoped cache cannot be owned by a namespaced app, so the app
 // carries a finalizer, and the cache is the app's by its labels. Every delete
 // carries the cache's UID as a precondition, so a cache recreated under the
@@ -94,7 +95,7 @@ export class ModelCacheReconciler {
     mgr.add(this.controller);
   }
 
-  /** Observe -> plan -> execute -> report -> write the condition and record the Events. */
+  /** Observe -> plan -> execute -> report -> write the condition and record the Events the report gives for it. */
   async reconcile(req: Request, ctx: ReconcileContext): Promise<void> {
     const app = this.apps.get(req.namespace, req.name);
     const plan = planModelCache({
@@ -114,9 +115,13 @@ export class ModelCacheReconciler {
     if (report.retry) throw new Error(report.retry.summary);
   }
 
-  /** The condition under this controller's field manager, and the Events (CacheReport.events says why whatever the write). */
+  /** The condition under this controller's field manager, then the Events the report gives for that write, even one that failed. */
   private async record(app: ServerlessApp, report: CacheReport): Promise<void> {
-    for (const e of report.events) this.mgr.events.record(app, e.type, e.reason, e.message);
-    if (report.write) await this.status.writePart(app, report.write);
+    let wrote = false;
+    try {
+      if (report.write) wrote = await this.status.writePart(app, report.write);
+    } finally {
+      for (const e of report.eventsFor(wrote)) this.mgr.events.record(app, e.type, e.reason, e.message);
+    }
   }
 }
