@@ -10,6 +10,10 @@ import { DEFAULT_ALLOWED_TOLERATION_KEYS } from './api/v1alpha1/scheduling-polic
 import { DEFAULT_HOST_CLAIM_RELEASE_AFTER, DEFAULT_MAX_HOST_CLAIMS_PER_NAMESPACE, DEFAULT_MAX_MODEL_CACHE_PER_NAMESPACE, DEFAULT_MAX_MODEL_SIZE, storageUriPrefixOverlap, type ValidationPolicy } from './api/v1alpha1/validation.ts';
 import { baseUrlProblem, type AnalysisProvider } from './api/v1alpha1/analysis-target.ts';
 import { privateServiceHost } from './render/private-service.ts';
+import { DEFAULT_ANALYSIS_SLOTS } from './rollout/analysis-runner.ts';
+import { DEFAULT_WARMUP_SLOTS } from './effects/warmup-runner.ts';
+import { DEFAULT_MAX_PENDING_PER_NAMESPACE, MAX_PENDING } from './runtime/events.ts';
+import { DEFAULT_LEASE_NAME, DEFAULT_METRICS_ADDR, DEFAULT_PROBE_ADDR, newReplicaIdentity } from './runtime/manager-defaults.ts';
 import { DNS_LABEL, DNS_SUBDOMAIN, KEY_PREFIX_WILDCARD, QUALIFIED_KEY } from './util/k8s-names.ts';
 
 export type InPlaceScaling = 'auto' | 'true' | 'false';
@@ -94,12 +98,12 @@ const OPTIONS = {
   namespaces: { type: 'string', env: 'WATCH_NAMESPACES', help: 'comma-separated namespaces to watch (default: all)' },
   concurrency: { type: 'string', env: 'MAX_CONCURRENT_RECONCILES', help: 'reconcile workers (default 4)' },
   'log-level': { type: 'string', env: 'LOG_LEVEL', help: 'error|warn|info|debug (default info)' },
-  'metrics-bind-address': { type: 'string', env: 'METRICS_BIND_ADDRESS', help: 'metrics listen address (default :8080)' },
-  'health-probe-bind-address': { type: 'string', env: 'HEALTH_PROBE_BIND_ADDRESS', help: 'probe listen address (default :8081)' },
+  'metrics-bind-address': { type: 'string', env: 'METRICS_BIND_ADDRESS', help: `metrics listen address (default ${DEFAULT_METRICS_ADDR})` },
+  'health-probe-bind-address': { type: 'string', env: 'HEALTH_PROBE_BIND_ADDRESS', help: `probe listen address (default ${DEFAULT_PROBE_ADDR})` },
   'leader-elect': { type: 'string', env: 'LEADER_ELECT', help: 'true|false (default true in a pod, false outside a cluster, e.g. npm start)' },
   'leader-election-namespace': { type: 'string', env: 'POD_NAMESPACE', help: 'namespace of the Lease (default serverlessapp-system)' },
-  'leader-election-id': { type: 'string', env: 'LEADER_ELECTION_ID', help: 'Lease name (default serverlessapp-operator-leader)' },
-  identity: { type: 'string', env: 'POD_NAME', help: 'this replica\'s identity (default hostname-pid)' },
+  'leader-election-id': { type: 'string', env: 'LEADER_ELECTION_ID', help: `Lease name (default ${DEFAULT_LEASE_NAME})` },
+  identity: { type: 'string', env: 'POD_NAME', help: 'this replica\'s identity (default hostname_uuid, new at each start)' },
   'allowed-gateways': { type: 'string', env: 'ALLOWED_GATEWAYS', help: 'comma-separated gateways apps may use: ns/name, ns/*, *, {namespace}/* (default: none, mesh only)' },
   'allowed-host-suffixes': { type: 'string', env: 'ALLOWED_HOST_SUFFIXES', help: 'comma-separated host suffixes apps may claim, {namespace} = the app\'s own, e.g. {namespace}.apps.example.com (default: any host)' },
   'allow-wildcard-hosts': { type: 'string', env: 'ALLOW_WILDCARD_HOSTS', help: 'true|false: apps may claim *.domain hosts (default false)' },
@@ -123,11 +127,11 @@ const OPTIONS = {
   'knative-visibility': { type: 'string', env: 'KNATIVE_VISIBILITY', help: 'cluster-local|external: whether Knative also exposes apps on its external domain (default cluster-local: only the hosts an app claims in spec.ingress, which the platform allows)' },
   'local-gateway': { type: 'string', env: 'KNATIVE_LOCAL_GATEWAY', help: 'Knative local gateway host (default knative-local-gateway.istio-system.svc.cluster.local)' },
   router: { type: 'string', env: 'ROUTER', help: 'istio|gateway-api: spec.ingress as an Istio VirtualService or a Gateway API HTTPRoute (gateway.networking.k8s.io/v1) whose parents are the app\'s gateways (default istio)' },
-  'max-warmups-per-namespace': { type: 'string', env: 'MAX_WARMUPS_PER_NAMESPACE', help: 'warmup tasks one namespace runs at once; more wait their turn (default 8)' },
-  'max-concurrent-warmups': { type: 'string', env: 'MAX_CONCURRENT_WARMUPS', help: 'warmup tasks the operator runs at once, shared round-robin by namespaces (default 64)' },
-  'max-analyses-per-namespace': { type: 'string', env: 'MAX_ANALYSES_PER_NAMESPACE', help: 'analysis rounds one namespace runs at once (default 2)' },
-  'max-concurrent-analyses': { type: 'string', env: 'MAX_CONCURRENT_ANALYSES', help: 'analysis rounds the operator runs at once, shared round-robin by namespaces (default 4)' },
-  'max-pending-events-per-namespace': { type: 'string', env: 'MAX_PENDING_EVENTS_PER_NAMESPACE', help: 'Events one namespace may have waiting to be written; more are dropped and counted (default 1000; 10000 for all)' },
+  'max-warmups-per-namespace': { type: 'string', env: 'MAX_WARMUPS_PER_NAMESPACE', help: `warmup tasks one namespace runs at once; more wait their turn (default ${DEFAULT_WARMUP_SLOTS.perNamespace})` },
+  'max-concurrent-warmups': { type: 'string', env: 'MAX_CONCURRENT_WARMUPS', help: `warmup tasks the operator runs at once, shared round-robin by namespaces (default ${DEFAULT_WARMUP_SLOTS.total})` },
+  'max-analyses-per-namespace': { type: 'string', env: 'MAX_ANALYSES_PER_NAMESPACE', help: `analysis rounds one namespace runs at once (default ${DEFAULT_ANALYSIS_SLOTS.perNamespace})` },
+  'max-concurrent-analyses': { type: 'string', env: 'MAX_CONCURRENT_ANALYSES', help: `analysis rounds the operator runs at once, shared round-robin by namespaces (default ${DEFAULT_ANALYSIS_SLOTS.total})` },
+  'max-pending-events-per-namespace': { type: 'string', env: 'MAX_PENDING_EVENTS_PER_NAMESPACE', help: `Events one namespace may have waiting to be written; more are dropped and counted (default ${DEFAULT_MAX_PENDING_PER_NAMESPACE}; ${MAX_PENDING} for all)` },
   'clock-start': { type: 'string', env: 'CLOCK_START', help: 'demo clock: start time (RFC 3339); time runs from there' },
   'watch-watchdog': { type: 'string', env: '', help: 'restart a watch that carried no traffic for this long, e.g. 30s (default 60s, at least 3s)' },
   help: { type: 'boolean', env: '', help: 'show this help' },
@@ -173,12 +177,12 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv): OperatorCon
     namespaces: list(get('namespaces')),
     concurrency,
     logLevel: oneOf('log-level', get('log-level') ?? 'info', ['error', 'warn', 'info', 'debug'] as const),
-    metricsAddr: get('metrics-bind-address') ?? ':8080',
-    probeAddr: get('health-probe-bind-address') ?? ':8081',
+    metricsAddr: get('metrics-bind-address') ?? DEFAULT_METRICS_ADDR,
+    probeAddr: get('health-probe-bind-address') ?? DEFAULT_PROBE_ADDR,
     leaderElect: bool('leader-elect', get('leader-elect'), inPod(env)),
     leaderElectionNamespace: get('leader-election-namespace') ?? 'serverlessapp-system',
-    leaderElectionId: get('leader-election-id') ?? 'serverlessapp-operator-leader',
-    identity: get('identity') ?? `${env.HOSTNAME ?? 'local'}-${process.pid}`,
+    leaderElectionId: get('leader-election-id') ?? DEFAULT_LEASE_NAME,
+    identity: get('identity') ?? newReplicaIdentity(),
     allowedGateways: list(get('allowed-gateways')),
     allowedHostSuffixes: list(get('allowed-host-suffixes')).map(hostSuffix),
     allowWildcardHosts: bool('allow-wildcard-hosts', get('allow-wildcard-hosts'), false),
@@ -205,11 +209,11 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv): OperatorCon
     ...(clockStart ? { clockStart } : {}),
     ...(watchWatchdogMs !== undefined ? { watchWatchdogMs } : {}),
     budgets: {
-      warmupsPerNamespace: count('max-warmups-per-namespace', get('max-warmups-per-namespace'), 8),
-      concurrentWarmups: count('max-concurrent-warmups', get('max-concurrent-warmups'), 64),
-      analysesPerNamespace: count('max-analyses-per-namespace', get('max-analyses-per-namespace'), 2),
-      concurrentAnalyses: count('max-concurrent-analyses', get('max-concurrent-analyses'), 4),
-      pendingEventsPerNamespace: count('max-pending-events-per-namespace', get('max-pending-events-per-namespace'), 1000),
+      warmupsPerNamespace: count('max-warmups-per-namespace', get('max-warmups-per-namespace'), DEFAULT_WARMUP_SLOTS.perNamespace),
+      concurrentWarmups: count('max-concurrent-warmups', get('max-concurrent-warmups'), DEFAULT_WARMUP_SLOTS.total),
+      analysesPerNamespace: count('max-analyses-per-namespace', get('max-analyses-per-namespace'), DEFAULT_ANALYSIS_SLOTS.perNamespace),
+      concurrentAnalyses: count('max-concurrent-analyses', get('max-concurrent-analyses'), DEFAULT_ANALYSIS_SLOTS.total),
+      pendingEventsPerNamespace: count('max-pending-events-per-namespace', get('max-pending-events-per-namespace'), DEFAULT_MAX_PENDING_PER_NAMESPACE),
     },
   };
 }

@@ -3,6 +3,7 @@ import type { ChildOperation } from '../planner/plan.ts';
 import { ApiError, type KubeClient } from '../runtime/client.ts';
 import { Kinds } from '../util/kinds.ts';
 import { dryRunOperations } from './plan-dry-run.ts';
+import { isDryRunRefusal } from './plan-read.ts';
 
 /** A client whose dry-run apply answers with `err`. */
 const answering = (err: ApiError): KubeClient => ({ apply: () => Promise.reject(err) }) as unknown as KubeClient;
@@ -30,4 +31,19 @@ describe('kubectl sapp plan: a child write\'s dry run judged as the operator jud
       assert.deepEqual((await run).get('workload'), { result: want, message: err.message });
     });
   }
+});
+
+describe('kubectl sapp plan: which answers to a dry run refuse the edit (the app\'s and its children\'s alike)', () => {
+  const cases: Array<[string, unknown, boolean]> = [
+    ['a webhook\'s denial (400)', new ApiError(400, 'denied the request'), true],
+    ['RBAC (403)', new ApiError(403, 'forbidden'), true],
+    ['the schema (422)', new ApiError(422, 'Invalid value'), true],
+    ['server-side apply\'s typed-patch 500', new ApiError(500, 'failed to create typed patch object'), true],
+    ['a refused credential (401): the user\'s, not the edit\'s', new ApiError(401, 'Unauthorized'), false],
+    ['not found (404)', new ApiError(404, 'not found'), false],
+    ['a conflict (409)', new ApiError(409, 'modified'), false],
+    ['an outage (503)', new ApiError(503, 'unavailable'), false],
+    ['a network error', new Error('ECONNRESET'), false],
+  ];
+  for (const [what, err, want] of cases) it(`${what}: ${want ? 'refused' : 'not a refusal'}`, () => assert.equal(isDryRunRefusal(err), want));
 });

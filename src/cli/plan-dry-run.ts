@@ -8,8 +8,9 @@
 import type { ChildOperation } from '../planner/plan.ts';
 import { ensureWrite, WRITE_RULES } from '../planner/write-rules.ts';
 import { annotationApply, sameObject } from '../runtime/apply.ts';
-import { DEFAULT_FIELD_MANAGER, isRejection, type KubeClient } from '../runtime/client.ts';
+import { DEFAULT_FIELD_MANAGER, type KubeClient } from '../runtime/client.ts';
 import type { DryRun } from './plan-document.ts';
+import { isDryRunRefusal } from './plan-read.ts';
 
 /** The dry run of each operation's write, as the operator would make it. */
 export async function dryRunOperations(client: KubeClient, ops: ChildOperation[]): Promise<Map<string, DryRun>> {
@@ -34,9 +35,8 @@ async function dryRun(client: KubeClient, op: ChildOperation): Promise<DryRun> {
     await client.delete(op.kind, live.metadata.namespace, live.metadata.name, { dryRun: true, ...sameObject(live) });
     return { result: 'accepted' };
   } catch (err) {
-    // Refused as the operator's write would be (runtime/client.ts isRejection); anything else (a conflict,
-    // throttling, an outage, a credential) is an error of this plan, not a verdict on the edit.
-    if (!isRejection(err) || err.code === 401) throw err;
+    // Anything but a refusal (a conflict, throttling, an outage, a credential) is an error of this plan, not a verdict on the edit.
+    if (!isDryRunRefusal(err)) throw err;
     // A user who may not write the child cannot ask for its dry run either: that is no refusal of the edit.
     if (err.code === 403 && !/admission|denied the request|ValidatingAdmissionPolicy/i.test(err.message)) return { result: 'forbidden', message: err.message };
     return { result: 'refused', message: err.message };

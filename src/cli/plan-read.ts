@@ -117,8 +117,8 @@ async function assemble(client: KubeClient, r: {
     try {
       edited = await dryRunApp(client, file, live);
     } catch (err) {
-      // Refused as the operator's writes are (runtime/client.ts isRejection), or a namespace that does not exist (404).
-      if (!(err instanceof ApiError) || err.code === 401 || !(err.code === 404 || isRejection(err))) throw err;
+      // Refused (isDryRunRefusal), or a namespace that does not exist (404).
+      if (!(err instanceof ApiError) || !(err.code === 404 || isDryRunRefusal(err))) throw err;
       appRefused = err.message;
       edited = { ...file, ...(live?.status ? { status: live.status } : {}) };
     }
@@ -179,6 +179,15 @@ async function readNamespaceApps(client: KubeClient, app: ServerlessApp, notes: 
   if (!hostClaims(app).length && !(app.spec.model && app.spec.prewarm?.cacheModel === true)) return [];
   const note = `the namespace's apps: this user may not list ServerlessApps in namespace ${app.metadata.namespace}, so a host an earlier app routes and the model-cache budget are checked against this app alone`;
   return (await unlessForbidden(client.list<ServerlessApp>(Kinds.ServerlessApp, app.metadata.namespace, { resourceVersion: '0' }), notes, note))?.items;
+}
+
+/**
+ * Whether a dry run of the plan was refused as the operator's write would be (runtime/client.ts
+ * isRejection): a verdict on the edit. Not a 401: the user's own credentials failed, which says
+ * nothing of the edit.
+ */
+export function isDryRunRefusal(err: unknown): err is ApiError {
+  return isRejection(err) && err.code !== 401;
 }
 
 /**

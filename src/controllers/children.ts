@@ -24,7 +24,7 @@ import type { Request } from '../runtime/controller.ts';
 import { Kinds, type ResourceKind } from '../util/kinds.ts';
 import { keepsTemplate, routedWrite, WRITE_RULES, type WriteRule } from '../planner/write-rules.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
-import { controlledBy, controllingApp, labelledApp, labelledFor, removableBy } from '../render/metadata.ts';
+import { controlledBy, controllingAppRef, labelledApp, labelledFor, removableBy } from '../render/metadata.ts';
 import type { ObjectRef } from '../util/object-key.ts';
 import { shortHash } from '../rollout/version.ts';
 
@@ -44,8 +44,8 @@ interface Child extends Owned {
 
 /** Maps a child to the app that controls it (its controller owner reference). */
 export function ownedBy(obj: Owned): Request[] {
-  const app = controllingApp(obj);
-  return app && obj.metadata.namespace ? [{ namespace: obj.metadata.namespace, name: app }] : [];
+  const app = controllingAppRef(obj);
+  return app ? [app] : [];
 }
 
 /**

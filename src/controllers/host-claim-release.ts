@@ -20,6 +20,7 @@ import type { Manager } from '../runtime/manager.ts';
 import { Kinds } from '../util/kinds.ts';
 import { isManaged } from '../util/managed-by.ts';
 import { ChildWriter } from './children.ts';
+import { hostsNamedBy } from './host-claims-rules.ts';
 
 
 export interface ClaimUse {
@@ -81,7 +82,7 @@ export class HostClaimReleaser {
     const use: ClaimUse = {
       managed: isManaged(claim),
       watched: !this.#o.namespaces?.length || this.#o.namespaces.includes(ns),
-      named: this.#apps.list(ns).some((a) => !a.metadata.deletionTimestamp && hostClaims(a).includes(claim.spec.host)),
+      named: this.#apps.list(ns).some((a) => hostsNamedBy(a).includes(claim.spec.host)),
     };
     const now = this.#mgr.clock.now().getTime();
     const verdict = releaseVerdict(use, this.#unusedSince.get(req.name), now, this.#o.releaseAfterMs);

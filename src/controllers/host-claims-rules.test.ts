@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { coveringHosts, HostIndex, judgeHost, overlaps, type ClaimRecord } from './host-claims-rules.ts';
+import { containerApp } from '../testing/apps.ts';
+import { coveringHosts, HostIndex, hostsNamedBy, judgeHost, overlaps, type ClaimRecord } from './host-claims-rules.ts';
 
 describe('host claim rules', () => {
   it('the hosts whose claims overlap a host by name: itself and each wildcard above it', () => {
@@ -71,5 +72,18 @@ describe('host claim rules', () => {
     for (const [name, host, own, overlapping, want] of cases) {
       it(name, () => assert.equal(judgeHost(host, 'b', own, overlapping), want));
     }
+  });
+
+  describe('hostsNamedBy: the hosts an app holds on to', () => {
+    const app = (hosts: string[], deleting = false) => {
+      const a = containerApp({ ingress: { hosts } });
+      return deleting ? { ...a, metadata: { ...a.metadata, deletionTimestamp: '2026-11-01T00:00:00Z' } } : a;
+    };
+    const cases: Array<[string, ReturnType<typeof app>, string[]]> = [
+      ['the hosts it names, normalised, once each', app(['Shop.Example.com.', 'shop.example.com', 'api.example.com']), ['api.example.com', 'shop.example.com']],
+      ['none when it names none', app([]), []],
+      ['none once it is being deleted', app(['shop.example.com'], true), []],
+    ];
+    for (const [what, a, want] of cases) it(what, () => assert.deepEqual(hostsNamedBy(a), want));
   });
 });

@@ -1,9 +1,21 @@
-// Pure rules of host ownership between namespaces: which hosts overlap (as
-// Istio matches VirtualService hosts and Gateway API matches HTTPRoute
-// hostnames: the same suffix rule for "*.", so one set of claims covers both
-// routers), an index that finds the overlapping ones without a
-// scan, and the verdict for one host of an app given the claims the cache
+// Pure rules of host ownership between namespaces: which hosts an app holds
+// on to, which hosts overlap (as Istio matches VirtualService hosts and Gateway
+// API matches HTTPRoute hostnames: the same suffix rule for "*.", so one set of
+// claims covers both routers), an index that finds the overlapping ones without
+// a scan, and the verdict for one host of an app given the claims the cache
 // holds. The I/O around them is in host-claims.ts.
+
+import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
+import { hostClaims } from '../api/v1alpha1/validation.ts';
+import { byCreation } from '../util/creation-order.ts';
+
+/**
+ * The hosts `app` holds on to: those it names (normalised), or none once it is being deleted, so
+ * another app of its namespace may route them at once and its claims count down to release.
+ */
+export function hostsNamedBy(app: ServerlessApp): string[] {
+  return app.metadata.deletionTimestamp ? [] : hostClaims(app);
+}
 
 /** A HostClaim as the rules read it. */
 export interface ClaimRecord { name: string; host: string; namespace: string; created: string }
@@ -76,11 +88,6 @@ export class HostIndex<V> {
   }
 }
 
-/** Whether claim `a` was made before `b`: creation time, then name (the same answer in every replica and after every restart). */
-export function claimedBefore(a: ClaimRecord, b: ClaimRecord): boolean {
-  return a.created !== b.created ? a.created < b.created : a.name < b.name;
-}
-
 /**
  * What namespace `namespace` may do with `host`, given the claim named after
  * the host (`own`, if any) and the other claims whose hosts overlap it:
@@ -100,5 +107,5 @@ export function judgeHost(host: string, namespace: string, own: ClaimRecord | un
   const others = overlapping.filter((c) => c.namespace !== namespace && c.name !== own?.name);
   if (!own) return others.length ? 'conflict' : 'create';
   if (own.namespace !== namespace || own.host !== host) return 'conflict';
-  return others.some((c) => claimedBefore(c, own)) ? 'conflict' : 'held';
+  return others.some((c) => byCreation(c, own) < 0) ? 'conflict' : 'held';
 }

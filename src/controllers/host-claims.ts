@@ -11,11 +11,12 @@
 
 import { hostClaimFor, hostClaimName, unclaimableHost, type HostClaim } from '../api/v1alpha1/hostclaim.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
-import { hostClaims, type SpecProblem } from '../api/v1alpha1/validation.ts';
+import { hostClaims, normaliseHost, type SpecProblem } from '../api/v1alpha1/validation.ts';
 import type { Request } from '../runtime/controller.ts';
 import type { HostVerdict } from '../planner/reconcile.ts';
 import type { ClaimEvents } from './host-claim-budget.ts';
-import { HostIndex, judgeHost, type ClaimRecord } from './host-claims-rules.ts';
+import { HostIndex, hostsNamedBy, judgeHost, type ClaimRecord } from './host-claims-rules.ts';
+import { byCreation } from '../util/creation-order.ts';
 import { objectKey } from '../util/object-key.ts';
 
 interface AppClaim { namespace: string; name: string; created: string; hosts: string[] }
@@ -26,7 +27,7 @@ function record(c: HostClaim): ClaimRecord {
 
 /** The field that names `host` in the app (hosts are compared normalised). */
 function fieldOf(app: ServerlessApp, host: string): string {
-  const index = (app.spec.ingress?.hosts ?? []).findIndex((h) => h.toLowerCase().replace(/\.+$/, '') === host);
+  const index = (app.spec.ingress?.hosts ?? []).findIndex((h) => normaliseHost(h) === host);
   return `spec.ingress.hosts[${Math.max(0, index)}]`;
 }
 
@@ -54,7 +55,7 @@ export class HostClaims {
     const { namespace, name } = app.metadata;
     const key = objectKey(namespace, name);
     const before = this.#apps.get(key)?.hosts ?? [];
-    const after = app.metadata.deletionTimestamp ? [] : hostClaims(app);
+    const after = hostsNamedBy(app);
     for (const h of before) this.#appIndex.delete(h, key);
     for (const h of after) this.#appIndex.add(h, key);
     if (after.length) this.#apps.set(key, { namespace, name, created: app.metadata.creationTimestamp ?? '', hosts: after });
@@ -84,7 +85,7 @@ export class HostClaims {
       if (why) return [{ reason: 'HostNotAllowed', field: fieldOf(app, host), message: why }];
       const holder = this.#appIndex.overlapping(host).map((k) => this.#apps.get(k)!)
         .filter((a) => a.namespace === namespace && a.name !== name && a.hosts.includes(host))
-        .find((a) => a.created !== me.created ? a.created < me.created : a.name < me.name);
+        .find((a) => byCreation(a, me) < 0);
       return holder ? [{ reason: 'HostConflict', field: fieldOf(app, host), message: `host ${host} is already routed by ServerlessApp ${holder.name} in this namespace; a host belongs to one app (remove it there first)` }] : [];
     });
   }

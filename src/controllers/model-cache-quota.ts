@@ -14,15 +14,16 @@ import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { DEFAULT_MAX_MODEL_CACHE_PER_NAMESPACE, type SpecProblem } from '../api/v1alpha1/validation.ts';
 import { getsCache, type ModelCachePolicy } from '../planner/model-cache-plan.ts';
 import type { CacheScope } from '../render/local-model-cache.ts';
+import { byCreation } from '../util/creation-order.ts';
 import { objectKey } from '../util/object-key.ts';
 
 export interface CacheClaim { key: string; created: string; bytes: number }
 
 const keyOf = (app: ServerlessApp) => objectKey(app.metadata.namespace, app.metadata.name);
 
-/** The claims that fit `limit`, first fit in creation order. Pure. */
+/** The claims that fit `limit`, first fit in creation order (the key, "namespace/name", orders a namespace's apps by name). Pure. */
 export function grantedClaims(claims: Iterable<CacheClaim>, limit: number): Set<string> {
-  const ordered = [...claims].sort((a, b) => (a.created !== b.created ? (a.created < b.created ? -1 : 1) : a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  const ordered = [...claims].sort((a, b) => byCreation({ created: a.created, name: a.key }, { created: b.created, name: b.key }));
   const granted = new Set<string>();
   let used = 0;
   for (const c of ordered) {

@@ -6,8 +6,9 @@
 // guarded by an earlier one's outcome, and the report) -> execute (execute.ts,
 // the app controller's executor: ownership, refusals and outcomes one way) ->
 // write the report's ModelCached condition, under this controller's own field
-// manager so the app controller's status writes never touch it, and record its
-// Events. When to look again is decided by planner/model-cache-triggers.ts.
+// manager so the app controller's status writes never touch it, and record the
+// Events the report gives for that write (CacheReport.eventsFor). When to look
+// again is decided by planner/model-cache-triggers.ts.
 // A cluster-scoped cache cannot be owned by a namespaced app, so the app
 // carries a finalizer, and the cache is the app's by its labels. Every delete
 // carries the cache's UID as a precondition, so a cache recreated under the
@@ -15,8 +16,8 @@
 // (its deletion brings the app back, the finalizer dropped then).
 
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
-import { planModelCache, type CacheObject, type CacheReport, type ModelCachePolicy } from '../planner/model-cache-plan.ts';
-import { appChangeMatters, appDeletedWith, appOfCache, appsWaitingForCache, appToReconcile } from '../planner/model-cache-triggers.ts';
+import { cachesNamespace, planModelCache, type CacheObject, type CacheReport, type ModelCachePolicy } from '../planner/model-cache-plan.ts';
+import { appChangeMatters, appDeletedWith, appOfCache, appsWaitingForCache, appToReconcile, inferenceServiceChangeMatters } from '../planner/model-cache-triggers.ts';
 import type { WorkloadObject } from '../planner/workloads.ts';
 import { cacheKind, type CacheScope } from '../render/local-model-cache.ts';
 import { keepAppliedFields } from '../runtime/apply.ts';
@@ -42,6 +43,13 @@ export interface ModelCacheOptions {
   /** The namespaces' cache budgets, shared with the app controller (operator.ts builds it). */
   quota: ModelCacheQuota;
 }
+
+/**
+ * Reconcile workers. Two, so that one slow write (KServe's webhook answering for a cache) holds up
+ * one app and not every other; more buy little, as only apps that cache their model come here and
+ * a pass makes a few writes at most.
+ */
+const WORKERS = 2;
 
 /** The field manager of the ModelCached condition, beside the operator's own. */
 export const modelCacheFieldManager = (operatorManager: string) => `${operatorManager}-model-cache`;
@@ -72,11 +80,11 @@ export class ModelCacheReconciler {
     // When to look again is the planner's (planner/model-cache-triggers.ts); this only wires it.
     // No clock: queue delays stay on real time (runtime/controller.ts ControllerOptions.clock says why).
     this.controller = new Controller({
-      name: 'modelcache', reconcile: (req, ctx) => this.reconcile(req, ctx), concurrency: 2, logger: mgr.logger, metrics: mgr.metrics,
+      name: 'modelcache', reconcile: (req, ctx) => this.reconcile(req, ctx), concurrency: WORKERS, logger: mgr.logger, metrics: mgr.metrics,
     })
       .watches(this.apps, appToReconcile, appChangeMatters)
       .watches(this.caches, appOfCache)
-      .watches(this.inferenceServices, (i) => appDeletedWith(i, (namespace, name) => this.apps.get(namespace, name)), () => false);
+      .watches(this.inferenceServices, (i) => appDeletedWith(i, (namespace, name) => this.apps.get(namespace, name)), inferenceServiceChangeMatters);
     // From the base delay, not at once: KServe's webhook may see the old cache a moment longer than our informer does.
     this.caches.on('delete', (gone: CacheObject) => {
       for (const r of appsWaitingForCache(gone, this.apps.list(), this.caches.list(), o.policy)) this.controller.retryNow(r);
@@ -87,14 +95,13 @@ export class ModelCacheReconciler {
     mgr.add(this.controller);
   }
 
-  /** Observe -> plan -> execute -> report -> write the condition and record the Events. */
+  /** Observe -> plan -> execute -> report -> write the condition and record the Events the report gives for it. */
   async reconcile(req: Request, ctx: ReconcileContext): Promise<void> {
     const app = this.apps.get(req.namespace, req.name);
     const plan = planModelCache({
       request: req, app, now: this.mgr.clock.now(), scope: this.o.scope, nodeGroup: this.o.nodeGroup, policy: this.o.policy ?? {},
       served: this.caches.served(),
-      // Namespaced caches: only the app's namespace's, so another tenant's caches cost this reconcile nothing.
-      caches: this.caches.list(cacheKind(this.o.scope).namespaced ? req.namespace : undefined),
+      caches: this.caches.list(cachesNamespace(this.o.scope, req.namespace)),
       cacheNamed: (namespace, name) => this.caches.get(namespace, name),
       inferenceService: this.inferenceServices.get(req.namespace, req.name),
       quota: app ? this.quota.problem(app) : undefined,
@@ -108,9 +115,13 @@ export class ModelCacheReconciler {
     if (report.retry) throw new Error(report.retry.summary);
   }
 
-  /** The condition under this controller's field manager, and the Events (CacheReport.events says why whatever the write). */
+  /** The condition under this controller's field manager, then the Events the report gives for that write, even one that failed. */
   private async record(app: ServerlessApp, report: CacheReport): Promise<void> {
-    for (const e of report.events) this.mgr.events.record(app, e.type, e.reason, e.message);
-    if (report.write) await this.status.writePart(app, report.write);
+    let wrote = false;
+    try {
+      if (report.write) wrote = await this.status.writePart(app, report.write);
+    } finally {
+      for (const e of report.eventsFor(wrote)) this.mgr.events.record(app, e.type, e.reason, e.message);
+    }
   }
 }

@@ -9,16 +9,13 @@ import type { ReportMetrics, WindowChange } from '../planner/plan.ts';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { FAILURE_REASONS, phases, type Phase, type ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import type { PrewarmEvaluation } from '../prewarm/prewarm.ts';
-import type { AnalysisOutcome, RolloutPlan } from '../rollout/canary.ts';
+import { isStoppedPhase, type AnalysisOutcome, type RolloutPlan } from '../rollout/canary.ts';
 import { findCondition } from '../util/conditions.ts';
 import { objectKey } from '../util/object-key.ts';
 
 
 /** Warmup takes seconds to many minutes (a model loading); its deadline is at most an hour. */
 const WARMUP_BUCKETS = [1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1200, 1800, 3600];
-
-/** Phases in which the candidate was stopped: the rollout status gauge reads 2 (as Flagger's "failed"). */
-const ENDED = new Set<string>(['RolledBack', 'Aborted', 'Failed']);
 
 /** Rollout events that end (or, for header testing, start) a rollout, by the result label they count under. */
 const OUTCOMES: Record<string, string> = {
@@ -67,7 +64,8 @@ export class RolloutMetrics {
   observe(app: ServerlessApp, plan: RolloutPlan, transitioned: boolean): void {
     const labels = { namespace: app.metadata.namespace, name: app.metadata.name };
     this.weight.set(labels, plan.candidate?.percent ?? 0);
-    this.status.set(labels, ENDED.has(plan.phase) ? 2 : plan.candidate || plan.phase === 'Pending' ? 0 : 1);
+    // A stopped version reads 2, as Flagger's "failed".
+    this.status.set(labels, isStoppedPhase(plan.phase) ? 2 : plan.candidate || plan.phase === 'Pending' ? 0 : 1);
     this.phase(app, plan.phase);
     for (const e of transitioned ? plan.events : []) {
       const result = OUTCOMES[e.reason];

@@ -1,7 +1,7 @@
 // The ServerlessApp controller: observe (caches, clock, effects' results) ->
-// plan (planner/reconcile.ts, pure: it decides everything) -> execute the
-// child operations -> report -> write status (its Events only if written) ->
-// start effects -> requeue as the plan says, whatever a write returned.
+// plan (planner/reconcile.ts, pure: it decides everything) -> execute the child
+// operations -> report -> write status, with the Events the report gives for the
+// write -> start effects -> requeue as the plan says, whatever a write returned.
 // Everything decided is in status; nothing needs remembering across restarts.
 
 import type { HostClaim } from '../api/v1alpha1/hostclaim.ts';
@@ -113,7 +113,7 @@ export class ServerlessAppReconciler {
     const outcome = await execute(this.children, app, plan.operations).catch(keepPlanned);
     const report = plan.report(outcome);
     const { wrote, retryInMs } = await this.writeStatus(app, report).catch(keepPlanned);
-    if (wrote) for (const e of report.events) this.mgr.events.record(app, e.type, e.reason, e.message);
+    for (const e of report.eventsFor(wrote)) this.mgr.events.record(app, e.type, e.reason, e.message);
     this.metrics.report(app, report.metrics, wrote);
     for (const e of plan.effects) this.effects.start(app, key, e);
     ctx.log.debug('reconciled', { phase: report.status.phase, wroteStatus: wrote, operations: outcome.operations.map((x) => `${x.op.id}:${x.outcome}`) });

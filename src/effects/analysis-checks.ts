@@ -5,7 +5,7 @@
 
 import { OutboundError, describeStatus, excerpt, outboundRequest } from '../runtime/outbound.ts';
 import type { AnalysisOutcome } from '../rollout/canary.ts';
-import { analysisTarget, type Analysis, type AnalysisPolicy } from '../api/v1alpha1/analysis-target.ts';
+import { analysisTarget, DEFAULT_ANALYSIS_POLICY, type Analysis, type AnalysisPolicy } from '../api/v1alpha1/analysis-target.ts';
 import { ANALYSIS_MAX_BYTES, ANALYSIS_TIMEOUT_MS, queryUrl, renderQuery, type AnalysisLimits, type QueryVars } from '../rollout/analysis.ts';
 
 type QueryResult = { value: number } | { nodata: string };
@@ -37,7 +37,7 @@ async function instantQuery(target: { url: URL; label: string }, query: string, 
 }
 
 /** Runs every check against the app's target; the first without data halts the round. */
-export async function runChecks(analysis: Analysis, vars: QueryVars, policy: AnalysisPolicy = { providers: [], allowAddress: false }, limits: AnalysisLimits = {}): Promise<AnalysisOutcome> {
+export async function runChecks(analysis: Analysis, vars: QueryVars, policy: AnalysisPolicy = DEFAULT_ANALYSIS_POLICY, limits: AnalysisLimits = {}): Promise<AnalysisOutcome> {
   const target = analysisTarget(analysis, policy);
   if (!('url' in target)) return { result: 'nodata', message: `${target.field}: ${target.message}` };
   const bounds = { timeoutMs: limits.timeoutMs ?? ANALYSIS_TIMEOUT_MS, maxBytes: limits.maxBytes ?? ANALYSIS_MAX_BYTES };

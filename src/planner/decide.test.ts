@@ -89,7 +89,7 @@ class Cluster {
     this.history.push(this.writes);
     const report = this.plan.report({ operations: done, wallClock: this.now });
     this.app.status = report.status;
-    this.events.push(...report.events.map((e) => e.reason));
+    this.events.push(...report.eventsFor(true).map((e) => e.reason)); // the status is always written here
     assert.ok(this.plan.decision, `a valid app is planned: ${this.plan.problems.map((p) => p.message).join('; ')}`);
     this.last = this.plan.decision;
     return this.last;

@@ -6,8 +6,8 @@ import { APP_LABEL } from '../render/metadata.ts';
 import type { Condition } from '../util/conditions.ts';
 import { Kinds } from '../util/kinds.ts';
 import {
-  appReported, CACHE_FINALIZER, cacheNameFor, cacheRefusal, cacheScopeProblem, getsCache, inferenceServiceToRemoveFirst, modelCachedUpdate, planModelCache, wantsCache,
-  type CacheObject, type CacheObservation, type CachePlan, type ExecutedCacheOperation, type ModelPolicy,
+  appReported, CACHE_FINALIZER, cacheNameFor, cacheRefusal, cachesNamespace, cacheScopeProblem, getsCache, inferenceServiceToRemoveFirst, modelCachedUpdate, planModelCache, wantsCache,
+  type CacheObject, type CacheObservation, type CachePlan, type CacheReport, type ExecutedCacheOperation, type ModelPolicy,
 } from './model-cache-plan.ts';
 import { guardHolds, type ChildOutcome, type Refusal } from './plan.ts';
 
@@ -120,9 +120,20 @@ describe('model cache: the plan, in KServe\'s order', () => {
     assert.deepEqual(plan.operations.map((op) => [op.id, op.action]), [['finalizer', 'finalizer'], ['cache', 'ensure']]);
     assert.deepEqual(plan.operations[1]!.when?.op, 'finalizer');
     const report = plan.report(execute(plan));
-    assert.deepEqual(report.events.map((e) => e.reason), ['ModelCacheApplied']);
+    assert.deepEqual(report.eventsFor(false).map((e) => e.reason), ['ModelCacheApplied']);
     assert.equal(report.condition?.status, 'True');
     assert.equal(report.retry, undefined);
+  });
+
+  it('records its Events whatever the condition\'s write: each reports a write of this pass, made or refused', () => {
+    const written = planModelCache(observe(modelApp())), refused = planModelCache(observe(modelApp(), { scope: 'namespace' }));
+    const reports: Array<[string, CacheReport, string[]]> = [
+      ['a cache written', written.report(execute(written)), ['ModelCacheApplied']],
+      ['a cache refused', refused.report(execute(refused, { cache: webhookRefusal })), ['ModelCacheRejected']],
+    ];
+    for (const [what, report, want] of reports) {
+      for (const wrote of [true, false]) assert.deepEqual(report.eventsFor(wrote).map((e) => e.reason), want, `${what}, condition ${wrote ? '' : 'not '}written`);
+    }
   });
 
   it('writes a namespaced cache without a finalizer (the app owns it)', () => {
@@ -138,7 +149,7 @@ describe('model cache: the plan, in KServe\'s order', () => {
     const done = execute(plan, { cache: webhookRefusal });
     assert.deepEqual(done.map((d) => d.outcome), ['rejected', 'removed']);
     const report = plan.report(done);
-    assert.deepEqual(report.events.map((e) => e.reason), ['ModelCacheRejected', 'ModelCacheRemoved']);
+    assert.deepEqual(report.eventsFor(false).map((e) => e.reason), ['ModelCacheRejected', 'ModelCacheRemoved']);
     assert.deepEqual(report.condition, { status: 'False', reason: 'ModelCacheRejected', message: webhookRefusal.summary });
     assert.equal(report.retry, webhookRefusal, 'KServe admits the cache once the other app\'s is gone: retried');
   });
@@ -166,7 +177,7 @@ describe('model cache: the plan, in KServe\'s order', () => {
     const plan = planModelCache(observe(undefined, { caches: [cacheOf(modelApp())] }));
     assert.deepEqual(plan.operations.map((op) => op.action), ['remove']);
     const report = plan.report(execute(plan));
-    assert.deepEqual(report.events, [], 'no app to record on');
+    assert.deepEqual(report.eventsFor(false), [], 'no app to record on');
     assert.equal(report.condition, undefined);
   });
 });
@@ -186,7 +197,7 @@ describe('model cache: refusals reach the app\'s ModelCached condition, not only
     const plan = planModelCache(observe(app, { cacheNamed: () => other }));
     assert.deepEqual(plan.operations.map((op) => op.id), ['finalizer']);
     const report = plan.report(execute(plan));
-    assert.deepEqual(report.events.map((e) => [e.type, e.reason]), [['Warning', 'ModelCacheConflict']]);
+    assert.deepEqual(report.eventsFor(false).map((e) => [e.type, e.reason]), [['Warning', 'ModelCacheConflict']]);
     assert.equal(report.condition?.reason, 'ModelCacheConflict');
     assert.equal(report.retry, undefined);
   });
@@ -230,7 +241,7 @@ describe('model cache: a cluster-scoped cache only of a storage path no other na
     assert.deepEqual(plan.operations, []);
     const report = plan.report([]);
     assert.deepEqual([report.condition?.status, report.condition?.reason], ['False', 'ModelCacheNotIsolated']);
-    assert.deepEqual(report.events.map((e) => [e.type, e.reason, e.message]), [['Warning', 'ModelCacheNotIsolated', report.condition!.message]]);
+    assert.deepEqual(report.eventsFor(false).map((e) => [e.type, e.reason, e.message]), [['Warning', 'ModelCacheNotIsolated', report.condition!.message]]);
     assert.match(report.condition!.message, /gs:\/\/shared\/llama lies under no allowed prefix with \{namespace\} as a whole path segment/);
     assert.match(report.condition!.message, /--allowed-storage-uri-prefixes, chart modelCache.allowedStorageUriPrefixes/);
     assert.match(report.condition!.message, /or use modelCache.scope: namespace/);
@@ -301,7 +312,7 @@ describe('model cache: a refusal of any operation reaches the condition and give
     const { plan, removal } = changedModel();
     const report = plan.report(execute(plan, { [removal]: removalRefused }));
     assert.deepEqual(report.condition, { status: 'False', reason: 'ModelCacheRejected', message: removalRefused.summary });
-    assert.deepEqual(report.events.map((e) => [e.type, e.reason, e.message]), [['Normal', 'ModelCacheApplied', report.events[0]!.message], ['Warning', 'ModelCacheRejected', removalRefused.summary]]);
+    assert.deepEqual(report.eventsFor(false).map((e) => [e.type, e.reason, e.message]), [['Normal', 'ModelCacheApplied', report.eventsFor(false)[0]!.message], ['Warning', 'ModelCacheRejected', removalRefused.summary]]);
     assert.equal(report.retry, removalRefused);
   });
 
@@ -309,7 +320,7 @@ describe('model cache: a refusal of any operation reaches the condition and give
     const { plan, removal } = changedModel();
     const report = plan.report(execute(plan, { [removal]: notOwned }));
     assert.deepEqual(report.condition, { status: 'False', reason: 'ModelCacheConflict', message: notOwned.summary });
-    assert.deepEqual(report.events.filter((e) => e.type === 'Warning').map((e) => [e.reason, e.message]), [['ModelCacheConflict', notOwned.summary]]);
+    assert.deepEqual(report.eventsFor(false).filter((e) => e.type === 'Warning').map((e) => [e.reason, e.message]), [['ModelCacheConflict', notOwned.summary]]);
     assert.equal(report.retry, undefined);
   });
 
@@ -320,7 +331,7 @@ describe('model cache: a refusal of any operation reaches the condition and give
     assert.deepEqual(done.map((d) => [d.op.id, d.outcome]), [['finalizer', 'rejected'], ['cache', 'skipped']]);
     const report = plan.report(done);
     assert.deepEqual(report.condition, { status: 'False', reason: 'ModelCacheRejected', message: refusal.summary });
-    assert.deepEqual(report.events.map((e) => [e.type, e.reason]), [['Warning', 'ModelCacheRejected']]);
+    assert.deepEqual(report.eventsFor(false).map((e) => [e.type, e.reason]), [['Warning', 'ModelCacheRejected']]);
     assert.equal(report.retry, refusal);
   });
 
@@ -331,7 +342,7 @@ describe('model cache: a refusal of any operation reaches the condition and give
     const refusal: Refusal = { ...webhookRefusal, kind: 'ServerlessApp', object: 'ml/fraud', summary: 'the API server refused the ServerlessApp ml/fraud: denied' };
     const report = plan.report(execute(plan, { 'drop-finalizer': refusal }));
     assert.deepEqual(report.condition, { status: 'False', reason: 'ModelCacheRejected', message: refusal.summary });
-    assert.deepEqual(report.events.map((e) => e.reason), ['ModelCacheRemoved', 'ModelCacheRejected']);
+    assert.deepEqual(report.eventsFor(false).map((e) => e.reason), ['ModelCacheRemoved', 'ModelCacheRejected']);
     assert.deepEqual(report.write?.conditions?.map((c) => [c.type, c.status, c.reason]), [[MODEL_CACHED, 'False', 'ModelCacheRejected']]);
   });
 
@@ -340,7 +351,7 @@ describe('model cache: a refusal of any operation reaches the condition and give
     const plan = planModelCache(observe(app, { caches: [cacheOf(modelApp())] }));
     const report = plan.report(execute(plan, { [plan.operations[0]!.id]: removalRefused }));
     assert.deepEqual([report.condition, report.write], [undefined, undefined]);
-    assert.deepEqual(report.events.map((e) => [e.type, e.reason]), [['Warning', 'ModelCacheRejected']]);
+    assert.deepEqual(report.eventsFor(false).map((e) => [e.type, e.reason]), [['Warning', 'ModelCacheRejected']]);
     assert.equal(report.retry, removalRefused);
   });
 
@@ -349,14 +360,15 @@ describe('model cache: a refusal of any operation reaches the condition and give
     const isvc = { apiVersion: 'serving.kserve.io/v1beta1', kind: 'InferenceService', metadata: { name: 'fraud', namespace: 'ml', uid: 'i1', ownerReferences: [{ uid: app.metadata.uid!, kind: 'ServerlessApp', name: 'fraud', controller: true }] } };
     const plan = planModelCache(observe(app, { caches: [cacheOf(modelApp())], inferenceService: isvc }));
     const report = plan.report(execute(plan, { 'inference-service': removalRefused }));
-    assert.deepEqual(report.events.map((e) => [e.type, e.reason]), [['Warning', 'ModelCacheRejected']]);
+    assert.deepEqual(report.eventsFor(false).map((e) => [e.type, e.reason]), [['Warning', 'ModelCacheRejected']]);
     assert.equal(report.retry, removalRefused);
   });
 
   it('a namespace being deleted: nothing reported, nothing retried', () => {
     const plan = planModelCache(observe(reported(modelApp()), { scope: 'namespace' }));
     const report = plan.report(execute(plan, { cache: { ...webhookRefusal, namespaceTerminating: true } }));
-    assert.deepEqual(report, { events: [], condition: undefined });
+    const { eventsFor, ...rest } = report;
+    assert.deepEqual([eventsFor(false), rest], [[], { condition: undefined }]);
   });
 });
 
@@ -430,4 +442,12 @@ describe('model cache: the ModelCached entry this controller applies', () => {
     assert.equal(modelCachedUpdate(reported(modelApp()), null, now), undefined);
     assert.equal(modelCachedUpdate(reported(modelApp(), [live]), undefined, now), undefined);
   });
+});
+
+describe('model cache: which caches an app\'s plan reads', () => {
+  const cases: Array<[CacheScope, string | undefined]> = [
+    ['namespace', 'team-a'], // its own namespace's only: another tenant's cost it nothing
+    ['cluster', undefined], // cluster-scoped caches are in no namespace: all of them
+  ];
+  for (const [scope, want] of cases) it(`${scope}-scoped caches: ${want ?? 'every one'}`, () => assert.equal(cachesNamespace(scope, 'team-a'), want));
 });

@@ -54,6 +54,15 @@ export interface CacheObservation {
   quota: SpecProblem | undefined;
 }
 
+/**
+ * The namespace whose caches the plan of an app of `appNamespace` reads (CacheObservation.caches):
+ * the app's own when caches are namespaced, so another tenant's caches cost its reconcile nothing;
+ * every cache (undefined) when they are cluster-scoped, and so in no namespace.
+ */
+export function cachesNamespace(scope: CacheScope, appNamespace: string): string | undefined {
+  return cacheKind(scope).namespaced ? appNamespace : undefined;
+}
+
 export type CacheOperation = AppOperation;
 
 export type ExecutedCacheOperation = Executed<CacheOperation>;
@@ -62,18 +71,23 @@ type ConditionInput = Pick<Condition, 'status' | 'reason' | 'message'>;
 
 export interface CacheReport {
   /**
-   * One per operation that wrote, removed or was refused (and the reason a cache is not written), on
-   * the app while it exists. Recorded whether or not the condition is written, unlike the app
-   * controller's transition Events: each reports a write this pass made or was refused, and a deleted
-   * app, whose status is no longer written, still shows a removal that is refused.
+   * The Events to record: one per operation that wrote, removed or was refused (and the reason a cache
+   * is not written), on the app while it exists. The same whether or not the condition was written
+   * (`wrote`), unlike the app report's transition Events: each reports a write this pass made or was
+   * refused, and a deleted app, whose status is no longer written, still shows a removal that is refused.
    */
-  events: PlannedEvent[];
+  eventsFor(wrote: boolean): PlannedEvent[];
   /** What the app's ModelCached condition says: set it, drop it (null), or leave it (undefined: the app is gone or going). */
   condition: ConditionInput | null | undefined;
   /** The part of the app's status to apply under this controller's field manager (`{}` drops ModelCached); absent: nothing to write. */
   write?: { conditions?: Condition[] };
   /** A refusal backoff may cure: the reconcile ends in an error, so the queue retries it. */
   retry?: Refusal;
+}
+
+/** Events recorded whatever the write (CacheReport.eventsFor says why). */
+function whateverTheWrite(events: PlannedEvent[]): Pick<CacheReport, 'eventsFor'> {
+  return { eventsFor: () => events };
 }
 
 export interface CachePlan {
@@ -152,7 +166,7 @@ export function planModelCache(o: CacheObservation): CachePlan {
     // Its deletion event brings the app back here, and the caches go then.
     return {
       operations: [{ id: 'inference-service', action: 'remove', kind: Kinds.InferenceService, live: blocking, why: 'the app is deleted and its InferenceService uses its cluster-scoped model cache, which KServe refuses to delete while in use' }],
-      report: (done) => ({ events: done.flatMap((d) => (d.refusal ? [refusalEvent(d.refusal)] : [])), condition: undefined, ...retryOf(done) }),
+      report: (done) => ({ ...whateverTheWrite(done.flatMap((d) => (d.refusal ? [refusalEvent(d.refusal)] : []))), condition: undefined, ...retryOf(done) }),
     };
   }
 
@@ -217,8 +231,8 @@ export function planModelCache(o: CacheObservation): CachePlan {
     operations,
     report(done) {
       // Deleting a namespace removes the app with it: nothing to report or retry. An app gone has nothing to report on.
-      if (done.some((d) => d.refusal?.namespaceTerminating)) return { events: [], condition: undefined };
-      if (!app) return { events: [], condition: undefined, ...retryOf(done) };
+      if (done.some((d) => d.refusal?.namespaceTerminating)) return { ...whateverTheWrite([]), condition: undefined };
+      if (!app) return { ...whateverTheWrite([]), condition: undefined, ...retryOf(done) };
       const events: PlannedEvent[] = blocked ? [{ type: blocked.type, reason: blocked.reason, message: blocked.message }] : [];
       for (const d of done) {
         if (d.refusal) events.push(refusalEvent(d.refusal));
@@ -227,7 +241,7 @@ export function planModelCache(o: CacheObservation): CachePlan {
       }
       const said = condition(app, wants, o.quota, blocked?.condition, done, wanted);
       const write = modelCachedUpdate(app, said, o.now);
-      return { events, condition: said, ...(write ? { write: write.length ? { conditions: write } : {} } : {}), ...retryOf(done) };
+      return { ...whateverTheWrite(events), condition: said, ...(write ? { write: write.length ? { conditions: write } : {} } : {}), ...retryOf(done) };
     },
   };
 }

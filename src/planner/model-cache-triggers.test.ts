@@ -3,7 +3,7 @@ import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { renderLocalModelCache } from '../render/local-model-cache.ts';
 import { modelApp } from '../testing/apps.ts';
 import { CACHE_FINALIZER, type CacheObject } from './model-cache-plan.ts';
-import { appChangeMatters, appDeletedWith, appOfCache, appsWaitingForCache, appToReconcile } from './model-cache-triggers.ts';
+import { appChangeMatters, appDeletedWith, appOfCache, appsWaitingForCache, appToReconcile, inferenceServiceChangeMatters } from './model-cache-triggers.ts';
 
 const named = (name: string, storageUri = 'gs://models/fraud/v7', more: Partial<ServerlessApp['spec']> = {}): ServerlessApp => {
   const app = modelApp(more);
@@ -54,5 +54,9 @@ describe('model cache: which app events bring an app back', () => {
     const app = named('fraud');
     assert.deepEqual(appDeletedWith(isvc, () => app), []);
     assert.deepEqual(appDeletedWith(isvc, () => ({ ...app, metadata: { ...app.metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } })), [key('fraud')]);
+  });
+
+  it('not an InferenceService\'s update, whatever KServe changed: only its add and delete', () => {
+    assert.equal(inferenceServiceChangeMatters(), false);
   });
 });

@@ -4,7 +4,7 @@
 // informers and only enqueues what they return.
 
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
-import { controllingApp, labelledApp, labelsName } from '../render/metadata.ts';
+import { controllingAppRef, labelledApp, labelsName } from '../render/metadata.ts';
 import type { ObjectRef } from '../util/object-key.ts';
 import type { WorkloadObject } from './workloads.ts';
 import { appReported, CACHE_FINALIZER, wantsCache, type CacheObject, type ModelPolicy } from './model-cache-plan.ts';
@@ -31,11 +31,19 @@ export function appOfCache(cache: CacheObject): ObjectRef[] {
   return app ? [app] : [];
 }
 
+/**
+ * Whether an InferenceService's update brings its app back: never, only its add and delete do
+ * (appDeletedWith). The plan reads of it only that it exists and which app controls it, both set when
+ * it is made, while KServe rewrites its status with every revision and replica.
+ */
+export function inferenceServiceChangeMatters(): boolean {
+  return false;
+}
+
 /** The app that controls an InferenceService, only while it is being deleted: once its InferenceService is gone, its cache can go. */
 export function appDeletedWith(isvc: WorkloadObject, appNamed: (namespace: string, name: string) => ServerlessApp | undefined): ObjectRef[] {
-  const name = controllingApp(isvc);
-  const namespace = isvc.metadata.namespace;
-  return name && namespace && appNamed(namespace, name)?.metadata.deletionTimestamp ? [{ namespace, name }] : [];
+  const app = controllingAppRef(isvc);
+  return app && appNamed(app.namespace, app.name)?.metadata.deletionTimestamp ? [app] : [];
 }
 
 /**

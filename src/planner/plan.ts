@@ -111,6 +111,11 @@ export interface PlannedEvent {
   message: string;
 }
 
+/** Events that go with the status write (Report.eventsFor): none when it did not happen. */
+export function withStatusWrite(events: PlannedEvent[]): Pick<Report, 'eventsFor'> {
+  return { eventsFor: (wrote) => (wrote ? events : []) };
+}
+
 /**
  * How the status is written: a transition at once; progress coalesced; a new app's quiet first start
  * held; none while there is nothing to report (host claims just made, the namespace going away).
@@ -141,8 +146,12 @@ export interface ReportMetrics {
 export interface Report {
   status: ServerlessAppStatus;
   write: StatusWrite;
-  /** Recorded only when the status write happened (an Event belongs to the transition it reports). */
-  events: PlannedEvent[];
+  /**
+   * The Events to record, given whether the status write happened (`wrote`: false when it was not
+   * needed, was held or failed): only with it, as an Event belongs to the transition it reports, and
+   * a status not written has not made that transition (withStatusWrite).
+   */
+  eventsFor(wrote: boolean): PlannedEvent[];
   /** Back off and retry: the refused write the API server may accept later, which explains the retry. The requeue is kept either way. */
   retry?: Refusal;
   metrics: ReportMetrics;

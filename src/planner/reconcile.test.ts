@@ -6,7 +6,7 @@ import { hostClaimFor } from '../api/v1alpha1/hostclaim.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { modelCacheName, type CacheScope } from '../render/local-model-cache.ts';
 import { containerApp, modelApp } from '../testing/apps.ts';
-import type { ExecutedOperation, Plan, Refusal } from './plan.ts';
+import { withStatusWrite, type ExecutedOperation, type Plan, type PlannedEvent, type Refusal } from './plan.ts';
 import { CLAIM_RECHECK_MS, nextLookMs, planApp, planReconcile, type AppObservation, type AppPlan, type ReconcileObservation } from './reconcile.ts';
 import { gatewayApiRoute, istioRoute } from './route.ts';
 import { findCondition } from '../util/conditions.ts';
@@ -85,7 +85,7 @@ describe('planReconcile', () => {
     const r = p.report({ operations: [], wallClock: now });
     assert.deepEqual([p.decision, p.effects], [undefined, []]);
     assert.equal(r.status.phase, 'Stable');
-    assert.deepEqual([r.write, r.retry, r.events.map((e) => e.reason)], [{ mode: 'now' }, undefined, ['GatewayNotAllowed']]);
+    assert.deepEqual([r.write, r.retry, r.eventsFor(true).map((e) => e.reason)], [{ mode: 'now' }, undefined, ['GatewayNotAllowed']]);
     assert.match(findCondition(r.status.conditions, 'Ready')!.message, /spec\.ingress\.gateways\[0\]/);
   });
 
@@ -100,13 +100,13 @@ describe('planReconcile', () => {
   it('a refused write: shown at once and retried with backoff', () => {
     const p = planReconcile(observe(withIngress));
     const r = p.report({ operations: refused(p, refusal('ApplyRejected')), wallClock: now });
-    assert.deepEqual([r.write, r.retry?.reason, r.events.map((e) => e.reason), r.metrics.rejectedKind], [{ mode: 'now' }, 'ApplyRejected', ['ApplyRejected'], 'Service']);
+    assert.deepEqual([r.write, r.retry?.reason, r.eventsFor(true).map((e) => e.reason), r.metrics.rejectedKind], [{ mode: 'now' }, 'ApplyRejected', ['ApplyRejected'], 'Service']);
   });
 
   it('a namespace being deleted: nothing to write or retry', () => {
     const p = planReconcile(observe(withIngress));
     const r = p.report({ operations: refused(p, refusal('ApplyRejected', { namespaceTerminating: true })), wallClock: now });
-    assert.deepEqual([r.write, r.retry, r.events], [{ mode: 'none' }, undefined, []]);
+    assert.deepEqual([r.write, r.retry, r.eventsFor(true)], [{ mode: 'none' }, undefined, []]);
   });
 
   it('a new app\'s quiet first start is held, counted on the wall clock from its creation', () => {
@@ -154,5 +154,21 @@ describe('planReconcile', () => {
       const q = planReconcile(observe(gwApp, { route: gatewayApiRoute(), unserved: { knative: [], kserve: [], istio: [], gatewayApi: ['httproutes.gateway.networking.k8s.io/v1'] } }));
       assert.deepEqual(q.problems.map((x) => x.reason), ['GatewayAPINotInstalled']);
     });
+  });
+});
+
+describe('an app report\'s Events go with its status write (an Event belongs to the transition it reports)', () => {
+  const opened: PlannedEvent = { type: 'Normal', reason: 'WindowOpened', message: 'scale window day opened' };
+  const cases: Array<[string, PlannedEvent[], boolean, PlannedEvent[]]> = [
+    ['recorded with the write', [opened], true, [opened]],
+    ['none without it (not needed, held or failed)', [opened], false, []],
+    ['none to record, written or not', [], true, []],
+  ];
+  for (const [what, events, wrote, want] of cases) it(what, () => assert.deepEqual(withStatusWrite(events).eventsFor(wrote), want));
+
+  it('a spec problem\'s Warning is recorded only with the status that shows it', () => {
+    const p = planReconcile(observe(containerApp({ ingress: { hosts: ['shop.example.com'], gateways: ['istio-system/public'] } }), { policy: { allowedGateways: [] } }));
+    const r = p.report({ operations: [], wallClock: now });
+    assert.deepEqual([r.eventsFor(true).map((e) => e.reason), r.eventsFor(false)], [['GatewayNotAllowed'], []]);
   });
 });

@@ -17,7 +17,7 @@ import { revisionBounds } from '../scaling/revision-bounds.ts';
 import { apiVersionOf, Kinds } from '../util/kinds.ts';
 import { missingDataPlane, type UnservedKinds } from './data-plane.ts';
 import { decide, desiredWorkload, type Decision, type Observation } from './decide.ts';
-import type { ChildOperation, Farewell, Plan } from './plan.ts';
+import { withStatusWrite, type ChildOperation, type Farewell, type Plan } from './plan.ts';
 import { nothingToReport, reportReconcile } from './report.ts';
 import { retiredRouteKind, type AppRoutes, type Route } from './route.ts';
 import { invalidSpecStatus } from './status.ts';
@@ -108,7 +108,7 @@ function invalidPlan(app: ServerlessApp, problems: SpecProblem[], now: Date): Pl
     problems, operations: [], effects: [],
     report: () => ({
       status, write: { mode: 'now' },
-      events: [{ type: 'Warning', reason: problems[0]!.reason, message: problems.map((p) => `${p.field}: ${p.message}`).join('; ') }],
+      ...withStatusWrite([{ type: 'Warning', reason: problems[0]!.reason, message: problems.map((p) => `${p.field}: ${p.message}`).join('; ') }]),
       metrics: { phase: status.phase, windowChanges: [] },
     }),
   };

@@ -8,12 +8,12 @@ import { summarize } from '../rollout/version.ts';
 import type { EffectiveScale } from '../scaling/windows.ts';
 import type { Decision } from './decide.ts';
 import { cacheNameFor } from './model-cache-plan.ts';
-import type { Outcome, PlannedEvent, Report, WindowChange } from './plan.ts';
+import { withStatusWrite, type Outcome, type PlannedEvent, type Report, type WindowChange } from './plan.ts';
 import type { ReconcileObservation } from './reconcile.ts';
 import { composeStatus, firstStatusHoldMs, progressWindowMs, significantStatus } from './status.ts';
 
 /** The report of a reconcile that changes nothing: the status as it is, nothing written, recorded or counted. */
-export const nothingToReport = (app: ServerlessApp): Report => ({ status: app.status ?? {}, write: { mode: 'none' }, events: [], metrics: { windowChanges: [] } });
+export const nothingToReport = (app: ServerlessApp): Report => ({ status: app.status ?? {}, write: { mode: 'none' }, ...withStatusWrite([]), metrics: { windowChanges: [] } });
 
 export function reportReconcile(o: ReconcileObservation, d: Decision, outcome: Outcome): Report {
   const { app, now } = o;
@@ -54,7 +54,7 @@ export function reportReconcile(o: ReconcileObservation, d: Decision, outcome: O
   const hold = transition ? 0 : firstStatusHoldMs(app, status, outcome.wallClock);
   const windowMs = progressWindowMs(status);
   const write: Report['write'] = transition ? { mode: 'now' } : hold > 0 ? { mode: 'hold', retryInMs: hold } : { mode: 'coalesce', significant: significantStatus, ...(windowMs !== undefined ? { windowMs } : {}) };
-  return { status, write, events, ...retry, metrics };
+  return { status, write, ...withStatusWrite(events), ...retry, metrics };
 }
 
 /** A GPU app without a warm buffer may lose a pod waiting for a GPU node: said once per generation. */

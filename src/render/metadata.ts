@@ -38,6 +38,13 @@ export function controllingApp(obj: { metadata: { ownerReferences?: Array<{ kind
   return obj.metadata.ownerReferences?.find((r) => r.controller && r.kind === KIND)?.name;
 }
 
+/** The app that controls `obj`, as a reference: its controller owner, in `obj`'s own namespace (an owner reference never leaves it). */
+export function controllingAppRef(obj: { metadata: { namespace?: string; ownerReferences?: Array<{ kind: string; name?: string; controller?: boolean }> } }): ObjectRef | undefined {
+  const name = controllingApp(obj);
+  const namespace = obj.metadata.namespace;
+  return name && namespace ? { namespace, name } : undefined;
+}
+
 /** Whether `app` controls `obj` by uid (its controller owner reference): only then may the app delete it. */
 export function controlledBy(app: { metadata: { uid?: string } }, obj: { metadata: { ownerReferences?: Array<{ controller?: boolean; uid?: string }> } } | undefined): boolean {
   return !!obj?.metadata.ownerReferences?.some((r) => r.controller && r.uid === app.metadata.uid);

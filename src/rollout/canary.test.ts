@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { RolloutSpec } from '../api/v1alpha1/serverlessapp.ts';
-import type { Phase } from '../api/v1alpha1/serverlessapp.ts';
-import { failureHolds, planRollout, type AnalysisOutcome, type CanaryProgress, type ObservedRevision, type RevisionRef, type RolloutPlan } from './canary.ts';
+import { phases, type Phase } from '../api/v1alpha1/serverlessapp.ts';
+import { failureHolds, isParked, isStoppedPhase, planRollout, type AnalysisOutcome, type CandidateState, type CanaryProgress, type ObservedRevision, type RevisionRef, type RolloutPlan } from './canary.ts';
 
 /** The split a data plane reports once it has applied `plan`'s routes (a ready revision only). */
 function routed(plan: RolloutPlan, revisions: Map<string, ObservedRevision>): Array<{ revision: string; percent: number }> {
@@ -460,5 +460,19 @@ describe('a failure holds until rollout.retry changes', () => {
   ];
   for (const [name, recorded, spec, holds] of cases) {
     it(name, () => assert.equal(failureHolds(recorded === undefined ? {} : { retry: recorded }, spec), holds));
+  }
+});
+
+describe('a stopped version: its candidate state parks it, and its phase shows it (one rule)', () => {
+  const states: Array<[CandidateState, boolean]> = [
+    ['starting', false], ['canary', false], ['testing', false], ['promoting', false],
+    ['rolledBack', true], ['aborted', true], ['failed', true],
+  ];
+  for (const [state, parked] of states) it(`state ${state}: ${parked ? 'parked' : 'not parked'}`, () => assert.equal(isParked(state), parked));
+  it('no candidate: not parked', () => assert.equal(isParked(undefined), false));
+
+  const stopped: Phase[] = ['RolledBack', 'Aborted', 'Failed'];
+  for (const phase of phases) {
+    it(`phase ${phase}: ${stopped.includes(phase) ? 'stopped' : 'not stopped'}`, () => assert.equal(isStoppedPhase(phase), stopped.includes(phase)));
   }
 });

@@ -75,12 +75,21 @@ export interface RolloutInput {
   traffic: Array<{ revision: string; percent: number }>;
 }
 
-/** `rolledBack`, `aborted` and `failed` keep the candidate at 0% and scaled to zero; `testing` keeps it warm for header rules. */
-export type CandidateState = 'starting' | 'canary' | 'testing' | 'promoting' | 'rolledBack' | 'aborted' | 'failed';
+/** The states in which the candidate is stopped, kept at 0% and scaled to zero, and the phase each shows. */
+const PARKED_PHASES = { rolledBack: 'RolledBack', aborted: 'Aborted', failed: 'Failed' } as const satisfies Record<string, Phase>;
+type ParkedState = keyof typeof PARKED_PHASES;
+
+/** The parked states (PARKED_PHASES) keep the candidate at 0% and scaled to zero; `testing` keeps it warm for header rules. */
+export type CandidateState = 'starting' | 'canary' | 'testing' | 'promoting' | ParkedState;
 
 /** States in which the candidate gets no traffic and no replicas. */
 export function isParked(state: CandidateState | undefined): boolean {
-  return state === 'rolledBack' || state === 'aborted' || state === 'failed';
+  return state !== undefined && Object.hasOwn(PARKED_PHASES, state);
+}
+
+/** Phases in which a version was stopped: a parked candidate's, or (Failed) a first version's that failed. */
+export function isStoppedPhase(phase: Phase): boolean {
+  return (Object.values(PARKED_PHASES) as Phase[]).includes(phase);
 }
 
 export interface Candidate extends RevisionRef {
@@ -220,28 +229,28 @@ function candidateStep(input: RolloutInput, stable: RevisionRef, ready: boolean)
   const identity: CanaryProgress = { version: desired.version, startedAt };
 
   const conditions = (promoted: ConditionOut, progressing: ConditionOut) => ({ promoted, progressing });
-  const parked = (state: 'rolledBack' | 'aborted' | 'failed', phase: Phase, canary: CanaryProgress, reason: string, message: string): RolloutPlan => ({
-    stable, candidate: { ...base, percent: 0, state }, phase, events, analysisDue: false,
+  const parked = (state: ParkedState, canary: CanaryProgress, reason: string, message: string): RolloutPlan => ({
+    stable, candidate: { ...base, percent: 0, state }, phase: PARKED_PHASES[state], events, analysisDue: false,
     canary: { ...canary, weight: 0 },
     ...conditions({ status: 'False', reason, message }, { status: 'False', reason, message }),
   });
   const fail = (failure: Omit<Failure, 'version' | 'retry' | 'at'>, extra: CanaryProgress = {}): RolloutPlan => {
     const message = `candidate ${desired.version} failed (${failure.reason}): ${failure.message}; all traffic on stable ${stable.version}; ${RETRY_HINT}`;
     events.push({ type: 'Warning', reason: failure.reason, message });
-    return parked('failed', 'Failed', { ...identity, ...extra, failure: { ...failure, version: desired.version, at: now.toISOString(), retry } }, failure.reason, message);
+    return parked('failed', { ...identity, ...extra, failure: { ...failure, version: desired.version, at: now.toISOString(), retry } }, failure.reason, message);
   };
 
   // 1. Abort: the stable version takes everything back, whatever else the spec says.
   if (rollout?.abort) {
     const message = `rollout aborted (rollout.abort): all traffic on stable ${stable.version}; candidate ${desired.version} kept at 0% and scaled to zero; remove abort to start it again`;
     if (!own.aborted) events.push({ type: 'Warning', reason: 'Aborted', message });
-    return parked('aborted', 'Aborted', { ...identity, aborted: true }, 'Aborted', message);
+    return parked('aborted', { ...identity, aborted: true }, 'Aborted', message);
   }
 
   // 2. A recorded failure holds until a retry or another version.
   if (fresh.failure) {
     const f = fresh.failure;
-    return parked('failed', 'Failed', fresh, f.reason, `candidate ${desired.version} failed (${f.reason}): ${f.message}; all traffic on stable ${stable.version}; ${RETRY_HINT}`);
+    return parked('failed', fresh, f.reason, `candidate ${desired.version} failed (${f.reason}): ${f.message}; all traffic on stable ${stable.version}; ${RETRY_HINT}`);
   }
 
   // 3. New failures: the data plane gave up on the revision, warmup gave up, or the deadline passed.
@@ -336,7 +345,7 @@ function candidateStep(input: RolloutInput, stable: RevisionRef, ready: boolean)
     if (manual === 0) {
       const message = `canaryPercent is 0: all traffic on stable ${stable.version}; candidate ${desired.version} kept at 0% and scaled to zero`;
       if (wasPhase !== 'RolledBack') events.push({ type: 'Normal', reason: 'RolledBack', message });
-      return parked('rolledBack', 'RolledBack', identity, 'RolledBack', message);
+      return parked('rolledBack', identity, 'RolledBack', message);
     }
     return canaryAt(manual, {});
   }

@@ -38,7 +38,7 @@ const SPAM_REFILL_MS = 5 * 60_000;
  * best effort, memory is not. An entry is about half a kilobyte, so a burst of 10,000 apps each
  * saying one thing while the API server is slow (measured: 6,396 of 10,000 dropped at 1,000) is kept.
  */
-const MAX_PENDING = 10_000;
+export const MAX_PENDING = 10_000;
 /** One namespace's share of the pending writes (--max-pending-events-per-namespace). */
 export const DEFAULT_MAX_PENDING_PER_NAMESPACE = 1_000;
 const DROP_LOG_EVERY_MS = 60_000;

@@ -5,8 +5,6 @@
 // only on the leader. Losing the lease ends the process (a restarted pod is
 // the simplest proof that two leaders never reconcile at once).
 
-import { hostname } from 'node:os';
-import { randomUUID } from 'node:crypto';
 import { KubeClient } from './client.ts';
 import { systemClock, type TimerClock } from './clock.ts';
 import type { Controller } from './controller.ts';
@@ -16,6 +14,7 @@ import { Informer, type KubeObject } from './informer.ts';
 import type { ResourceKind } from '../util/kinds.ts';
 import type { KubeConfigSource } from './kubeconfig.ts';
 import { LeaderElector } from './leader-election.ts';
+import { DEFAULT_LEASE_NAME, DEFAULT_METRICS_ADDR, DEFAULT_PROBE_ADDR, newReplicaIdentity } from './manager-defaults.ts';
 import { flushLogger, type Logger } from './logging.ts';
 import { OperatorMetrics } from './metrics.ts';
 
@@ -33,7 +32,7 @@ export interface ManagerOptions {
   kubeConfig: KubeConfigSource;
   /** Namespaces to watch; empty or unset = all. */
   namespaces?: string[];
-  /** This replica's name in the Lease and in events; default hostname_uuid. */
+  /** This replica's name in the Lease and in events; default newReplicaIdentity(). */
   identity?: string;
   leaderElection?: LeaderElectionOptions;
   metricsAddr?: string;
@@ -48,8 +47,6 @@ export interface ManagerOptions {
   /** Events one namespace may have waiting to be written; default: the recorder's. */
   maxPendingEventsPerNamespace?: number;
 }
-
-export const DEFAULT_LEASE_NAME = 'serverlessapp-operator';
 
 type State = 'new' | 'running' | 'stopping' | 'stopped';
 
@@ -75,7 +72,7 @@ export class Manager {
     this.opts = opts;
     this.logger = opts.logger;
     this.clock = opts.clock ?? systemClock;
-    this.identity = opts.identity || `${hostname()}_${randomUUID()}`;
+    this.identity = opts.identity || newReplicaIdentity();
     this.metrics = new OperatorMetrics();
     this.client = new KubeClient(opts.kubeConfig, { metrics: this.metrics, ...(opts.userAgent ? { userAgent: opts.userAgent } : {}) });
     // Events carry real time whatever clock the controllers use: the API server and kubectl compare them with their own.
@@ -129,8 +126,8 @@ export class Manager {
     if (this.state !== 'new') throw new Error(`manager cannot start: it is ${this.state}`);
     this.state = 'running';
     this.servers = await startHealthServers({
-      metricsAddr: this.opts.metricsAddr ?? ':8080',
-      probeAddr: this.opts.probeAddr ?? ':8081',
+      metricsAddr: this.opts.metricsAddr ?? DEFAULT_METRICS_ADDR,
+      probeAddr: this.opts.probeAddr ?? DEFAULT_PROBE_ADDR,
       registry: this.metrics.registry,
       readyCheck: () => this.hasSynced(),
     });

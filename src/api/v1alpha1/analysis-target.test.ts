@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
-import { analysisTarget, baseUrlProblem, type Analysis, type AnalysisPolicy } from './analysis-target.ts';
+import { analysisTarget, baseUrlProblem, DEFAULT_ANALYSIS_POLICY, type Analysis, type AnalysisPolicy } from './analysis-target.ts';
 
 describe('analysis target', () => {
   const targets: Array<{ what: string; prometheus: Analysis['prometheus']; policy: AnalysisPolicy; want: string }> = [
     { what: 'a defined provider', prometheus: { provider: 'main' }, policy: { providers: [{ name: 'main', url: 'http://prometheus.monitoring:9090' }], allowAddress: false }, want: 'http://prometheus.monitoring:9090/' },
     { what: 'an undefined provider', prometheus: { provider: 'other' }, policy: { providers: [{ name: 'main', url: 'http://p:9090' }], allowAddress: false }, want: 'AnalysisProviderNotFound spec.rollout.analysis.prometheus.provider' },
-    { what: 'an address where addresses are off (the default)', prometheus: { address: 'http://10.0.0.1:8080' }, policy: { providers: [], allowAddress: false }, want: 'AnalysisAddressNotAllowed spec.rollout.analysis.prometheus.address' },
+    { what: 'an address where addresses are off (the default)', prometheus: { address: 'http://10.0.0.1:8080' }, policy: DEFAULT_ANALYSIS_POLICY, want: 'AnalysisAddressNotAllowed spec.rollout.analysis.prometheus.address' },
+    { what: 'a provider where none is defined (the default)', prometheus: { provider: 'main' }, policy: DEFAULT_ANALYSIS_POLICY, want: 'AnalysisProviderNotFound spec.rollout.analysis.prometheus.provider' },
     { what: 'an address where addresses are allowed', prometheus: { address: 'http://prom.team-a:9090/prefix' }, policy: { providers: [], allowAddress: true }, want: 'http://prom.team-a:9090/prefix' },
     { what: 'an allowed address with a fragment that would cut the API path', prometheus: { address: 'http://internal:8080/admin#' }, policy: { providers: [], allowAddress: true }, want: 'InvalidSpec spec.rollout.analysis.prometheus.address' },
   ];

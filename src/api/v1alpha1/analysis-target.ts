@@ -18,6 +18,9 @@ export interface AnalysisPolicy {
   allowAddress: boolean;
 }
 
+/** The platform's policy unless it says otherwise: no providers, no addresses of the app's own (nothing is queried). */
+export const DEFAULT_ANALYSIS_POLICY: AnalysisPolicy = { providers: [], allowAddress: false };
+
 export type AnalysisTarget =
   | { url: URL; label: string }
   | { reason: 'AnalysisProviderNotFound' | 'AnalysisAddressNotAllowed' | 'InvalidSpec'; field: string; message: string };

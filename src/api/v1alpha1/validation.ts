@@ -21,7 +21,7 @@ import { lazyRequire } from '../../util/lazy-require.ts';
 import { Lru } from '../../util/lru.ts';
 import { FOLD_POINTS_PER_INSTRUCTION, re2ProgramSizeBound, UNICODE_CLASS_COST } from './regex-cost.ts';
 import type { ProblemReason } from './problem-reasons.ts';
-import { analysisTarget, type AnalysisPolicy } from './analysis-target.ts';
+import { analysisTarget, DEFAULT_ANALYSIS_POLICY, type AnalysisPolicy } from './analysis-target.ts';
 import { forbiddenHeader } from '../../util/http-headers.ts';
 import { validateWindows } from './window-validation.ts';
 import type { JSONSchema } from '../openapi.ts';
@@ -310,7 +310,7 @@ function checkApp(app: ServerlessApp, policy: ValidationPolicy): SpecProblem[] {
   }
   const analysis = spec.rollout?.analysis;
   if (analysis) {
-    const target = analysisTarget(analysis, policy.analysis ?? { providers: [], allowAddress: false });
+    const target = analysisTarget(analysis, policy.analysis ?? DEFAULT_ANALYSIS_POLICY);
     if (!('url' in target)) add(target.reason, target.field, target.message);
   }
   for (const name of Object.keys(spec.prewarm?.warmup?.headers ?? {})) {
