@@ -10,9 +10,7 @@ import { DEFAULT_ALLOWED_TOLERATION_KEYS } from './api/v1alpha1/scheduling-polic
 import { DEFAULT_HOST_CLAIM_RELEASE_AFTER, DEFAULT_MAX_HOST_CLAIMS_PER_NAMESPACE, DEFAULT_MAX_MODEL_CACHE_PER_NAMESPACE, DEFAULT_MAX_MODEL_SIZE, storageUriPrefixOverlap, type ValidationPolicy } from './api/v1alpha1/validation.ts';
 import { baseUrlProblem, type AnalysisProvider } from './api/v1alpha1/analysis-target.ts';
 import { privateServiceHost } from './render/private-service.ts';
-import { DEFAULT_ANALYSIS_SLOTS } from './rollout/analysis-runner.ts';
-import { DEFAULT_WARMUP_SLOTS } from './effects/warmup-runner.ts';
-import { DEFAULT_MAX_PENDING_PER_NAMESPACE, MAX_PENDING } from './runtime/events.ts';
+import { DEFAULT_ANALYSIS_SLOTS, DEFAULT_MAX_PENDING_EVENTS_PER_NAMESPACE, DEFAULT_WARMUP_SLOTS, MAX_PENDING_EVENTS } from './util/budget-defaults.ts';
 import { DEFAULT_LEASE_NAME, DEFAULT_METRICS_ADDR, DEFAULT_PROBE_ADDR, newReplicaIdentity } from './runtime/manager-defaults.ts';
 import { DNS_LABEL, DNS_SUBDOMAIN, KEY_PREFIX_WILDCARD, QUALIFIED_KEY } from './util/k8s-names.ts';
 
@@ -131,7 +129,7 @@ const OPTIONS = {
   'max-concurrent-warmups': { type: 'string', env: 'MAX_CONCURRENT_WARMUPS', help: `warmup tasks the operator runs at once, shared round-robin by namespaces (default ${DEFAULT_WARMUP_SLOTS.total})` },
   'max-analyses-per-namespace': { type: 'string', env: 'MAX_ANALYSES_PER_NAMESPACE', help: `analysis rounds one namespace runs at once (default ${DEFAULT_ANALYSIS_SLOTS.perNamespace})` },
   'max-concurrent-analyses': { type: 'string', env: 'MAX_CONCURRENT_ANALYSES', help: `analysis rounds the operator runs at once, shared round-robin by namespaces (default ${DEFAULT_ANALYSIS_SLOTS.total})` },
-  'max-pending-events-per-namespace': { type: 'string', env: 'MAX_PENDING_EVENTS_PER_NAMESPACE', help: `Events one namespace may have waiting to be written; more are dropped and counted (default ${DEFAULT_MAX_PENDING_PER_NAMESPACE}; ${MAX_PENDING} for all)` },
+  'max-pending-events-per-namespace': { type: 'string', env: 'MAX_PENDING_EVENTS_PER_NAMESPACE', help: `Events one namespace may have waiting to be written; more are dropped and counted (default ${DEFAULT_MAX_PENDING_EVENTS_PER_NAMESPACE}; ${MAX_PENDING_EVENTS} for all)` },
   'clock-start': { type: 'string', env: 'CLOCK_START', help: 'demo clock: start time (RFC 3339); time runs from there' },
   'watch-watchdog': { type: 'string', env: '', help: 'restart a watch that carried no traffic for this long, e.g. 30s (default 60s, at least 3s)' },
   help: { type: 'boolean', env: '', help: 'show this help' },
@@ -213,7 +211,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv): OperatorCon
       concurrentWarmups: count('max-concurrent-warmups', get('max-concurrent-warmups'), DEFAULT_WARMUP_SLOTS.total),
       analysesPerNamespace: count('max-analyses-per-namespace', get('max-analyses-per-namespace'), DEFAULT_ANALYSIS_SLOTS.perNamespace),
       concurrentAnalyses: count('max-concurrent-analyses', get('max-concurrent-analyses'), DEFAULT_ANALYSIS_SLOTS.total),
-      pendingEventsPerNamespace: count('max-pending-events-per-namespace', get('max-pending-events-per-namespace'), DEFAULT_MAX_PENDING_PER_NAMESPACE),
+      pendingEventsPerNamespace: count('max-pending-events-per-namespace', get('max-pending-events-per-namespace'), DEFAULT_MAX_PENDING_EVENTS_PER_NAMESPACE),
     },
   };
 }

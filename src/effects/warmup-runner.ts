@@ -18,6 +18,7 @@ import { sleep, type TimerClock } from '../runtime/clock.ts';
 import { OutboundError, describeStatus, outboundRequest } from '../runtime/outbound.ts';
 import { FairSlots, type SlotLimits } from '../util/fair-slots.ts';
 import { WARMUP_DEFAULTS } from '../api/v1alpha1/defaults.ts';
+import { DEFAULT_WARMUP_SLOTS } from '../util/budget-defaults.ts';
 
 export interface WarmupRunnerOptions {
   /** What deadlines are read on and backoff waits on (tests may step a manual one). */
@@ -43,7 +44,6 @@ interface Task { id: string; version: string; revision: string; progress: Warmup
 const MIN_REQUEST_MS = 20;
 /** Warmup reads a response only to its end (the body is dropped): 16 MiB covers large inference answers. */
 export const WARMUP_MAX_BYTES = 16 << 20;
-export const DEFAULT_WARMUP_SLOTS: SlotLimits = { perNamespace: 8, total: 64 };
 
 export type { WarmupProgress, WarmupTarget };
 

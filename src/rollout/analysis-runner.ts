@@ -10,6 +10,7 @@
 import { FairSlots, type SlotLimits } from '../util/fair-slots.ts';
 import type { AnalysisOutcome } from './canary.ts';
 import { namespaceOf } from '../util/object-key.ts';
+import { DEFAULT_ANALYSIS_SLOTS } from '../util/budget-defaults.ts';
 
 export interface AnalysisRunnerOptions {
   /** Called when a round finished, with the app's key: re-queue it. */
@@ -20,7 +21,6 @@ export interface AnalysisRunnerOptions {
   slots?: SlotLimits;
 }
 
-export const DEFAULT_ANALYSIS_SLOTS: SlotLimits = { perNamespace: 2, total: 4 };
 
 interface Round {
   id: string;

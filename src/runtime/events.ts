@@ -16,6 +16,7 @@ import { FairQueue } from './fair-queue.ts';
 import type { Logger } from './logging.ts';
 import { microTime } from '../util/micro-time.ts';
 import { splitKey } from '../util/object-key.ts';
+import { DEFAULT_MAX_PENDING_EVENTS_PER_NAMESPACE, MAX_PENDING_EVENTS } from '../util/budget-defaults.ts';
 
 export const REPORTING_CONTROLLER = 'serverlessapp.io/operator';
 
@@ -33,14 +34,6 @@ const AGGREGATION_WINDOW_MS = 10 * 60_000;
 /** client-go's spam filter: 25 events per object at once, then one per five minutes. */
 const SPAM_BURST = 25;
 const SPAM_REFILL_MS = 5 * 60_000;
-/**
- * Pending writes beyond this are dropped (counted, and logged at most once a minute): events are
- * best effort, memory is not. An entry is about half a kilobyte, so a burst of 10,000 apps each
- * saying one thing while the API server is slow (measured: 6,396 of 10,000 dropped at 1,000) is kept.
- */
-export const MAX_PENDING = 10_000;
-/** One namespace's share of the pending writes (--max-pending-events-per-namespace). */
-export const DEFAULT_MAX_PENDING_PER_NAMESPACE = 1_000;
 const DROP_LOG_EVERY_MS = 60_000;
 /** Writers draining the queue at once: a burst of thousands of apps is written, not dropped. */
 const WRITERS = 4;
@@ -88,8 +81,8 @@ export class EventRecorder {
   constructor(client: KubeClient, opts: { identity: string; clock?: Clock; logger?: Logger; onDrop?: (why: DropReason, namespace: string) => void; maxPending?: number; maxPendingPerNamespace?: number }) {
     this.client = client;
     this.onDrop = opts.onDrop;
-    this.maxPending = opts.maxPending ?? MAX_PENDING;
-    this.maxPendingPerNamespace = opts.maxPendingPerNamespace ?? DEFAULT_MAX_PENDING_PER_NAMESPACE;
+    this.maxPending = opts.maxPending ?? MAX_PENDING_EVENTS;
+    this.maxPendingPerNamespace = opts.maxPendingPerNamespace ?? DEFAULT_MAX_PENDING_EVENTS_PER_NAMESPACE;
     this.identity = opts.identity;
     this.clock = opts.clock ?? systemClock;
     this.logger = opts.logger;
