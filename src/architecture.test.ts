@@ -9,6 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { globalUses, loadsOf, moduleId, parse, type Source } from './testing/module-loads.ts';
 import { timerPromises } from './testing/timer-promises.ts';
+import { apiWrites, programOf, writeMethods, type ApiWrite } from './testing/api-writes.ts';
 
 const src = new URL('.', import.meta.url).pathname;
 
@@ -85,9 +86,6 @@ function reachable(graph: Map<string, string[]>, start: string[]): Set<string> {
   start.forEach(visit);
   return seen;
 }
-
-/** A call of one of the API client's writing methods (runtime/client.ts), on whatever holds the client. */
-const WRITE = /\bclient(\.(apply|create|delete|mergePatch|patch|update)|\[\w+\])(<[^>]*>)?\(/;
 
 const layerOf = (path: string) => (path.includes('/') ? path.split('/')[0]! : '.');
 const isModuleOfSrc = (id: string) => !/^(node|npm|global)[: ]/.test(id);
@@ -322,28 +320,72 @@ describe('architecture', () => {
     assert.equal(MAY_SLEEP['bench/stats.ts']!.importers!.test('bench/x.test.ts'), false);
   });
 
-  it('has one write path: in all of src/, only these files write to the API server, each for its own kind of write', () => {
-    const writers = files.filter((f) => WRITE.test(readFileSync(join(src, f), 'utf8'))).sort();
-    assert.deepEqual(writers, [
-      'cli/plan-dry-run.ts', // kubectl sapp plan: the children's dry runs only (dryRun=All), nothing is stored (checked below)
-      'cli/plan-read.ts', // kubectl sapp plan: the edit's dry run only (checked below)
-      'cli/plugin.ts', // the user's own edit (kubectl sapp retry/promote), as kubectl would make it
-      'controllers/children.ts', // every rendered child, and the app's finalizer
-      'runtime/events.ts', // Events
-      'runtime/leader-election.ts', // the Lease
-      'runtime/status.ts', // every status, through one writer that skips no-op writes
-    ]);
-    // The plan's writes are all dry runs: each write call in its files carries dryRun: true.
-    for (const file of ['cli/plan-read.ts', 'cli/plan-dry-run.ts']) {
-      const calls = readFileSync(join(src, file), 'utf8').match(/client\.(create|update|apply|delete|mergePatch|patch)\b[^;]*;/gs) ?? [];
-      assert.ok(calls.length > 0, `${file} makes its dry runs through the client`);
-      for (const call of calls) assert.match(call, /dryRun: true/, `a write in ${file} that is not a dry run: ${call}`);
-    }
-  });
+  describe('one write path (found by the type checker)', () => {
+    const clientFile = join(src, 'runtime/client.ts');
+    /** Beside the real sources, in memory only: writes through an alias, destructuring and element access, and reads. */
+    const fixtureFile = join(src, 'testing/write-path-fixture.ts');
+    const fixture = [
+      "import type { KubeClient } from '../runtime/client.ts';",
+      "import { Kinds } from '../util/kinds.ts';",
+      'export async function writes(mgr: { client: KubeClient }, verb: "create" | "update", obj: object) {',
+      '  const c = mgr.client;',
+      '  await c.apply(obj);', // 5: an alias
+      '  const { delete: remove, mergePatch } = c;', // 6: destructuring, renamed or not
+      '  await remove(Kinds.ConfigMap, "a", "b");',
+      '  await c[verb](Kinds.ConfigMap, obj);', // 8: element access, either verb
+      '  await mgr.client?.create(Kinds.ConfigMap, obj, { dryRun: true });', // 9: a dry run
+      '  const narrowed: { update: KubeClient["update"] } = c;',
+      '  await narrowed.update(Kinds.ConfigMap, obj);', // 11: the method through another type
+      '}',
+      'export async function reads(client: KubeClient, fn: (...a: unknown[]) => void) {',
+      '  await client.get(Kinds.ConfigMap, "a", "b");',
+      '  fn.apply(null, []);', // a function's apply, not the client's
+      '  const { list, config } = client;',
+      '  return [list, config, [1, 2][0]];',
+      '}',
+    ].join('\n');
+    let writes: ApiWrite[];
+    let fixtureWrites: ApiWrite[];
+    let verbs: string[];
 
-  it('the write path rule could fail: it finds a write through any client', () => {
-    const lines = ['await this.client.apply(obj)', 'mgr.client.delete(kind, ns, name)', 'await this.#client.create(kind, lease)', 'this.#client[verb](Kinds.Lease, lease)', 'client.update<Lease>(Kinds.Lease, lease)'];
-    assert.deepEqual(lines.filter((line) => !WRITE.test(line)), []);
-    assert.equal(WRITE.test('await this.client.get(kind, ns, name)'), false);
+    before(() => {
+      // One program over src/ (tsconfig.json's options; tests, test/, bench/ and demo/ left out), the fixture beside it.
+      const program = programOf(join(root, 'tsconfig.json'), files.map((f) => join(src, f)), { [fixtureFile]: fixture });
+      const real = new Set(files.map((f) => join(src, f)));
+      writes = apiWrites(program, clientFile, (f) => real.has(f));
+      fixtureWrites = apiWrites(program, clientFile, (f) => f === fixtureFile);
+      verbs = writeMethods(program, clientFile).map((m) => m.name.getText()).sort();
+    });
+
+    it('has one write path: in all of src/, only these files write to the API server, each for its own kind of write', () => {
+      const writers = [...new Set(writes.map((w) => relative(src, w.fileName)))].sort();
+      assert.deepEqual(writers, [
+        'cli/plan-dry-run.ts', // kubectl sapp plan: the children's dry runs only (dryRun=All), nothing is stored (checked below)
+        'cli/plan-read.ts', // kubectl sapp plan: the edit's dry run only (checked below)
+        'cli/plugin.ts', // the user's own edit (kubectl sapp retry/promote), as kubectl would make it
+        'controllers/children.ts', // every rendered child, and the app's finalizer
+        'runtime/events.ts', // Events
+        'runtime/leader-election.ts', // the Lease
+        'runtime/status.ts', // every status, through one writer that skips no-op writes
+      ]);
+      // The plan's writes are all dry runs: each write in its files is a call that passes dryRun: true.
+      for (const file of ['cli/plan-read.ts', 'cli/plan-dry-run.ts']) {
+        const found = writes.filter((w) => relative(src, w.fileName) === file);
+        assert.ok(found.length > 0, `${file} makes its dry runs through the client`);
+        assert.deepEqual(found.filter((w) => !w.dryRun).map((w) => `${file}:${w.line}: ${w.verbs.join('/')}`), [], 'writes that are not dry runs');
+      }
+    });
+
+    it('the write path rule could fail: it finds each writing method of the client, however the client is held', () => {
+      assert.deepEqual(verbs, ['apply', 'create', 'delete', 'mergePatch', 'update'], "the client's writing methods: its requests other than GET");
+      assert.deepEqual(fixtureWrites.map((w) => [w.line, w.verbs, w.dryRun]), [
+        [5, ['apply'], false],
+        [6, ['delete'], false],
+        [6, ['mergePatch'], false],
+        [8, ['create', 'update'], false],
+        [9, ['create'], true],
+        [11, ['update'], false],
+      ]);
+    });
   });
 });

@@ -10,7 +10,7 @@ import type { Decision } from './decide.ts';
 import { cacheNameFor } from './model-cache-plan.ts';
 import { withStatusWrite, type Outcome, type PlannedEvent, type Report, type WindowChange } from './plan.ts';
 import type { ReconcileObservation } from './reconcile.ts';
-import { composeStatus, firstStatusHoldMs, progressWindowMs, significantStatus } from './status.ts';
+import { coalescedWrite, composeStatus, firstStatusHoldMs } from './status.ts';
 
 /** The report of a reconcile that changes nothing: the status as it is, nothing written, recorded or counted. */
 export const nothingToReport = (app: ServerlessApp): Report => ({ status: app.status ?? {}, write: { mode: 'none' }, ...withStatusWrite([]), metrics: { windowChanges: [] } });
@@ -52,8 +52,7 @@ export function reportReconcile(o: ReconcileObservation, d: Decision, outcome: O
   // deadline is counted on the wall clock, as its creationTimestamp (a controlled clock for windows may be far from it).
   const transition = plan.events.length > 0 || refusal !== undefined;
   const hold = transition ? 0 : firstStatusHoldMs(app, status, outcome.wallClock);
-  const windowMs = progressWindowMs(status);
-  const write: Report['write'] = transition ? { mode: 'now' } : hold > 0 ? { mode: 'hold', retryInMs: hold } : { mode: 'coalesce', significant: significantStatus, ...(windowMs !== undefined ? { windowMs } : {}) };
+  const write: Report['write'] = transition ? { mode: 'now' } : hold > 0 ? { mode: 'hold', retryInMs: hold } : coalescedWrite(status);
   return { status, write, ...withStatusWrite(events), ...retry, metrics };
 }
 

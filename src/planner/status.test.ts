@@ -2,7 +2,10 @@ import assert from 'node:assert/strict';
 import { FIRST_START_REPORT_MS, UNSEEN_WORKLOAD_REPORT_MS, type ServerlessApp, type ServerlessAppStatus } from '../api/v1alpha1/serverlessapp.ts';
 import { UNREPORTED } from './workloads.ts';
 import { findCondition } from '../util/conditions.ts';
-import { firstStatusHoldMs, invalidSpecStatus, PROGRESS_MS, progressWindowMs, significantStatus } from './status.ts';
+import { coalescedWrite, firstStatusHoldMs, invalidSpecStatus, significantStatus } from './status.ts';
+import type { KubeClient } from '../runtime/client.ts';
+import { StatusWriter } from '../runtime/status.ts';
+import { ManualClock } from '../../test/support/manual-clock.ts';
 
 const base: ServerlessAppStatus = {
   observedGeneration: 2, phase: 'Canary',
@@ -75,10 +78,51 @@ describe('significant status on a first start (phase Pending)', () => {
   it('a first status differs from the default a new app reads as', () => {
     assert.notDeepEqual(significantStatus({ observedGeneration: 0, phase: 'Pending' }), significantStatus({ ...starting, observedGeneration: 1 }));
   });
-  it('writes a first start\'s progress only with its significant changes, later progress every 5 s', () => {
-    assert.equal(progressWindowMs(starting), undefined);
-    assert.equal(progressWindowMs(base), PROGRESS_MS);
-    assert.equal(PROGRESS_MS, 5_000, 'the 5 s this test is named after');
+});
+
+describe('how progress is written (coalescedWrite, as the status writer carries it out)', () => {
+  /** The controller's status writes for a report in coalesce mode, on a manual clock, to an API server that keeps the last write. */
+  function reconciles() {
+    const clock = new ManualClock();
+    const written: ServerlessAppStatus[] = [];
+    const client = { apply: async (o: { status: ServerlessAppStatus }) => { written.push(o.status); return o; } } as unknown as KubeClient;
+    const writer = new StatusWriter(client, { now: () => clock.now().getTime() });
+    const report = (status: ServerlessAppStatus) => {
+      const app = { apiVersion: 'serverlessapp.io/v1alpha1', kind: 'ServerlessApp', metadata: { name: 'shop', namespace: 'team-a', uid: 'u1', generation: 2 }, status: written.at(-1) };
+      const write = coalescedWrite(status);
+      return writer.writeCoalesced(app, status, write.significant, write.windowMs);
+    };
+    return { clock, written, report };
+  }
+  const changed = (from: ServerlessAppStatus, change: (s: ServerlessAppStatus) => void) => { const s = structuredClone(from); change(s); return s; };
+  const starting: ServerlessAppStatus = { ...structuredClone(base), phase: 'Pending' };
+
+  it('writes later progress at most every 5 s after the last write, saying when to look again, and a significant change at once', async () => {
+    const r = reconciles();
+    const progress = (n: number) => changed(base, (s) => { s.conditions![0]!.message = `still waiting (${n})`; });
+    assert.deepEqual(await r.report(base), { wrote: true });
+    r.clock.advance(1_000);
+    assert.deepEqual(await r.report(progress(1)), { wrote: false, retryInMs: 4_000 });
+    r.clock.advance(3_999);
+    assert.deepEqual(await r.report(progress(2)), { wrote: false, retryInMs: 1 });
+    r.clock.advance(1);
+    assert.deepEqual(await r.report(progress(2)), { wrote: true }, '5 s after the last write');
+    r.clock.advance(1);
+    assert.deepEqual(await r.report(changed(progress(3), (s) => { s.phase = 'Stable'; })), { wrote: true }, 'a significant change: at once');
+    assert.deepEqual(r.written.map((s) => [s.phase, s.conditions![0]!.message]), [['Canary', 'waiting'], ['Canary', 'still waiting (2)'], ['Stable', 'still waiting (3)']]);
+  });
+
+  it('writes a first start\'s progress only along with a significant change, however long it waits', async () => {
+    const r = reconciles();
+    const progress = changed(starting, (s) => { s.conditions![1]!.reason = 'OutOfDate'; s.conditions![1]!.message = 'Configuration is waiting for a Revision'; });
+    assert.deepEqual(await r.report(starting), { wrote: true });
+    r.clock.advance(1_000);
+    assert.deepEqual(await r.report(progress), { wrote: false }, 'no time to look again: progress alone is never written');
+    r.clock.advance(10 * 60_000);
+    assert.deepEqual(await r.report(progress), { wrote: false }, 'nor after ten minutes');
+    const problem = changed(progress, (s) => { s.conditions![1]!.status = 'False'; s.conditions![1]!.reason = 'RevisionFailed'; });
+    assert.deepEqual(await r.report(problem), { wrote: true }, 'the data plane reporting a problem');
+    assert.deepEqual(r.written.map((s) => [s.conditions![1]!.status, s.conditions![1]!.message]), [['Unknown', 'Configuration is waiting'], ['False', 'Configuration is waiting for a Revision']]);
   });
 });
 

@@ -9,6 +9,7 @@ import { reportedPercent, type ObservedRevision, type RolloutPlan } from '../rol
 import { setCondition, type Condition, findCondition } from '../util/conditions.ts';
 import type { EffectiveScale } from '../scaling/windows.ts';
 import { UNREPORTED, type WorkloadSummary } from './workloads.ts';
+import type { StatusWrite } from './plan.ts';
 
 type ConditionInput = Omit<Condition, 'lastTransitionTime' | 'observedGeneration'>;
 
@@ -196,8 +197,9 @@ export function firstStatusHoldMs(app: ServerlessApp, status: ServerlessAppStatu
 /** Progress that leaves significantStatus as it was is written at most this often (a first start's: never). */
 export const PROGRESS_MS = 5_000;
 
-export function progressWindowMs(status: ServerlessAppStatus): number | undefined {
-  return status.phase === 'Pending' ? undefined : PROGRESS_MS;
+/** How a status that records no transition is written: its significant part at once, progress every PROGRESS_MS, a first start's only with a significant change. */
+export function coalescedWrite(status: ServerlessAppStatus): Extract<StatusWrite, { mode: 'coalesce' }> {
+  return { mode: 'coalesce', significant: significantStatus, ...(status.phase === 'Pending' ? {} : { windowMs: PROGRESS_MS }) };
 }
 
 /**

@@ -2,9 +2,10 @@
 // system clock; demos and tests run a real-time clock shifted to a chosen
 // instant ("the demo starts at 05:59:50 Berlin"), so window and rollout math
 // can be exercised without waiting for the wall clock. The runtime's own
-// timing (a queue's delays, a watch's watchdog, a relist's backoff) sets its
-// timers on a TimerClock, so its tests step a manual clock instead of sleeping
-// (test/support/manual-clock.ts); the system and offset clocks wait in real time.
+// timing (a queue's delays, a watch's watchdog, a relist's backoff, the leader
+// lease's deadlines) sets its timers on a TimerClock, so its tests step a
+// manual clock instead of sleeping (test/support/manual-clock.ts); the system
+// and offset clocks wait in real time.
 
 export interface Clock {
   now(): Date;
@@ -69,4 +70,18 @@ export function sleep(ms: number, signal: AbortSignal, clock: TimerClock = syste
     const timer = clock.setTimer(ms, done);
     signal.addEventListener('abort', done);
   });
+}
+
+/** A deadline `ms` from now on `clock`: AbortSignal.timeout, but steppable; cancel it once it no longer matters. */
+export interface Deadline {
+  /** Aborts, with a TimeoutError as AbortSignal.timeout does, when the deadline passes. */
+  readonly signal: AbortSignal;
+  cancel(): void;
+}
+
+export function deadlineIn(ms: number, clock: TimerClock = systemClock): Deadline {
+  const controller = new AbortController();
+  const timer = clock.setTimer(ms, () => controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')));
+  timer.unref(); // like AbortSignal.timeout: a deadline alone does not keep the process alive
+  return { signal: controller.signal, cancel: () => timer.cancel() };
 }

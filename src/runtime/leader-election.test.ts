@@ -2,8 +2,10 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
-import { LeaderElector, claimLease, heldByOther, releasedLease, type LeaseSpec } from './leader-election.ts';
+import { LeaderElector, claimLease, heldByOther, leaseExpiryMs, releasedLease, type LeaderCallbacks, type LeaseSpec } from './leader-election.ts';
+import type { TimerClock } from './clock.ts';
 import { microTime } from '../util/micro-time.ts';
+import { ManualClock } from '../../test/support/manual-clock.ts';
 import { waitFor } from '../../test/support/wait.ts';
 import { maxConcurrentLeaders } from '../testing/leadership.ts';
 
@@ -48,25 +50,36 @@ describe('Lease records', () => {
     assert.equal(released.leaseTransitions, 2);
   });
 
-  it('treats a lease as held by another only while it has stayed unchanged for less than its duration', () => {
+  it('treats a lease as held by another only while it names another holder and has not expired', () => {
     const b: LeaseSpec = { holderIdentity: 'b', leaseDurationSeconds: 15 };
-    assert.equal(heldByOther(b, 'a', 14_999), true);
-    assert.equal(heldByOther(b, 'a', 15_000), false);
-    assert.equal(heldByOther(b, 'b', 0), false, 'our own lease');
-    assert.equal(heldByOther({ holderIdentity: '', leaseDurationSeconds: 15 }, 'a', 0), false, 'a released lease');
-    assert.equal(heldByOther(undefined, 'a', 0), false);
+    assert.equal(heldByOther(b, 'a', false), true);
+    assert.equal(heldByOther(b, 'a', true), false, 'unchanged for its duration');
+    assert.equal(heldByOther(b, 'b', false), false, 'our own lease');
+    assert.equal(heldByOther({ holderIdentity: '', leaseDurationSeconds: 15 }, 'a', false), false, 'a released lease');
+    assert.equal(heldByOther(undefined, 'a', false), false);
+  });
+
+  it("lets a lease expire after the duration its holder wrote", () => {
+    assert.equal(leaseExpiryMs({ holderIdentity: 'b', leaseDurationSeconds: 15 }), 15_000);
+    assert.equal(leaseExpiryMs({ holderIdentity: 'b' }), 0);
   });
 });
 
 /** One Lease behind several ports; a port can be cut off (requests hang), partitioning one candidate. */
 class FakeLeaseServer {
   lease: { metadata: Record<string, unknown>; spec?: LeaseSpec } | undefined;
-  writes = 0;
+  /** When (ms on the test's clock) each accepted write arrived. */
+  readonly writtenAt: number[] = [];
   /** Reads of the lease, by the port (the elector) that made them. */
   readonly reads = new Map<number, number>();
+  readonly #now: () => number;
   readonly #servers: Server[] = [];
   readonly #partitioned = new Set<number>();
   #rv = 1;
+
+  constructor(now: () => number) {
+    this.#now = now;
+  }
 
   async listen(): Promise<number> {
     const server = createServer((req, res) => this.#handle(port, req, res));
@@ -99,7 +112,7 @@ class FakeLeaseServer {
       if (req.method === 'PUT' && sent.metadata['resourceVersion'] !== this.lease?.metadata['resourceVersion']) {
         return send(res, 409, { kind: 'Status', code: 409, reason: 'Conflict' });
       }
-      this.writes++;
+      this.writtenAt.push(this.#now());
       this.lease = { ...sent, metadata: { ...sent.metadata, resourceVersion: String(++this.#rv) } };
       send(res, req.method === 'POST' ? 201 : 200, this.lease);
     });
@@ -122,81 +135,160 @@ function kubeConfigFor(port: number): KubeConfig {
   return kc;
 }
 
-describe('LeaderElector against a scripted API server', () => {
+/**
+ * One manual clock for all candidates, each seeing it through a view that notes
+ * its pending timers, so a test can tell when a candidate is between attempts:
+ * waiting out a retry period (its only timer shorter than the renew deadline),
+ * with no request in flight. Time moves only when the test says.
+ */
+class CandidatesClock {
+  readonly manual = new ManualClock();
+  readonly #start = this.manual.now().getTime();
+  readonly #waits = new Map<string, Set<{ ms: number }>>();
+
+  /** Ms since the test began. */
+  at(): number {
+    return this.manual.now().getTime() - this.#start;
+  }
+
+  of(identity: string): TimerClock {
+    const waits = new Set<{ ms: number }>();
+    this.#waits.set(identity, waits);
+    return {
+      now: () => this.manual.now(),
+      setTimer: (ms, fn) => {
+        const wait = { ms };
+        waits.add(wait);
+        const timer = this.manual.setTimer(ms, () => {
+          waits.delete(wait);
+          fn();
+        });
+        return { cancel: () => (waits.delete(wait), timer.cancel()), unref: () => timer.unref() };
+      },
+    };
+  }
+
+  waitsShorterThan(identity: string, ms: number): boolean {
+    return [...(this.#waits.get(identity) ?? [])].some((w) => w.ms < ms);
+  }
+}
+
+describe('LeaderElector against a scripted API server, on a manual clock', () => {
+  const timing = { leaseDurationMs: 1_000, renewDeadlineMs: 600, retryPeriodMs: 100 };
+  let clock: CandidatesClock;
   let api: FakeLeaseServer;
   let electors: LeaderElector[];
-  /** Leadership changes as [identity, leading, ms], in order. */
+  /** Leadership changes as [identity, leading, ms on the clock], in order. */
   let timeline: Array<[string, boolean, number]>;
 
-  const timing = { leaseDurationMs: 1_000, renewDeadlineMs: 600, retryPeriodMs: 100 };
-
-  function elector(identity: string, port: number): LeaderElector {
+  function elector(identity: string, port: number, callbacks: LeaderCallbacks = { onStartedLeading() {}, onStoppedLeading() {} }): LeaderElector {
     const e = new LeaderElector(kubeConfigFor(port), {
       namespace: 'ns',
       name: 'lock',
       identity,
       ...timing,
-      hooks: { onLeaderChange: (leading) => timeline.push([identity, leading, performance.now()]) },
+      clock: clock.of(identity),
+      hooks: { onLeaderChange: (leading) => timeline.push([identity, leading, clock.at()]) },
     });
     electors.push(e);
-    void e.run({ onStartedLeading() {}, onStoppedLeading() {} });
+    void e.run(callbacks);
     return e;
   }
 
+  /** Waits (for I/O, not clock time) until each named candidate has finished its attempt and waits out a retry period. */
+  async function settled(...identities: string[]): Promise<void> {
+    for (const id of identities) {
+      await waitFor(`${id} to finish its attempt and wait out a retry period`, () => clock.waitsShorterThan(id, timing.renewDeadlineMs));
+    }
+  }
+
+  /**
+   * Moves the clock from timer to timer, letting the named candidates settle after each, until `done` holds or
+   * the clock reaches `untilMs`; says whether `done` held.
+   */
+  async function runUntil(identities: string[], untilMs: number, done: () => boolean = () => false): Promise<boolean> {
+    while (!done() && clock.at() < untilMs) {
+      clock.manual.advance(Math.min(clock.manual.nextTimerInMs() ?? Infinity, untilMs - clock.at()));
+      await settled(...identities);
+    }
+    return done();
+  }
+
+  /** When `identity` last began or stopped leading, on the clock. */
+  function changedAt(identity: string, leading: boolean): number | undefined {
+    return timeline.findLast(([id, l]) => id === identity && l === leading)?.[2];
+  }
+
   beforeEach(() => {
-    api = new FakeLeaseServer();
+    clock = new CandidatesClock();
+    api = new FakeLeaseServer(() => clock.at());
     electors = [];
     timeline = [];
   });
 
   afterEach(async () => {
-    await Promise.all(electors.map((e) => e.stop()));
+    // The server goes first, so a cut-off candidate's release fails at once instead of hanging on a clock nobody moves.
     await api.stop();
+    await Promise.all(electors.map((e) => e.stop()));
   });
 
-  it('steps down within the renew deadline when it cannot reach the API server, before a standby may take over', async () => {
+  it('renews its lease every retry period while it leads', async () => {
+    const a = elector('a', await api.listen());
+    await settled('a');
+    await runUntil(['a'], 3 * timing.retryPeriodMs);
+    assert.deepEqual(api.writtenAt, [0, 100, 200, 300], 'created at once, then renewed a retry period apart');
+    assert.equal(a.isLeader(), true);
+  });
+
+  it('takes over an abandoned lease only once it has seen it unchanged for its duration', async () => {
+    api.lease = { metadata: { name: 'lock', namespace: 'ns', resourceVersion: '1' }, spec: { holderIdentity: 'gone', leaseDurationSeconds: 1, leaseTransitions: 0 } };
+    const b = elector('b', await api.listen());
+    await settled('b');
+    assert.equal(await runUntil(['b'], timing.leaseDurationMs - 1, () => b.isLeader()), false, 'the lease has not yet stayed unchanged for a lease duration');
+    assert.ok((api.reads.values().next().value ?? 0) >= 4, 'b kept looking at it');
+    assert.ok(await runUntil(['b'], 2 * timing.leaseDurationMs, () => b.isLeader()), 'b took the lease over');
+    const takeover = changedAt('b', true)!;
+    assert.ok(takeover >= timing.leaseDurationMs && takeover <= timing.leaseDurationMs + 2.2 * timing.retryPeriodMs, `b took over at ${takeover} ms: at its first attempt after the lease expired`);
+    assert.equal(api.lease.spec?.holderIdentity, 'b');
+    assert.equal(api.lease.spec?.leaseTransitions, 1);
+  });
+
+  it('steps down at its renew deadline when it cannot reach the API server, before a standby may take over', async () => {
     const portA = await api.listen();
     const portB = await api.listen();
     const a = elector('a', portA);
-    await waitFor('a to lead', () => a.isLeader());
+    await settled('a');
     const b = elector('b', portB);
-    await waitFor('b to look at the lease twice, a retry period apart', () => (api.reads.get(portB) ?? 0) >= 2);
-    assert.equal(b.isLeader(), false, 'a standby does not take a lease its holder renews');
+    await settled('b');
+    assert.equal(await runUntil(['a', 'b'], 2 * timing.leaseDurationMs, () => b.isLeader()), false, 'a standby does not take a lease its holder keeps renewing');
+    assert.ok((api.reads.get(portB) ?? 0) >= 2 * timing.leaseDurationMs / (2.2 * timing.retryPeriodMs), 'b kept looking at it');
 
     api.partition(portA);
-    const cutAt = performance.now();
-    await waitFor('b to take over', () => b.isLeader());
-    const stepDown = timeline.find(([id, leading]) => id === 'a' && !leading);
-    assert.ok(stepDown, 'a stepped down');
-    assert.ok(stepDown[2] - cutAt <= timing.renewDeadlineMs + timing.retryPeriodMs + 50, `a stepped down ${Math.round(stepDown[2] - cutAt)} ms after the cut`);
+    const lastRenewal = api.writtenAt.at(-1)!;
+    const deadline = lastRenewal + timing.renewDeadlineMs;
+    await runUntil(['b'], deadline - 1);
+    assert.equal(a.isLeader(), true, 'a leads until its renew deadline, its renewals hanging');
+    clock.manual.advance(1);
+    await waitFor('a to step down', () => !a.isLeader());
+    assert.equal(changedAt('a', false), deadline, 'a stepped down at its renew deadline');
+
+    assert.ok(await runUntil(['b'], lastRenewal + 2 * timing.leaseDurationMs, () => b.isLeader()), 'b took the lease over');
+    const takeover = changedAt('b', true)!;
+    assert.ok(takeover >= lastRenewal + timing.leaseDurationMs, `b took over at ${takeover} ms, a lease duration after a's last renewal at ${lastRenewal} ms`);
     assert.equal(maxConcurrentLeaders(timeline), 1);
     assert.equal(api.lease?.spec?.holderIdentity, 'b');
     assert.equal(api.lease?.spec?.leaseTransitions, 1);
   });
 
-  it('keeps renewing its lease while it leads', async () => {
-    const port = await api.listen();
-    const a = elector('a', port);
-    await waitFor('a to lead', () => a.isLeader());
-    const renewed = api.lease?.spec?.renewTime;
-    const writes = api.writes;
-    await waitFor('two renewals', () => api.writes >= writes + 2);
-    assert.notEqual(api.lease?.spec?.renewTime, renewed);
-    assert.equal(a.isLeader(), true);
-  });
-
   it('awaits onStoppedLeading before it releases the lease', async () => {
-    const port = await api.listen();
     const order: string[] = [];
-    const a = new LeaderElector(kubeConfigFor(port), { namespace: 'ns', name: 'lock', identity: 'a', ...timing });
-    electors.push(a);
     let started!: () => void;
     const leading = new Promise<void>((r) => (started = r));
     let stopping!: () => void;
     const stoppingCalled = new Promise<void>((r) => (stopping = r));
     let finishWork!: () => void;
     const workFinished = new Promise<void>((r) => (finishWork = r));
-    void a.run({
+    const a = elector('a', await api.listen(), {
       onStartedLeading: () => started(),
       onStoppedLeading: async () => {
         stopping();

@@ -3,15 +3,18 @@
 // carries the resourceVersion last read, so two candidates can never both
 // win: the API server accepts one update and answers 409 to the other. A
 // lease counts as expired only after this process has seen it unchanged for
-// leaseDuration on its own monotonic clock, never by comparing renewTime with
+// leaseDuration, timed by its own timer, never by comparing renewTime with
 // the local wall clock, so clock skew between nodes cannot cause two leaders.
 // A leader that cannot renew for renewDeadline (< leaseDuration) steps down
-// before any standby may take over. The Lease is read and written through
+// before any standby may take over. Every wait (retry period, renew deadline,
+// lease expiry, request timeout) is a timer on the elector's TimerClock: real,
+// monotonic timers in production, whatever a shifted clock's offset, and a
+// manual clock in tests. The Lease is read and written through
 // KubeClient, on connections outside its write pool, so a renewal never waits
 // behind a burst of writes.
 
 import { ApiError, KubeClient } from './client.ts';
-import { sleep, systemClock } from './clock.ts';
+import { type Deadline, type Timer, type TimerClock, deadlineIn, sleep, systemClock } from './clock.ts';
 import { createLogger, type Logger } from './logging.ts';
 import { Kinds, apiVersionOf } from '../util/kinds.ts';
 import { microTime } from '../util/micro-time.ts';
@@ -24,6 +27,8 @@ export interface LeaderElectorOptions {
   leaseDurationMs?: number;
   renewDeadlineMs?: number;
   retryPeriodMs?: number;
+  /** What the waits are timed on (default: real time); tests step a manual clock. Only its timers count, never its now(). */
+  clock?: TimerClock;
   logger?: Logger;
   /** For leader_election_master_status. */
   hooks?: { onLeaderChange?(isLeader: boolean): void };
@@ -50,11 +55,15 @@ interface Lease {
   spec?: LeaseSpec;
 }
 
-/** Whether another candidate holds the lease: it names a holder that is not us and has not expired since we last saw it change. */
-export function heldByOther(spec: LeaseSpec | undefined, identity: string, unchangedForMs: number): boolean {
+/** Whether another candidate holds the lease: it names a holder that is not us, and has not `expired` (stayed unchanged for its duration) since we saw it change. */
+export function heldByOther(spec: LeaseSpec | undefined, identity: string, expired: boolean): boolean {
   const holder = spec?.holderIdentity;
-  if (!holder || holder === identity) return false;
-  return unchangedForMs < (spec?.leaseDurationSeconds ?? 0) * 1000;
+  return Boolean(holder) && holder !== identity && !expired;
+}
+
+/** How long a lease must stay unchanged before another candidate may take it: the duration its holder wrote. */
+export function leaseExpiryMs(spec: LeaseSpec | undefined): number {
+  return (spec?.leaseDurationSeconds ?? 0) * 1000;
 }
 
 /** The spec to write to acquire or renew: a renewal keeps acquireTime, a takeover counts one more transition. */
@@ -89,11 +98,14 @@ export class LeaderElector {
   readonly #leaseDurationMs: number;
   readonly #renewDeadlineMs: number;
   readonly #retryPeriodMs: number;
+  readonly #clock: TimerClock;
   readonly #log: Logger;
   readonly #hooks: { onLeaderChange?(isLeader: boolean): void };
   readonly #stop = new AbortController();
-  /** The lease as last read or written, and when (monotonic ms) it last changed. */
-  #observed: { lease: Lease; changedAt: number } | undefined;
+  /** The lease as last read or written, and whether it has stayed unchanged for its duration since. */
+  #observed: { lease: Lease; expired: boolean } | undefined;
+  /** Sets #observed.expired once the lease's duration has passed without a change. */
+  #leaseExpiry: Timer | undefined;
   #leading = false;
   #running: Promise<void> | undefined;
 
@@ -107,6 +119,7 @@ export class LeaderElector {
     this.#leaseDurationMs = opts.leaseDurationMs ?? 15_000;
     this.#renewDeadlineMs = opts.renewDeadlineMs ?? 10_000;
     this.#retryPeriodMs = opts.retryPeriodMs ?? 2_000;
+    this.#clock = opts.clock ?? systemClock;
     this.#log = opts.logger ?? noopLogger;
     this.#hooks = opts.hooks ?? {};
     if (this.#renewDeadlineMs >= this.#leaseDurationMs) throw new Error('leader election: renewDeadline must be shorter than leaseDuration');
@@ -131,9 +144,11 @@ export class LeaderElector {
   async #loop(callbacks: LeaderCallbacks): Promise<void> {
     const signal = this.#stop.signal;
     while (!signal.aborted) {
-      const attemptAt = performance.now();
-      if (!(await this.#tryAcquireOrRenew(this.#renewDeadlineMs))) {
-        await sleep(this.#retryPeriodMs * (1 + Math.random() * 1.2), signal);
+      // A leader's renew deadline runs from the start of the attempt that won the lease.
+      const deadline = deadlineIn(this.#renewDeadlineMs, this.#clock);
+      if (!(await this.#tryAcquireOrRenew(deadline.signal))) {
+        deadline.cancel();
+        await sleep(this.#retryPeriodMs * (1 + Math.random() * 1.2), signal, this.#clock);
         continue;
       }
       this.#setLeading(true);
@@ -143,7 +158,7 @@ export class LeaderElector {
       } catch (err) {
         this.#log.error('onStartedLeading failed', { error: String(err) });
       }
-      await this.#renewWhileLeading(attemptAt);
+      await this.#renewWhileLeading(deadline);
       this.#setLeading(false);
       try {
         await callbacks.onStoppedLeading();
@@ -152,38 +167,49 @@ export class LeaderElector {
       }
     }
     await this.#release();
+    this.#leaseExpiry?.cancel();
     if (this.#ownsClient) this.#client.close();
   }
 
-  /** Renews every retryPeriod; returns on stop, when the lease is taken, or when renewals fail for renewDeadline. */
-  async #renewWhileLeading(lastRenewAt: number): Promise<void> {
+  /**
+   * Renews every retryPeriod; returns on stop, when the lease is taken, or when `deadline` (renewDeadline from
+   * the start of the last successful renewal) passes first. A renewal still in flight then is aborted.
+   */
+  async #renewWhileLeading(deadline: Deadline): Promise<void> {
     const signal = this.#stop.signal;
-    while (!signal.aborted) {
-      await sleep(this.#retryPeriodMs, signal);
-      if (signal.aborted) return;
-      const attemptAt = performance.now();
-      const left = lastRenewAt + this.#renewDeadlineMs - attemptAt;
-      if (left > 0 && (await this.#tryAcquireOrRenew(left))) {
-        lastRenewAt = attemptAt;
-        continue;
+    let current = deadline;
+    try {
+      while (!signal.aborted) {
+        await sleep(this.#retryPeriodMs, signal, this.#clock);
+        if (signal.aborted) return;
+        const next = deadlineIn(this.#renewDeadlineMs, this.#clock);
+        if (!current.signal.aborted && (await this.#tryAcquireOrRenew(current.signal))) {
+          current.cancel();
+          current = next;
+          continue;
+        }
+        next.cancel();
+        if (signal.aborted) return;
+        const holder = this.#observed?.lease.spec?.holderIdentity;
+        if (holder && holder !== this.#identity) {
+          this.#log.warn('lost the leader lease to another candidate', { holder });
+          return;
+        }
+        if (current.signal.aborted) {
+          this.#log.error('failed to renew the leader lease within the renew deadline; stepping down', { renewDeadlineMs: this.#renewDeadlineMs });
+          return;
+        }
       }
-      if (signal.aborted) return;
-      const holder = this.#observed?.lease.spec?.holderIdentity;
-      if (holder && holder !== this.#identity) {
-        this.#log.warn('lost the leader lease to another candidate', { holder });
-        return;
-      }
-      if (performance.now() - lastRenewAt >= this.#renewDeadlineMs) {
-        this.#log.error('failed to renew the leader lease within the renew deadline; stepping down', { renewDeadlineMs: this.#renewDeadlineMs });
-        return;
-      }
+    } finally {
+      current.cancel();
     }
   }
 
-  /** One read-then-write round; true when this candidate holds the lease afterwards. */
-  async #tryAcquireOrRenew(timeoutMs: number): Promise<boolean> {
+  /** One read-then-write round, abandoned when `deadline` aborts; true when this candidate holds the lease afterwards. */
+  async #tryAcquireOrRenew(deadline: AbortSignal): Promise<boolean> {
     try {
-      const signal = AbortSignal.any([this.#stop.signal, AbortSignal.timeout(Math.max(1, Math.ceil(timeoutMs)))]);
+      const signal = AbortSignal.any([this.#stop.signal, deadline]);
+      // Lease times are real time whatever the clock: other candidates' operators and kubectl read them.
       const now = systemClock.now();
       const current = await this.#getLease(signal);
       if (current === undefined) {
@@ -195,7 +221,7 @@ export class LeaderElector {
         };
         return await this.#write('create', lease, signal);
       }
-      if (heldByOther(current.spec, this.#identity, performance.now() - this.#observed!.changedAt)) return false;
+      if (heldByOther(current.spec, this.#identity, this.#observed!.expired)) return false;
       const claimed: Lease = { ...current, spec: claimLease(current.spec, this.#identity, now, this.#leaseDurationMs) };
       return await this.#write('update', claimed, signal);
     } catch (err) {
@@ -208,8 +234,9 @@ export class LeaderElector {
 
   /** Gives the lease up if (and only if) the server says we hold it. */
   async #release(): Promise<void> {
+    const deadline = deadlineIn(this.#renewDeadlineMs, this.#clock);
     try {
-      const signal = AbortSignal.timeout(Math.ceil(this.#renewDeadlineMs));
+      const { signal } = deadline;
       const current = await this.#getLease(signal);
       if (current?.spec?.holderIdentity !== this.#identity) return;
       const released: Lease = { ...current, spec: releasedLease(current.spec, systemClock.now()) };
@@ -218,6 +245,8 @@ export class LeaderElector {
       }
     } catch (err) {
       this.#log.warn('could not release the leader lease; standbys take over once it expires', { error: String(err) });
+    } finally {
+      deadline.cancel();
     }
   }
 
@@ -238,9 +267,15 @@ export class LeaderElector {
     }
   }
 
+  /** Records the lease; a change (new resourceVersion) restarts the wait for it to expire. */
   #observe(lease: Lease): void {
     if (this.#observed?.lease.metadata.resourceVersion === lease.metadata.resourceVersion) return;
-    this.#observed = { lease, changedAt: performance.now() };
+    this.#leaseExpiry?.cancel();
+    const expiresInMs = leaseExpiryMs(lease.spec);
+    const observed = { lease, expired: expiresInMs <= 0 };
+    this.#leaseExpiry = this.#clock.setTimer(expiresInMs, () => (observed.expired = true));
+    this.#leaseExpiry.unref();
+    this.#observed = observed;
   }
 
   #setLeading(leading: boolean): void {

@@ -162,6 +162,7 @@ export class Manager {
       ...(le.leaseDurationMs ? { leaseDurationMs: le.leaseDurationMs } : {}),
       ...(le.renewDeadlineMs ? { renewDeadlineMs: le.renewDeadlineMs } : {}),
       ...(le.retryPeriodMs ? { retryPeriodMs: le.retryPeriodMs } : {}),
+      clock: this.clock,
       hooks: { onLeaderChange: (isLeader) => this.metrics.leaderStatus(name, isLeader) },
     });
     this.elector
