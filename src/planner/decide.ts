@@ -10,7 +10,7 @@ import type { Analysis } from '../api/v1alpha1/analysis-target.ts';
 import type { ServerlessApp, WarmupSpec } from '../api/v1alpha1/serverlessapp.ts';
 import { bufferReplicas, evaluatePrewarm, prewarmConfigured, type PrewarmEvaluation } from '../prewarm/prewarm.ts';
 import type { WarmupProgress } from '../prewarm/warmup-progress.ts';
-import { APP_LABEL, controllingApp } from '../render/metadata.ts';
+import { APP_LABEL, controlledBy } from '../render/metadata.ts';
 import { failureHolds, isParked, planRollout, type AnalysisOutcome, type ObservedRevision, type RevisionRef, type RolloutInput, type RolloutPlan } from '../rollout/canary.ts';
 import { versionOf } from '../rollout/version.ts';
 import { scaleOf, type EffectiveScale } from '../scaling/windows.ts';
@@ -88,7 +88,8 @@ export function decide(o: Observation): Decision {
   // new kind starts on its own, and (make before break) the other kind serves until it is stable here.
   const stableHere = !!stable && revisions.some((r) => r.metadata.name === stable.revision && madeBy(r, workload.knativeServiceName(app)));
   const fresh = !!stable && !stableHere && stable.version !== version;
-  const previous = fresh && other && controllingApp(other) ? { workload: theirs.workload, live: other } : undefined;
+  // Only this app's own (by uid, as the executor removes it): an earlier app of the same name left its workload to the garbage collector.
+  const previous = fresh && other && controlledBy(app, other) ? { workload: theirs.workload, live: other } : undefined;
   const summary = workload.summarize(live, (r) => observed.get(r)?.version);
   const serving = previous ? theirs.workload.summarize(previous.live, (r) => observed.get(r)?.version) : summary;
 
