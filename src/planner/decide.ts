@@ -10,11 +10,11 @@ import type { Analysis } from '../api/v1alpha1/analysis-target.ts';
 import type { ServerlessApp, WarmupSpec } from '../api/v1alpha1/serverlessapp.ts';
 import { bufferReplicas, evaluatePrewarm, prewarmConfigured, type PrewarmEvaluation } from '../prewarm/prewarm.ts';
 import type { WarmupProgress } from '../prewarm/warmup-progress.ts';
-import { APP_LABEL, controlledBy } from '../render/metadata.ts';
+import { controlledBy } from '../render/metadata.ts';
 import { failureHolds, isParked, planRollout, type AnalysisOutcome, type ObservedRevision, type RevisionRef, type RolloutInput, type RolloutPlan } from '../rollout/canary.ts';
 import { versionOf } from '../rollout/version.ts';
 import { scaleOf, type EffectiveScale } from '../scaling/windows.ts';
-import { observeRevision, type Revision } from './revisions.ts';
+import { isRevisionOf, observeRevision, type Revision } from './revisions.ts';
 import type { RouteAdmission } from './route-admission.ts';
 import { madeBy, type Workload, type WorkloadObject, type WorkloadSummary } from './workloads.ts';
 
@@ -73,13 +73,12 @@ export interface Decision {
 
 export function decide(o: Observation): Decision {
   const { app, now } = o;
-  const { name } = app.metadata;
   const [mine, theirs] = app.spec.model ? [o.kserve, o.knative] : [o.knative, o.kserve];
   const workload = mine.workload, live = mine.live, other = theirs.live;
   const version = versionOf(app.spec);
   // Revisions an earlier workload of the same name left behind (a kind switched back) are not ours: they can carry the very name the new one will use.
   const revisions = o.revisions
-    .filter((r) => r.metadata.labels?.[APP_LABEL] === name && !workload.isStale(r, app, live) && !theirs.workload.isStale(r, app, other));
+    .filter((r) => isRevisionOf(r, app) && !workload.isStale(r, app, live) && !theirs.workload.isStale(r, app, other));
   const observed = new Map(revisions.map((r) => [r.metadata.name, observeRevision(r)]));
   const scale = scaleOf(app.spec, now);
   const desiredRevision = workload.desiredRevision(app, version, scale, revisions);
