@@ -8,7 +8,7 @@
 
 import type { Analysis } from '../api/v1alpha1/analysis-target.ts';
 import type { ServerlessApp, WarmupSpec } from '../api/v1alpha1/serverlessapp.ts';
-import { bufferReplicas, evaluatePrewarm, prewarmConfigured, type PrewarmEvaluation } from '../prewarm/prewarm.ts';
+import { bufferReplicas, evaluatePrewarm, prewarmConfigured, warmupGaveUp, type PrewarmEvaluation } from '../prewarm/prewarm.ts';
 import type { WarmupProgress } from '../prewarm/warmup-progress.ts';
 import { controlledBy } from '../render/metadata.ts';
 import { failureHolds, isParked, planRollout, type AnalysisOutcome, type ObservedRevision, type RevisionRef, type RolloutInput, type RolloutPlan } from '../rollout/canary.ts';
@@ -107,7 +107,7 @@ export function decide(o: Observation): Decision {
     ...(app.spec.rollout ? { rollout: app.spec.rollout } : {}),
     previous: { ...(stable ? { stable } : {}), ...(app.status?.canary ? { canary: app.status.canary } : {}), ...(app.status?.phase ? { phase: app.status.phase } : {}) },
     revisions: [...observed.values()], isWarm,
-    ...(prewarm?.condition.reason === 'WarmupFailed' ? { warmupFailed: prewarm.status?.lastError ?? 'no warmup request succeeded' } : {}),
+    ...(prewarm && warmupGaveUp(prewarm.condition) ? { warmupFailed: prewarm.status?.lastError ?? 'no warmup request succeeded' } : {}),
     // The promotion gate reads the new workload's own report: during a kind switch that is the new kind's.
     // A workload that serves nothing yet (the first version, or a kind switch) counts only once it answers
     // on its host: Knative and KServe report a split before their route's ingress is programmed.
@@ -131,7 +131,7 @@ export function decide(o: Observation): Decision {
   const waits = [
     scale.next ? scale.next.at.getTime() - now.getTime() + 1 : undefined,
     plan.requeueAfterMs,
-    prewarm && !prewarm.warm && prewarm.condition.reason !== 'WarmupFailed' ? PREWARM_POLL_MS : undefined,
+    prewarm && !prewarm.warm && !warmupGaveUp(prewarm.condition) ? PREWARM_POLL_MS : undefined,
   ].filter((x): x is number => x !== undefined && x >= 0);
   return {
     workload, fresh, ...(previous ? { previous } : {}), ...(live ? { live } : {}), ...(other ? { other: { workload: theirs.workload, live: other } } : {}),
