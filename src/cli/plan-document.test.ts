@@ -99,6 +99,20 @@ describe('kubectl sapp plan (the plan document and its text)', () => {
     golden('canary', doc);
   });
 
+  it('warmup alone holds the new version at one ready replica before traffic, and says so', () => {
+    const doc = plan(edit({ ...SPEC, container: { image: 'ghcr.io/acme/shop:2' }, prewarm: { warmup: { path: '/healthz' } } }));
+    assert.match(doc.rollout!.beforeTraffic.join('\n'), /prewarm: 1 ready replica before any traffic\nwarmup: /);
+  });
+
+  it('a first version waits to be warm only when prewarm holds it (a lead time alone does not)', () => {
+    const first = (prewarm: ServerlessAppSpec['prewarm']) => {
+      const { status: _, ...created } = edit({ ...SPEC, prewarm }).edited;
+      return plan({ now: NOW, source: 'file', edited: created, routes: {}, revisions: [], settings: SETTINGS }).rollout!.steps;
+    };
+    assert.deepEqual(first({ leadTime: '5m' }), [{ weight: 100, after: 'once ready' }]);
+    assert.deepEqual(first({ replicas: 2 }), [{ weight: 100, after: 'once ready and warm' }]);
+  });
+
   it('a window edit: the next transitions in the window\'s time zone, beside the ones it replaces', () => {
     const windows = [{ name: 'business-hours', schedule: '0 7 * * 1-5', duration: '12h', timeZone: 'Europe/Berlin', minScale: 3 }];
     const doc = plan(edit({ ...SPEC, scaling: { ...SPEC.scaling, windows } }));

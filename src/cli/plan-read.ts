@@ -34,9 +34,8 @@ import { coveringHosts } from '../controllers/host-claims-rules.ts';
 import { parseConfig, validationPolicy } from '../config.ts';
 import { detectCacheScope, detectInPlaceScaling } from '../data-plane-settings.ts';
 import { appRoutes, everyRouteRef, routerFor } from '../planner/route.ts';
-import type { Revision } from '../planner/revisions.ts';
+import { revisionsSelector, type Revision } from '../planner/revisions.ts';
 import type { WorkloadObject } from '../planner/workloads.ts';
-import { APP_LABEL } from '../render/metadata.ts';
 import { ApiError, isNotFound, isRejection, type KubeClient } from '../runtime/client.ts';
 import { apiVersionOf, Kinds, type ResourceKind } from '../util/kinds.ts';
 import { CommandError } from './commands.ts';
@@ -105,7 +104,7 @@ async function assemble(client: KubeClient, r: {
     client.get<WorkloadObject>(Kinds.KnativeService, namespace, name),
     optional(client.get<WorkloadObject>(Kinds.InferenceService, namespace, name), undefined),
     Promise.all(routeReads.map(([kind, objectName]) => optional(client.get<WorkloadObject>(kind, namespace, objectName), undefined))),
-    optional(client.list<Revision>(Kinds.KnativeRevision, namespace, { labelSelector: `${APP_LABEL}=${name}`, resourceVersion: '0' }).then((l) => l.items), [] as Revision[]),
+    optional(client.list<Revision>(Kinds.KnativeRevision, namespace, { labelSelector: revisionsSelector(name), resourceVersion: '0' }).then((l) => l.items), [] as Revision[]),
   ]));
   // The app's dry run waits for the stored app only, not for the platform's settings (two round trips).
   const settingsRead = started(platformSettings(client, r.operator, r.warn));

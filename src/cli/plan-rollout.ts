@@ -9,6 +9,7 @@ import type { Phase, ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { parseDuration } from '../api/v1alpha1/duration.ts';
 import { summarize } from '../rollout/version.ts';
 import { stableOf, type Decision } from '../planner/decide.ts';
+import { prewarmConfigured } from '../prewarm/prewarm.ts';
 import { ROLLOUT_DEFAULTS, WARMUP_DEFAULTS } from '../api/v1alpha1/defaults.ts';
 
 export interface RolloutStep {
@@ -49,7 +50,7 @@ export function explainRollout(app: ServerlessApp, d: Decision): RolloutExplanat
   const beforeTraffic: string[] = [];
   if (newVersion || first) {
     beforeTraffic.push(`revision ready${first ? '' : ' (Knative or KServe starts it beside the stable one)'}`);
-    const buffer = app.spec.prewarm?.replicas;
+    const buffer = d.prewarmReplicas;
     if (buffer) beforeTraffic.push(`prewarm: ${buffer} ready replica${buffer === 1 ? '' : 's'} before any traffic`);
     const w = app.spec.prewarm?.warmup;
     if (w) beforeTraffic.push(`warmup: ${w.count ?? WARMUP_DEFAULTS.count} successful ${w.method ?? WARMUP_DEFAULTS.method} ${w.path} within ${w.deadline ?? WARMUP_DEFAULTS.deadline} of the replicas being ready`);
@@ -61,8 +62,9 @@ export function explainRollout(app: ServerlessApp, d: Decision): RolloutExplanat
   const canary = app.status?.canary;
   const underWay = canary?.version === d.version && canary.stepStartedAt !== undefined && canary.step !== undefined;
   if (first) {
-    summary = `first version ${d.version}: it gets all traffic once ready${app.spec.prewarm ? ' and warm' : ''}`;
-    steps.push({ weight: 100, after: `once ready${app.spec.prewarm ? ' and warm' : ''}` });
+    const once = `once ready${prewarmConfigured(app.spec.prewarm) ? ' and warm' : ''}`;
+    summary = `first version ${d.version}: it gets all traffic ${once}`;
+    steps.push({ weight: 100, after: once });
   } else if (!newVersion) {
     summary = d.plan.phase === 'Stable' ? `no new version: ${d.version} stays stable with all traffic` : `no new version: ${d.plan.progressing.message}`;
   } else if (rollout.abort) {

@@ -6,10 +6,9 @@
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import type { UnservedKinds } from '../planner/data-plane.ts';
 import type { ReconcileObservation } from '../planner/reconcile.ts';
-import { slimRevision, type Revision } from '../planner/revisions.ts';
+import { revisionApp, revisionsSelector, slimRevision, type Revision } from '../planner/revisions.ts';
 import { appRoutes, type Route } from '../planner/route.ts';
 import type { Workload, WorkloadObject } from '../planner/workloads.ts';
-import { APP_LABEL } from '../render/metadata.ts';
 import { MANAGED_SELECTOR } from '../util/managed-by.ts';
 import { keepAppliedFields } from '../runtime/apply.ts';
 import type { Controller } from '../runtime/controller.ts';
@@ -19,7 +18,7 @@ import { Kinds, type ResourceKind } from '../util/kinds.ts';
 import { ownedBy } from './children.ts';
 import { routingManager } from '../planner/write-rules.ts';
 import { unservedKinds } from './data-plane.ts';
-import { objectKey, splitKey } from '../util/object-key.ts';
+import { objectKey } from '../util/object-key.ts';
 
 export class AppCaches {
   private readonly services: Informer<WorkloadObject>;
@@ -40,13 +39,13 @@ export class AppCaches {
     // a switch leaves to remove. HTTPRoutes only under gateway-api: switching back leaves them to
     // their app's garbage collection (docs/install.md, Routers).
     this.httpRoutes = route.kind === Kinds.HTTPRoute ? child(Kinds.HTTPRoute) : undefined;
-    this.revisions = mgr.informer<Revision>(Kinds.KnativeRevision, { labelSelector: APP_LABEL, transform: slimRevision, optional: true, indexBy: revisionApp });
+    this.revisions = mgr.informer<Revision>(Kinds.KnativeRevision, { labelSelector: revisionsSelector(), transform: slimRevision, optional: true, indexBy: revisionAppKey });
   }
 
   /** A child changed: look at the app that controls it (a Revision: the app its label names). */
   watchedBy(controller: Controller): void {
     controller.watches(this.services, ownedBy).watches(this.inferenceServices, ownedBy).watches(this.virtualServices, ownedBy)
-      .watches(this.revisions, (r) => { const app = revisionApp(r); return app ? [splitKey(app)] : []; });
+      .watches(this.revisions, (r) => { const app = revisionApp(r); return app ? [app] : []; });
     // A data plane installed (or removed) while running: every app may need to know.
     if (this.httpRoutes) controller.watches(this.httpRoutes, ownedBy);
     for (const i of [this.services, this.inferenceServices, this.virtualServices, ...(this.httpRoutes ? [this.httpRoutes] : []), this.revisions]) i.onServedChange(() => controller.enqueueAll());
@@ -70,10 +69,10 @@ export class AppCaches {
   }
 }
 
-/** The app a revision belongs to, as "namespace/app" (its APP_LABEL, propagated from the template). */
-function revisionApp(r: Revision): string | undefined {
-  const app = r.metadata.labels?.[APP_LABEL];
-  return app ? objectKey(r.metadata.namespace, app) : undefined;
+/** The app a revision belongs to, as its "namespace/name" key. */
+function revisionAppKey(r: Revision): string | undefined {
+  const app = revisionApp(r);
+  return app ? objectKey(app.namespace, app.name) : undefined;
 }
 
 /** `{ [key]: value }` when the value is there: optional properties stay absent rather than undefined. */

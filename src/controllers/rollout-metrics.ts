@@ -8,7 +8,7 @@
 import type { ReportMetrics, WindowChange } from '../planner/plan.ts';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { FAILURE_REASONS, phases, type Phase, type ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
-import type { PrewarmEvaluation } from '../prewarm/prewarm.ts';
+import { warmupGaveUp, type PrewarmEvaluation } from '../prewarm/prewarm.ts';
 import { isStoppedPhase, type AnalysisOutcome, type RolloutPlan } from '../rollout/canary.ts';
 import { findCondition } from '../util/conditions.ts';
 import { objectKey } from '../util/object-key.ts';
@@ -137,8 +137,8 @@ export class RolloutMetrics {
 export function warmupOutcome(app: ServerlessApp, evaluation: PrewarmEvaluation): { seconds: number } | 'failed' | undefined {
   const before = app.status;
   const next = evaluation.status;
-  if (evaluation.condition.reason === 'WarmupFailed') {
-    const failedBefore = findCondition(before?.conditions, 'Prewarmed')?.reason === 'WarmupFailed' && before?.prewarm?.version === next?.version;
+  if (warmupGaveUp(evaluation.condition)) {
+    const failedBefore = warmupGaveUp(findCondition(before?.conditions, 'Prewarmed')) && before?.prewarm?.version === next?.version;
     return failedBefore ? undefined : 'failed';
   }
   if (!evaluation.warm || !next?.warmedAt || !next.startedAt || !app.spec.prewarm?.warmup) return undefined;

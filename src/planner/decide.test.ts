@@ -401,6 +401,19 @@ describe('planner: the writes a plan makes, executed against the simulated API s
     assert.equal(c.objects.Service, undefined);
   });
 
+  it('a kind switch beside a workload an earlier app of the same name controls (deleted, re-created with its status): that one does not serve, the new kind does', () => {
+    const c = new Cluster(withIngress());
+    c.reconcile();
+    c.dataPlane().settle();
+    assert.equal(c.objects.Service?.metadata.ownerReferences?.[0]?.uid, c.app.metadata.uid);
+    c.app.metadata.uid = 'a-later-uid';
+    c.edit((s) => { delete s.container; s.model = { format: { name: 'sklearn' }, storageUri: 'gs://models/shop/v1' }; });
+    const d = c.reconcile();
+    assert.deepEqual([d.fresh, d.previous, d.other?.live.metadata.name], [true, undefined, 'shop'], 'the Knative Service is the other kind\'s, but not this app\'s');
+    const route = c.plan.operations.find((o) => o.id === 'route')!;
+    assert.match(route.why, /routes its hosts to the InferenceService/);
+  });
+
   it('model -> container: the InferenceService serves until the new revision is ready and warm, then goes', () => {
     const c = new Cluster(modelApp({ prewarm: {}, ingress: { hosts: ['fraud.example.com'] } }));
     c.reconcile();

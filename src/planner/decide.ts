@@ -8,13 +8,13 @@
 
 import type { Analysis } from '../api/v1alpha1/analysis-target.ts';
 import type { ServerlessApp, WarmupSpec } from '../api/v1alpha1/serverlessapp.ts';
-import { bufferReplicas, evaluatePrewarm, prewarmConfigured, type PrewarmEvaluation } from '../prewarm/prewarm.ts';
+import { bufferReplicas, evaluatePrewarm, prewarmConfigured, warmupGaveUp, type PrewarmEvaluation } from '../prewarm/prewarm.ts';
 import type { WarmupProgress } from '../prewarm/warmup-progress.ts';
-import { APP_LABEL, controllingApp } from '../render/metadata.ts';
+import { controlledBy } from '../render/metadata.ts';
 import { failureHolds, isParked, planRollout, type AnalysisOutcome, type ObservedRevision, type RevisionRef, type RolloutInput, type RolloutPlan } from '../rollout/canary.ts';
 import { versionOf } from '../rollout/version.ts';
 import { scaleOf, type EffectiveScale } from '../scaling/windows.ts';
-import { observeRevision, type Revision } from './revisions.ts';
+import { isRevisionOf, observeRevision, type Revision } from './revisions.ts';
 import type { RouteAdmission } from './route-admission.ts';
 import { madeBy, type Workload, type WorkloadObject, type WorkloadSummary } from './workloads.ts';
 
@@ -73,13 +73,12 @@ export interface Decision {
 
 export function decide(o: Observation): Decision {
   const { app, now } = o;
-  const { name } = app.metadata;
   const [mine, theirs] = app.spec.model ? [o.kserve, o.knative] : [o.knative, o.kserve];
   const workload = mine.workload, live = mine.live, other = theirs.live;
   const version = versionOf(app.spec);
   // Revisions an earlier workload of the same name left behind (a kind switched back) are not ours: they can carry the very name the new one will use.
   const revisions = o.revisions
-    .filter((r) => r.metadata.labels?.[APP_LABEL] === name && !workload.isStale(r, app, live) && !theirs.workload.isStale(r, app, other));
+    .filter((r) => isRevisionOf(r, app) && !workload.isStale(r, app, live) && !theirs.workload.isStale(r, app, other));
   const observed = new Map(revisions.map((r) => [r.metadata.name, observeRevision(r)]));
   const scale = scaleOf(app.spec, now);
   const desiredRevision = workload.desiredRevision(app, version, scale, revisions);
@@ -88,7 +87,8 @@ export function decide(o: Observation): Decision {
   // new kind starts on its own, and (make before break) the other kind serves until it is stable here.
   const stableHere = !!stable && revisions.some((r) => r.metadata.name === stable.revision && madeBy(r, workload.knativeServiceName(app)));
   const fresh = !!stable && !stableHere && stable.version !== version;
-  const previous = fresh && other && controllingApp(other) ? { workload: theirs.workload, live: other } : undefined;
+  // Only this app's own (by uid, as the executor removes it): an earlier app of the same name left its workload to the garbage collector.
+  const previous = fresh && other && controlledBy(app, other) ? { workload: theirs.workload, live: other } : undefined;
   const summary = workload.summarize(live, (r) => observed.get(r)?.version);
   const serving = previous ? theirs.workload.summarize(previous.live, (r) => observed.get(r)?.version) : summary;
 
@@ -107,7 +107,7 @@ export function decide(o: Observation): Decision {
     ...(app.spec.rollout ? { rollout: app.spec.rollout } : {}),
     previous: { ...(stable ? { stable } : {}), ...(app.status?.canary ? { canary: app.status.canary } : {}), ...(app.status?.phase ? { phase: app.status.phase } : {}) },
     revisions: [...observed.values()], isWarm,
-    ...(prewarm?.condition.reason === 'WarmupFailed' ? { warmupFailed: prewarm.status?.lastError ?? 'no warmup request succeeded' } : {}),
+    ...(prewarm && warmupGaveUp(prewarm.condition) ? { warmupFailed: prewarm.status?.lastError ?? 'no warmup request succeeded' } : {}),
     // The promotion gate reads the new workload's own report: during a kind switch that is the new kind's.
     // A workload that serves nothing yet (the first version, or a kind switch) counts only once it answers
     // on its host: Knative and KServe report a split before their route's ingress is programmed.
@@ -131,7 +131,7 @@ export function decide(o: Observation): Decision {
   const waits = [
     scale.next ? scale.next.at.getTime() - now.getTime() + 1 : undefined,
     plan.requeueAfterMs,
-    prewarm && !prewarm.warm && prewarm.condition.reason !== 'WarmupFailed' ? PREWARM_POLL_MS : undefined,
+    prewarm && !prewarm.warm && !warmupGaveUp(prewarm.condition) ? PREWARM_POLL_MS : undefined,
   ].filter((x): x is number => x !== undefined && x >= 0);
   return {
     workload, fresh, ...(previous ? { previous } : {}), ...(live ? { live } : {}), ...(other ? { other: { workload: theirs.workload, live: other } } : {}),

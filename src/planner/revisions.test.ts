@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { observeRevision, type Revision } from './revisions.ts';
+import { APP_LABEL } from '../render/metadata.ts';
+import { isRevisionOf, observeRevision, revisionApp, revisionsSelector, type Revision } from './revisions.ts';
 
 const rev = (status: string, reason?: string): Revision => ({
   metadata: { name: 'shop-abc', namespace: 'a', labels: { 'serverlessapp.io/version': 'v2' } },
@@ -23,4 +24,25 @@ describe('reading a Knative Revision', () => {
       assert.deepEqual({ ready: o.ready, ...(o.failed ? { failed: o.failed } : {}), ...(o.waiting ? { waiting: o.waiting } : {}) }, want);
     });
   }
+});
+
+describe('the app a revision belongs to', () => {
+  const labelled = (namespace: string, labels: Record<string, string>): Revision => ({ metadata: { name: 'shop-00001', namespace, labels } });
+  const shop = { metadata: { namespace: 'a', name: 'shop' } };
+
+  it('is the one its app label names, in its own namespace', () => {
+    assert.deepEqual(revisionApp(labelled('a', { [APP_LABEL]: 'shop' })), { namespace: 'a', name: 'shop' });
+    assert.equal(isRevisionOf(labelled('a', { [APP_LABEL]: 'shop' }), shop), true);
+  });
+
+  it('is not an app of the same name in another namespace, nor another app, nor any for a revision without the label', () => {
+    assert.equal(isRevisionOf(labelled('b', { [APP_LABEL]: 'shop' }), shop), false);
+    assert.equal(isRevisionOf(labelled('a', { [APP_LABEL]: 'shop-2' }), shop), false);
+    assert.equal(revisionApp(labelled('a', { 'serving.knative.dev/service': 'shop' })), undefined);
+  });
+
+  it('is what the label selectors ask the API server for: one app\'s revisions, or every app\'s', () => {
+    assert.equal(revisionsSelector('shop'), `${APP_LABEL}=shop`);
+    assert.equal(revisionsSelector(), APP_LABEL);
+  });
 });

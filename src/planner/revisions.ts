@@ -1,10 +1,11 @@
 // Reading Knative Revisions (the data plane's report of each version): which
-// version a revision serves (our label, propagated from the template by Knative
-// and KServe), whether it is ready, and how many replicas it runs.
+// app and version a revision serves (our labels, propagated from the template by
+// Knative and KServe), whether it is ready, and how many replicas it runs.
 
-import { VERSION_LABEL } from '../render/metadata.ts';
+import { APP_LABEL, VERSION_LABEL } from '../render/metadata.ts';
 import type { ObservedRevision } from '../rollout/canary.ts';
 import { findCondition } from '../util/conditions.ts';
+import type { ObjectRef } from '../util/object-key.ts';
 
 export interface KnativeCondition { type: string; status: string; reason?: string; message?: string }
 
@@ -13,6 +14,22 @@ export interface Revision {
   kind?: string;
   metadata: { name: string; namespace: string; labels?: Record<string, string>; annotations?: Record<string, string>; creationTimestamp?: string; uid?: string; resourceVersion?: string };
   status?: { conditions?: KnativeCondition[]; actualReplicas?: number; desiredReplicas?: number };
+}
+
+/** The app a revision belongs to: the one its APP_LABEL names, in the revision's namespace. */
+export function revisionApp(r: Revision): ObjectRef | undefined {
+  const name = r.metadata.labels?.[APP_LABEL];
+  return name ? { namespace: r.metadata.namespace, name } : undefined;
+}
+
+export function isRevisionOf(r: Revision, app: { metadata: { namespace?: string; name: string } }): boolean {
+  const owner = revisionApp(r);
+  return owner?.name === app.metadata.name && owner.namespace === app.metadata.namespace;
+}
+
+/** The label selector of the revisions of the app named `appName` (listed in its namespace), or with none, of every app. */
+export function revisionsSelector(appName?: string): string {
+  return appName === undefined ? APP_LABEL : `${APP_LABEL}=${appName}`;
 }
 
 /**

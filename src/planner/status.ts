@@ -3,7 +3,7 @@
 
 import { FIRST_START_REPORT_MS, UNSEEN_WORKLOAD_REPORT_MS, type ServerlessApp, type ServerlessAppStatus, type VersionStatus } from '../api/v1alpha1/serverlessapp.ts';
 import type { SpecProblem } from '../api/v1alpha1/validation.ts';
-import type { PrewarmEvaluation } from '../prewarm/prewarm.ts';
+import { WARMUP_FAILED, warmupGaveUp, type PrewarmEvaluation } from '../prewarm/prewarm.ts';
 import { CANDIDATE_TAG, STABLE_TAG } from '../render/traffic.ts';
 import { reportedPercent, type ObservedRevision, type RolloutPlan } from '../rollout/canary.ts';
 import { setCondition, type Condition, findCondition } from '../util/conditions.ts';
@@ -109,7 +109,7 @@ function readyCondition(s: StatusInput): ConditionInput {
   if (plan.stable && stable && !stable.ready) {
     return { type: 'Ready', status: 'False', reason: 'StableNotReady', message: `stable revision ${plan.stable.revision} is not ready: ${workload.message}` };
   }
-  if (s.prewarm?.condition.reason === 'WarmupFailed') return { type: 'Ready', status: 'False', reason: 'WarmupFailed', message: s.prewarm.condition.message };
+  if (s.prewarm && warmupGaveUp(s.prewarm.condition)) return { type: 'Ready', status: 'False', reason: WARMUP_FAILED, message: s.prewarm.condition.message };
   return { type: 'Ready', status: 'False', reason: workload.ready === false ? workload.reason : 'Deploying', message: plan.promoted.message + (workload.ready === false ? `: ${workload.message}` : '') };
 }
 
@@ -168,7 +168,7 @@ export function composeStatus(app: ServerlessApp, s: StatusInput): ServerlessApp
 }
 
 /** Ready reasons that are the operator's own problems to show, not the data plane's progress. */
-const OUR_PROBLEMS = new Set(['ApplyRejected', 'NotOwned', 'WarmupFailed', 'StableNotReady']);
+const OUR_PROBLEMS = new Set(['ApplyRejected', 'NotOwned', WARMUP_FAILED, 'StableNotReady']);
 
 /**
  * Milliseconds a new app's first status is held back (0: write it now). A quiet first start is one

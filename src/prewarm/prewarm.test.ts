@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { evaluatePrewarm } from './prewarm.ts';
+import { evaluatePrewarm, warmupGaveUp } from './prewarm.ts';
 
 const now = new Date('2026-11-21T10:00:00Z');
 const rev = (ready: boolean, replicas: number) => ({ name: 'shop-abc', version: 'v2', ready, replicas });
@@ -33,10 +33,19 @@ describe('prewarm state', () => {
     assert.ok(Date.parse(e.status!.startedAt!) <= Date.parse(e.status!.warmedAt!));
   });
 
-  it('reports WarmupFailed past the deadline', () => {
+  it('reports WarmupFailed past the deadline: warmup gave up', () => {
     const e = evaluatePrewarm({ warmup: { path: '/' } }, 'v2', rev(true, 1), { version: 'v2', startedAt: now.toISOString() }, { phase: 'failed', sent: 5, succeeded: 0, lastError: 'HTTP 503', startedAt: now, finishedAt: now }, now);
-    assert.deepEqual([e.warm, e.condition.status, e.condition.reason], [false, 'False', 'WarmupFailed']);
+    assert.deepEqual([e.warm, e.condition.status, e.condition.reason, warmupGaveUp(e.condition)], [false, 'False', 'WarmupFailed', true]);
     assert.match(e.condition.message, /HTTP 503/);
+  });
+
+  it('has not given up while it waits for replicas or warms up, nor once warm', () => {
+    const spec = { replicas: 2, warmup: { path: '/' } };
+    const waiting = evaluatePrewarm(spec, 'v2', rev(true, 1), undefined, undefined, now);
+    const warming = evaluatePrewarm(spec, 'v2', rev(true, 2), undefined, undefined, now);
+    const warm = evaluatePrewarm(spec, 'v2', rev(true, 2), { version: 'v2', warmedAt: now.toISOString() }, undefined, now);
+    assert.deepEqual([waiting, warming, warm].map((e) => [e.condition.reason, warmupGaveUp(e.condition)]), [['WaitingForReplicas', false], ['WarmingUp', false], ['Warm', false]]);
+    assert.equal(warmupGaveUp(undefined), false, 'no condition: nothing gave up');
   });
 
   it('remembers warmth from status, so a restart does not warm twice', () => {

@@ -18,6 +18,14 @@ export interface PrewarmEvaluation {
   status?: PrewarmStatus;
 }
 
+/** The Prewarmed reason once warmup did not succeed before its deadline (also the rollout's failure reason): no traffic until a retry. */
+export const WARMUP_FAILED = 'WarmupFailed';
+
+/** Whether a Prewarmed condition, an evaluation's or the one status recorded, says warmup gave up. */
+export function warmupGaveUp(condition: { reason?: string } | undefined): boolean {
+  return condition?.reason === WARMUP_FAILED;
+}
+
 export function prewarmConfigured(p: PrewarmSpec | undefined): boolean {
   return bufferReplicas(p) > 0;
 }
@@ -65,7 +73,7 @@ export function evaluatePrewarm(
   if (progress?.phase === 'failed') {
     return {
       warm: false, startWarmup: false, status: { version, startedAt, ...counts },
-      condition: { status: 'False', reason: 'WarmupFailed', message: `version ${version}: warmup did not succeed before its deadline: ${progress.lastError ?? 'unknown error'}` },
+      condition: { status: 'False', reason: WARMUP_FAILED, message: `version ${version}: warmup did not succeed before its deadline: ${progress.lastError ?? 'unknown error'}` },
     };
   }
   return {
