@@ -20,6 +20,16 @@ import { routingManager } from '../planner/write-rules.ts';
 import { unservedKinds } from './data-plane.ts';
 import { objectKey } from '../util/object-key.ts';
 
+/**
+ * The cache of the operator's children of `kind` (ours by label): one definition for every controller
+ * that reads them, since the manager shares one informer per kind and selector and the first caller's
+ * transform wins. Children keep our own managedFields entries: they tell which fields we applied (see needsApply).
+ */
+export function childInformer(mgr: Manager, kind: ResourceKind): Informer<WorkloadObject> {
+  const transform = keepAppliedFields(mgr.client.fieldManager, routingManager(mgr.client.fieldManager));
+  return mgr.informer<WorkloadObject>(kind, { labelSelector: MANAGED_SELECTOR, transform, optional: true });
+}
+
 export class AppCaches {
   private readonly services: Informer<WorkloadObject>;
   private readonly inferenceServices: Informer<WorkloadObject>;
@@ -29,9 +39,7 @@ export class AppCaches {
   private readonly revisions: Informer<Revision>;
 
   constructor(mgr: Manager, route: Route) {
-    // Children keep our own managedFields entry: it tells which fields we applied (see needsApply).
-    const transform = keepAppliedFields(mgr.client.fieldManager, routingManager(mgr.client.fieldManager));
-    const child = (kind: ResourceKind) => mgr.informer<WorkloadObject>(kind, { labelSelector: MANAGED_SELECTOR, transform, optional: true });
+    const child = (kind: ResourceKind) => childInformer(mgr, kind);
     this.services = child(Kinds.KnativeService);
     this.inferenceServices = child(Kinds.InferenceService);
     this.virtualServices = child(Kinds.VirtualService);

@@ -28,6 +28,7 @@ import { StatusWriter } from '../runtime/status.ts';
 import { Kinds } from '../util/kinds.ts';
 import { MANAGED_SELECTOR } from '../util/managed-by.ts';
 import { splitKey } from '../util/object-key.ts';
+import { childInformer } from './app-caches.ts';
 import { ChildWriter } from './children.ts';
 import { executeForApp } from './execute.ts';
 import type { ModelCacheQuota } from './model-cache-quota.ts';
@@ -72,8 +73,8 @@ export class ModelCacheReconciler {
     this.apps = mgr.informer<ServerlessApp>(Kinds.ServerlessApp);
     // Optional: KServe without its LocalModel feature (or no KServe) only means no model is cached.
     this.caches = mgr.informer<CacheObject>(cacheKind(o.scope), { labelSelector: MANAGED_SELECTOR, transform: keepAppliedFields(mgr.client.fieldManager), optional: true });
-    // The app controller's informer (same kind and selector, so the manager shares it).
-    this.inferenceServices = mgr.informer<WorkloadObject>(Kinds.InferenceService, { labelSelector: MANAGED_SELECTOR, optional: true });
+    // The app controller's InferenceServices: one definition (childInformer), so the manager shares one informer.
+    this.inferenceServices = childInformer(mgr, Kinds.InferenceService);
     this.children = new ChildWriter(mgr.client);
     this.quota = o.quota;
     this.status = new StatusWriter(mgr.client, { fieldManager: modelCacheFieldManager(mgr.client.fieldManager) });
