@@ -38,6 +38,7 @@ import { revisionsSelector, type Revision } from '../planner/revisions.ts';
 import type { WorkloadObject } from '../planner/workloads.ts';
 import { ApiError, isNotFound, isRejection, type KubeClient } from '../runtime/client.ts';
 import { apiVersionOf, Kinds, type ResourceKind } from '../util/kinds.ts';
+import { isManaged } from '../util/managed-by.ts';
 import { CommandError } from './commands.ts';
 import type { PlanInput, PlatformSettings } from './plan-document.ts';
 import type { NamespaceView } from './plan-namespace.ts';
@@ -259,9 +260,14 @@ function held<T>(detect: (log: { warn(message: string): void }) => Promise<T>): 
   };
 }
 
-/** The routes as the operator's caches would hold them under the platform's router, from `read` (keyed by routeKey). */
+/**
+ * The routes as the operator's caches would hold them under the platform's router, from `read` (keyed by
+ * routeKey): ours only, by label, as its informers list them (KServe's own VirtualService carries the
+ * app's name too).
+ */
 function routesOf(settings: PlatformSettings, app: ServerlessApp, read: Map<string, WorkloadObject | undefined>): PlanInput['routes'] {
-  return appRoutes(routerFor(settings.router, settings.localGateway), app, (kind, name) => read.get(routeKey(kind, name)));
+  const ours = (obj: WorkloadObject | undefined) => (obj && isManaged(obj) ? obj : undefined);
+  return appRoutes(routerFor(settings.router, settings.localGateway), app, (kind, name) => ours(read.get(routeKey(kind, name))));
 }
 
 function routeKey(kind: ResourceKind, name: string): string {

@@ -140,7 +140,8 @@ function childOperations(o: ReconcileObservation, d: Decision): ChildOperation[]
   }];
   if (workload.boundsOnRevisions) ops.push(...boundsOperations(d));
   const { live, legacy } = o.routes;
-  const retired = o.routes.retired ? { kind: retiredRouteKind(o.route), live: o.routes.retired } : undefined;
+  const retiredKind = retiredRouteKind(o.route);
+  const retired = o.routes.retired && retiredKind ? { kind: retiredKind, live: o.routes.retired } : undefined;
   if (legacy) ops.push({ id: 'legacy-route', action: 'remove', kind: o.route.kind, live: legacy, why: `before 0.2 our ${o.route.kind.kind} carried the app's name, which KServe also uses for its own` });
   if (!app.spec.ingress) {
     if (live) ops.push({ id: 'route', action: 'remove', kind: o.route.kind, live, why: 'spec.ingress was removed' });

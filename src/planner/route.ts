@@ -82,8 +82,10 @@ export function routerFor(name: RouterName, localGateway: string): Route {
 }
 
 /** The route kind of the router not in use: what a router switch leaves behind. */
-export function retiredRouteKind(route: Route): ResourceKind {
-  return route.kind === Kinds.HTTPRoute ? Kinds.VirtualService : Kinds.HTTPRoute;
+export function retiredRouteKind(route: Route): ResourceKind | undefined {
+  // Under istio, HTTPRoutes are neither watched nor removed (the RBAC grants them only under gateway-api):
+  // switching back leaves them to their app's garbage collection (docs/install.md, Routers).
+  return route.kind === Kinds.HTTPRoute ? Kinds.VirtualService : undefined;
 }
 
 /** An app's routes a reconcile sees: ours, ours under its pre-0.2 name, and the other router's (left by a router switch). */
@@ -93,9 +95,13 @@ export interface AppRoutes { live?: WorkloadObject; legacy?: WorkloadObject; ret
 export type RouteRef = readonly [kind: ResourceKind, name: string];
 
 /** Where each of the app's routes would be under `route`. Both routers use the same name, so a retired route is the other kind of that name. */
-export function routeRefs(route: Route, app: Pick<ServerlessApp, 'metadata'>): { live: RouteRef; legacy?: RouteRef; retired: RouteRef } {
-  const name = route.name(app), legacyName = route.legacyName(app);
-  return { live: [route.kind, name], ...(legacyName !== undefined ? { legacy: [route.kind, legacyName] as const } : {}), retired: [retiredRouteKind(route), name] };
+export function routeRefs(route: Route, app: Pick<ServerlessApp, 'metadata'>): { live: RouteRef; legacy?: RouteRef; retired?: RouteRef } {
+  const name = route.name(app), legacyName = route.legacyName(app), retiredKind = retiredRouteKind(route);
+  return {
+    live: [route.kind, name],
+    ...(legacyName !== undefined ? { legacy: [route.kind, legacyName] as const } : {}),
+    ...(retiredKind ? { retired: [retiredKind, name] as const } : {}),
+  };
 }
 
 /** Every place either router may find one of the app's routes: what a reader that does not know the router yet reads (kubectl sapp plan). */
@@ -112,6 +118,6 @@ export function everyRouteRef(app: Pick<ServerlessApp, 'metadata'>): RouteRef[] 
  */
 export function appRoutes(route: Route, app: Pick<ServerlessApp, 'metadata'>, find: (...ref: RouteRef) => WorkloadObject | undefined): AppRoutes {
   const refs = routeRefs(route, app);
-  const live = find(...refs.live), legacy = refs.legacy && find(...refs.legacy), retired = find(...refs.retired);
+  const live = find(...refs.live), legacy = refs.legacy && find(...refs.legacy), retired = refs.retired && find(...refs.retired);
   return { ...(live ? { live } : {}), ...(legacy ? { legacy } : {}), ...(retired ? { retired } : {}) };
 }
