@@ -140,22 +140,3 @@ describe('workloads: a Knative revision is born with its bounds (Knative >= 1.21
     assert.equal(render(0, 0).name, render(2, 3).name);
   });
 });
-
-describe('workloads: a Knative revision carries the prewarm buffer as its initial-scale (template bounds, Knative < 1.21)', () => {
-  const initialScale = (prewarm: ReturnType<typeof containerApp>['spec']['prewarm']) => {
-    const app = containerApp({ ...(prewarm ? { prewarm } : {}) });
-    const plan = { phase: 'Pending' as const, events: [], analysisDue: false, initial: { version: 'v1', ready: false, warm: false },
-      promoted: { status: 'False' as const, reason: 'x', message: 'x' }, progressing: { status: 'False' as const, reason: 'x', message: 'x' } };
-    const o = knativeWorkload(false).render({ app, version: 'v1', plan, effective: { minScale: 0 }, prewarmReplicas: 0, revisions: [] });
-    return (o.spec as { template: { metadata: { annotations: Record<string, string> } } }).template.metadata.annotations['autoscaling.knative.dev/initial-scale'];
-  };
-  const cases: Array<[string, Parameters<typeof initialScale>[0], string | undefined]> = [
-    ['prewarm.replicas', { replicas: 3 }, '3'],
-    ['one replica for warmup alone: without it Knative may start none, and warmup has no pod to reach', { warmup: { path: '/healthz' } }, '1'],
-    ['nothing without a buffer: the cluster\'s initial-scale', { leadTime: '5m' }, undefined],
-    ['nothing without prewarm', undefined, undefined],
-  ];
-  for (const [what, prewarm, want] of cases) {
-    it(`${what}: ${want ?? 'none'}`, () => assert.equal(initialScale(prewarm), want));
-  }
-});

@@ -4,7 +4,6 @@
 // from the rollout plan, and how to read readiness and traffic back.
 
 import type { ServerlessApp, TrafficStatus } from '../api/v1alpha1/serverlessapp.ts';
-import { bufferReplicas } from '../prewarm/prewarm.ts';
 import { boundsAnnotations, INITIAL_SCALE, templateAutoscaling } from '../render/autoscaling.ts';
 import { renderInferenceService } from '../render/inference-service.ts';
 import { knativeTemplate, renderKnativeService } from '../render/knative-service.ts';
@@ -161,9 +160,8 @@ export function knativeWorkload(inPlaceBounds: boolean, clusterLocal = true): Wo
       const born = plan ? revisionBounds(plan, effective, prewarmReplicas).get(name) : undefined;
       return knativeTemplate(app, version, annotations, boundsAnnotations(born ?? effective));
     }
-    // Legacy Knative: bounds are baked into the revision, and the prewarm buffer rides on initial-scale
-    // (without it Knative starts the cluster's initial-scale, which may be 0: no pod for warmup to reach).
-    const replicas = bufferReplicas(app.spec.prewarm);
+    // Legacy Knative: bounds are baked into the revision, and the prewarm buffer rides on initial-scale.
+    const replicas = app.spec.prewarm?.replicas ?? 0;
     return knativeTemplate(app, version, {
       ...annotations, ...boundsAnnotations(effective),
       ...(replicas > 0 ? { [INITIAL_SCALE]: String(replicas) } : {}),
