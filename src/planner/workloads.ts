@@ -161,6 +161,9 @@ export function knativeWorkload(inPlaceBounds: boolean, clusterLocal = true): Wo
       return knativeTemplate(app, version, annotations, boundsAnnotations(born ?? effective));
     }
     // Legacy Knative: bounds are baked into the revision, and the prewarm buffer rides on initial-scale.
+    // prewarm.replicas only, not bufferReplicas (warmup alone asks for 1): the annotations name the revision,
+    // so counting warmup would give every warmup-only app a new revision, never warmed, on upgrade; without
+    // the annotation Knative starts the cluster's initial-scale (1 unless the platform changed it).
     const replicas = app.spec.prewarm?.replicas ?? 0;
     return knativeTemplate(app, version, {
       ...annotations, ...boundsAnnotations(effective),
