@@ -86,6 +86,17 @@ describe('kubectl sapp plan (the plan document and its text)', () => {
     golden('no-op', doc);
   });
 
+  const pausedCases: Array<[string, ServerlessAppSpec['rollout'], RegExp]> = [
+    ['paused with canaryPercent 100: the operator holds the pause (promotion waits for it to be removed)', { paused: true, canaryPercent: 100 }, /^paused \(rollout\.paused\) at 0%/],
+    ['paused with promote of this version: the promotion overrides the pause', { paused: true, promote: versionOf({ ...SPEC, container: { image: 'ghcr.io/acme/shop:2' } }) }, /^promotion of /],
+  ];
+  for (const [what, rollout, summary] of pausedCases) {
+    it(`a new image ${what}`, () => {
+      const doc = plan(edit({ ...SPEC, container: { image: 'ghcr.io/acme/shop:2' }, rollout: { ...SPEC.rollout, ...rollout } }));
+      assert.match(doc.rollout!.summary, summary);
+    });
+  }
+
   it('a new image starts a canary: the workload changes, the steps are listed with their waits, exit code 2', () => {
     const doc = plan(edit({ ...SPEC, container: { image: 'ghcr.io/acme/shop:2' } }));
     assert.equal(exitCode(doc), 2);

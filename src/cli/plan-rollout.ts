@@ -71,11 +71,12 @@ export function explainRollout(app: ServerlessApp, d: Decision): RolloutExplanat
     summary = `aborted (rollout.abort): candidate ${d.version} kept at 0% and scaled to zero; stable ${stable!.version} keeps all traffic`;
   } else if (d.plan.phase === 'Failed') {
     summary = d.plan.progressing.message;
+  } else if (d.plan.phase === 'Paused') {
+    // The operator's verdict, not rollout.paused read again: promote of this version overrides a pause, canaryPercent 100 does not.
+    summary = `paused (rollout.paused) at ${canary?.weight ?? 0}%: no step advances, no checks run and the deadline does not count until it is removed`;
   } else if (rollout.promote === d.version || rollout.canaryPercent === 100) {
     summary = `promotion of ${d.version} without steps or checks`;
     steps.push({ weight: 100, after: 'once ready and warm' });
-  } else if (rollout.paused) {
-    summary = `paused (rollout.paused) at ${canary?.weight ?? 0}%: no step advances, no checks run and the deadline does not count until it is removed`;
   } else if (rollout.canaryPercent !== undefined) {
     summary = rollout.canaryPercent === 0 && rollout.match?.length
       ? `header testing: requests matching rollout.match reach ${d.version}; all other traffic stays on ${stable!.version}`
