@@ -167,6 +167,14 @@ export function planRollout(input: RolloutInput): RolloutPlan {
 /** How to try again, for messages. */
 const RETRY_HINT = 'change rollout.retry (kubectl sapp retry) or the workload spec to try again';
 
+/** A version's start failed: the data plane gave up on its revision before it was ready, or warmup gave up before it was warm. */
+function startFailure(input: RolloutInput, revision: string | undefined, ready: boolean, warm: boolean): Pick<Failure, 'reason' | 'message'> | undefined {
+  const failedRevision = revision ? input.revisions.find((r) => r.name === revision)?.failed : undefined;
+  if (failedRevision && !ready) return { reason: 'RevisionFailed', message: `revision ${revision} failed: ${failedRevision}` };
+  if (input.warmupFailed && !warm) return { reason: 'WarmupFailed', message: `warmup did not succeed before its deadline: ${input.warmupFailed}` };
+  return undefined;
+}
+
 function firstVersion(input: RolloutInput, ready: boolean): RolloutPlan {
   const { version, revision } = input.desired;
   const retry = input.rollout?.retry ?? 0;
@@ -174,11 +182,8 @@ function firstVersion(input: RolloutInput, ready: boolean): RolloutPlan {
   const held = prev.failure?.version === version && failureHolds(prev.failure, retry) ? prev.failure : undefined;
   const warm = ready && input.isWarm(version);
   const initial = { version, ...(revision ? { revision } : {}), ready, warm };
-  const failedRevision = revision ? input.revisions.find((r) => r.name === revision)?.failed : undefined;
-  const failure: Failure | undefined = held
-    ?? (failedRevision && !ready ? { version, reason: 'RevisionFailed', message: `revision ${revision} failed: ${failedRevision}`, at: input.now.toISOString(), retry }
-      : input.warmupFailed && !warm ? { version, reason: 'WarmupFailed', message: `warmup did not succeed before its deadline: ${input.warmupFailed}`, at: input.now.toISOString(), retry }
-        : undefined);
+  const gaveUp = startFailure(input, revision, ready, warm);
+  const failure: Failure | undefined = held ?? (gaveUp && { version, ...gaveUp, at: input.now.toISOString(), retry });
   if (failure) {
     // Nothing else can serve: the data plane routes to the first version whenever it is ready, warm or not.
     const message = `first version ${version} failed (${failure.reason}): ${failure.message}; ${ready ? 'it serves anyway, as nothing else can' : 'nothing serves'}; ${RETRY_HINT}`;
@@ -254,9 +259,8 @@ function candidateStep(input: RolloutInput, stable: RevisionRef, ready: boolean)
   }
 
   // 3. New failures: the data plane gave up on the revision, warmup gave up, or the deadline passed.
-  const failedRevision = revision ? input.revisions.find((r) => r.name === revision)?.failed : undefined;
-  if (failedRevision && !ready) return fail({ reason: 'RevisionFailed', message: `revision ${revision} failed: ${failedRevision}` });
-  if (input.warmupFailed && !warm) return fail({ reason: 'WarmupFailed', message: `warmup did not succeed before its deadline: ${input.warmupFailed}` });
+  const gaveUp = startFailure(input, revision, ready, warm);
+  if (gaveUp) return fail(gaveUp);
   const deadlineMs = parseDuration(rollout?.progressDeadline ?? ROLLOUT_DEFAULTS.progressDeadline);
   const deadlineAt = Date.parse(startedAt) + deadlineMs;
   const paused = !!rollout?.paused && rollout.promote !== desired.version;
