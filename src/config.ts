@@ -91,15 +91,33 @@ export interface Budgets {
   pendingEventsPerNamespace: number;
 }
 
+/** The flags' defaults, stated once: the help shows them and parseConfig uses them. */
+const DEFAULTS = {
+  concurrency: 4,
+  logLevel: 'info',
+  leaderElectionNamespace: 'serverlessapp-system',
+  maxModelSize: DEFAULT_MAX_MODEL_SIZE,
+  hostClaimReleaseAfter: DEFAULT_HOST_CLAIM_RELEASE_AFTER,
+  modelCacheNodeGroup: 'default',
+  modelCacheScope: 'namespace',
+  knativeInPlaceScaling: 'auto',
+  knativeVisibility: 'cluster-local',
+  localGateway: 'knative-local-gateway.istio-system.svc.cluster.local',
+  router: 'istio',
+  /** An idle watch's restart: the informer's default (runtime/informer.ts), and the shortest allowed. */
+  watchWatchdog: '60s',
+  watchWatchdogMinMs: 3_000,
+} as const;
+
 const OPTIONS = {
   kubeconfig: { type: 'string', env: 'KUBECONFIG', help: 'kubeconfig path (default: in-cluster, then $KUBECONFIG, ~/.kube/config)' },
   namespaces: { type: 'string', env: 'WATCH_NAMESPACES', help: 'comma-separated namespaces to watch (default: all)' },
-  concurrency: { type: 'string', env: 'MAX_CONCURRENT_RECONCILES', help: 'reconcile workers (default 4)' },
-  'log-level': { type: 'string', env: 'LOG_LEVEL', help: 'error|warn|info|debug (default info)' },
+  concurrency: { type: 'string', env: 'MAX_CONCURRENT_RECONCILES', help: `reconcile workers (default ${DEFAULTS.concurrency})` },
+  'log-level': { type: 'string', env: 'LOG_LEVEL', help: `error|warn|info|debug (default ${DEFAULTS.logLevel})` },
   'metrics-bind-address': { type: 'string', env: 'METRICS_BIND_ADDRESS', help: `metrics listen address (default ${DEFAULT_METRICS_ADDR})` },
   'health-probe-bind-address': { type: 'string', env: 'HEALTH_PROBE_BIND_ADDRESS', help: `probe listen address (default ${DEFAULT_PROBE_ADDR})` },
   'leader-elect': { type: 'string', env: 'LEADER_ELECT', help: 'true|false (default true in a pod, false outside a cluster, e.g. npm start)' },
-  'leader-election-namespace': { type: 'string', env: 'POD_NAMESPACE', help: 'namespace of the Lease (default serverlessapp-system)' },
+  'leader-election-namespace': { type: 'string', env: 'POD_NAMESPACE', help: `namespace of the Lease (default ${DEFAULTS.leaderElectionNamespace})` },
   'leader-election-id': { type: 'string', env: 'LEADER_ELECTION_ID', help: `Lease name (default ${DEFAULT_LEASE_NAME})` },
   identity: { type: 'string', env: 'POD_NAME', help: 'this replica\'s identity (default hostname_uuid, new at each start)' },
   'allowed-gateways': { type: 'string', env: 'ALLOWED_GATEWAYS', help: 'comma-separated gateways apps may use: ns/name, ns/*, *, {namespace}/* (default: none, mesh only)' },
@@ -107,7 +125,7 @@ const OPTIONS = {
   'allow-wildcard-hosts': { type: 'string', env: 'ALLOW_WILDCARD_HOSTS', help: 'true|false: apps may claim *.domain hosts (default false)' },
   'analysis-providers': { type: 'string', env: 'ANALYSIS_PROVIDERS', help: 'comma-separated Prometheus providers apps may name: name=url,... (default: none)' },
   'allow-analysis-address': { type: 'string', env: 'ALLOW_ANALYSIS_ADDRESS', help: 'true|false: apps may give their own Prometheus address, which the operator will fetch (default false)' },
-  'max-model-size': { type: 'string', env: 'MAX_MODEL_SIZE', help: 'largest model.size a model cache may reserve on each node (default 100Gi)' },
+  'max-model-size': { type: 'string', env: 'MAX_MODEL_SIZE', help: `largest model.size a model cache may reserve on each node (default ${DEFAULTS.maxModelSize})` },
   'allowed-storage-uri-prefixes': { type: 'string', env: 'ALLOWED_STORAGE_URI_PREFIXES', help: 'comma-separated prefixes model.storageUri must start with, e.g. s3://models/,pvc://{namespace}/ (default: any)' },
   'allowed-service-accounts': { type: 'string', env: 'ALLOWED_SERVICE_ACCOUNTS', help: 'comma-separated service accounts apps may run their pods as (serviceAccountName), * for any (default: none)' },
   'allowed-pod-metadata-keys': { type: 'string', env: 'ALLOWED_POD_METADATA_KEYS', help: `comma-separated pod label/annotation keys with a prefix (x.y/name), or the labels app, version, that apps may set: exact keys or prefix/*, e.g. sidecar.istio.io/inject,prometheus.io/*; any other prefixed key is refused; replaces the default (default ${DEFAULT_ALLOWED_POD_METADATA_KEYS.join(',')}; empty: none)` },
@@ -117,21 +135,21 @@ const OPTIONS = {
   'allow-secret-references': { type: 'string', env: 'ALLOW_SECRET_REFERENCES', help: 'true|false: apps\' pods may read Secrets of their namespace through env, envFrom and volumes (default false)' },
   'max-model-cache-bytes-per-namespace': { type: 'string', env: 'MAX_MODEL_CACHE_BYTES_PER_NAMESPACE', help: `most the model caches of one namespace may reserve on each node, the sum of their model.size (default ${DEFAULT_MAX_MODEL_CACHE_PER_NAMESPACE})` },
   'max-host-claims-per-namespace': { type: 'string', env: 'MAX_HOST_CLAIMS_PER_NAMESPACE', help: `most hosts (HostClaims) one namespace may hold (default ${DEFAULT_MAX_HOST_CLAIMS_PER_NAMESPACE})` },
-  'host-claim-release-after': { type: 'string', env: 'HOST_CLAIM_RELEASE_AFTER', help: 'how long a host no app of its namespace names stays the namespace\'s before its HostClaim is released, e.g. 1h, 24h (default 1h): an app deleted and re-created within it keeps its host' },
+  'host-claim-release-after': { type: 'string', env: 'HOST_CLAIM_RELEASE_AFTER', help: `how long a host no app of its namespace names stays the namespace's before its HostClaim is released, e.g. 1h, 24h (default ${DEFAULTS.hostClaimReleaseAfter}): an app deleted and re-created within it keeps its host` },
   'warmup-url-template': { type: 'string', env: 'WARMUP_URL_TEMPLATE', help: 'URL of one revision, with {revision} {namespace} {app} {version} {path}' },
-  'model-cache-node-group': { type: 'string', env: 'MODEL_CACHE_NODE_GROUP', help: 'LocalModelNodeGroup for model caches (default "default")' },
-  'model-cache-scope': { type: 'string', env: 'MODEL_CACHE_SCOPE', help: 'namespace|cluster|auto (default namespace; cluster and auto opt in to cluster-scoped caches)' },
-  'knative-inplace-scaling': { type: 'string', env: 'KNATIVE_INPLACE_SCALING', help: 'auto|true|false (default auto: detect Knative >= 1.21)' },
-  'knative-visibility': { type: 'string', env: 'KNATIVE_VISIBILITY', help: 'cluster-local|external: whether Knative also exposes apps on its external domain (default cluster-local: only the hosts an app claims in spec.ingress, which the platform allows)' },
-  'local-gateway': { type: 'string', env: 'KNATIVE_LOCAL_GATEWAY', help: 'Knative local gateway host (default knative-local-gateway.istio-system.svc.cluster.local)' },
-  router: { type: 'string', env: 'ROUTER', help: 'istio|gateway-api: spec.ingress as an Istio VirtualService or a Gateway API HTTPRoute (gateway.networking.k8s.io/v1) whose parents are the app\'s gateways (default istio)' },
+  'model-cache-node-group': { type: 'string', env: 'MODEL_CACHE_NODE_GROUP', help: `LocalModelNodeGroup for model caches (default "${DEFAULTS.modelCacheNodeGroup}")` },
+  'model-cache-scope': { type: 'string', env: 'MODEL_CACHE_SCOPE', help: `namespace|cluster|auto (default ${DEFAULTS.modelCacheScope}; cluster and auto opt in to cluster-scoped caches)` },
+  'knative-inplace-scaling': { type: 'string', env: 'KNATIVE_INPLACE_SCALING', help: `auto|true|false (default ${DEFAULTS.knativeInPlaceScaling}: detect Knative >= 1.21)` },
+  'knative-visibility': { type: 'string', env: 'KNATIVE_VISIBILITY', help: `cluster-local|external: whether Knative also exposes apps on its external domain (default ${DEFAULTS.knativeVisibility}: only the hosts an app claims in spec.ingress, which the platform allows)` },
+  'local-gateway': { type: 'string', env: 'KNATIVE_LOCAL_GATEWAY', help: `Knative local gateway host (default ${DEFAULTS.localGateway})` },
+  router: { type: 'string', env: 'ROUTER', help: `istio|gateway-api: spec.ingress as an Istio VirtualService or a Gateway API HTTPRoute (gateway.networking.k8s.io/v1) whose parents are the app's gateways (default ${DEFAULTS.router})` },
   'max-warmups-per-namespace': { type: 'string', env: 'MAX_WARMUPS_PER_NAMESPACE', help: `warmup tasks one namespace runs at once; more wait their turn (default ${DEFAULT_WARMUP_SLOTS.perNamespace})` },
   'max-concurrent-warmups': { type: 'string', env: 'MAX_CONCURRENT_WARMUPS', help: `warmup tasks the operator runs at once, shared round-robin by namespaces (default ${DEFAULT_WARMUP_SLOTS.total})` },
   'max-analyses-per-namespace': { type: 'string', env: 'MAX_ANALYSES_PER_NAMESPACE', help: `analysis rounds one namespace runs at once (default ${DEFAULT_ANALYSIS_SLOTS.perNamespace})` },
   'max-concurrent-analyses': { type: 'string', env: 'MAX_CONCURRENT_ANALYSES', help: `analysis rounds the operator runs at once, shared round-robin by namespaces (default ${DEFAULT_ANALYSIS_SLOTS.total})` },
   'max-pending-events-per-namespace': { type: 'string', env: 'MAX_PENDING_EVENTS_PER_NAMESPACE', help: `Events one namespace may have waiting to be written; more are dropped and counted (default ${DEFAULT_MAX_PENDING_EVENTS_PER_NAMESPACE}; ${MAX_PENDING_EVENTS} for all)` },
   'clock-start': { type: 'string', env: 'CLOCK_START', help: 'demo clock: start time (RFC 3339); time runs from there' },
-  'watch-watchdog': { type: 'string', env: '', help: 'restart a watch that carried no traffic for this long, e.g. 30s (default 60s, at least 3s)' },
+  'watch-watchdog': { type: 'string', env: '', help: `restart a watch that carried no traffic for this long, e.g. 30s (default ${DEFAULTS.watchWatchdog}, at least ${DEFAULTS.watchWatchdogMinMs / 1000}s)` },
   help: { type: 'boolean', env: '', help: 'show this help' },
 } as const;
 
@@ -163,7 +181,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv): OperatorCon
     const raw = typeof v === 'string' ? v : e ? env[e] : undefined;
     return raw === undefined ? [...fallback] : list(raw);
   };
-  const concurrency = Number(get('concurrency') ?? 4);
+  const concurrency = Number(get('concurrency') ?? DEFAULTS.concurrency);
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 256) throw new ConfigError('--concurrency must be an integer from 1 to 256');
   const clockStart = get('clock-start');
   if (clockStart && Number.isNaN(Date.parse(clockStart))) throw new ConfigError(`--clock-start: ${JSON.stringify(clockStart)} is not an RFC 3339 time`);
@@ -174,11 +192,11 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv): OperatorCon
     ...(get('kubeconfig') ? { kubeconfig: get('kubeconfig')! } : {}),
     namespaces: list(get('namespaces')),
     concurrency,
-    logLevel: oneOf('log-level', get('log-level') ?? 'info', ['error', 'warn', 'info', 'debug'] as const),
+    logLevel: oneOf('log-level', get('log-level') ?? DEFAULTS.logLevel, ['error', 'warn', 'info', 'debug'] as const),
     metricsAddr: get('metrics-bind-address') ?? DEFAULT_METRICS_ADDR,
     probeAddr: get('health-probe-bind-address') ?? DEFAULT_PROBE_ADDR,
     leaderElect: bool('leader-elect', get('leader-elect'), inPod(env)),
-    leaderElectionNamespace: get('leader-election-namespace') ?? 'serverlessapp-system',
+    leaderElectionNamespace: get('leader-election-namespace') ?? DEFAULTS.leaderElectionNamespace,
     leaderElectionId: get('leader-election-id') ?? DEFAULT_LEASE_NAME,
     identity: get('identity') ?? newReplicaIdentity(),
     allowedGateways: list(get('allowed-gateways')),
@@ -186,7 +204,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv): OperatorCon
     allowWildcardHosts: bool('allow-wildcard-hosts', get('allow-wildcard-hosts'), false),
     analysisProviders: providers(get('analysis-providers')),
     allowAnalysisAddress: bool('allow-analysis-address', get('allow-analysis-address'), false),
-    maxModelSizeBytes: size('max-model-size', get('max-model-size') ?? DEFAULT_MAX_MODEL_SIZE),
+    maxModelSizeBytes: size('max-model-size', get('max-model-size') ?? DEFAULTS.maxModelSize),
     allowedStorageUriPrefixes: storageUriPrefixes(list(get('allowed-storage-uri-prefixes'))),
     allowedServiceAccounts: list(get('allowed-service-accounts')).map(serviceAccount),
     allowedPodMetadataKeys: getList('allowed-pod-metadata-keys', DEFAULT_ALLOWED_POD_METADATA_KEYS).map(podMetadataKey),
@@ -196,14 +214,14 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv): OperatorCon
     allowSecretReferences: bool('allow-secret-references', get('allow-secret-references'), false),
     maxModelCacheBytesPerNamespace: size('max-model-cache-bytes-per-namespace', get('max-model-cache-bytes-per-namespace') ?? DEFAULT_MAX_MODEL_CACHE_PER_NAMESPACE),
     maxHostClaimsPerNamespace: count('max-host-claims-per-namespace', get('max-host-claims-per-namespace'), DEFAULT_MAX_HOST_CLAIMS_PER_NAMESPACE),
-    hostClaimReleaseAfterMs: releaseAfter(get('host-claim-release-after') ?? DEFAULT_HOST_CLAIM_RELEASE_AFTER),
+    hostClaimReleaseAfterMs: releaseAfter(get('host-claim-release-after') ?? DEFAULTS.hostClaimReleaseAfter),
     warmupUrlTemplate: get('warmup-url-template') ?? `http://${privateServiceHost('{revision}', '{namespace}')}{path}`,
-    modelCacheNodeGroup: get('model-cache-node-group') ?? 'default',
-    modelCacheScope: oneOf('model-cache-scope', get('model-cache-scope') ?? 'namespace', ['namespace', 'cluster', 'auto'] as const),
-    knativeInPlaceScaling: oneOf('knative-inplace-scaling', get('knative-inplace-scaling') ?? 'auto', ['auto', 'true', 'false'] as const),
-    knativeVisibility: oneOf('knative-visibility', get('knative-visibility') ?? 'cluster-local', ['cluster-local', 'external'] as const),
-    localGateway: get('local-gateway') ?? 'knative-local-gateway.istio-system.svc.cluster.local',
-    router: oneOf('router', get('router') ?? 'istio', ROUTERS),
+    modelCacheNodeGroup: get('model-cache-node-group') ?? DEFAULTS.modelCacheNodeGroup,
+    modelCacheScope: oneOf('model-cache-scope', get('model-cache-scope') ?? DEFAULTS.modelCacheScope, ['namespace', 'cluster', 'auto'] as const),
+    knativeInPlaceScaling: oneOf('knative-inplace-scaling', get('knative-inplace-scaling') ?? DEFAULTS.knativeInPlaceScaling, ['auto', 'true', 'false'] as const),
+    knativeVisibility: oneOf('knative-visibility', get('knative-visibility') ?? DEFAULTS.knativeVisibility, ['cluster-local', 'external'] as const),
+    localGateway: get('local-gateway') ?? DEFAULTS.localGateway,
+    router: oneOf('router', get('router') ?? DEFAULTS.router, ROUTERS),
     ...(clockStart ? { clockStart } : {}),
     ...(watchWatchdogMs !== undefined ? { watchWatchdogMs } : {}),
     budgets: {
@@ -343,6 +361,6 @@ function watchdogMs(value: string): number {
   } catch (e) {
     throw new ConfigError(`--watch-watchdog: ${(e as Error).message}`);
   }
-  if (ms < 3_000) throw new ConfigError(`--watch-watchdog: ${JSON.stringify(value)} is shorter than 3s`);
+  if (ms < DEFAULTS.watchWatchdogMinMs) throw new ConfigError(`--watch-watchdog: ${JSON.stringify(value)} is shorter than ${DEFAULTS.watchWatchdogMinMs / 1000}s`);
   return ms;
 }
