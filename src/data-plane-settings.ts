@@ -6,9 +6,8 @@
 import type { OperatorConfig } from './config.ts';
 import type { CacheScope } from './render/local-model-cache.ts';
 import { ApiError, type KubeClient } from './runtime/client.ts';
-import { Kinds } from './util/kinds.ts';
-
-const CRD = { group: 'apiextensions.k8s.io', version: 'v1', kind: 'CustomResourceDefinition', plural: 'customresourcedefinitions', namespaced: false };
+import { crdName, Kinds } from './util/kinds.ts';
+import { versionAtLeast } from './util/version.ts';
 
 /**
  * Knative >= 1.21 scales live Revisions in place (knative/serving PR #16186, in
@@ -19,8 +18,7 @@ const CRD = { group: 'apiextensions.k8s.io', version: 'v1', kind: 'CustomResourc
  */
 export function inPlaceScalingFromLabels(labels: Record<string, string>): boolean {
   const v = labels['app.kubernetes.io/version'] ?? labels['serving.knative.dev/release'] ?? '';
-  const m = /^v?(\d+)\.(\d+)/.exec(v);
-  return !!m && (Number(m[1]) > 1 || (Number(m[1]) === 1 && Number(m[2]) >= 21));
+  return versionAtLeast(v, '1.21');
 }
 
 /**
@@ -30,7 +28,7 @@ export function inPlaceScalingFromLabels(labels: Record<string, string>): boolea
  */
 async function readCrd<T>(client: KubeClient, name: string, log: { warn(message: string): unknown }, fallback: string): Promise<T | undefined | 'forbidden'> {
   try {
-    return await client.get<T>(CRD, undefined, name);
+    return await client.get<T>(Kinds.CustomResourceDefinition, undefined, name);
   } catch (err) {
     // 401 is no refusal to fall back from: verifyCredentials has ended the process on it before.
     if (!(err instanceof ApiError) || err.code !== 403) throw err;
@@ -41,7 +39,7 @@ async function readCrd<T>(client: KubeClient, name: string, log: { warn(message:
 
 export async function detectInPlaceScaling(client: KubeClient, setting: OperatorConfig['knativeInPlaceScaling'], log: { warn(message: string): unknown }): Promise<boolean> {
   if (setting !== 'auto') return setting === 'true';
-  const crd = await readCrd<{ metadata?: { labels?: Record<string, string> } }>(client, 'services.serving.knative.dev', log,
+  const crd = await readCrd<{ metadata?: { labels?: Record<string, string> } }>(client, crdName(Kinds.KnativeService), log,
     'assuming Knative < 1.21: scale bounds go into the revision template, which works on every Knative. Set --knative-inplace-scaling=true|false (KNATIVE_INPLACE_SCALING) to choose without the read');
   return crd !== 'forbidden' && inPlaceScalingFromLabels(crd?.metadata?.labels ?? {});
 }
@@ -49,7 +47,7 @@ export async function detectInPlaceScaling(client: KubeClient, setting: Operator
 /** The namespace-scoped cache exists in newer KServe and can be garbage-collected; prefer it. */
 export async function detectCacheScope(client: KubeClient, setting: OperatorConfig['modelCacheScope'], log: { warn(message: string): unknown }): Promise<CacheScope> {
   if (setting !== 'auto') return setting;
-  const crd = await readCrd(client, `${Kinds.LocalModelNamespaceCache.plural}.${Kinds.LocalModelNamespaceCache.group}`, log,
+  const crd = await readCrd(client, crdName(Kinds.LocalModelNamespaceCache), log,
     'using namespace-scoped model caches (LocalModelNamespaceCache). Set --model-cache-scope=namespace|cluster (MODEL_CACHE_SCOPE) to choose without the read');
   return crd === undefined ? 'cluster' : 'namespace';
 }

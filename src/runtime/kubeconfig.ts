@@ -14,6 +14,7 @@ import { delimiter, dirname, join, resolve } from 'node:path';
 import { systemClock, type Clock } from './clock.ts';
 import { EXEC_API_VERSIONS, ExecPlugin, type ExecPluginSpec, type RunPlugin } from './exec-credential.ts';
 import { record, text } from '../util/untyped.ts';
+import { versionAtLeast } from '../util/version.ts';
 
 export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 /** How long a credential read from a file is used before the file is read again. */
@@ -323,8 +324,8 @@ function checkProxyUrl(proxyUrl: string): void {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`proxy-url ${proxyUrl}: only http:// and https:// proxies are supported, not ${url.protocol}//`);
   // Node's agents take a proxy from 24.5 and 22.21; an older Node would silently connect directly.
-  const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
-  if (!(major > 24 || (major === 24 && minor >= 5) || (major === 22 && minor >= 21))) throw new Error(`proxy-url needs Node.js 22.21 or 24.5 or later (this is ${process.versions.node})`);
+  const node = process.versions.node;
+  if (!(versionAtLeast(node, '24.5') || (node.startsWith('22.') && versionAtLeast(node, '22.21')))) throw new Error(`proxy-url needs Node.js 22.21 or 24.5 or later (this is ${process.versions.node})`);
 }
 
 interface Source {

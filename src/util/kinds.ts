@@ -30,7 +30,13 @@ export const Kinds = {
   Event: { group: 'events.k8s.io', version: 'v1', kind: 'Event', plural: 'events', namespaced: true },
   Namespace: { group: '', version: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false },
   ConfigMap: { group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true },
+  CustomResourceDefinition: { group: 'apiextensions.k8s.io', version: 'v1', kind: 'CustomResourceDefinition', plural: 'customresourcedefinitions', namespaced: false },
 } as const satisfies Record<string, ResourceKind>;
+
+/** The name of the CustomResourceDefinition that serves `k`: `<plural>.<group>`. */
+export function crdName(k: ResourceKind): string {
+  return `${k.plural}.${k.group}`;
+}
 
 /** A kind's apiVersion, as a literal type for the kinds above (a plain string for any ResourceKind). */
 export type ApiVersion<K extends ResourceKind> = K extends K
