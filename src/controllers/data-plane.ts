@@ -4,7 +4,7 @@
 // again when a kind appears, without a restart.
 
 import type { UnservedKinds } from '../planner/data-plane.ts';
-import type { ResourceKind } from '../util/kinds.ts';
+import { crdName, type ResourceKind } from '../util/kinds.ts';
 
 /** What the check reads of an informer. */
 export interface ServedKind {
@@ -15,6 +15,6 @@ export interface ServedKind {
 export type DataPlaneKinds = Record<keyof UnservedKinds, ServedKind[]>;
 
 export function unservedKinds(kinds: DataPlaneKinds): UnservedKinds {
-  const unserved = (list: ServedKind[]) => list.filter((k) => !k.served()).map((k) => `${k.kind.plural}.${k.kind.group}/${k.kind.version}`);
+  const unserved = (list: ServedKind[]) => list.filter((k) => !k.served()).map((k) => `${crdName(k.kind)}/${k.kind.version}`);
   return { knative: unserved(kinds.knative), kserve: unserved(kinds.kserve), istio: unserved(kinds.istio), gatewayApi: unserved(kinds.gatewayApi) };
 }

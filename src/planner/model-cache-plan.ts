@@ -17,7 +17,7 @@ import { modelProblems, storageUriShared, type SpecProblem, type ValidationPolic
 import { cacheKind, modelCacheName, renderLocalModelCache, type CacheScope } from '../render/local-model-cache.ts';
 import { controlledBy, labelsName } from '../render/metadata.ts';
 import { findCondition, setCondition, type Condition } from '../util/conditions.ts';
-import { Kinds } from '../util/kinds.ts';
+import { crdName, Kinds } from '../util/kinds.ts';
 import type { ObjectRef } from '../util/object-key.ts';
 import type { AppOperation, Executed, PlannedEvent, Refusal } from './plan.ts';
 import type { WorkloadObject } from './workloads.ts';
@@ -192,7 +192,7 @@ export function planModelCache(o: CacheObservation): CachePlan {
       const message = `${wanted.kind} ${wanted.metadata.name} belongs to another app; not changed`;
       blocked = { type: 'Warning', reason: 'ModelCacheConflict', message, condition: { status: 'False', reason: 'ModelCacheConflict', message: `${message}: the model is not cached` } };
     } else if (!o.served) {
-      const message = `prewarm.cacheModel needs KServe's ${wanted.kind} (${kind.plural}.${kind.group}), which this cluster does not serve: the model is not cached; install KServe's LocalModel feature`;
+      const message = `prewarm.cacheModel needs KServe's ${wanted.kind} (${crdName(kind)}), which this cluster does not serve: the model is not cached; install KServe's LocalModel feature`;
       blocked = { type: 'Warning', reason: 'ModelCacheNotInstalled', message, condition: { status: 'False', reason: 'ModelCacheNotInstalled', message } };
     } else {
       operations.push({

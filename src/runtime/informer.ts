@@ -14,7 +14,7 @@
 
 import { ApiError, KubeClient, isNotFound } from './client.ts';
 import { type TimerClock, sleep, systemClock } from './clock.ts';
-import { apiVersionOf, type ResourceKind } from '../util/kinds.ts';
+import { apiVersionOf, crdName, type ResourceKind } from '../util/kinds.ts';
 import type { KubeConfigSource } from './kubeconfig.ts';
 import { createLogger, type Logger } from './logging.ts';
 import { objectKey } from '../util/object-key.ts';
@@ -279,7 +279,7 @@ export class Informer<T extends KubeObject> {
     if (served) this.#unservedScopes.delete(ns);
     else this.#unservedScopes.add(ns);
     if (this.served() === before) return;
-    const resource = `${this.kind.plural}.${this.kind.group}/${this.kind.version}`;
+    const resource = `${crdName(this.kind)}/${this.kind.version}`;
     if (served) this.#log.info(`${resource} is served now: its controller starts`, { kind: this.kind.plural });
     else this.#log.warn(`${resource} is not served by the API server (its CRD is not installed): apps that need it report so; looking again with backoff`, { kind: this.kind.plural });
     for (const handler of this.#servedHandlers) {
