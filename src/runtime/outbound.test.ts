@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
 import { LoopbackServer } from '../../test/support/http-server.ts';
+import { ManualClock } from '../../test/support/manual-clock.ts';
+import { waitFor } from '../../test/support/wait.ts';
 import { OutboundError, describeStatus, excerpt, forbiddenHeader, outboundRequest } from './outbound.ts';
 
 describe('outbound HTTP calls', () => {
@@ -26,17 +28,36 @@ describe('outbound HTTP calls', () => {
   });
 
   it('cuts a server that trickles bytes at the total deadline, not at an idle timeout', async () => {
-    let timer: NodeJS.Timeout | undefined;
+    let written = 0;
     server.handler = (_r, res: ServerResponse) => {
       res.writeHead(200);
-      timer = setInterval(() => res.write('.'), 20);
+      const timer = setInterval(() => { res.write('.'); written++; }, 20);
       res.on('close', () => clearInterval(timer));
     };
-    const started = Date.now();
-    const e = await failure(outboundRequest({ url: server.url, deadlineMs: 300, maxBytes: 1 << 20 }));
-    clearInterval(timer);
+    const clock = new ManualClock();
+    let outcome: string | undefined;
+    // 50 ms on the clock, while the server trickles for longer than that in real time: only the clock ends the call.
+    const call = outboundRequest({ url: server.url, deadlineMs: 50, maxBytes: 1 << 20, clock });
+    call.then(() => { outcome = 'answered'; }, (e: unknown) => { outcome = String(e); });
+    await waitFor('the server to trickle bytes for over 50 ms', () => written >= 5);
+    clock.advance(49);
+    const seen = written;
+    await waitFor('more bytes after 49 ms on the clock', () => written >= seen + 3);
+    assert.equal(outcome, undefined, 'still under way just before its deadline, bytes still coming');
+    clock.advance(1);
+    const e = await failure(call);
     assert.equal(e.failure, 'timeout');
-    assert.ok(Date.now() - started < 1500, `took ${Date.now() - started} ms`);
+    assert.match(e.message, /no complete response within 50 ms/);
+  });
+
+  it('leaves no deadline timer behind once a call settles', async () => {
+    server.handler = (_r, res) => res.end('ok');
+    const clock = new ManualClock();
+    await outboundRequest({ url: server.url, deadlineMs: 300, maxBytes: 1024, clock });
+    assert.equal(clock.pending, 0, 'answered');
+    await server.stop();
+    await failure(outboundRequest({ url: server.url, deadlineMs: 300, maxBytes: 1024, clock }));
+    assert.equal(clock.pending, 0, 'refused');
   });
 
   it('aborts a huge body once it passes the cap instead of buffering it', async () => {

@@ -12,6 +12,7 @@ import type { ClientRequest } from 'node:http';
 import { forbiddenHeader } from '../util/http-headers.ts';
 import { EXCERPT_CHARS, excerpt } from '../util/excerpt.ts';
 import { http, https } from './node-http.ts';
+import { deadlineIn, type TimerClock } from './clock.ts';
 
 export { forbiddenHeader };
 
@@ -41,6 +42,8 @@ export interface OutboundRequest {
   discardBody?: boolean;
   /** Ends the request at once (its task was forgotten, or the operator stops). */
   cancel?: AbortSignal;
+  /** What the deadline runs on (default the system clock; tests step a manual one). */
+  clock?: TimerClock;
 }
 
 export interface OutboundResponse {
@@ -67,9 +70,9 @@ export function outboundRequest(req: OutboundRequest): Promise<OutboundResponse>
     if (why) return Promise.reject(new OutboundError('forbidden-header', why));
   }
   const transport = url.protocol === 'https:' ? https : http;
-  const deadline = AbortSignal.timeout(Math.max(1, req.deadlineMs));
-  const signal = req.cancel ? AbortSignal.any([deadline, req.cancel]) : deadline;
-  return new Promise<OutboundResponse>((resolve, reject) => {
+  const deadline = deadlineIn(Math.max(1, req.deadlineMs), req.clock);
+  const signal = req.cancel ? AbortSignal.any([deadline.signal, req.cancel]) : deadline.signal;
+  const answer = new Promise<OutboundResponse>((resolve, reject) => {
     let settled = false;
     const fail = (e: OutboundError) => {
       if (settled) return;
@@ -98,16 +101,18 @@ export function outboundRequest(req: OutboundRequest): Promise<OutboundResponse>
           settled = true;
           resolve({ status: res.statusCode ?? 0, body: req.discardBody ? '' : Buffer.concat(chunks).toString('utf8'), bytes });
         });
-        res.on('error', (e) => fail(classify(e, deadline, req.deadlineMs)));
-        res.on('close', () => fail(classify(new Error('closed'), deadline, req.deadlineMs)));
+        res.on('error', (e) => fail(classify(e, deadline.signal, req.deadlineMs)));
+        res.on('close', () => fail(classify(new Error('closed'), deadline.signal, req.deadlineMs)));
       });
     } catch {
       // Node refuses a header with control characters before sending anything.
       return reject(new OutboundError('invalid-request', 'request refused: a header name or value has invalid characters'));
     }
-    request.on('error', (e) => fail(classify(e, deadline, req.deadlineMs)));
+    request.on('error', (e) => fail(classify(e, deadline.signal, req.deadlineMs)));
     request.end(req.body);
   });
+  // Once the call settled its deadline no longer matters: no timer outlives it.
+  return answer.finally(() => deadline.cancel());
 }
 
 /** A fixed phrase per failure: error texts from the socket name addresses and ports, which must not reach a tenant. */
