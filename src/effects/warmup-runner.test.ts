@@ -3,19 +3,29 @@ import type { ServerResponse } from 'node:http';
 import { LoopbackServer } from '../../test/support/http-server.ts';
 import { systemClock } from '../runtime/clock.ts';
 import { warmupUrl } from '../prewarm/warmup-progress.ts';
-import { WarmupRunner, type WarmupProgress } from './warmup-runner.ts';
+import { WarmupRunner, type WarmupProgress, type WarmupTarget } from './warmup-runner.ts';
+import { parseDuration } from '../api/v1alpha1/duration.ts';
 import { waitFor } from '../../test/support/wait.ts';
-import { ManualClock } from '../../test/support/manual-clock.ts';
+import { ManualClock, stepUntil } from '../../test/support/manual-clock.ts';
 
 const target = { key: 'team-a/shop', version: 'v2', revision: 'shop-abc', namespace: 'team-a', app: 'shop' };
 
+/** The target's progress if it is at `phase`. */
+function progressOf(runner: WarmupRunner, t: WarmupTarget, phase: WarmupProgress['phase']): WarmupProgress | undefined {
+  const task = runner.current(t.key);
+  const p = task?.version === t.version && task.revision === t.revision ? task.progress : undefined;
+  return p?.phase === phase ? p : undefined;
+}
+
 /** The target's progress once it reaches `phase`. */
 function until(runner: WarmupRunner, phase: WarmupProgress['phase']): Promise<WarmupProgress> {
-  return waitFor(`the warmup to reach ${phase}`, () => {
-    const task = runner.current(target.key);
-    const p = task?.version === target.version && task.revision === target.revision ? task.progress : undefined;
-    return p?.phase === phase ? p : undefined;
-  });
+  return waitFor(`the warmup to reach ${phase}`, () => progressOf(runner, target, phase));
+}
+
+/** Ended on the clock at its deadline: no later, and no earlier than the last moment a request is still worth sending (20 ms). */
+function assertFailedAtDeadline(p: WarmupProgress, deadlineMs: number): void {
+  const took = (p.phase === 'failed' ? p.finishedAt.getTime() : NaN) - p.startedAt.getTime();
+  assert.ok(took >= deadlineMs - 20 && took <= deadlineMs, `failed ${took} ms after it started on the clock, deadline ${deadlineMs} ms`);
 }
 
 describe('warmup runner', () => {
@@ -58,12 +68,19 @@ describe('warmup runner', () => {
   });
 
   it('gives up on a hanging endpoint at the deadline without blocking anything else', async () => {
-    server.handler = () => { /* never answers */ };
-    const runner = new WarmupRunner({ clock: systemClock, urlTemplate: server.url, onProgress: () => {}, initialBackoffMs: 10 });
-    const started = Date.now();
-    runner.ensure(target, { path: '/', timeout: '100ms', deadline: '400ms' }, new Date());
-    await until(runner, 'failed');
-    assert.ok(Date.now() - started < 2000);
+    server.handler = (r, res) => { if (r.url === '/ok') res.end(); /* else never answers */ };
+    const clock = new ManualClock();
+    const runner = new WarmupRunner({ clock, urlTemplate: `${server.url}{path}`, onProgress: () => {}, initialBackoffMs: 10 });
+    const other = { ...target, key: 'team-b/cart', namespace: 'team-b', app: 'cart' };
+    const startedAt = clock.now();
+    runner.ensure(target, { path: '/hang', timeout: '100ms', deadline: '400ms' }, startedAt);
+    runner.ensure(other, { path: '/ok', count: 1 }, startedAt);
+    await waitFor('the other app\'s warmup to succeed while the hanging request is held', () => runner.current(other.key)?.progress.phase === 'succeeded');
+    assert.equal(runner.current(target.key)?.progress.phase, 'running');
+    assert.equal(clock.nextTimerInMs(), 100, 'the held request\'s timeout is a timer on the runner\'s clock');
+    const p = await stepUntil(clock, 'the hanging warmup to fail', () => progressOf(runner, target, 'failed'));
+    assert.match(p.lastError ?? '', /^no complete response within \d+ ms$/);
+    assertFailedAtDeadline(p, 400);
   });
 
   it('stop() cuts a request in flight at once and reports nothing after it', async () => {
@@ -78,38 +95,39 @@ describe('warmup runner', () => {
     assert.deepEqual(reports, []);
   });
 
-  const hostile: Array<{ what: string; handler: (res: ServerResponse) => void; spec: { timeout?: string; deadline?: string }; error: RegExp }> = [
+  /** `steps` says which of the runner's waits the test moves the clock past: a request's deadline too, or only the backoffs it reports. */
+  const hostile: Array<{ what: string; handler: (res: ServerResponse) => void; spec: { timeout?: string; deadline: string }; steps: 'deadlines' | 'backoffs'; error: RegExp }> = [
     {
       what: 'a server that trickles bytes past the request timeout',
       handler: (res) => { res.writeHead(200); const t = setInterval(() => res.write('.'), 20); res.on('close', () => clearInterval(t)); },
-      spec: { timeout: '150ms', deadline: '500ms' }, error: /no complete response within/,
+      spec: { timeout: '150ms', deadline: '500ms' }, steps: 'deadlines', error: /^no complete response within 150 ms$/,
     },
     {
       what: 'a body past the response cap',
       handler: (res) => { res.writeHead(200); res.end(Buffer.alloc(64 * 1024, 'x')); },
-      spec: { deadline: '500ms' }, error: /larger than 1024 bytes/,
+      spec: { deadline: '500ms' }, steps: 'backoffs', error: /larger than 1024 bytes/,
     },
     {
       what: 'a redirect (never followed)',
       handler: (res) => { res.writeHead(301, { location: 'http://127.0.0.1:1/' }); res.end(); },
-      spec: { deadline: '300ms' }, error: /^HTTP 301 \(redirects are not followed\)$/,
+      spec: { deadline: '300ms' }, steps: 'backoffs', error: /^HTTP 301 \(redirects are not followed\)$/,
     },
   ];
   for (const h of hostile) {
     it(`fails at the deadline on ${h.what}, reporting a short fixed error`, async () => {
       server.handler = (_r, res) => h.handler(res);
       const retries: string[] = [];
-      const runner = new WarmupRunner({ clock: systemClock, urlTemplate: server.url, onProgress: () => {}, onRetry: (_k, m) => retries.push(m), initialBackoffMs: 10, maxResponseBytes: 1024 });
-      const started = Date.now();
-      runner.ensure(target, { path: '/', ...h.spec }, new Date());
-      const p = await until(runner, 'failed');
+      const clock = new ManualClock();
+      const runner = new WarmupRunner({ clock, urlTemplate: server.url, onProgress: () => {}, onRetry: (_k, m) => retries.push(m), initialBackoffMs: 10, maxResponseBytes: 1024 });
+      runner.ensure(target, { path: '/', ...h.spec }, clock.now());
+      // Each request sent and failed is reported as a retry before its backoff: the runner then waits on the clock for nothing else.
+      const inBackoff = () => retries.length === runner.sent;
+      const p = await stepUntil(clock, 'the warmup to fail', () => progressOf(runner, target, 'failed'), h.steps === 'backoffs' ? { stepWhen: inBackoff } : {});
       runner.stop();
       assert.equal(p.succeeded, 0);
-      // The first request had its whole timeout; the last may be cut short by the deadline on a busy machine.
       const first = /fail \((.*)\); retrying/.exec(retries[0] ?? '')?.[1];
       assert.match(first ?? `(no retry reported; last error: ${p.lastError})`, h.error);
-      // Ends at its deadline (well under a second here), not at a hanging server's pace: the bound leaves room for a busy machine.
-      assert.ok(Date.now() - started < 10_000, `took ${Date.now() - started} ms`);
+      assertFailedAtDeadline(p, parseDuration(h.spec.deadline));
       assert.ok(retries.every((m) => !m.includes(String(server.port))), 'retry events do not name the address');
     });
   }
@@ -155,13 +173,16 @@ describe('warmup runner', () => {
   it('waits its backoff on the injected clock, and a forgotten task stops waiting at once', async () => {
     server.handler = (_r, res) => { res.statusCode = 503; res.end(); };
     const clock = new ManualClock();
-    const runner = new WarmupRunner({ clock, urlTemplate: server.url, onProgress: () => {}, initialBackoffMs: 1000 });
+    const retries: string[] = [];
+    const runner = new WarmupRunner({ clock, urlTemplate: server.url, onProgress: () => {}, onRetry: (_k, m) => retries.push(m), initialBackoffMs: 1000 });
     runner.ensure(target, { path: '/', deadline: '10m' }, clock.now());
-    await waitFor('the first request to fail and its backoff to start', () => clock.pending === 1 || undefined);
+    await waitFor('the first request to fail and its backoff to start', () => retries.length === 1);
+    assert.equal(clock.pending, 1, 'only the backoff: the request\'s deadline went with it');
     assert.equal(clock.nextTimerInMs(), 1000, 'the backoff is a timer on the runner\'s clock');
     clock.advance(1000);
     await waitFor('the retry after the backoff', () => server.requests.length === 2 || undefined);
-    await waitFor('the second backoff to start', () => clock.pending === 1 || undefined);
+    await waitFor('the second backoff to start', () => retries.length === 2);
+    assert.equal(clock.pending, 1);
     assert.equal(clock.nextTimerInMs(), 2000, 'doubled');
     runner.forget(target.key);
     assert.equal(clock.pending, 0, 'forgetting the task cancels its wait');

@@ -149,7 +149,7 @@ export class WarmupRunner {
     try {
       const res = await outboundRequest({
         url, method: spec.method ?? WARMUP_DEFAULTS.method, headers: spec.headers ?? {}, ...(spec.body !== undefined ? { body: spec.body } : {}),
-        deadlineMs: timeoutMs, maxBytes: this.o.maxResponseBytes ?? WARMUP_MAX_BYTES, discardBody: true, cancel,
+        deadlineMs: timeoutMs, maxBytes: this.o.maxResponseBytes ?? WARMUP_MAX_BYTES, discardBody: true, cancel, clock: this.o.clock,
       });
       return res.status >= 200 && res.status < 300 ? undefined : describeStatus(res.status);
     } catch (e) {

@@ -4,6 +4,7 @@
 // sets off asynchronously (a worker picking up a key) is then awaited with
 // waitFor; what must not fire is shown by advancing to just before it.
 import type { Timer, TimerClock } from '../../src/runtime/clock.ts';
+import { waitFor, type WaitOptions } from './wait.ts';
 
 interface Pending { at: number; seq: number; fn: () => void }
 
@@ -60,4 +61,26 @@ export class ManualClock implements TimerClock {
  */
 export function callbacksRun(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
+}
+
+export interface StepOptions extends WaitOptions {
+  /** Steps only while this holds (say, only a backoff the code reported, not the deadline of a request still under way). */
+  stepWhen?: () => boolean;
+}
+
+/**
+ * Runs code that waits on `clock` as if time flew: at each look, returns what
+ * `fn` returns once it is something (as waitFor does), else advances the clock
+ * to its next timer if one is pending. Gives up after waitFor's real-time
+ * deadline with an error naming `what`.
+ */
+export function stepUntil<T>(clock: ManualClock, what: string, fn: () => T | Promise<T>, opts: StepOptions = {}): Promise<Exclude<T, undefined | null | false>> {
+  const { stepWhen = () => true, ...wait } = opts;
+  return waitFor(what, async () => {
+    const value = await fn();
+    if (value !== undefined && value !== null && value !== false) return value;
+    const next = clock.nextTimerInMs();
+    if (next !== undefined && stepWhen()) clock.advance(next);
+    return undefined;
+  }, wait);
 }
