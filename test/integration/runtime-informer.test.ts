@@ -183,14 +183,28 @@ describe('Informer against a real API server (integration)', function () {
   });
 
   it('keeps watching a cluster-wide scope across namespaces', async () => {
+    const second = await freshNamespace('informer');
+    const label = { test: ns };
+    const create = (namespace: string, name: string, labels?: Record<string, string>) =>
+      core().createNamespacedConfigMap({ namespace, body: { metadata: { name, ...(labels ? { labels } : {}) }, data: { v: '1' } } });
+    // Before the start, in both namespaces: the initial list must span them.
+    for (const namespace of [ns, second]) {
+      await create(namespace, 'unlabelled');
+      await create(namespace, 'labelled', label);
+    }
     const inf = new Informer<V1ConfigMap>(kubeConfig(), Kinds.ConfigMap, { labelSelector: `test=${ns}` });
     informer = inf;
+    const held = () => inf.list().map((o) => `${o.metadata?.namespace}/${o.metadata?.name}`).sort();
     await inf.start();
-    // Created first: one watch delivers in resourceVersion order, so once the labelled one has arrived, this one would have too.
-    await put('unlabelled', {});
-    await core().createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'labelled', labels: { test: ns } } } });
-    await waitFor('the labelled object', () => inf.get(ns, 'labelled') !== undefined);
-    assert.equal(inf.get(ns, 'unlabelled'), undefined, 'the label selector applies');
-    assert.deepEqual(inf.list().map((o) => o.metadata?.name), ['labelled']);
+    assert.deepEqual(held(), [`${ns}/labelled`, `${second}/labelled`].sort(), 'the initial list holds the labelled objects of both namespaces, and only those');
+
+    // After the start, in the second namespace: the one watch must span it too. It delivers in
+    // resourceVersion order, so once the last change has arrived, the objects created before it would have too.
+    await create(second, 'late-unlabelled');
+    await create(second, 'late-labelled', label);
+    const cm = await core().readNamespacedConfigMap({ name: 'labelled', namespace: second });
+    await core().replaceNamespacedConfigMap({ name: 'labelled', namespace: second, body: { ...cm, data: { v: '2' } } });
+    await waitFor('the change in the second namespace', () => inf.get(second, 'labelled')?.data?.['v'] === '2');
+    assert.deepEqual(held(), [`${ns}/labelled`, `${second}/labelled`, `${second}/late-labelled`].sort(), 'the watch adds the labelled object created in the second namespace, and only that one');
   });
 });
