@@ -7,7 +7,6 @@
 // plans no change and the operator writes nothing.
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleCli } from '../../scripts/bundle-cli.ts';
@@ -19,6 +18,7 @@ import { writeLabel, type AuditWrite } from '../envtest/audit.ts';
 import { app, applyApp, readyTrue, userClient, waitForApp, type AppSpec } from '../support/apps.ts';
 import { freshNamespace, writesSince } from '../support/cluster.ts';
 import { exitStatusInShell, kubeconfigIn, sapp } from '../support/kubectl-sapp.ts';
+import { scratchDir } from '../support/scratch.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
 import { assertQuietWindow } from '../support/quiet-window.ts';
 import { Kinds } from '../../src/util/kinds.ts';
@@ -27,7 +27,7 @@ const OPERATOR = 'serverlessapp-operator';
 const CHILDREN = new Set(['services', 'revisions', 'virtualservices', 'inferenceservices']);
 
 function file(a: ServerlessApp): string {
-  const path = join(mkdtempSync(join(tmpdir(), 'kubectl-plan-app-')), 'app.yaml');
+  const path = join(scratchDir('kubectl-plan-app-'), 'app.yaml');
   writeFileSync(path, stringify(a));
   return path;
 }

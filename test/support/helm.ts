@@ -12,6 +12,7 @@ import type { V1EnvVar } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { buildBinaries } from '../envtest/controlplane.ts';
 import { waitFor } from './wait.ts';
+import { scratchDir } from './scratch.ts';
 
 export const CHART_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'charts', 'serverlessapp-operator');
 
@@ -46,9 +47,7 @@ let home: string | undefined;
 
 function helmHome(): string {
   if (!home) {
-    const dir = mkdtempSync(join(tmpdir(), 'helm-home-'));
-    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
-    home = dir;
+    home = scratchDir('helm-home-');
   }
   return home;
 }

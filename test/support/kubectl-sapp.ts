@@ -2,11 +2,11 @@
 // (the .ts entry, type-stripped) with a KUBECONFIG whose context names the
 // namespace, as `kubectl config set-context --current --namespace` leaves it.
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { testEnv } from './cluster.ts';
+import { scratchDir } from './scratch.ts';
 
 /** The plugin's source entry; a test of the built plugin passes its own (`entry` below). */
 const ENTRY = new URL('../../src/cli/kubectl-sapp.ts', import.meta.url).pathname;
@@ -17,7 +17,7 @@ export interface Run { code: number | null; stdout: string; stderr: string }
 export function kubeconfigIn(namespace: string): string {
   const doc = parse(readFileSync(testEnv().kubeconfigPath, 'utf8')) as { contexts: Array<{ context: { namespace?: string } }> };
   for (const c of doc.contexts) c.context.namespace = namespace;
-  const path = join(mkdtempSync(join(tmpdir(), 'kubectl-sapp-')), 'kubeconfig');
+  const path = join(scratchDir('kubectl-sapp-'), 'kubeconfig');
   writeFileSync(path, stringify(doc), { mode: 0o600 });
   return path;
 }
