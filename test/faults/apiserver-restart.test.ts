@@ -14,7 +14,7 @@ import { startStandins, type Standins } from '../standin/standin.ts';
 import { app, readyTrue, type KnativeService } from '../support/apps.ts';
 import { freshNamespace, testEnv } from '../support/cluster.ts';
 import { OperatorProcess } from '../support/operator-process.ts';
-import { waitFor } from '../support/wait.ts';
+import { SETTLE_MS, waitFor } from '../support/wait.ts';
 
 const APPS = Number(process.env.FAULT_RESTART_APPS ?? (process.env.ENVTEST_DATAPLANE === 'off' ? 200 : 40));
 const IN_FLIGHT = 16;
@@ -22,7 +22,7 @@ const IN_FLIGHT = 16;
 interface VirtualService { metadata: { name: string }; spec: { hosts: string[] } }
 
 describe('API server restart mid-rollout (fault injection)', function () {
-  this.timeout(300_000);
+  this.timeout(600_000);
   let ns: string;
   let standins: Standins | undefined;
   let op: OperatorProcess | undefined;
@@ -118,5 +118,5 @@ async function timed(fn: () => Promise<void>): Promise<number> {
 
 /** A user's client keeps trying while the API server is away. */
 function withRetries<T extends object>(what: string, fn: () => Promise<T>): Promise<T> {
-  return waitFor(what, fn, { timeoutMs: 60_000, intervalMs: 200 }) as Promise<T>;
+  return waitFor(what, fn, { timeoutMs: SETTLE_MS, intervalMs: 200 }) as Promise<T>;
 }

@@ -18,7 +18,7 @@ import { OperatorProcess } from '../support/operator-process.ts';
 import { FAULT_COUNT, badApps, namesField, type BadApp } from './support/bad-apps.ts';
 import { waitForAppExplained } from './support/diagnose.ts';
 import { seedFor } from './support/seeded.ts';
-import { waitFor } from '../support/wait.ts';
+import { SETTLE_MS, waitFor } from '../support/wait.ts';
 
 const CORPUS = 200;
 const FLAGGED = new Set(['InvalidSpec', 'InvalidSchedule', 'GatewayNotAllowed']);
@@ -29,7 +29,7 @@ const KEEP = ['keep-a', 'keep-b', VICTIM];
 type Outcome = { kind: 'rejected' | 'flagged'; message: string; reason?: string; code?: number };
 
 describe('invalid ServerlessApps (fault injection)', function () {
-  this.timeout(240_000);
+  this.timeout(600_000);
   let ns: string;
   let standins: Standins;
   let op: OperatorProcess | undefined;
@@ -103,7 +103,7 @@ describe('invalid ServerlessApps (fault injection)', function () {
     const a = await waitFor(`the operator to judge ${name} generation ${applied.metadata.generation}`, async () => {
       const x = await getApp(ns, name);
       return x.status?.observedGeneration === applied.metadata.generation ? x : undefined;
-    }, { timeoutMs: 60_000, intervalMs: 50 });
+    }, { timeoutMs: SETTLE_MS, intervalMs: 50 });
     const ready = condition(a, 'Ready');
     return { kind: 'flagged', message: ready?.status === 'False' ? ready.message : `accepted as valid (Ready=${ready?.status} ${ready?.reason})`, ...(ready?.reason ? { reason: ready.reason } : {}) };
   }

@@ -38,7 +38,7 @@ const spec = (name: string, e: Edit): AppSpec => ({
 });
 
 describe('concurrent writers against the operator (fault injection)', function () {
-  this.timeout(240_000);
+  this.timeout(600_000);
   let ns: string;
   let standins: Standins;
   let op: OperatorProcess | undefined;

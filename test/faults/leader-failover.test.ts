@@ -24,7 +24,7 @@ const LEASE = 'serverlessapp-operator-leader';
 const REPLICAS = ['replica-a', 'replica-b'] as const;
 
 describe('leader failover (fault injection)', function () {
-  this.timeout(240_000);
+  this.timeout(600_000);
   let ns: string;
   let standins: Standins;
   const replicas = new Map<string, OperatorProcess>();

@@ -16,7 +16,7 @@ import { describeFlow, expectedEnd, planFlow, UNSCHEDULABLE, type Edit, type Exp
 import { History } from './support/history.ts';
 import { seedFor } from './support/seeded.ts';
 import { atInstant, pause } from '../support/schedule.ts';
-import { waitFor } from '../support/wait.ts';
+import { SETTLE_MS, waitFor } from '../support/wait.ts';
 
 const TRIALS = Number(process.env.FAULT_KILL_TRIALS ?? 12);
 
@@ -112,7 +112,7 @@ describe('operator SIGKILLed during canary flows (fault injection)', function ()
     await waitFor(`end state ${JSON.stringify(want)}`, async () => {
       last = await endStateMismatch(flow.app, want);
       return last === '' || undefined;
-    }, { timeoutMs: 60_000, intervalMs: 100 }).catch((e: Error) => {
+    }, { timeoutMs: SETTLE_MS, intervalMs: 100 }).catch((e: Error) => {
       throw new Error(`${e.message}; last difference: ${last}`);
     });
     return { recoveryMs: Math.round(performance.now() - Math.max(readyAt, editedAt)), interrupted };

@@ -21,7 +21,7 @@ const QUIET_MS = 1_500;
 interface LogLine { ts?: string; level?: string; message?: string; kind?: string; reason?: string }
 
 describe('stalled watches (fault injection)', function () {
-  this.timeout(240_000);
+  this.timeout(600_000);
   let ns: string;
   let standins: Standins;
   let proxy: StallingProxy;

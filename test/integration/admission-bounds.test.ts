@@ -40,7 +40,7 @@ const attacks: Attack[] = [
 ];
 
 describe('admission bounds: durations, model.size, probe hosts, the regex budget and nesting depth (integration)', function () {
-  this.timeout(300_000);
+  this.timeout(600_000);
   let op: RunningOperator;
   let ns: string;
   let victim: Victim;

@@ -16,7 +16,7 @@ import { parseAllDocuments } from 'yaml';
 import { Kinds, type ResourceKind } from '../../src/util/kinds.ts';
 import { userClient } from '../support/apps.ts';
 import { freshNamespace } from '../support/cluster.ts';
-import { waitFor } from '../support/wait.ts';
+import { SETTLE_MS, waitFor } from '../support/wait.ts';
 
 const dir = new URL('../../src/render/testdata/', import.meta.url).pathname;
 
@@ -74,7 +74,7 @@ function kindOf(doc: Doc): ResourceKind {
 }
 
 describe('rendered objects on the real admission chain (integration)', function () {
-  this.timeout(60_000);
+  this.timeout(600_000);
   for (const file of readdirSync(dir).filter((f) => f.endsWith('.golden.yaml'))) {
     it(`${file} is admitted by the pinned CRDs and the real webhooks, which refuse it with one field broken`, async () => {
       const docs = parseAllDocuments(readFileSync(dir + file, 'utf8')).map((d) => d.toJSON() as Doc);
@@ -107,7 +107,7 @@ describe('rendered objects on the real admission chain (integration)', function 
               } catch (err) {
                 return (err as Error).message;
               }
-            }, { timeoutMs: 60_000 });
+            }, { timeoutMs: SETTLE_MS });
             assert.match(refusal, check.refusedBeside.refusedBy);
           } finally {
             await userClient().delete(kind, other.metadata.namespace, other.metadata.name);

@@ -30,10 +30,9 @@ import { assertNoWrites, freshNamespace, testEnv, writesSince } from '../support
 import { expectedAppRoutes, gatewayWithProxy, untilAppRoutes, untilKnativeSplit, type AppTraffic, type ProxyIdentity } from '../support/envoy-config.ts';
 import { LoopbackServer, promVector } from '../support/http-server.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
-import { waitFor } from '../support/wait.ts';
+import { READY_MS, SETTLE_MS, waitFor } from '../support/wait.ts';
 
 /** A revision's start on the real Knative, generous for a loaded machine (load ~10 on 2 cores took over 120 s). */
-const READY_MS = 300_000;
 const baseSpec = (image: string, rollout?: AppSpec['rollout'], extra: Partial<AppSpec> = {}): AppSpec => ({
   container: { image, port: 8080 }, scaling: { minScale: 0 }, ...(rollout ? { rollout } : {}), ...extra,
 });
@@ -57,7 +56,7 @@ async function knativeReports(ns: string, want: Record<string, number>, message:
   await waitFor(`${message}: Knative reports ${JSON.stringify(want)}`, async () => {
     last = await reportedSplit(ns, 'shop');
     return JSON.stringify(sorted(last)) === JSON.stringify(sorted(want));
-  }, { timeoutMs: 60_000 }).catch((err: Error) => {
+  }, { timeoutMs: SETTLE_MS }).catch((err: Error) => {
     throw new Error(`${err.message}; it reports ${JSON.stringify(last)}`);
   });
   if (!testEnv().dataPlane?.netGatewayApi) return;
@@ -138,14 +137,14 @@ for (const router of ROUTERS) describe(`canary rollouts by editing the spec, on 
     await proxyRoutes('at 20%', stableRev, { revision: candidateRev, percent: 20, headers: MATCHED });
 
     await applyApp(app(ns, 'shop', spec(image('2'), { canaryPercent: 50, match: MATCH })));
-    a = await waitForApp(ns, 'shop', (x) => x.status?.canary?.trafficPercent === 50, 'Knative serves 50%', 60_000);
+    a = await waitForApp(ns, 'shop', (x) => x.status?.canary?.trafficPercent === 50, 'Knative serves 50%', SETTLE_MS);
     await knativeReports(ns, { stable: 50, candidate: 50 }, 'at 50%');
     assert.deepEqual(a.status?.traffic?.map((t) => t.percent).sort(), [50, 50], 'status.traffic is the split Knative reports');
     assert.ok(a.status?.traffic?.every((t) => t.url), 'each target has its own URL');
     await proxyRoutes('at 50%', stableRev, { revision: candidateRev, percent: 50, headers: MATCHED });
 
     await applyApp(app(ns, 'shop', spec(image('2'), { canaryPercent: 100 })));
-    a = await waitForApp(ns, 'shop', (x) => x.status?.phase === 'Stable' && x.status?.versions?.stable?.image === image('2'), 'promoted', 60_000);
+    a = await waitForApp(ns, 'shop', (x) => x.status?.phase === 'Stable' && x.status?.versions?.stable?.image === image('2'), 'promoted', SETTLE_MS);
     assert.equal(condition(a, 'Promoted')?.status, 'True');
     assert.equal(a.status?.versions?.stable?.revision, candidateRev, 'the candidate revision is promoted, not a new one');
     await knativeReports(ns, { stable: 100 }, 'promoted');
@@ -174,7 +173,7 @@ for (const router of ROUTERS) describe(`canary rollouts by editing the spec, on 
     const candidate = canary.status!.versions!.candidate!.revision!;
     await proxyRoutes('at 30%', stableRev, { revision: candidate, percent: 30 });
     await applyApp(app(ns, 'shop', spec(image('2'), { canaryPercent: 0 })));
-    const a = await waitForApp(ns, 'shop', (x) => x.status?.phase === 'RolledBack' && x.status?.canary?.trafficPercent === 0, 'rolled back', 60_000);
+    const a = await waitForApp(ns, 'shop', (x) => x.status?.phase === 'RolledBack' && x.status?.canary?.trafficPercent === 0, 'rolled back', SETTLE_MS);
     await knativeReports(ns, { stable: 100, candidate: 0 }, 'rolled back');
     await proxyRoutes('rolled back: the candidate in no route', stableRev);
     assert.equal(a.status?.versions?.candidate?.revision, candidate, 'candidate kept for inspection');
@@ -189,7 +188,7 @@ for (const router of ROUTERS) describe(`canary rollouts by editing the spec, on 
     const canary = await waitForApp(ns, 'shop', (x) => x.status?.canary?.trafficPercent === 40, 'at 40%', READY_MS);
     await proxyRoutes('at 40%', stableRev, { revision: canary.status!.versions!.candidate!.revision!, percent: 40 });
     await applyApp(app(ns, 'shop', spec(image('1'), { canaryPercent: 40 })));
-    const a = await waitForApp(ns, 'shop', (x) => x.status?.phase === 'Stable' && !x.status?.versions?.candidate, 'reverted', 60_000);
+    const a = await waitForApp(ns, 'shop', (x) => x.status?.phase === 'Stable' && !x.status?.versions?.candidate, 'reverted', SETTLE_MS);
     assert.equal(a.status?.versions?.stable?.revision, stableRev, 'same revision: no new version');
     await knativeReports(ns, { stable: 100 }, 'reverted');
     assert.equal(await reportedRevision(ns, 'stable'), stableRev);
@@ -214,7 +213,7 @@ for (const router of ROUTERS) describe(`canary rollouts by editing the spec, on 
     const { stableRev } = await stableV1();
     const unready = (percent: number): AppSpec => ({ ...spec(image('2'), { canaryPercent: percent, match: MATCH }), container: { image: image('2'), port: 8080, resources: { requests: { cpu: UNSCHEDULABLE_CPU } } } });
     await applyApp(app(ns, 'shop', unready(50)));
-    let a = await waitForApp(ns, 'shop', (x) => x.status?.versions?.candidate?.revision !== undefined, 'candidate tracked', 60_000);
+    let a = await waitForApp(ns, 'shop', (x) => x.status?.versions?.candidate?.revision !== undefined, 'candidate tracked', SETTLE_MS);
     const candidate = a.status!.versions!.candidate!.revision!;
     // Knative created the candidate's Revision and its pod, which no node can take.
     const rev = await waitFor('the candidate Revision with a Pending pod', async () => {
@@ -222,7 +221,7 @@ for (const router of ROUTERS) describe(`canary rollouts by editing the spec, on 
       const pods = await testEnv().dataPlane!.pods(ns);
       const pending = pods.some((p) => p.metadata?.labels?.['serving.knative.dev/revision'] === candidate && p.status?.phase === 'Pending');
       return r && pending ? r : undefined;
-    }, { timeoutMs: 60_000 });
+    }, { timeoutMs: SETTLE_MS });
     assert.ok(!knativeReady(rev), 'Knative does not report the candidate Ready');
     assert.equal(condition(a, 'CanaryProgressing')?.reason, 'WaitingForCandidate');
     assert.equal(a.status?.canary?.trafficPercent, 0);
@@ -231,7 +230,7 @@ for (const router of ROUTERS) describe(`canary rollouts by editing the spec, on 
 
     await applyApp(app(ns, 'shop', unready(100)));
     // The edit is processed (observedGeneration) and the operator says why it waits.
-    a = await waitForApp(ns, 'shop', (x) => x.status?.phase === 'Promoting' && condition(x, 'Promoted')?.reason === 'WaitingForCandidate', 'promotion waits', 60_000);
+    a = await waitForApp(ns, 'shop', (x) => x.status?.phase === 'Promoting' && condition(x, 'Promoted')?.reason === 'WaitingForCandidate', 'promotion waits', SETTLE_MS);
     assert.equal(condition(a, 'Promoted')?.status, 'False');
     const ksvc = await getKsvc(ns, 'shop');
     assert.deepEqual(ksvc?.spec.traffic.map(({ revisionName, percent, tag }) => ({ revisionName, percent, tag })), [{ revisionName: stableRev, percent: 100, tag: 'stable' }], 'nothing asked for the candidate');
@@ -283,7 +282,7 @@ for (const router of ROUTERS) describe(`canary rollouts by editing the spec, on 
     it('refuses spec.ingress.retries, which HTTPRoute v1 has not: Ready False with RouterUnsupported naming the field; the running version keeps its routes', async () => {
       const { stableRev } = await stableV1();
       await applyApp(app(ns, 'shop', spec(image('2'), { canaryPercent: 20 }, { ingress: { ...ingress(), retries: { attempts: 3 } } })));
-      const a = await waitForApp(ns, 'shop', (x) => condition(x, 'Ready')?.reason === 'RouterUnsupported', 'the edit refused', 60_000);
+      const a = await waitForApp(ns, 'shop', (x) => condition(x, 'Ready')?.reason === 'RouterUnsupported', 'the edit refused', SETTLE_MS);
       assert.equal(condition(a, 'Ready')?.status, 'False');
       assert.match(condition(a, 'Ready')!.message, /spec\.ingress\.retries: .*experimental-channel only/);
       await knativeReports(ns, { stable: 100 }, 'the running version left as it was');
@@ -310,10 +309,10 @@ for (const router of ROUTERS) describe(`canary rollouts by editing the spec, on 
       const { stableRev } = await stableV1();
       const unready: AppSpec = { ...spec(image('2'), { progressDeadline: '1m' }), container: { image: image('2'), port: 8080, resources: { requests: { cpu: UNSCHEDULABLE_CPU } } } };
       await applyApp(app(ns, 'shop', unready));
-      await waitForApp(ns, 'shop', (x) => x.status?.phase === 'Promoting' && !!x.status.canary?.startedAt, 'waiting for the candidate', 60_000);
+      await waitForApp(ns, 'shop', (x) => x.status?.phase === 'Promoting' && !!x.status.canary?.startedAt, 'waiting for the candidate', SETTLE_MS);
       clock.advance(61_000);
       op.apps.controller.enqueueAll();
-      const failed = await waitForApp(ns, 'shop', (x) => x.status?.phase === 'Failed', 'phase Failed past the deadline', 60_000);
+      const failed = await waitForApp(ns, 'shop', (x) => x.status?.phase === 'Failed', 'phase Failed past the deadline', SETTLE_MS);
       assert.deepEqual([condition(failed, 'CanaryProgressing')?.status, condition(failed, 'CanaryProgressing')?.reason], ['False', 'ProgressDeadlineExceeded']);
       assert.equal(condition(failed, 'Ready')?.status, 'True', 'the stable version still serves');
       await knativeReports(ns, { stable: 100 }, 'stable keeps everything');
@@ -334,13 +333,13 @@ for (const router of ROUTERS) describe(`canary rollouts by editing the spec, on 
       await applyApp(app(ns, 'shop', spec(image('2'), { ...steps, paused: true })));
       // (That a paused step never advances, however long, is the state machine's unit test.)
       // (With gateway-api, CanaryProgressing may say RouteNotAccepted a moment while istiod reports on the route's last write.)
-      let a = await waitForApp(ns, 'shop', (x) => x.status?.phase === 'Paused' && condition(x, 'CanaryProgressing')?.reason === 'Paused', 'phase Paused, CanaryProgressing Paused', 60_000);
+      let a = await waitForApp(ns, 'shop', (x) => x.status?.phase === 'Paused' && condition(x, 'CanaryProgressing')?.reason === 'Paused', 'phase Paused, CanaryProgressing Paused', SETTLE_MS);
       assert.equal(a.status?.canary?.step, 0);
       await knativeReports(ns, { stable: 90, candidate: 10 }, 'held at 10% while paused');
       await proxyRoutes('held at 10% while paused', stableRev, at10);
 
       await applyApp(app(ns, 'shop', spec(image('2'), { ...steps, paused: true, abort: true })));
-      a = await waitForApp(ns, 'shop', (x) => x.status?.phase === 'Aborted', 'phase Aborted', 60_000);
+      a = await waitForApp(ns, 'shop', (x) => x.status?.phase === 'Aborted', 'phase Aborted', SETTLE_MS);
       assert.equal(condition(a, 'CanaryProgressing')?.reason, 'Aborted');
       await knativeReports(ns, { stable: 100, candidate: 0 }, 'aborted');
       await proxyRoutes('aborted', stableRev);
@@ -349,7 +348,7 @@ for (const router of ROUTERS) describe(`canary rollouts by editing the spec, on 
       a = await waitForApp(ns, 'shop', (x) => x.status?.phase === 'Canary' && x.status.canary?.trafficPercent === 10, 'started again at step 1', READY_MS);
       await proxyRoutes('started again at step 1', stableRev, at10);
       await applyApp(app(ns, 'shop', spec(image('2'), { ...steps, promote: a.status!.versions!.candidate!.version })));
-      await waitForApp(ns, 'shop', (x) => x.status?.phase === 'Stable' && x.status.versions?.stable?.image === image('2'), 'promoted by rollout.promote', 60_000);
+      await waitForApp(ns, 'shop', (x) => x.status?.phase === 'Stable' && x.status.versions?.stable?.image === image('2'), 'promoted by rollout.promote', SETTLE_MS);
       await knativeReports(ns, { stable: 100 }, 'promoted');
       await proxyRoutes('promoted', at10.revision);
     });
@@ -377,11 +376,11 @@ for (const router of ROUTERS) describe(`canary rollouts by editing the spec, on 
       await proxyRoutes('step 1', stableRev, { revision: candidate, percent: 10 });
       assert.equal(prom.requests.length, 0, 'no check before the interval has passed');
       nextInterval();
-      await waitForApp(ns, 'shop', (x) => x.status?.canary?.trafficPercent === 40, 'step 2: Knative serves 40%', 60_000);
+      await waitForApp(ns, 'shop', (x) => x.status?.canary?.trafficPercent === 40, 'step 2: Knative serves 40%', SETTLE_MS);
       await knativeReports(ns, { stable: 60, candidate: 40 }, 'step 2');
       await proxyRoutes('step 2', stableRev, { revision: candidate, percent: 40 });
       nextInterval();
-      const a = await waitForApp(ns, 'shop', (x) => x.status?.phase === 'Stable' && x.status?.versions?.stable?.image === image('2'), 'promoted', 60_000);
+      const a = await waitForApp(ns, 'shop', (x) => x.status?.phase === 'Stable' && x.status?.versions?.stable?.image === image('2'), 'promoted', SETTLE_MS);
       assert.equal(condition(a, 'Promoted')?.status, 'True');
       assert.equal(a.status?.versions?.stable?.revision, candidate);
       await knativeReports(ns, { stable: 100 }, 'promoted');
@@ -397,10 +396,10 @@ for (const router of ROUTERS) describe(`canary rollouts by editing the spec, on 
       await applyApp(app(ns, 'shop', spec(image('2'), auto())));
       await waitForApp(ns, 'shop', (x) => x.status?.canary?.trafficPercent === 10, 'step 1 at 10%', READY_MS);
       nextInterval();
-      const once = await waitForApp(ns, 'shop', (x) => x.status?.canary?.failedChecks === 1, 'one failed round', 60_000);
+      const once = await waitForApp(ns, 'shop', (x) => x.status?.canary?.failedChecks === 1, 'one failed round', SETTLE_MS);
       assert.equal(once.status?.canary?.trafficPercent, 10, 'one failed round keeps the step');
       nextInterval();
-      const a = await waitForApp(ns, 'shop', (x) => x.status?.phase === 'Failed', 'candidate failed', 60_000);
+      const a = await waitForApp(ns, 'shop', (x) => x.status?.phase === 'Failed', 'candidate failed', SETTLE_MS);
       assert.deepEqual([condition(a, 'CanaryProgressing')?.status, condition(a, 'CanaryProgressing')?.reason, a.status?.canary?.failure?.reason], ['False', 'AnalysisFailed', 'AnalysisFailed']);
       assert.match(condition(a, 'Promoted')!.message, /success-rate outside \[0\.99, \+inf\]/);
       await knativeReports(ns, { stable: 100, candidate: 0 }, 'back on stable');
@@ -408,7 +407,7 @@ for (const router of ROUTERS) describe(`canary rollouts by editing the spec, on 
       // Retried with healthy checks: the steps start again from the first.
       prom.handler = (_r, res) => res.end(promVector(1));
       await applyApp(app(ns, 'shop', spec(image('2'), { ...auto(), retry: 1 })));
-      const again = await waitForApp(ns, 'shop', (x) => x.status?.phase === 'Canary' && x.status?.canary?.trafficPercent === 10, 'retried at step 1', 60_000);
+      const again = await waitForApp(ns, 'shop', (x) => x.status?.phase === 'Canary' && x.status?.canary?.trafficPercent === 10, 'retried at step 1', SETTLE_MS);
       assert.equal(again.status?.canary?.failure, undefined);
       await proxyRoutes('retried at step 1', stableRev, { revision: again.status!.versions!.candidate!.revision!, percent: 10 });
     });
@@ -419,7 +418,7 @@ for (const router of ROUTERS) describe(`canary rollouts by editing the spec, on 
       await applyApp(app(ns, 'shop', spec(image('2'), auto())));
       const first = await waitForApp(ns, 'shop', (x) => x.status?.canary?.trafficPercent === 10, 'step 1 at 10%', READY_MS);
       nextInterval();
-      const a = await waitForApp(ns, 'shop', (x) => condition(x, 'CanaryProgressing')?.reason === 'AnalysisNoData', 'halted', 60_000);
+      const a = await waitForApp(ns, 'shop', (x) => condition(x, 'CanaryProgressing')?.reason === 'AnalysisNoData', 'halted', SETTLE_MS);
       assert.equal(a.status?.canary?.weight, 10, 'stays at its step');
       assert.equal(a.status?.canary?.trafficPercent, 10);
       assert.match(condition(a, 'CanaryProgressing')!.message, /no data/);
@@ -457,7 +456,7 @@ describe('canary rollouts with template bounds (knativeInPlaceScaling: false), o
     const candidate = a.status!.versions!.candidate!.revision!;
     assert.equal((await getRevision(ns, candidate))?.metadata.annotations?.['autoscaling.knative.dev/initial-scale'], '2', 'the buffer is in the candidate\'s template');
     await applyApp(app(ns, 'shop', baseSpec(image('2'), { canaryPercent: 0 }, prewarm)));
-    await waitForApp(ns, 'shop', (x) => x.status?.phase === 'RolledBack', 'rolled back', 60_000);
+    await waitForApp(ns, 'shop', (x) => x.status?.phase === 'RolledBack', 'rolled back', SETTLE_MS);
     await knativeReports(ns, { stable: 100, candidate: 0 }, 'rolled back');
     await applyApp(app(ns, 'shop', baseSpec(image('2'), { canaryPercent: 100 }, prewarm)));
     const promoted = await waitForApp(ns, 'shop', (x) => x.status?.phase === 'Stable' && x.status.versions?.stable?.image === image('2'), 'promoted', READY_MS);

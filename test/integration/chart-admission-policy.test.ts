@@ -46,7 +46,7 @@ async function refusal(obj: KubernetesObject): Promise<string | undefined> {
 }
 
 describe('Helm chart: the ValidatingAdmissionPolicy refuses control keys of pod metadata and scheduling the platform does not allow, at admission', function () {
-  this.timeout(240_000);
+  this.timeout(600_000);
   const client = () => KubernetesObjectApi.makeApiClient(testEnv().kubeConfig());
   const applied: RenderedObject[] = [];
   /** The namespace judged with an empty allow-list (no prefixed key at all), and one with sidecar.istio.io/* allowed. */

@@ -126,7 +126,7 @@ describe('Grafana dashboard: queries', () => {
 });
 
 describe('Grafana dashboard: the chart', function () {
-  this.timeout(60_000);
+  this.timeout(600_000);
   const dashboards = (objects: Awaited<ReturnType<typeof renderChart>>) => objects.filter((o) => o.kind === 'ConfigMap' && o.metadata.name.endsWith('-dashboard'));
 
   it('renders no dashboard by default', async () => {

@@ -21,7 +21,7 @@ import {
   auditGrants, describeRequest, grantedPermissions, helm, installChart, renderChart, type PolicyRule, type RenderedObject,
 } from '../support/helm.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
-import { waitFor } from '../support/wait.ts';
+import { SETTLE_MS, waitFor } from '../support/wait.ts';
 
 interface PodTemplate { metadata: { labels: Record<string, string> }; spec: { serviceAccountName: string; containers: Array<{ env: V1EnvVar[] }> } }
 
@@ -39,7 +39,7 @@ function podEnv(env: V1EnvVar[], pod: { namespace: string; name: string }): Reco
 const explicit = { knativeInPlaceScaling: 'true', modelCache: { scope: 'namespace' } };
 
 describe('Helm chart, namespace-scoped: rendering', function () {
-  this.timeout(60_000);
+  this.timeout(600_000);
 
   it('renders Roles in each watched namespace, and a ClusterRole with host claims only when no setting needs a cluster-scoped read', async () => {
     const objects = await renderChart({ watchNamespaces: ['team-a', 'team-b'], ...explicit }, { namespace: 'ops' });
@@ -76,7 +76,7 @@ describe('Helm chart, namespace-scoped: rendering', function () {
 });
 
 describe('Helm chart, namespace-scoped: installed, with the operator running as its ServiceAccount', function () {
-  this.timeout(300_000);
+  this.timeout(600_000);
   const release = 'sapp-ns';
   let releaseNs: string;
   let watched: string[];
@@ -132,14 +132,14 @@ describe('Helm chart, namespace-scoped: installed, with the operator running as 
     await waitFor('min-scale set on the live revision', async () => {
       const rev = await userClient().get<{ metadata: { annotations?: Record<string, string> } }>(Kinds.KnativeRevision, ns, v1.status!.versions!.stable!.revision!);
       return rev?.metadata.annotations?.['autoscaling.knative.dev/min-scale'] === '1';
-    }, { timeoutMs: 60_000 });
+    }, { timeoutMs: SETTLE_MS });
     const routes = async () => userClient().get<{ spec: { hosts: string[] } }>(Kinds.VirtualService, ns, 'shop-routes');
     await applyApp(app(ns, 'shop', spec({ ingress: { hosts: [`shop.${ns}.example.com`], gateways: ['istio-system/public'] } })));
-    await waitFor('VirtualService created', async () => (await routes())?.spec.hosts.includes(`shop.${ns}.example.com`), { timeoutMs: 60_000 });
+    await waitFor('VirtualService created', async () => (await routes())?.spec.hosts.includes(`shop.${ns}.example.com`), { timeoutMs: SETTLE_MS });
     await applyApp(app(ns, 'shop', spec({ ingress: { hosts: [`shop.${ns}.example.com`, `www.shop.${ns}.example.com`], gateways: ['istio-system/public'] } })));
-    await waitFor('VirtualService changed', async () => (await routes())?.spec.hosts.includes(`www.shop.${ns}.example.com`), { timeoutMs: 60_000 });
+    await waitFor('VirtualService changed', async () => (await routes())?.spec.hosts.includes(`www.shop.${ns}.example.com`), { timeoutMs: SETTLE_MS });
     await applyApp(app(ns, 'shop', spec()));
-    await waitFor('VirtualService removed with ingress', async () => (await routes()) === undefined, { timeoutMs: 60_000 });
+    await waitFor('VirtualService removed with ingress', async () => (await routes()) === undefined, { timeoutMs: SETTLE_MS });
   });
 
   it('reports a refused gateway with one Event whose series counts the repeat', async () => {
@@ -166,7 +166,7 @@ describe('Helm chart, namespace-scoped: installed, with the operator running as 
     await waitFor('Knative Service replaced by an InferenceService', async () => (await getKsvc(ns, 'flip')) === undefined && (await userClient().get(Kinds.InferenceService, ns, 'flip')) !== undefined, { timeoutMs: 120_000 });
     await waitFor('model cached', async () => (await caches()).join() === 'gs://models/flip/v1');
     await applyApp(app(ns, 'flip', model('gs://models/flip/v2')));
-    await waitFor('old cache removed, new one made', async () => (await caches()).join() === 'gs://models/flip/v2', { timeoutMs: 60_000 });
+    await waitFor('old cache removed, new one made', async () => (await caches()).join() === 'gs://models/flip/v2', { timeoutMs: SETTLE_MS });
     await applyApp(app(ns, 'flip', { container: { image: 'flip:1' } }));
     await waitFor('InferenceService replaced by a Knative Service', async () => (await userClient().get(Kinds.InferenceService, ns, 'flip')) === undefined && (await getKsvc(ns, 'flip')) !== undefined, { timeoutMs: 120_000 });
   });

@@ -17,7 +17,7 @@ import {
 } from '../support/helm.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
 import { hostClaimName, type HostClaim } from '../../src/api/v1alpha1/hostclaim.ts';
-import { waitFor } from '../support/wait.ts';
+import { READY_MS, SETTLE_MS, waitFor } from '../support/wait.ts';
 
 interface Container {
   env: V1EnvVar[];
@@ -35,11 +35,10 @@ const find = <T>(objects: RenderedObject[], kind: string, name?: string): T & Re
   return o as T & RenderedObject;
 };
 const operatorContainer = (objects: RenderedObject[]) => find<Deployment>(objects, 'Deployment').spec.template.spec.containers[0]!;
-const READY_MS = 120_000;
 const rulesOf = (objects: RenderedObject[], kind: 'ClusterRole' | 'Role') => objects.filter((o) => o.kind === kind).flatMap((o) => o.rules as PolicyRule[]);
 
 describe('Helm chart: rendering', function () {
-  this.timeout(60_000);
+  this.timeout(600_000);
 
   it('passes helm lint --strict', async () => {
     const r = await helm(['lint', CHART_DIR, '--strict']);
@@ -230,7 +229,7 @@ describe('Helm chart: rendering', function () {
 });
 
 describe('Helm chart: installed, with the operator running as its ServiceAccount, on the real Knative and KServe', function () {
-  this.timeout(420_000);
+  this.timeout(600_000);
   const release = 'sapp';
   // The shortest release grace the operator takes, so the claim of the host the canary test drops is released while the run lasts.
   // Cluster-scoped caches need each namespace's models under its own path (else ModelCacheNotIsolated, no cache).
@@ -290,7 +289,7 @@ describe('Helm chart: installed, with the operator running as its ServiceAccount
     const lease = await waitFor('the operator holds the Lease', async () => {
       const l = await userClient().get<{ spec?: { holderIdentity?: string } }>(Kinds.Lease, releaseNs, 'serverlessapp-operator-leader');
       return l?.spec?.holderIdentity === identity ? l : undefined;
-    }, { timeoutMs: 60_000 });
+    }, { timeoutMs: SETTLE_MS });
     assert.ok(lease);
   });
 
@@ -314,7 +313,7 @@ describe('Helm chart: installed, with the operator running as its ServiceAccount
     const canary = { canaryPercent: 20, match: [{ header: 'x-canary', exact: 'yes' }] };
     await applyApp(app(appsNs, 'shop', shop('2', { rollout: canary, ingress })));
     await waitForApp(appsNs, 'shop', (a) => a.status?.canary?.trafficPercent === 20 && a.status.phase === 'Canary', 'Knative serves the canary 20%', READY_MS);
-    await waitFor('Knative reports 80/20', async () => JSON.stringify(await split()) === '{"stable":80,"candidate":20}', { timeoutMs: 60_000 });
+    await waitFor('Knative reports 80/20', async () => JSON.stringify(await split()) === '{"stable":80,"candidate":20}', { timeoutMs: SETTLE_MS });
     await waitFor('VirtualService with the header route', async () => {
       const vs = await userClient().get<{ spec: { http: Array<{ name: string }> } }>(Kinds.VirtualService, appsNs, 'shop-routes');
       return vs?.spec.http.some((h) => h.name === 'candidate-by-header');
@@ -323,21 +322,21 @@ describe('Helm chart: installed, with the operator running as its ServiceAccount
     await applyApp(app(appsNs, 'shop', shop('2', { rollout: { canaryPercent: 100 }, ingress })));
     const promoted = await waitForApp(appsNs, 'shop', (a) => a.status?.phase === 'Stable' && a.status.versions?.stable?.image === 'ghcr.io/acme/shop:2' && readyTrue(a), 'promoted', READY_MS);
     assert.equal(condition(promoted, 'Promoted')?.status, 'True');
-    await waitFor('Knative routes all traffic to v2', async () => JSON.stringify(await split()) === '{"stable":100}', { timeoutMs: 60_000 });
+    await waitFor('Knative routes all traffic to v2', async () => JSON.stringify(await split()) === '{"stable":100}', { timeoutMs: SETTLE_MS });
 
     await applyApp(app(appsNs, 'shop', shop('2')));
-    await waitFor('VirtualService removed with ingress', async () => (await userClient().get(Kinds.VirtualService, appsNs, 'shop-routes')) === undefined, { timeoutMs: 60_000 });
+    await waitFor('VirtualService removed with ingress', async () => (await userClient().get(Kinds.VirtualService, appsNs, 'shop-routes')) === undefined, { timeoutMs: SETTLE_MS });
   });
 
   it('reports a gateway the chart does not allow as an Event, and counts its repeat on the same Event', async () => {
     const spec = (gateway: string): AppSpec => ({ container: { image: 'ghcr.io/acme/gw:1', port: 8080 }, ingress: { hosts: [`gw.${appsNs}.example.com`], gateways: [gateway] } });
     const rejected = (a: Parameters<typeof readyTrue>[0]) => condition(a, 'Ready')?.reason === 'GatewayNotAllowed';
     await applyApp(app(appsNs, 'gw', spec('elsewhere/public')));
-    await waitForApp(appsNs, 'gw', rejected, 'GatewayNotAllowed', 60_000);
+    await waitForApp(appsNs, 'gw', rejected, 'GatewayNotAllowed', SETTLE_MS);
     await applyApp(app(appsNs, 'gw', spec('istio-system/public')));
     await waitForApp(appsNs, 'gw', readyTrue, 'Ready on an allowed gateway', READY_MS);
     await applyApp(app(appsNs, 'gw', spec('elsewhere/public')));
-    await waitForApp(appsNs, 'gw', rejected, 'GatewayNotAllowed again', 60_000);
+    await waitForApp(appsNs, 'gw', rejected, 'GatewayNotAllowed again', SETTLE_MS);
     await waitFor('one Event with a series of 2', async () => (await userClient().list<{ reason?: string; series?: { count: number } }>(Kinds.Event, appsNs)).items
       .some((e) => e.reason === 'GatewayNotAllowed' && (e.series?.count ?? 0) >= 2));
   });
@@ -350,10 +349,10 @@ describe('Helm chart: installed, with the operator running as its ServiceAccount
     await waitForApp(appsNs, 'flip', readyTrue, 'container Ready', READY_MS);
     await applyApp(app(appsNs, 'flip', model));
     await waitForApp(appsNs, 'flip', (a) => readyTrue(a) && a.status?.versions?.stable?.storageUri === `gs://models/${appsNs}/flip/v1`, 'the model serves', 240_000);
-    await waitFor('Knative Service replaced by an InferenceService', async () => (await getKsvc(appsNs, 'flip')) === undefined && (await isvc()) !== undefined, { timeoutMs: 60_000 });
+    await waitFor('Knative Service replaced by an InferenceService', async () => (await getKsvc(appsNs, 'flip')) === undefined && (await isvc()) !== undefined, { timeoutMs: SETTLE_MS });
     await applyApp(app(appsNs, 'flip', container));
     await waitForApp(appsNs, 'flip', (a) => readyTrue(a) && a.status?.versions?.stable?.image === 'ghcr.io/acme/flip:1', 'the container serves', 240_000);
-    await waitFor('InferenceService replaced by a Knative Service', async () => (await isvc()) === undefined && (await getKsvc(appsNs, 'flip')) !== undefined, { timeoutMs: 60_000 });
+    await waitFor('InferenceService replaced by a Knative Service', async () => (await isvc()) === undefined && (await getKsvc(appsNs, 'flip')) !== undefined, { timeoutMs: SETTLE_MS });
   });
 
   it('caches a model app on the nodes and removes the cache and the finalizer when the app is deleted', async () => {
@@ -364,9 +363,9 @@ describe('Helm chart: installed, with the operator running as its ServiceAccount
     await waitFor('LocalModelCache created', async () => (await caches()).length === 1);
     assert.ok((await getApp(appsNs, 'iris')).metadata.finalizers?.includes(CACHE_FINALIZER));
     await userClient().delete(Kinds.ServerlessApp, appsNs, 'iris');
-    await waitFor('app gone: finalizer cleared', async () => (await userClient().get(Kinds.ServerlessApp, appsNs, 'iris')) === undefined, { timeoutMs: 60_000 });
+    await waitFor('app gone: finalizer cleared', async () => (await userClient().get(Kinds.ServerlessApp, appsNs, 'iris')) === undefined, { timeoutMs: SETTLE_MS });
     // Deleted by the operator, the cache goes once KServe's controller has taken the model off the nodes (its own finalizer).
-    await waitFor('the cache gone', async () => (await caches()).length === 0, { timeoutMs: 60_000 });
+    await waitFor('the cache gone', async () => (await caches()).length === 0, { timeoutMs: SETTLE_MS });
   });
 
   it('releases the claim of a host no app names any more once the grace is over', async () => {

@@ -8,9 +8,8 @@ import { app, applyApp, condition, getApp, getKsvc, getRevision, knativeReady, r
 import { writeLabel } from '../envtest/audit.ts';
 import { assertNoWrites, freshNamespace, writesSince } from '../support/cluster.ts';
 import { startOperator, testKubeConfig, type RunningOperator } from '../support/operator.ts';
-import { waitFor } from '../support/wait.ts';
+import { READY_MS, SETTLE_MS, waitFor } from '../support/wait.ts';
 
-const READY_MS = 120_000;
 const spec = (image = 'ghcr.io/acme/shop:1.4.0', extra: Partial<AppSpec> = {}): AppSpec => ({
   container: { image, port: 8080 }, scaling: { minScale: 0, maxScale: 5 }, ...extra,
 });
@@ -22,7 +21,7 @@ async function reconcileCount(op: RunningOperator): Promise<number> {
 }
 
 describe('container app on the real Knative (integration)', function () {
-  this.timeout(240_000);
+  this.timeout(600_000);
   let op: RunningOperator;
   let ns: string;
 
@@ -75,7 +74,7 @@ describe('container app on the real Knative (integration)', function () {
     await waitFor('Knative routes all traffic to v2 under the stable tag, v1 no longer', async () => {
       const k = await getKsvc(ns, 'shop');
       return k?.status?.traffic?.map((t) => `${t.revisionName}=${t.percent}:${t.tag}`).join() === `${revision}=100:stable`;
-    }, { timeoutMs: 60_000 });
+    }, { timeoutMs: SETTLE_MS });
   });
 
   it('changing only scaling starts no new version and no new revision: Knative scales the live revision to the new minimum', async () => {
@@ -83,14 +82,14 @@ describe('container app on the real Knative (integration)', function () {
     const before = await waitForApp(ns, 'shop', readyTrue, 'ready', READY_MS);
     const revision = before.status!.versions!.stable!.revision!;
     await applyApp(app(ns, 'shop', spec(undefined, { scaling: { minScale: 2, maxScale: 5 } })));
-    const after = await waitForApp(ns, 'shop', (a) => a.status?.scaling?.minScale === 2, 'scale applied', 60_000);
+    const after = await waitForApp(ns, 'shop', (a) => a.status?.scaling?.minScale === 2, 'scale applied', SETTLE_MS);
     assert.equal(after.status?.versions?.stable?.revision, revision);
     assert.equal(after.status?.versions?.candidate, undefined);
     const rev = await getRevision(ns, revision);
     assert.equal(rev?.metadata.annotations?.['autoscaling.knative.dev/min-scale'], '2', 'bounds set in place on the live revision');
     // Knative (>= 1.21) carries the edit to the revision's autoscaler: two pods, reported on the Revision and in the app's status.
     await waitFor('Knative runs 2 replicas of the same revision', async () => (await getRevision(ns, revision))?.status?.actualReplicas === 2, { timeoutMs: 90_000 });
-    await waitForApp(ns, 'shop', (a) => a.status?.versions?.stable?.replicas === 2, 'status reports 2 replicas', 60_000);
+    await waitForApp(ns, 'shop', (a) => a.status?.versions?.stable?.replicas === 2, 'status reports 2 replicas', SETTLE_MS);
     assert.equal((await getKsvc(ns, 'shop'))?.status?.latestCreatedRevisionName, revision, 'no new revision');
   });
 
@@ -122,7 +121,7 @@ describe('container app on the real Knative (integration)', function () {
       const ksvcBefore = await getKsvc(ns, 'shop');
       const since = new Date();
       await applyApp(app(ns, 'shop', spec('ghcr.io/acme/shop:9.9.9', { scaling: { windows: [{ name: 'day', schedule: '0 25 * * *', duration: '8h', minScale: 2 }] } })));
-      const bad = await waitForApp(ns, 'shop', (a) => condition(a, 'Ready')?.reason === 'InvalidSchedule', 'InvalidSchedule', 60_000);
+      const bad = await waitForApp(ns, 'shop', (a) => condition(a, 'Ready')?.reason === 'InvalidSchedule', 'InvalidSchedule', SETTLE_MS);
       assert.match(condition(bad, 'Ready')!.message, /spec\.scaling\.windows\[0\]\.schedule: window "day"/);
       const ksvcAfter = await getKsvc(ns, 'shop');
       // Knative writes the Service's status as it likes; its spec (generation) is the operator's.
@@ -147,15 +146,15 @@ describe('container app on the real Knative (integration)', function () {
     const restored = await waitFor('template restored', async () => {
       const k = await getKsvc(ns, 'shop');
       return k?.spec.template.metadata.name === revision && k.spec.template.spec.containers[0]?.image === 'ghcr.io/acme/shop:1.4.0' ? k : undefined;
-    }, { timeoutMs: 60_000 });
+    }, { timeoutMs: SETTLE_MS });
     assert.equal(restored.metadata.annotations?.['team.example.com/owner'], 'alice', 'the other manager\'s field is kept');
     // Knative serves the operator's revision again, and the app never left it.
     await waitFor('Knative routes all traffic to the operator\'s revision', async () => {
       const k = await getKsvc(ns, 'shop');
       return knativeReady(k) && k?.status?.observedGeneration === k?.metadata.generation
         && k?.status?.traffic?.map((t) => `${t.revisionName}=${t.percent}`).join() === `${revision}=100`;
-    }, { timeoutMs: 60_000 });
-    const a = await waitForApp(ns, 'shop', readyTrue, 'still Ready', 60_000);
+    }, { timeoutMs: SETTLE_MS });
+    const a = await waitForApp(ns, 'shop', readyTrue, 'still Ready', SETTLE_MS);
     assert.equal(a.status?.versions?.stable?.revision, revision);
   });
 
@@ -168,14 +167,14 @@ describe('container app on the real Knative (integration)', function () {
     const again = await waitFor('Knative Service recreated', async () => {
       const k = await getKsvc(ns, 'shop');
       return k && k.metadata.uid !== first?.metadata.uid ? k : undefined;
-    }, { timeoutMs: 60_000 });
+    }, { timeoutMs: SETTLE_MS });
     assert.equal(again.spec.template.metadata.name, revision, 'the same revision name for the same version');
     // The garbage collector removes the old Revision; Knative then makes the revision again under the new Service.
     await waitFor('the recreated Service Ready, serving the revision', async () => {
       const k = await getKsvc(ns, 'shop');
       return knativeReady(k) && k?.metadata.uid === again.metadata.uid && k?.status?.traffic?.[0]?.revisionName === revision;
     }, { timeoutMs: READY_MS });
-    const a = await waitForApp(ns, 'shop', readyTrue, 'app Ready again', 60_000);
+    const a = await waitForApp(ns, 'shop', readyTrue, 'app Ready again', SETTLE_MS);
     assert.equal(a.status?.versions?.stable?.revision, revision);
   });
 

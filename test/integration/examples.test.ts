@@ -22,7 +22,7 @@ const files = readdirSync(dir).filter((f) => f.endsWith('.yaml')).sort();
 interface Deployment { spec: { template: { spec: { containers: Array<{ env: Parameters<typeof podEnv>[0] }> } } } }
 
 describe('examples/ under the chart\'s default settings, on the real Knative and KServe (integration)', function () {
-  this.timeout(300_000);
+  this.timeout(600_000);
   let op: RunningOperator;
   let warmup: LoopbackServer;
   const namespaces = new Map<string, string>();

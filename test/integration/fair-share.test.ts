@@ -57,7 +57,7 @@ probe();
 `;
 
 describe('fair share of the operator across namespaces (integration)', function () {
-  this.timeout(420_000);
+  this.timeout(600_000);
   let op: RunningOperator | undefined;
 
   after(async () => { await op?.stop(); });

@@ -26,7 +26,7 @@ const refused = (e: unknown): e is ApiError =>
   e instanceof ApiError && (e.code === 422 || e.code === 400 || (e.code === 500 && e.message.includes('failed to create typed patch object')));
 
 describe('schema fuzzing through the API server\'s admission (dryRun=All)', function () {
-  this.timeout(300_000);
+  this.timeout(600_000);
 
   it(`admits or refuses ${CASES} generated apps; whatever it admits, validateApp judges with a field and the planner survives`, async () => {
     const namespace = await freshNamespace('fuzz');

@@ -9,7 +9,7 @@ import { startOperator, type RunningOperator } from '../support/operator.ts';
 import { waitFor } from '../support/wait.ts';
 
 describe('deleting an app (integration, real garbage collector)', function () {
-  this.timeout(180_000);
+  this.timeout(600_000);
   let op: RunningOperator;
 
   before(async () => { op = await startOperator(); });

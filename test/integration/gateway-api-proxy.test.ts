@@ -27,9 +27,9 @@ import { app, applyApp, condition, waitForApp, type AppSpec } from '../support/a
 import { freshNamespace, testEnv } from '../support/cluster.ts';
 import { gatewayWithProxy, serviceCluster, untilProxy, virtualHostsFor, type EnvoyRoute, type ProxyConfig, type ProxyIdentity } from '../support/envoy-config.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
+import { READY_MS, SETTLE_MS } from '../support/wait.ts';
 
 /** A revision's start on the real Knative, generous for a loaded machine (as canary.test.ts). */
-const READY_MS = 300_000;
 /** A pod asking for more CPU than any rig node has stays Pending, so Knative never makes its revision Ready. */
 const UNSCHEDULABLE_CPU = '1000';
 const image = (tag: string) => `ghcr.io/acme/shop:${tag}`;
@@ -172,7 +172,7 @@ describe('the Envoy routes istiod generates from the operator\'s HTTPRoutes, on 
     const stable = v1.status!.versions!.stable!.revision!;
     // The candidate never turns ready; the timeout changes with it, so routes carrying 7s are those istiod made after the candidate appeared.
     await applyApp(app(ns, 'api', spec(host, '2', '7s', { canaryPercent: 50, mirrorPercent: 50, match: [{ header: 'x-canary', exact: 'yes' }] }, UNSCHEDULABLE_CPU)));
-    const a = await waitForApp(ns, 'api', (x) => x.status?.versions?.candidate?.revision !== undefined, 'candidate tracked', 60_000);
+    const a = await waitForApp(ns, 'api', (x) => x.status?.versions?.candidate?.revision !== undefined, 'candidate tracked', SETTLE_MS);
     const candidate = a.status!.versions!.candidate!.revision!;
     assert.ok(!a.status?.versions?.candidate?.ready, 'the candidate is not ready');
 

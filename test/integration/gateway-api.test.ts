@@ -18,7 +18,7 @@ import { app, applyApp, condition, readyTrue, reportedSplit, userClient, waitFor
 import { applyYaml, freshNamespace } from '../support/cluster.ts';
 import { findCondition } from '../../src/util/conditions.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
-import { waitFor } from '../support/wait.ts';
+import { READY_MS, SETTLE_MS, waitFor } from '../support/wait.ts';
 
 interface ParentStatus { parentRef: { name: string; namespace?: string }; controllerName: string; conditions: Array<{ type: string; status: string; reason: string; message: string; observedGeneration?: number }> }
 interface HttpRoute {
@@ -27,7 +27,6 @@ interface HttpRoute {
   status?: { parents?: ParentStatus[] };
 }
 
-const READY_MS = 180_000;
 const noRejection = (a: ServerlessApp) => condition(a, 'Ready')?.reason !== 'ApplyRejected';
 
 describe('the gateway-api router: HTTPRoutes judged by the real API server and istiod (integration)', function () {
@@ -86,7 +85,7 @@ spec:
     let route = await waitFor('istiod accepts the HTTPRoute and resolves its backends', async () => {
       const r = await routeOf(ns, 'shop');
       return admittedByIstiod(r) ? r : undefined;
-    }, { timeoutMs: 60_000 });
+    }, { timeoutMs: SETTLE_MS });
     assert.deepEqual([route.spec.hostnames, route.spec.parentRefs.map((p) => `${p.namespace}/${p.name}`), weights(route)], [[host], [`${gwNs}/public`], { [stableRev]: 100 }]);
     assert.equal(parentCondition(route, 'Accepted')?.status, 'True');
     assert.equal(await userClient().get(Kinds.VirtualService, ns, 'shop-routes'), undefined, 'no VirtualService under the gateway-api router');
@@ -98,7 +97,7 @@ spec:
     route = await waitFor('the HTTPRoute splits 80/20 with a header rule, admitted by istiod', async () => {
       const r = await routeOf(ns, 'shop');
       return r && weights(r)[candidateRev] === 20 && admittedByIstiod(r) ? r : undefined;
-    }, { timeoutMs: 60_000 });
+    }, { timeoutMs: SETTLE_MS });
     assert.deepEqual(weights(route), { [stableRev]: 80, [candidateRev]: 20 });
     assert.deepEqual(route.spec.rules.map((r) => r.name), ['candidate-by-header', 'default']);
     assert.deepEqual((route.spec.rules[1] as unknown as { filters?: unknown[] }).filters, [{ type: 'RequestMirror', requestMirror: { backendRef: { group: '', kind: 'Service', name: `${candidateRev}-private`, port: 80 }, percent: 10 } }],
@@ -112,7 +111,7 @@ spec:
     route = await waitFor('the HTTPRoute sends everything to the promoted revision', async () => {
       const r = await routeOf(ns, 'shop');
       return r && JSON.stringify(weights(r)) === JSON.stringify({ [candidateRev]: 100 }) ? r : undefined;
-    }, { timeoutMs: 60_000 });
+    }, { timeoutMs: SETTLE_MS });
     assert.deepEqual(route.spec.rules.map((r) => r.name), ['default']);
   });
 
@@ -122,7 +121,7 @@ spec:
     await applyApp(app(owner, 'shop', spec('ghcr.io/acme/shop:1', host, 'public')));
     await waitForApp(owner, 'shop', readyTrue, 'the owner Ready', READY_MS);
     await applyApp(app(intruder, 'shop', spec('ghcr.io/acme/shop:1', host, 'public')));
-    const refused = await waitForApp(intruder, 'shop', (x) => condition(x, 'Ready')?.reason === 'HostConflict', 'the intruder refused with HostConflict', 60_000);
+    const refused = await waitForApp(intruder, 'shop', (x) => condition(x, 'Ready')?.reason === 'HostConflict', 'the intruder refused with HostConflict', SETTLE_MS);
     assert.match(condition(refused, 'Ready')!.message, new RegExp(`host ${host.replaceAll('.', '\\.')} is claimed by another namespace`));
     assert.equal(await routeOf(intruder, 'shop'), undefined);
     assert.deepEqual((await routeOf(owner, 'shop'))?.spec.hostnames, [host]);
@@ -156,7 +155,7 @@ spec:
       const [vs, r] = [await userClient().get(Kinds.VirtualService, ns, 'shop-routes'), await routeOf(ns, 'shop')];
       if (!vs && !r) gap = true;
       return !vs && r;
-    }, { timeoutMs: 60_000 });
+    }, { timeoutMs: SETTLE_MS });
     assert.equal(gap, false, 'the app was never without a route');
     assert.ok(admittedByIstiod(route), `the HTTPRoute was admitted when the VirtualService went: ${JSON.stringify(route.status)}`);
     assert.ok(readyTrue(await waitForApp(ns, 'shop', readyTrue, 'still Ready', 10_000)));

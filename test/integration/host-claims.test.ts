@@ -13,9 +13,8 @@ import { Kinds } from '../../src/util/kinds.ts';
 import { app, applyApp, condition, getApp, getKsvc, knativeReady, readyTrue, userClient, waitForApp } from '../support/apps.ts';
 import { freshNamespace } from '../support/cluster.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
-import { waitFor } from '../support/wait.ts';
+import { READY_MS, SETTLE_MS, waitFor } from '../support/wait.ts';
 
-const READY_MS = 180_000;
 const image = (name: string, tag: number) => `ghcr.io/acme/${name}:${tag}`;
 
 describe('host claims: the API server decides which namespace owns a host (integration)', function () {
@@ -41,7 +40,7 @@ describe('host claims: the API server decides which namespace owns a host (integ
 
   /** Waits until the operator has judged the app's current generation and refused it with `reason`; returns the Ready message. */
   async function refused(ns: string, name: string, reason: string): Promise<string> {
-    const a = await waitForApp(ns, name, (x) => condition(x, 'Ready')?.reason === reason, `${ns}/${name} Ready=False ${reason}`, 60_000);
+    const a = await waitForApp(ns, name, (x) => condition(x, 'Ready')?.reason === reason, `${ns}/${name} Ready=False ${reason}`, SETTLE_MS);
     assert.equal(condition(a, 'Ready')?.status, 'False');
     return condition(a, 'Ready')!.message;
   }
@@ -58,7 +57,7 @@ describe('host claims: the API server decides which namespace owns a host (integ
     await waitFor(`${ns}/${name}'s Knative Service Ready, serving the last good version ${name}:${tag}`, async () => {
       const k = await getKsvc(ns, name);
       return knativeReady(k) && k!.spec.template.spec.containers[0]!.image === image(name, tag);
-    }, { timeoutMs: 60_000 });
+    }, { timeoutMs: SETTLE_MS });
     assert.deepEqual((await routes(ns, name)).sort(), [...hostsOf(before)].sort(), 'the VirtualService routes the victim\'s hosts');
 
     const edited = await applyApp(app(ns, name, { container: { image: image(name, tag + 1) }, ingress: { hosts: hostsOf(before) } }));
@@ -67,7 +66,7 @@ describe('host claims: the API server decides which namespace owns a host (integ
     await waitFor(`${ns}/${name}'s Knative Service serves ${name}:${tag + 1}`, async () => {
       const k = await getKsvc(ns, name);
       return knativeReady(k) && k!.spec.template.spec.containers[0]!.image === image(name, tag + 1);
-    }, { timeoutMs: 60_000 });
+    }, { timeoutMs: SETTLE_MS });
   }
 
   /** Edits the app's image (generation moves) and returns its verdict once the operator has judged that generation. */
@@ -76,7 +75,7 @@ describe('host claims: the API server decides which namespace owns a host (integ
     return waitFor(`${ns}/${name} judged at generation ${edited.metadata.generation}`, async () => {
       const a = await getApp(ns, name);
       return a.status?.observedGeneration === edited.metadata.generation ? a : undefined;
-    }, { timeoutMs: 60_000 });
+    }, { timeoutMs: SETTLE_MS });
   }
 
   it('a refused claim from another namespace never freezes the holder: the victim keeps serving and applies its next edit (attack: freeze through a refused claim)', async () => {
@@ -114,7 +113,7 @@ describe('host claims: the API server decides which namespace owns a host (integ
 
     // A GitOps prune and re-create.
     await userClient().delete(Kinds.ServerlessApp, b, 'shop');
-    await waitFor('the app deleted', async () => (await userClient().get(Kinds.ServerlessApp, b, 'shop')) === undefined || undefined, { timeoutMs: 60_000 });
+    await waitFor('the app deleted', async () => (await userClient().get(Kinds.ServerlessApp, b, 'shop')) === undefined || undefined, { timeoutMs: SETTLE_MS });
     assert.equal((await claimOf(host))?.metadata.uid, claim!.metadata.uid, 'the claim belongs to the namespace: it outlives the app');
     // The garbage collector removes the old Knative Service first: the re-created one makes a revision of the same name.
     await waitFor('the old Knative Service garbage-collected', async () => (await getKsvc(b, 'shop')) === undefined || undefined, { timeoutMs: 90_000 });
@@ -131,7 +130,7 @@ describe('host claims: the API server decides which namespace owns a host (integ
     await refused(a, 'waiting', 'HostConflict');
 
     await userClient().delete(Kinds.ServerlessApp, b, 'shop');
-    await waitFor('the holder\'s app deleted', async () => (await userClient().get(Kinds.ServerlessApp, b, 'shop')) === undefined || undefined, { timeoutMs: 60_000 });
+    await waitFor('the holder\'s app deleted', async () => (await userClient().get(Kinds.ServerlessApp, b, 'shop')) === undefined || undefined, { timeoutMs: SETTLE_MS });
     // The waiting app is judged again (an edit) with the holder's app gone: still refused.
     const judged = await judgedAfterEdit(a, 'waiting', 2, [host]);
     assert.equal(condition(judged, 'Ready')?.reason, 'HostConflict');
@@ -219,10 +218,10 @@ describe('host claims: the API server decides which namespace owns a host (integ
     await Promise.all(operators.map((o) => o.stop()));
     const replica = () => startOperator({ ...policy, leaderElect: true, leaderElectionNamespace: leases, leaderElectionId: 'host-claims' });
     operators = [await replica(), await replica()];
-    const leader = await waitFor('a leader among two replicas', async () => operators.find((o) => o.manager.isLeader()), { timeoutMs: 60_000 });
+    const leader = await waitFor('a leader among two replicas', async () => operators.find((o) => o.manager.isLeader()), { timeoutMs: SETTLE_MS });
     await leader.stop();
     operators = operators.filter((o) => o !== leader);
-    await waitFor('the standby to take over', async () => operators[0]!.manager.isLeader() || undefined, { timeoutMs: 60_000 });
+    await waitFor('the standby to take over', async () => operators[0]!.manager.isLeader() || undefined, { timeoutMs: SETTLE_MS });
     await unchanged('after a leader failover', 3, 2);
   });
 

@@ -32,7 +32,7 @@ function rendered(a: ServerlessApp, namespace: string) {
 }
 
 describe('istioctl analyze over the operator\'s VirtualServices (integration)', function () {
-  this.timeout(300_000);
+  this.timeout(600_000);
   let op: RunningOperator;
 
   before(async function () {

@@ -22,9 +22,9 @@ import { freshNamespace, testEnv } from '../support/cluster.ts';
 import { ensureKnativeLocalGateway } from '../support/knative-local-gateway.ts';
 import { proxyConfig, untilProxy, routedClusters, virtualHostsFor, type EnvoyRoute, type EnvoyVirtualHost } from '../support/envoy-config.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
+import { READY_MS, SETTLE_MS } from '../support/wait.ts';
 
 /** A revision's start on the real Knative, generous for a loaded machine (as canary.test.ts). */
-const READY_MS = 300_000;
 /** The operator's default local gateway (config.ts), as the cluster Envoy routes to. */
 const LOCAL_GATEWAY = 'knative-local-gateway.istio-system.svc.cluster.local';
 const LOCAL_GATEWAY_CLUSTER = `outbound|80||${LOCAL_GATEWAY}`;
@@ -126,7 +126,7 @@ describe('the Envoy routes istiod generates from the operator\'s VirtualServices
     await waitForApp(ns, 'api', (a) => a.status?.phase === 'Stable' && !!a.status.versions?.stable?.ready, 'v1 ready on Knative', READY_MS);
     // The candidate never turns ready; the timeout changes with it, so the routes that carry 7s are those istiod made after the candidate appeared.
     await applyApp(app(ns, 'api', spec('2', '7s', { canaryPercent: 50, mirrorPercent: 50, match: [{ header: 'x-canary', exact: 'yes' }] }, UNSCHEDULABLE_CPU)));
-    const a = await waitForApp(ns, 'api', (x) => x.status?.versions?.candidate?.revision !== undefined, 'candidate tracked', 60_000);
+    const a = await waitForApp(ns, 'api', (x) => x.status?.versions?.candidate?.revision !== undefined, 'candidate tracked', SETTLE_MS);
     const candidate = a.status!.versions!.candidate!.revision!;
     assert.ok(!a.status?.versions?.candidate?.ready, 'the candidate is not ready');
 

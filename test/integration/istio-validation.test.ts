@@ -64,7 +64,7 @@ async function refusal(write: Promise<unknown>): Promise<string> {
 }
 
 describe('istiod\'s own validation of the VirtualServices the operator writes (integration)', function () {
-  this.timeout(60_000);
+  this.timeout(600_000);
   let ns: string;
   const dryRun = (vs: VirtualService) => userClient().apply({ ...vs, metadata: { ...vs.metadata, namespace: ns } }, { kind: Kinds.VirtualService, dryRun: true });
 

@@ -63,7 +63,7 @@ const describeLook = (l: Look, i: number) => `look ${i + 1} (+${l.at} ms): route
 const broken = (l: Look) => !l.targetReady || l.traffic === 0;
 
 describe('switching between container and model, make before break (integration)', function () {
-  this.timeout(300_000);
+  this.timeout(600_000);
   let op: RunningOperator;
   let warm: LoopbackServer;
   let ns: string;

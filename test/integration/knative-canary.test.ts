@@ -10,7 +10,7 @@ import { Kinds } from '../../src/util/kinds.ts';
 import { app, applyApp, condition, getApp, readyTrue, userClient, waitForApp, type AppSpec } from '../support/apps.ts';
 import { freshNamespace } from '../support/cluster.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
-import { waitFor } from '../support/wait.ts';
+import { SETTLE_MS, waitFor } from '../support/wait.ts';
 
 interface KsvcStatus {
   spec: { template: { metadata: { name: string } }; traffic: Array<{ revisionName?: string; percent: number; tag?: string }> };
@@ -30,7 +30,7 @@ async function reportedSplit(ns: string): Promise<Record<string, number>> {
 const noRejection = (a: ServerlessApp) => condition(a, 'Ready')?.reason !== 'ApplyRejected';
 
 describe('canary rollouts on the real Knative Serving 1.21 (integration)', function () {
-  this.timeout(240_000);
+  this.timeout(600_000);
   let op: RunningOperator;
   let ns: string;
 
@@ -57,12 +57,12 @@ describe('canary rollouts on the real Knative Serving 1.21 (integration)', funct
     assert.equal(condition(a, 'Promoted')?.status, 'False');
 
     await applyApp(app(ns, 'shop', spec('ghcr.io/acme/shop:2', { canaryPercent: 50 })));
-    a = await waitForApp(ns, 'shop', (x) => !noRejection(x) || x.status?.canary?.trafficPercent === 50, 'Knative reports 50%', 60_000);
+    a = await waitForApp(ns, 'shop', (x) => !noRejection(x) || x.status?.canary?.trafficPercent === 50, 'Knative reports 50%', SETTLE_MS);
     assert.ok(noRejection(a), condition(a, 'Ready')?.message);
     assert.deepEqual(await reportedSplit(ns), { [stableRev]: 50, [candidateRev]: 50 });
 
     await applyApp(app(ns, 'shop', spec('ghcr.io/acme/shop:2', { canaryPercent: 100 })));
-    a = await waitForApp(ns, 'shop', (x) => !noRejection(x) || condition(x, 'Promoted')?.status === 'True', 'promoted', 60_000);
+    a = await waitForApp(ns, 'shop', (x) => !noRejection(x) || condition(x, 'Promoted')?.status === 'True', 'promoted', SETTLE_MS);
     assert.ok(noRejection(a), condition(a, 'Ready')?.message);
     // Promoted=True is written only once Knative routes everything to the new revision.
     assert.deepEqual(await reportedSplit(ns), { [candidateRev]: 100 });
@@ -76,7 +76,7 @@ describe('canary rollouts on the real Knative Serving 1.21 (integration)', funct
     await applyApp(app(ns, 'shop', spec('ghcr.io/acme/shop:2', { canaryPercent: 30 })));
     await waitForApp(ns, 'shop', (x) => !noRejection(x) || x.status?.canary?.trafficPercent === 30, 'at 30%', 120_000);
     await applyApp(app(ns, 'shop', spec('ghcr.io/acme/shop:2', { canaryPercent: 0 })));
-    let a = await waitForApp(ns, 'shop', (x) => !noRejection(x) || (x.status?.phase === 'RolledBack' && x.status?.canary?.trafficPercent === 0), 'rolled back', 60_000);
+    let a = await waitForApp(ns, 'shop', (x) => !noRejection(x) || (x.status?.phase === 'RolledBack' && x.status?.canary?.trafficPercent === 0), 'rolled back', SETTLE_MS);
     assert.ok(noRejection(a), condition(a, 'Ready')?.message);
     const split = await reportedSplit(ns);
     assert.equal(split[stableRev], 100);
@@ -92,7 +92,7 @@ describe('canary rollouts on the real Knative Serving 1.21 (integration)', funct
     const stableRev = v1.status!.versions!.stable!.revision!;
     // Knative reserves the queue-proxy's ports (pkg/apis/serving/k8s_validation.go): 8012 is refused by its webhook.
     await applyApp(app(ns, 'shop', { ...spec('ghcr.io/acme/shop:2'), container: { image: 'ghcr.io/acme/shop:2', port: 8012 } }));
-    const a = await waitForApp(ns, 'shop', (x) => condition(x, 'Ready')?.reason === 'ApplyRejected', 'ApplyRejected', 60_000);
+    const a = await waitForApp(ns, 'shop', (x) => condition(x, 'Ready')?.reason === 'ApplyRejected', 'ApplyRejected', SETTLE_MS);
     const ready = condition(a, 'Ready')!;
     assert.equal(ready.status, 'False');
     assert.match(ready.message ?? '', /Service .*shop.*8012/s);

@@ -16,11 +16,10 @@ import { app, applyApp, condition, waitForApp, type AppSpec } from '../support/a
 import { freshNamespace, testEnv } from '../support/cluster.ts';
 import { KNATIVE_GATEWAY, KNATIVE_LOCAL_ROUTES, knativeTrafficRoute, serviceCluster, untilProxy, virtualHostsFor, weightsOf, type EnvoyRoute } from '../support/envoy-config.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
-import { waitFor } from '../support/wait.ts';
+import { READY_MS, SETTLE_MS, waitFor } from '../support/wait.ts';
 import { HASH_HEADER } from '../envtest/gateway-probe.ts';
 
 /** A revision's start on the real Knative, generous for a loaded machine (as canary.test.ts). */
-const READY_MS = 300_000;
 /** A pod asking for more CPU than any rig node has stays Pending, so Knative never makes its revision Ready. */
 const UNSCHEDULABLE_CPU = '1000';
 const image = (tag: string) => `ghcr.io/acme/shop:${tag}`;
@@ -101,7 +100,7 @@ describe('the per-revision weights of Knative\'s own routes, on the local gatewa
     const v1 = await waitForApp(ns, 'api', (a) => a.status?.phase === 'Stable' && !!a.status.versions?.stable?.ready, 'v1 ready on Knative', READY_MS);
     const stable = v1.status!.versions!.stable!.revision!;
     await applyApp(app(ns, 'api', spec('2', { canaryPercent: 50 }, UNSCHEDULABLE_CPU)));
-    const a = await waitForApp(ns, 'api', (x) => x.status?.versions?.candidate?.revision !== undefined, 'candidate tracked', 60_000);
+    const a = await waitForApp(ns, 'api', (x) => x.status?.versions?.candidate?.revision !== undefined, 'candidate tracked', SETTLE_MS);
     const candidate = a.status!.versions!.candidate!.revision!;
     assert.ok(!a.status?.versions?.candidate?.ready, 'the candidate is not ready');
 
@@ -110,8 +109,8 @@ describe('the per-revision weights of Knative\'s own routes, on the local gatewa
     await waitFor('Knative\'s Route reconciled the latest traffic', async () => {
       const r = await knativeRoute(ns, 'api');
       return r.status?.observedGeneration === r.metadata.generation || undefined;
-    }, { timeoutMs: 60_000 });
-    const hash = await waitFor('net-gateway-api\'s HTTPRoute for the host', async () => probeHashOf(await httpRoute(ns, host)), { timeoutMs: 60_000 });
+    }, { timeoutMs: SETTLE_MS });
+    const hash = await waitFor('net-gateway-api\'s HTTPRoute for the host', async () => probeHashOf(await httpRoute(ns, host)), { timeoutMs: SETTLE_MS });
     const { config, found } = await untilProxy(`the local gateway's routes for the app at its KIngress hash ${hash}`, KNATIVE_GATEWAY, (c) => {
       const vh = virtualHostsFor(c, host).find((v) => v.routeConfig === KNATIVE_LOCAL_ROUTES);
       return vh?.routes.some((r) => isProbeRoute(r) && headerSet(r, HASH_HEADER) === hash) ? knativeTrafficRoute(c, host) : undefined;

@@ -13,7 +13,7 @@ import { startStandins, type Standins } from '../standin/standin.ts';
 import { app, applyApp, condition, getApp, userClient, waitForApp, type AppSpec } from '../support/apps.ts';
 import { freshNamespace, testEnv, writesSince } from '../support/cluster.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
-import { waitFor } from '../support/wait.ts';
+import { SETTLE_MS, waitFor } from '../support/wait.ts';
 
 interface Cache {
   metadata: { name: string; namespace?: string; finalizers?: string[]; labels?: Record<string, string> };
@@ -53,7 +53,7 @@ const cachedModel = (storageUri: string): AppSpec => ({
 });
 
 describe('KServe 0.20 local model cache in the rig (integration)', function () {
-  this.timeout(180_000);
+  this.timeout(600_000);
   let op: RunningOperator;
   let standins: Standins;
   let ns: string;
@@ -102,18 +102,18 @@ describe('KServe 0.20 local model cache in the rig (integration)', function () {
     const jobs = await userClient().list(JobKind, LOCALMODEL_JOB_NAMESPACE, { labelSelector: `model=${cache.metadata.name},node=${PLAIN_NODE}` });
     assert.equal(jobs.items.length, 1);
     // In its first status, written when its first start ends (KServe reports the InferenceService Ready).
-    await waitFor('the app naming its cache', async () => (await getApp(ns, 'iris')).status?.modelCache === cache.metadata.name, { timeoutMs: 60_000 });
+    await waitFor('the app naming its cache', async () => (await getApp(ns, 'iris')).status?.modelCache === cache.metadata.name, { timeoutMs: SETTLE_MS });
 
     const writers = new Set(writesSince(since, '').filter((w) => w.resource === 'localmodelcaches' && w.subresource === 'status').map((w) => w.userAgent.split('/')[0]));
     assert.deepEqual([...writers], ['kserve-localmodel'], 'only KServe\'s controller writes cache status');
 
     // Deleting the app: the operator deletes the cache, KServe takes the model off the node and lets the cache go.
     await userClient().delete(Kinds.ServerlessApp, ns, 'iris');
-    await waitFor('the cache gone', async () => (await cacheOf('iris')) === undefined, { timeoutMs: 60_000 });
+    await waitFor('the cache gone', async () => (await cacheOf('iris')) === undefined, { timeoutMs: SETTLE_MS });
     await waitFor('the model off the node\'s list', async () => {
       const n = await userClient().get<LocalModelNode>(LocalModelNodeKind, undefined, PLAIN_NODE);
       return !n?.spec.localModels.some((m) => m.modelName === cache.metadata.name);
-    }, { timeoutMs: 60_000 });
+    }, { timeoutMs: SETTLE_MS });
   });
 
   it('with KServe\'s localModel on, deletes an app whose InferenceService uses its cache: the InferenceService first, which KServe requires', async () => {
@@ -125,7 +125,7 @@ describe('KServe 0.20 local model cache in the rig (integration)', function () {
       assert.equal(isvc?.metadata.labels?.['internal.serving.kserve.io/localmodel'], cache.metadata.name);
       await userClient().delete(Kinds.ServerlessApp, ns, 'served');
       await waitFor('the app gone', async () => (await userClient().get(Kinds.ServerlessApp, ns, 'served')) === undefined, { timeoutMs: 90_000 });
-      await waitFor('its cache gone', async () => (await userClient().get(Kinds.LocalModelCache, undefined, cache.metadata.name)) === undefined, { timeoutMs: 60_000 });
+      await waitFor('its cache gone', async () => (await userClient().get(Kinds.LocalModelCache, undefined, cache.metadata.name)) === undefined, { timeoutMs: SETTLE_MS });
     });
   });
 
@@ -182,7 +182,7 @@ describe('KServe 0.20 local model cache in the rig (integration)', function () {
       const events = await userClient().list<{ reason?: string; note?: string; message?: string; regarding?: { name?: string }; involvedObject?: { name?: string } }>(Kinds.Event, ns);
       const e = events.items.find((x) => x.reason === 'ModelCacheRejected' && (x.regarding?.name ?? x.involvedObject?.name) === 'second');
       return e && (e.note ?? e.message);
-    }, { timeoutMs: 60_000 });
+    }, { timeoutMs: SETTLE_MS });
     assert.match(note, new RegExp(`localmodelcache\\.kserve-webhook-server\\.validator.*has the same StorageURI gs://models/${ns}/shared/v1`));
     assert.equal(await cacheOf('second'), undefined);
     // On the app's status too, not only as an Event (once the app controller has first reported on it).
@@ -192,11 +192,11 @@ describe('KServe 0.20 local model cache in the rig (integration)', function () {
     assert.ok(condition(refused, 'Ready'), 'the app controller\'s conditions stay beside it');
     // Once the first app's cache is gone, the second app's is written without waiting out its backoff.
     await userClient().delete(Kinds.ServerlessApp, ns, 'first');
-    await waitFor('the first cache gone', async () => (await cacheOf('first')) === undefined, { timeoutMs: 60_000 });
+    await waitFor('the first cache gone', async () => (await cacheOf('first')) === undefined, { timeoutMs: SETTLE_MS });
     // (Its backoff by then is about a minute; the cache's deletion restarts it from the base delay.)
     await waitFor('the second app\'s cache, once the model is free', async () => cacheOf('second'), { timeoutMs: 45_000 });
-    await waitForApp(ns, 'second', (x) => condition(x, 'ModelCached')?.status === 'True', 'ModelCached=True once its cache is written', 60_000);
+    await waitForApp(ns, 'second', (x) => condition(x, 'ModelCached')?.status === 'True', 'ModelCached=True once its cache is written', SETTLE_MS);
     await userClient().delete(Kinds.ServerlessApp, ns, 'second');
-    await waitFor('the second cache gone', async () => (await cacheOf('second')) === undefined, { timeoutMs: 60_000 });
+    await waitFor('the second cache gone', async () => (await cacheOf('second')) === undefined, { timeoutMs: SETTLE_MS });
   });
 });

@@ -47,7 +47,7 @@ function condition(isvc: InferenceService | undefined, type: string): Condition 
 }
 
 describe('KServe 0.20 on Knative 1.21 in the rig (integration)', function () {
-  this.timeout(180_000);
+  this.timeout(600_000);
   const objects = () => KubernetesObjectApi.makeApiClient(testEnv().kubeConfig());
   const custom = () => testEnv().kubeConfig().makeApiClient(CustomObjectsApi);
   const get = (namespace: string, name: string) => custom().getNamespacedCustomObject({ ...group, namespace, name }) as Promise<InferenceService>;

@@ -102,7 +102,7 @@ function planSteps(ctx: { ns: () => string; kubeconfig: () => string }, name: st
 }
 
 describe('kubectl sapp plan on the real Knative (integration)', function () {
-  this.timeout(360_000);
+  this.timeout(600_000);
   let op: RunningOperator;
   let ns: string;
   let kubeconfig: string;
@@ -223,7 +223,7 @@ describe('kubectl sapp plan on the real Knative (integration)', function () {
 });
 
 describe('kubectl sapp plan on the real KServe (integration)', function () {
-  this.timeout(360_000);
+  this.timeout(600_000);
   let op: RunningOperator;
   let ns: string;
   let kubeconfig: string;

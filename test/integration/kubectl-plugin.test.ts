@@ -57,7 +57,7 @@ const canaryStatus = (generation: number): ServerlessAppStatus => ({
 });
 
 describe('kubectl sapp against the real API server (integration)', function () {
-  this.timeout(120_000);
+  this.timeout(600_000);
   let ns: string;
   let kubeconfig: string;
 
@@ -203,7 +203,7 @@ describe('kubectl sapp against the real API server (integration)', function () {
 });
 
 describe('kubectl sapp on a canary the operator runs on the real Knative (integration)', function () {
-  this.timeout(360_000);
+  this.timeout(600_000);
   let op: RunningOperator;
   let ns: string;
 

@@ -13,7 +13,7 @@ import { waitFor } from '../support/wait.ts';
 const timing = { leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 250 };
 
 describe('LeaderElector against a real API server (integration)', function () {
-  this.timeout(60_000);
+  this.timeout(600_000);
   let ns: string;
   let electors: LeaderElector[];
   let child: ChildProcess | undefined;

@@ -6,7 +6,7 @@ import { startOperator, testKubeConfig, type RunningOperator } from '../support/
 import { waitFor } from '../support/wait.ts';
 
 describe('two operator replicas (integration)', function () {
-  this.timeout(90_000);
+  this.timeout(600_000);
   let a: RunningOperator | undefined;
   let b: RunningOperator | undefined;
   let standins: Awaited<ReturnType<typeof startStandins>>;

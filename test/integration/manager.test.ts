@@ -53,7 +53,7 @@ async function get(port: number, path: string): Promise<{ status: number; body: 
 }
 
 describe('Manager against the API server', function () {
-  this.timeout(60_000);
+  this.timeout(600_000);
   let ns: string;
   let client: KubeClient;
 

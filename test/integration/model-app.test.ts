@@ -16,7 +16,7 @@ import { freshNamespace, writesSince } from '../support/cluster.ts';
 import { isConditionTrue } from '../../src/util/conditions.ts';
 import { LoopbackServer } from '../support/http-server.ts';
 import { startOperator, testKubeConfig, type RunningOperator } from '../support/operator.ts';
-import { waitFor } from '../support/wait.ts';
+import { SETTLE_MS, waitFor } from '../support/wait.ts';
 
 interface TrafficTarget { revisionName?: string; percent?: number; tag?: string; latestRevision?: boolean }
 interface Isvc {
@@ -59,7 +59,7 @@ async function events(ns: string, reason: string): Promise<string[]> {
 }
 
 describe('model app on KServe, with prewarming (integration)', function () {
-  this.timeout(120_000);
+  this.timeout(600_000);
   let op: RunningOperator;
   let standins: Awaited<ReturnType<typeof startStandins>>;
   let warm: LoopbackServer;
@@ -91,7 +91,7 @@ describe('model app on KServe, with prewarming (integration)', function () {
   it('renders an InferenceService in Knative mode and reports Ready with the URL', async () => {
     await applyApp(app(ns, 'fraud', model('gs://models/fraud/v1')));
     // KServe reports the URL once its own ingress is made, which can be a moment after the predictor serves.
-    const a = await waitForApp(ns, 'fraud', (x) => readyTrue(x) && !!x.status?.url, 'model app Ready with a URL', 60_000);
+    const a = await waitForApp(ns, 'fraud', (x) => readyTrue(x) && !!x.status?.url, 'model app Ready with a URL', SETTLE_MS);
     const isvc = await userClient().get<Isvc>(Kinds.InferenceService, ns, 'fraud');
     assert.equal(isvc?.spec.predictor.model.storageUri, 'gs://models/fraud/v1');
     assert.equal(isvc?.spec.predictor.minReplicas, 0, 'scale to zero made explicit');
@@ -102,7 +102,7 @@ describe('model app on KServe, with prewarming (integration)', function () {
   it('prewarms a new model version: held at 2 ready replicas while warmup runs, no traffic until warm, then the buffer is released', async () => {
     const prewarm = { replicas: 2, warmup: { path: '/v1/models/fraud:predict', method: 'POST' as const, body: '{"instances":[[1]]}', count: 3 } };
     await applyApp(app(ns, 'fraud', model('gs://models/fraud/v1', { prewarm })));
-    const v1 = await waitForApp(ns, 'fraud', (a) => readyTrue(a) && condition(a, 'Prewarmed')?.status === 'True', 'v1 warm', 60_000);
+    const v1 = await waitForApp(ns, 'fraud', (a) => readyTrue(a) && condition(a, 'Prewarmed')?.status === 'True', 'v1 warm', SETTLE_MS);
     const stable = v1.status!.versions!.stable!.revision!;
     // Warmup answers wait until the test has looked: while they do, the version is warming and must hold its buffer.
     const held: ServerResponse[] = [];
@@ -112,7 +112,7 @@ describe('model app on KServe, with prewarming (integration)', function () {
     const started = Date.now();
     await applyApp(app(ns, 'fraud', model('gs://models/fraud/v2', { prewarm })));
 
-    const first = await waitFor('the first warmup request to the new version', async () => warm.requests[0], { timeoutMs: 60_000 });
+    const first = await waitFor('the first warmup request to the new version', async () => warm.requests[0], { timeoutMs: SETTLE_MS });
     const rev = first.url.split('/')[2]!;
     assert.notEqual(rev, stable, 'warmup goes to the new revision');
     const warmingFrom = new Date();
@@ -128,7 +128,7 @@ describe('model app on KServe, with prewarming (integration)', function () {
 
     holding = false;
     for (const res of held.splice(0)) res.end('{"predictions":[0]}');
-    const v2 = await waitForApp(ns, 'fraud', (a) => a.status?.versions?.stable?.storageUri === 'gs://models/fraud/v2' && readyTrue(a), 'v2 promoted', 60_000);
+    const v2 = await waitForApp(ns, 'fraud', (a) => a.status?.versions?.stable?.storageUri === 'gs://models/fraud/v2' && readyTrue(a), 'v2 promoted', SETTLE_MS);
     const tookMs = Date.now() - started;
     assert.equal(v2.status!.versions!.stable!.revision, rev);
     const toV2 = warm.requests.filter((r) => r.url === `/${ns}/${rev}/v1/models/fraud:predict`);
@@ -177,17 +177,17 @@ describe('model app on KServe, with prewarming (integration)', function () {
 
   it('canaryTrafficPercent follows the edits, 0 rolls back, removing it promotes: each step as KServe reports it', async () => {
     await applyApp(app(ns, 'fraud', model('gs://models/fraud/v1')));
-    const r1 = (await waitForApp(ns, 'fraud', readyTrue, 'v1 ready', 60_000)).status!.versions!.stable!.revision!;
+    const r1 = (await waitForApp(ns, 'fraud', readyTrue, 'v1 ready', SETTLE_MS)).status!.versions!.stable!.revision!;
     let r2 = '';
     /** Waits until KServe reports `want` (revision -> percent) and the app shows the same split in status.traffic. */
     const reports = async (want: () => Record<string, number>, what: string) => {
-      await waitFor(`KServe reports ${what}`, async () => isDeepStrictEqual(reportedTraffic(await getIsvc(ns)), want()), { timeoutMs: 60_000 });
+      await waitFor(`KServe reports ${what}`, async () => isDeepStrictEqual(reportedTraffic(await getIsvc(ns)), want()), { timeoutMs: SETTLE_MS });
       return waitForApp(ns, 'fraud', (a) => isDeepStrictEqual(Object.fromEntries((a.status?.traffic ?? []).map((t) => [t.revision, t.percent])), want()), `the app reports ${what}`);
     };
     const v2 = (rollout?: { canaryPercent: number }) => applyApp(app(ns, 'fraud', model('gs://models/fraud/v2', rollout ? { rollout } : {})));
 
     await v2({ canaryPercent: 20 });
-    r2 = await waitFor('the v2 revision in KServe\'s traffic', async () => Object.keys(reportedTraffic(await getIsvc(ns))).find((r) => r !== r1), { timeoutMs: 60_000 });
+    r2 = await waitFor('the v2 revision in KServe\'s traffic', async () => Object.keys(reportedTraffic(await getIsvc(ns))).find((r) => r !== r1), { timeoutMs: SETTLE_MS });
     assert.equal((await getIsvc(ns))?.spec.predictor.canaryTrafficPercent, 20);
     let a = await reports(() => ({ [r2]: 20, [r1]: 80 }), '20% on v2, 80% on v1');
     assert.equal(a.status?.phase, 'Canary');
@@ -221,7 +221,7 @@ describe('model app on KServe, with prewarming (integration)', function () {
     assert.deepEqual(first.spec.nodeGroups, ['gpu-nodes']);
     assert.ok((await getApp(ns, 'fraud')).metadata.finalizers?.includes(CACHE_FINALIZER));
     // The model-cache controller's condition, beside the app controller's: each writer keeps its own entries.
-    const cachedV1 = await waitForApp(ns, 'fraud', (x) => condition(x, 'ModelCached')?.status === 'True' && !!condition(x, 'Ready'), 'ModelCached=True beside Ready', 60_000);
+    const cachedV1 = await waitForApp(ns, 'fraud', (x) => condition(x, 'ModelCached')?.status === 'True' && !!condition(x, 'Ready'), 'ModelCached=True beside Ready', SETTLE_MS);
     assert.match(condition(cachedV1, 'ModelCached')!.message, new RegExp(`caches gs://models/${ns}/fraud/v1`));
     await applyApp(app(ns, 'fraud', cached(`gs://models/${ns}/fraud/v2`)));
     await waitFor('cache replaced', async () => {
@@ -229,7 +229,7 @@ describe('model app on KServe, with prewarming (integration)', function () {
       return list.length === 1 && list[0]!.spec.sourceModelUri === `gs://models/${ns}/fraud/v2` ? true : undefined;
     });
     const cachedV2 = await waitForApp(ns, 'fraud', (x) => /fraud\/v2/.test(condition(x, 'ModelCached')?.message ?? '') && condition(x, 'Ready')?.observedGeneration === x.metadata.generation,
-      'ModelCached for v2, and Ready for the new generation', 60_000);
+      'ModelCached for v2, and Ready for the new generation', SETTLE_MS);
     assert.equal(condition(cachedV2, 'ModelCached')?.observedGeneration, cachedV2.metadata.generation);
     // Deleting the cache by hand first must not make the app's deletion hang.
     const current = (await caches())[0]!;

@@ -14,6 +14,7 @@ import { Kinds } from '../../src/util/kinds.ts';
 import { app, applyApp, condition, readyTrue, userClient, waitForApp } from '../support/apps.ts';
 import { freshNamespace, testEnv } from '../support/cluster.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
+import { SETTLE_MS } from '../support/wait.ts';
 
 const HIDDEN = ['/apis/serving.kserve.io/', '/apis/networking.istio.io/'];
 
@@ -59,7 +60,7 @@ async function hidingProxy(): Promise<{ kubeConfig: KubeConfig; reveal(): void; 
 }
 
 describe('a cluster without KServe or Istio CRDs (integration)', function () {
-  this.timeout(240_000);
+  this.timeout(600_000);
   let proxy: Awaited<ReturnType<typeof hidingProxy>>;
   let op: RunningOperator;
   let ns: string;
@@ -93,7 +94,7 @@ describe('a cluster without KServe or Istio CRDs (integration)', function () {
     proxy.reveal();
     await waitForApp(ns, 'routed', readyTrue, 'the app with ingress Ready once Istio is "installed"', 120_000);
     assert.ok(await userClient().get(Kinds.VirtualService, ns, 'routed-routes'));
-    await waitForApp(ns, 'iris', (a) => reason(a) !== 'KServeNotInstalled', 'the model app picked up once KServe is "installed"', 60_000);
+    await waitForApp(ns, 'iris', (a) => reason(a) !== 'KServeNotInstalled', 'the model app picked up once KServe is "installed"', SETTLE_MS);
     assert.ok(await userClient().get(Kinds.InferenceService, ns, 'iris'));
   });
 });

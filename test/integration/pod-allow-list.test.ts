@@ -15,9 +15,8 @@ import { app, applyApp, condition, getKsvc, knativeReady, readyTrue, userClient,
 import { freshNamespace } from '../support/cluster.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
 import { Victim } from '../support/victim.ts';
-import { waitFor } from '../support/wait.ts';
+import { READY_MS, SETTLE_MS, waitFor } from '../support/wait.ts';
 
-const READY_MS = 150_000;
 const GiB = 2 ** 30;
 const PodKind: ResourceKind = { group: '', version: 'v1', kind: 'Pod', plural: 'pods', namespaced: true };
 interface Pod { metadata: { labels?: Record<string, string>; annotations?: Record<string, string> }; spec: { volumes?: Array<{ name: string; secret?: unknown }>; containers: Array<{ env?: Array<{ name: string }>; envFrom?: unknown[] }> } }
@@ -37,7 +36,7 @@ async function pods(ns: string, name: string): Promise<Pod[]> {
   return waitFor(`pods of ${ns}/${name}`, async () => {
     const { items } = await userClient().list<Pod>(PodKind, ns, { labelSelector: `serving.knative.dev/service=${name}` });
     return items.length > 0 ? items : undefined;
-  }, { timeoutMs: 60_000 });
+  }, { timeoutMs: SETTLE_MS });
 }
 
 describe('a platform allow-list for what reaches the pod (integration)', function () {
@@ -135,19 +134,19 @@ describe('a platform allow-list for what reaches the pod (integration)', functio
       .filter((c) => c.metadata.labels?.['serverlessapp.io/namespace'] === namespace).map((c) => c.metadata.labels?.['serverlessapp.io/app']).sort();
 
     await applyApp(app(ns, 'first', model(`gs://models/${ns}/first`)));
-    await waitFor('the first model\'s cache', async () => (await cachesOf(ns)).includes('first') || undefined, { timeoutMs: 60_000 });
+    await waitFor('the first model\'s cache', async () => (await cachesOf(ns)).includes('first') || undefined, { timeoutMs: SETTLE_MS });
     await applyApp(app(ns, 'second', model(`gs://models/${ns}/second`)));
-    const refusedApp = await waitForApp(ns, 'second', (x) => condition(x, 'Ready')?.reason === 'ModelCacheQuotaExceeded', 'Ready=False ModelCacheQuotaExceeded', 60_000);
+    const refusedApp = await waitForApp(ns, 'second', (x) => condition(x, 'Ready')?.reason === 'ModelCacheQuotaExceeded', 'Ready=False ModelCacheQuotaExceeded', SETTLE_MS);
     assert.match(condition(refusedApp, 'Ready')!.message, new RegExp(`spec\\.model\\.size: the model caches of namespace ${ns} may reserve 3Gi on each node in all; 2Gi is taken by earlier apps`));
     // Another namespace has its own budget.
     await applyApp(app(other, 'first', model(`gs://models/${other}/first`)));
-    await waitFor('the other namespace\'s cache', async () => (await cachesOf(other)).includes('first') || undefined, { timeoutMs: 60_000 });
+    await waitFor('the other namespace\'s cache', async () => (await cachesOf(other)).includes('first') || undefined, { timeoutMs: SETTLE_MS });
     assert.deepEqual(await cachesOf(ns), ['first'], 'no cache for the app over the budget');
     await victim.servesAndAppliesItsNextEdit();
 
     // The budget freed, the refused app gets its cache.
     await userClient().delete(Kinds.ServerlessApp, ns, 'first');
     await waitFor('the second model\'s cache once the first app is gone', async () => { const c = await cachesOf(ns); return (c.length === 1 && c[0] === 'second') || undefined; }, { timeoutMs: 120_000 });
-    await waitForApp(ns, 'second', (x) => condition(x, 'Ready')?.reason !== 'ModelCacheQuotaExceeded', 'the refusal lifted', 60_000);
+    await waitForApp(ns, 'second', (x) => condition(x, 'Ready')?.reason !== 'ModelCacheQuotaExceeded', 'the refusal lifted', SETTLE_MS);
   });
 });

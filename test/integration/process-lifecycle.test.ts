@@ -12,7 +12,7 @@ import { kubeconfigYaml } from '../envtest/pki.ts';
 import { freshNamespace, testEnv } from '../support/cluster.ts';
 import { freePorts, OperatorProcess } from '../support/operator-process.ts';
 import { descendants, processes, stillRunning } from '../envtest/processes.ts';
-import { waitFor } from '../support/wait.ts';
+import { SETTLE_MS, waitFor } from '../support/wait.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -42,7 +42,7 @@ async function readyz(port: number): Promise<boolean> {
 }
 
 describe('the operator as a person runs it', function () {
-  this.timeout(180_000);
+  this.timeout(600_000);
   let dir: string;
   before(() => { dir = mkdtempSync(join(tmpdir(), 'sapp-lifecycle-')); });
   after(() => rmSync(dir, { recursive: true, force: true }));
@@ -86,7 +86,7 @@ describe('the operator as a person runs it', function () {
     const kubeconfigPath = join(dir, 'bad-token.kubeconfig');
     writeFileSync(kubeconfigPath, kubeconfigYaml(env.server, env.caPem, 'not-a-token-the-server-knows'), { mode: 0o600 });
     const op = await OperatorProcess.start({ kubeconfigPath });
-    const deadline = setTimeout(() => void op.kill('SIGKILL'), 60_000);
+    const deadline = setTimeout(() => void op.kill('SIGKILL'), SETTLE_MS);
     const exit = await op.exited;
     clearTimeout(deadline);
     const said = op.output().join('\n');

@@ -23,7 +23,7 @@ import { LoopbackServer } from '../support/http-server.ts';
 import { findCondition } from '../../src/util/conditions.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
 import { Victim } from '../support/victim.ts';
-import { waitFor } from '../support/wait.ts';
+import { SETTLE_MS, waitFor } from '../support/wait.ts';
 
 /** The README's recommended policy for many teams. */
 const RECOMMENDED: ValidationPolicy = {
@@ -245,7 +245,7 @@ describe('red team: attacks on the rig (integration)', function () {
     }));
     const asked = await waitFor('the attacker\'s query at the provider', async () => prometheus.requests.find((r) => new URL(r.url, 'http://x').searchParams.get('query') === leak), { timeoutMs: 180_000 });
     assert.deepEqual(new URL(asked.url, 'http://x').searchParams.getAll('namespace'), [ns], 'the query carries the app\'s namespace, once, for prom-label-proxy to enforce');
-    const judged = await waitForApp(ns, 'snoop', (a) => JSON.stringify(a.status ?? {}).includes('leak'), 'the check reported in status', 60_000);
+    const judged = await waitForApp(ns, 'snoop', (a) => JSON.stringify(a.status ?? {}).includes('leak'), 'the check reported in status', SETTLE_MS);
     const said = JSON.stringify(judged.status);
     assert.ok(!said.includes(SERIES_VALUE) && !said.includes('987654'), `a value of another namespace's series reached status: ${said}`);
     const events = (await userClient().list<{ note?: string; message?: string }>(Kinds.Event, ns)).items;
@@ -316,7 +316,7 @@ describe('red team: attacks on the rig (integration)', function () {
     await waitFor('the victim\'s Knative Service Ready, serving checkout:2', async () => {
       const k = await getKsvc(victimNs, 'checkout');
       return knativeReady(k) && k!.spec.template.spec.containers[0]!.image === image(2);
-    }, { timeoutMs: 60_000 });
+    }, { timeoutMs: SETTLE_MS });
   });
 
   it('Secret references and a probe host spelled in another case are refused visibly and never reach a revision (attack: keys the operator compares case-sensitively, in fields kept as written)', async () => {
@@ -340,7 +340,7 @@ describe('red team: attacks on the rig (integration)', function () {
       for (const field of ['valueFrom.SecretKeyRef', 'envFrom[0].SecretRef', 'httpGet.Host']) assert.ok(admitted.message.includes(field), `the refusal names ${field}: ${admitted.message}`);
     } else {
       if (admitted !== undefined) throw admitted;
-      const judged = await waitForApp(ns, 'smuggler', (a) => condition(a)?.status === 'False', 'the app refused with Ready=False and a reason', 60_000);
+      const judged = await waitForApp(ns, 'smuggler', (a) => condition(a)?.status === 'False', 'the app refused with Ready=False and a reason', SETTLE_MS);
       assert.match(condition(judged)!.message, /SecretKeyRef|SecretRef|Host/, 'the message names the field');
     }
     const revisions = (await userClient().list<{ spec: unknown }>(Kinds.KnativeRevision, ns)).items;
@@ -386,7 +386,7 @@ describe('red team: attacks on the rig (integration)', function () {
     assert.match(waiting[0]!.note ?? '', new RegExp(`namespace ${ns} already runs ${SLOTS} warmups`), 'the Event says which budget the warmup waits for');
     // Sending: a task holding a slot (the waiting ones have sent nothing). At least one, at most the share.
     const sending = () => names.filter((n) => (operator.apps.effects.warmups.current(`${ns}/${n}`)?.progress.sent ?? 0) > 0).length;
-    await waitFor(`warmups of ${ns} sending`, () => sending() > 0 || undefined, { timeoutMs: 60_000 });
+    await waitFor(`warmups of ${ns} sending`, () => sending() > 0 || undefined, { timeoutMs: SETTLE_MS });
     assert.ok(sending() <= SLOTS, `${sending()} warmups of ${ns} sent requests, past the share of ${SLOTS}`);
     // No version without warmup gets traffic, and the operator still serves another namespace's edits.
     for (const n of names) assert.notEqual((await getApp(ns, n)).status?.phase, 'Stable', `${ns}/${n} went Stable unwarmed`);

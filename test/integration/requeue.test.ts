@@ -15,7 +15,7 @@ import { waitFor } from '../support/wait.ts';
 const day = { name: 'business-hours', schedule: '0 8 * * 1-5', duration: '1h', timeZone: 'Europe/Berlin', minScale: 3 };
 
 describe('requeue after a refused write (integration, controlled clock)', function () {
-  this.timeout(300_000);
+  this.timeout(600_000);
   let op: RunningOperator | undefined;
 
   after(async () => { await op?.stop(); });

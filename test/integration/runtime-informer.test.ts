@@ -76,7 +76,7 @@ class TcpProxy {
 }
 
 describe('Informer against a real API server (integration)', function () {
-  this.timeout(60_000);
+  this.timeout(600_000);
   const core = () => kubeConfig().makeApiClient(CoreV1Api);
   let ns: string;
   let proxy: TcpProxy | undefined;
@@ -171,7 +171,7 @@ describe('Informer against a real API server (integration)', function () {
 
   it('keeps its cache current across an API server restart', async function () {
     // A restart is a new kube-apiserver becoming ready (up to 90 s on a loaded machine), then the informer's relist.
-    this.timeout(240_000);
+    this.timeout(600_000);
     await put('before', {});
     const inf = open(kubeConfig());
     await inf.start();

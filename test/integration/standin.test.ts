@@ -23,7 +23,7 @@ async function assertStandinWritesNothing(agent: string, namespace: string, sinc
 }
 
 describe('Knative and KServe stand-ins beside the real Knative and KServe (integration)', function () {
-  this.timeout(240_000);
+  this.timeout(600_000);
   let standins: Standins | undefined;
   let client: KubeClient;
   let ns: string;

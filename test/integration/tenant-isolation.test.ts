@@ -22,7 +22,7 @@ import { testEnv } from '../support/cluster.ts';
 import { LoopbackServer } from '../support/http-server.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
 import { assertQuietWindow } from '../support/quiet-window.ts';
-import { waitFor } from '../support/wait.ts';
+import { SETTLE_MS, waitFor } from '../support/wait.ts';
 
 const rbacKind = (kind: string, plural: string): ResourceKind => ({ group: 'rbac.authorization.k8s.io', version: 'v1', kind, plural, namespaced: true });
 const ServiceAccount: ResourceKind = { group: '', version: 'v1', kind: 'ServiceAccount', plural: 'serviceaccounts', namespaced: true };
@@ -127,7 +127,7 @@ describe('tenant isolation: every attack of issue 13, made by a tenant through t
   const admin = () => userClient();
 
   /** Waits until the tenant sees its app with status for its current generation satisfying `pred`. */
-  async function appStatus(client: KubeClient, namespace: string, name: string, pred: (x: ServerlessApp) => boolean, what: string, timeoutMs = 60_000): Promise<ServerlessApp> {
+  async function appStatus(client: KubeClient, namespace: string, name: string, pred: (x: ServerlessApp) => boolean, what: string, timeoutMs = SETTLE_MS): Promise<ServerlessApp> {
     return waitFor(`${namespace}/${name}: ${what}`, async () => {
       const x = await readAs(client, namespace, name);
       return x && x.status?.observedGeneration === x.metadata.generation && pred(x) ? x : undefined;
@@ -211,7 +211,7 @@ describe('tenant isolation: every attack of issue 13, made by a tenant through t
     for (const provider of ['redirects', 'trickles', 'huge']) await a.apply(app(teamA, `ssrf-${provider}`, { container: { image: 'ghcr.io/a/web:1' } }));
 
     await appStatus(b, teamB, 'checkout', readyTrue, 'Ready', 180_000);
-    const cache = await waitFor('the victim\'s model cache', async () => (await admin().list<Obj>(Kinds.LocalModelCache)).items.find((c) => c.metadata.labels?.['serverlessapp.io/namespace'] === team), { timeoutMs: 60_000 });
+    const cache = await waitFor('the victim\'s model cache', async () => (await admin().list<Obj>(Kinds.LocalModelCache)).items.find((c) => c.metadata.labels?.['serverlessapp.io/namespace'] === team), { timeoutMs: SETTLE_MS });
     await remember(Kinds.LocalModelCache, undefined, cache.metadata.name);
     await remember(Kinds.ServerlessApp, teamB, 'checkout');
     await remember(Kinds.KnativeService, teamB, 'checkout');
@@ -243,7 +243,7 @@ describe('tenant isolation: every attack of issue 13, made by a tenant through t
     await attack(a, teamA, 'steal-tld', { container: { image: 'evil:1' }, ingress: { hosts: ['*.com'], ...gw } }, { reason: 'HostNotAllowed', field: /top-level domain/ });
     // A host of its own on the mesh only is fine, and stays visible to its own namespace (exportTo ".").
     await a.apply(app(teamA, 'mesh', { container: { image: 'ghcr.io/a/mesh:1' }, ingress: { hosts: ['mesh.apps.example.com'] } }));
-    const vs = await waitFor('the mesh-bound VirtualService', () => admin().get<{ spec: { exportTo?: string[]; gateways?: string[] } }>(Kinds.VirtualService, teamA, 'mesh-routes'), { timeoutMs: 60_000 });
+    const vs = await waitFor('the mesh-bound VirtualService', () => admin().get<{ spec: { exportTo?: string[]; gateways?: string[] } }>(Kinds.VirtualService, teamA, 'mesh-routes'), { timeoutMs: SETTLE_MS });
     assert.deepEqual(vs.spec.exportTo, ['.']);
     for (const name of ['steal-host', 'steal-svc', 'steal-tld']) assert.equal(await admin().get(Kinds.VirtualService, teamA, `${name}-routes`), undefined, `${name} got no route`);
   });
@@ -303,12 +303,12 @@ describe('tenant isolation: every attack of issue 13, made by a tenant through t
     tally.attacks++;
     // Another model than the victim's: KServe's webhook admits one LocalModelCache per storage URI, so the same model could not be cached twice anyway.
     await a.apply(app(teamA, 'chat', { model: { format: { name: 'sklearn' }, storageUri: `gs://models/${teamA}/chat`, size: '1Gi' }, prewarm: { cacheModel: true } }));
-    const mine = await waitFor('the attacker\'s own cache', async () => (await admin().list<Obj>(Kinds.LocalModelCache)).items.find((c) => c.metadata.labels?.['serverlessapp.io/namespace'] === teamA && c.metadata.labels['serverlessapp.io/app'] === 'chat'), { timeoutMs: 60_000 });
+    const mine = await waitFor('the attacker\'s own cache', async () => (await admin().list<Obj>(Kinds.LocalModelCache)).items.find((c) => c.metadata.labels?.['serverlessapp.io/namespace'] === teamA && c.metadata.labels['serverlessapp.io/app'] === 'chat'), { timeoutMs: SETTLE_MS });
     const theirs = victims.find((v) => v.kind === Kinds.LocalModelCache)!;
     assert.notEqual(mine.metadata.name, theirs.name);
     assert.equal(mine.metadata.name.split('-').slice(0, -1).join('-'), theirs.name.split('-').slice(0, -1).join('-'), 'the same readable part: only the hash tells them apart');
     await a.delete(Kinds.ServerlessApp, teamA, 'chat');
-    await waitFor('the attacker\'s cache removed with its app', async () => (await admin().get(Kinds.LocalModelCache, undefined, mine.metadata.name)) === undefined, { timeoutMs: 60_000 });
+    await waitFor('the attacker\'s cache removed with its app', async () => (await admin().get(Kinds.LocalModelCache, undefined, mine.metadata.name)) === undefined, { timeoutMs: SETTLE_MS });
     assert.ok(await admin().get(Kinds.LocalModelCache, undefined, theirs.name), 'the victim\'s cache stays');
     tally.contained++;
   });
@@ -337,7 +337,7 @@ describe('tenant isolation: every attack of issue 13, made by a tenant through t
     await attack(a, teamA, 'regex', match('^(?!qa-).*'), { reason: 'InvalidSpec', field: /spec\.rollout\.match\[0\]\.regex/ });
     // The RE2 form of a named group is valid for Envoy, and accepted.
     await a.apply(app(teamA, 'regex-ok', match('^(?P<u>qa-.*)$')));
-    await appStatus(a, teamA, 'regex-ok', (x) => !['InvalidSpec'].includes(condition(x, 'Ready')?.reason ?? ''), 'accepted', 60_000);
+    await appStatus(a, teamA, 'regex-ok', (x) => !['InvalidSpec'].includes(condition(x, 'Ready')?.reason ?? ''), 'accepted', SETTLE_MS);
   });
 
   it('queries hostile analysis providers off the workers: redirects not followed, trickles and huge bodies cut, nothing of them in status; team-b converges meanwhile', async () => {

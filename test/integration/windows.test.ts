@@ -12,9 +12,8 @@ import { VERSION_LABEL } from '../../src/render/metadata.ts';
 import { app, applyApp, condition, getApp, getKsvc, getRevision, knativeReady, readyTrue, reportedSplit, userClient, waitForApp, type AppSpec, type KnativeRevision } from '../support/apps.ts';
 import { assertNoWrites, freshNamespace } from '../support/cluster.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
-import { waitFor } from '../support/wait.ts';
+import { READY_MS, SETTLE_MS, waitFor } from '../support/wait.ts';
 
-const READY_MS = 120_000;
 const MIN_SCALE = 'autoscaling.knative.dev/min-scale';
 
 // A weekday window 08:00-09:00 Berlin (07:00 UTC in winter), minScale 3; the clock starts an hour before it.
@@ -34,7 +33,7 @@ async function knativeServes(ns: string, revision: string): Promise<void> {
   await waitFor(`Knative routes all traffic to ${revision}`, async () => {
     const k = await getKsvc(ns, 'shop');
     return JSON.stringify(await reportedSplit(ns, 'shop')) === '{"stable":100}' && k?.status?.traffic?.[0]?.revisionName === revision;
-  }, { timeoutMs: 60_000 });
+  }, { timeoutMs: SETTLE_MS });
 }
 
 async function revisionsOf(ns: string): Promise<KnativeRevision[]> {
@@ -48,7 +47,7 @@ const modes: Array<{ title: string; settings: Partial<OperatorConfig>; inPlace: 
 
 for (const mode of modes) {
   describe(`scale windows with ${mode.title} (integration, controlled clock)`, function () {
-    this.timeout(360_000);
+    this.timeout(600_000);
     let op: RunningOperator | undefined;
     let clock: OffsetClock;
     let ns: string;
@@ -100,7 +99,7 @@ for (const mode of modes) {
         assert.equal(before.status?.scaling?.minScale, 0);
         assert.deepEqual(before.status?.scaling?.nextTransition, { at: '2026-11-23T07:00:00.000Z', window: 'business-hours', change: 'open', minScale: 3, maxScale: 10 });
         openSoon();
-        const open = await waitForApp(ns, 'shop', (a) => a.status?.scaling?.openWindows?.includes('business-hours') ?? false, 'window open', 60_000);
+        const open = await waitForApp(ns, 'shop', (a) => a.status?.scaling?.openWindows?.includes('business-hours') ?? false, 'window open', SETTLE_MS);
         assert.equal(open.status?.scaling?.minScale, 3);
         assert.equal(open.status?.scaling?.nextTransition?.change, 'close');
         assert.equal(open.status?.scaling?.nextTransition?.at, '2026-11-23T08:00:00.000Z');
@@ -117,9 +116,9 @@ for (const mode of modes) {
         await applyApp(app(ns, 'shop', spec('2', { rollout: { canaryPercent: 20 } })));
         const canary = await waitForApp(ns, 'shop', (a) => a.status?.canary?.trafficPercent === 20, 'Knative serves the canary 20%', READY_MS);
         const { stable, candidate } = { stable: canary.status!.versions!.stable!.revision!, candidate: canary.status!.versions!.candidate!.revision! };
-        await waitFor('Knative reports 80/20', async () => JSON.stringify(await reportedSplit(ns, 'shop')) === '{"stable":80,"candidate":20}', { timeoutMs: 60_000 });
+        await waitFor('Knative reports 80/20', async () => JSON.stringify(await reportedSplit(ns, 'shop')) === '{"stable":80,"candidate":20}', { timeoutMs: SETTLE_MS });
         openSoon();
-        await waitForApp(ns, 'shop', (a) => a.status?.scaling?.minScale === 3, 'window open', 60_000);
+        await waitForApp(ns, 'shop', (a) => a.status?.scaling?.minScale === 3, 'window open', SETTLE_MS);
         await waitFor('candidate raised', async () => (await minScaleOf(ns, candidate)) === '3' || undefined);
         assert.equal(await minScaleOf(ns, stable), '3');
         await knativeRuns(ns, stable, 3);
@@ -172,7 +171,7 @@ for (const mode of modes) {
       assert.equal(await minScaleOf(ns, revision), '3');
       clock.jumpTo(new Date('2026-11-23T08:00:00Z'));
       op!.apps.controller.enqueueAll();
-      const closed = await waitForApp(ns, 'shop', (a) => a.status?.scaling?.minScale === 0, 'closed', 60_000);
+      const closed = await waitForApp(ns, 'shop', (a) => a.status?.scaling?.minScale === 0, 'closed', SETTLE_MS);
       assert.deepEqual(closed.status?.scaling?.openWindows, []);
       assert.equal(closed.status?.scaling?.nextTransition?.at, '2026-11-24T07:00:00.000Z', 'next opening on Tuesday');
       if (mode.inPlace) {
@@ -215,9 +214,9 @@ for (const mode of modes) {
         await waitForApp(ns, 'fraud', readyTrue, 'model ready', READY_MS);
         assert.equal((await userClient().get<Isvc>(Kinds.InferenceService, ns, 'fraud'))?.spec.predictor.minReplicas, 0);
         openSoon();
-        await waitForApp(ns, 'fraud', (a) => a.status?.scaling?.minScale === 3, 'window open', 60_000);
+        await waitForApp(ns, 'fraud', (a) => a.status?.scaling?.minScale === 3, 'window open', SETTLE_MS);
         await waitFor('minReplicas raised', async () => (await userClient().get<Isvc>(Kinds.InferenceService, ns, 'fraud'))?.spec.predictor.minReplicas === 3 || undefined);
-        await waitFor('KServe sets min-scale 3 on its predictor', async () => (await getKsvc(ns, 'fraud-predictor'))?.spec.template.metadata.annotations?.[MIN_SCALE] === '3', { timeoutMs: 60_000 });
+        await waitFor('KServe sets min-scale 3 on its predictor', async () => (await getKsvc(ns, 'fraud-predictor'))?.spec.template.metadata.annotations?.[MIN_SCALE] === '3', { timeoutMs: SETTLE_MS });
       });
     }
   });

@@ -13,9 +13,8 @@ import { KNATIVE_NAMESPACE, KNATIVE_PLATFORM_FEATURES } from '../envtest/knative
 import { app, applyApp, condition, getKsvc, readyTrue, userClient, waitForApp, type AppSpec } from '../support/apps.ts';
 import { freshNamespace } from '../support/cluster.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
-import { waitFor } from '../support/wait.ts';
+import { READY_MS, SETTLE_MS, waitFor } from '../support/wait.ts';
 
-const READY_MS = 150_000;
 const GPU_NODE = 'rig-gpu-node-1';
 const Secret: ResourceKind = { group: '', version: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true };
 const ServiceAccount: ResourceKind = { group: '', version: 'v1', kind: 'ServiceAccount', plural: 'serviceaccounts', namespaced: true };
@@ -63,7 +62,7 @@ async function podsOf(ns: string, selector: string): Promise<Pod[]> {
   return waitFor(`scheduled pods of ${selector}`, async () => {
     const { items } = await userClient().list<Pod>(PodKind, ns, { labelSelector: selector });
     return items.length > 0 && items.every((p) => p.spec.nodeName) ? items : undefined;
-  }, { timeoutMs: 60_000 });
+  }, { timeoutMs: SETTLE_MS });
 }
 
 function assertPodTemplate(pod: Pod): void {
@@ -75,7 +74,7 @@ function assertPodTemplate(pod: Pod): void {
 }
 
 describe('pod-template fields on the real Knative and KServe webhooks (integration)', function () {
-  this.timeout(300_000);
+  this.timeout(600_000);
   let op: RunningOperator;
   let ns: string;
 
@@ -174,7 +173,7 @@ describe('pod-template fields on the real Knative and KServe webhooks (integrati
       await features('disabled');
       await waitFor('Knative\'s webhook reads the disabled feature', async () => !(await probe(ns)), { timeoutMs: 30_000, intervalMs: 200 });
       await applyApp(app(ns, 'shop', containerSpec({ tolerations: podTemplate().tolerations! })));
-      const a = await waitForApp(ns, 'shop', (x) => condition(x, 'Ready')?.reason === 'ApplyRejected', 'ApplyRejected', 60_000);
+      const a = await waitForApp(ns, 'shop', (x) => condition(x, 'Ready')?.reason === 'ApplyRejected', 'ApplyRejected', SETTLE_MS);
       assert.equal(condition(a, 'Ready')!.status, 'False');
       assert.match(condition(a, 'Ready')!.message, /must not set the field\(s\): spec\.template\.spec\.tolerations/);
     });

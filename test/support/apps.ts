@@ -5,7 +5,7 @@ import { KubeClient } from '../../src/runtime/client.ts';
 import { findCondition, isConditionTrue } from '../../src/util/conditions.ts';
 import { Kinds } from '../../src/util/kinds.ts';
 import { testKubeConfig } from './operator.ts';
-import { waitFor } from './wait.ts';
+import { SETTLE_MS, waitFor } from './wait.ts';
 
 export const USER_AGENT = 'kubectl-test';
 
@@ -37,7 +37,7 @@ export function condition(a: ServerlessApp, type: string) {
 }
 
 /** Waits until the app's status satisfies `pred` for the current generation. */
-export async function waitForApp(namespace: string, name: string, pred: (a: ServerlessApp) => boolean, message: string, timeoutMs = 30_000): Promise<ServerlessApp> {
+export async function waitForApp(namespace: string, name: string, pred: (a: ServerlessApp) => boolean, message: string, timeoutMs = SETTLE_MS): Promise<ServerlessApp> {
   let last: ServerlessApp | undefined;
   return waitFor(message, async () => {
     const a = last = await getApp(namespace, name);

@@ -16,7 +16,7 @@ import { ISTIOD_PORTS } from '../envtest/istiod.ts';
 import { GATEWAY_POD_LABELS } from '../envtest/net-gateway-api.ts';
 import { applyYaml, testEnv } from './cluster.ts';
 import { ensureKnativeLocalGateway } from './knative-local-gateway.ts';
-import { waitFor } from './wait.ts';
+import { SETTLE_MS, waitFor } from './wait.ts';
 
 const run = promisify(execFile);
 
@@ -58,7 +58,7 @@ export async function proxyConfig(proxy: ProxyIdentity): Promise<ProxyConfig> {
   const labels = Object.entries(proxy.labels ?? {}).map(([k, v]) => `${k}=${v}`).join(',');
   const { stdout } = await run('ip', ['netns', 'exec', netns, join(env.binDir, 'xds-dump'),
     `--xds=127.0.0.1:${ISTIOD_PORTS.grpcXds}`, `--type=${proxy.type}`, `--namespace=${proxy.namespace}`, `--labels=${labels}`,
-  ], { maxBuffer: 64 << 20, timeout: 60_000 });
+  ], { maxBuffer: 64 << 20, timeout: SETTLE_MS });
   return JSON.parse(stdout) as ProxyConfig;
 }
 

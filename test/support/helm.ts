@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import type { V1EnvVar } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { buildBinaries } from '../envtest/controlplane.ts';
-import { waitFor } from './wait.ts';
+import { SETTLE_MS, waitFor } from './wait.ts';
 import { scratchDir } from './scratch.ts';
 
 export const CHART_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'charts', 'serverlessapp-operator');
@@ -66,7 +66,7 @@ export async function helm(args: string[], opts: { kubeconfig?: string; timeoutM
     ...(opts.kubeconfig ? { KUBECONFIG: opts.kubeconfig } : {}),
   };
   return new Promise((resolve, reject) => {
-    execFile(binary, args, { env, timeout: opts.timeoutMs ?? 60_000, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
+    execFile(binary, args, { env, timeout: opts.timeoutMs ?? SETTLE_MS, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
       if (err && typeof err.code !== 'number') return reject(err);
       resolve({ code: typeof err?.code === 'number' ? err.code : 0, stdout, stderr });
     });

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { testEnv } from './cluster.ts';
 import { scratchDir } from './scratch.ts';
+import { SETTLE_MS } from './wait.ts';
 
 /** The plugin's source entry; a test of the built plugin passes its own (`entry` below). */
 const ENTRY = new URL('../../src/cli/kubectl-sapp.ts', import.meta.url).pathname;
@@ -23,7 +24,7 @@ export function kubeconfigIn(namespace: string): string {
 }
 
 /**
- * Runs `kubectl-sapp args...` (killed after a minute, a guard); with `until`,
+ * Runs `kubectl-sapp args...` (killed after SETTLE_MS, a guard); with `until`,
  * stops it with SIGINT once its output satisfies `until` (for --watch).
  * `output()` is what it printed so far.
  */
@@ -37,7 +38,7 @@ export function sapp(kubeconfig: string, args: string[], until?: (stdout: string
   });
   child.stderr.on('data', (c: Buffer) => { stderr += c.toString('utf8'); });
   const done = new Promise<Run>((resolve, reject) => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), SETTLE_MS);
     child.on('error', reject);
     child.on('close', (code) => {
       clearTimeout(timer);
@@ -50,7 +51,7 @@ export function sapp(kubeconfig: string, args: string[], until?: (stdout: string
 /** The exit status of `kubectl-sapp args...` as a shell sees it (`$?`), as a CI step would test it. */
 export function exitStatusInShell(kubeconfig: string, args: string[]): Promise<number> {
   return new Promise((resolve, reject) => {
-    execFile('/bin/sh', ['-c', '"$@" >/dev/null 2>&1; echo "$?"', 'sh', process.execPath, ENTRY, ...args], { env: { ...process.env, KUBECONFIG: kubeconfig }, timeout: 60_000 }, (err, stdout) => {
+    execFile('/bin/sh', ['-c', '"$@" >/dev/null 2>&1; echo "$?"', 'sh', process.execPath, ENTRY, ...args], { env: { ...process.env, KUBECONFIG: kubeconfig }, timeout: SETTLE_MS }, (err, stdout) => {
       if (err) reject(err);
       else resolve(Number(stdout.trim()));
     });

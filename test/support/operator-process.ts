@@ -7,7 +7,7 @@
 // (the tail) so a test can show what it said before it failed.
 import { freePorts } from '../envtest/controlplane.ts';
 import { imageLaunch } from './image-launch.ts';
-import { waitFor } from './wait.ts';
+import { SETTLE_MS, waitFor } from './wait.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -120,7 +120,7 @@ export class OperatorProcess {
   }
 
   /** Resolves once /readyz answers 200 (its caches have synced); rejects if it exits first. */
-  async waitReady(timeoutMs = 60_000): Promise<void> {
+  async waitReady(timeoutMs = SETTLE_MS): Promise<void> {
     await waitFor('the operator to be ready (/readyz 200)', () => this.ready(), { timeoutMs, intervalMs: 25, giveUpIf: () => this.gone() })
       .catch((e: Error) => { throw new Error(`${e.message}:\n${this.output().slice(-20).join('\n')}`); });
   }
@@ -141,7 +141,7 @@ export class OperatorProcess {
    * Manager.waitIdle judges an operator in this process; rejects naming what
    * was still busy after `timeoutMs`, or if the operator exits.
    */
-  async waitIdle(timeoutMs = 60_000): Promise<void> {
+  async waitIdle(timeoutMs = SETTLE_MS): Promise<void> {
     let quiet = 0;
     let busy = '';
     await waitFor('the operator to be idle (no queued or running work at two reads in a row)', async () => {

@@ -5,7 +5,7 @@
 // deadline. A window passes only when it saw nothing and could have.
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { waitFor } from './wait.ts';
+import { SETTLE_MS, waitFor } from './wait.ts';
 
 export interface QuietWindow<T> {
   /** What must not happen, for messages ("the operator read the platform's Service again"). */
@@ -39,7 +39,7 @@ export async function assertQuietWindow<T>(w: QuietWindow<T>): Promise<void> {
       return true;
     }
   });
-  const timeoutMs = w.controlTimeoutMs ?? 60_000;
+  const timeoutMs = w.controlTimeoutMs ?? SETTLE_MS;
   await waitFor(`the control to show (${w.what})`, async () => shows(await w.observe()), { timeoutMs }).catch(() => {
     assert.fail(`the window could not have seen it: after the control, still no change within ${timeoutMs} ms (${w.what})`);
   });

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import type { ServerlessApp } from '../../src/api/v1alpha1/serverlessapp.ts';
 import { app, applyApp, getKsvc, knativeReady, readyTrue, waitForApp } from './apps.ts';
+import { SETTLE_MS } from './wait.ts';
 
 const READY_MS = 150_000;
 
@@ -38,7 +39,7 @@ export class Victim {
     this.maxScale++;
     const { metadata } = await applyApp(app(this.namespace, this.name, this.spec()));
     const a = await waitForApp(this.namespace, this.name, (x) => readyTrue(x) && x.status?.scaling?.maxScale === this.maxScale,
-      `victim applies its edit (generation ${metadata.generation}, maxScale ${this.maxScale})`, 60_000);
+      `victim applies its edit (generation ${metadata.generation}, maxScale ${this.maxScale})`, SETTLE_MS);
     assert.equal(a.status!.versions!.stable!.version, this.stable, 'the victim serves the same version');
   }
 }

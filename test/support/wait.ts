@@ -5,6 +5,17 @@
 // the last error it saw, so a slow run and a stuck one read differently.
 import { setTimeout as sleep } from 'node:timers/promises';
 
+/**
+ * The deadlines of the integration tests, in one place: how long the real
+ * Knative and KServe may take on two busy cores (load average about 10 has
+ * been seen). Generous, because a deadline only costs time when something is
+ * already broken, while a tight one fails a working build on a shared machine.
+ */
+/** A reconcile and its status write, or a child the controllers already have. */
+export const SETTLE_MS = 120_000;
+/** A new Revision or InferenceService becoming Ready, from the apply. */
+export const READY_MS = 300_000;
+
 export interface WaitOptions {
   /** Default 30 s: far above what any local condition needs, below mocha's 60 s per test, so the helper's message is the one shown. */
   timeoutMs?: number;
