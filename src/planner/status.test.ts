@@ -86,7 +86,7 @@ describe('how progress is written (coalescedWrite, as the status writer carries 
     const clock = new ManualClock();
     const written: ServerlessAppStatus[] = [];
     const client = { apply: async (o: { status: ServerlessAppStatus }) => { written.push(o.status); return o; } } as unknown as KubeClient;
-    const writer = new StatusWriter(client, { now: () => clock.now().getTime() });
+    const writer = new StatusWriter(client, { clock });
     const report = (status: ServerlessAppStatus) => {
       const app = { apiVersion: 'serverlessapp.io/v1alpha1', kind: 'ServerlessApp', metadata: { name: 'shop', namespace: 'team-a', uid: 'u1', generation: 2 }, status: written.at(-1) };
       const write = coalescedWrite(status);

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
 import { LoopbackServer, promVector } from '../../test/support/http-server.ts';
+import { ManualClock } from '../../test/support/manual-clock.ts';
+import { waitFor } from '../../test/support/wait.ts';
 import { runChecks } from '../effects/analysis-checks.ts';
 import type { Analysis, AnalysisPolicy } from '../api/v1alpha1/analysis-target.ts';
 import { queryUrl, renderQuery } from './analysis.ts';
@@ -60,8 +62,8 @@ describe('Prometheus analysis', () => {
     assert.doesNotMatch(outcome.message, new RegExp(`127\\.0\\.0\\.1|${prom.port}`));
   });
 
-  const hostile: Array<{ what: string; handler: (res: ServerResponse) => void; message: RegExp; absent?: RegExp }> = [
-    { what: 'trickles its answer past the deadline', handler: (res) => { res.writeHead(200); const t = setInterval(() => res.write(' '), 20); res.on('close', () => clearInterval(t)); }, message: /no complete response within 300 ms/ },
+  const hostile: Array<{ what: string; handler: (res: ServerResponse) => void; message: RegExp; absent?: RegExp; outlasts?: true }> = [
+    { what: 'trickles its answer past the deadline', handler: (res) => { res.writeHead(200); const t = setInterval(() => res.write(' '), 20); res.on('close', () => clearInterval(t)); }, message: /no complete response within 300 ms/, outlasts: true },
     { what: 'sends a body past the cap', handler: (res) => { res.writeHead(200); res.end(`{"status":"success","data":{"resultType":"vector","result":[${'{"metric":{},"value":[1,"1"]},'.repeat(100)}]}}`); }, message: /larger than 1024 bytes/ },
     { what: 'redirects elsewhere', handler: (res) => { res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data' }); res.end(); }, message: /HTTP 302 \(redirects are not followed\)/, absent: /169\.254/ },
     { what: 'answers HTML', handler: (res) => { res.statusCode = 200; res.end('<html>internal admin console\nsecret-token=abc</html>'); }, message: /not a Prometheus answer/, absent: /secret-token/ },
@@ -72,7 +74,14 @@ describe('Prometheus analysis', () => {
   for (const h of hostile) {
     it(`reports no data, briefly, when the server ${h.what}`, async () => {
       prom.handler = (_r, res) => h.handler(res);
-      const outcome = await runChecks(analysis(0.5), vars, policy(), { timeoutMs: 300, maxBytes: 1024 });
+      // The deadline runs on a manual clock: only a server that outlasts it sees the clock pass 300 ms, once it has started answering.
+      const clock = new ManualClock();
+      const call = runChecks(analysis(0.5), vars, policy(), { timeoutMs: 300, maxBytes: 1024 }, clock);
+      if (h.outlasts) {
+        await waitFor('the server to start its answer', () => prom.requests.length === 1);
+        clock.advance(300);
+      }
+      const outcome = await call;
       assert.equal(outcome.result, 'nodata');
       assert.match(outcome.message, h.message);
       assert.ok(outcome.message.length < 240, `message is ${outcome.message.length} chars`);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { ApiError, type KubeClient } from './client.ts';
 import { StatusWriter } from './status.ts';
+import { ManualClock } from '../../test/support/manual-clock.ts';
 
 function fakeClient() {
   const applied: unknown[] = [];
@@ -61,23 +62,23 @@ describe('StatusWriter', () => {
     const significant = (st: unknown) => (st as { phase?: string }).phase;
     it('writes a significant change at once, and progress at most once per window, saying when to look again', async () => {
       const { client, applied } = fakeClient();
-      let t = 1_000;
-      const w = new StatusWriter(client, { now: () => t });
+      const clock = new ManualClock();
+      const w = new StatusWriter(client, { clock });
       assert.deepEqual(await w.writeCoalesced(app(), { phase: 'Pending', note: 'a' }, significant, 5_000), { wrote: true });
-      t += 1_000;
+      clock.advance(1_000);
       assert.deepEqual(await w.writeCoalesced(app({ phase: 'Pending', note: 'a' }), { phase: 'Pending', note: 'b' }, significant, 5_000), { wrote: false, retryInMs: 4_000 });
       assert.deepEqual(await w.writeCoalesced(app({ phase: 'Pending', note: 'a' }), { phase: 'Stable', note: 'b' }, significant, 5_000), { wrote: true }, 'significant: at once');
-      t += 5_000;
+      clock.advance(5_000);
       assert.deepEqual(await w.writeCoalesced(app({ phase: 'Stable', note: 'b' }), { phase: 'Stable', note: 'c' }, significant, 5_000), { wrote: true }, 'the window has passed');
       assert.equal(applied.length, 3);
     });
 
     it('without a window, writes progress only along with a significant change', async () => {
       const { client, applied } = fakeClient();
-      let t = 1_000;
-      const w = new StatusWriter(client, { now: () => t });
+      const clock = new ManualClock();
+      const w = new StatusWriter(client, { clock });
       assert.deepEqual(await w.writeCoalesced(app(), { phase: 'Pending', note: 'a' }, significant), { wrote: true });
-      t += 600_000;
+      clock.advance(600_000);
       assert.deepEqual(await w.writeCoalesced(app({ phase: 'Pending', note: 'a' }), { phase: 'Pending', note: 'b' }, significant), { wrote: false });
       assert.deepEqual(await w.writeCoalesced(app({ phase: 'Pending', note: 'a' }), { phase: 'Stable', note: 'c' }, significant), { wrote: true });
       assert.deepEqual(applied.map((a) => (a as { status: { note: string } }).status.note), ['a', 'c']);
@@ -85,7 +86,7 @@ describe('StatusWriter', () => {
 
     it('writes progress at once for an object it never wrote, and nothing for an unchanged status', async () => {
       const { client } = fakeClient();
-      const w = new StatusWriter(client, { now: () => 0 });
+      const w = new StatusWriter(client, { clock: new ManualClock() });
       assert.deepEqual(await w.writeCoalesced(app({ phase: 'Pending', note: 'a' }), { phase: 'Pending', note: 'b' }, significant, 5_000), { wrote: true });
       assert.deepEqual(await w.writeCoalesced(app({ phase: 'Pending', note: 'b' }, 2), { phase: 'Pending', note: 'b' }, significant, 5_000), { wrote: false });
     });

@@ -13,6 +13,7 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../util/canonical-json.ts';
 import { isNotFound, type KubeClient } from './client.ts';
+import { systemClock, type Clock } from './clock.ts';
 import { objectKey } from '../util/object-key.ts';
 
 interface Live {
@@ -26,14 +27,15 @@ export class StatusWriter {
   private readonly client: KubeClient;
   /** namespace/name -> the object's uid and generation, and the hash of the status last written. */
   private readonly written = new Map<string, { uid?: string; generation?: number; hash: string; at: number }>();
-  private readonly now: () => number;
+  /** Coalescing windows are real time, as the queue delay they turn into (runtime/controller.ts ControllerOptions.clock). */
+  private readonly clock: Clock;
   private readonly othersConditions: ReadonlySet<string>;
   private readonly fieldManager: string | undefined;
 
   /** `othersConditions`: condition types other writers own. `fieldManager`: this writer's own (default: the client's). */
-  constructor(client: KubeClient, opts: { now?: () => number; othersConditions?: readonly string[]; fieldManager?: string } = {}) {
+  constructor(client: KubeClient, opts: { clock?: Clock; othersConditions?: readonly string[]; fieldManager?: string } = {}) {
     this.client = client;
-    this.now = opts.now ?? Date.now;
+    this.clock = opts.clock ?? systemClock;
     this.othersConditions = new Set(opts.othersConditions ?? []);
     this.fieldManager = opts.fieldManager;
   }
@@ -72,13 +74,13 @@ export class StatusWriter {
     const last = this.written.get(key);
     if (coalesce && last && canonicalJson(coalesce.significant(live)) === canonicalJson(coalesce.significant(status))) {
       if (coalesce.windowMs === undefined) return { wrote: false };
-      const wait = last.at + coalesce.windowMs - this.now();
+      const wait = last.at + coalesce.windowMs - this.clock.now().getTime();
       if (wait > 0) return { wrote: false, retryInMs: wait };
     }
     const hash = createHash('sha256').update(text).digest('base64url').slice(0, 22);
     if (last && last.hash === hash && last.uid === uid && last.generation === generation) return { wrote: false };
     if (!await this.send(obj, status)) return { wrote: false };
-    this.written.set(key, { ...(uid ? { uid } : {}), ...(generation !== undefined ? { generation } : {}), hash, at: this.now() });
+    this.written.set(key, { ...(uid ? { uid } : {}), ...(generation !== undefined ? { generation } : {}), hash, at: this.clock.now().getTime() });
     return { wrote: true };
   }
 
