@@ -13,6 +13,7 @@ import { validateApp, type SpecProblem, type ValidationPolicy } from '../api/v1a
 import { MIN_SCALE, boundsAnnotations } from '../render/autoscaling.ts';
 import type { CacheScope } from '../render/local-model-cache.ts';
 import { isParked } from '../rollout/canary.ts';
+import { splitReachesCandidate } from '../render/traffic.ts';
 import { revisionBounds } from '../scaling/revision-bounds.ts';
 import { apiVersionOf, Kinds } from '../util/kinds.ts';
 import { missingDataPlane, type UnservedKinds } from './data-plane.ts';
@@ -147,14 +148,16 @@ function childOperations(o: ReconcileObservation, d: Decision): ChildOperation[]
     if (live) ops.push({ id: 'route', action: 'remove', kind: o.route.kind, live, why: 'spec.ingress was removed' });
     if (retired) ops.push({ id: 'retired-route', action: 'remove', kind: retired.kind, live: retired.live, why: 'spec.ingress was removed' });
   } else {
-    // Header routes and mirroring reach a candidate only while it is ready, warm and not stopped (rolled back,
-    // aborted, failed), and, for a router that reports status, once the route's parents accepted it.
+    // Header routes and mirroring reach a candidate only while the split lists it (ready, its own revision),
+    // it is warm and not stopped (rolled back, aborted, failed), and, for a router that reports status,
+    // once the route's parents accepted it.
     const admission = o.route.admission(app, live);
-    const reachable = !previous && !!(plan.candidate?.ready && plan.candidate.warm) && !isParked(plan.candidate?.state) && (admission?.accepted ?? true);
+    const traffic = trafficPlan(plan);
+    const reachable = splitReachesCandidate(traffic, !previous && !!plan.candidate?.warm && !isParked(plan.candidate?.state) && (admission?.accepted ?? true));
     const serving = previous?.workload ?? workload;
     ops.push({
       id: 'route', action: 'ensure', kind: o.route.kind, write: o.route.write, ...(live ? { live } : {}),
-      desired: o.route.render(app, serving, { reachable, ...(plan.candidate?.revision ? { revision: plan.candidate.revision } : {}) }, trafficPlan(plan)),
+      desired: o.route.render(app, serving, { reachable, ...(plan.candidate?.revision ? { revision: plan.candidate.revision } : {}) }, traffic),
       why: `spec.ingress routes its hosts to the ${serving.kind.kind}${reachable ? ', header routes and mirroring to the candidate' : ''}`,
     });
     // Make before break across a router switch: the other router's route goes once ours is written

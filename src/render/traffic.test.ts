@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { knativeRouter, trafficSplit, type TrafficPlan, type TrafficShare } from './traffic.ts';
+import { knativeRouter, splitReachesCandidate, trafficSplit, type TrafficPlan, type TrafficShare } from './traffic.ts';
 
 const stable = { revision: 'shop-00001', version: 'v1' };
 const candidate = (percent: number, ready = true) => ({ revision: 'shop-00002', version: 'v2', percent, ready });
@@ -29,6 +29,8 @@ describe('traffic split', () => {
       const split = trafficSplit(c.plan, c.candidateReachable);
       assert.deepEqual(split, c.want);
       if (split.length) assert.equal(split.reduce((sum, s) => sum + s.percent, 0), 100, 'Knative refuses a split that does not sum to 100');
+      // Header routes and mirroring (either router) reach the candidate exactly when it has a place here.
+      assert.equal(splitReachesCandidate(c.plan, c.candidateReachable), c.want.some((s) => s.tag === 'candidate'));
     });
   }
 

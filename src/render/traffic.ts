@@ -80,6 +80,15 @@ export function trafficSplit(plan: TrafficPlan, candidateReachable = true): Traf
   return [{ revision: stable.revision, percent: 100 - c.percent, tag: STABLE_TAG }, { revision: c.revision, percent: c.percent, tag: CANDIDATE_TAG }];
 }
 
+/**
+ * Whether the split gives the candidate a place: its tag address, its weight, and with them the
+ * header routes and mirroring of either router. One rule, so no route sends a request to a tag
+ * host Knative has not made (a candidate that is the stable revision has none).
+ */
+export function splitReachesCandidate(plan: TrafficPlan, candidateReachable = true): boolean {
+  return trafficSplit(plan, candidateReachable).some((s) => s.tag === CANDIDATE_TAG);
+}
+
 /** Knative Service `spec.traffic`: revisions pinned by name, tags stable/candidate. */
 export const knativeRouter: TrafficRouter<{ traffic: KnativeTrafficTarget[] }> = {
   routes(plan) {
