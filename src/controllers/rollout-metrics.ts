@@ -39,7 +39,7 @@ export class RolloutMetrics {
     const registers = [registry];
     this.weight = new Gauge({ name: 'serverlessapp_canary_weight', help: 'Traffic percentage of the candidate version.', labelNames: ['namespace', 'name'], registers });
     this.status = new Gauge({ name: 'serverlessapp_rollout_status', help: 'Rollout status: 0 progressing, 1 stable, 2 stopped (rolled back, aborted or failed).', labelNames: ['namespace', 'name'], registers });
-    this.rejections = new Counter({ name: 'serverlessapp_write_rejections_total', help: 'Writes of children the API server refused (admission webhook, schema, ownership), by kind; each is shown as Ready=False ApplyRejected.', labelNames: ['kind'], registers });
+    this.rejections = new Counter({ name: 'serverlessapp_write_rejections_total', help: 'Attempts to write a child that were refused, by kind: by the API server (admission webhook, schema; Ready=False ApplyRejected, retried with backoff, each retry counted) or because the object is not the app\'s (Ready=False NotOwned, counted at each reconcile that finds it).', labelNames: ['kind'], registers });
     this.outcomes = new Counter({ name: 'serverlessapp_rollouts_total', help: 'Rollouts by result: promoted, rolled_back (canaryPercent 0), aborted (rollout.abort), failed (revision, progress deadline, warmup or checks), header_testing (started).', labelNames: ['result'], registers });
     this.analysisRounds = new Counter({ name: 'serverlessapp_analysis_rounds_total', help: 'Canary check rounds finished, by result (pass, fail, nodata).', labelNames: ['result'], registers });
     this.warmupDuration = new Histogram({ name: 'serverlessapp_warmup_duration_seconds', help: 'Time from a version\'s replicas being ready (warmup start) to it being warm, for versions with warmup requests.', buckets: WARMUP_BUCKETS, registers });
@@ -115,6 +115,7 @@ export class RolloutMetrics {
   report(app: ServerlessApp, m: ReportMetrics, wrote: boolean): void {
     if (m.rollout) this.observe(app, m.rollout, wrote);
     else if (m.phase) this.phase(app, m.phase);
+    // Attempts, not transitions: a refusal that lasts keeps counting, so its rate shows it lasting.
     if (m.rejectedKind) this.rejected(m.rejectedKind);
     if (!wrote) return;
     for (const c of m.windowChanges) this.windowTransition(c);
