@@ -14,6 +14,7 @@
 import { hostClaimName, type HostClaim } from '../api/v1alpha1/hostclaim.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { hostClaims } from '../api/v1alpha1/validation.ts';
+import { specOrDeletionChanged } from '../planner/app-triggers.ts';
 import { Controller, type ReconcileContext, type Request, type Result } from '../runtime/controller.ts';
 import type { Informer } from '../runtime/informer.ts';
 import type { Manager } from '../runtime/manager.ts';
@@ -68,7 +69,7 @@ export class HostClaimReleaser {
       .watches(this.#apps, (a) => hostClaims(a).flatMap((h) => {
         const name = hostClaimName(h);
         return name ? [{ namespace: '', name }] : [];
-      }), (a, old) => a.metadata.generation !== old.metadata.generation || a.metadata.deletionTimestamp !== old.metadata.deletionTimestamp);
+      }), specOrDeletionChanged);
     mgr.add(this.controller);
   }
 

@@ -86,7 +86,8 @@ export class ModelCacheReconciler {
       .watches(this.apps, appToReconcile, appChangeMatters)
       .watches(this.caches, appOfCache)
       .watches(this.inferenceServices, (i) => appDeletedWith(i, (namespace, name) => this.apps.get(namespace, name)), inferenceServiceChangeMatters);
-    // From the base delay, not at once: KServe's webhook may see the old cache a moment longer than our informer does.
+    // At once, with the backoff restarted: KServe's webhook may see the old cache a moment longer than our
+    // informer does, and a refusal then is retried after the base delay, not the minutes earlier ones grew it to.
     this.caches.on('delete', (gone: CacheObject) => {
       for (const r of appsWaitingForCache(gone, this.apps.list(), this.caches.list(), o.policy)) this.controller.retryNow(r);
     });

@@ -19,8 +19,13 @@ interface Meta {
  */
 export function changedBeyondLabels(obj: Meta, old: Meta): boolean {
   const m = obj.metadata, o = old.metadata;
-  return m.generation !== o.generation || m.deletionTimestamp !== o.deletionTimestamp
+  return specOrDeletionChanged(obj, old)
     || JSON.stringify(m.finalizers) !== JSON.stringify(o.finalizers)
     || JSON.stringify(m.ownerReferences) !== JSON.stringify(o.ownerReferences)
     || JSON.stringify(obj.status) !== JSON.stringify(old.status);
+}
+
+/** The spec (generation) changed or deletion began: what every controller that reads an app's spec looks again for. */
+export function specOrDeletionChanged(obj: Pick<Meta, 'metadata'>, old: Pick<Meta, 'metadata'>): boolean {
+  return obj.metadata.generation !== old.metadata.generation || obj.metadata.deletionTimestamp !== old.metadata.deletionTimestamp;
 }

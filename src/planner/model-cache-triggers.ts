@@ -4,6 +4,7 @@
 // informers and only enqueues what they return.
 
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
+import { specOrDeletionChanged } from './app-triggers.ts';
 import { controllingAppRef, labelledApp, labelsName } from '../render/metadata.ts';
 import type { ObjectRef } from '../util/object-key.ts';
 import type { WorkloadObject } from './workloads.ts';
@@ -21,7 +22,7 @@ export function appToReconcile(app: ServerlessApp): ObjectRef[] {
  * controller's first report (ModelCached waits for it, appReported), not every status write.
  */
 export function appChangeMatters(app: ServerlessApp, old: ServerlessApp): boolean {
-  return app.metadata.generation !== old.metadata.generation || app.metadata.deletionTimestamp !== old.metadata.deletionTimestamp
+  return specOrDeletionChanged(app, old)
     || String(app.metadata.finalizers) !== String(old.metadata.finalizers) || appReported(app) !== appReported(old);
 }
 
