@@ -22,7 +22,7 @@ import { canonicalJson } from '../util/canonical-json.ts';
 import { ApiError, isNamespaceTerminating, isNotFound, isRejection, type KubeClient } from '../runtime/client.ts';
 import type { Request } from '../runtime/controller.ts';
 import { Kinds, type ResourceKind } from '../util/kinds.ts';
-import { keepsTemplate, routedWrite, WRITE_RULES, type WriteRule } from '../planner/write-rules.ts';
+import { ensureWrite, WRITE_RULES, type WriteRule } from '../planner/write-rules.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { controlledBy, controllingAppRef, labelledApp, labelledFor, removableBy } from '../render/metadata.ts';
 import type { ObjectRef } from '../util/object-key.ts';
@@ -190,17 +190,17 @@ export class ChildWriter {
     const seen = `${live?.metadata.resourceVersion ?? 'absent'}/${name}`;
     const memo = this.templates.get(key);
     if (memo !== undefined && memo !== seen) this.templates.delete(key);
-    if (memo === seen) {
-      if (!live) return false;
-    } else if (!keepsTemplate(rule, desired, live)) {
+    // Our own create is not in the cache yet: nothing to add to it.
+    if (memo === seen && !live) return false;
+    const write = ensureWrite(rule, desired, live, this.client.fieldManager, memo === seen);
+    if (write.whole) {
       // A new template (or no object yet): the whole object.
       await this.write(kind, desired, () => this.client.apply(desired));
       this.templates.set(key, seen);
       return true;
     }
     // The template stays (or our own write of it is not in the cache yet): the rest, through the routing manager.
-    const routed = routedWrite(rule, desired, this.client.fieldManager);
-    return this.applyIfChanged(kind, routed.body, live, routed.fieldManager, WRITE_RULES.apply);
+    return this.applyIfChanged(kind, write.body, live, write.fieldManager, WRITE_RULES.apply);
   }
 
   private async applyIfChanged(kind: ResourceKind, desired: Child, live: Child | undefined, manager: string, rule: WriteRule): Promise<boolean> {

@@ -31,21 +31,18 @@ export function routingManager(fieldManager: string): string {
 }
 
 /** Whether `rule` leaves the template of `live` as it is: a named template whose name `desired` keeps. */
-export function keepsTemplate(rule: WriteRule, desired: Written, live: Written | undefined): boolean {
+function keepsTemplate(rule: WriteRule, desired: Written, live: Written | undefined): boolean {
   return !!live && !!rule.templateName && !!rule.routing && rule.templateName(live) === rule.templateName(desired);
 }
 
-/** The write of everything but the template: `rule`'s routing part, through the routing manager. */
-export function routedWrite<T extends Written>(rule: WriteRule, desired: T, fieldManager: string): { body: T; fieldManager: string } {
-  return { body: rule.routing ? rule.routing(desired) : desired, fieldManager: routingManager(fieldManager) };
-}
-
 /**
- * The apply an ensure makes under `rule`: the whole object, or, while the live template stays
- * (keepsTemplate), everything but the template through the routing manager.
+ * The apply an ensure makes under `rule`: the whole object (`whole`), or, while the live template
+ * stays (or `templateWritten`: this writer's own write of the template is not in `live` yet), everything
+ * but the template through the routing manager. The one rule for the writer and `kubectl sapp plan`'s dry run.
  */
-export function ensureWrite<T extends Written>(rule: WriteRule, desired: T, live: Written | undefined, fieldManager: string): { body: T; fieldManager: string } {
-  return keepsTemplate(rule, desired, live) ? routedWrite(rule, desired, fieldManager) : { body: desired, fieldManager };
+export function ensureWrite<T extends Written>(rule: WriteRule, desired: T, live: Written | undefined, fieldManager: string, templateWritten = false): { body: T; fieldManager: string; whole: boolean } {
+  const routed = !!rule.routing && (templateWritten || keepsTemplate(rule, desired, live));
+  return routed ? { body: rule.routing!(desired), fieldManager: routingManager(fieldManager), whole: false } : { body: desired, fieldManager, whole: true };
 }
 
 export const WRITE_RULES: Record<WriteRuleName, WriteRule> = {
