@@ -16,7 +16,11 @@ export interface Revision {
   status?: { conditions?: KnativeCondition[]; actualReplicas?: number; desiredReplicas?: number };
 }
 
-/** The app a revision belongs to: the one its APP_LABEL names, in the revision's namespace. */
+/**
+ * The app a revision belongs to: the one its APP_LABEL names, in the revision's namespace. Not
+ * labelledApp (render/metadata.ts): a Revision is Knative's object, selected by APP_LABEL alone
+ * (revisionsSelector), and the managed-by label reaches it only through the template.
+ */
 export function revisionApp(r: Revision): ObjectRef | undefined {
   const name = r.metadata.labels?.[APP_LABEL];
   return name ? { namespace: r.metadata.namespace, name } : undefined;
