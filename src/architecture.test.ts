@@ -322,7 +322,7 @@ describe('architecture', () => {
 
   describe('one write path (found by the type checker)', () => {
     const clientFile = join(src, 'runtime/client.ts');
-    /** Beside the real sources, in memory only: writes through an alias, destructuring and element access, and reads. */
+    /** Beside the real sources, in memory only: writes through an alias, destructuring, element access and a client handed to another type, and reads. */
     const fixtureFile = join(src, 'testing/write-path-fixture.ts');
     const fixture = [
       "import type { KubeClient } from '../runtime/client.ts';",
@@ -334,9 +334,16 @@ describe('architecture', () => {
       '  await remove(Kinds.ConfigMap, "a", "b");',
       '  await c[verb](Kinds.ConfigMap, obj);', // 8: element access, either verb
       '  await mgr.client?.create(Kinds.ConfigMap, obj, { dryRun: true });', // 9: a dry run
-      '  const narrowed: { update: KubeClient["update"] } = c;',
-      '  await narrowed.update(Kinds.ConfigMap, obj);', // 11: the method through another type
+      '  const narrowed: { update: KubeClient["update"] } = c;', // 10: the client handed to another type
+      '  await narrowed.update(Kinds.ConfigMap, obj);', // 11: the method through it
+      '  let patch: KubeClient["mergePatch"] | undefined;',
+      '  ({ mergePatch: patch } = c);', // 13: a destructuring assignment
+      '  const taken = Reflect.get(c, "apply");', // 14: reflection (the client as an object)
+      '  const writer: Writer = c;', // 15: an interface-typed alias
+      '  await (c as unknown as Writer).apply(obj);', // 16: a cast through unknown
+      '  return [patch, taken, writer];',
       '}',
+      'interface Writer { apply(o: object): Promise<unknown> }',
       'export async function reads(client: KubeClient, fn: (...a: unknown[]) => void) {',
       '  await client.get(Kinds.ConfigMap, "a", "b");',
       '  fn.apply(null, []);', // a function's apply, not the client's
@@ -384,7 +391,12 @@ describe('architecture', () => {
         [6, ['mergePatch'], false],
         [8, ['create', 'update'], false],
         [9, ['create'], true],
+        [10, ['update'], false],
         [11, ['update'], false],
+        [13, ['mergePatch'], false],
+        [14, verbs, false],
+        [15, ['apply'], false],
+        [16, verbs, false],
       ]);
     });
   });

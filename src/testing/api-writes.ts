@@ -3,7 +3,11 @@
 // writing method of runtime/client.ts's KubeClient, however the client is
 // held: `this.client.apply(...)`, an alias (`const c = mgr.client; c.apply(...)`),
 // a method taken by destructuring (`const { apply } = client`) or by element
-// access (`client[verb]`, each verb the index's type allows). The writing
+// access (`client[verb]`, each verb the index's type allows). A client that
+// leaves its type (given to an interface, `object`, `unknown` or `any`: an
+// interface-typed alias, `Reflect.get(client, 'apply')`, a destructuring
+// assignment) counts as a write of every method the new type may reach,
+// since the checker cannot follow it further. The writing
 // methods are read from the class itself: its public methods that send a
 // request other than a GET, so a new one is covered the day it is added.
 import ts from 'typescript';
@@ -12,7 +16,7 @@ import { lineOf, walk } from './module-loads.ts';
 export interface ApiWrite {
   fileName: string;
   line: number;
-  /** The writing methods it may use (several for `client[verb]`). */
+  /** The writing methods it may use (several for `client[verb]`, or for a client that leaves its type). */
   verbs: string[];
   /** A call that passes `dryRun: true` in its options: the API server stores nothing. */
   dryRun: boolean;
@@ -56,6 +60,26 @@ export function apiWrites(program: ts.Program, clientFile: string, include: (fil
     const types = type.isUnion() ? type.types : [type];
     return methods.filter((m) => declarations.includes(m.declaration) || types.includes(m.type)).map((m) => m.name);
   };
+  const clientClass = program.getSourceFile(clientFile)!.statements.find((st): st is ts.ClassDeclaration => ts.isClassDeclaration(st) && st.name?.text === 'KubeClient')!;
+  const isClient = (t: ts.Type) => (t.isUnion() ? t.types : [t]).some((u) => u.getSymbol()?.declarations?.includes(clientClass) ?? false);
+  /** A name or a property that holds a KubeClient: the places it can be handed on from. */
+  const isClientExpression = (node: ts.Node) => (ts.isIdentifier(node) || ts.isPropertyAccessExpression(node) || ts.isElementAccessExpression(node)) && isClient(checker.getTypeAtLocation(node));
+  /** The writing methods a client given to `target` may be reached by: none while it stays a KubeClient or goes to a type without them. */
+  const escapesTo = (target: ts.Type | undefined): string[] => {
+    if (!target || isClient(target)) return [];
+    const opaque = (t: ts.Type) => (t.flags & (ts.TypeFlags.Any | ts.TypeFlags.Unknown | ts.TypeFlags.NonPrimitive | ts.TypeFlags.TypeParameter)) !== 0
+      || (t.getProperties().length === 0 && !!(t.flags & ts.TypeFlags.Object));
+    const parts = target.isUnion() || target.isIntersection() ? target.types : [target];
+    if (parts.some(opaque)) return [...names].sort();
+    return [...names].filter((n) => parts.some((t) => t.getProperty(n) !== undefined)).sort();
+  };
+  /** A client given to a function declared outside the program's sources (Reflect.get, Object.assign): what it does with it is not checked. */
+  const toLibrary = (node: ts.Node) => {
+    const call = node.parent;
+    if (!call || !(ts.isCallExpression(call) || ts.isNewExpression(call)) || !call.arguments?.includes(node as ts.Expression)) return false;
+    const declaration = checker.getResolvedSignature(call)?.getDeclaration();
+    return !!declaration && declaration.getSourceFile().isDeclarationFile;
+  };
   const writes: ApiWrite[] = [];
   for (const source of program.getSourceFiles()) {
     if (source.isDeclarationFile || !include(source.fileName)) continue;
@@ -68,6 +92,9 @@ export function apiWrites(program: ts.Program, clientFile: string, include: (fil
         const key = node.propertyName ?? node.name;
         if (ts.isComputedPropertyName(key) || (ts.isIdentifier(key) && names.has(key.text)) || (ts.isStringLiteral(key) && names.has(key.text))) verbs = verbsOf(node.name);
       }
+      // A destructuring declaration's client is not handed on: its bindings are (above).
+      const destructured = node.parent !== undefined && ts.isVariableDeclaration(node.parent) && node.parent.initializer === node && ts.isObjectBindingPattern(node.parent.name);
+      if (verbs.length === 0 && !destructured && isClientExpression(node)) verbs = toLibrary(node) ? [...names].sort() : escapesTo(checker.getContextualType(node as ts.Expression));
       if (verbs.length === 0) return;
       const call = ts.isCallExpression(node.parent) && node.parent.expression === node ? node.parent : undefined;
       const dryRun = call !== undefined && verbs.every((v) => passesDryRun(call, methods.find((m) => m.name === v)!.declaration));
