@@ -179,7 +179,7 @@ for (const router of ROUTERS) describe(`canary rollouts by editing the spec, on 
     assert.equal(a.status?.versions?.candidate?.revision, candidate, 'candidate kept for inspection');
     assert.equal(await reportedRevision(ns, 'candidate'), candidate);
     // In place on the live Revision (Knative 1.21), so Knative's autoscaler may take it to zero.
-    await waitFor('candidate min-scale 0', async () => (await getRevision(ns, candidate))?.metadata.annotations?.['autoscaling.knative.dev/min-scale'] === '0');
+    await waitFor('candidate min-scale 0', async () => (await getRevision(ns, candidate))?.metadata.annotations?.['autoscaling.knative.dev/min-scale'] === '0', { timeoutMs: SETTLE_MS });
   });
 
   it('rolls back instantly when the workload spec is reverted to the stable version', async () => {
@@ -299,7 +299,7 @@ for (const router of ROUTERS) describe(`canary rollouts by editing the spec, on 
         'phase Testing, candidate warm, CanaryProgressing Testing', READY_MS);
       await knativeReports(ns, { stable: 100, candidate: 0 }, 'testers only');
       const candidate = a.status!.versions!.candidate!.revision!;
-      await waitFor('the candidate held at min-scale 1 on its live Revision', async () => (await getRevision(ns, candidate))?.metadata.annotations?.['autoscaling.knative.dev/min-scale'] === '1');
+      await waitFor('the candidate held at min-scale 1 on its live Revision', async () => (await getRevision(ns, candidate))?.metadata.annotations?.['autoscaling.knative.dev/min-scale'] === '1', { timeoutMs: SETTLE_MS });
       await proxyRoutes('testers only', stableRev, { revision: candidate, percent: 0, headers: MATCHED });
       const reasons = (await userClient().list<{ reason?: string }>(Kinds.Event, ns)).items.map((e) => e.reason);
       assert.ok(reasons.includes('Testing') && !reasons.includes('RolledBack'), `a Testing event and no rollback: ${reasons.join(',')}`);

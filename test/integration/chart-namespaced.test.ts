@@ -153,7 +153,7 @@ describe('Helm chart, namespace-scoped: installed, with the operator running as 
     await applyApp(app(ns, 'gw', spec('elsewhere/public')));
     await waitForApp(ns, 'gw', refused, 'GatewayNotAllowed again');
     await waitFor('one Event with a series of 2', async () => (await userClient().list<{ reason?: string; series?: { count: number } }>(Kinds.Event, ns)).items
-      .some((e) => e.reason === 'GatewayNotAllowed' && (e.series?.count ?? 0) >= 2));
+      .some((e) => e.reason === 'GatewayNotAllowed' && (e.series?.count ?? 0) >= 2), { timeoutMs: SETTLE_MS });
   });
 
   it('switches an app to a model with a namespace-scoped cache, changes the model, and switches back', async () => {
@@ -164,7 +164,7 @@ describe('Helm chart, namespace-scoped: installed, with the operator running as 
     await waitForApp(ns, 'flip', readyTrue, 'container Ready', 120_000);
     await applyApp(app(ns, 'flip', model('gs://models/flip/v1')));
     await waitFor('Knative Service replaced by an InferenceService', async () => (await getKsvc(ns, 'flip')) === undefined && (await userClient().get(Kinds.InferenceService, ns, 'flip')) !== undefined, { timeoutMs: 120_000 });
-    await waitFor('model cached', async () => (await caches()).join() === 'gs://models/flip/v1');
+    await waitFor('model cached', async () => (await caches()).join() === 'gs://models/flip/v1', { timeoutMs: SETTLE_MS });
     await applyApp(app(ns, 'flip', model('gs://models/flip/v2')));
     await waitFor('old cache removed, new one made', async () => (await caches()).join() === 'gs://models/flip/v2', { timeoutMs: SETTLE_MS });
     await applyApp(app(ns, 'flip', { container: { image: 'flip:1' } }));

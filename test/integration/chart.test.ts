@@ -317,7 +317,7 @@ describe('Helm chart: installed, with the operator running as its ServiceAccount
     await waitFor('VirtualService with the header route', async () => {
       const vs = await userClient().get<{ spec: { http: Array<{ name: string }> } }>(Kinds.VirtualService, appsNs, 'shop-routes');
       return vs?.spec.http.some((h) => h.name === 'candidate-by-header');
-    });
+    }, { timeoutMs: SETTLE_MS });
 
     await applyApp(app(appsNs, 'shop', shop('2', { rollout: { canaryPercent: 100 }, ingress })));
     const promoted = await waitForApp(appsNs, 'shop', (a) => a.status?.phase === 'Stable' && a.status.versions?.stable?.image === 'ghcr.io/acme/shop:2' && readyTrue(a), 'promoted', READY_MS);
@@ -338,7 +338,7 @@ describe('Helm chart: installed, with the operator running as its ServiceAccount
     await applyApp(app(appsNs, 'gw', spec('elsewhere/public')));
     await waitForApp(appsNs, 'gw', rejected, 'GatewayNotAllowed again', SETTLE_MS);
     await waitFor('one Event with a series of 2', async () => (await userClient().list<{ reason?: string; series?: { count: number } }>(Kinds.Event, appsNs)).items
-      .some((e) => e.reason === 'GatewayNotAllowed' && (e.series?.count ?? 0) >= 2));
+      .some((e) => e.reason === 'GatewayNotAllowed' && (e.series?.count ?? 0) >= 2), { timeoutMs: SETTLE_MS });
   });
 
   it('switches an app from container to model and back, the old kind removed once the new one serves', async () => {
@@ -360,7 +360,7 @@ describe('Helm chart: installed, with the operator running as its ServiceAccount
       .filter((c) => c.metadata.labels?.['serverlessapp.io/namespace'] === appsNs);
     await applyApp(app(appsNs, 'iris', { model: { format: { name: 'sklearn' }, storageUri: `gs://models/${appsNs}/iris/v1`, size: '1Gi' }, prewarm: { cacheModel: true } }));
     await waitForApp(appsNs, 'iris', readyTrue, 'model app Ready', READY_MS);
-    await waitFor('LocalModelCache created', async () => (await caches()).length === 1);
+    await waitFor('LocalModelCache created', async () => (await caches()).length === 1, { timeoutMs: SETTLE_MS });
     assert.ok((await getApp(appsNs, 'iris')).metadata.finalizers?.includes(CACHE_FINALIZER));
     await userClient().delete(Kinds.ServerlessApp, appsNs, 'iris');
     await waitFor('app gone: finalizer cleared', async () => (await userClient().get(Kinds.ServerlessApp, appsNs, 'iris')) === undefined, { timeoutMs: SETTLE_MS });

@@ -18,7 +18,7 @@ import { freshNamespace, testEnv } from '../support/cluster.ts';
 import { istioAnalyze, type AnalysisMessage } from '../support/istio-analyze.ts';
 import { ensureKnativeLocalGateway } from '../support/knative-local-gateway.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
-import { waitFor } from '../support/wait.ts';
+import { SETTLE_MS, waitFor } from '../support/wait.ts';
 
 const container = { image: 'ghcr.io/acme/shop:1', port: 8080 };
 const about = (messages: AnalysisMessage[], ...namespaces: string[]) =>
@@ -52,7 +52,7 @@ describe('istioctl analyze over the operator\'s VirtualServices (integration)', 
     }, { kind: { group: 'networking.istio.io', version: 'v1', kind: 'Gateway', plural: 'gateways', namespaced: true } });
     await applyApp(app(a, 'shop', { container, ingress: { hosts: [`shop.${a}.example.com`], gateways: [`${a}/edge`], timeout: '10s' } }));
     await applyApp(app(b, 'shop', { container, ingress: { hosts: [`shop.${b}.example.com`], retries: { attempts: 2 } } }));
-    await Promise.all([a, b].map((ns) => waitFor(`the VirtualService in ${ns}`, () => userClient().get(Kinds.VirtualService, ns, 'shop-routes'))));
+    await Promise.all([a, b].map((ns) => waitFor(`the VirtualService in ${ns}`, () => userClient().get(Kinds.VirtualService, ns, 'shop-routes'), { timeoutMs: SETTLE_MS })));
 
     const messages = await istioAnalyze();
     assert.deepEqual(about(messages, a, b).filter((m) => m.origin?.startsWith('VirtualService ')), []);

@@ -100,7 +100,7 @@ describe('canary rollouts on the real Knative Serving 1.21 (integration)', funct
       const list = await userClient().list<{ reason?: string; regarding?: { name?: string } }>(Kinds.Event, ns);
       const found = list.items.filter((e) => e.reason === 'ApplyRejected' && e.regarding?.name === 'shop');
       return found.length ? found : undefined;
-    });
+    }, { timeoutMs: SETTLE_MS });
     assert.equal(events.length, 1, 'one aggregated event, not one per retry');
     assert.deepEqual(await reportedSplit(ns), { [stableRev]: 100 }, 'the last good version keeps all traffic');
     const metrics = await (await fetch(`http://127.0.0.1:${op.manager.ports.metrics}/metrics`)).text();

@@ -176,7 +176,7 @@ describe('KServe 0.20 local model cache in the rig (integration)', function () {
 
   it('admits one cache per model: a second app caching the same model is told by a ModelCacheRejected event naming KServe\'s webhook', async () => {
     await applyApp(app(ns, 'first', cachedModel(`gs://models/${ns}/shared/v1`)));
-    await waitFor('the first app\'s cache', async () => cacheOf('first'));
+    await waitFor('the first app\'s cache', async () => cacheOf('first'), { timeoutMs: SETTLE_MS });
     await applyApp(app(ns, 'second', cachedModel(`gs://models/${ns}/shared/v1`)));
     const note = await waitFor('the conflict reported on the second app', async () => {
       const events = await userClient().list<{ reason?: string; note?: string; message?: string; regarding?: { name?: string }; involvedObject?: { name?: string } }>(Kinds.Event, ns);

@@ -8,7 +8,7 @@ import { CoreV1Api, CustomObjectsApi, KubernetesObjectApi, type KubernetesObject
 import { parse } from 'yaml';
 import { freshNamespace, testEnv } from '../support/cluster.ts';
 import { findCondition } from '../../src/util/conditions.ts';
-import { waitFor } from '../support/wait.ts';
+import { SETTLE_MS, waitFor } from '../support/wait.ts';
 
 interface Condition { type: string; status: string; reason?: string; message?: string }
 interface TrafficTarget { revisionName?: string; latestRevision?: boolean; percent?: number; tag?: string; url?: string }
@@ -114,7 +114,7 @@ describe('KServe 0.20 on Knative 1.21 in the rig (integration)', function () {
       const live = await get(ns, name);
       live.spec.predictor = { ...live.spec.predictor, canaryTrafficPercent: 20, model: { ...live.spec.predictor.model, storageUri: 'gs://models/fraud/v8' } };
       return custom().replaceNamespacedCustomObject({ ...group, namespace: ns, name, body: live });
-    }, { timeoutMs: 30_000, intervalMs: 200 });
+    }, { timeoutMs: SETTLE_MS, intervalMs: 200 });
     // Until the new revision is Ready, Knative resolves `latestRevision: true` to the old one: both targets name revision 1.
     const second = `${name}-predictor-00002`;
     const split = await waitFor('a 20/80 split between the new and the previous revision', async () => {

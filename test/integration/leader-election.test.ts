@@ -8,7 +8,7 @@ import { CoordinationV1Api } from '@kubernetes/client-node';
 import { LeaderElector, type LeaderElectorOptions } from '../../src/runtime/leader-election.ts';
 import { maxConcurrentLeaders } from '../../src/testing/leadership.ts';
 import { freshNamespace, testEnv } from '../support/cluster.ts';
-import { waitFor } from '../support/wait.ts';
+import { SETTLE_MS, waitFor } from '../support/wait.ts';
 
 const timing = { leaseDurationMs: 3_000, renewDeadlineMs: 2_000, retryPeriodMs: 250 };
 
@@ -38,7 +38,7 @@ describe('LeaderElector against a real API server (integration)', function () {
 
   /** Waits until the holder renewed the lease a retry period past `since` (ms): a standby started by then has tried, and found it held. */
   const renewedPast = (since: number, what: string) =>
-    waitFor(what, async () => Date.parse(String((await lease()).spec?.renewTime)) > since + timing.retryPeriodMs);
+    waitFor(what, async () => Date.parse(String((await lease()).spec?.renewTime)) > since + timing.retryPeriodMs, { timeoutMs: SETTLE_MS });
 
   beforeEach(async () => {
     ns = await freshNamespace('leader-election');
@@ -55,12 +55,12 @@ describe('LeaderElector against a real API server (integration)', function () {
   it('elects exactly one of two candidates and records it in the Lease', async () => {
     const a = candidate('a');
     const b = candidate('b');
-    await waitFor('a leader', () => a.isLeader() || b.isLeader(), { intervalMs: 20 });
+    await waitFor('a leader', () => a.isLeader() || b.isLeader(), { timeoutMs: SETTLE_MS, intervalMs: 20 });
     // Held past a whole lease duration: the other candidate's tries all found a live lease.
     await waitFor('the lease renewed a lease duration past its acquisition', async () => {
       const spec = (await lease()).spec;
       return Date.parse(String(spec?.renewTime)) > Date.parse(String(spec?.acquireTime)) + timing.leaseDurationMs;
-    });
+    }, { timeoutMs: SETTLE_MS });
     assert.equal([a, b].filter((e) => e.isLeader()).length, 1);
     assert.equal(maxConcurrentLeaders(timeline), 1);
     const l = await lease();
@@ -75,7 +75,7 @@ describe('LeaderElector against a real API server (integration)', function () {
 
   it('hands over at once when the leader stops and releases the lease', async () => {
     const a = candidate('a');
-    await waitFor('a to lead', () => a.isLeader(), { intervalMs: 20 });
+    await waitFor('a to lead', () => a.isLeader(), { timeoutMs: SETTLE_MS, intervalMs: 20 });
     const bStartedAt = Date.now();
     const b = candidate('b');
     await renewedPast(bStartedAt, 'a to renew while b tries');
@@ -83,7 +83,7 @@ describe('LeaderElector against a real API server (integration)', function () {
 
     const stoppedAt = performance.now();
     await a.stop();
-    await waitFor('b to take over', () => b.isLeader(), { intervalMs: 20 });
+    await waitFor('b to take over', () => b.isLeader(), { timeoutMs: SETTLE_MS, intervalMs: 20 });
     const tookMs = performance.now() - stoppedAt;
     assert.ok(tookMs < timing.leaseDurationMs, `took over in ${Math.round(tookMs)} ms, without waiting for the lease to expire`);
     assert.equal(maxConcurrentLeaders(timeline), 1);

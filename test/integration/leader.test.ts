@@ -3,7 +3,7 @@ import { startStandins } from '../standin/standin.ts';
 import { app, applyApp, readyTrue, waitForApp } from '../support/apps.ts';
 import { freshNamespace } from '../support/cluster.ts';
 import { startOperator, testKubeConfig, type RunningOperator } from '../support/operator.ts';
-import { waitFor } from '../support/wait.ts';
+import { SETTLE_MS, waitFor } from '../support/wait.ts';
 
 describe('two operator replicas (integration)', function () {
   this.timeout(600_000);
@@ -23,7 +23,7 @@ describe('two operator replicas (integration)', function () {
     const election = { leaderElect: true, leaderElectionNamespace: ns, leaderElectionId: 'serverlessapp-operator-leader' };
     a = await startOperator({ ...election, identity: 'replica-a' });
     b = await startOperator({ ...election, identity: 'replica-b' });
-    const leader = await waitFor('one leader', async () => [a!, b!].filter((o) => o.manager.isLeader()).length === 1 ? [a!, b!].find((o) => o.manager.isLeader()) : undefined);
+    const leader = await waitFor('one leader', async () => [a!, b!].filter((o) => o.manager.isLeader()).length === 1 ? [a!, b!].find((o) => o.manager.isLeader()) : undefined, { timeoutMs: SETTLE_MS });
     const standby = leader === a ? b! : a!;
     assert.equal(standby.manager.isLeader(), false);
 
@@ -33,7 +33,7 @@ describe('two operator replicas (integration)', function () {
     const stoppedAt = Date.now();
     await leader.stop();
     if (leader === a) a = undefined; else b = undefined;
-    await waitFor('standby takes over', async () => standby.manager.isLeader() || undefined, { timeoutMs: 20_000, intervalMs: 50 });
+    await waitFor('standby takes over', async () => standby.manager.isLeader() || undefined, { timeoutMs: SETTLE_MS, intervalMs: 50 });
     const tookMs = Date.now() - stoppedAt;
     assert.ok(tookMs < 5_000, `a released lease is taken over quickly (${tookMs} ms)`);
     await applyApp(app(ns, 'shop', { container: { image: 'shop:2' } }));

@@ -9,7 +9,7 @@ import { createLogger } from '../../src/runtime/logging.ts';
 import { Manager, type ManagerOptions } from '../../src/runtime/manager.ts';
 import { freshNamespace, publishedIntoEveryNamespace, testEnv } from '../support/cluster.ts';
 import { assertQuietWindow } from '../support/quiet-window.ts';
-import { waitFor } from '../support/wait.ts';
+import { SETTLE_MS, waitFor } from '../support/wait.ts';
 
 interface ConfigMap {
   apiVersion: string;
@@ -86,7 +86,7 @@ describe('Manager against the API server', function () {
     const mgr = newManager();
     mgr.informer(missing);
     const starting = mgr.start();
-    await waitFor('probe listener', () => mgr.ports.probe > 0, { intervalMs: 25 });
+    await waitFor('probe listener', () => mgr.ports.probe > 0, { timeoutMs: SETTLE_MS, intervalMs: 25 });
     assert.equal((await get(mgr.ports.probe, '/healthz')).status, 200);
     assert.equal((await get(mgr.ports.probe, '/readyz')).status, 503);
     await mgr.stop();
@@ -99,7 +99,7 @@ describe('Manager against the API server', function () {
     await mgr.start();
     assert.equal(mgr.isLeader(), true, 'without leader election a manager leads');
     for (const name of ['a', 'b', 'c']) await client.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data: { x: '1' } });
-    await waitFor('three reconciles', () => seen.filter((r) => !publishedIntoEveryNamespace(r.name)).length >= 3, { intervalMs: 25 });
+    await waitFor('three reconciles', () => seen.filter((r) => !publishedIntoEveryNamespace(r.name)).length >= 3, { timeoutMs: SETTLE_MS, intervalMs: 25 });
     await mgr.waitIdle();
     // The cluster publishes root certificates into every namespace: not the test's objects.
     const mine = seen.filter((r) => !publishedIntoEveryNamespace(r.name));
@@ -121,10 +121,10 @@ describe('Manager against the API server', function () {
     const seenB = recordingController(b);
     await Promise.all([a.start(), b.start()]);
 
-    const leader = await waitFor('a leader', () => [a, b].find((m) => m.isLeader()), { intervalMs: 25 });
+    const leader = await waitFor('a leader', () => [a, b].find((m) => m.isLeader()), { timeoutMs: SETTLE_MS, intervalMs: 25 });
     // Renewed a retry period past now: the other replica has tried since, and found the lease held.
     const since = Date.now() + election.retryPeriodMs;
-    await waitFor('a renewal of the lease', async () => Date.parse((await client.get<Lease>(Kinds.Lease, ns, 'rt-test'))?.spec.renewTime ?? '') > since);
+    await waitFor('a renewal of the lease', async () => Date.parse((await client.get<Lease>(Kinds.Lease, ns, 'rt-test'))?.spec.renewTime ?? '') > since, { timeoutMs: SETTLE_MS });
     assert.equal([a, b].filter((m) => m.isLeader()).length, 1, 'exactly one leader');
     const standby = leader === a ? b : a;
     const lease = await client.get<Lease>(Kinds.Lease, ns, 'rt-test');
@@ -136,7 +136,7 @@ describe('Manager against the API server', function () {
 
     await client.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'one', namespace: ns }, data: {} });
     const [leaderSeen, standbySeen] = leader === a ? [seenA, seenB] : [seenB, seenA];
-    await waitFor('the leader reconciles', () => leaderSeen.some((r) => r.name === 'one'), { intervalMs: 25 });
+    await waitFor('the leader reconciles', () => leaderSeen.some((r) => r.name === 'one'), { timeoutMs: SETTLE_MS, intervalMs: 25 });
     // The standby does not reconcile; the window's control is the handover, after which it must.
     let stoppedAt = 0;
     let stopped: Promise<void> | undefined;
@@ -145,7 +145,7 @@ describe('Manager against the API server', function () {
       control: () => { stoppedAt = Date.now(); stopped = leader.stop(); },
     });
     await stopped;
-    await waitFor('the standby takes over', () => standby.isLeader(), { intervalMs: 25 });
+    await waitFor('the standby takes over', () => standby.isLeader(), { timeoutMs: SETTLE_MS, intervalMs: 25 });
     // When the standby took the lease, as the API server stored it.
     const tookMs = Date.parse((await client.get<Lease>(Kinds.Lease, ns, 'rt-test'))?.spec.acquireTime ?? '') - stoppedAt;
     assert.ok(tookMs < 2_000, `took over ${tookMs} ms after a release; a lease that expired would take ${election.leaseDurationMs} ms`);
@@ -161,11 +161,11 @@ describe('Manager against the API server', function () {
     const mgr = newManager({ namespaces: [ns], identity: 'replica-a', leaderElection: election, onLostLeadership: () => lost++ });
     recordingController(mgr);
     await mgr.start();
-    await waitFor('leadership', () => mgr.isLeader(), { intervalMs: 25 });
+    await waitFor('leadership', () => mgr.isLeader(), { timeoutMs: SETTLE_MS, intervalMs: 25 });
 
     // Another replica (that does not honour the lease) writes itself in as holder.
     await client.mergePatch(Kinds.Lease, ns, 'rt-stolen', { spec: { holderIdentity: 'usurper', renewTime: new Date(Date.now() + 60_000).toISOString().replace(/Z$/, '000Z') } });
-    await waitFor('onLostLeadership', () => lost > 0, { intervalMs: 25, timeoutMs: 10_000 });
+    await waitFor('onLostLeadership', () => lost > 0, { intervalMs: 25, timeoutMs: SETTLE_MS });
     assert.equal(mgr.isLeader(), false);
   });
 });

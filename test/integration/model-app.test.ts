@@ -119,12 +119,12 @@ describe('model app on KServe, with prewarming (integration)', function () {
     // The buffer is up before warmup starts, on the live revision (Knative's PodAutoscaler has it too), and the version gets no traffic.
     assert.ok((await readyPods(ns, rev)) >= 2, `>= 2 ready pods of ${rev} when warmup starts (${await readyPods(ns, rev)})`);
     assert.equal((await revisionOf(ns, rev))?.metadata.annotations?.[MIN_SCALE], '2', 'min-scale 2 on the candidate revision');
-    await waitFor('min-scale 2 on its PodAutoscaler', async () => (await podAutoscalerOf(ns, rev))?.metadata.annotations?.[MIN_SCALE] === '2');
+    await waitFor('min-scale 2 on its PodAutoscaler', async () => (await podAutoscalerOf(ns, rev))?.metadata.annotations?.[MIN_SCALE] === '2', { timeoutMs: SETTLE_MS });
     const warming = await getApp(ns, 'fraud');
     assert.equal(condition(warming, 'Prewarmed')?.reason, 'WarmingUp');
     assert.equal(warming.status?.versions?.stable?.revision, stable, 'v1 keeps serving');
     assert.equal((await getIsvc(ns))?.spec.predictor.canaryTrafficPercent, 0, 'KServe is told: no traffic for the latest revision');
-    await waitFor('KServe reports all traffic on v1, the new revision at 0%', async () => isDeepStrictEqual(reportedTraffic(await getIsvc(ns)), { [stable]: 100, [rev]: 0 }));
+    await waitFor('KServe reports all traffic on v1, the new revision at 0%', async () => isDeepStrictEqual(reportedTraffic(await getIsvc(ns)), { [stable]: 100, [rev]: 0 }), { timeoutMs: SETTLE_MS });
 
     holding = false;
     for (const res of held.splice(0)) res.end('{"predictions":[0]}');
@@ -142,11 +142,11 @@ describe('model app on KServe, with prewarming (integration)', function () {
     const early = writesSince(warmingFrom, 'serverlessapp-operator/').filter((w) => w.resource === 'revisions' && w.name === rev && w.timestamp < warmedAt);
     assert.deepEqual(early.map((w) => `${w.verb} at ${w.timestamp.toISOString()}`), [], `no write to ${rev} before it was warm at ${warmedAt.toISOString()}`);
     // Then released on the live revision (not through minReplicas, which would make KServe cut a new, cold revision), and Knative took it.
-    await waitFor('the buffer released on the live revision', async () => (await revisionOf(ns, rev))?.metadata.annotations?.[MIN_SCALE] === '0');
-    await waitFor('and on its PodAutoscaler', async () => (await podAutoscalerOf(ns, rev))?.metadata.annotations?.[MIN_SCALE] === '0');
+    await waitFor('the buffer released on the live revision', async () => (await revisionOf(ns, rev))?.metadata.annotations?.[MIN_SCALE] === '0', { timeoutMs: SETTLE_MS });
+    await waitFor('and on its PodAutoscaler', async () => (await podAutoscalerOf(ns, rev))?.metadata.annotations?.[MIN_SCALE] === '0', { timeoutMs: SETTLE_MS });
     const settled = await getApp(ns, 'fraud');
     assert.equal(settled.status?.versions?.stable?.revision, rev, 'the warmed revision keeps serving');
-    await waitFor('KServe reports all traffic on the warmed revision', async () => isDeepStrictEqual(reportedTraffic(await getIsvc(ns)), { [rev]: 100 }));
+    await waitFor('KServe reports all traffic on the warmed revision', async () => isDeepStrictEqual(reportedTraffic(await getIsvc(ns)), { [rev]: 100 }), { timeoutMs: SETTLE_MS });
   });
 
   it('retries a warmup endpoint answering 503 (one aggregated Event), then fails the candidate; rollout.retry warms it again and it is promoted', async () => {
@@ -160,7 +160,7 @@ describe('model app on KServe, with prewarming (integration)', function () {
     assert.equal(failed.status?.canary?.failure?.reason, 'WarmupFailed');
     assert.equal(failed.status?.versions?.stable?.revision, v1.status?.versions?.stable?.revision, 'stable kept');
     assert.ok(warm.requests.length >= 2, `retried (${warm.requests.length} requests)`);
-    await waitFor('one WarmupFailed Warning event', async () => (await events(ns, 'WarmupFailed')).length === 1);
+    await waitFor('one WarmupFailed Warning event', async () => (await events(ns, 'WarmupFailed')).length === 1, { timeoutMs: SETTLE_MS });
     const retries = await events(ns, 'WarmupRetry');
     assert.equal(new Set(retries).size, 1, `the failing requests share one message, so they aggregate: ${retries.join(' | ')}`);
     assert.ok(retries.length < warm.requests.length, `${retries.length} WarmupRetry Events for ${warm.requests.length} failed requests`);
@@ -217,7 +217,7 @@ describe('model app on KServe, with prewarming (integration)', function () {
     await applyApp(app(ns, 'fraud', cached(`gs://models/${ns}/fraud/v1`)));
     const caches = async () => (await userClient().list<{ metadata: { name: string; labels?: Record<string, string> }; spec: { sourceModelUri: string; nodeGroups: string[] } }>(Kinds.LocalModelCache)).items
       .filter((c) => c.metadata.labels?.['serverlessapp.io/namespace'] === ns);
-    const first = await waitFor('cache for v1', async () => (await caches()).find((c) => c.spec.sourceModelUri === `gs://models/${ns}/fraud/v1`));
+    const first = await waitFor('cache for v1', async () => (await caches()).find((c) => c.spec.sourceModelUri === `gs://models/${ns}/fraud/v1`), { timeoutMs: SETTLE_MS });
     assert.deepEqual(first.spec.nodeGroups, ['gpu-nodes']);
     assert.ok((await getApp(ns, 'fraud')).metadata.finalizers?.includes(CACHE_FINALIZER));
     // The model-cache controller's condition, beside the app controller's: each writer keeps its own entries.
@@ -227,7 +227,7 @@ describe('model app on KServe, with prewarming (integration)', function () {
     await waitFor('cache replaced', async () => {
       const list = await caches();
       return list.length === 1 && list[0]!.spec.sourceModelUri === `gs://models/${ns}/fraud/v2` ? true : undefined;
-    });
+    }, { timeoutMs: SETTLE_MS });
     const cachedV2 = await waitForApp(ns, 'fraud', (x) => /fraud\/v2/.test(condition(x, 'ModelCached')?.message ?? '') && condition(x, 'Ready')?.observedGeneration === x.metadata.generation,
       'ModelCached for v2, and Ready for the new generation', SETTLE_MS);
     assert.equal(condition(cachedV2, 'ModelCached')?.observedGeneration, cachedV2.metadata.generation);
@@ -235,8 +235,8 @@ describe('model app on KServe, with prewarming (integration)', function () {
     const current = (await caches())[0]!;
     await userClient().delete(Kinds.LocalModelCache, undefined, current.metadata.name);
     await userClient().delete(Kinds.ServerlessApp, ns, 'fraud');
-    await waitFor('app deleted (finalizer released)', async () => (await userClient().get(Kinds.ServerlessApp, ns, 'fraud')) === undefined ? true : undefined);
+    await waitFor('app deleted (finalizer released)', async () => (await userClient().get(Kinds.ServerlessApp, ns, 'fraud')) === undefined ? true : undefined, { timeoutMs: SETTLE_MS });
     // Deleted by the operator, the caches go once KServe's controller has taken the model off the nodes (its own finalizer).
-    await waitFor('the caches gone', async () => (await caches()).length === 0);
+    await waitFor('the caches gone', async () => (await caches()).length === 0, { timeoutMs: SETTLE_MS });
   });
 });

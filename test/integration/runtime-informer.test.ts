@@ -9,7 +9,7 @@ import { Informer } from '../../src/runtime/informer.ts';
 import { Kinds } from '../../src/util/kinds.ts';
 import { freshNamespace, publishedIntoEveryNamespace, testEnv } from '../support/cluster.ts';
 import { assertQuietWindow } from '../support/quiet-window.ts';
-import { waitFor } from '../support/wait.ts';
+import { SETTLE_MS, waitFor } from '../support/wait.ts';
 
 /** The test cluster's admin config, optionally pointed at another address (the proxy). */
 function kubeConfig(server?: string): KubeConfig {
@@ -120,7 +120,7 @@ describe('Informer against a real API server (integration)', function () {
     await put('live', { v: '1' });
     await change('live', { v: '2' });
     await remove('live');
-    await waitFor('three watch events', () => events.length === 4);
+    await waitFor('three watch events', () => events.length === 4, { timeoutMs: SETTLE_MS });
     assert.deepEqual(events, ['add before', 'add live', 'update live', 'delete live']);
     assert.equal(inf.get(ns, 'live'), undefined);
     assert.equal(inf.stats.restarts, 0);
@@ -146,7 +146,7 @@ describe('Informer against a real API server (integration)', function () {
       control: () => { cut.refuse = false; },
     });
 
-    await waitFor('the relist', () => events.length === 3);
+    await waitFor('the relist', () => events.length === 3, { timeoutMs: SETTLE_MS });
     assert.deepEqual(events.sort(), ['add created', 'delete deleted', 'update changed']);
     assert.ok(inf.stats.restarts >= 1);
     assert.equal(inf.get(ns, 'changed')?.data?.['v'], '2');
@@ -158,12 +158,12 @@ describe('Informer against a real API server (integration)', function () {
     const inf = open(kubeConfig(await proxy.start()), { watchdogMs: 5_000, hooks: { onRestart: (r) => reasons.push(r) } });
     await inf.start();
     await put('probe', {});
-    await waitFor('the watch to deliver', () => events.includes('add probe'));
+    await waitFor('the watch to deliver', () => events.includes('add probe'), { timeoutMs: SETTLE_MS });
 
     proxy.freeze();
     const frozenAt = performance.now();
     await put('during-stall', {});
-    await waitFor('the object created during the stall', () => inf.get(ns, 'during-stall') !== undefined, { timeoutMs: 15_000 });
+    await waitFor('the object created during the stall', () => inf.get(ns, 'during-stall') !== undefined, { timeoutMs: SETTLE_MS });
     const tookMs = performance.now() - frozenAt;
     assert.ok(reasons.includes('watchdog'), `the watchdog restarted the watch (restarts: ${reasons.join(', ')})`);
     assert.ok(tookMs >= 3_000, `the frozen watch delivered nothing until the watchdog fired (${Math.round(tookMs)} ms)`);
@@ -204,7 +204,7 @@ describe('Informer against a real API server (integration)', function () {
     await create(second, 'late-labelled', label);
     const cm = await core().readNamespacedConfigMap({ name: 'labelled', namespace: second });
     await core().replaceNamespacedConfigMap({ name: 'labelled', namespace: second, body: { ...cm, data: { v: '2' } } });
-    await waitFor('the change in the second namespace', () => inf.get(second, 'labelled')?.data?.['v'] === '2');
+    await waitFor('the change in the second namespace', () => inf.get(second, 'labelled')?.data?.['v'] === '2', { timeoutMs: SETTLE_MS });
     assert.deepEqual(held(), [`${ns}/labelled`, `${second}/labelled`, `${second}/late-labelled`].sort(), 'the watch adds the labelled object created in the second namespace, and only that one');
   });
 });

@@ -8,7 +8,7 @@ import { ApiException, CustomObjectsApi, KubeConfig, setHeaderOptions } from '@k
 import { parse } from 'yaml';
 import { isSemanticSubset } from '../../src/runtime/apply.ts';
 import { applyYaml, fixture, freshNamespace, testEnv, writesSince } from '../support/cluster.ts';
-import { waitFor } from '../support/wait.ts';
+import { SETTLE_MS, waitFor } from '../support/wait.ts';
 
 interface Obj {
   metadata: { name: string; namespace?: string };
@@ -92,7 +92,7 @@ describe('the integration-test control plane', () => {
     await objects.createNamespacedCustomObject({ ...knative, namespace, body }, setHeaderOptions('User-Agent', userAgent));
     await objects.createNamespacedCustomObject({ ...knative, namespace, body: { ...body, metadata: { name: 'other-agent' } } });
 
-    const writes = await waitFor(`an audited write from ${userAgent}`, () => writesSince(since, userAgent).length > 0 && writesSince(since, userAgent));
+    const writes = await waitFor(`an audited write from ${userAgent}`, () => writesSince(since, userAgent).length > 0 && writesSince(since, userAgent), { timeoutMs: SETTLE_MS });
     assert.deepEqual(
       writes.map((w) => [w.verb, w.apiGroup, w.resource, w.namespace, w.name, w.code]),
       [['create', 'serving.knative.dev', 'services', namespace, 'audited', 201]],

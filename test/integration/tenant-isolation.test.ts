@@ -353,7 +353,7 @@ describe('tenant isolation: every attack of issue 13, made by a tenant through t
     await waitFor('the trickling server holding a query open', async () => trickle.open > 0, { timeoutMs: 240_000, intervalMs: 20 });
     const edited = performance.now();
     await b.apply(app(teamB, 'checkout', { container: { image: 'ghcr.io/b/checkout:1' }, ingress: { hosts: ['checkout.apps.example.com', 'pay.apps.example.com'], gateways: ['istio-system/public'] } }));
-    await waitFor('team-b\'s edit applied', async () => (await admin().get<{ spec: { hosts: string[] } }>(Kinds.VirtualService, teamB, 'checkout-routes'))?.spec.hosts.includes('pay.apps.example.com'), { timeoutMs: 10_000, intervalMs: 20 });
+    await waitFor('team-b\'s edit applied', async () => (await admin().get<{ spec: { hosts: string[] } }>(Kinds.VirtualService, teamB, 'checkout-routes'))?.spec.hosts.includes('pay.apps.example.com'), { timeoutMs: SETTLE_MS, intervalMs: 20 });
     const convergedMs = performance.now() - edited;
     assert.ok(trickle.open > 0, 'team-b converged while the trickling query was still open');
     const vs = victims.find((v) => v.kind === Kinds.VirtualService && v.namespace === teamB)!;
@@ -393,7 +393,7 @@ describe('tenant isolation: every attack of issue 13, made by a tenant through t
     const tenantWrites = audited(`tenant/${teamA}`, started).filter((r) => r.namespace !== teamA && r.code < 400);
     assert.deepEqual(tenantWrites, [], 'team-a got something done outside its namespace');
     assert.ok(readyTrue((await readAs(b, teamB, 'checkout'))!), 'team-b still serves');
-    await appStatus(victim, team, 'a-chat', (x) => condition(x, 'Ready')?.reason !== 'NotOwned', 'the victim model app is not disturbed', 10_000);
+    await appStatus(victim, team, 'a-chat', (x) => condition(x, 'Ready')?.reason !== 'NotOwned', 'the victim model app is not disturbed', SETTLE_MS);
     const refused = tally.refusedByApiServer + tally.refusedByCondition + tally.contained;
     console.log(`      tenant isolation: ${tally.attacks} attacks tried, ${refused} refused (${tally.refusedByApiServer} by the API server, ${tally.refusedByCondition} by a Ready/CanaryProgressing condition, ${tally.contained} contained by design), ${victims.length} victim objects checked, ${tally.victimsTouched} touched`);
     assert.equal(refused, tally.attacks);

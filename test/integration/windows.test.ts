@@ -119,7 +119,7 @@ for (const mode of modes) {
         await waitFor('Knative reports 80/20', async () => JSON.stringify(await reportedSplit(ns, 'shop')) === '{"stable":80,"candidate":20}', { timeoutMs: SETTLE_MS });
         openSoon();
         await waitForApp(ns, 'shop', (a) => a.status?.scaling?.minScale === 3, 'window open', SETTLE_MS);
-        await waitFor('candidate raised', async () => (await minScaleOf(ns, candidate)) === '3' || undefined);
+        await waitFor('candidate raised', async () => (await minScaleOf(ns, candidate)) === '3' || undefined, { timeoutMs: SETTLE_MS });
         assert.equal(await minScaleOf(ns, stable), '3');
         await knativeRuns(ns, stable, 3);
         await knativeRuns(ns, candidate, 3);
@@ -175,7 +175,7 @@ for (const mode of modes) {
       assert.deepEqual(closed.status?.scaling?.openWindows, []);
       assert.equal(closed.status?.scaling?.nextTransition?.at, '2026-11-24T07:00:00.000Z', 'next opening on Tuesday');
       if (mode.inPlace) {
-        await waitFor('min-scale 0 on the same revision', async () => (await minScaleOf(ns, revision)) === '0');
+        await waitFor('min-scale 0 on the same revision', async () => (await minScaleOf(ns, revision)) === '0', { timeoutMs: SETTLE_MS });
         assert.equal((await getApp(ns, 'shop')).status?.versions?.stable?.revision, revision);
       } else {
         const { revision: next } = await newRevisionRoutedOnlyWhenReady(revision);
@@ -215,7 +215,7 @@ for (const mode of modes) {
         assert.equal((await userClient().get<Isvc>(Kinds.InferenceService, ns, 'fraud'))?.spec.predictor.minReplicas, 0);
         openSoon();
         await waitForApp(ns, 'fraud', (a) => a.status?.scaling?.minScale === 3, 'window open', SETTLE_MS);
-        await waitFor('minReplicas raised', async () => (await userClient().get<Isvc>(Kinds.InferenceService, ns, 'fraud'))?.spec.predictor.minReplicas === 3 || undefined);
+        await waitFor('minReplicas raised', async () => (await userClient().get<Isvc>(Kinds.InferenceService, ns, 'fraud'))?.spec.predictor.minReplicas === 3 || undefined, { timeoutMs: SETTLE_MS });
         await waitFor('KServe sets min-scale 3 on its predictor', async () => (await getKsvc(ns, 'fraud-predictor'))?.spec.template.metadata.annotations?.[MIN_SCALE] === '3', { timeoutMs: SETTLE_MS });
       });
     }

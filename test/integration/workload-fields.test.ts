@@ -166,12 +166,12 @@ describe('pod-template fields on the real Knative and KServe webhooks (integrati
 
     after(async () => {
       await features(KNATIVE_PLATFORM_FEATURES[FLAG]!);
-      await waitFor('Knative\'s webhook admits tolerations again', () => probe('default'), { timeoutMs: 30_000, intervalMs: 200 });
+      await waitFor('Knative\'s webhook admits tolerations again', () => probe('default'), { timeoutMs: SETTLE_MS, intervalMs: 200 });
     });
 
     it('shows Knative\'s refusal as Ready=False ApplyRejected naming the field', async () => {
       await features('disabled');
-      await waitFor('Knative\'s webhook reads the disabled feature', async () => !(await probe(ns)), { timeoutMs: 30_000, intervalMs: 200 });
+      await waitFor('Knative\'s webhook reads the disabled feature', async () => !(await probe(ns)), { timeoutMs: SETTLE_MS, intervalMs: 200 });
       await applyApp(app(ns, 'shop', containerSpec({ tolerations: podTemplate().tolerations! })));
       const a = await waitForApp(ns, 'shop', (x) => condition(x, 'Ready')?.reason === 'ApplyRejected', 'ApplyRejected', SETTLE_MS);
       assert.equal(condition(a, 'Ready')!.status, 'False');

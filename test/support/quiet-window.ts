@@ -20,7 +20,7 @@ export interface QuietWindow<T> {
   control: () => unknown;
   /** How the control shows in the observation; default: the observation differs from the expected one. */
   controlShows?: (observed: T) => boolean;
-  /** How long the control may take to show; default 60 s (the real Knative on busy cores). Tests on fakes pass less, so a control that never shows fails with this message before mocha's own timeout. */
+  /** How long the control may take to show; default SETTLE_MS, 120 s (the real Knative on busy cores). Tests on fakes pass less, so a control that never shows fails with this message before mocha's own timeout. */
   controlTimeoutMs?: number;
 }
 

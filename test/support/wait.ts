@@ -17,7 +17,7 @@ export const SETTLE_MS = 120_000;
 export const READY_MS = 300_000;
 
 export interface WaitOptions {
-  /** Default 30 s: far above what any local condition needs, below mocha's 60 s per test, so the helper's message is the one shown. */
+  /** Default 30 s: far above what any local condition needs, below mocha's 60 s per test, so the helper's message is the one shown. A wait on the real control plane passes SETTLE_MS or READY_MS. */
   timeoutMs?: number;
   /** The longest pause between two looks; looks start 5 ms apart and back off to it. Default 100 ms. */
   intervalMs?: number;
