@@ -31,6 +31,7 @@ import { expectedAppRoutes, gatewayWithProxy, untilAppRoutes, untilKnativeSplit,
 import { LoopbackServer, promVector } from '../support/http-server.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
 import { READY_MS, SETTLE_MS, waitFor } from '../support/wait.ts';
+import { waitIdle } from '../support/idle.ts';
 
 /** A revision's start on the real Knative, generous for a loaded machine (load ~10 on 2 cores took over 120 s). */
 const baseSpec = (image: string, rollout?: AppSpec['rollout'], extra: Partial<AppSpec> = {}): AppSpec => ({
@@ -262,12 +263,12 @@ for (const router of ROUTERS) describe(`canary rollouts by editing the spec, on 
     await knativeReports(ns, { stable: 65, candidate: 35 }, 'at 35%');
     const at35 = { revision: canary.status!.versions!.candidate!.revision!, percent: 35 };
     await proxyRoutes('at 35%', stableRev, at35);
-    await op.manager.waitIdle();
+    await waitIdle(op.manager);
     const before = await getApp(ns, 'shop');
     await op.stop();
     const since = new Date();
     op = await startOperator(operatorConfig, { clock });
-    await op.manager.waitIdle();
+    await waitIdle(op.manager);
     // "Nothing written" cannot be waited for: an idle queue says the restart's first pass over
     // every app is done; the window after it catches a requeue or an event that pass caused.
     // The control's marker is written through the operator's own client, so its user agent is the one looked for.

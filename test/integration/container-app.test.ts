@@ -9,6 +9,7 @@ import { writeLabel } from '../envtest/audit.ts';
 import { assertNoWrites, freshNamespace, writesSince } from '../support/cluster.ts';
 import { startOperator, testKubeConfig, type RunningOperator } from '../support/operator.ts';
 import { READY_MS, SETTLE_MS, waitFor } from '../support/wait.ts';
+import { waitIdle } from '../support/idle.ts';
 
 const spec = (image = 'ghcr.io/acme/shop:1.4.0', extra: Partial<AppSpec> = {}): AppSpec => ({
   container: { image, port: 8080 }, scaling: { minScale: 0, maxScale: 5 }, ...extra,
@@ -182,11 +183,11 @@ describe('container app on the real Knative (integration)', function () {
     // minScale 1: Knative keeps the pod, so nothing in the data plane changes meanwhile.
     await applyApp(app(ns, 'shop', spec(undefined, { scaling: { minScale: 1, maxScale: 5 } })));
     await waitForApp(ns, 'shop', (a) => readyTrue(a) && condition(a, 'WorkloadReady')?.status === 'True' && a.status?.versions?.stable?.replicas === 1, 'ready', READY_MS);
-    await op.manager.waitIdle();
+    await waitIdle(op.manager);
     const since = new Date();
     const reconciled = await reconcileCount(op);
     op.manager.informer(Kinds.ServerlessApp).resync();
-    await op.manager.waitIdle();
+    await waitIdle(op.manager);
     assert.ok(await reconcileCount(op) > reconciled, 'the resync reconciled the apps again');
     // "No write" cannot be waited for: a bounded window after the queue is idle catches a
     // requeue or an event the resync caused.

@@ -10,6 +10,7 @@ import { Manager, type ManagerOptions } from '../../src/runtime/manager.ts';
 import { freshNamespace, publishedIntoEveryNamespace, testEnv } from '../support/cluster.ts';
 import { assertQuietWindow } from '../support/quiet-window.ts';
 import { SETTLE_MS, waitFor } from '../support/wait.ts';
+import { waitIdle } from '../support/idle.ts';
 
 interface ConfigMap {
   apiVersion: string;
@@ -100,7 +101,7 @@ describe('Manager against the API server', function () {
     assert.equal(mgr.isLeader(), true, 'without leader election a manager leads');
     for (const name of ['a', 'b', 'c']) await client.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data: { x: '1' } });
     await waitFor('three reconciles', () => seen.filter((r) => !publishedIntoEveryNamespace(r.name)).length >= 3, { timeoutMs: SETTLE_MS, intervalMs: 25 });
-    await mgr.waitIdle();
+    await waitIdle(mgr);
     // The cluster publishes root certificates into every namespace: not the test's objects.
     const mine = seen.filter((r) => !publishedIntoEveryNamespace(r.name));
     assert.deepEqual([...new Set(mine.map((r) => `${r.namespace}/${r.name}`))].sort(), [`${ns}/a`, `${ns}/b`, `${ns}/c`]);

@@ -23,6 +23,7 @@ import { LoopbackServer } from '../support/http-server.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
 import { assertQuietWindow } from '../support/quiet-window.ts';
 import { SETTLE_MS, waitFor } from '../support/wait.ts';
+import { waitIdle } from '../support/idle.ts';
 
 const rbacKind = (kind: string, plural: string): ResourceKind => ({ group: 'rbac.authorization.k8s.io', version: 'v1', kind, plural, namespaced: true });
 const ServiceAccount: ResourceKind = { group: '', version: 'v1', kind: 'ServiceAccount', plural: 'serviceaccounts', namespaced: true };
@@ -270,7 +271,7 @@ describe('tenant isolation: every attack of issue 13, made by a tenant through t
     };
     try {
       // The status write above makes one more reconcile; after that, nothing until something changes.
-      await op.manager.waitIdle();
+      await waitIdle(op.manager);
       await assertQuietWindow({
         what: 'the operator reconciled shop again without a change (a retry loop on the refusal)', windowMs: 5_000, observe: () => shopReconciles,
         // A change to the app is reconciled: the refusal is judged afresh.

@@ -13,6 +13,7 @@ import { app, applyApp, condition, getApp, getKsvc, getRevision, knativeReady, r
 import { assertNoWrites, freshNamespace } from '../support/cluster.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
 import { READY_MS, SETTLE_MS, waitFor } from '../support/wait.ts';
+import { waitIdle } from '../support/idle.ts';
 
 const MIN_SCALE = 'autoscaling.knative.dev/min-scale';
 
@@ -191,12 +192,12 @@ for (const mode of modes) {
       // Settled: Knative runs the 3 replicas and the status says so, so the data plane gives nothing new to report.
       await waitForApp(ns, 'shop', (a) => readyTrue(a) && a.status?.scaling?.minScale === 3 && a.status?.versions?.stable?.replicas === 3
         && condition(a, 'WorkloadReady')?.status === 'True', 'open, 3 replicas', READY_MS);
-      await op!.manager.waitIdle();
+      await waitIdle(op!.manager);
       const before = await getApp(ns, 'shop');
       await op!.stop();
       const since = new Date();
       op = await startOperator(mode.settings, { clock });
-      await op.manager.waitIdle();
+      await waitIdle(op.manager);
       // "No write" cannot be waited for: an idle queue says the restart's first pass is done;
       // the window after it catches a requeue or an event that pass caused.
       const running = op;
