@@ -9,6 +9,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient } from '../src/runtime/client.ts';
 import { Kinds, type ResourceKind } from '../src/util/kinds.ts';
+import { gatewayRef } from '../src/api/v1alpha1/serverlessapp.ts';
 
 /** The routers the demo can run the operator with (src/config.ts --router). */
 export const DEMO_ROUTERS = ['istio', 'gateway-api'] as const;
@@ -18,7 +19,7 @@ const GATEWAY: ResourceKind = { group: 'gateway.networking.k8s.io', version: 'v1
 
 /** Creates (or keeps) Gateway `namespace/name`, accepting HTTP routes from every namespace. */
 export async function ensureParentGateway(kubeConfig: KubeConfig, gateway: string): Promise<void> {
-  const [namespace, name] = gateway.split('/');
+  const { namespace, name } = gatewayRef(gateway);
   if (!namespace || !name) throw new Error(`the parent gateway must be "namespace/name", not "${gateway}"`);
   const client = new KubeClient(kubeConfig, { fieldManager: 'demo', userAgent: 'serverlessapp-demo' });
   try {

@@ -33,6 +33,7 @@ import { startKServe } from './kserve.ts';
 import { startLocalModel } from './kserve-localmodel.ts';
 import { runModelDownload } from './model-download.ts';
 import { downloadModule } from './upstream-crds.ts';
+import { findCondition } from '../../src/util/conditions.ts';
 
 export interface DataPlaneOptions {
   /**
@@ -364,8 +365,7 @@ async function writeKwokStages(dir: string): Promise<string> {
 
 async function nodesReady(core: CoreV1Api, names: string[]): Promise<boolean> {
   const { items } = await core.listNode();
-  return names.every((name) => items.find((n) => n.metadata?.name === name)?.status?.conditions
-    ?.some((c) => c.type === 'Ready' && c.status === 'True'));
+  return names.every((name) => findCondition(items.find((n) => n.metadata?.name === name)?.status?.conditions, 'Ready')?.status === 'True');
 }
 
 /** True when something listens on `port` inside the namespace behind `connectSock`. */

@@ -17,7 +17,7 @@ import { effectiveScale } from '../../src/scaling/windows.ts';
 import { containerApp, modelApp } from '../../src/testing/apps.ts';
 import { ApiError } from '../../src/runtime/client.ts';
 import { Kinds, type ResourceKind } from '../../src/util/kinds.ts';
-import { app, applyApp, getApp, getKsvc, knativeReady, readyTrue, userClient, waitForApp } from '../support/apps.ts';
+import { app, applyApp, condition, getApp, getKsvc, knativeReady, readyTrue, userClient, waitForApp } from '../support/apps.ts';
 import { freshNamespace } from '../support/cluster.ts';
 import { LoopbackServer } from '../support/http-server.ts';
 import { findCondition } from '../../src/util/conditions.ts';
@@ -393,7 +393,3 @@ describe('red team: attacks on the rig (integration)', function () {
     await victim.servesAndAppliesItsNextEdit();
   });
 });
-
-function condition(a: ServerlessApp, type = 'Ready') {
-  return findCondition(a.status?.conditions, type);
-}

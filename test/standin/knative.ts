@@ -5,7 +5,7 @@
 // autoscaler reconcilers would (see knative-*.ts for the rules). It writes only
 // status (through /status), Revisions it creates and their routing labels.
 
-import { isTrue, timestamp } from './conditions.ts';
+import { findCondition, isTrue, timestamp } from './conditions.ts';
 import type { Informer } from './informer.ts';
 import { isNotFound, resourcePath } from './kube.ts';
 import type { KubeClient, KubeObject, Resource } from './kube.ts';
@@ -147,7 +147,7 @@ export class KnativeStandin {
       logger.info(`knative-standin: Service ${ns}/${name} status: ${summary(status)}`);
     }
 
-    const routes = status.conditions.find((c: any) => c.type === 'RoutesReady');
+    const routes = findCondition(status.conditions, 'RoutesReady');
     const changes = routingStateChanges(owned, specTraffic(ksvc), status.traffic ?? [], status.latestCreatedRevisionName, routes?.status !== 'Unknown');
     for (const [rev, state] of changes) {
       const patch = {
@@ -219,7 +219,7 @@ export class KnativeStandin {
 }
 
 function summary(status: any): string {
-  const ready = status.conditions.find((c: any) => c.type === 'Ready');
+  const ready = findCondition(status.conditions, 'Ready');
   const traffic = (status.traffic ?? []).map((t: any) => `${t.revisionName}=${t.percent}%${t.tag ? `(${t.tag})` : ''}`).join(', ');
   return `Ready=${ready?.status}${ready?.reason ? ` (${ready.reason})` : ''}, latestReady=${status.latestReadyRevisionName ?? '-'}, traffic [${traffic}]`;
 }

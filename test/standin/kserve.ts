@@ -17,6 +17,7 @@ import type { Clock, Logger } from './knative.ts';
 import { ISVC_LABEL, KSERVE, deploymentMode, predictorServiceName, renderPredictorService, storageUri } from './kserve-render.ts';
 import { isvcStatus } from './kserve-status.ts';
 import { cacheStatus, matchStorageUri } from './local-model-cache.ts';
+import { findCondition } from './conditions.ts';
 import { WorkQueue } from './queue.ts';
 
 export const ISVC: Resource = { group: KSERVE, version: 'v1beta1', plural: 'inferenceservices', namespaced: true };
@@ -109,7 +110,7 @@ export class KServeStandin {
     const { client, isvcs, services, revisions, clock, logger } = this.o;
     const [ns, name] = key.split('/') as [string, string];
     const isvc = isvcs.get(key);
-    const ksvcKey = `${ns}/${name}-predictor`;
+    const ksvcKey = `${ns}/${predictorServiceName({ metadata: { name } })}`;
     const existing = services.get(ksvcKey);
     if (!isvc) {
       await this.collectGarbage(existing, name, undefined);
@@ -144,7 +145,7 @@ export class KServeStandin {
       const written = await client.applyStatus(resourcePath(ISVC, ns, name), { apiVersion: `${KSERVE}/v1beta1`, kind: 'InferenceService', metadata: { name, namespace: ns }, status });
       if (!written) return; // deleted meanwhile
       isvcs.store(written);
-      const ready = status.conditions.find((c: any) => c.type === 'Ready');
+      const ready = findCondition(status.conditions, 'Ready');
       logger.info(`kserve-standin: InferenceService ${key} status: Ready=${ready?.status}, url=${status.url ?? '-'}, model ${status.modelStatus.transitionStatus}`);
     }
   }

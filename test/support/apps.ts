@@ -32,7 +32,8 @@ export async function getApp(namespace: string, name: string): Promise<Serverles
   return a;
 }
 
-export function condition(a: ServerlessApp, type: string) {
+/** The app's condition of `type` (default Ready). */
+export function condition(a: ServerlessApp, type = 'Ready') {
   return findCondition(a.status?.conditions, type);
 }
 

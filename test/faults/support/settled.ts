@@ -5,6 +5,7 @@
 // (a takeover, a restart) caused.
 import type { ServerlessApp } from '../../../src/api/v1alpha1/serverlessapp.ts';
 import { Kinds } from '../../../src/util/kinds.ts';
+import { findCondition } from '../../../src/util/conditions.ts';
 import { userClient } from '../../support/apps.ts';
 import { waitFor } from '../../support/wait.ts';
 
@@ -35,7 +36,7 @@ function unfinished(kind: string, o: Reported): string[] {
 export function unsettled(app: ServerlessApp, service: Service | undefined, revisions: Revision[]): string[] {
   if (!service) return [`no Knative Service ${app.metadata.name}`];
   const s = app.status;
-  const ready = s?.conditions?.find((c) => c.type === 'Ready');
+  const ready = findCondition(s?.conditions, 'Ready');
   const reportedTraffic = (service.status?.traffic ?? []).map((t) => `${t.revisionName}:${t.percent ?? 0}`);
   const appTraffic = (s?.traffic ?? []).map((t) => `${t.revision}:${t.percent}`);
   const versions = [s?.versions?.stable, s?.versions?.candidate].filter((v) => v?.revision !== undefined);
@@ -53,7 +54,7 @@ export function unsettled(app: ServerlessApp, service: Service | undefined, revi
     ...(appTraffic.join() !== reportedTraffic.join() ? [`the app's traffic [${appTraffic.join()}] is not the Service's [${reportedTraffic.join()}]`] : []),
     ...versions.flatMap((v) => {
       const r = revisions.find((x) => x.metadata.name === v!.revision);
-      const revisionReady = r?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+      const revisionReady = findCondition(r?.status?.conditions, 'Ready')?.status === 'True';
       const replicas = r?.status?.actualReplicas ?? 0;
       return v!.ready !== revisionReady || v!.replicas !== replicas
         ? [`the app says revision ${v!.revision} is ready=${v!.ready} with ${v!.replicas} replicas; it is ready=${revisionReady} with ${replicas}`]
