@@ -2,6 +2,11 @@
 // status are written: warmup requests to a new revision and check rounds of a
 // canary step. Both run off the workers; their progress or end re-queues the
 // app, and a later pass reads the result as an observation.
+// The one place Events are recorded outside a reconcile's report: what happens
+// while an effect runs, between two reconciles (a warmup request retried, work
+// waiting for its namespace's share), is told when it happens, as Warnings
+// (WarmupRetry, WarmupBudgetExceeded, AnalysisBudgetExceeded). How an effect
+// ended is the report's, read back as an observation.
 
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import type { AnalysisPolicy } from '../api/v1alpha1/analysis-target.ts';
