@@ -9,7 +9,7 @@ import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { hostClaims, type SpecProblem, type ValidationPolicy } from '../api/v1alpha1/validation.ts';
 import type { ClaimEvents } from '../controllers/host-claim-budget.ts';
 import { HostClaims } from '../controllers/host-claims.ts';
-import { overlaps } from '../controllers/host-claims-rules.ts';
+import { overlaps } from '../planner/host-claims.ts';
 import { ModelCacheQuota } from '../controllers/model-cache-quota.ts';
 import { NamespaceBudgets } from '../controllers/budgets.ts';
 import type { HostVerdict } from '../planner/reconcile.ts';

@@ -30,7 +30,7 @@ import { hostClaimName, type HostClaim } from '../api/v1alpha1/hostclaim.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { splitKey } from '../util/object-key.ts';
 import { hostClaims } from '../api/v1alpha1/validation.ts';
-import { coveringHosts } from '../controllers/host-claims-rules.ts';
+import { coveringHosts } from '../planner/host-claims.ts';
 import { parseConfig, validationPolicy } from '../config.ts';
 import { detectCacheScope, detectInPlaceScaling } from '../data-plane-settings.ts';
 import { appRoutes, everyRouteRef, routerFor } from '../planner/route.ts';

@@ -21,25 +21,8 @@ import type { Manager } from '../runtime/manager.ts';
 import { Kinds } from '../util/kinds.ts';
 import { isManaged } from '../util/managed-by.ts';
 import { ChildWriter } from './children.ts';
-import { hostsNamedBy } from './host-claims-rules.ts';
+import { hostsNamedBy, releaseVerdict, type ClaimUse } from '../planner/host-claims.ts';
 
-
-export interface ClaimUse {
-  /** Made by the operator (the platform's own claims are never released). */
-  managed: boolean;
-  /** The claim's namespace is one this operator watches (otherwise its apps are unknown). */
-  watched: boolean;
-  /** An app of the claim's namespace names the host now. */
-  named: boolean;
-}
-
-/** What to do with a claim: keep it, release it now, or look again at `at` (and since when it is unused). Pure. */
-export function releaseVerdict(use: ClaimUse, unusedSince: number | undefined, now: number, graceMs: number):
-  { keep: true } | { release: true } | { at: number; unusedSince: number } {
-  if (!use.managed || !use.watched || use.named) return { keep: true };
-  const since = unusedSince ?? now;
-  return now >= since + graceMs ? { release: true } : { at: since + graceMs, unusedSince: since };
-}
 
 export interface HostClaimReleaseOptions {
   releaseAfterMs: number;

@@ -15,11 +15,9 @@ import { hostClaims, normaliseHost, type SpecProblem } from '../api/v1alpha1/val
 import type { Request } from '../runtime/controller.ts';
 import type { HostVerdict } from '../planner/reconcile.ts';
 import type { ClaimEvents } from './host-claim-budget.ts';
-import { HostIndex, hostsNamedBy, judgeHost, type ClaimRecord } from './host-claims-rules.ts';
-import { byCreation } from '../util/creation-order.ts';
+import { earlierHolder, HostIndex, hostsNamedBy, judgeHost, type AppHosts, type ClaimRecord } from '../planner/host-claims.ts';
 import { objectKey } from '../util/object-key.ts';
 
-interface AppClaim { namespace: string; name: string; created: string; hosts: string[] }
 
 function record(c: HostClaim): ClaimRecord {
   return { name: c.metadata.name, host: c.spec.host, namespace: c.spec.namespace, created: c.metadata.creationTimestamp ?? '' };
@@ -37,7 +35,7 @@ export class HostClaims {
   readonly #claimIndex = new HostIndex<string>();
   /** Hosts apps name -> app keys ("namespace/name"). */
   readonly #appIndex = new HostIndex<string>();
-  readonly #apps = new Map<string, AppClaim>();
+  readonly #apps = new Map<string, AppHosts>();
 
   /** `claims`: the HostClaim informer (or, in kubectl sapp plan, the claims it read). */
   constructor(claims: ClaimEvents) {
@@ -79,13 +77,11 @@ export class HostClaims {
    */
   problems(app: ServerlessApp): SpecProblem[] {
     const { namespace, name } = app.metadata;
-    const me = { name, created: app.metadata.creationTimestamp ?? '' };
+    const me = { namespace, name, created: app.metadata.creationTimestamp ?? '' };
     return hostClaims(app).flatMap((host): SpecProblem[] => {
       const why = unclaimableHost(host);
       if (why) return [{ reason: 'HostNotAllowed', field: fieldOf(app, host), message: why }];
-      const holder = this.#appIndex.overlapping(host).map((k) => this.#apps.get(k)!)
-        .filter((a) => a.namespace === namespace && a.name !== name && a.hosts.includes(host))
-        .find((a) => byCreation(a, me) < 0);
+      const holder = earlierHolder(host, me, this.#appIndex.overlapping(host).map((k) => this.#apps.get(k)!));
       return holder ? [{ reason: 'HostConflict', field: fieldOf(app, host), message: `host ${host} is already routed by ServerlessApp ${holder.name} in this namespace; a host belongs to one app (remove it there first)` }] : [];
     });
   }

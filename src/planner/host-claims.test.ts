@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { containerApp } from '../testing/apps.ts';
-import { coveringHosts, HostIndex, hostsNamedBy, judgeHost, overlaps, type ClaimRecord } from './host-claims-rules.ts';
+import { coveringHosts, earlierHolder, HostIndex, hostsNamedBy, judgeHost, overlaps, type AppHosts, type ClaimRecord } from './host-claims.ts';
 
 describe('host claim rules', () => {
   it('the hosts whose claims overlap a host by name: itself and each wildcard above it', () => {
@@ -85,5 +85,19 @@ describe('host claim rules', () => {
       ['none once it is being deleted', app(['shop.example.com'], true), []],
     ];
     for (const [what, a, want] of cases) it(what, () => assert.deepEqual(hostsNamedBy(a), want));
+  });
+
+  describe('earlierHolder: within a namespace, a host belongs to the first app by creation', () => {
+    const me = { namespace: 'a', name: 'shop', created: '2026-11-02T00:00:00Z' };
+    const other = (name: string, created: string, hosts = ['shop.example.com'], namespace = 'a'): AppHosts => ({ namespace, name, created, hosts });
+    const cases: Array<[string, AppHosts[], string | undefined]> = [
+      ['an older app of the namespace that names the host holds it', [other('old', '2026-11-01T00:00:00Z')], 'old'],
+      ['a younger one does not', [other('young', '2026-11-03T00:00:00Z')], undefined],
+      ['nor one of another namespace (claims settle that)', [other('old', '2026-11-01T00:00:00Z', undefined, 'b')], undefined],
+      ['nor one naming an overlapping host but not this one', [other('old', '2026-11-01T00:00:00Z', ['*.example.com'])], undefined],
+      ['nor the app itself', [{ ...me, hosts: ['shop.example.com'] }], undefined],
+      ['of two older ones, the first by creation, in whatever order the index lists them', [other('old', '2026-11-01T00:00:00Z'), other('older', '2026-10-01T00:00:00Z')], 'older'],
+    ];
+    for (const [what, others, want] of cases) it(what, () => assert.equal(earlierHolder('shop.example.com', me, others)?.name, want));
   });
 });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { releaseVerdict, type ClaimUse } from './host-claim-release.ts';
+import { releaseVerdict, type ClaimUse } from './host-claims.ts';
 
 const HOUR = 3_600_000;
 const unused: ClaimUse = { managed: true, watched: true, named: false };

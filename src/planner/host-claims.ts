@@ -3,7 +3,8 @@
 // API matches HTTPRoute hostnames: the same suffix rule for "*.", so one set of
 // claims covers both routers), an index that finds the overlapping ones without
 // a scan, and the verdict for one host of an app given the claims the cache
-// holds. The I/O around them is in host-claims.ts.
+// holds; and when a claim no app names any more is released. The I/O around
+// them is in controllers/host-claims.ts and controllers/host-claim-release.ts.
 
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { hostClaims } from '../api/v1alpha1/validation.ts';
@@ -108,4 +109,33 @@ export function judgeHost(host: string, namespace: string, own: ClaimRecord | un
   if (!own) return others.length ? 'conflict' : 'create';
   if (own.namespace !== namespace || own.host !== host) return 'conflict';
   return others.some((c) => byCreation(c, own) < 0) ? 'conflict' : 'held';
+}
+
+/** An app's hosts, as the operator's index of them holds them. */
+export interface AppHosts { namespace: string; name: string; created: string; hosts: string[] }
+
+/**
+ * The app of `app`'s namespace that routes `host` before it, among `others`: within a namespace a
+ * host belongs to the first app by creation time, which this names (undefined: `app` may route it).
+ */
+export function earlierHolder(host: string, app: Omit<AppHosts, 'hosts'>, others: AppHosts[]): AppHosts | undefined {
+  const [first] = others.filter((a) => a.namespace === app.namespace && a.name !== app.name && a.hosts.includes(host)).sort(byCreation);
+  return first && byCreation(first, app) < 0 ? first : undefined;
+}
+
+export interface ClaimUse {
+  /** Made by the operator (the platform's own claims are never released). */
+  managed: boolean;
+  /** The claim's namespace is one this operator watches (otherwise its apps are unknown). */
+  watched: boolean;
+  /** An app of the claim's namespace names the host now. */
+  named: boolean;
+}
+
+/** What to do with a claim: keep it, release it now, or look again at `at` (and since when it is unused). Pure. */
+export function releaseVerdict(use: ClaimUse, unusedSince: number | undefined, now: number, graceMs: number):
+  { keep: true } | { release: true } | { at: number; unusedSince: number } {
+  if (!use.managed || !use.watched || use.named) return { keep: true };
+  const since = unusedSince ?? now;
+  return now >= since + graceMs ? { release: true } : { at: since + graceMs, unusedSince: since };
 }
