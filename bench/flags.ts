@@ -17,6 +17,7 @@ import { OperatorProcess } from '../test/support/operator-process.ts';
 import { BENCH_USER_AGENT, OPERATOR_SCRIPT } from './environment.ts';
 import { MiB, sampleProcess } from './proc.ts';
 import { sleep } from './stats.ts';
+import { waitFor } from '../test/support/wait.ts';
 import { SlimWatch } from './watch.ts';
 import { appRefs, benchModelApp, forEachBounded, IN_FLIGHT } from './workload.ts';
 
@@ -75,7 +76,7 @@ async function burst(op: OperatorProcess, namespaces: string[]): Promise<Record<
     const started = performance.now();
     const before = sampleProcess(op.pid).cpuSeconds;
     await forEachBounded(appRefs(apps, namespaces), IN_FLIGHT, (ref) => client.apply(benchModelApp(ref)));
-    while (children.values.size < apps) await sleep(100);
+    await waitFor(`all ${apps} InferenceServices`, () => children.values.size >= apps, { timeoutMs: 900_000 });
     const childrenSeconds = +((performance.now() - started) / 1000).toFixed(1);
     // Quiet: less than 30 ms of CPU in 3 s.
     for (let last = sampleProcess(op.pid).cpuSeconds; ;) {

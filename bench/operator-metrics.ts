@@ -5,7 +5,7 @@
 // that recorded them) has moved for a while, the way controller-runtime's
 // metrics would tell an operator engineer that a controller has caught up.
 import { metricValue, type OperatorProcess } from '../test/support/operator-process.ts';
-import { sleep } from './stats.ts';
+import { waitFor } from '../test/support/wait.ts';
 
 export interface OperatorCounters {
   reconciles: number;
@@ -35,18 +35,15 @@ export async function counters(op: OperatorProcess): Promise<OperatorCounters> {
  */
 export async function waitIdle(op: OperatorProcess, opts: { minReconciles?: number; quietMs?: number; pollMs?: number; timeoutMs?: number } = {}): Promise<{ lastChangeAt: number; reconciles: number }> {
   const { minReconciles = 0, quietMs = 1_000, pollMs = 100, timeoutMs = 900_000 } = opts;
-  const deadline = performance.now() + timeoutMs;
   let last = await counters(op);
   let lastChangeAt = performance.now();
-  while (performance.now() < deadline) {
-    await sleep(pollMs);
+  return waitFor(`the operator to be idle (${minReconciles} reconciles at least, queues empty, nothing for ${quietMs} ms)`, async () => {
     const now = await counters(op);
     if (now.reconciles !== last.reconciles || now.writes !== last.writes) lastChangeAt = performance.now();
     last = now;
     const quiet = performance.now() - lastChangeAt >= quietMs;
-    if (quiet && now.reconciles >= minReconciles && now.queueDepth === 0 && now.activeWorkers === 0) return { lastChangeAt, reconciles: now.reconciles };
-  }
-  throw new Error(`the operator was not idle after ${timeoutMs} ms: ${JSON.stringify(last)}`);
+    return quiet && now.reconciles >= minReconciles && now.queueDepth === 0 && now.activeWorkers === 0 ? { lastChangeAt, reconciles: now.reconciles } : undefined;
+  }, { timeoutMs, intervalMs: pollMs }).catch((e: Error) => { throw new Error(`${e.message}: ${JSON.stringify(last)}`); });
 }
 
 /** The operator's warnings and errors so far, counted by message, for the log. */

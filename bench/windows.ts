@@ -10,6 +10,7 @@ import { Kinds } from '../src/util/kinds.ts';
 import type { OperatorProcess } from '../test/support/operator-process.ts';
 import { OPERATOR_USER_AGENT, type BenchEnv } from './environment.ts';
 import { sleep } from './stats.ts';
+import { waitFor } from '../test/support/wait.ts';
 import { SlimWatch } from './watch.ts';
 import { IN_FLIGHT, benchApp, forEachBounded, imageOf, type AppRef } from './workload.ts';
 
@@ -50,11 +51,9 @@ export async function measureWindowLag(env: BenchEnv, refs: AppRef[], window: Wi
   }
 }
 
+/** Waits for `done` until the wall-clock instant `deadlineWallMs`; gives up saying `why()`. */
 async function until(done: () => boolean, deadlineWallMs: number, why: () => string): Promise<void> {
-  while (!done()) {
-    if (Date.now() > deadlineWallMs) throw new Error(why());
-    await sleep(50);
-  }
+  await waitFor('the revisions', done, { timeoutMs: Math.max(0, deadlineWallMs - Date.now()), intervalMs: 50 }).catch(() => { throw new Error(why()); });
 }
 
 /**

@@ -123,7 +123,7 @@ const MAY_SLEEP: Record<string, { why: string; timers?: string[]; importers?: Re
   'test/support/wait.ts': { why: 'the one polling helper: the pause between two looks at a condition' },
   'test/support/quiet-window.ts': { why: 'watches a window in which nothing may happen, then proves with a positive control that it could have' },
   'test/support/schedule.ts': { why: "a fault test's seeded timeline: its instants are the test's input", timers: ['atInstant', 'pause'], importers: /^test\/faults\// },
-  'test/envtest/supervise.ts': { why: "the rig's process supervisor: SIGTERM, a grace period, then SIGKILL; a starting process's health, watched while it may exit" },
+  'test/envtest/supervise.ts': { why: "the rig's process supervisor: SIGTERM, a grace period, then SIGKILL" },
   'test/envtest/upstream-crds.ts': { why: "the rig's install: backs off a busy API server's 504 on a huge CRD schema" },
   'test/envtest/list-watch.ts': { why: "the rig's status writers list again a second after a failed list, as a controller backs off" },
   'test/standin/informer.ts': { why: "the stand-in's informer backs off its relists: an implementation's retry, not a test's wait" },

@@ -8,6 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { waitFor } from '../support/wait.ts';
 import { EnvtestError } from './errors.ts';
 
 export interface RunningProcess {
@@ -172,13 +173,9 @@ function installExitHandlers(): void {
 export async function waitHealthy(proc: RunningProcess, logDir: string, check: () => Promise<boolean>, timeoutMs = 90_000): Promise<void> {
   let exit: number | string | undefined;
   void proc.exited.then((code) => { exit = code; });
-  const deadline = performance.now() + timeoutMs;
-  while (performance.now() < deadline) {
-    if (exit !== undefined) throw startFailure(proc.name, logDir, `exited (${exit}) before it was ready`);
-    if (await check()) return;
-    await sleep(250);
-  }
-  throw startFailure(proc.name, logDir, `was not ready after ${timeoutMs / 1000}s`);
+  await waitFor(`${proc.name} to be ready`, check, { timeoutMs, intervalMs: 250, giveUpIf: () => (exit !== undefined ? `exited (${exit})` : undefined) }).catch(() => {
+    throw startFailure(proc.name, logDir, exit !== undefined ? `exited (${exit}) before it was ready` : `was not ready after ${timeoutMs / 1000}s`);
+  });
 }
 
 /** An EnvtestError naming `name` with the last lines of its log. */

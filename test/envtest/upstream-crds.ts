@@ -8,6 +8,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { waitFor } from '../support/wait.ts';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import {
@@ -177,14 +178,13 @@ function crdsInFile(path: string): Crd[] {
 }
 
 async function waitEstablished(api: ApiextensionsV1Api, names: Set<string>): Promise<void> {
-  const deadline = performance.now() + ESTABLISH_TIMEOUT_MS;
   let pending: V1CustomResourceDefinition[] = [];
-  while (performance.now() < deadline) {
+  const established = await waitFor('the CRDs to be Established', async () => {
     const { items } = await api.listCustomResourceDefinition();
     pending = items.filter((crd) => names.has(crd.metadata?.name ?? '') && !isEstablished(crd));
-    if (pending.length === 0 && items.filter((crd) => names.has(crd.metadata?.name ?? '')).length === names.size) return;
-    await sleep(200);
-  }
+    return pending.length === 0 && items.filter((crd) => names.has(crd.metadata?.name ?? '')).length === names.size;
+  }, { timeoutMs: ESTABLISH_TIMEOUT_MS, intervalMs: 200 }).catch(() => false);
+  if (established) return;
   const why = pending.map((crd) => `${crd.metadata?.name}: ${(crd.status?.conditions ?? [])
     .filter((c) => c.status !== 'True').map((c) => `${c.type}=${c.status} ${c.message ?? ''}`).join('; ')}`);
   throw new Error(`CRDs not Established after ${ESTABLISH_TIMEOUT_MS / 1000}s:\n${why.join('\n')}`);
