@@ -40,12 +40,16 @@ export function programOf(tsconfig: string, rootNames: string[], extra: Record<s
   return ts.createProgram([...rootNames, ...Object.keys(extra)], config.options, host);
 }
 
+/** The class KubeClient of `clientFile`. */
+function kubeClientClass(program: ts.Program, clientFile: string): ts.ClassDeclaration {
+  const client = program.getSourceFile(clientFile)?.statements.find((s): s is ts.ClassDeclaration => ts.isClassDeclaration(s) && s.name?.text === 'KubeClient');
+  if (!client) throw new Error(`no class KubeClient in ${clientFile}`);
+  return client;
+}
+
 /** KubeClient's methods that write: public, and sending a request whose method is not GET. */
 export function writeMethods(program: ts.Program, clientFile: string): ts.MethodDeclaration[] {
-  const source = program.getSourceFile(clientFile);
-  const client = source?.statements.find((s): s is ts.ClassDeclaration => ts.isClassDeclaration(s) && s.name?.text === 'KubeClient');
-  if (!client) throw new Error(`no class KubeClient in ${clientFile}`);
-  return client.members.filter((m): m is ts.MethodDeclaration => ts.isMethodDeclaration(m) && !isPrivate(m) && requestMethods(m).some((x) => x !== 'GET'));
+  return kubeClientClass(program, clientFile).members.filter((m): m is ts.MethodDeclaration => ts.isMethodDeclaration(m) && !isPrivate(m) && requestMethods(m).some((x) => x !== 'GET'));
 }
 
 /** Every write in the files `include` selects. */
@@ -60,7 +64,9 @@ export function apiWrites(program: ts.Program, clientFile: string, include: (fil
     const types = type.isUnion() ? type.types : [type];
     return methods.filter((m) => declarations.includes(m.declaration) || types.includes(m.type)).map((m) => m.name);
   };
-  const clientClass = program.getSourceFile(clientFile)!.statements.find((st): st is ts.ClassDeclaration => ts.isClassDeclaration(st) && st.name?.text === 'KubeClient')!;
+  const clientClass = kubeClientClass(program, clientFile);
+  /** What a client whose further use the checker cannot follow may write with. */
+  const everyVerb = [...names].sort();
   const isClient = (t: ts.Type) => (t.isUnion() ? t.types : [t]).some((u) => u.getSymbol()?.declarations?.includes(clientClass) ?? false);
   /** A name or a property that holds a KubeClient: the places it can be handed on from. */
   const isClientExpression = (node: ts.Node) => (ts.isIdentifier(node) || ts.isPropertyAccessExpression(node) || ts.isElementAccessExpression(node)) && isClient(checker.getTypeAtLocation(node));
@@ -70,8 +76,8 @@ export function apiWrites(program: ts.Program, clientFile: string, include: (fil
     const opaque = (t: ts.Type) => (t.flags & (ts.TypeFlags.Any | ts.TypeFlags.Unknown | ts.TypeFlags.NonPrimitive | ts.TypeFlags.TypeParameter)) !== 0
       || (t.getProperties().length === 0 && !!(t.flags & ts.TypeFlags.Object));
     const parts = target.isUnion() || target.isIntersection() ? target.types : [target];
-    if (parts.some(opaque)) return [...names].sort();
-    return [...names].filter((n) => parts.some((t) => t.getProperty(n) !== undefined)).sort();
+    if (parts.some(opaque)) return everyVerb;
+    return everyVerb.filter((n) => parts.some((t) => t.getProperty(n) !== undefined));
   };
   /** A client given to a function declared outside the program's sources (Reflect.get, Object.assign): what it does with it is not checked. */
   const toLibrary = (node: ts.Node) => {
@@ -94,7 +100,7 @@ export function apiWrites(program: ts.Program, clientFile: string, include: (fil
       }
       // A destructuring declaration's client is not handed on: its bindings are (above).
       const destructured = node.parent !== undefined && ts.isVariableDeclaration(node.parent) && node.parent.initializer === node && ts.isObjectBindingPattern(node.parent.name);
-      if (verbs.length === 0 && !destructured && isClientExpression(node)) verbs = toLibrary(node) ? [...names].sort() : escapesTo(checker.getContextualType(node as ts.Expression));
+      if (verbs.length === 0 && !destructured && isClientExpression(node)) verbs = toLibrary(node) ? everyVerb : escapesTo(checker.getContextualType(node as ts.Expression));
       if (verbs.length === 0) return;
       const call = ts.isCallExpression(node.parent) && node.parent.expression === node ? node.parent : undefined;
       const dryRun = call !== undefined && verbs.every((v) => passesDryRun(call, methods.find((m) => m.name === v)!.declaration));
