@@ -7,6 +7,7 @@
 // (the tail) so a test can show what it said before it failed.
 import { freePorts } from '../envtest/controlplane.ts';
 import { imageLaunch } from './image-launch.ts';
+import { quietAtTwoLooks } from './idle.ts';
 import { SETTLE_MS, waitFor } from './wait.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { dirname, join } from 'node:path';
@@ -142,16 +143,10 @@ export class OperatorProcess {
    * was still busy after `timeoutMs`, or if the operator exits.
    */
   async waitIdle(timeoutMs = SETTLE_MS): Promise<void> {
-    let quiet = 0;
-    let busy = '';
-    await waitFor('the operator to be idle (no queued or running work at two reads in a row)', async () => {
-      const samples = await this.metrics();
-      const working = samples.filter((m) => (m.name === 'workqueue_depth' || m.name === 'controller_runtime_active_workers') && m.value > 0);
-      busy = working.map((m) => `${m.name}${JSON.stringify(m.labels)} ${m.value}`).join(', ');
-      quiet = working.length === 0 ? quiet + 1 : 0;
-      return quiet >= 2;
-    }, { timeoutMs, intervalMs: 25, giveUpIf: () => this.gone() }).catch((e: Error) => {
-      throw new Error(`${e.message}${busy ? `; still busy: ${busy}` : ''}${this.alive ? '' : `:\n${this.output().slice(-20).join('\n')}`}`);
+    await quietAtTwoLooks('the operator to be idle (no queued or running work at two reads in a row)', async () => (await this.metrics())
+      .filter((m) => (m.name === 'workqueue_depth' || m.name === 'controller_runtime_active_workers') && m.value > 0)
+      .map((m) => `${m.name}${JSON.stringify(m.labels)} ${m.value}`), { timeoutMs, intervalMs: 25, giveUpIf: () => this.gone() }).catch((e: Error) => {
+      throw new Error(`${e.message}${this.alive ? '' : `:\n${this.output().slice(-20).join('\n')}`}`);
     });
   }
 
