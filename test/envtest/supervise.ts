@@ -173,8 +173,9 @@ function installExitHandlers(): void {
 export async function waitHealthy(proc: RunningProcess, logDir: string, check: () => Promise<boolean>, timeoutMs = 90_000): Promise<void> {
   let exit: number | string | undefined;
   void proc.exited.then((code) => { exit = code; });
-  await waitFor(`${proc.name} to be ready`, check, { timeoutMs, intervalMs: 250, giveUpIf: () => (exit !== undefined ? `exited (${exit})` : undefined) }).catch(() => {
-    throw startFailure(proc.name, logDir, exit !== undefined ? `exited (${exit}) before it was ready` : `was not ready after ${timeoutMs / 1000}s`);
+  await waitFor(`${proc.name} to be ready`, check, { timeoutMs, intervalMs: 250, giveUpIf: () => (exit !== undefined ? `exited (${exit})` : undefined) }).catch((e: Error) => {
+    // The wait's message keeps the health check's last error, if it had one.
+    throw startFailure(proc.name, logDir, exit !== undefined ? `exited (${exit}) before it was ready` : `was not ready after ${timeoutMs / 1000}s (${e.message})`);
   });
 }
 

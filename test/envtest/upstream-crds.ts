@@ -179,15 +179,16 @@ function crdsInFile(path: string): Crd[] {
 
 async function waitEstablished(api: ApiextensionsV1Api, names: Set<string>): Promise<void> {
   let pending: V1CustomResourceDefinition[] = [];
-  const established = await waitFor('the CRDs to be Established', async () => {
+  await waitFor('the CRDs to be Established', async () => {
     const { items } = await api.listCustomResourceDefinition();
     pending = items.filter((crd) => names.has(crd.metadata?.name ?? '') && !isEstablished(crd));
     return pending.length === 0 && items.filter((crd) => names.has(crd.metadata?.name ?? '')).length === names.size;
-  }, { timeoutMs: ESTABLISH_TIMEOUT_MS, intervalMs: 200 }).catch(() => false);
-  if (established) return;
-  const why = pending.map((crd) => `${crd.metadata?.name}: ${(crd.status?.conditions ?? [])
-    .filter((c) => c.status !== 'True').map((c) => `${c.type}=${c.status} ${c.message ?? ''}`).join('; ')}`);
-  throw new Error(`CRDs not Established after ${ESTABLISH_TIMEOUT_MS / 1000}s:\n${why.join('\n')}`);
+  }, { timeoutMs: ESTABLISH_TIMEOUT_MS, intervalMs: 200 }).catch((e: Error) => {
+    // Which CRDs were not Established and why, and the wait's own message (with a list's last error, if any).
+    const why = pending.map((crd) => `${crd.metadata?.name}: ${(crd.status?.conditions ?? [])
+      .filter((c) => c.status !== 'True').map((c) => `${c.type}=${c.status} ${c.message ?? ''}`).join('; ')}`);
+    throw new Error(`CRDs not Established after ${ESTABLISH_TIMEOUT_MS / 1000}s (${e.message}):\n${why.join('\n')}`);
+  });
 }
 
 /** The live CRD holds everything `crd` states (labels and spec; defaults the server added do not count). */
