@@ -9,7 +9,6 @@
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { guardHolds, type AppOperation, type ChildOperation, type ChildOutcome, type Executed, type Guarded, type Outcome, type Refusal } from '../planner/plan.ts';
 import { WRITE_RULES } from '../planner/write-rules.ts';
-import { systemClock, type Clock } from '../runtime/clock.ts';
 import { WriteRejected, type ChildWriter } from './children.ts';
 
 /** Runs each operation whose guard holds; a refusal is an outcome, not a failure. */
@@ -30,14 +29,9 @@ export async function executeOperations<Op extends Guarded>(operations: readonly
   return done;
 }
 
-/**
- * The ServerlessApp controller's child operations. The outcome's time is the system clock's, not the
- * operator's (which a demo shifts, main.ts --clock-start): the first-start hold counts it against
- * creationTimestamp, the API server's time.
- */
-export async function execute(children: ChildWriter, app: ServerlessApp, operations: ChildOperation[], wallClock: Clock = systemClock): Promise<Outcome> {
-  const done = await executeOperations(operations, (op) => run(children, app, op));
-  return { operations: done, wallClock: wallClock.now() };
+/** The ServerlessApp controller's child operations. */
+export async function execute(children: ChildWriter, app: ServerlessApp, operations: ChildOperation[]): Promise<Outcome> {
+  return { operations: await executeOperations(operations, (op) => run(children, app, op)) };
 }
 
 /** The model-cache controller's operations: `app` is undefined once the app is gone (its caches may not be). */

@@ -142,7 +142,6 @@ export class ServerlessAppReconciler {
     switch (r.write.mode) {
       case 'now': return { wrote: await this.status.write(app, r.status) };
       case 'coalesce': return this.status.writeCoalesced(app, r.status, r.write.significant, r.write.windowMs);
-      case 'hold': return { wrote: false, retryInMs: r.write.retryInMs };
       case 'none': return { wrote: false };
     }
   }

@@ -87,7 +87,7 @@ class Cluster {
     for (const op of this.plan.operations) done.push({ op, outcome: guardHolds(op, done) ? this.execute(op) : 'skipped' });
     this.writes = done.map((x) => `${x.op.id}:${x.outcome}`);
     this.history.push(this.writes);
-    const report = this.plan.report({ operations: done, wallClock: this.now });
+    const report = this.plan.report({ operations: done });
     this.app.status = report.status;
     this.events.push(...report.eventsFor(true).map((e) => e.reason)); // the status is always written here
     assert.ok(this.plan.decision, `a valid app is planned: ${this.plan.problems.map((p) => p.message).join('; ')}`);

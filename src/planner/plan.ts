@@ -101,8 +101,6 @@ export function guardHolds(op: Guarded, done: readonly Executed<Guarded>[]): boo
 /** What the executor hands back to the plan. */
 export interface Outcome {
   operations: ExecutedOperation[];
-  /** The wall clock when the operations ended (the first-start hold is counted on it, as creationTimestamp is). */
-  wallClock: Date;
 }
 
 export interface PlannedEvent {
@@ -117,14 +115,13 @@ export function withStatusWrite(events: PlannedEvent[]): Pick<Report, 'eventsFor
 }
 
 /**
- * How the status is written: a transition at once; progress coalesced; a new app's quiet first start
- * held; none while there is nothing to report (host claims just made, the namespace going away).
+ * How the status is written: a transition at once; progress coalesced; none while there is nothing to
+ * report (host claims just made for an app reported on before, the namespace going away).
  */
 export type StatusWrite =
   | { mode: 'now' }
   /** `significant`: the part of the status whose change is written at once; the rest at most every `windowMs`. */
   | { mode: 'coalesce'; significant: (status: unknown) => unknown; windowMs?: number }
-  | { mode: 'hold'; retryInMs: number }
   | { mode: 'none' };
 
 /** A scale window's change, counted as a metric beside its Event. */

@@ -56,7 +56,7 @@ describe('the model cache status names (from the cache scope)', () => {
   for (const [name, app, cacheScope, allowedStorageUriPrefixes, want] of cases) {
     it(name, () => {
       const p = planReconcile(observe(app, { cacheScope, policy: { allowedGateways: ['*'], maxModelSizeBytes: 2 ** 40, allowedStorageUriPrefixes } }));
-      const r = p.report({ operations: p.operations.map((op) => ({ op, outcome: 'unchanged' })), wallClock: now });
+      const r = p.report({ operations: p.operations.map((op) => ({ op, outcome: 'unchanged' })) });
       assert.equal(r.status.modelCache, want);
     });
   }
@@ -82,7 +82,7 @@ describe('planReconcile', () => {
   it('a spec problem keeps the phase, says Ready=False naming the field, and writes at once', () => {
     const app = containerApp({ ingress: { hosts: ['shop.example.com'], gateways: ['istio-system/public'] } });
     const p = planReconcile(observe({ ...app, status: { phase: 'Stable' } }, { policy: { allowedGateways: [] } }));
-    const r = p.report({ operations: [], wallClock: now });
+    const r = p.report({ operations: [] });
     assert.deepEqual([p.decision, p.effects], [undefined, []]);
     assert.equal(r.status.phase, 'Stable');
     assert.deepEqual([r.write, r.retry, r.eventsFor(true).map((e) => e.reason)], [{ mode: 'now' }, undefined, ['GatewayNotAllowed']]);
@@ -92,32 +92,43 @@ describe('planReconcile', () => {
   it('an object the app does not own: shown at once, not retried, and the plan\'s requeue is kept', () => {
     const app = containerApp({ scaling: { minScale: 0, windows: [{ name: 'day', schedule: '0 8 * * *', duration: '8h', minScale: 2 }] } });
     const p = planReconcile(observe(app));
-    const r = p.report({ operations: refused(p, refusal('NotOwned')), wallClock: now });
+    const r = p.report({ operations: refused(p, refusal('NotOwned')) });
     assert.deepEqual([r.write, r.retry, findCondition(r.status.conditions, 'Ready')?.reason], [{ mode: 'now' }, undefined, 'NotOwned']);
     assert.ok(p.requeueAfterMs !== undefined && nextLookMs(p) !== undefined, 'the next window transition is still looked at');
   });
 
   it('a refused write: shown at once and retried with backoff', () => {
     const p = planReconcile(observe(withIngress));
-    const r = p.report({ operations: refused(p, refusal('ApplyRejected')), wallClock: now });
+    const r = p.report({ operations: refused(p, refusal('ApplyRejected')) });
     assert.deepEqual([r.write, r.retry?.reason, r.eventsFor(true).map((e) => e.reason), r.metrics.rejectedKind], [{ mode: 'now' }, 'ApplyRejected', ['ApplyRejected'], 'Service']);
   });
 
   it('a namespace being deleted: nothing to write or retry', () => {
     const p = planReconcile(observe(withIngress));
-    const r = p.report({ operations: refused(p, refusal('ApplyRejected', { namespaceTerminating: true })), wallClock: now });
+    const r = p.report({ operations: refused(p, refusal('ApplyRejected', { namespaceTerminating: true })) });
     assert.deepEqual([r.write, r.retry, r.eventsFor(true)], [{ mode: 'none' }, undefined, []]);
   });
 
-  it('a new app\'s quiet first start is held, counted on the wall clock from its creation', () => {
-    const app = { ...containerApp(), metadata: { ...containerApp().metadata, creationTimestamp: '2026-11-23T09:00:00Z' } };
-    const p = planReconcile(observe(app, { now: new Date('2030-01-01T00:00:00Z') }));
+  it('a new app\'s first reconcile reports at once: Ready Unknown and Reconciling, the generation observed', () => {
     const live = { apiVersion: 'serving.knative.dev/v1', kind: 'Service', metadata: { name: 'shop' }, status: { conditions: [{ type: 'Ready', status: 'Unknown' }] } };
-    const q = planReconcile(observe(app, { knative: { workload: knativeWorkload(true), live } }));
-    const r = q.report({ operations: q.operations.map((op) => ({ op, outcome: 'unchanged' })), wallClock: new Date('2026-11-23T09:00:01Z') });
-    assert.equal(r.write.mode, 'hold');
-    assert.ok(r.write.mode === 'hold' && r.write.retryInMs > 0);
+    const p = planReconcile(observe(containerApp(), { knative: { workload: knativeWorkload(true), live } }));
+    const r = p.report({ operations: p.operations.map((op) => ({ op, outcome: 'unchanged' })) });
+    assert.equal(r.write.mode, 'coalesce');
+    const defaulted = { observedGeneration: 0, phase: 'Pending' };
+    assert.ok(r.write.mode === 'coalesce' && JSON.stringify(r.write.significant(r.status)) !== JSON.stringify(r.write.significant(defaulted)), 'differs from the default status in what is written at once');
+    const said = (type: string) => { const c = findCondition(r.status.conditions, type); return c && [c.status, c.reason, c.observedGeneration]; };
+    assert.deepEqual([r.status.observedGeneration, said('Ready'), said('Reconciling'), said('Stalled')], [3, ['Unknown', 'Deploying', 3], ['True', 'Deploying', 3], undefined]);
     assert.equal(nextLookMs(p, 250), 250, 'the earlier of the plan\'s requeue and the status writer\'s');
+  });
+
+  it('a new app whose hosts are claimed first: its first status says so; an app reported on before is left for the next pass', () => {
+    const claiming = { hosts: { problems: [], conflicts: [], missing: [hostClaimFor('shop.example.com', 'team-a')!] } };
+    const p = planReconcile(observe(withIngress, claiming));
+    const r = p.report({ operations: [] });
+    const said = (type: string) => { const c = findCondition(r.status.conditions, type); return c && [c.status, c.reason]; };
+    assert.deepEqual([r.write.mode, r.status.phase, said('Ready'), said('Reconciling')], ['coalesce', 'Pending', ['Unknown', 'Claiming'], ['True', 'Claiming']]);
+    const reported = { ...withIngress, status: r.status };
+    assert.deepEqual(planReconcile(observe(reported, claiming)).report({ operations: [] }).write, { mode: 'none' });
   });
 
   describe('with the gateway-api router', () => {
@@ -168,7 +179,7 @@ describe('an app report\'s Events go with its status write (an Event belongs to 
 
   it('a spec problem\'s Warning is recorded only with the status that shows it', () => {
     const p = planReconcile(observe(containerApp({ ingress: { hosts: ['shop.example.com'], gateways: ['istio-system/public'] } }), { policy: { allowedGateways: [] } }));
-    const r = p.report({ operations: [], wallClock: now });
+    const r = p.report({ operations: [] });
     assert.deepEqual([r.eventsFor(true).map((e) => e.reason), r.eventsFor(false)], [['GatewayNotAllowed'], []]);
   });
 });

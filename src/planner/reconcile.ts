@@ -19,7 +19,7 @@ import { apiVersionOf, Kinds } from '../util/kinds.ts';
 import { missingDataPlane, type UnservedKinds } from './data-plane.ts';
 import { decide, desiredWorkload, type Decision, type Observation } from './decide.ts';
 import { withStatusWrite, type ChildOperation, type Farewell, type Plan } from './plan.ts';
-import { nothingToReport, reportReconcile } from './report.ts';
+import { claimsReport, reportReconcile } from './report.ts';
 import { retiredRouteKind, type AppRoutes, type Route } from './route.ts';
 import { invalidSpecStatus } from './status.ts';
 import { trafficPlan, type WorkloadObject } from './workloads.ts';
@@ -86,7 +86,7 @@ export function planReconcile(o: ReconcileObservation): Plan {
   // Only a spec the platform allows claims hosts: a refused one never takes a host from anyone.
   if (problems.length) return invalidPlan(app, problems, o.now);
   if (o.hosts.conflicts.length) return invalidPlan(app, o.hosts.conflicts, o.now);
-  if (o.hosts.missing.length) return claimPlan(app, o.hosts.missing);
+  if (o.hosts.missing.length) return claimPlan(app, o.hosts.missing, o.now);
   const admission = app.spec.ingress ? o.route.admission(app, o.routes.live) : undefined;
   const d = decide({ ...o, ...(admission ? { routeAdmission: admission } : {}) });
   return {
@@ -120,14 +120,14 @@ function invalidPlan(app: ServerlessApp, problems: SpecProblem[], now: Date): Pl
  * outcome from the cache (their events re-queue the app), so every verdict comes from the same
  * objects in every replica.
  */
-function claimPlan(app: ServerlessApp, missing: HostClaim[]): Plan {
+function claimPlan(app: ServerlessApp, missing: HostClaim[], now: Date): Plan {
   return {
     problems: [], effects: [], requeueAfterMs: CLAIM_RECHECK_MS,
     operations: missing.map((c): ChildOperation => ({
       id: `host-claim/${c.metadata.name}`, action: 'claim', kind: Kinds.HostClaim, desired: c as unknown as WorkloadObject,
       why: `claims host ${c.spec.host} for namespace ${c.spec.namespace}: of concurrent claims the API server lets one win`,
     })),
-    report: () => nothingToReport(app),
+    report: () => claimsReport(app, missing.map((c) => c.spec.host), now),
   };
 }
 

@@ -3,6 +3,7 @@
 // retry, and what is counted. Pure.
 
 import type { ServerlessApp, VersionStatus } from '../api/v1alpha1/serverlessapp.ts';
+import { findCondition } from '../util/conditions.ts';
 import { requestsGpu } from '../render/inference-service.ts';
 import { summarize } from '../rollout/version.ts';
 import type { EffectiveScale } from '../scaling/windows.ts';
@@ -10,10 +11,21 @@ import type { Decision } from './decide.ts';
 import { cacheNameFor } from './model-cache-plan.ts';
 import { withStatusWrite, type Outcome, type PlannedEvent, type Report, type WindowChange } from './plan.ts';
 import type { ReconcileObservation } from './reconcile.ts';
-import { coalescedWrite, composeStatus, firstStatusHoldMs } from './status.ts';
+import { claimingStatus, coalescedWrite, composeStatus } from './status.ts';
 
 /** The report of a reconcile that changes nothing: the status as it is, nothing written, recorded or counted. */
 export const nothingToReport = (app: ServerlessApp): Report => ({ status: app.status ?? {}, write: { mode: 'none' }, ...withStatusWrite([]), metrics: { windowChanges: [] } });
+
+/**
+ * The report of a reconcile that only claimed hosts: a new app's first status (Ready Unknown, Reconciling
+ * Claiming), so it reads as reconciled from its first reconcile; an app reported on before is left as it
+ * is, its stale observedGeneration reading as in progress until the next pass judges the claims.
+ */
+export function claimsReport(app: ServerlessApp, hosts: string[], now: Date): Report {
+  if (findCondition(app.status?.conditions, 'Ready')) return nothingToReport(app);
+  const status = claimingStatus(app, hosts, now);
+  return { status, write: coalescedWrite(status), ...withStatusWrite([]), metrics: { phase: status.phase, windowChanges: [] } };
+}
 
 export function reportReconcile(o: ReconcileObservation, d: Decision, outcome: Outcome): Report {
   const { app, now } = o;
@@ -30,6 +42,7 @@ export function reportReconcile(o: ReconcileObservation, d: Decision, outcome: O
     ...(refusal ? { rejected: { kind: refusal.kind, object: refusal.object, message: refusal.message, reason: refusal.reason } } : {}),
     ...(prewarm ? { prewarm } : {}), scale, now,
     describe: (v) => (v === version ? describeSpec(app) : describeFrom(app.status, v)),
+    ...withDesiredRevision(d.workload.desiredRevision(app, version, scale, d.revisions)),
     ...(modelCache ? { modelCache } : {}),
   });
   const windows = windowEvents(app, scale, now);
@@ -47,14 +60,14 @@ export function reportReconcile(o: ReconcileObservation, d: Decision, outcome: O
   };
   // A refused write is retried with backoff; an object the app does not own is not, but the plan's requeue is kept.
   const retry = refusal?.retry ? { retry: refusal } : {};
-  // A transition (with its Events) is written at once; a burst of data-plane progress becomes one write.
-  // A new app's quiet first start is that burst too: written once, at its end or on a problem. Its report
-  // deadline is counted on the wall clock, as its creationTimestamp (a controlled clock for windows may be far from it).
+  // A transition (with its Events) is written at once; a burst of data-plane progress becomes one write
+  // per significant change (a new app's first reconcile is one: Ready Unknown, Reconciling).
   const transition = plan.events.length > 0 || refusal !== undefined;
-  const hold = transition ? 0 : firstStatusHoldMs(app, status, outcome.wallClock);
-  const write: Report['write'] = transition ? { mode: 'now' } : hold > 0 ? { mode: 'hold', retryInMs: hold } : coalescedWrite(status);
+  const write: Report['write'] = transition ? { mode: 'now' } : coalescedWrite(status);
   return { status, write, ...withStatusWrite(events), ...retry, metrics };
 }
+
+const withDesiredRevision = (revision: string | undefined) => (revision ? { desiredRevision: revision } : {});
 
 /** A GPU app without a warm buffer may lose a pod waiting for a GPU node: said once per generation. */
 function gpuMayScaleAway(app: ServerlessApp, d: Decision): boolean {

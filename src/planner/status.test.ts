@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
-import { FIRST_START_REPORT_MS, UNSEEN_WORKLOAD_REPORT_MS, type ServerlessApp, type ServerlessAppStatus } from '../api/v1alpha1/serverlessapp.ts';
-import { UNREPORTED } from './workloads.ts';
+import type { ServerlessApp, ServerlessAppStatus } from '../api/v1alpha1/serverlessapp.ts';
 import { findCondition } from '../util/conditions.ts';
-import { coalescedWrite, firstStatusHoldMs, invalidSpecStatus, significantStatus } from './status.ts';
+import { coalescedWrite, invalidSpecStatus, significantStatus, withConditions } from './status.ts';
 import type { KubeClient } from '../runtime/client.ts';
 import { StatusWriter } from '../runtime/status.ts';
 import { ManualClock } from '../../test/support/manual-clock.ts';
@@ -16,6 +15,13 @@ const base: ServerlessAppStatus = {
   versions: { stable: { version: 'v1', revision: 'shop-1', ready: false, warm: false, replicas: 0 } },
   traffic: [],
 };
+
+/** What kstatus and Argo CD read: each change of Reconciling, Stalled or Paused is written at once, in any phase. */
+const kstatusChanges: Array<[string, (s: ServerlessAppStatus) => void]> = [
+  ['Reconciling appearing', (s) => { s.conditions!.push({ type: 'Reconciling', status: 'True', reason: 'Deploying', message: '', lastTransitionTime: '2026-11-23T09:00:00Z' }); }],
+  ['Stalled appearing', (s) => { s.conditions!.push({ type: 'Stalled', status: 'True', reason: 'ProgressDeadlineExceeded', message: '', lastTransitionTime: '2026-11-23T09:00:00Z' }); }],
+  ['Paused appearing', (s) => { s.conditions!.push({ type: 'Paused', status: 'True', reason: 'RolloutPaused', message: '', lastTransitionTime: '2026-11-23T09:00:00Z' }); }],
+];
 
 describe('significant status (what is written at once)', () => {
   const progress: Array<[string, (s: ServerlessAppStatus) => void]> = [
@@ -36,6 +42,7 @@ describe('significant status (what is written at once)', () => {
     ['Ready\'s reason (an error to show)', (s) => { s.conditions![0]!.reason = 'ApplyRejected'; }],
     ['the traffic split', (s) => { s.traffic = [{ revision: 'shop-1', percent: 100 }]; }],
     ['a new generation observed', (s) => { s.observedGeneration = 3; }],
+    ...kstatusChanges,
   ];
   for (const [what, change] of waitedFor) {
     it(`keeps ${what}`, () => {
@@ -67,6 +74,7 @@ describe('significant status on a first start (phase Pending)', () => {
     ['a new generation observed', (s) => { s.observedGeneration = 3; }],
     ['that its version became warm, which the planner reads back (an initial-scale buffer does not stay)', (s) => { s.prewarm = { version: 'v1', startedAt: '2026-11-23T09:00:01Z', warmedAt: '2026-11-23T09:00:02Z' }; }],
     ['when prewarming started, which a warmup deadline counts from', (s) => { s.prewarm = { version: 'v1', startedAt: '2026-11-23T09:00:01Z' }; }],
+    ...kstatusChanges,
   ];
   for (const [what, change] of waitedFor) {
     it(`keeps ${what}`, () => {
@@ -78,6 +86,39 @@ describe('significant status on a first start (phase Pending)', () => {
   it('a first status differs from the default a new app reads as', () => {
     assert.notDeepEqual(significantStatus({ observedGeneration: 0, phase: 'Pending' }), significantStatus({ ...starting, observedGeneration: 1 }));
   });
+});
+
+describe('significant status: what is in progress, and why it stalled', () => {
+  const condition = (type: string, reason: string, message = '') => ({ type, status: 'True' as const, reason, message, lastTransitionTime: '2026-11-23T09:00:00Z' });
+  for (const phase of ['Pending', 'Canary'] as const) {
+    const withOne = (c: ReturnType<typeof condition>): ServerlessAppStatus => ({ ...structuredClone(base), phase, conditions: [...structuredClone(base.conditions!), c] });
+    it(`keeps Reconciling's reason in phase ${phase} (deploying, then prewarming)`, () => {
+      assert.notDeepEqual(significantStatus(withOne(condition('Reconciling', 'Deploying'))), significantStatus(withOne(condition('Reconciling', 'Prewarming'))));
+    });
+    it(`keeps Stalled's reason in phase ${phase}`, () => {
+      assert.notDeepEqual(significantStatus(withOne(condition('Stalled', 'RevisionFailed'))), significantStatus(withOne(condition('Stalled', 'ProgressDeadlineExceeded'))));
+    });
+    it(`leaves out Reconciling's message in phase ${phase}`, () => {
+      assert.deepEqual(significantStatus(withOne(condition('Reconciling', 'Deploying', 'a'))), significantStatus(withOne(condition('Reconciling', 'Deploying', 'b'))));
+    });
+  }
+});
+
+describe('conditions judged together (withConditions)', () => {
+  const before: ServerlessAppStatus = {
+    observedGeneration: 2,
+    conditions: [
+      { type: 'Ready', status: 'True', reason: 'Serving', message: 'v1', observedGeneration: 2, lastTransitionTime: '2026-11-23T09:00:00Z' },
+      { type: 'Reconciling', status: 'True', reason: 'Deploying', message: 'v2', observedGeneration: 2, lastTransitionTime: '2026-11-23T09:00:00Z' },
+    ],
+  };
+  const app = { metadata: { name: 'shop', namespace: 'team-a', generation: 3 }, spec: {}, status: before } as unknown as ServerlessApp;
+  const now = new Date('2026-11-23T10:00:00Z');
+  const list = withConditions(app, [{ type: 'Ready', status: 'True', reason: 'Serving', message: 'v2' }, { type: 'CanaryProgressing', status: 'False', reason: 'NoCandidate', message: '' }], now);
+
+  it('stamps every condition with the generation it judged', () => assert.deepEqual(list.map((c) => c.observedGeneration), [3, 3]));
+  it('drops a condition of ours not judged true any more (Reconciling absent when normal)', () => assert.deepEqual(list.map((c) => c.type), ['Ready', 'CanaryProgressing']));
+  it('keeps the transition time of a status that did not flip', () => assert.deepEqual(list.map((c) => c.lastTransitionTime), ['2026-11-23T09:00:00Z', '2026-11-23T10:00:00Z']));
 });
 
 describe('how progress is written (coalescedWrite, as the status writer carries it out)', () => {
@@ -126,35 +167,6 @@ describe('how progress is written (coalescedWrite, as the status writer carries 
   });
 });
 
-describe('a new app\'s quiet first start (held back: one write at its end)', () => {
-  const created = '2026-11-23T09:00:00Z';
-  const at = (seconds: number) => new Date(Date.parse(created) + seconds * 1000);
-  const newApp = (status?: ServerlessAppStatus) => ({ metadata: { name: 'shop', namespace: 'team-a', generation: 1, creationTimestamp: created }, spec: {}, ...(status ? { status } : {}) }) as unknown as ServerlessApp;
-  const quiet: ServerlessAppStatus = { ...structuredClone(base), observedGeneration: 1, phase: 'Pending' };
-  const changed = (change: (s: ServerlessAppStatus) => void) => { const s = structuredClone(quiet); change(s); return s; };
-  const left = (seconds: number) => FIRST_START_REPORT_MS - seconds * 1000;
-  const unseen = changed((s) => { s.conditions![1]!.reason = UNREPORTED; s.conditions![1]!.message = 'waiting for Service to report status'; });
-  const cases: Array<[string, ServerlessApp, ServerlessAppStatus, Date, number]> = [
-    ['the data plane working on it: held until the report deadline', newApp(), quiet, at(10), left(10)],
-    ['... the app reading as the CRD\'s default meanwhile', newApp({ observedGeneration: 0, phase: 'Pending' }), quiet, at(10), left(10)],
-    ['... with the data plane\'s reasons while it works', newApp(), changed((s) => { s.conditions![0]!.reason = 'OutOfDate'; s.conditions![1]!.reason = 'OutOfDate'; }), at(1), left(1)],
-    ['... and while the first revision is ready and its route is not', newApp(), changed((s) => { s.phase = 'Stable'; }), at(1), left(1)],
-    ['a start longer than FIRST_START_REPORT_MS: written with its progress', newApp(), quiet, at(601), 0],
-    ['a workload the data plane has not reported on: held for UNSEEN_WORKLOAD_REPORT_MS only', newApp(), unseen, at(10), UNSEEN_WORKLOAD_REPORT_MS - 10_000],
-    ['... then written (is the data plane running?)', newApp(), unseen, at(61), 0],
-    ['its end, Ready: written at once', newApp(), changed((s) => { s.phase = 'Stable'; s.conditions![0] = { ...s.conditions![0]!, status: 'True', reason: 'Serving' }; s.conditions![1]!.status = 'True'; }), at(1), 0],
-    ['its end, Failed: written at once', newApp(), changed((s) => { s.phase = 'Failed'; }), at(1), 0],
-    ['a problem the data plane reports (its Ready False): written at once', newApp(), changed((s) => { s.conditions![1]!.status = 'False'; s.conditions![1]!.reason = 'RevisionFailed'; }), at(1), 0],
-    ['a refused write: written at once', newApp(), changed((s) => { s.conditions![0]!.reason = 'ApplyRejected'; }), at(1), 0],
-    ['what the planner reads back (prewarm): written at once', newApp(), changed((s) => { s.prewarm = { version: 'v1', startedAt: created }; }), at(1), 0],
-    ['an app the operator reported on before: written as usual', newApp(quiet), changed((s) => { s.observedGeneration = 2; }), at(1), 0],
-    ['an operator clock behind the API server\'s: held at most FIRST_START_REPORT_MS at a time', newApp(), quiet, at(-300), FIRST_START_REPORT_MS],
-  ];
-  for (const [what, app, status, now, held] of cases) {
-    it(what, () => assert.equal(firstStatusHoldMs(app, status, now), held));
-  }
-});
-
 describe('a spec the operator will not serve (invalidSpecStatus)', () => {
   const problems = [{ reason: 'GatewayNotAllowed' as const, field: 'spec.gateways[0]', message: 'gateway "istio-system/public" is not allowed; allowed: demo/*' }];
   const now = new Date('2026-11-23T10:00:00Z');
@@ -163,20 +175,42 @@ describe('a spec the operator will not serve (invalidSpecStatus)', () => {
     spec: { container: { image: 'ghcr.io/acme/shop:2' } }, ...(status ? { status } : {}),
   });
 
-  it('leaves a new app Pending, not Failed (Failed is a failed candidate\'s, which retry starts again), with Ready=False naming the field', () => {
+  it('leaves a new app Pending, not Failed (Failed is a failed candidate\'s, which retry starts again), Stalled and Ready=False naming the field', () => {
     for (const status of [undefined, { phase: 'Pending' as const }]) {
       const s = invalidSpecStatus(appWith(status), problems, now);
       assert.equal(s.phase, 'Pending');
       assert.equal(s.observedGeneration, 3);
-      const ready = findCondition(s.conditions, 'Ready');
-      assert.deepEqual([ready?.status, ready?.reason], ['False', 'GatewayNotAllowed']);
-      assert.match(ready!.message, /^spec\.gateways\[0\]: gateway "istio-system\/public" is not allowed; allowed: demo\/\*\. The running version is left as it was\.$/);
+      for (const type of ['Ready', 'Stalled']) {
+        const c = findCondition(s.conditions, type);
+        assert.deepEqual([c?.status, c?.reason], [type === 'Ready' ? 'False' : 'True', 'GatewayNotAllowed']);
+        assert.match(c!.message, /^spec\.gateways\[0\]: gateway "istio-system\/public" is not allowed; allowed: demo\/\*\. The running version is left as it was\.$/);
+      }
     }
+  });
+
+  it('claims the new generation only with conditions judged for it: no Reconciling, no condition of the data plane it did not read', () => {
+    const serving: ServerlessAppStatus = {
+      ...base, observedGeneration: 2, phase: 'Stable',
+      conditions: [
+        { type: 'Ready', status: 'True', reason: 'Serving', message: 'v1', observedGeneration: 2, lastTransitionTime: '2026-11-23T09:00:00Z' },
+        { type: 'Reconciling', status: 'True', reason: 'WindowOpening', message: '1/2', observedGeneration: 2, lastTransitionTime: '2026-11-23T09:00:00Z' },
+        { type: 'WorkloadReady', status: 'True', reason: 'Ready', message: 'ok', observedGeneration: 2, lastTransitionTime: '2026-11-23T09:00:00Z' },
+        { type: 'Prewarmed', status: 'True', reason: 'Warm', message: 'ok', observedGeneration: 2, lastTransitionTime: '2026-11-23T09:00:00Z' },
+        { type: 'CanaryProgressing', status: 'False', reason: 'NoCandidate', message: '', observedGeneration: 2, lastTransitionTime: '2026-11-23T09:00:00Z' },
+        { type: 'Promoted', status: 'True', reason: 'Promoted', message: '', observedGeneration: 2, lastTransitionTime: '2026-11-23T09:00:00Z' },
+      ],
+    };
+    const s = invalidSpecStatus(appWith(serving), problems, now);
+    assert.deepEqual(s.conditions!.map((c) => [c.type, c.status, c.reason, c.observedGeneration]), [
+      ['Ready', 'False', 'GatewayNotAllowed', 3], ['Stalled', 'True', 'GatewayNotAllowed', 3],
+      ['CanaryProgressing', 'False', 'GatewayNotAllowed', 3], ['Promoted', 'False', 'GatewayNotAllowed', 3],
+    ]);
+    assert.ok(s.conditions!.every((c) => c.observedGeneration === s.observedGeneration));
   });
 
   it('keeps the message under the condition schema\'s maxLength: the first problems whole, the rest counted', () => {
     const many = Array.from({ length: 1000 }, (_, i) => ({ reason: 'SecretReferenceNotAllowed' as const, field: `spec.container.env[${i}].valueFrom.secretKeyRef`, message: 'x'.repeat(150) }));
-    const message = findCondition(invalidSpecStatus(appWith(undefined), many, now).conditions, 'Ready')!.message;
+    const message = findCondition(invalidSpecStatus(appWith(undefined), many, now).conditions, 'Stalled')!.message;
     assert.ok(message.length <= 32768, `${message.length} characters`);
     assert.match(message, /^spec\.container\.env\[0\]\.valueFrom\.secretKeyRef: x+; spec\.container\.env\[1\]/);
     const shown = message.split('; spec.').length;

@@ -1,36 +1,57 @@
 // Composes an app's status from what the reconcile decided and observed. Pure,
 // and deterministic for the same inputs, so a converged app writes nothing.
 
-import { FIRST_START_REPORT_MS, UNSEEN_WORKLOAD_REPORT_MS, type ServerlessApp, type ServerlessAppStatus, type VersionStatus } from '../api/v1alpha1/serverlessapp.ts';
+import type { ServerlessApp, ServerlessAppStatus, VersionStatus } from '../api/v1alpha1/serverlessapp.ts';
 import type { SpecProblem } from '../api/v1alpha1/validation.ts';
-import { WARMUP_FAILED, warmupGaveUp, type PrewarmEvaluation } from '../prewarm/prewarm.ts';
+import type { PrewarmEvaluation } from '../prewarm/prewarm.ts';
 import { CANDIDATE_TAG, STABLE_TAG } from '../render/traffic.ts';
 import { reportedPercent, type ObservedRevision, type RolloutPlan } from '../rollout/canary.ts';
 import { setCondition, type Condition, findCondition } from '../util/conditions.ts';
 import type { EffectiveScale } from '../scaling/windows.ts';
-import { UNREPORTED, type WorkloadSummary } from './workloads.ts';
+import { PAUSED, RECONCILING, STALLED, readinessConditions, readingOf, rolloutPaused, type ConditionInput } from './readiness.ts';
+import type { WorkloadSummary } from './workloads.ts';
 import type { StatusWrite } from './plan.ts';
 
-type ConditionInput = Omit<Condition, 'lastTransitionTime' | 'observedGeneration'>;
-
+/**
+ * The app's conditions, all judged now: each carries the generation it judged, so status.observedGeneration
+ * (which moves with them) never claims a generation a condition did not judge. A condition of ours not
+ * listed is gone (Reconciling and Stalled are absent when normal); a status kept its transition time.
+ */
 export function withConditions(app: ServerlessApp, conditions: ConditionInput[], now: Date): Condition[] {
-  let list = (app.status?.conditions ?? []) as Condition[];
-  for (const c of conditions) list = setCondition(list, { ...c, observedGeneration: app.metadata.generation ?? 0 }, now);
-  return list;
+  const before = (app.status?.conditions ?? []) as Condition[];
+  const observedGeneration = app.metadata.generation ?? 0;
+  return conditions.map((c) => {
+    const previous = findCondition(before, c.type);
+    return setCondition(previous ? [previous] : [], { ...c, observedGeneration }, now)[0]!;
+  });
 }
 
-/** Status for a spec the operator cannot serve: Ready=False naming the field; everything else kept as it was. */
+/**
+ * Status for a spec the operator cannot serve: Stalled, and Ready=False, naming the field; phase,
+ * versions and traffic (what runs) kept as they were. The conditions are judged again for this
+ * generation: no rollout moves (CanaryProgressing, Promoted False with the reason); the data plane's
+ * WorkloadReady and Prewarmed are not read for a refused spec, so they are not kept.
+ */
 export function invalidSpecStatus(app: ServerlessApp, problems: SpecProblem[], now: Date): ServerlessAppStatus {
-  const first = problems[0]!;
-  const message = problemsMessage(problems);
+  const said = { reason: problems[0]!.reason, message: problemsMessage(problems) };
+  const still = { status: 'False' as const, reason: said.reason, message: 'the spec is refused: nothing rolls out until it is fixed; what runs is left as it was' };
   return {
     ...app.status,
     observedGeneration: app.metadata.generation ?? 0,
     // The phase stays what it was (Pending for a new app): Failed is a failed candidate's, which a retry
-    // can start again; a spec problem shows as Ready=False naming the field, and only a spec change helps.
+    // can start again; a spec problem shows as Stalled naming the field, and only a spec change helps.
     phase: app.status?.phase ?? 'Pending',
-    conditions: withConditions(app, [{ type: 'Ready', status: 'False', reason: first.reason, message }], now),
+    conditions: withConditions(app, [
+      ...readinessConditions({ state: 'stalled', ...said }, false),
+      { type: 'CanaryProgressing', ...still }, { type: 'Promoted', ...still },
+    ], now),
   };
+}
+
+/** A new app's first status while its hosts are claimed: nothing else is decided yet. */
+export function claimingStatus(app: ServerlessApp, hosts: string[], now: Date): ServerlessAppStatus {
+  const reading = { state: 'reconciling' as const, reason: 'Claiming', message: `claiming host ${hosts.join(', ')} for namespace ${app.metadata.namespace}` };
+  return { observedGeneration: app.metadata.generation ?? 0, phase: 'Pending', conditions: withConditions(app, readinessConditions(reading, false), now) };
 }
 
 /** Under the status schema's condition message maxLength (32768), with room for the suffix. */
@@ -65,10 +86,13 @@ export interface StatusInput {
   modelCache?: string;
   /** A child not written in this reconcile: the API server refused it (ApplyRejected, the default) or the app does not own it (NotOwned). */
   rejected?: { kind: string; object: string; message: string; reason?: 'ApplyRejected' | 'NotOwned' };
+  /** The revision the spec asks for, where the data plane's names are known ahead (Knative). */
+  desiredRevision?: string;
   now: Date;
 }
 
 const MAX_SERVER_MESSAGE = 400;
+
 
 /** The server's message, trimmed: Knative's refusals quote whole diffs. */
 function trimmed(message: string): string {
@@ -86,31 +110,6 @@ function versionStatus(ref: { version: string; revision?: string }, warm: boolea
     warm: warm && !!r?.ready,
     replicas: r?.replicas ?? 0,
   };
-}
-
-function readyCondition(s: StatusInput): ConditionInput {
-  const { plan, workload } = s;
-  if (s.rejected?.reason === 'NotOwned') {
-    return {
-      type: 'Ready', status: 'False', reason: 'NotOwned',
-      message: `${s.rejected.kind} ${s.rejected.object} already exists and this app does not control it (${trimmed(s.rejected.message)}); nothing was written to it. Rename the app, or have its owner remove it; the operator looks again when this app changes.`,
-    };
-  }
-  if (s.rejected) {
-    return {
-      type: 'Ready', status: 'False', reason: 'ApplyRejected',
-      message: `the API server refused the ${s.rejected.kind} ${s.rejected.object}: ${trimmed(s.rejected.message)}. What runs keeps serving; retrying with backoff.`,
-    };
-  }
-  const stable = plan.stable ? s.revisions.get(plan.stable.revision) : undefined;
-  if (plan.stable && stable?.ready && workload.traffic.length > 0) {
-    return { type: 'Ready', status: 'True', reason: 'Serving', message: `version ${plan.stable.version} serves on ${plan.stable.revision}` };
-  }
-  if (plan.stable && stable && !stable.ready) {
-    return { type: 'Ready', status: 'False', reason: 'StableNotReady', message: `stable revision ${plan.stable.revision} is not ready: ${workload.message}` };
-  }
-  if (s.prewarm && warmupGaveUp(s.prewarm.condition)) return { type: 'Ready', status: 'False', reason: WARMUP_FAILED, message: s.prewarm.condition.message };
-  return { type: 'Ready', status: 'False', reason: workload.ready === false ? workload.reason : 'Deploying', message: plan.promoted.message + (workload.ready === false ? `: ${workload.message}` : '') };
 }
 
 /** The data plane's own Ready (Knative Service or InferenceService), reason and message passed through. */
@@ -131,9 +130,18 @@ function namedTargets(traffic: WorkloadSummary['traffic'], plan: RolloutPlan): W
 export function composeStatus(app: ServerlessApp, s: StatusInput): ServerlessAppStatus {
   const { plan, scale } = s;
   const c = plan.candidate;
+  const reading = readingOf({
+    plan, workload: s.workload, revisions: s.revisions, scale,
+    ...(app.spec.rollout ? { rollout: app.spec.rollout } : {}),
+    ...(s.desiredRevision ? { desiredRevision: s.desiredRevision } : {}),
+    ...(s.rejected ? { rejected: { ...s.rejected, message: trimmed(s.rejected.message) } } : {}),
+  });
+  // The stable version's warmth, as recorded when it was promoted, holds while it stays stable.
+  const prewarmed = s.prewarm ? { type: 'Prewarmed', ...s.prewarm.condition }
+    : app.status?.prewarm && app.status.prewarm.version === plan.stable?.version ? findCondition(app.status.conditions, 'Prewarmed') : undefined;
   const conditions: ConditionInput[] = [
-    readyCondition(s),
-    ...(s.prewarm ? [{ type: 'Prewarmed', ...s.prewarm.condition }] : []),
+    ...readinessConditions(reading, rolloutPaused(plan, app.spec.rollout)),
+    ...(prewarmed ? [{ type: prewarmed.type, status: prewarmed.status, reason: prewarmed.reason, message: prewarmed.message }] : []),
     workloadCondition(s.workload),
     { type: 'CanaryProgressing', ...plan.progressing },
     { type: 'Promoted', ...plan.promoted },
@@ -167,33 +175,6 @@ export function composeStatus(app: ServerlessApp, s: StatusInput): ServerlessApp
   };
 }
 
-/** Ready reasons that are the operator's own problems to show, not the data plane's progress. */
-const OUR_PROBLEMS = new Set(['ApplyRejected', 'NotOwned', WARMUP_FAILED, 'StableNotReady']);
-
-/**
- * Milliseconds a new app's first status is held back (0: write it now). A quiet first start is one
- * burst of data-plane progress, reported by one write at its end; meanwhile the app reads as the
- * CRD's default status (phase Pending, observedGeneration 0), which kstatus (Flux) and `kubectl get`
- * show as in progress. Quiet: the data plane working on it (its own Ready Unknown, also while the
- * first revision is ready and its route is not), no problem of the operator's own, and nothing the
- * planner reads back (prewarm). Its end (Ready, Failed), a problem (the data plane's Ready False, as
- * when a pod cannot be scheduled or its image pulled) or a refused write is written at once; a start
- * the data plane has not reported on at all after UNSEEN_WORKLOAD_REPORT_MS is written then (is
- * Knative or KServe running?).
- */
-export function firstStatusHoldMs(app: ServerlessApp, status: ServerlessAppStatus, wallClock: Date): number {
-  // Every status the operator writes has conditions; before that the app reads as the CRD's default.
-  if (app.status?.conditions?.length) return 0;
-  const condition = (type: string) => findCondition(status.conditions, type);
-  const ready = condition('Ready'), workload = condition('WorkloadReady');
-  const quiet = status.phase !== 'Failed' && !status.prewarm && workload?.status === 'Unknown'
-    && ready?.status === 'False' && !OUR_PROBLEMS.has(ready.reason);
-  const created = Date.parse(app.metadata.creationTimestamp ?? '');
-  const deadline = workload?.reason === UNREPORTED ? UNSEEN_WORKLOAD_REPORT_MS : FIRST_START_REPORT_MS;
-  // At most the deadline from now, whatever the difference of the operator's and the API server's clocks.
-  return quiet && Number.isFinite(created) ? Math.min(deadline, Math.max(0, created + deadline - wallClock.getTime())) : 0;
-}
-
 /** Progress that leaves significantStatus as it was is written at most this often (a first start's: never). */
 export const PROGRESS_MS = 5_000;
 
@@ -210,15 +191,20 @@ export function coalescedWrite(status: ServerlessAppStatus): Extract<StatusWrite
  */
 export function significantStatus(status: unknown): unknown {
   const s = (status ?? {}) as ServerlessAppStatus;
-  // A first start (phase Pending) is one burst of data-plane progress. What a user waits for is its
-  // end (Ready, or phase Failed), a new generation, or the data plane saying something is wrong
-  // (its Ready False, not Unknown as while it works); its messages on the way are not written.
-  // What the planner reads back from status is written at once too: when prewarming started and
-  // that the version became warm (a buffer held by initial-scale is gone again soon after).
+  // A first start (phase Pending) is one burst of data-plane progress, written when it starts (the first
+  // reconcile: Ready Unknown, Reconciling) and then as what a user waits for changes: its end (Ready, or
+  // Stalled), a new generation, what is in progress (Reconciling's reason: deploying, prewarming), or the
+  // data plane saying something is wrong (its Ready False, not Unknown as while it works); its messages
+  // on the way are not written. What the planner reads back from status is written at once too: when
+  // prewarming started and that the version became warm (a buffer held by initial-scale is gone again soon after).
   const prewarm = s.prewarm && [s.prewarm.version, s.prewarm.startedAt, s.prewarm.warmedAt];
   if (s.phase === 'Pending') {
     const status = (type: string) => findCondition(s.conditions, type)?.status;
-    return { g: s.observedGeneration, phase: s.phase, ready: status('Ready'), workload: status('WorkloadReady'), prewarm };
+    const said = (type: string) => { const c = findCondition(s.conditions, type); return c && [c.status, c.reason]; };
+    return {
+      g: s.observedGeneration, phase: s.phase, ready: status('Ready'), workload: status('WorkloadReady'), prewarm,
+      reconciling: said(RECONCILING), stalled: said(STALLED), paused: said(PAUSED),
+    };
   }
   const version = (v: VersionStatus | undefined) => v && [v.version, v.revision];
   return {
