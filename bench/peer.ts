@@ -71,7 +71,7 @@ export async function runPeerKServe(o: PeerOptions): Promise<PeerResults> {
     op = await OperatorProcess.start({ kubeconfigPath: cp.kubeconfigPath, script: OPERATOR_SCRIPT, concurrency: o.operatorConcurrency, logLevel: 'warn' });
     await op.waitReady(600_000);
     const isvcs = await countingWatch(kc, Kinds.InferenceService, OURS);
-    // With nothing reconciling its InferenceService, an app's first status comes UNSEEN_WORKLOAD_REPORT_MS after its creation.
+    // An app's first status comes with its first reconcile (Ready Unknown, Reconciling), whatever its InferenceService reports.
     const apps = new SlimWatch<number>(kc, Kinds.ServerlessApp, (a) => (a['status'] as { observedGeneration?: number } | undefined)?.observedGeneration ?? 0, { namespaces: OURS });
     await apps.start();
     const refs = appRefs(o.apps, OURS);

@@ -4,7 +4,7 @@
 // and scaling. Pure: the app and the time in, text out, so --watch only
 // redraws and the golden files pin the layout.
 
-import { FIRST_START_REPORT_MS, UNSEEN_WORKLOAD_REPORT_MS, type ServerlessApp, type VersionStatus } from '../api/v1alpha1/serverlessapp.ts';
+import type { ServerlessApp, VersionStatus } from '../api/v1alpha1/serverlessapp.ts';
 import { findCondition } from '../util/conditions.ts';
 import { ROLLOUT_DEFAULTS, WARMUP_DEFAULTS } from '../api/v1alpha1/defaults.ts';
 
@@ -32,6 +32,14 @@ const PHASE_LOOK: Record<string, { symbol: string; color: Color }> = {
   Failed: { symbol: '✖', color: 'red' },
 };
 
+const CONDITION_LINES = [
+  ['Ready:', 'Ready'], ['Reconciling:', 'Reconciling'], ['Stalled:', 'Stalled'], ['Paused:', 'Paused'],
+  ['Progressing:', 'CanaryProgressing'], ['Workload:', 'WorkloadReady'],
+] as const;
+
+/** Abnormal-true conditions: True is the news, coloured as what it means. */
+const ABNORMAL_TRUE: Partial<Record<string, Color>> = { Reconciling: 'yellow', Stalled: 'red', Paused: 'yellow' };
+
 export function renderStatus(app: ServerlessApp, opts: ViewOptions): string {
   const paint = (color: Color, text: string) => (opts.color ? `\x1b[${COLORS[color]}m${text}\x1b[0m` : text);
   const ago = (at: string | undefined) => (at ? relativeTime(new Date(at), opts.now) : undefined);
@@ -46,16 +54,20 @@ export function renderStatus(app: ServerlessApp, opts: ViewOptions): string {
   add('Name:', app.metadata.name);
   add('Namespace:', app.metadata.namespace);
   add('Phase:', paint(look.color, `${look.symbol} ${status.phase ?? 'Unknown (the operator has not reported yet)'}`));
-  for (const [label, type] of [['Ready:', 'Ready'], ['Progressing:', 'CanaryProgressing'], ['Workload:', 'WorkloadReady']] as const) {
+  // Ready, then what kstatus (Flux, kubectl wait) and Argo CD read: Reconciling (in progress), Stalled (give up), Paused.
+  for (const [label, type] of CONDITION_LINES) {
     const c = findCondition(status.conditions, type);
     if (!c || (type === 'WorkloadReady' && c.status === 'True')) continue;
-    add(label, `${c.status === 'True' ? paint('green', 'True') : c.status === 'False' ? paint('red', 'False') : paint('yellow', c.status)} ${c.reason}${c.message ? `: ${c.message}` : ''}`);
+    const color = ABNORMAL_TRUE[type] && c.status === 'True' ? ABNORMAL_TRUE[type] : c.status === 'True' ? 'green' : c.status === 'False' ? 'red' : 'yellow';
+    // Ready says what Reconciling or Stalled says while either holds: their line carries the message.
+    const repeated = type === 'Ready' && ['Reconciling', 'Stalled'].some((t) => findCondition(status.conditions, t)?.message === c.message);
+    add(label, `${paint(color, c.status)} ${c.reason}${c.message && !repeated ? `: ${c.message}` : ''}`);
   }
   add('URL:', status.url);
   const generation = app.metadata.generation;
   if (status.observedGeneration !== undefined && generation !== undefined && status.observedGeneration < generation) {
     add('Observed:', paint('yellow', status.observedGeneration === 0
-      ? `not reported on yet: the operator reports a first start when it ends, when something goes wrong, or after ${FIRST_START_REPORT_MS / 60_000} minutes (${UNSEEN_WORKLOAD_REPORT_MS / 60_000} if Knative or KServe has not reported on it)`
+      ? 'not reported on yet: the operator writes a status at its first reconcile (is it running?)'
       : `generation ${status.observedGeneration} of ${generation}: the operator has not caught up with the latest edit`));
   }
 

@@ -18,11 +18,11 @@ describe('ServerlessApp CRD', () => {
     assert.deepEqual(undocumented(schema.properties.status, 'status'), []);
   });
 
-  it('has the status subresource, printer columns, the short name and a category', () => {
+  it('has the status subresource, printer columns (Ready, then Reconciling and Stalled as kstatus reads them), the short name and a category', () => {
     const crd = serverlessAppCRD();
     const v = crd.spec.versions[0]!;
     assert.deepEqual(v.subresources, { status: {} });
-    assert.deepEqual(v.additionalPrinterColumns.filter((c) => !('priority' in c)).map((c) => c.name), ['Ready', 'Phase', 'Stable', 'Candidate', 'Weight', 'Min', 'Max', 'Age']);
+    assert.deepEqual(v.additionalPrinterColumns.filter((c) => !('priority' in c)).map((c) => c.name), ['Ready', 'Reconciling', 'Stalled', 'Phase', 'Stable', 'Candidate', 'Weight', 'Min', 'Max', 'Age']);
     assert.deepEqual(crd.spec.names.shortNames, ['sapp']);
     assert.ok(crd.spec.names.categories.length > 0);
   });

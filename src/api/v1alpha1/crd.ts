@@ -36,7 +36,9 @@ export function serverlessAppCRD() {
         storage: true,
         subresources: { status: {} },
         additionalPrinterColumns: [
-          column('Ready', '.status.conditions[?(@.type=="Ready")].status', 'string', 'Whether the app serves its spec.'),
+          column('Ready', '.status.conditions[?(@.type=="Ready")].status', 'string', 'True when the spec\'s desired state is reached and served; Unknown while it is being reached; False when it cannot be.'),
+          column('Reconciling', '.status.conditions[?(@.type=="Reconciling")].reason', 'string', 'What is in progress toward the spec (Deploying, Prewarming, CanaryProgressing, Promoting, WindowOpening...); empty when nothing is.'),
+          column('Stalled', '.status.conditions[?(@.type=="Stalled")].reason', 'string', 'Why the spec cannot be reached without a new edit (a failed or aborted rollout, a refused spec); empty otherwise.'),
           column('Phase', '.status.phase', 'string', 'Pending, Stable, Canary, Testing, Paused, Promoting, RolledBack, Aborted or Failed.'),
           column('Stable', '.status.versions.stable.summary', 'string', 'What the stable version runs: image name and tag, or model format and file.'),
           column('Candidate', '.status.versions.candidate.summary', 'string', 'What the candidate version runs, while there is one.'),

@@ -265,7 +265,7 @@ export const specSchema = object('What the app runs and how it is served, scaled
 export const MODEL_CACHED = 'ModelCached';
 
 const conditionSchema = object('A Kubernetes condition.', {
-  type: required(string(`Condition type: Ready, WorkloadReady (the Knative Service or InferenceService), Prewarmed, CanaryProgressing, Promoted, ${MODEL_CACHED} (prewarm.cacheModel).`, { maxLength: 316 })),
+  type: required(string(`Condition type: Ready, Reconciling, Stalled, Paused, WorkloadReady (the Knative Service or InferenceService), Prewarmed, CanaryProgressing, Promoted, ${MODEL_CACHED} (prewarm.cacheModel).`, { maxLength: 316 })),
   status: required(enumeration(['True', 'False', 'Unknown'] as const, 'Status of the condition.')),
   reason: required(string('Machine-readable CamelCase reason.', { maxLength: 1024 })),
   message: required(string('Human-readable details.', { maxLength: 32768 })),
@@ -289,21 +289,11 @@ export const phases = ['Pending', 'Stable', 'Canary', 'Testing', 'Paused', 'Prom
 /** Why a candidate failed (status.rollout.failure.reason, and the rollout event's reason). */
 export const FAILURE_REASONS = ['RevisionFailed', 'ProgressDeadlineExceeded', 'WarmupFailed', 'AnalysisFailed'] as const;
 
-/**
- * How long a new app may read as the default status below while its first start is quiet: the
- * progress deadline a candidate gets by default (rollout.progressDeadline) and Knative's own. A start
- * the data plane neither ends nor fails by then is reported with its progress.
- */
-export const FIRST_START_REPORT_MS = 600_000;
-
-/** As FIRST_START_REPORT_MS while the data plane has not reported on the workload at all: it may not be running. */
-export const UNSEEN_WORKLOAD_REPORT_MS = 60_000;
-
-export const statusSchema = object('Observed state, written by the operator. Until its first report, a new app reads as phase Pending with observedGeneration 0 (the API server\'s default).', {
+export const statusSchema = object('Observed state, written by the operator from its first reconcile on. Until then, a new app reads as phase Pending with observedGeneration 0 (the API server\'s default).', {
   observedGeneration: integer('The spec generation this status describes.'),
   phase: enumeration(phases, 'Pending (first version starting), Stable (one version serving), Canary (traffic split), Testing (candidate reached by header rules only), Paused (rollout.paused), Promoting (candidate taking all traffic), RolledBack (canaryPercent 0: candidate kept at 0%), Aborted (rollout.abort), Failed (the candidate failed: revision failed, progress deadline, warmup or checks; the stable version, if any, keeps all traffic). A spec the operator refuses keeps the phase it had and shows as Ready=False with the reason.'),
   url: string('Public URL of the app.'),
-  conditions: array(conditionSchema, `Ready (the app serves its stable version), WorkloadReady (Knative/KServe's own Ready, reason and message), Prewarmed, CanaryProgressing, Promoted; with prewarm.cacheModel, ${MODEL_CACHED} (True: the model's LocalModelCache is written; False: why not, e.g. ModelCacheQuotaExceeded, ModelCacheRejected, ModelCacheConflict, ModelCacheNotInstalled, ModelCacheNotIsolated).`, { listType: 'map', listMapKeys: ['type'] }),
+  conditions: array(conditionSchema, `Read as kstatus reads them (Flux, kubectl wait; Argo CD's health check too), each with the generation it judged: Ready (True when the spec's desired state is reached and served: the first version ready, warm and routed; after an edit the new version promoted, a manual canaryPercent reached and held, or the rollout paused where it stands; Unknown while it is being reached, as during an automated canary; False when it cannot be, or for a problem being retried), Reconciling (True while the desired state is being reached, its reason what is in progress; absent otherwise), Stalled (True when only a new edit helps: a failed or aborted rollout, a refused spec; its reason the failure's, its message what to change; absent otherwise), Paused (True while rollout.paused holds the rollout). Informational: WorkloadReady (Knative/KServe's own Ready, reason and message), Prewarmed, CanaryProgressing, Promoted; with prewarm.cacheModel, ${MODEL_CACHED} (True: the model's LocalModelCache is written; False: why not, e.g. ModelCacheQuotaExceeded, ModelCacheRejected, ModelCacheConflict, ModelCacheNotInstalled, ModelCacheNotIsolated).`, { listType: 'map', listMapKeys: ['type'] }),
   versions: object('The stable version and the candidate, if any.', {
     stable: versionStatusSchema,
     candidate: versionStatusSchema,
