@@ -65,6 +65,8 @@ export function formatApps(apps: ServerlessApp[]): string {
       return [
         a.metadata.name,
         cell(ready?.status),
+        cell(findCondition(s?.conditions, 'Reconciling')?.reason),
+        cell(findCondition(s?.conditions, 'Stalled')?.reason),
         cell(s?.phase),
         cell(s?.versions?.stable?.summary),
         cell(s?.versions?.candidate?.summary),
@@ -75,7 +77,7 @@ export function formatApps(apps: ServerlessApp[]): string {
         cell(ready?.reason),
       ];
     });
-  return formatTable(['NAME', 'READY', 'PHASE', 'STABLE', 'CANDIDATE', 'WEIGHT', 'MIN', 'MAX', 'URL', 'REASON'], rows);
+  return formatTable(['NAME', 'READY', 'RECONCILING', 'STALLED', 'PHASE', 'STABLE', 'CANDIDATE', 'WEIGHT', 'MIN', 'MAX', 'URL', 'REASON'], rows);
 }
 
 /** One app's revisions, those with traffic first; idle ones show 0%. */

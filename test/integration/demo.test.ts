@@ -153,19 +153,20 @@ describe('the demo table', () => {
     const app = (name: string, status: ServerlessApp['status']): ServerlessApp => ({
       apiVersion: 'serverlessapp.io/v1alpha1', kind: 'ServerlessApp', metadata: { name, namespace: 'demo' }, spec: {}, ...(status ? { status } : {}),
     });
-    const ready = { type: 'Ready', status: 'True' as const, reason: 'Serving', message: '', lastTransitionTime: '2026-11-23T07:00:00Z' };
+    const ready = { type: 'Ready', status: 'Unknown' as const, reason: 'CanaryProgressing', message: '', lastTransitionTime: '2026-11-23T07:00:00Z' };
+    const reconciling = { ...ready, type: 'Reconciling', status: 'True' as const };
     const table = formatApps([
       app('shop', {
-        phase: 'Canary', url: 'http://shop.demo.example.com', conditions: [ready],
+        phase: 'Canary', url: 'http://shop.demo.example.com', conditions: [ready, reconciling],
         versions: { stable: { version: 'abc', summary: 'shop:1.4.0' }, candidate: { version: 'def', summary: 'shop:1.5.0' } },
         canary: { weight: 20, trafficPercent: 10 }, scaling: { minScale: 2, maxScale: 10 },
       }),
       app('api', undefined),
     ]);
     assert.equal(table, [
-      'NAME   READY   PHASE    STABLE       CANDIDATE    WEIGHT   MIN   MAX   URL                            REASON',
+      'NAME   READY     RECONCILING         STALLED   PHASE    STABLE       CANDIDATE    WEIGHT   MIN   MAX   URL                            REASON',
       'api',
-      'shop   True    Canary   shop:1.4.0   shop:1.5.0   10       2     10    http://shop.demo.example.com   Serving',
+      'shop   Unknown   CanaryProgressing             Canary   shop:1.4.0   shop:1.5.0   10       2     10    http://shop.demo.example.com   CanaryProgressing',
     ].join('\n'));
   });
 
