@@ -32,13 +32,17 @@ describe('container app on the real Knative (integration)', function () {
 
   it('renders a Knative Service and reports Ready=True with the URL once Knative reports the Service ready', async () => {
     const since = new Date();
-    await applyApp(app(ns, 'shop', spec()));
-    // Before the operator's first report the app reads as the CRD's default status: in progress for kstatus and kubectl.
-    assert.deepEqual((await getApp(ns, 'shop'))?.status, { observedGeneration: 0, phase: 'Pending' });
+    const created = await applyApp(app(ns, 'shop', spec()));
+    // Created, the app reads as the CRD's default status: in progress for kstatus and kubectl until the operator reports.
+    assert.deepEqual(created.status, { observedGeneration: 0, phase: 'Pending' });
+    // Its first reconcile reports at once: Ready Unknown, Reconciling, the generation observed.
+    const first = await waitForApp(ns, 'shop', (x) => x.status?.observedGeneration === 1, 'the first report', SETTLE_MS);
+    assert.ok(readyTrue(first) || (condition(first, 'Ready')?.status === 'Unknown' && condition(first, 'Reconciling')?.reason === 'Deploying'), JSON.stringify(first.status?.conditions));
     const a = await waitForApp(ns, 'shop', readyTrue, 'app Ready', READY_MS);
-    // A quiet first start is reported once, at its end: from creation to Ready the operator wrote two objects.
+    // A quiet first start is reported at its start and at its end: from creation to Ready the operator wrote three times.
     const writes = writesSince(since, 'serverlessapp-operator').filter((w) => w.namespace === ns && w.resource !== 'events').map(writeLabel);
-    assert.deepEqual(writes, ['patch services', 'patch serverlessapps/status'], 'operator writes from creation to Ready');
+    assert.deepEqual(writes, ['patch services', 'patch serverlessapps/status', 'patch serverlessapps/status'], 'operator writes from creation to Ready');
+    assert.equal(condition(a, 'Reconciling'), undefined, 'Reconciling absent once served');
     const ksvc = await getKsvc(ns, 'shop');
     assert.ok(ksvc, 'Knative Service rendered');
     // Knative reports a split before its ingress is programmed; its Ready waits for the route (RoutesReady).
