@@ -190,7 +190,7 @@ describe('a spec the operator will not serve (invalidSpecStatus)', () => {
 
   it('claims the new generation only with conditions judged for it: no Reconciling, no condition of the data plane it did not read', () => {
     const serving: ServerlessAppStatus = {
-      ...base, observedGeneration: 2, phase: 'Stable',
+      ...base, observedGeneration: 2, phase: 'Stable', prewarm: { version: 'v1', startedAt: '2026-11-23T08:00:00Z', warmedAt: '2026-11-23T08:01:00Z' },
       conditions: [
         { type: 'Ready', status: 'True', reason: 'Serving', message: 'v1', observedGeneration: 2, lastTransitionTime: '2026-11-23T09:00:00Z' },
         { type: 'Reconciling', status: 'True', reason: 'WindowOpening', message: '1/2', observedGeneration: 2, lastTransitionTime: '2026-11-23T09:00:00Z' },
@@ -204,7 +204,9 @@ describe('a spec the operator will not serve (invalidSpecStatus)', () => {
     assert.deepEqual(s.conditions!.map((c) => [c.type, c.status, c.reason, c.observedGeneration]), [
       ['Ready', 'False', 'GatewayNotAllowed', 3], ['Stalled', 'True', 'GatewayNotAllowed', 3],
       ['CanaryProgressing', 'False', 'GatewayNotAllowed', 3], ['Promoted', 'False', 'GatewayNotAllowed', 3],
+      ['Prewarmed', 'True', 'Warm', 3],
     ]);
+    assert.deepEqual(s.prewarm, serving.prewarm, 'the warmth recorded, which Prewarmed says, kept');
     assert.ok(s.conditions!.every((c) => c.observedGeneration === s.observedGeneration));
   });
 

@@ -28,13 +28,15 @@ export function withConditions(app: ServerlessApp, conditions: ConditionInput[],
 
 /**
  * Status for a spec the operator cannot serve: Stalled, and Ready=False, naming the field; phase,
- * versions and traffic (what runs) kept as they were. The conditions are judged again for this
- * generation: no rollout moves (CanaryProgressing, Promoted False with the reason); the data plane's
- * WorkloadReady and Prewarmed are not read for a refused spec, so they are not kept.
+ * versions, traffic and prewarm (what runs, and what was recorded of it) kept as they were. The
+ * conditions are judged again for this generation: no rollout moves (CanaryProgressing, Promoted
+ * False with the reason); Prewarmed goes with the kept status.prewarm (keptPrewarmed); the data plane
+ * is not read for a refused spec, so its WorkloadReady is not kept.
  */
 export function invalidSpecStatus(app: ServerlessApp, problems: SpecProblem[], now: Date): ServerlessAppStatus {
   const said = { reason: problems[0]!.reason, message: problemsMessage(problems) };
   const still = { status: 'False' as const, reason: said.reason, message: 'the spec is refused: nothing rolls out until it is fixed; what runs is left as it was' };
+  const prewarmed = keptPrewarmed(app);
   return {
     ...app.status,
     observedGeneration: app.metadata.generation ?? 0,
@@ -44,8 +46,23 @@ export function invalidSpecStatus(app: ServerlessApp, problems: SpecProblem[], n
     conditions: withConditions(app, [
       ...readinessConditions({ state: 'stalled', ...said }, false),
       { type: 'CanaryProgressing', ...still }, { type: 'Promoted', ...still },
+      ...(prewarmed ? [conditionInput(prewarmed)] : []),
     ], now),
   };
+}
+
+/**
+ * Prewarmed goes with status.prewarm: where no version prewarms now (the stable one is asked for, or the
+ * spec is refused) the warmth recorded is kept, and so is what Prewarmed says of it (the warmup metrics
+ * read a failure back from it).
+ */
+function keptPrewarmed(app: ServerlessApp): Condition | undefined {
+  return app.status?.prewarm ? findCondition(app.status.conditions, 'Prewarmed') : undefined;
+}
+
+/** A condition as judged again: what it says, without when or for which generation it last said it. */
+function conditionInput(c: ConditionInput): ConditionInput {
+  return { type: c.type, status: c.status, reason: c.reason, message: c.message };
 }
 
 /** A new app's first status while its hosts are claimed: nothing else is decided yet. */
@@ -136,12 +153,10 @@ export function composeStatus(app: ServerlessApp, s: StatusInput): ServerlessApp
     ...(s.desiredRevision ? { desiredRevision: s.desiredRevision } : {}),
     ...(s.rejected ? { rejected: { ...s.rejected, message: trimmed(s.rejected.message) } } : {}),
   });
-  // The stable version's warmth, as recorded when it was promoted, holds while it stays stable.
-  const prewarmed = s.prewarm ? { type: 'Prewarmed', ...s.prewarm.condition }
-    : app.status?.prewarm && app.status.prewarm.version === plan.stable?.version ? findCondition(app.status.conditions, 'Prewarmed') : undefined;
+  const prewarmed = s.prewarm ? { type: 'Prewarmed', ...s.prewarm.condition } : keptPrewarmed(app);
   const conditions: ConditionInput[] = [
     ...readinessConditions(reading, rolloutPaused(plan, app.spec.rollout)),
-    ...(prewarmed ? [{ type: prewarmed.type, status: prewarmed.status, reason: prewarmed.reason, message: prewarmed.message }] : []),
+    ...(prewarmed ? [conditionInput(prewarmed)] : []),
     workloadCondition(s.workload),
     { type: 'CanaryProgressing', ...plan.progressing },
     { type: 'Promoted', ...plan.promoted },
