@@ -295,7 +295,8 @@ describe('red team: attacks on the rig (integration)', function () {
       scaling: { minScale: 1, maxScale: 1 },
     }));
     // Either the operator refuses it, or its pod runs and the victim's next edit must still be applied.
-    const squatter = await waitForApp(attackerNs, 'squatter', (a) => a.status?.observedGeneration === a.metadata.generation && condition(a) !== undefined, 'the operator judged the attacker\'s app', 150_000);
+    // Judged: served (Ready), or refused (Stalled); Reconciling while its first version starts is neither yet.
+    const squatter = await waitForApp(attackerNs, 'squatter', (a) => a.status?.observedGeneration === a.metadata.generation && (readyTrue(a) || condition(a, 'Stalled') !== undefined), 'the operator judged the attacker\'s app', 150_000);
     if (!readyTrue(squatter)) {
       assert.equal(condition(squatter)!.reason, 'SchedulingNotAllowed', condition(squatter)!.message);
       assert.match(condition(squatter)!.message, /spec\.container\.affinity\.podAntiAffinity\.requiredDuringSchedulingIgnoredDuringExecution\[0\]/);
