@@ -48,7 +48,8 @@ const canaryStatus = (generation: number): ServerlessAppStatus => ({
   observedGeneration: generation,
   phase: 'Canary',
   conditions: [
-    { type: 'Ready', status: 'True', reason: 'Serving', message: 'stable a1a1a1a1a1 serves 80%', lastTransitionTime: NOW },
+    { type: 'Ready', status: 'Unknown', reason: 'CanaryProgressing', message: 'candidate b2b2b2b2b2 at 20%', lastTransitionTime: NOW },
+    { type: 'Reconciling', status: 'True', reason: 'CanaryProgressing', message: 'candidate b2b2b2b2b2 at 20%', lastTransitionTime: NOW },
     { type: 'CanaryProgressing', status: 'True', reason: 'StepInterval', message: 'step 1/2 at 20%', lastTransitionTime: NOW },
   ],
   versions: { stable, candidate },
@@ -155,7 +156,7 @@ describe('kubectl sapp against the real API server (integration)', function () {
     const generation = (await live(ns)).metadata.generation!;
     await writeStatus(ns, {
       ...canaryStatus(generation), phase: 'Failed',
-      conditions: [{ type: 'Ready', status: 'False', reason: 'GatewayNotAllowed', message: 'spec.gateways[0]: gateway "istio-system/public" is not allowed; allowed: {namespace}/*. The running version is left as it was.', lastTransitionTime: NOW }],
+      conditions: ['Ready', 'Stalled'].map((type) => ({ type, status: type === 'Ready' ? 'False' as const : 'True' as const, reason: 'GatewayNotAllowed', message: 'spec.gateways[0]: gateway "istio-system/public" is not allowed; allowed: {namespace}/*. The running version is left as it was.', lastTransitionTime: NOW })),
       canary: { version: candidate.version, weight: 0, trafficPercent: 0, failure: { version: candidate.version, reason: 'AnalysisFailed', message: 'error-rate 0.2 above 0.05', at: NOW, retry: 0 } },
     });
     const since = new Date();
@@ -184,7 +185,8 @@ describe('kubectl sapp against the real API server (integration)', function () {
     assert.equal(once.code, 0, once.stderr);
     assert.doesNotMatch(once.stdout, /\x1b/, 'no colour without a terminal');
     for (const line of [
-      `Namespace:       ${ns}`, 'Phase:           ◌ Canary', 'Progressing:     True StepInterval: step 1/2 at 20%',
+      `Namespace:       ${ns}`, 'Phase:           ◌ Canary', 'Ready:           Unknown CanaryProgressing', 'Reconciling:     True CanaryProgressing: candidate b2b2b2b2b2 at 20%',
+      'Progressing:     True StepInterval: step 1/2 at 20%',
       'Strategy:        steps 20% → 50%, interval 1m', '  Step:          1/2 (20%)', '  Weight:        20% asked, 20% served',
       'Candidate:       shop:2', '  Version:       b2b2b2b2b2', '  State:         ◌ ready, not warm yet', '  Traffic:       20%',
     ]) assert.ok(once.stdout.split('\n').includes(line), `status shows ${JSON.stringify(line)}:\n${once.stdout}`);
@@ -230,6 +232,9 @@ describe('kubectl sapp on a canary the operator runs on the real Knative (integr
     assert.match(candidateBlock!, new RegExp(`^${escape(v2!.summary ?? v2!.image!)}\\n  Image: +ghcr\\.io/acme/shop:2\\n  Version: +${v2!.version}\\n  Revision: +${v2!.revision}\\n`));
     assert.match(candidateBlock!, /  Traffic: +20%/);
     assert.match(status.stdout, /Phase: +◌ Canary/);
+    // A manual canaryPercent reached and held is a desired state: Ready, nothing in progress.
+    assert.match(status.stdout, /\nReady: +True CanaryHeld: /);
+    assert.doesNotMatch(status.stdout, /\nReconciling:/);
 
     const promoted = await sapp(kubeconfig, ['promote', 'shop']);
     assert.equal(promoted.code, 0, promoted.stderr);
