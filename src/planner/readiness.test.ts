@@ -25,6 +25,8 @@ interface Case {
   traffic?: RolloutInput['traffic'];
   workload?: Partial<WorkloadSummary>;
   reading?: Partial<ReadingInput>;
+  /** The route's parents have not admitted it: CanaryProgressing says so (planner/decide.ts withRouteAdmission). */
+  notAdmitted?: boolean;
 }
 
 function read(c: Case): { phase: Phase; conditions: ReturnType<typeof readinessConditions> } {
@@ -34,7 +36,8 @@ function read(c: Case): { phase: Phase; conditions: ReturnType<typeof readinessC
     previous: { stable: V1, ...(c.canary ? { canary: c.canary } : {}) },
     revisions: [revision(V1), revision(V2)], isWarm: () => true, traffic, ...c.input,
   };
-  const plan: RolloutPlan = planRollout(input);
+  const planned = planRollout(input);
+  const plan: RolloutPlan = c.notAdmitted ? { ...planned, progressing: { status: 'False', reason: 'RouteNotAccepted', message: 'HTTPRoute shop-routes not accepted yet' } } : planned;
   const workload: WorkloadSummary = { status: 'True', ready: true, reason: 'Ready', message: 'Service is ready', traffic: input.traffic, routeReady: true, ...c.workload };
   const scale: EffectiveScale = { minScale: 0, openWindows: [], prewarmingWindows: [] };
   const r: ReadingInput = { plan, workload, revisions: new Map(input.revisions.map((x) => [x.name, x])), scale, ...(c.rollout ? { rollout: c.rollout } : {}), ...c.reading };
@@ -82,6 +85,8 @@ const cases: Array<[string, Phase, Case, ReturnType<typeof said>]> = [
   ['Canary: a manual canaryPercent reached and held', 'Canary', { rollout: { canaryPercent: 30 }, canary: { version: 'v2', startedAt: '2026-11-23T09:59:00Z', weight: 30 }, traffic: split(70) },
     { Ready: 'True CanaryHeld', Reconciling: undefined, Stalled: undefined, Paused: undefined }],
   ['Canary: a manual canaryPercent asked, the data plane not there yet', 'Canary', { rollout: { canaryPercent: 30 }, traffic: split(100, 0) },
+    { Ready: 'Unknown CanaryProgressing', Reconciling: 'True CanaryProgressing', Stalled: undefined, Paused: undefined }],
+  ['Canary: a manual canaryPercent in force on the data plane, the route not admitted by its parents yet (Gateway API)', 'Canary', { rollout: { canaryPercent: 30 }, canary: { version: 'v2', startedAt: '2026-11-23T09:59:00Z', weight: 30 }, traffic: split(70), notAdmitted: true },
     { Ready: 'Unknown CanaryProgressing', Reconciling: 'True CanaryProgressing', Stalled: undefined, Paused: undefined }],
   ['Testing: header testing, the candidate warm', 'Testing', { rollout: { canaryPercent: 0, match: [{ header: 'x-canary', exact: '1' }] } },
     { Ready: 'True Testing', Reconciling: undefined, Stalled: undefined, Paused: undefined }],

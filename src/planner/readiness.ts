@@ -75,8 +75,11 @@ function progress(r: ReadingInput): Reading {
     (workload.traffic.length > 0 ? { state: 'reached', reason, message } : going('Deploying', `waiting for the data plane to route traffic: ${workload.message}`));
   const c = plan.candidate;
   const warm = !!c?.ready && c.warm;
+  // A router that reports on its route (Gateway API) has not admitted it while CanaryProgressing is
+  // False in a phase that moves traffic (decide.ts withRouteAdmission): the split is not in force there.
+  const routed = plan.progressing.status === 'True';
   /** A manual canaryPercent is reached once the data plane reports it in force. */
-  const held = (percent: number) => warm && reportedPercent(workload.traffic, c?.revision) === percent;
+  const held = (percent: number) => warm && routed && reportedPercent(workload.traffic, c?.revision) === percent;
   switch (plan.phase) {
     case 'Pending': {
       const reason = plan.initial?.ready && !plan.initial.warm ? 'Prewarming' : 'Deploying';
@@ -94,7 +97,7 @@ function progress(r: ReadingInput): Reading {
         ? reached('CanaryHeld', `candidate ${c!.version} gets canaryPercent ${percent}% as set, stable ${plan.stable!.version} the rest`)
         : going('CanaryProgressing');
     }
-    case 'Testing': return warm ? reached('Testing') : going('CanaryProgressing');
+    case 'Testing': return warm && routed ? reached('Testing') : going('CanaryProgressing');
     case 'RolledBack': return reportedPercent(workload.traffic, c?.revision) === 0 ? reached('RolledBack') : going('CanaryProgressing', `traffic moving back to stable ${plan.stable!.version}`);
     // Held where it stands: what the spec asks for until paused is removed.
     case 'Paused': return reached('Paused');
