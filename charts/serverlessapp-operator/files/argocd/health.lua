@@ -26,10 +26,6 @@ local function findCondition(conditionType)
   return nil
 end
 
-local function isTrue(condition)
-  return condition ~= nil and condition.status == "True"
-end
-
 -- What a condition says to a person: its message, else its reason.
 local function explain(condition)
   if condition.message ~= nil and condition.message ~= "" then
@@ -54,39 +50,26 @@ if obj.status == nil or obj.status.observedGeneration == nil
   return hs
 end
 
-local stalled = findCondition("Stalled")
-if isTrue(stalled) then
-  hs.status = "Degraded"
-  hs.message = explain(stalled)
-  return hs
-end
-
-local paused = findCondition("Paused")
-if isTrue(paused) then
-  hs.status = "Suspended"
-  hs.message = explain(paused)
-  return hs
-end
-
-local reconciling = findCondition("Reconciling")
-if isTrue(reconciling) then
-  hs.status = "Progressing"
-  hs.message = explain(reconciling)
-  return hs
+-- The first rule whose condition holds decides, in this order: a stalled
+-- rollout is Degraded even while paused, a reached pause is Suspended rather
+-- than Healthy.
+local rules = {
+  { condition = "Stalled", status = "True", health = "Degraded" },
+  { condition = "Paused", status = "True", health = "Suspended" },
+  { condition = "Reconciling", status = "True", health = "Progressing" },
+  { condition = "Ready", status = "True", health = "Healthy" },
+  { condition = "Ready", status = "False", health = "Degraded" },
+}
+for _, rule in ipairs(rules) do
+  local condition = findCondition(rule.condition)
+  if condition ~= nil and condition.status == rule.status then
+    hs.status = rule.health
+    hs.message = explain(condition)
+    return hs
+  end
 end
 
 local ready = findCondition("Ready")
-if ready ~= nil and ready.status == "True" then
-  hs.status = "Healthy"
-  hs.message = explain(ready)
-  return hs
-end
-if ready ~= nil and ready.status == "False" then
-  hs.status = "Degraded"
-  hs.message = explain(ready)
-  return hs
-end
-
 hs.status = "Progressing"
 if ready ~= nil then
   hs.message = explain(ready)
