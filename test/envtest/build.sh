@@ -5,7 +5,7 @@
 # (controller, webhook, autoscaler) and, with ENVTEST_NETGW=on, its Gateway API
 # network ingress (net-gateway-api's controller), KServe's controller and its local model
 # cache controller and node agent, istiod (Istio's pilot-discovery) with xds-dump
-# and istio-analyze, and helm. Each
+# and istio-analyze, helm, and the GitOps judges (kstatus, gopher-lua). Each
 # module's binaries are cached outside the repo under a key made of the
 # module's files and the Go version, so a second run reuses them and a changed
 # pin rebuilds only that module.
@@ -84,6 +84,9 @@ build kserve '' kserve-manager=github.com/kserve/kserve/cmd/manager kserve-local
 helm_minor=$(awk '$1=="k8s.io/client-go" {print $2}' "$here/helm/go.mod" | cut -d. -f2)
 helm_ldflags=$(for p in chartutil lint/rules; do printf -- '-X helm.sh/helm/v3/pkg/%s.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/%s.k8sVersionMinor=%s ' "$p" "$p" "$helm_minor"; done)
 build helm "$helm_ldflags" helm=helm.sh/helm/v3/cmd/helm
+# The GitOps tools' judges (kstatus and Argo CD's Lua VM, gitops/main.go), which
+# the integration suite asks what Flux and Argo CD conclude from a status.
+build gitops '' gitops-judge=.
 # istiod: the largest (~16 CPU-minutes, once), so last. ENVTEST_ISTIO=off skips
 # it (and the rig then runs without istiod, dataplane.ts). xds-dump (the proxy
 # configuration istiod sends, test/support/envoy-config.ts) and istio-analyze
@@ -94,7 +97,7 @@ istio=${ENVTEST_ISTIO:-on}
 
 # One bin dir per combination of builds, so checkouts with different pins never
 # swap each other's binaries mid-run.
-dirs=("kube-$(key kube "$k8s_ldflags")" "etcd-$(key etcd)" "kwok-$(key kwok)" "knative-$(key knative)" "kserve-$(key kserve)" "helm-$(key helm "$helm_ldflags")")
+dirs=("kube-$(key kube "$k8s_ldflags")" "etcd-$(key etcd)" "kwok-$(key kwok)" "knative-$(key knative)" "kserve-$(key kserve)" "helm-$(key helm "$helm_ldflags")" "gitops-$(key gitops)")
 [ "$netgw" != on ] || dirs+=("netgw-$(key netgw)")
 [ "$istio" = off ] || dirs+=("istio-$(key istio)")
 bin="$cache/bin-$(echo "${dirs[*]}" | sha256sum | cut -c1-16)"
