@@ -3,7 +3,7 @@
 // app's Revisions (found through an index, never by scanning a namespace).
 // Each data plane is optional: a missing CRD only stops the apps that need it.
 
-import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
+import { MAX_APP_SPEC_BYTES, type ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import type { UnservedKinds } from '../planner/data-plane.ts';
 import type { ReconcileObservation } from '../planner/reconcile.ts';
 import { revisionApp, revisionsSelector, slimRevision, type Revision } from '../planner/revisions.ts';
@@ -32,13 +32,15 @@ export function childInformer(mgr: Manager, kind: ResourceKind): Informer<Worklo
 }
 
 /**
- * What the operator keeps of each app's metadata: what its controllers read (identity, generation,
- * deletion, finalizers, owners). Labels, annotations (a client-side `kubectl apply` copies the whole
- * spec into one) and managedFields are skipped unparsed, so a tenant's large or many labels and
- * annotations cost no memory, and editing them costs a scan, not a parse.
+ * What the operator keeps of each app: of its metadata what its controllers read (identity,
+ * generation, deletion, finalizers, owners). Labels, annotations (a client-side `kubectl apply` copies
+ * the whole spec into one) and managedFields are skipped unparsed, so a tenant's large or many labels
+ * and annotations cost no memory, and editing them costs a scan, not a parse. A spec past
+ * MAX_APP_SPEC_BYTES is not parsed either: the app is refused for its size and kept without it.
  */
 export const APP_PROJECTION: Projection = {
   metadata: ['name', 'namespace', 'uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp', 'finalizers', 'ownerReferences'],
+  maxSpecBytes: MAX_APP_SPEC_BYTES,
 };
 
 /**

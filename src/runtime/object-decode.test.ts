@@ -62,6 +62,14 @@ describe('decodeObject', () => {
     }
   });
 
+  it('keeps a spec past maxSpecBytes unparsed: an empty spec and what the refusal reports', () => {
+    const o = fresh(largeApp({ resourceVersion: '1' }), { ...projection, maxSpecBytes: 65_536 }) as Obj & { specTooLarge?: unknown };
+    const specBytes = Buffer.byteLength(JSON.stringify(largeApp({ resourceVersion: '1' }).spec));
+    assert.deepEqual([o.spec, o.specTooLarge, o.status], [{}, { bytes: specBytes, limit: 65_536 }, { phase: 'Failed' }]);
+    const small = fresh({ metadata: { name: 's', resourceVersion: '1' }, spec: { env: [{ name: 'A', value: 'b' }] } }, { ...projection, maxSpecBytes: 65_536 });
+    assert.deepEqual(small.spec, { env: [{ name: 'A', value: 'b' }] });
+  });
+
   it('Label edits on large apps slow everyone: a label-only or status-only event of a 1.3 MiB app keeps the cached spec unparsed, at a tenth of a parse at most', () => {
     const cached = fresh(largeApp({ resourceVersion: '1' }), projection);
     const labelEdit = bytes(largeApp({ resourceVersion: '2', labels: { storm: '1' } }));

@@ -14,6 +14,18 @@ import { objectMembers, parseBytes } from './json-scan.ts';
 export interface Projection {
   /** The metadata fields kept; every other one is skipped without being parsed. */
   metadata: readonly string[];
+  /**
+   * A spec of more bytes (of JSON) is never parsed: the object is kept with an empty spec and
+   * `specTooLarge`, which its controller reports as a refusal. What the cache holds of an object is
+   * then bounded whatever a tenant submits.
+   */
+  maxSpecBytes?: number;
+}
+
+/** Set on an object whose spec was past Projection.maxSpecBytes (its spec is then empty): what its refusal reports. */
+export interface SpecTooLarge {
+  bytes: number;
+  limit: number;
 }
 
 interface Meta {
@@ -44,10 +56,15 @@ export function decodeObject<T extends { metadata?: Meta }>(bytes: Buffer, cache
   const cached = cachedOf(meta);
   if (cached !== undefined && meta.resourceVersion !== undefined && cached.metadata?.resourceVersion === meta.resourceVersion) return { obj: cached, unchanged: true };
   const sameSpec = projection !== undefined && cached !== undefined && meta.generation !== undefined
-    && cached.metadata?.uid === meta.uid && cached.metadata?.generation === meta.generation && 'spec' in cached;
+    && cached.metadata?.uid === meta.uid && cached.metadata?.generation === meta.generation && 'spec' in cached && !('specTooLarge' in cached);
   const obj: Record<string, unknown> = {};
+  const limit = projection?.maxSpecBytes;
   for (const [key, value] of members) {
     if (key === 'metadata') obj[key] = meta;
+    else if (key === 'spec' && limit !== undefined && value.length > limit) {
+      obj[key] = {};
+      obj.specTooLarge = { bytes: value.length, limit } satisfies SpecTooLarge;
+    }
     else if (key === 'spec' && sameSpec) obj[key] = (cached as { spec?: unknown }).spec;
     else obj[key] = parseBytes(value);
   }

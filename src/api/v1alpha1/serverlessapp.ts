@@ -399,4 +399,14 @@ export interface ServerlessApp {
   metadata: ObjectMeta;
   spec: ServerlessAppSpec;
   status?: ServerlessAppStatus;
+  /** Never sent: the operator's cache sets it on an app whose spec was past MAX_APP_SPEC_BYTES, kept unparsed (spec is then empty). */
+  specTooLarge?: { bytes: number; limit: number };
 }
+
+/**
+ * The largest spec, in bytes of JSON, the operator reads; a larger one is refused (InvalidSpec on
+ * spec) without being parsed, and costs the cache its metadata and status only. The CRD admits up to
+ * etcd's 1.5 MiB per object; this is what holds the operator's memory per app, and so the chart's
+ * memory limit at the documented scale (docs/benchmarks.md, "Memory per app").
+ */
+export const MAX_APP_SPEC_BYTES = 64 * 1024;

@@ -256,6 +256,8 @@ const policyHashes = new WeakMap<ValidationPolicy, string>();
 
 /** The spec's problems under the policy; computed once per content (spec, namespace, policy), not once per reconcile. */
 export function validateApp(app: ServerlessApp, policy: ValidationPolicy): SpecProblem[] {
+  // Its spec was never read (the cache kept it unparsed): its size is the whole verdict.
+  if (app.specTooLarge) return [specTooLargeProblem(app.specTooLarge)];
   let policyHash = policyHashes.get(policy);
   if (policyHash === undefined) {
     policyHash = sha256(canonicalJson(policy));
@@ -268,6 +270,11 @@ export function validateApp(app: ServerlessApp, policy: ValidationPolicy): SpecP
     validated.set(key, problems);
   }
   return problems.map((p) => ({ ...p }));
+}
+
+/** A spec past the operator's MAX_APP_SPEC_BYTES. */
+export function specTooLargeProblem(t: { bytes: number; limit: number }): SpecProblem {
+  return { reason: 'InvalidSpec', field: 'spec', message: `the spec is ${t.bytes} bytes of JSON, more than the ${t.limit} the operator reads (a bound that holds its memory per app); move large values into a ConfigMap or Secret and reference them (envFrom, volumes)` };
 }
 
 function sha256(text: string): string {
