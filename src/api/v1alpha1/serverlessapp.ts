@@ -237,7 +237,15 @@ export const ingressSchema = object('Public routing through an Istio VirtualServ
   }),
 });
 
-export const specSchema = object('What the app runs and how it is served, scaled and rolled out.', {
+/**
+ * The largest spec, in bytes of JSON, the operator reads; a larger one is refused (InvalidSpec on
+ * spec) without being parsed, and costs the cache its metadata and status only. The CRD admits up to
+ * etcd's 1.5 MiB per object; this is what holds the operator's memory per app, and so the chart's
+ * memory limit at the documented scale (docs/benchmarks.md, "Memory per app").
+ */
+export const MAX_APP_SPEC_BYTES = 64 * 1024;
+
+export const specSchema = object(`What the app runs and how it is served, scaled and rolled out. At most ${MAX_APP_SPEC_BYTES / 1024} KiB of JSON: the operator refuses a larger spec (Ready=False InvalidSpec on spec) without reading it; large values belong in a ConfigMap or Secret (envFrom, volumes).`, {
   container: containerSchema,
   model: modelSchema,
   scaling: scalingSchema,
@@ -403,10 +411,3 @@ export interface ServerlessApp {
   specTooLarge?: { bytes: number; limit: number };
 }
 
-/**
- * The largest spec, in bytes of JSON, the operator reads; a larger one is refused (InvalidSpec on
- * spec) without being parsed, and costs the cache its metadata and status only. The CRD admits up to
- * etcd's 1.5 MiB per object; this is what holds the operator's memory per app, and so the chart's
- * memory limit at the documented scale (docs/benchmarks.md, "Memory per app").
- */
-export const MAX_APP_SPEC_BYTES = 64 * 1024;
