@@ -53,6 +53,13 @@ describe('decodeObject', () => {
     assert.deepEqual(o.status, { phase: 'Failed' });
   });
 
+  it('projects a small object, parsed whole, the same way, and knows its resourceVersion', () => {
+    const small = { metadata: { name: 's', namespace: 'n', resourceVersion: '4', labels: { a: 'b' }, managedFields: [{}] }, spec: { env: [{ name: 'A', value: 'b' }] } };
+    const o = fresh(small, projection);
+    assert.deepEqual(o, { metadata: { name: 's', namespace: 'n', resourceVersion: '4' }, spec: small.spec });
+    assert.equal(decodeObject<Obj>(bytes(small), () => o, projection).obj, o);
+  });
+
   it('parses the spec again when the generation moved or the object was replaced (another uid)', () => {
     const cached = fresh(largeApp({ resourceVersion: '1' }), projection);
     for (const next of [largeApp({ resourceVersion: '2', generation: 2, value: 'z' }), largeApp({ resourceVersion: '2', uid: 'u2', value: 'z' })]) {
