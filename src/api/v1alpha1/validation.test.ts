@@ -17,7 +17,7 @@ describe('controller-side validation', () => {
   it('refuses a spec past MAX_APP_SPEC_BYTES read whole as the cache refuses it unread, naming its size', () => {
     const env = (n: number) => Array.from({ length: n }, (_, i) => ({ name: `V${i}`, value: 'x'.repeat(4096) }));
     assert.deepEqual(reasons(containerApp({ container: { image: 'ghcr.io/acme/shop:1', env: env(10) } })), []);
-    const big = containerApp({ container: { image: 'ghcr.io/acme/shop:1', env: env(17) } });
+    const big = containerApp({ container: { image: 'ghcr.io/acme/shop:1', env: env(40) } });
     assert.deepEqual(reasons(big), ['InvalidSpec spec']);
     assert.match(validateApp(big, policy)[0]!.message, new RegExp(`is \\d+ bytes of JSON, more than the ${MAX_APP_SPEC_BYTES} the operator reads`));
   });
