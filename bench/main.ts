@@ -13,6 +13,7 @@ import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { measureCeiling, measureConvergence, watchApps } from './convergence.ts';
 import { measureEditLatency } from './edits.ts';
+import { chartMemoryLimitBytes, measureMemory, MEMORY_NAMESPACES, memoryTable } from './memory.ts';
 import { NOISY, VICTIM, measureNoisyNeighbour, noisyRecord, noisyTable } from './noisy-neighbour.ts';
 import { runPeerKServe } from './peer.ts';
 import { measurePlan, planTable } from './plan.ts';
@@ -35,6 +36,7 @@ const USAGE = `Usage: npm run bench -- [--apps 1000] [--data-plane auto|real|sta
        npm run bench -- --scenario plan [--apps 10000] [--plan-runs 20] [--plan-rounds 1] [--plan-baseline DIR] [--json FILE]
        npm run bench -- --scenario noisy-neighbour [--victim-apps 4] [--noisy-apps 4] [--noisy-edits 40] [--data-plane real|standin] [--json FILE] [--cpu-prof DIR]
                         [--tenant-fairness off|on|off,on|on,off] [--tenant-shares 1]
+       npm run bench -- --scenario memory [--memory-counts 0,50,200,500,1000] [--memory-refused-counts 0,50,230] [--json FILE]
   --data-plane auto: the real Knative and KServe below ${REAL_DATA_PLANE_BELOW} apps, the SIMULATED stand-in from there on
   --peer kserve: only the side-by-side run, the operator (model apps -> InferenceServices) then the real KServe
                  controller (InferenceServices -> Knative Services) on one API server, no data plane
@@ -47,7 +49,11 @@ const USAGE = `Usage: npm run bench -- [--apps 1000] [--data-plane auto|real|sta
   --scenario plan: only the latency of kubectl sapp plan (the built CLI) with --apps ServerlessApps in the
                  cluster and no operator (bench/plan.ts); --apps defaults to 10000 here; --plan-rounds N repeats the
                  measurement N times on the same apps (medians over the rounds); --plan-baseline DIR times
-                 DIR/dist/cli/kubectl-sapp.js too, interleaved run by run (a before/after in one session)`;
+                 DIR/dist/cli/kubectl-sapp.js too, interleaved run by run (a before/after in one session)
+  --scenario memory: only the operator's RSS against the number of the largest apps (bench/memory.ts): a fresh
+                 operator per count, with the heap V8 gives it under the chart's memory limit; --memory-counts for the
+                 largest app it reads (a spec just under MAX_APP_SPEC_BYTES), --memory-refused-counts for the largest
+                 the CRD admits (about 1.3 MiB, refused for its size)`;
 
 const { values } = parseArgs({
   options: {
@@ -71,6 +77,8 @@ const { values } = parseArgs({
     'plan-runs': { type: 'string', default: '20' },
     'plan-rounds': { type: 'string', default: '1' },
     'plan-baseline': { type: 'string' },
+    'memory-counts': { type: 'string', default: '0,50,200,500,1000' },
+    'memory-refused-counts': { type: 'string', default: '0,50,230' },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
@@ -92,8 +100,8 @@ const editCount = Math.min(int('edits', 1), apps);
 const windowApps = int('window-apps', 1);
 const steadyMs = int('steady-seconds', 1) * 1000;
 const idleMs = int('idle-seconds', 1) * 1000;
-if (values.scenario !== undefined && values.scenario !== 'noisy-neighbour' && values.scenario !== 'plan') {
-  console.error(`--scenario must be noisy-neighbour or plan\n${USAGE}`);
+if (values.scenario !== undefined && !['noisy-neighbour', 'plan', 'memory'].includes(values.scenario)) {
+  console.error(`--scenario must be noisy-neighbour, plan or memory\n${USAGE}`);
   process.exit(2);
 }
 if (values.peer !== undefined && values.peer !== 'kserve') {
@@ -133,6 +141,7 @@ log(`  built in ${buildSeconds.toFixed(1)} s from ${builtFrom}`);
 if (values.peer) process.exit(await peerKServe());
 if (values.scenario === 'noisy-neighbour') process.exit(await noisyNeighbour());
 if (values.scenario === 'plan') process.exit(await planScenario());
+if (values.scenario === 'memory') process.exit(await memoryScenario());
 log(`${apps} apps, operator --concurrency ${concurrency}; data plane: ${DATA_PLANE_LABEL[dataPlane]} (${dataPlaneReason}); starting the control plane`);
 const env = await startBenchEnv({
   dataPlane, namespaces: [...APP_NAMESPACES, WINDOWS, REAL_WINDOWS], otherNamespaces: [CEILING],
@@ -219,6 +228,31 @@ async function planScenario(): Promise<number> {
     return 1;
   } finally {
     await penv.stop();
+  }
+}
+
+async function memoryScenario(): Promise<number> {
+  const counts = (name: 'memory-counts' | 'memory-refused-counts') => {
+    const list = values[name]!.split(',').map(Number);
+    if (list.some((n) => !Number.isInteger(n) || n < 0)) {
+      console.error(`--${name} must be counts, e.g. 0,50,200\n${USAGE}`);
+      process.exit(2);
+    }
+    return list;
+  };
+  const wanted = { read: counts('memory-counts'), refused: counts('memory-refused-counts') };
+  log('memory scenario; data plane: the stand-in; starting the control plane');
+  const menv = await startBenchEnv({ dataPlane: 'standin', namespaces: Object.values(MEMORY_NAMESPACES), otherNamespaces: [], operatorConcurrency: concurrency, readyDelayMs: 100, log });
+  try {
+    const points = await measureMemory(menv, { counts: wanted, log });
+    console.log(memoryTable(points));
+    writeRecord({ scenario: 'memory', operator: { command: operatorCommand(), builtFrom }, chartMemoryLimitBytes: chartMemoryLimitBytes(), startedAt, seconds: secondsSince(started), points });
+    return 0;
+  } catch (err) {
+    log(`failed: ${(err as Error).stack ?? String(err)}`);
+    return 1;
+  } finally {
+    await menv.stop();
   }
 }
 

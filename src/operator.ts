@@ -14,6 +14,7 @@ import { detectCacheScope, detectInPlaceScaling } from './data-plane-settings.ts
 import type { TimerClock } from './runtime/clock.ts';
 import { verifyCredentials } from './runtime/credentials-check.ts';
 import { Kinds } from './util/kinds.ts';
+import { appInformer } from './controllers/app-caches.ts';
 import type { KubeConfigSource } from './runtime/kubeconfig.ts';
 import type { Logger } from './runtime/logging.ts';
 import { Manager } from './runtime/manager.ts';
@@ -53,7 +54,7 @@ export async function createOperator(kc: KubeConfigSource, config: OperatorConfi
   deps.logger.info('settings', { inPlaceBounds, cacheScope, knativeVisibility: config.knativeVisibility, namespaces: config.namespaces });
   const policy = validationPolicy(config);
   // One budget for both controllers: the app controller refuses what the cache controller will not cache.
-  const cacheQuota = new ModelCacheQuota(policy, cacheScope).track(manager.informer<ServerlessApp>(Kinds.ServerlessApp));
+  const cacheQuota = new ModelCacheQuota(policy, cacheScope).track(appInformer(manager));
   const apps = new ServerlessAppReconciler(manager, {
     policy, warmupUrlTemplate: config.warmupUrlTemplate, route: routerFor(config.router, config.localGateway),
     inPlaceBounds, clusterLocal: config.knativeVisibility === 'cluster-local', concurrency: config.concurrency, modelCacheScope: cacheScope,

@@ -3,7 +3,7 @@
 // app's Revisions (found through an index, never by scanning a namespace).
 // Each data plane is optional: a missing CRD only stops the apps that need it.
 
-import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
+import { MAX_APP_SPEC_BYTES, type ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import type { UnservedKinds } from '../planner/data-plane.ts';
 import type { ReconcileObservation } from '../planner/reconcile.ts';
 import { revisionApp, revisionsSelector, slimRevision, type Revision } from '../planner/revisions.ts';
@@ -14,6 +14,7 @@ import { keepAppliedFields } from '../runtime/apply.ts';
 import type { Controller } from '../runtime/controller.ts';
 import type { Informer } from '../runtime/informer.ts';
 import type { Manager } from '../runtime/manager.ts';
+import type { Projection } from '../runtime/object-decode.ts';
 import { Kinds, type ResourceKind } from '../util/kinds.ts';
 import { ownedBy } from './children.ts';
 import { routingManager } from '../planner/write-rules.ts';
@@ -28,6 +29,26 @@ import { objectKey } from '../util/object-key.ts';
 export function childInformer(mgr: Manager, kind: ResourceKind): Informer<WorkloadObject> {
   const transform = keepAppliedFields(mgr.client.fieldManager, routingManager(mgr.client.fieldManager));
   return mgr.informer<WorkloadObject>(kind, { labelSelector: MANAGED_SELECTOR, transform, optional: true });
+}
+
+/**
+ * What the operator keeps of each app: of its metadata what its controllers read (identity,
+ * generation, deletion, finalizers, owners). Labels, annotations (a client-side `kubectl apply` copies
+ * the whole spec into one) and managedFields are skipped unparsed, so a tenant's large or many labels
+ * and annotations cost no memory, and editing them costs a scan, not a parse. A spec past
+ * MAX_APP_SPEC_BYTES is not parsed either: the app is refused for its size and kept without it.
+ */
+export const APP_PROJECTION: Projection = {
+  metadata: ['name', 'namespace', 'uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp', 'finalizers', 'ownerReferences'],
+  maxSpecBytes: MAX_APP_SPEC_BYTES,
+};
+
+/**
+ * The cache of ServerlessApps: one definition for every controller that reads them (the manager
+ * shares one informer per kind and the first caller's projection wins).
+ */
+export function appInformer(mgr: Manager): Informer<ServerlessApp> {
+  return mgr.informer<ServerlessApp>(Kinds.ServerlessApp, { projection: APP_PROJECTION });
 }
 
 export class AppCaches {

@@ -19,6 +19,7 @@ import { Controller, type ReconcileContext, type Request, type Result } from '..
 import type { Informer } from '../runtime/informer.ts';
 import type { Manager } from '../runtime/manager.ts';
 import { Kinds } from '../util/kinds.ts';
+import { appInformer } from './app-caches.ts';
 import { isManaged } from '../util/managed-by.ts';
 import { ChildWriter } from './children.ts';
 import { hostsNamedBy, releaseVerdict, type ClaimUse } from '../planner/host-claims.ts';
@@ -44,7 +45,7 @@ export class HostClaimReleaser {
     this.#mgr = mgr;
     this.#o = o;
     this.#writer = new ChildWriter(mgr.client);
-    this.#apps = mgr.informer<ServerlessApp>(Kinds.ServerlessApp);
+    this.#apps = appInformer(mgr);
     this.#claims = mgr.informer<HostClaim>(Kinds.HostClaim);
     this.controller = new Controller({ name: 'hostclaim-release', reconcile: (req, ctx) => this.reconcile(req, ctx), concurrency: 1, logger: mgr.logger, metrics: mgr.metrics })
       .watches(this.#claims, (c) => [{ namespace: '', name: c.metadata.name }], () => false)

@@ -28,7 +28,7 @@ import { StatusWriter } from '../runtime/status.ts';
 import { Kinds } from '../util/kinds.ts';
 import { MANAGED_SELECTOR } from '../util/managed-by.ts';
 import { splitKey } from '../util/object-key.ts';
-import { childInformer } from './app-caches.ts';
+import { appInformer, childInformer } from './app-caches.ts';
 import { ChildWriter } from './children.ts';
 import { executeForApp } from './execute.ts';
 import type { ModelCacheQuota } from './model-cache-quota.ts';
@@ -70,7 +70,7 @@ export class ModelCacheReconciler {
   constructor(mgr: Manager, o: ModelCacheOptions) {
     this.mgr = mgr;
     this.o = o;
-    this.apps = mgr.informer<ServerlessApp>(Kinds.ServerlessApp);
+    this.apps = appInformer(mgr);
     // Optional: KServe without its LocalModel feature (or no KServe) only means no model is cached.
     this.caches = mgr.informer<CacheObject>(cacheKind(o.scope), { labelSelector: MANAGED_SELECTOR, transform: keepAppliedFields(mgr.client.fieldManager), optional: true });
     // The app controller's InferenceServices: one definition (childInformer), so the manager shares one informer.

@@ -19,7 +19,7 @@ import type { Manager } from '../runtime/manager.ts';
 import { StatusWriter } from '../runtime/status.ts';
 import { Kinds } from '../util/kinds.ts';
 import { objectKey, splitKey } from '../util/object-key.ts';
-import { AppCaches } from './app-caches.ts';
+import { AppCaches, appInformer } from './app-caches.ts';
 import { AppEffects, type AppEffectsSettings } from './app-effects.ts';
 import { ChildWriter } from './children.ts';
 import { execute } from './execute.ts';
@@ -63,7 +63,7 @@ export class ServerlessAppReconciler {
   constructor(mgr: Manager, o: ServerlessAppOptions) {
     this.mgr = mgr;
     this.o = o;
-    this.apps = mgr.informer<ServerlessApp>(Kinds.ServerlessApp);
+    this.apps = appInformer(mgr);
     this.route = o.route;
     this.caches = new AppCaches(mgr, this.route);
     // ModelCached is the model-cache controller's (see model-cache.ts).

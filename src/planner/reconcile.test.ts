@@ -89,6 +89,14 @@ describe('planReconcile', () => {
     assert.match(findCondition(r.status.conditions, 'Ready')!.message, /spec\.ingress\.gateways\[0\]/);
   });
 
+  it('Large apps crash the operator for everyone: an app whose spec the cache kept unparsed for its size is refused on spec, touching no child', () => {
+    const app: ServerlessApp = { ...containerApp(), spec: {} as ServerlessApp['spec'], specTooLarge: { bytes: 1_344_926, limit: 65_536 } };
+    const p = planReconcile(observe(app));
+    const r = p.report({ operations: [], wallClock: now });
+    assert.deepEqual([p.operations, p.effects, p.problems.map((x) => `${x.reason} ${x.field}`)], [[], [], ['InvalidSpec spec']]);
+    assert.match(findCondition(r.status.conditions, 'Ready')!.message, /1344926 bytes of JSON, more than the 65536/);
+  });
+
   it('an object the app does not own: shown at once, not retried, and the plan\'s requeue is kept', () => {
     const app = containerApp({ scaling: { minScale: 0, windows: [{ name: 'day', schedule: '0 8 * * *', duration: '8h', minScale: 2 }] } });
     const p = planReconcile(observe(app));

@@ -15,6 +15,7 @@ import type { RequestOptions as HttpsRequestOptions } from 'node:https';
 import { createSecureContext } from 'node:tls';
 import { Kinds, apiVersionOf, resourcePath, type ResourceKind } from '../util/kinds.ts';
 import { toRestConfig, type KubeConfigSource, type RestConfig, type TlsMaterial } from './kubeconfig.ts';
+import { readList } from './json-scan.ts';
 import type { OperatorMetrics } from './metrics.ts';
 import { http, https } from './node-http.ts';
 
@@ -137,6 +138,18 @@ export class KubeClient {
     const query = { labelSelector: opts.labelSelector, limit: opts.limit?.toString(), continue: opts.continue, resourceVersion: opts.resourceVersion };
     const list = (await this.request({ method: 'GET', path: resourcePath(kind, namespace), query, signal: opts.signal })) as Partial<ListResult<T>> & { items?: T[] | null };
     return { items: list.items ?? [], metadata: { resourceVersion: list.metadata?.resourceVersion ?? '', ...(list.metadata?.continue ? { continue: list.metadata.continue } : {}) } };
+  }
+
+  /**
+   * A list read as a stream: `onItem` gets each object's bytes as soon as it is complete, so the
+   * client holds one object at a time, never the page (a page of large objects read whole can be
+   * past V8's largest string, about 512 MiB, and fails).
+   */
+  async listEach(kind: ResourceKind, namespace: string | undefined, opts: { labelSelector?: string; limit?: number; continue?: string; signal?: AbortSignal }, onItem: (item: Buffer) => void): Promise<ListResult<never>['metadata']> {
+    const query = { labelSelector: opts.labelSelector, limit: opts.limit?.toString(), continue: opts.continue };
+    const res = await this.open({ method: 'GET', path: resourcePath(kind, namespace), query, signal: opts.signal });
+    const rest = (await readList(res, onItem)) as { metadata?: { resourceVersion?: string; continue?: string } };
+    return { resourceVersion: rest.metadata?.resourceVersion ?? '', ...(rest.metadata?.continue ? { continue: rest.metadata.continue } : {}) };
   }
 
   /**

@@ -190,6 +190,28 @@ describe('Informer', () => {
     assert.deepEqual(names('a/x'), ['two']);
   });
 
+  it('under a projection keeps the cached spec through label-only watch events, and reports each decode\'s cost by namespace', async () => {
+    const parsed: string[] = [];
+    const inf = open({ projection: { metadata: ['name', 'namespace', 'uid', 'resourceVersion', 'generation'] }, hooks: { onParse: (ns, ms) => { assert.ok(ms >= 0); parsed.push(ns ?? ''); } } });
+    await inf.start();
+    await waitFor('the watch', () => api.watches.length === 1);
+    const app = (rv: string, generation: number, labels: Record<string, string>) => ({
+      apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'a', name: 'big', uid: 'u', resourceVersion: rv, generation, labels, annotations: { note: 'x' } }, spec: { env: ['e'.repeat(100_000)] },
+    });
+    api.send('ADDED', app('500', 1, {}));
+    await waitFor('the add', () => inf.get('a', 'big') !== undefined);
+    const first = inf.get('a', 'big') as ConfigMap & { spec?: unknown };
+    assert.deepEqual(first.metadata, { namespace: 'a', name: 'big', uid: 'u', resourceVersion: '500', generation: 1 });
+    api.send('MODIFIED', app('501', 1, { storm: '1' }));
+    await waitFor('the label edit', () => inf.get('a', 'big')?.metadata?.resourceVersion === '501');
+    assert.equal((inf.get('a', 'big') as typeof first).spec, first.spec);
+    api.send('MODIFIED', app('502', 2, {}));
+    await waitFor('the spec edit', () => inf.get('a', 'big')?.metadata?.resourceVersion === '502');
+    assert.notEqual((inf.get('a', 'big') as typeof first).spec, first.spec);
+    assert.deepEqual(events, ['add a/big@500', 'update a/big@501 was 500', 'update a/big@502 was 501']);
+    assert.deepEqual(parsed, ['a', 'a', 'a']);
+  });
+
   it('fills in apiVersion and kind, which list items lack, and drops managedFields', async () => {
     api.put('a', 'one', {});
     const inf = open();

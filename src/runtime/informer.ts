@@ -18,6 +18,8 @@ import { apiVersionOf, crdName, type ResourceKind } from '../util/kinds.ts';
 import type { KubeConfigSource } from './kubeconfig.ts';
 import { createLogger, type Logger } from './logging.ts';
 import { objectKey } from '../util/object-key.ts';
+import { byteLines, objectMembers, parseBytes } from './json-scan.ts';
+import { decodeObject, type Decoded, type Projection } from './object-decode.ts';
 
 /**
  * What the informer needs of an object. Objects stay the API server's plain
@@ -27,7 +29,7 @@ import { objectKey } from '../util/object-key.ts';
 export interface KubeObject {
   apiVersion?: string;
   kind?: string;
-  metadata?: { name?: string; namespace?: string; resourceVersion?: string; managedFields?: unknown };
+  metadata?: { name?: string; namespace?: string; uid?: string; resourceVersion?: string; generation?: number; managedFields?: unknown };
 }
 
 export interface InformerHooks {
@@ -35,6 +37,8 @@ export interface InformerHooks {
   onRestart?(reason: string): void;
   /** A watch event arrived: ADDED, MODIFIED, DELETED, BOOKMARK or ERROR. */
   onEvent?(type: string): void;
+  /** An object of a list or a watch event was decoded, costing `ms` of this thread: whose namespace's reading costs what. */
+  onParse?(namespace: string | undefined, ms: number): void;
 }
 
 export interface InformerOptions<T> {
@@ -43,6 +47,11 @@ export interface InformerOptions<T> {
   labelSelector?: string;
   /** Applied before caching; the default drops metadata.managedFields. */
   transform?: (obj: T) => T;
+  /**
+   * Keep only these metadata fields (the others are skipped unparsed) and the cached spec while the
+   * object's generation stands (see object-decode.ts): for kinds whose objects a tenant may make large.
+   */
+  projection?: Projection;
   relistPeriodMs?: number;
   watchdogMs?: number;
   backoff?: { initialMs: number; maxMs: number };
@@ -62,9 +71,11 @@ type Handler<T> = (obj: T, old?: T) => void;
 /** Why a watch ended without throwing. */
 type WatchEnd = 'closed' | 'relist' | 'expired' | 'watchdog' | 'stopped';
 
-interface WatchEvent {
-  type: string;
-  object: KubeObject & { code?: number; message?: string; reason?: string };
+/** What a watch ERROR event carries: a Status. */
+interface WatchError {
+  code?: number;
+  message?: string;
+  reason?: string;
 }
 
 const LIST_PAGE_SIZE = 500;
@@ -82,6 +93,7 @@ export class Informer<T extends KubeObject> {
   readonly #scopes: Array<string | undefined>;
   readonly #labelSelector: string | undefined;
   readonly #transform: (obj: T) => T;
+  readonly #projection: Projection | undefined;
   readonly #relistPeriodMs: number;
   readonly #watchdogMs: number;
   readonly #backoff: { initialMs: number; maxMs: number };
@@ -109,6 +121,7 @@ export class Informer<T extends KubeObject> {
     this.#scopes = kind.namespaced && namespaces.length > 0 ? namespaces : [undefined];
     this.#labelSelector = opts.labelSelector;
     this.#transform = opts.transform ?? stripManagedFields;
+    this.#projection = opts.projection;
     this.#relistPeriodMs = opts.relistPeriodMs ?? 10 * 60_000;
     this.#watchdogMs = opts.watchdogMs ?? 60_000;
     this.#backoff = opts.backoff ?? { initialMs: 500, maxMs: 30_000 };
@@ -243,7 +256,11 @@ export class Informer<T extends KubeObject> {
     let cont: string | undefined;
     do {
       const signal = AbortSignal.any([this.#stop.signal, AbortSignal.timeout(Math.ceil(Math.max(this.#watchdogMs, 30_000)))]);
-      const page = await this.#client.list<T>(this.kind, ns, { limit: LIST_PAGE_SIZE, labelSelector: this.#labelSelector, continue: cont, signal }).catch((err: unknown) => {
+      const onItem = (bytes: Buffer) => {
+        const decoded = this.#decode(bytes);
+        fresh.set(keyOf(decoded.obj), decoded.unchanged ? decoded.obj : this.#kept(decoded.obj));
+      };
+      const page = await this.#client.listEach(this.kind, ns, { limit: LIST_PAGE_SIZE, labelSelector: this.#labelSelector, continue: cont, signal }, onItem).catch((err: unknown) => {
         if (this.#optional && isNotFound(err)) return undefined;
         throw err;
       });
@@ -252,14 +269,8 @@ export class Informer<T extends KubeObject> {
         resourceVersion = undefined;
         break;
       }
-      resourceVersion = page.metadata.resourceVersion;
-      cont = page.metadata.continue || undefined;
-      for (const item of page.items) {
-        item.apiVersion ??= apiVersionOf(this.kind);
-        item.kind ??= this.kind.kind;
-        const obj = this.#transform(item);
-        fresh.set(keyOf(obj), obj);
-      }
+      resourceVersion = page.resourceVersion;
+      cont = page.continue || undefined;
     } while (cont !== undefined);
     if (this.#stop.signal.aborted) return resourceVersion;
     for (const [key, obj] of fresh) this.#upsert(key, obj);
@@ -320,20 +331,28 @@ export class Informer<T extends KubeObject> {
         labelSelector: this.#labelSelector,
         signal: conn.signal,
       });
-      for await (const line of lines(stream, feed)) {
-        const event = JSON.parse(line) as WatchEvent;
+      for await (const line of byteLines(stream, feed)) {
+        const event = objectMembers(line);
+        const type = parseBytes(event.get('type') ?? Buffer.from('""')) as string;
+        const object = event.get('object') ?? Buffer.from('{}');
         events++;
         this.stats.lastEventAt = this.#clock.now();
-        this.#hooks.onEvent?.(event.type);
-        if (event.type === 'ERROR') {
-          if (event.object.code === 410) {
+        this.#hooks.onEvent?.(type);
+        if (type === 'ERROR') {
+          const status = parseBytes(object) as WatchError;
+          if (status.code === 410) {
             finish('expired');
             break;
           }
-          throw new ApiError(event.object.code ?? 500, event.object.message ?? 'watch error', event.object.reason);
+          throw new ApiError(status.code ?? 500, status.message ?? 'watch error', status.reason);
         }
-        resourceVersion = event.object.metadata?.resourceVersion ?? resourceVersion;
-        if (event.type !== 'BOOKMARK') this.#apply(event);
+        if (type === 'BOOKMARK') {
+          resourceVersion = (parseBytes(objectMembers(object).get('metadata') ?? Buffer.from('{}')) as { resourceVersion?: string }).resourceVersion ?? resourceVersion;
+          continue;
+        }
+        const decoded = this.#decode(object);
+        resourceVersion = decoded.obj.metadata?.resourceVersion ?? resourceVersion;
+        this.#apply(type, decoded);
       }
       end ??= 'closed';
     } catch (err) {
@@ -351,10 +370,27 @@ export class Informer<T extends KubeObject> {
     return this.#clock.now().getTime();
   }
 
-  #apply(event: WatchEvent): void {
-    const obj = this.#transform(event.object as T);
+  /** One object's bytes, decoded as little as the cache allows (object-decode.ts); its cost goes to onParse. */
+  #decode(bytes: Buffer): Decoded<T> {
+    const started = performance.now();
+    const decoded = decodeObject<T>(bytes, (meta) => this.#cache.get(keyOf({ metadata: meta })), this.#projection);
+    this.#hooks.onParse?.(decoded.obj.metadata?.namespace, performance.now() - started);
+    return decoded;
+  }
+
+  /** What the cache keeps of a freshly decoded object. */
+  #kept(obj: T): T {
+    obj.apiVersion ??= apiVersionOf(this.kind);
+    obj.kind ??= this.kind.kind;
+    return this.#transform(obj);
+  }
+
+  #apply(type: string, decoded: Decoded<T>): void {
+    // The cache holds this resourceVersion already: nothing changed.
+    if (decoded.unchanged && type !== 'DELETED') return;
+    const obj = decoded.unchanged ? decoded.obj : this.#kept(decoded.obj);
     const key = keyOf(obj);
-    if (event.type === 'DELETED') {
+    if (type === 'DELETED') {
       const old = this.#cache.get(key);
       if (old === undefined) return;
       this.#remove(key, old);
@@ -436,21 +472,4 @@ function watchTimeoutSeconds(watchdogMs: number): number {
 function backoffMs(failures: number, b: { initialMs: number; maxMs: number }): number {
   const ceiling = Math.min(b.maxMs, b.initialMs * 2 ** (failures - 1));
   return Math.round(ceiling * (0.5 + Math.random() / 2));
-}
-
-/** Splits a byte stream into lines; `onBytes` runs for every chunk, so a slow large object still counts as traffic. */
-async function* lines(stream: AsyncIterable<Uint8Array>, onBytes: () => void): AsyncGenerator<string> {
-  const decoder = new TextDecoder();
-  let buffered = '';
-  for await (const chunk of stream) {
-    onBytes();
-    buffered += decoder.decode(chunk, { stream: true });
-    let nl: number;
-    while ((nl = buffered.indexOf('\n')) >= 0) {
-      const line = buffered.slice(0, nl).trim();
-      buffered = buffered.slice(nl + 1);
-      if (line) yield line;
-    }
-  }
-  if (buffered.trim()) yield buffered.trim();
 }

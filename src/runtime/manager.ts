@@ -11,6 +11,7 @@ import type { Controller } from './controller.ts';
 import { EventRecorder } from './events.ts';
 import { startHealthServers, type HealthServers } from './health.ts';
 import { Informer, type KubeObject } from './informer.ts';
+import type { Projection } from './object-decode.ts';
 import type { ResourceKind } from '../util/kinds.ts';
 import type { KubeConfigSource } from './kubeconfig.ts';
 import { LeaderElector } from './leader-election.ts';
@@ -88,11 +89,11 @@ export class Manager {
 
   /**
    * The shared informer of `kind` with `labelSelector`, created on first use.
-   * The first caller's transform (and index) wins, so callers of one (kind, selector)
+   * The first caller's transform (projection and index) wins, so callers of one (kind, selector)
    * must agree on it. `optional`: the kind's CRD may be missing, which then
    * holds back neither the caches' sync nor any controller (see Informer.served).
    */
-  informer<T extends KubeObject>(kind: ResourceKind, opts: { labelSelector?: string; transform?: (o: T) => T; optional?: boolean; indexBy?: (o: T) => string | undefined } = {}): Informer<T> {
+  informer<T extends KubeObject>(kind: ResourceKind, opts: { labelSelector?: string; transform?: (o: T) => T; projection?: Projection; optional?: boolean; indexBy?: (o: T) => string | undefined } = {}): Informer<T> {
     const key = `${kind.group}/${kind.version}/${kind.plural}?${opts.labelSelector ?? ''}`;
     let informer = this.informers.get(key);
     if (!informer) {
@@ -100,6 +101,7 @@ export class Manager {
         ...(kind.namespaced && this.opts.namespaces?.length ? { namespaces: this.opts.namespaces } : {}),
         ...(opts.labelSelector ? { labelSelector: opts.labelSelector } : {}),
         ...(opts.transform ? { transform: opts.transform } : {}),
+        ...(opts.projection ? { projection: opts.projection } : {}),
         ...(opts.optional ? { optional: true } : {}),
         ...(opts.indexBy ? { indexBy: opts.indexBy } : {}),
         ...(this.opts.watchdogMs ? { watchdogMs: this.opts.watchdogMs } : {}),

@@ -237,7 +237,16 @@ export const ingressSchema = object('Public routing through an Istio VirtualServ
   }),
 });
 
-export const specSchema = object('What the app runs and how it is served, scaled and rolled out.', {
+/**
+ * The largest spec, in bytes of JSON, the operator reads; a larger one is refused (InvalidSpec on
+ * spec) without being parsed, and costs the cache its metadata and status only. The CRD admits up to
+ * etcd's 1.5 MiB per object; this is what holds the operator's memory per app, and so the chart's
+ * memory limit at the documented scale (docs/benchmarks.md, "Memory per app"). Twice the largest
+ * single field (warmup.body, 64 KiB), so no field at its schema's maximum is refused alone.
+ */
+export const MAX_APP_SPEC_BYTES = 128 * 1024;
+
+export const specSchema = object(`What the app runs and how it is served, scaled and rolled out. At most ${MAX_APP_SPEC_BYTES / 1024} KiB of JSON: the operator refuses a larger spec (Ready=False InvalidSpec on spec) without reading it; large values belong in a ConfigMap or Secret (envFrom, volumes).`, {
   container: containerSchema,
   model: modelSchema,
   scaling: scalingSchema,
@@ -389,4 +398,7 @@ export interface ServerlessApp {
   metadata: ObjectMeta;
   spec: ServerlessAppSpec;
   status?: ServerlessAppStatus;
+  /** Never sent: the operator's cache sets it on an app whose spec was past MAX_APP_SPEC_BYTES, kept unparsed (spec is then empty). */
+  specTooLarge?: { bytes: number; limit: number };
 }
+

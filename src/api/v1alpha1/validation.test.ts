@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { containerApp, modelApp } from '../../testing/apps.ts';
-import type { ServerlessApp } from './serverlessapp.ts';
+import { MAX_APP_SPEC_BYTES, type ServerlessApp } from './serverlessapp.ts';
 import { re2ProgramSizeBound } from './regex-cost.ts';
 import {
   MAX_REGEX_PROGRAM_SIZE, gatewayAllowed, hostClaims, hostProblem, re2Problem, resolveGateway, storageUriPrefixOverlap, storageUriShared, storageUriUnder, validateApp, type ValidationPolicy,
@@ -12,6 +12,14 @@ describe('controller-side validation', () => {
 
   it('accepts a valid app', () => {
     assert.deepEqual(validateApp(containerApp(), policy), []);
+  });
+
+  it('refuses a spec past MAX_APP_SPEC_BYTES read whole as the cache refuses it unread, naming its size', () => {
+    const env = (n: number) => Array.from({ length: n }, (_, i) => ({ name: `V${i}`, value: 'x'.repeat(4096) }));
+    assert.deepEqual(reasons(containerApp({ container: { image: 'ghcr.io/acme/shop:1', env: env(10) } })), []);
+    const big = containerApp({ container: { image: 'ghcr.io/acme/shop:1', env: env(40) } });
+    assert.deepEqual(reasons(big), ['InvalidSpec spec']);
+    assert.match(validateApp(big, policy)[0]!.message, new RegExp(`is \\d+ bytes of JSON, more than the ${MAX_APP_SPEC_BYTES} the operator reads`));
   });
 
   it('names the window and field of a bad cron expression or time zone (InvalidSchedule)', () => {

@@ -26,7 +26,7 @@ import { forbiddenHeader } from '../../util/http-headers.ts';
 import { validateWindows } from './window-validation.ts';
 import type { JSONSchema } from '../openapi.ts';
 import { QuantityError, formatBytes, parseQuantity } from './quantity.ts';
-import { gatewayRef, specSchema, type ServerlessApp } from './serverlessapp.ts';
+import { gatewayRef, MAX_APP_SPEC_BYTES, specSchema, type ServerlessApp } from './serverlessapp.ts';
 import { objectKey } from '../../util/object-key.ts';
 
 const re2js = lazyRequire<typeof import('re2js')>('re2js');
@@ -256,18 +256,29 @@ const policyHashes = new WeakMap<ValidationPolicy, string>();
 
 /** The spec's problems under the policy; computed once per content (spec, namespace, policy), not once per reconcile. */
 export function validateApp(app: ServerlessApp, policy: ValidationPolicy): SpecProblem[] {
+  // Its spec was never read (the cache kept it unparsed): its size is the whole verdict.
+  if (app.specTooLarge) return [specTooLargeProblem(app.specTooLarge)];
+  // The same bound for a spec read whole (kubectl sapp plan, a test): the verdict does not depend on who read it.
+  const spec = canonicalJson(app.spec);
+  const bytes = Buffer.byteLength(spec);
+  if (bytes > MAX_APP_SPEC_BYTES) return [specTooLargeProblem({ bytes, limit: MAX_APP_SPEC_BYTES })];
   let policyHash = policyHashes.get(policy);
   if (policyHash === undefined) {
     policyHash = sha256(canonicalJson(policy));
     policyHashes.set(policy, policyHash);
   }
-  const key = sha256(`${app.metadata.namespace}\u0000${policyHash}\u0000${canonicalJson(app.spec)}`);
+  const key = sha256(`${app.metadata.namespace}\u0000${policyHash}\u0000${spec}`);
   let problems = validated.get(key);
   if (!problems) {
     problems = checkApp(app, policy);
     validated.set(key, problems);
   }
   return problems.map((p) => ({ ...p }));
+}
+
+/** A spec past the operator's MAX_APP_SPEC_BYTES. */
+export function specTooLargeProblem(t: { bytes: number; limit: number }): SpecProblem {
+  return { reason: 'InvalidSpec', field: 'spec', message: `the spec is ${t.bytes} bytes of JSON, more than the ${t.limit} the operator reads (a bound that holds its memory per app); move large values into a ConfigMap or Secret and reference them (envFrom, volumes)` };
 }
 
 function sha256(text: string): string {

@@ -1,0 +1,171 @@
+// Reading the API server's JSON without holding more than one object as text.
+// A LIST page is read as a stream: each element of its items array is handed
+// on as its own bytes as soon as it is complete, so memory is bounded by one
+// object, not by a page (a page of 500 objects of 1.3 MiB is past V8's
+// largest string and fails outright when read whole). And an object's
+// top-level members can be found without parsing them, so a reader parses
+// only the members it keeps and skips the others (a large spec that did not
+// change, managedFields, annotations). Strings, the bulk of a large object,
+// are skipped with Buffer.indexOf (native), not byte by byte.
+
+const QUOTE = 0x22, BACKSLASH = 0x5c, OPEN_BRACE = 0x7b, CLOSE_BRACE = 0x7d, OPEN_BRACKET = 0x5b, CLOSE_BRACKET = 0x5d, COMMA = 0x2c, COLON = 0x3a;
+
+/** The offset of the quote that closes the string whose opening quote is at `start`. */
+function stringEnd(buf: Buffer, start: number): number {
+  let from = start + 1;
+  for (;;) {
+    const q = buf.indexOf(QUOTE, from);
+    if (q < 0) throw new SyntaxError('unterminated string in JSON');
+    let k = q - 1;
+    while (buf[k] === BACKSLASH) k--;
+    if ((q - 1 - k) % 2 === 0) return q;
+    from = q + 1;
+  }
+}
+
+function skipSpace(buf: Buffer, i: number): number {
+  while (i < buf.length && (buf[i] === 0x20 || buf[i] === 0x0a || buf[i] === 0x0d || buf[i] === 0x09)) i++;
+  return i;
+}
+
+/** The offset just past the JSON value that starts at `start` (after any white space). */
+function valueEnd(buf: Buffer, start: number): number {
+  const c = buf[start];
+  if (c === QUOTE) return stringEnd(buf, start) + 1;
+  if (c !== OPEN_BRACE && c !== OPEN_BRACKET) {
+    let i = start;
+    while (i < buf.length && buf[i] !== COMMA && buf[i] !== CLOSE_BRACE && buf[i] !== CLOSE_BRACKET && buf[i]! > 0x20) i++;
+    return i;
+  }
+  let depth = 0;
+  for (let i = start; i < buf.length; i++) {
+    const b = buf[i];
+    if (b === QUOTE) i = stringEnd(buf, i);
+    else if (b === OPEN_BRACE || b === OPEN_BRACKET) depth++;
+    else if ((b === CLOSE_BRACE || b === CLOSE_BRACKET) && --depth === 0) return i + 1;
+  }
+  throw new SyntaxError('unterminated object or array in JSON');
+}
+
+/** The raw bytes of each member of the JSON object in `buf`, by key, unparsed. */
+export function objectMembers(buf: Buffer): Map<string, Buffer> {
+  const members = new Map<string, Buffer>();
+  let i = skipSpace(buf, 0);
+  if (buf[i] !== OPEN_BRACE) throw new SyntaxError('not a JSON object');
+  i = skipSpace(buf, i + 1);
+  if (buf[i] === CLOSE_BRACE) return members;
+  for (;;) {
+    if (buf[i] !== QUOTE) throw new SyntaxError('expected a key in JSON object');
+    const keyEnd = stringEnd(buf, i);
+    const key = JSON.parse(buf.toString('utf8', i, keyEnd + 1)) as string;
+    i = skipSpace(buf, keyEnd + 1);
+    if (buf[i] !== COLON) throw new SyntaxError('expected ":" in JSON object');
+    const start = skipSpace(buf, i + 1);
+    const end = valueEnd(buf, start);
+    members.set(key, buf.subarray(start, end));
+    i = skipSpace(buf, end);
+    if (buf[i] === CLOSE_BRACE) return members;
+    if (buf[i] !== COMMA) throw new SyntaxError('expected "," or "}" in JSON object');
+    i = skipSpace(buf, i + 1);
+  }
+}
+
+/** JSON.parse of a member's bytes. */
+export function parseBytes(buf: Buffer): unknown {
+  return JSON.parse(buf.toString('utf8'));
+}
+
+/**
+ * Reads a Kubernetes list response ({kind, apiVersion, metadata, items: [...]}) from a byte stream:
+ * `onItem` gets each element of items as its own bytes, in order, as soon as it is complete; the
+ * returned value is the rest of the list, parsed (its items empty). A list's only top-level array
+ * is its items, which is how they are found.
+ */
+export async function readList(stream: AsyncIterable<Uint8Array>, onItem: (item: Buffer) => void): Promise<Record<string, unknown>> {
+  const rest: Buffer[] = [];
+  /** Pieces of the item being read, from earlier chunks. */
+  let pending: Buffer[] = [];
+  let depth = 0;
+  let inString = false;
+  let escaped = false;
+  let inItems = false;
+  for await (const raw of stream) {
+    const chunk = Buffer.isBuffer(raw) ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+    /** Where the part of this chunk that belongs to the open item or to the rest (outside items) begins. */
+    let mark = 0;
+    let i = 0;
+    while (i < chunk.length) {
+      if (inString) {
+        if (escaped) {
+          escaped = false;
+          i++;
+          continue;
+        }
+        const q = chunk.indexOf(QUOTE, i);
+        const stop = q < 0 ? chunk.length : q;
+        let k = stop - 1;
+        while (k >= i && chunk[k] === BACKSLASH) k--;
+        const oddRun = (stop - 1 - k) % 2 === 1;
+        if (q < 0) {
+          escaped = oddRun;
+          i = chunk.length;
+        } else if (oddRun) {
+          i = q + 1;
+        } else {
+          inString = false;
+          i = q + 1;
+        }
+        continue;
+      }
+      const b = chunk[i]!;
+      if (b === QUOTE) inString = true;
+      else if (b === OPEN_BRACE || b === OPEN_BRACKET) {
+        depth++;
+        if (depth === 2 && b === OPEN_BRACKET) {
+          // Entering items: the rest keeps an empty array in its place.
+          inItems = true;
+          rest.push(chunk.subarray(mark, i + 1));
+        } else if (depth === 3 && inItems) {
+          mark = i;
+          pending = [];
+        }
+      } else if (b === CLOSE_BRACE || b === CLOSE_BRACKET) {
+        depth--;
+        if (inItems && depth === 2) {
+          pending.push(chunk.subarray(mark, i + 1));
+          onItem(pending.length === 1 ? pending[0]! : Buffer.concat(pending));
+          pending = [];
+        } else if (inItems && depth === 1) {
+          inItems = false;
+          mark = i;
+        }
+      }
+      i++;
+    }
+    if (inItems && depth >= 3) pending.push(chunk.subarray(mark));
+    else if (!inItems) rest.push(chunk.subarray(mark));
+  }
+  if (depth !== 0 || inString) throw new SyntaxError('the list ended before its JSON did');
+  return JSON.parse(Buffer.concat(rest).toString('utf8')) as Record<string, unknown>;
+}
+
+/** Splits a byte stream into its lines, as bytes; `onBytes` runs for every chunk, so a slow large object still counts as traffic. */
+export async function* byteLines(stream: AsyncIterable<Uint8Array>, onBytes: () => void): AsyncGenerator<Buffer> {
+  let pending: Buffer[] = [];
+  for await (const raw of stream) {
+    onBytes();
+    const chunk = Buffer.isBuffer(raw) ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+    let start = 0;
+    let nl: number;
+    while ((nl = chunk.indexOf(0x0a, start)) >= 0) {
+      pending.push(chunk.subarray(start, nl));
+      const line = pending.length === 1 ? pending[0]! : Buffer.concat(pending);
+      pending = [];
+      start = nl + 1;
+      if (skipSpace(line, 0) < line.length) yield line;
+    }
+    if (start < chunk.length) pending.push(chunk.subarray(start));
+  }
+  const last = Buffer.concat(pending);
+  if (skipSpace(last, 0) < last.length) yield last;
+}
