@@ -92,7 +92,7 @@ describe('planReconcile', () => {
   it('Large apps crash the operator for everyone: an app whose spec the cache kept unparsed for its size is refused on spec, touching no child', () => {
     const app: ServerlessApp = { ...containerApp(), spec: {} as ServerlessApp['spec'], specTooLarge: { bytes: 1_344_926, limit: 65_536 } };
     const p = planReconcile(observe(app));
-    const r = p.report({ operations: [], wallClock: now });
+    const r = p.report({ operations: [] });
     assert.deepEqual([p.operations, p.effects, p.problems.map((x) => `${x.reason} ${x.field}`)], [[], [], ['InvalidSpec spec']]);
     assert.match(findCondition(r.status.conditions, 'Ready')!.message, /1344926 bytes of JSON, more than the 65536/);
   });
