@@ -66,7 +66,7 @@ export class AppEffects {
     const { namespace, name } = app.metadata;
     if (e.type === 'forgetWarmup') this.warmups.forget(key);
     if (e.type === 'warmup') this.warmups.ensure({ key, version: e.version, revision: e.revision, namespace, app: name }, e.spec, e.startedAt);
-    if (e.type === 'analysis') this.analyses.outcome(key, e.round, () => runChecks(e.analysis, { app: name, namespace, revision: e.candidate.revision, version: e.version }, this.policy));
+    if (e.type === 'analysis') this.analyses.outcome(key, e.round, (signal) => runChecks(e.analysis, { app: name, namespace, revision: e.candidate.revision, version: e.version }, this.policy, {}, undefined, signal));
   }
 
   /** The workers stopped: every task ends now, its request cut, and reports nothing. */

@@ -271,7 +271,20 @@ describe('ChildWriter.createOnce', () => {
     assert.equal(await writer(new ApiError(409, 'hostclaims "shop.example.com" already exists', 'AlreadyExists')).createOnce(Kinds.HostClaim, claim), false);
   });
 
-  it('passes any other refusal on, for the queue to retry', async () => {
-    await assert.rejects(writer(new ApiError(403, 'forbidden')).createOnce(Kinds.HostClaim, claim), (e: unknown) => e instanceof ApiError && e.code === 403);
+  // RBAC (403), a schema or CEL rule (422), an admission webhook's or policy's denial: each a refusal, shown on the app.
+  for (const [name, err] of [
+    ['RBAC', new ApiError(403, 'hostclaims.serverlessapp.io is forbidden: User "system:serviceaccount:x:op" cannot create resource "hostclaims"', 'Forbidden')],
+    ['a validating admission policy', new ApiError(422, 'hostclaims.serverlessapp.io "shop.example.com" is forbidden: ValidatingAdmissionPolicy \'no-claims\' denied request', 'Invalid')],
+    ['a webhook', new ApiError(400, 'admission webhook "claims.example.com" denied the request: no', 'BadRequest')],
+  ] as const) {
+    it(`a create refused by ${name} is a WriteRejected (ApplyRejected), as a refused apply`, async () => {
+      await assert.rejects(writer(err).createOnce(Kinds.HostClaim, claim), (e: unknown) => e instanceof WriteRejected && e.reason === 'ApplyRejected' && e.kind === 'HostClaim' && e.cause === err);
+    });
+  }
+
+  it('passes a failure that is no refusal on, for the queue to retry', async () => {
+    for (const code of [500, 429, 404]) {
+      await assert.rejects(writer(new ApiError(code, 'x')).createOnce(Kinds.HostClaim, claim), (e: unknown) => e instanceof ApiError && e.code === code);
+    }
   });
 });

@@ -111,12 +111,12 @@ export class ChildWriter {
    * this app does not control it: a cached one, or one the cache does not show,
    * which is read from the API server before the first write. `rule`: what the kind's data plane requires.
    */
-  async ensure(kind: ResourceKind, desired: Child, live: Child | undefined, rule: WriteRule = WRITE_RULES.apply): Promise<boolean> {
-    const current = live ?? await this.client.get<Child>(kind, desired.metadata.namespace, desired.metadata.name);
+  async ensure(kind: ResourceKind, desired: Child, live: Child | undefined, rule: WriteRule = WRITE_RULES.apply, signal?: AbortSignal): Promise<boolean> {
+    const current = live ?? await this.client.get<Child>(kind, desired.metadata.namespace, desired.metadata.name, signal ? { signal } : {});
     const owner = current && notControlledBy(desired, current);
     if (owner) throw new WriteRejected(kind.kind, nameOf(desired), { owner });
-    if (rule.templateName && rule.routing) return this.ensureNamedTemplate(kind, desired, current, rule);
-    return this.applyIfChanged(kind, desired, current, this.client.fieldManager, rule);
+    if (rule.templateName && rule.routing) return this.ensureNamedTemplate(kind, desired, current, rule, signal);
+    return this.applyIfChanged(kind, desired, current, this.client.fieldManager, rule, signal);
   }
 
   /**
@@ -124,16 +124,16 @@ export class ChildWriter {
    * with `owner` the app's key, one that cannot carry an owner reference and whose labels name the app
    * (render/metadata.ts labelledFor). An app already gone (undefined) controls nothing.
    */
-  async remove(kind: ResourceKind, live: Owned | undefined, owner: ServerlessApp | ObjectRef | undefined): Promise<boolean> {
-    return removableBy(live, owner) && this.removeMatched(kind, live as Child);
+  async remove(kind: ResourceKind, live: Owned | undefined, owner: ServerlessApp | ObjectRef | undefined, signal?: AbortSignal): Promise<boolean> {
+    return removableBy(live, owner) && this.removeMatched(kind, live as Child, signal);
   }
 
   /**
    * Deletes an object the caller has matched to the app by its labels (a cluster-scoped model cache,
    * which cannot carry a namespaced owner), guarded by its uid so a namesake made since is never hit.
    */
-  async removeMatched(kind: ResourceKind, live: Child): Promise<boolean> {
-    return this.write(kind, live, () => this.client.delete(kind, live.metadata.namespace, live.metadata.name, sameObject(live)));
+  async removeMatched(kind: ResourceKind, live: Child, signal?: AbortSignal): Promise<boolean> {
+    return this.write(kind, live, () => this.client.delete(kind, live.metadata.namespace, live.metadata.name, { ...sameObject(live), signal }));
   }
 
   /**
@@ -142,15 +142,15 @@ export class ChildWriter {
    * has just gone would try to create it again. A conflict is retried by the queue; an app already gone
    * needs nothing (false); a refusal (an admission webhook's) is a WriteRejected, as for any child.
    */
-  async finalizer(app: ServerlessApp, finalizer: string, present: boolean): Promise<boolean> {
+  async finalizer(app: ServerlessApp, finalizer: string, present: boolean, signal?: AbortSignal): Promise<boolean> {
     const { name, namespace } = app.metadata;
     if (present) {
-      await this.write(Kinds.ServerlessApp, app, () => this.client.apply({ apiVersion: app.apiVersion, kind: app.kind, metadata: { name, namespace, finalizers: [finalizer] } }));
+      await this.write(Kinds.ServerlessApp, app, () => this.client.apply({ apiVersion: app.apiVersion, kind: app.kind, metadata: { name, namespace, finalizers: [finalizer] } }, { signal }));
       return true;
     }
     const finalizers = (app.metadata.finalizers ?? []).filter((f) => f !== finalizer);
     try {
-      await this.write(Kinds.ServerlessApp, app, () => this.client.mergePatch(Kinds.ServerlessApp, namespace, name, { metadata: { finalizers, resourceVersion: app.metadata.resourceVersion } }));
+      await this.write(Kinds.ServerlessApp, app, () => this.client.mergePatch(Kinds.ServerlessApp, namespace, name, { metadata: { finalizers, resourceVersion: app.metadata.resourceVersion } }, { signal }));
       return true;
     } catch (err) {
       if (!isNotFound(err)) throw err;
@@ -161,10 +161,11 @@ export class ChildWriter {
   /**
    * Creates `obj`; returns false when an object of that name exists already (409). For
    * objects whose existence is the point (a HostClaim): of concurrent creates, one wins.
+   * A create admission or RBAC refuses is a WriteRejected like any other refused write.
    */
-  async createOnce(kind: ResourceKind, obj: Owned): Promise<boolean> {
+  async createOnce(kind: ResourceKind, obj: Owned, signal?: AbortSignal): Promise<boolean> {
     try {
-      await this.client.create(kind, obj);
+      await this.write(kind, obj, () => this.client.create(kind, obj, signal ? { signal } : {}));
       return true;
     } catch (err) {
       if (err instanceof ApiError && err.code === 409) return false;
@@ -173,14 +174,14 @@ export class ChildWriter {
   }
 
   /** Sets annotations on a live object under our field manager (Knative >= 1.21 revision bounds). */
-  async annotate(kind: ResourceKind, live: Child, annotations: Record<string, string>): Promise<boolean> {
+  async annotate(kind: ResourceKind, live: Child, annotations: Record<string, string>, signal?: AbortSignal): Promise<boolean> {
     if (hasAnnotations(live, annotations)) return false;
-    await this.write(kind, live, () => this.client.apply(annotationApply(live, annotations), { kind }));
+    await this.write(kind, live, () => this.client.apply(annotationApply(live, annotations), { kind, signal }));
     return true;
   }
 
   /** The template is written whole, only under a new name; the rest moves through the routing manager. */
-  private async ensureNamedTemplate(kind: ResourceKind, desired: Child, live: Child | undefined, rule: WriteRule): Promise<boolean> {
+  private async ensureNamedTemplate(kind: ResourceKind, desired: Child, live: Child | undefined, rule: WriteRule, signal: AbortSignal | undefined): Promise<boolean> {
     const key = `${kind.plural}/${desired.metadata.namespace}/${desired.metadata.name}`;
     const name = rule.templateName?.(desired);
     // The cache can lag our own write: while it still shows the object exactly as it was before we wrote
@@ -195,30 +196,30 @@ export class ChildWriter {
     const write = ensureWrite(rule, desired, live, this.client.fieldManager, memo === seen);
     if (write.whole) {
       // A new template (or no object yet): the whole object.
-      await this.write(kind, desired, () => this.client.apply(desired));
+      await this.write(kind, desired, () => this.client.apply(desired, { signal }));
       this.templates.set(key, seen);
       return true;
     }
     // The template stays (or our own write of it is not in the cache yet): the rest, through the routing manager.
-    return this.applyIfChanged(kind, write.body, live, write.fieldManager, WRITE_RULES.apply);
+    return this.applyIfChanged(kind, write.body, live, write.fieldManager, WRITE_RULES.apply, signal);
   }
 
-  private async applyIfChanged(kind: ResourceKind, desired: Child, live: Child | undefined, manager: string, rule: WriteRule): Promise<boolean> {
+  private async applyIfChanged(kind: ResourceKind, desired: Child, live: Child | undefined, manager: string, rule: WriteRule, signal: AbortSignal | undefined): Promise<boolean> {
     let need = applyNeed(desired, live, manager);
     if (need === 'none' && rule.atomicLists && canonicalJson(live?.spec) !== canonicalJson(desired.spec)) need = 'dropsOwned';
     if (need === 'none') return false;
     // We own a field we did not render: usually a webhook's default, which an
     // apply would only remove for the webhook to add again. Ask the server.
-    if (need === 'dropsOwned' && live && await this.wouldChangeNothing(kind, desired, live, manager)) return false;
-    await this.write(kind, desired, () => this.client.apply(desired, { kind, fieldManager: manager }));
+    if (need === 'dropsOwned' && live && await this.wouldChangeNothing(kind, desired, live, manager, signal)) return false;
+    await this.write(kind, desired, () => this.client.apply(desired, { kind, fieldManager: manager, signal }));
     return true;
   }
 
-  private async wouldChangeNothing(kind: ResourceKind, desired: Child, live: Child, manager: string): Promise<boolean> {
+  private async wouldChangeNothing(kind: ResourceKind, desired: Child, live: Child, manager: string, signal: AbortSignal | undefined): Promise<boolean> {
     const uid = live.metadata.uid ?? '';
     const verdict = `${live.metadata.resourceVersion ?? ''}/${shortHash(desired)}`;
     if (uid && this.noOps.get(uid) === verdict) return true;
-    const after = await this.write(kind, desired, () => this.client.apply(desired, { kind, fieldManager: manager, dryRun: true }));
+    const after = await this.write(kind, desired, () => this.client.apply(desired, { kind, fieldManager: manager, dryRun: true, signal }));
     const same = canonicalJson(comparable(after)) === canonicalJson(comparable(live));
     if (same && uid) this.noOps.set(uid, verdict);
     return same;

@@ -29,23 +29,24 @@ export async function executeOperations<Op extends Guarded>(operations: readonly
   return done;
 }
 
-/** The ServerlessApp controller's child operations. */
-export async function execute(children: ChildWriter, app: ServerlessApp, operations: ChildOperation[]): Promise<Outcome> {
-  return { operations: await executeOperations(operations, (op) => run(children, app, op)) };
+/** The ServerlessApp controller's child operations; `signal`: the reconcile's (runtime/controller.ts ReconcileContext). */
+export async function execute(children: ChildWriter, app: ServerlessApp, operations: ChildOperation[], signal?: AbortSignal): Promise<Outcome> {
+  return { operations: await executeOperations(operations, (op) => run(children, app, op, signal)) };
 }
 
 /** The model-cache controller's operations: `app` is undefined once the app is gone (its caches may not be). */
-export function executeForApp<Op extends AppOperation>(children: ChildWriter, app: ServerlessApp | undefined, operations: readonly Op[]): Promise<Executed<Op>[]> {
-  return executeOperations(operations, (op) => run(children, app, op));
+export function executeForApp<Op extends AppOperation>(children: ChildWriter, app: ServerlessApp | undefined, operations: readonly Op[], signal?: AbortSignal): Promise<Executed<Op>[]> {
+  return executeOperations(operations, (op) => run(children, app, op, signal));
 }
 
-async function run(children: ChildWriter, app: ServerlessApp | undefined, op: AppOperation): Promise<ChildOutcome> {
+/** `signal`: the reconcile's (runtime/controller.ts ReconcileContext), aborted when the lease is lost. */
+async function run(children: ChildWriter, app: ServerlessApp | undefined, op: AppOperation, signal: AbortSignal | undefined): Promise<ChildOutcome> {
   switch (op.action) {
-    case 'ensure': return await children.ensure(op.kind, need(op, op.desired), op.live, WRITE_RULES[op.write ?? 'apply']) ? 'written' : 'unchanged';
-    case 'annotate': return await children.annotate(op.kind, need(op, op.live), op.annotations ?? {}) ? 'written' : 'unchanged';
-    case 'remove': return await children.remove(op.kind, op.live, op.labelledFor ?? app) ? 'removed' : 'unchanged';
-    case 'claim': return await children.createOnce(op.kind, need(op, op.desired)) ? 'written' : 'unchanged';
-    case 'finalizer': return await children.finalizer(need(op, app), op.name, op.present) ? 'written' : 'unchanged';
+    case 'ensure': return await children.ensure(op.kind, need(op, op.desired), op.live, WRITE_RULES[op.write ?? 'apply'], signal) ? 'written' : 'unchanged';
+    case 'annotate': return await children.annotate(op.kind, need(op, op.live), op.annotations ?? {}, signal) ? 'written' : 'unchanged';
+    case 'remove': return await children.remove(op.kind, op.live, op.labelledFor ?? app, signal) ? 'removed' : 'unchanged';
+    case 'claim': return await children.createOnce(op.kind, need(op, op.desired), signal) ? 'written' : 'unchanged';
+    case 'finalizer': return await children.finalizer(need(op, app), op.name, op.present, signal) ? 'written' : 'unchanged';
   }
 }
 

@@ -108,20 +108,20 @@ export class ModelCacheReconciler {
       inferenceService: this.inferenceServices.get(req.namespace, req.name),
       quota: app ? this.quota.problem(app) : undefined,
     });
-    const done = await executeForApp(this.children, app, plan.operations);
+    const done = await executeForApp(this.children, app, plan.operations, ctx.signal);
     for (const { op, outcome, refusal } of done) {
       if (outcome !== 'unchanged') ctx.log.info(`model cache: ${op.id} ${outcome}`, { why: op.why, ...(refusal ? { refusal: refusal.message } : {}) });
     }
     const report = plan.report(done);
-    if (app) await this.record(app, report);
+    if (app) await this.record(app, report, ctx.signal);
     if (report.retry) throw new Error(report.retry.summary);
   }
 
   /** The condition under this controller's field manager, then the Events the report gives for that write, even one that failed. */
-  private async record(app: ServerlessApp, report: CacheReport): Promise<void> {
+  private async record(app: ServerlessApp, report: CacheReport, signal: AbortSignal): Promise<void> {
     let wrote = false;
     try {
-      if (report.write) wrote = await this.status.writePart(app, report.write);
+      if (report.write) wrote = await this.status.writePart(app, report.write, signal);
     } finally {
       for (const e of report.eventsFor(wrote)) this.mgr.events.record(app, e.type, e.reason, e.message);
     }

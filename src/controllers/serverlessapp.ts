@@ -3,6 +3,9 @@
 // operations -> report -> write status, with the Events the report gives for the
 // write -> start effects -> requeue as the plan says, whatever a write returned.
 // Everything decided is in status; nothing needs remembering across restarts.
+// The status write is bound to the read the plan was made from: a plan from a
+// copy the API server has moved past writes, announces and counts nothing; it
+// is made again from the fresh object (runtime/status.ts StaleRead).
 
 import type { HostClaim } from '../api/v1alpha1/hostclaim.ts';
 import { MODEL_CACHED, type ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
@@ -16,7 +19,7 @@ import type { CacheScope } from '../render/local-model-cache.ts';
 import { Controller, keepingRequeue, RetryError, type ReconcileContext, type Request, type Result } from '../runtime/controller.ts';
 import type { Informer } from '../runtime/informer.ts';
 import type { Manager } from '../runtime/manager.ts';
-import { StatusWriter } from '../runtime/status.ts';
+import { StaleRead, StatusWriter } from '../runtime/status.ts';
 import { Kinds } from '../util/kinds.ts';
 import { objectKey, splitKey } from '../util/object-key.ts';
 import { AppCaches, appInformer } from './app-caches.ts';
@@ -103,6 +106,9 @@ export class ServerlessAppReconciler {
 
   async reconcile(req: Request, ctx: ReconcileContext): Promise<Result | void> {
     const key = objectKey(req.namespace, req.name);
+    // The cache still shows the read our last status write replaced: that write's watch event brings the app back.
+    const cached = this.apps.get(req.namespace, req.name);
+    if (cached && this.status.behind(cached)) return ctx.log.debug('waiting for the cache to show our last status write');
     const next = planApp(this.observe(req, key));
     if ('farewell' in next) return this.forget(req, key, next.farewell);
     const { app, plan } = next;
@@ -110,9 +116,18 @@ export class ServerlessAppReconciler {
     if (plan.decision?.analysed) ctx.log.info('analysis', { outcome: plan.decision.analysed });
     // A write that fails (409, 429, 5xx, the network) or is refused is retried with backoff, the plan's requeue kept.
     const keepPlanned = keepingRequeue(nextLookMs(plan));
-    const outcome = await execute(this.children, app, plan.operations).catch(keepPlanned);
+    const outcome = await execute(this.children, app, plan.operations, ctx.signal).catch(keepPlanned);
     const report = plan.report(outcome);
-    const { wrote, retryInMs } = await this.writeStatus(app, report).catch(keepPlanned);
+    let written: { wrote: boolean; retryInMs?: number };
+    try {
+      written = await this.writeStatus(app, report, ctx.signal);
+    } catch (err) {
+      if (!(err instanceof StaleRead)) return keepPlanned(err);
+      // Planned from an outdated read: no transition is recorded, announced or counted; plan again now.
+      ctx.log.debug('status planned from an outdated read: planning again', { err: err.message });
+      return { replan: true };
+    }
+    const { wrote, retryInMs } = written;
     for (const e of report.eventsFor(wrote)) this.mgr.events.record(app, e.type, e.reason, e.message);
     this.metrics.report(app, report.metrics, wrote);
     for (const e of plan.effects) this.effects.start(app, key, e);
@@ -138,10 +153,10 @@ export class ServerlessAppReconciler {
     if (f.forget.includes('records')) [this.metrics, this.status].forEach((x) => x.forget(req.namespace, req.name));
   }
 
-  private async writeStatus(app: ServerlessApp, r: Report): Promise<{ wrote: boolean; retryInMs?: number }> {
+  private async writeStatus(app: ServerlessApp, r: Report, signal: AbortSignal): Promise<{ wrote: boolean; retryInMs?: number }> {
     switch (r.write.mode) {
-      case 'now': return { wrote: await this.status.write(app, r.status) };
-      case 'coalesce': return this.status.writeCoalesced(app, r.status, r.write.significant, r.write.windowMs);
+      case 'now': return { wrote: await this.status.write(app, r.status, signal) };
+      case 'coalesce': return this.status.writeCoalesced(app, r.status, r.write.significant, r.write.windowMs, signal);
       case 'none': return { wrote: false };
     }
   }

@@ -11,11 +11,11 @@ import { ANALYSIS_MAX_BYTES, ANALYSIS_TIMEOUT_MS, queryUrl, renderQuery, type An
 
 type QueryResult = { value: number } | { nodata: string };
 
-async function instantQuery(target: { url: URL; label: string }, query: string, namespace: string, limits: Required<AnalysisLimits>, clock: TimerClock | undefined): Promise<QueryResult> {
+async function instantQuery(target: { url: URL; label: string }, query: string, namespace: string, limits: Required<AnalysisLimits>, clock: TimerClock | undefined, cancel: AbortSignal | undefined): Promise<QueryResult> {
   let status: number;
   let text: string;
   try {
-    ({ status, body: text } = await outboundRequest({ url: queryUrl(target.url, query, namespace), headers: { accept: 'application/json' }, deadlineMs: limits.timeoutMs, maxBytes: limits.maxBytes, ...(clock ? { clock } : {}) }));
+    ({ status, body: text } = await outboundRequest({ url: queryUrl(target.url, query, namespace), headers: { accept: 'application/json' }, deadlineMs: limits.timeoutMs, maxBytes: limits.maxBytes, ...(clock ? { clock } : {}), ...(cancel ? { cancel } : {}) }));
   } catch (e) {
     return { nodata: `no answer from Prometheus (${target.label}): ${e instanceof OutboundError ? e.message : 'request failed'}` };
   }
@@ -37,15 +37,18 @@ async function instantQuery(target: { url: URL; label: string }, query: string, 
   return Number.isFinite(value) ? { value } : { nodata: 'query returned something other than a finite number' };
 }
 
-/** Runs every check against the app's target; the first without data halts the round. `clock`: what each query's deadline runs on (tests step a manual one). */
-export async function runChecks(analysis: Analysis, vars: QueryVars, policy: AnalysisPolicy = DEFAULT_ANALYSIS_POLICY, limits: AnalysisLimits = {}, clock?: TimerClock): Promise<AnalysisOutcome> {
+/**
+ * Runs every check against the app's target; the first without data halts the round. `clock`: what each
+ * query's deadline runs on (tests step a manual one); `cancel`: ends the round's request at once.
+ */
+export async function runChecks(analysis: Analysis, vars: QueryVars, policy: AnalysisPolicy = DEFAULT_ANALYSIS_POLICY, limits: AnalysisLimits = {}, clock?: TimerClock, cancel?: AbortSignal): Promise<AnalysisOutcome> {
   const target = analysisTarget(analysis, policy);
   if (!('url' in target)) return { result: 'nodata', message: `${target.field}: ${target.message}` };
   const bounds = { timeoutMs: limits.timeoutMs ?? ANALYSIS_TIMEOUT_MS, maxBytes: limits.maxBytes ?? ANALYSIS_MAX_BYTES };
   const failures: string[] = [];
   const passes: string[] = [];
   for (const check of analysis.checks) {
-    const r = await instantQuery(target, renderQuery(check.query, vars), vars.namespace, bounds, clock);
+    const r = await instantQuery(target, renderQuery(check.query, vars), vars.namespace, bounds, clock, cancel);
     if ('nodata' in r) return { result: 'nodata', message: `check ${check.name}: ${r.nodata}` };
     const low = check.min ?? -Infinity;
     const high = check.max ?? Infinity;

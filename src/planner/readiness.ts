@@ -55,16 +55,19 @@ export function readingOf(r: ReadingInput): Reading {
       message: `revision ${replacing.name} of version ${replacing.version} failed: ${replacing.failed}; ${plan.stable!.revision} keeps serving; change the workload spec to try again`,
     };
   }
-  if (r.rejected) {
-    const said = { reason: 'ApplyRejected', message: `the API server refused the ${r.rejected.kind} ${r.rejected.object}: ${r.rejected.message}. What runs keeps serving; retrying with backoff.` };
-    return { state: 'reconciling', ...said, problem: said };
-  }
+  if (r.rejected) return refusedReading(r.rejected);
   const stable = plan.stable ? r.revisions.get(plan.stable.revision) : undefined;
   if (plan.stable && stable && !stable.ready) {
     const said = { reason: 'StableNotReady', message: `stable revision ${plan.stable.revision} is not ready: ${r.workload.message}` };
     return { state: 'reconciling', ...said, problem: said };
   }
   return progress(r);
+}
+
+/** A write the API server refused, retried with backoff: in progress, Ready=False with the refusal. */
+export function refusedReading(rejected: NonNullable<ReadingInput['rejected']>): Reading {
+  const said = { reason: 'ApplyRejected', message: `the API server refused the ${rejected.kind} ${rejected.object}: ${rejected.message}. What runs keeps serving; retrying with backoff.` };
+  return { state: 'reconciling', ...said, problem: said };
 }
 
 /** The rollout machine's phase, read against the spec: the desired state reached, or what is in progress. */

@@ -111,6 +111,35 @@ describe('planReconcile', () => {
     assert.deepEqual([r.write, r.retry?.reason, r.eventsFor(true).map((e) => e.reason), r.metrics.rejectedKind], [{ mode: 'now' }, 'ApplyRejected', ['ApplyRejected'], 'Service']);
   });
 
+  describe('a HostClaim create the API server refuses (admission, RBAC)', () => {
+    const claiming = () => planReconcile(observe(withIngress, { hosts: { problems: [], conflicts: [], missing: [hostClaimFor('shop.example.com', 'team-a')!] } }));
+    const claimRefusal = (more: Partial<Refusal> = {}) => refusal('ApplyRejected', { kind: 'HostClaim', object: 'shop.example.com', message: 'denied by policy hostclaims', summary: 'the API server refused the HostClaim shop.example.com: denied', ...more });
+
+    it('is a refusal like any other write: Ready=False ApplyRejected at once, a Warning, the rejection metric, a retry with backoff', () => {
+      const p = claiming();
+      const r = p.report({ operations: refused(p, claimRefusal()) });
+      const ready = findCondition(r.status.conditions, 'Ready');
+      assert.deepEqual([r.write, r.retry?.kind, r.eventsFor(true).map((e) => `${e.type} ${e.reason}`), r.metrics.rejectedKind, ready?.status, ready?.reason],
+        [{ mode: 'now' }, 'HostClaim', ['Warning ApplyRejected'], 'HostClaim', 'False', 'ApplyRejected']);
+      assert.match(ready!.message, /HostClaim shop\.example\.com: denied by policy hostclaims/);
+      assert.deepEqual([findCondition(r.status.conditions, 'Reconciling')?.reason, findCondition(r.status.conditions, 'Stalled')], ['ApplyRejected', undefined], 'in progress while retried, not stalled');
+    });
+
+    it('a claim made, or lost to a concurrent create, is no refusal: nothing announced, counted or retried', () => {
+      const p = claiming();
+      for (const operations of [p.operations.map((op) => ({ op, outcome: 'written' as const })), p.operations.map((op) => ({ op, outcome: 'unchanged' as const }))]) {
+        const r = p.report({ operations });
+        assert.deepEqual([r.retry, r.eventsFor(true), r.metrics.rejectedKind, findCondition(r.status.conditions, 'Reconciling')?.reason], [undefined, [], undefined, 'Claiming']);
+      }
+    });
+
+    it('a refusal in a namespace being deleted: nothing to write or retry', () => {
+      const p = claiming();
+      const r = p.report({ operations: refused(p, claimRefusal({ namespaceTerminating: true })) });
+      assert.deepEqual([r.write, r.retry, r.eventsFor(true), r.metrics.rejectedKind], [{ mode: 'none' }, undefined, [], undefined]);
+    });
+  });
+
   it('a namespace being deleted: nothing to write or retry', () => {
     const p = planReconcile(observe(withIngress));
     const r = p.report({ operations: refused(p, refusal('ApplyRejected', { namespaceTerminating: true })) });

@@ -118,7 +118,8 @@ function invalidPlan(app: ServerlessApp, problems: SpecProblem[], now: Date): Pl
 /**
  * The hosts no one holds are claimed first, and nothing else happens: the next pass reads the claims'
  * outcome from the cache (their events re-queue the app), so every verdict comes from the same
- * objects in every replica.
+ * objects in every replica. A claim the API server refuses (admission, RBAC) is reported as any
+ * refused write: Ready=False ApplyRejected, a Warning, the rejection metric, a retry with backoff.
  */
 function claimPlan(app: ServerlessApp, missing: HostClaim[], now: Date): Plan {
   return {
@@ -127,7 +128,7 @@ function claimPlan(app: ServerlessApp, missing: HostClaim[], now: Date): Plan {
       id: `host-claim/${c.metadata.name}`, action: 'claim', kind: Kinds.HostClaim, desired: c as unknown as WorkloadObject,
       why: `claims host ${c.spec.host} for namespace ${c.spec.namespace}: of concurrent claims the API server lets one win`,
     })),
-    report: () => claimsReport(app, missing.map((c) => c.spec.host), now),
+    report: (outcome) => claimsReport(app, missing.map((c) => c.spec.host), now, outcome.operations.find((x) => x.refusal)?.refusal),
   };
 }
 

@@ -9,9 +9,9 @@ import { summarize } from '../rollout/version.ts';
 import type { EffectiveScale } from '../scaling/windows.ts';
 import type { Decision } from './decide.ts';
 import { cacheNameFor } from './model-cache-plan.ts';
-import { withStatusWrite, type Outcome, type PlannedEvent, type Report, type WindowChange } from './plan.ts';
+import { withStatusWrite, type Outcome, type PlannedEvent, type Refusal, type Report, type WindowChange } from './plan.ts';
 import type { ReconcileObservation } from './reconcile.ts';
-import { claimingStatus, coalescedWrite, composeStatus } from './status.ts';
+import { claimingStatus, coalescedWrite, composeStatus, refusedClaimStatus } from './status.ts';
 
 /** The report of a reconcile that changes nothing: the status as it is, nothing written, recorded or counted. */
 export const nothingToReport = (app: ServerlessApp): Report => ({ status: app.status ?? {}, write: { mode: 'none' }, ...withStatusWrite([]), metrics: { windowChanges: [] } });
@@ -19,9 +19,20 @@ export const nothingToReport = (app: ServerlessApp): Report => ({ status: app.st
 /**
  * The report of a reconcile that only claimed hosts: a new app's first status (Ready Unknown, Reconciling
  * Claiming), so it reads as reconciled from its first reconcile; an app reported on before is left as it
- * is, its stale observedGeneration reading as in progress until the next pass judges the claims.
+ * is, its stale observedGeneration reading as in progress until the next pass judges the claims. A claim
+ * the API server refused (`refusal`) is reported as any refused write.
  */
-export function claimsReport(app: ServerlessApp, hosts: string[], now: Date): Report {
+export function claimsReport(app: ServerlessApp, hosts: string[], now: Date, refusal?: Refusal): Report {
+  // Deleting a namespace refuses its creates: the app goes with it, nothing to report or retry.
+  if (refusal?.namespaceTerminating) return nothingToReport(app);
+  if (refusal) {
+    // A claim admission or RBAC refused is a refused write like any other: shown at once, announced, counted, retried.
+    const status = refusedClaimStatus(app, { kind: refusal.kind, object: refusal.object, message: refusal.message, reason: refusal.reason }, now);
+    return {
+      status, write: { mode: 'now' }, ...withStatusWrite([{ type: 'Warning', reason: refusal.reason, message: refusal.summary }]),
+      ...(refusal.retry ? { retry: refusal } : {}), metrics: { phase: status.phase, rejectedKind: refusal.kind, windowChanges: [] },
+    };
+  }
   if (findCondition(app.status?.conditions, 'Ready')) return nothingToReport(app);
   const status = claimingStatus(app, hosts, now);
   return { status, write: coalescedWrite(status), ...withStatusWrite([]), metrics: { phase: status.phase, windowChanges: [] } };

@@ -8,7 +8,7 @@ import { CANDIDATE_TAG, STABLE_TAG } from '../render/traffic.ts';
 import { reportedPercent, type ObservedRevision, type RolloutPlan } from '../rollout/canary.ts';
 import { setCondition, type Condition, findCondition } from '../util/conditions.ts';
 import type { EffectiveScale } from '../scaling/windows.ts';
-import { PAUSED, RECONCILING, STALLED, readinessConditions, readingOf, rolloutPaused, type ConditionInput } from './readiness.ts';
+import { PAUSED, RECONCILING, STALLED, readinessConditions, readingOf, refusedReading, rolloutPaused, type ConditionInput, type Reading, type ReadingInput } from './readiness.ts';
 import type { WorkloadSummary } from './workloads.ts';
 import type { StatusWrite } from './plan.ts';
 
@@ -28,14 +28,29 @@ export function withConditions(app: ServerlessApp, conditions: ConditionInput[],
 
 /**
  * Status for a spec the operator cannot serve: Stalled, and Ready=False, naming the field; phase,
- * versions, traffic and prewarm (what runs, and what was recorded of it) kept as they were. The
- * conditions are judged again for this generation: no rollout moves (CanaryProgressing, Promoted
- * False with the reason); Prewarmed goes with the kept status.prewarm (keptPrewarmed); the data plane
- * is not read for a refused spec, so its WorkloadReady is not kept.
+ * versions, traffic and prewarm (what runs, and what was recorded of it) kept as they were (heldStatus).
  */
 export function invalidSpecStatus(app: ServerlessApp, problems: SpecProblem[], now: Date): ServerlessAppStatus {
-  const said = { reason: problems[0]!.reason, message: problemsMessage(problems) };
-  const still = { status: 'False' as const, reason: said.reason, message: 'the spec is refused: nothing rolls out until it is fixed; what runs is left as it was' };
+  const reading = { state: 'stalled' as const, reason: problems[0]!.reason, message: problemsMessage(problems) };
+  return heldStatus(app, reading, 'the spec is refused: nothing rolls out until it is fixed; what runs is left as it was', now);
+}
+
+/**
+ * Status for a host claim the API server refused (admission, RBAC): Ready=False and Reconciling with
+ * the refusal while it is retried with backoff; what runs kept as it was (heldStatus).
+ */
+export function refusedClaimStatus(app: ServerlessApp, rejected: NonNullable<ReadingInput['rejected']>, now: Date): ServerlessAppStatus {
+  return heldStatus(app, refusedReading({ ...rejected, message: trimmed(rejected.message) }), 'a host claim is refused: nothing rolls out until it is made; what runs is left as it was', now);
+}
+
+/**
+ * Status while nothing rolls out, `reading` saying why: phase, versions, traffic and prewarm kept as
+ * they were. The conditions are judged again for this generation: no rollout moves (CanaryProgressing,
+ * Promoted False with the reason, `still` saying so); Prewarmed goes with the kept status.prewarm
+ * (keptPrewarmed); the data plane is not read, so its WorkloadReady is not kept.
+ */
+function heldStatus(app: ServerlessApp, reading: Reading, still: string, now: Date): ServerlessAppStatus {
+  const held = { status: 'False' as const, reason: reading.reason, message: still };
   const prewarmed = keptPrewarmed(app);
   return {
     ...app.status,
@@ -44,8 +59,8 @@ export function invalidSpecStatus(app: ServerlessApp, problems: SpecProblem[], n
     // can start again; a spec problem shows as Stalled naming the field, and only a spec change helps.
     phase: app.status?.phase ?? 'Pending',
     conditions: withConditions(app, [
-      ...readinessConditions({ state: 'stalled', ...said }, false),
-      { type: 'CanaryProgressing', ...still }, { type: 'Promoted', ...still },
+      ...readinessConditions(reading, false),
+      { type: 'CanaryProgressing', ...held }, { type: 'Promoted', ...held },
       ...(prewarmed ? [conditionInput(prewarmed)] : []),
     ], now),
   };

@@ -5,7 +5,8 @@
 // one of a few analysis slots, never a reconcile worker. Slots are shared
 // fairly (util/fair-slots.ts): a few per namespace and a cap for all, handed
 // round-robin across namespaces; a round that waits says so (onWait). A round
-// that throws ends as "nodata", never as an unhandled rejection.
+// that throws ends as "nodata", never as an unhandled rejection. A round replaced,
+// forgotten or stopped has its requests cut (the signal `run` is given).
 
 import { FairSlots, type SlotLimits } from '../util/fair-slots.ts';
 import type { AnalysisOutcome } from './canary.ts';
@@ -25,7 +26,7 @@ export interface AnalysisRunnerOptions {
 interface Round {
   id: string;
   outcome?: AnalysisOutcome;
-  cancelled: boolean;
+  cancel: AbortController;
 }
 
 export class AnalysisRunner {
@@ -40,13 +41,14 @@ export class AnalysisRunner {
 
   /**
    * The outcome of round `id` of app `key` once it has finished; undefined while
-   * it runs (the first call starts it with `run`). A new round id replaces the old.
+   * it runs (the first call starts it with `run`, whose requests take the signal). A new round id
+   * replaces the old.
    */
-  outcome(key: string, id: string, run: () => Promise<AnalysisOutcome>): AnalysisOutcome | undefined {
+  outcome(key: string, id: string, run: (signal: AbortSignal) => Promise<AnalysisOutcome>): AnalysisOutcome | undefined {
     const current = this.rounds.get(key);
     if (current?.id === id) return current.outcome;
-    if (current) current.cancelled = true;
-    const round: Round = { id, cancelled: false };
+    current?.cancel.abort();
+    const round: Round = { id, cancel: new AbortController() };
     this.rounds.set(key, round);
     this.start(key, round, run).catch(() => {
       // start() settles every round itself; only a throwing onDone lands here, and it must not become an unhandled rejection.
@@ -61,8 +63,7 @@ export class AnalysisRunner {
   }
 
   forget(key: string): void {
-    const round = this.rounds.get(key);
-    if (round) round.cancelled = true;
+    this.rounds.get(key)?.cancel.abort();
     this.rounds.delete(key);
   }
 
@@ -70,7 +71,7 @@ export class AnalysisRunner {
     for (const key of [...this.rounds.keys()]) this.forget(key);
   }
 
-  private async start(key: string, round: Round, run: () => Promise<AnalysisOutcome>): Promise<void> {
+  private async start(key: string, round: Round, run: (signal: AbortSignal) => Promise<AnalysisOutcome>): Promise<void> {
     const namespace = namespaceOf(key);
     const limit = this.slots.check(namespace);
     if (limit !== 'free') {
@@ -81,13 +82,14 @@ export class AnalysisRunner {
     }
     await this.slots.acquire(namespace);
     try {
-      if (round.cancelled) return;
+      const { signal } = round.cancel;
+      if (signal.aborted) return;
       try {
-        round.outcome = await run();
+        round.outcome = await run(signal);
       } catch (err) {
         round.outcome = { result: 'nodata', message: `analysis failed: ${(err as Error)?.message ?? String(err)}` };
       }
-      if (!round.cancelled) this.o.onDone(key);
+      if (!signal.aborted) this.o.onDone(key);
     } finally {
       this.slots.release(namespace);
     }

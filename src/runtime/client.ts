@@ -174,7 +174,7 @@ export class KubeClient {
    * field we own; fields we stop stating are removed, fields other managers
    * own are left alone. `kind` is only needed for kinds outside `Kinds`.
    */
-  async apply<T>(obj: T, opts: { subresource?: 'status'; force?: boolean; dryRun?: boolean; kind?: ResourceKind; fieldManager?: string } = {}): Promise<T> {
+  async apply<T>(obj: T, opts: { subresource?: 'status'; force?: boolean; dryRun?: boolean; kind?: ResourceKind; fieldManager?: string; signal?: AbortSignal } = {}): Promise<T> {
     const o = obj as TypedObject;
     const kind = opts.kind ?? kindOf(o);
     const { name, namespace } = metaOf(o);
@@ -185,6 +185,7 @@ export class KubeClient {
       contentType: 'application/apply-patch+yaml',
       body: { ...o, apiVersion: apiVersionOf(kind), kind: kind.kind },
       query: { fieldManager: opts.fieldManager ?? this.fieldManager, force: String(opts.force ?? true), dryRun: opts.dryRun ? 'All' : undefined },
+      signal: opts.signal,
     })) as T;
   }
 
@@ -202,18 +203,19 @@ export class KubeClient {
     return (await this.request({ ...rest, method: 'PUT', path: resourcePath(kind, namespace, name), body: obj, query: { fieldManager: this.fieldManager, dryRun: dryRun ? 'All' : undefined } })) as T;
   }
 
-  async mergePatch<T>(kind: ResourceKind, namespace: string | undefined, name: string, patch: object, opts: { subresource?: string } = {}): Promise<T> {
+  async mergePatch<T>(kind: ResourceKind, namespace: string | undefined, name: string, patch: object, opts: { subresource?: string; signal?: AbortSignal } = {}): Promise<T> {
     return (await this.request({
       method: 'PATCH',
       path: resourcePath(kind, namespace, name, opts.subresource),
       contentType: 'application/merge-patch+json',
       body: patch,
       query: { fieldManager: this.fieldManager },
+      signal: opts.signal,
     })) as T;
   }
 
   /** Deletes the object; false when it was already gone. `uid` guards against deleting a successor with the same name. */
-  async delete(kind: ResourceKind, namespace: string | undefined, name: string, opts: { propagationPolicy?: 'Background' | 'Foreground' | 'Orphan'; uid?: string; dryRun?: boolean } = {}): Promise<boolean> {
+  async delete(kind: ResourceKind, namespace: string | undefined, name: string, opts: { propagationPolicy?: 'Background' | 'Foreground' | 'Orphan'; uid?: string; dryRun?: boolean; signal?: AbortSignal } = {}): Promise<boolean> {
     const body = {
       apiVersion: 'v1',
       kind: 'DeleteOptions',
@@ -222,7 +224,7 @@ export class KubeClient {
       ...(opts.uid ? { preconditions: { uid: opts.uid } } : {}),
     };
     try {
-      await this.request({ method: 'DELETE', path: resourcePath(kind, namespace, name), body });
+      await this.request({ method: 'DELETE', path: resourcePath(kind, namespace, name), body, signal: opts.signal });
       return true;
     } catch (err) {
       if (isNotFound(err)) return false;

@@ -3,7 +3,11 @@
 // decides what happens next, as in controller-runtime: a requested delay is a
 // requeue after that delay, a user's mistake (TerminalError) is reported and
 // left alone until the object changes, any other failure is retried with
-// backoff. A reconcile that throws never takes its worker down.
+// backoff, a plan made from an outdated read is run again at once. A reconcile
+// that throws never takes its worker down. Each leadership term has its own
+// signal, which every API call and outbound request of a reconcile takes: a
+// term that ends by losing the lease aborts what is in flight (controller-runtime
+// cancels the reconcile context) instead of waiting for it.
 
 import { randomUUID } from 'node:crypto';
 
@@ -19,6 +23,12 @@ export type Request = ObjectRef;
 
 export interface Result {
   requeueAfterMs?: number;
+  /**
+   * The plan was made from a read the API server has moved past (the status write's precondition
+   * failed, runtime/status.ts StaleRead): run again at once from the fresh object, with no backoff
+   * and not as an error: nothing failed, and a burst of conflicts must not grow into minutes of backoff.
+   */
+  replan?: boolean;
 }
 
 /** A failure retrying cannot fix (a user's mistake): logged and counted, not retried. */
@@ -57,6 +67,8 @@ export function keepingRequeue(requeueAfterMs: number | undefined): (err: unknow
 export interface ReconcileContext {
   log: Logger;
   reconcileID: string;
+  /** Aborted when this replica stops leading by losing the lease: every API call and outbound request takes it. */
+  signal: AbortSignal;
 }
 
 export type Reconcile = (req: Request, ctx: ReconcileContext) => Promise<Result | void>;
@@ -99,6 +111,8 @@ export class Controller {
   private workers: Promise<void>[] = [];
   private running = false;
   private inFlight = 0;
+  /** This leadership term's: aborted by abandon(). */
+  private term = new AbortController();
   private readonly onStopped: (() => void) | undefined;
 
   constructor(opts: ControllerOptions) {
@@ -164,6 +178,7 @@ export class Controller {
   start(): void {
     if (this.running) return;
     this.running = true;
+    this.term = new AbortController();
     this.enqueueAll();
     this.logger.info('starting workers', { workerCount: this.concurrency });
     this.workers = Array.from({ length: this.concurrency }, () => this.work());
@@ -176,14 +191,34 @@ export class Controller {
    */
   async stop(): Promise<void> {
     if (!this.running) return;
+    const workers = this.halt();
+    await Promise.all(workers);
+    this.onStopped?.();
+    this.logger.info('stopped workers');
+  }
+
+  /**
+   * Stops taking work and aborts the in-flight reconciles without waiting for them (the lease is lost:
+   * another replica may be writing already, and a write still on its way must not land after it).
+   * What they were doing ends with their requests; a later start() begins afresh, as after stop().
+   */
+  abandon(): void {
+    if (!this.running) return;
+    this.term.abort(new Error('leadership lost'));
+    void this.halt();
+    this.onStopped?.();
+    this.logger.info('abandoned in-flight reconciles');
+  }
+
+  /** No new work; returns the workers still finishing theirs. */
+  private halt(): Promise<void>[] {
     this.running = false;
     this.queue.shutDown();
     // Events that arrive while stopping or stopped wait on a fresh queue for the next start().
     this.queue = this.newQueue();
-    await Promise.all(this.workers);
+    const workers = this.workers;
     this.workers = [];
-    this.onStopped?.();
-    this.logger.info('stopped workers');
+    return workers;
   }
 
   /** Nothing queued and nothing running (keys waiting on a delay do not count). */
@@ -219,17 +254,23 @@ export class Controller {
     const started = performance.now();
     let outcome: ReconcileResult = 'success';
     let terminal = false;
+    const signal = this.term.signal;
     try {
-      const result = await this.reconcile(req, { log, reconcileID });
+      const result = await this.reconcile(req, { log, reconcileID, signal });
       const after = result?.requeueAfterMs;
       queue.forget(key);
-      if (after !== undefined && after > 0) {
+      if (result?.replan) {
+        outcome = 'requeue';
+        queue.add(key);
+      } else if (after !== undefined && after > 0) {
         outcome = 'requeue_after';
         queue.addAfter(key, after);
       }
     } catch (err) {
       outcome = 'error';
-      if (err instanceof TerminalError) {
+      // Cut short because the lease was lost: nothing to retry here, and no error of the reconcile's.
+      if (signal.aborted) log.info('reconcile cancelled: leadership lost', { err: errorFields(err) });
+      else if (err instanceof TerminalError) {
         terminal = true;
         queue.forget(key);
         log.error('Reconciler error (terminal, not retried)', { err: errorFields(err) });

@@ -2,8 +2,9 @@
 // controller-runtime's manager: the health and metrics listeners, one shared
 // informer per (kind, selector), leader election, and an orderly shutdown.
 // Informers run on every replica so a standby has warm caches; controllers run
-// only on the leader. Losing the lease ends the process (a restarted pod is
-// the simplest proof that two leaders never reconcile at once).
+// only on the leader. Losing the lease aborts what the controllers have in
+// flight and ends the process (a restarted pod is the simplest proof that two
+// leaders never reconcile at once); a graceful stop lets it finish first.
 
 import { KubeClient } from './client.ts';
 import { systemClock, type TimerClock } from './clock.ts';
@@ -229,13 +230,17 @@ export class Manager {
     for (const c of this.controllers) c.start();
   }
 
-  /** The elector awaits this before it would release the lease, so no reconcile outlives leadership. */
+  /**
+   * The lease is lost: another replica may lead already, so in-flight reconciles are aborted (their
+   * requests cut, so no write of theirs lands after the successor's) and not waited for, as
+   * controller-runtime cancels the reconcile context and skips the graceful wait on lease loss.
+   */
   private async lostLeadership(): Promise<void> {
     // During stop() the controllers are already stopped and losing the lease is the plan.
     if (!this.leading || this.state !== 'running') return;
     this.leading = false;
-    this.logger.error('leader election lost: stopping controllers', { identity: this.identity });
-    await Promise.all(this.controllers.map((c) => c.stop()));
+    this.logger.error('leader election lost: abandoning in-flight reconciles', { identity: this.identity });
+    for (const c of this.controllers) c.abandon();
     if (this.opts.onLostLeadership) return this.opts.onLostLeadership();
     await flushLogger(this.logger);
     process.exit(1);

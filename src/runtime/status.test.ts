@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { ApiError, type KubeClient } from './client.ts';
-import { StatusWriter } from './status.ts';
+import { StaleRead, StatusWriter } from './status.ts';
 import { ManualClock } from '../../test/support/manual-clock.ts';
 
 function fakeClient() {
@@ -8,8 +8,8 @@ function fakeClient() {
   return { applied, client: { apply: async (obj: unknown) => { applied.push(obj); return obj; } } as unknown as KubeClient };
 }
 
-const app = (status?: object, generation = 1, uid = 'u1') =>
-  ({ apiVersion: 'serverlessapp.io/v1alpha1', kind: 'ServerlessApp', metadata: { name: 'shop', namespace: 'a', uid, generation }, ...(status ? { status } : {}) });
+const app = (status?: object) =>
+  ({ apiVersion: 'serverlessapp.io/v1alpha1', kind: 'ServerlessApp', metadata: { name: 'shop', namespace: 'a', uid: 'u1', generation: 1 }, ...(status ? { status } : {}) });
 
 describe('StatusWriter', () => {
   it('treats an object deleted since the cache showed it as nothing to write (no error to retry), other errors as errors', async () => {
@@ -26,24 +26,61 @@ describe('StatusWriter', () => {
     assert.deepEqual(applied, [{ apiVersion: 'serverlessapp.io/v1alpha1', kind: 'ServerlessApp', metadata: { name: 'shop', namespace: 'a' }, status: { phase: 'Stable' } }]);
   });
 
-  it('does not write the same status twice while the cache has not caught up with its own write', async () => {
-    const { client, applied } = fakeClient();
-    const w = new StatusWriter(client);
-    const stale = app({ phase: 'Pending' });
-    assert.equal(await w.write(stale, { phase: 'Stable' }), true);
-    assert.equal(await w.write(stale, { phase: 'Stable' }), false);
-    assert.equal(applied.length, 1);
+  /**
+   * An API server's status subresource for one object: a write that changes the status makes a new
+   * resourceVersion; one bound to another version than the current is refused with 409, as the real
+   * one refuses an apply whose metadata.resourceVersion is not the stored object's.
+   */
+  function apiServer() {
+    let version = 1;
+    let stored: unknown;
+    const applied: Array<{ metadata: { resourceVersion?: string }; status: unknown }> = [];
+    const client = {
+      apply: async (obj: { metadata: { resourceVersion?: string }; status: unknown }) => {
+        if (obj.metadata.resourceVersion !== undefined && obj.metadata.resourceVersion !== String(version)) {
+          throw new ApiError(409, 'Operation cannot be fulfilled on serverlessapps.serverlessapp.io "shop": the object has been modified; please apply your changes to the latest version and try again', 'Conflict');
+        }
+        applied.push(obj);
+        if (JSON.stringify(obj.status) !== JSON.stringify(stored)) version++;
+        stored = obj.status;
+        return { ...obj, metadata: { ...obj.metadata, resourceVersion: String(version) } };
+      },
+    } as unknown as KubeClient;
+    return { client, applied, read: (status?: object) => ({ ...app(status), metadata: { ...app().metadata, resourceVersion: String(version) } }) };
+  }
+  const transition = (at: string) => ({ phase: 'Canary', conditions: [{ type: 'Ready', status: 'True', reason: 'Serving', message: '', lastTransitionTime: at }] });
+
+  it('binds the write to the read it was planned from: a plan from a read the server has moved past is refused (StaleRead), not written', async () => {
+    const server = apiServer();
+    const w = new StatusWriter(server.client);
+    // The cache has not yet seen the first write: the re-run reads the same object and plans the transition again, a second later.
+    const stale = server.read({ phase: 'Pending' });
+    assert.equal(await w.write(stale, transition('2026-11-23T07:00:00Z')), true);
+    await assert.rejects(w.write(stale, transition('2026-11-23T07:00:01Z')), (e: unknown) => e instanceof StaleRead && e.cause instanceof ApiError && e.cause.code === 409);
+    assert.deepEqual(server.applied.map((a) => [a.metadata.resourceVersion, (a.status as { conditions: Array<{ lastTransitionTime: string }> }).conditions[0]!.lastTransitionTime]), [['1', '2026-11-23T07:00:00Z']]);
+    // Planned again from the fresh object, it is written over that one.
+    assert.equal(await w.write(server.read(transition('2026-11-23T07:00:00Z')), { ...transition('2026-11-23T07:00:00Z'), phase: 'Stable' }), true);
+    assert.equal(server.applied.at(-1)?.metadata.resourceVersion, '2');
   });
 
-  it('writes again for a new generation, a recreated object, or after forget()', async () => {
-    const { client, applied } = fakeClient();
-    const w = new StatusWriter(client);
-    await w.write(app({ phase: 'Pending' }), { phase: 'Stable' });
-    assert.equal(await w.write(app({ phase: 'Pending' }, 2), { phase: 'Stable' }), true, 'new generation');
-    assert.equal(await w.write(app({ phase: 'Pending' }, 2, 'u2'), { phase: 'Stable' }), true, 'same name, new object');
+  it('says when the cache still shows the read its last write replaced (behind), until it shows a newer version', async () => {
+    const server = apiServer();
+    const w = new StatusWriter(server.client);
+    const stale = server.read({ phase: 'Pending' });
+    assert.equal(w.behind(stale), false, 'nothing written yet');
+    await w.write(stale, { phase: 'Stable' });
+    assert.equal(w.behind(stale), true, 'the read the write replaced');
+    assert.equal(w.behind(server.read({ phase: 'Stable' })), false, 'the version the write made');
     w.forget('a', 'shop');
-    assert.equal(await w.write(app({ phase: 'Pending' }, 2, 'u2'), { phase: 'Stable' }), true, 'forgotten');
-    assert.equal(applied.length, 4);
+    assert.equal(w.behind(stale), false, 'forgotten');
+  });
+
+  it('is not behind after a write whose version it cannot tell (a client that returns no resourceVersion)', async () => {
+    const { client } = fakeClient();
+    const w = new StatusWriter(client);
+    const read = { ...app({ phase: 'Pending' }), metadata: { ...app().metadata, resourceVersion: '7' } };
+    assert.equal(await w.write(read, { phase: 'Stable' }), true);
+    assert.equal(w.behind(read), false);
   });
 
   it('neither writes nor compares a condition another writer owns (its own field manager keeps it)', async () => {
@@ -88,7 +125,7 @@ describe('StatusWriter', () => {
       const { client } = fakeClient();
       const w = new StatusWriter(client, { clock: new ManualClock() });
       assert.deepEqual(await w.writeCoalesced(app({ phase: 'Pending', note: 'a' }), { phase: 'Pending', note: 'b' }, significant, 5_000), { wrote: true });
-      assert.deepEqual(await w.writeCoalesced(app({ phase: 'Pending', note: 'b' }, 2), { phase: 'Pending', note: 'b' }, significant, 5_000), { wrote: false });
+      assert.deepEqual(await w.writeCoalesced(app({ phase: 'Pending', note: 'b' }), { phase: 'Pending', note: 'b' }, significant, 5_000), { wrote: false });
     });
   });
 });

@@ -1,32 +1,53 @@
 // The one way status reaches the API server: through the status subresource
 // (so spec and status never overwrite each other) and only when it changed,
 // so a converged object costs no writes and triggers no watch events.
-// "Changed" is judged against the cached object and against what this writer
-// last wrote for the same object generation: a cache that has not yet seen our
-// own write must not cause the same status (and its Events) twice. Progress
-// that changes nothing a user waits for (a data plane's message while it works,
-// a replica count) can be coalesced: written at most once per window.
+// A status is the record of what a plan decided from one read of the object,
+// so it is written only over that read: the apply carries the read's
+// resourceVersion, a precondition the API server enforces, and a plan made
+// from a copy the server has moved past (a cache that has not yet seen our own
+// last write, another writer's status) is refused with 409 (StaleRead): the
+// caller plans again from the fresh object, and the transition it would have
+// written, announced and counted a second time is not.
+// Progress that changes nothing a user waits for (a data plane's message while
+// it works, a replica count) can be coalesced: written at most once per window.
 // Conditions another controller owns (under its own field manager, in a list
 // keyed by type) are neither written nor compared: applying them here would take
 // them over, and a stale copy would overwrite that controller's newer one.
 
-import { createHash } from 'node:crypto';
 import { canonicalJson } from '../util/canonical-json.ts';
-import { isNotFound, type KubeClient } from './client.ts';
+import { ApiError, isNotFound, type KubeClient } from './client.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { objectKey } from '../util/object-key.ts';
 
 interface Live {
   apiVersion?: string;
   kind?: string;
-  metadata: { name: string; namespace?: string; uid?: string; generation?: number };
+  metadata: { name: string; namespace?: string; uid?: string; resourceVersion?: string };
   status?: unknown;
+}
+
+/**
+ * The status write was refused because the object changed since the read its plan was made from
+ * (409 Conflict on the read's resourceVersion): plan again from the fresh object, at once.
+ */
+export class StaleRead extends Error {
+  constructor(object: string, options?: ErrorOptions) {
+    super(`${object} changed since the read its status was planned from`, options);
+    this.name = 'StaleRead';
+  }
+}
+
+/** What this writer last wrote to an object: when (coalescing windows), over which read, and the version it made. */
+interface LastWrite {
+  at: number;
+  read?: string;
+  made?: string;
 }
 
 export class StatusWriter {
   private readonly client: KubeClient;
-  /** namespace/name -> the object's uid and generation, and the hash of the status last written. */
-  private readonly written = new Map<string, { uid?: string; generation?: number; hash: string; at: number }>();
+  /** namespace/name -> this writer's last write of the object. */
+  private readonly written = new Map<string, LastWrite>();
   /** Coalescing windows are real time, as the queue delay they turn into (runtime/controller.ts ControllerOptions.clock). */
   private readonly clock: Clock;
   private readonly othersConditions: ReadonlySet<string>;
@@ -43,15 +64,19 @@ export class StatusWriter {
   /**
    * Applies `part`, everything of the status this writer owns (one condition, say; `{}` gives up
    * what it owned), under its own field manager, leaving the rest to its writers. The caller has
-   * judged that `part` changes the live status. Returns whether it wrote.
+   * judged that `part` changes the live status. Returns whether it wrote. Without the read's
+   * precondition: a condition of its own is no record of a plan over the rest of the status.
    */
-  async writePart<T>(live: T, part: object): Promise<boolean> {
-    return this.send(live as T & Live, part);
+  async writePart<T>(live: T, part: object, signal?: AbortSignal): Promise<boolean> {
+    return (await this.send(live as T & Live, part, { signal })) !== undefined;
   }
 
-  /** Applies `status` to `live`'s status subresource unless it already reads the same; returns whether it wrote. */
-  async write<T>(live: T, status: object): Promise<boolean> {
-    return (await this.apply(live as T & Live, status)).wrote;
+  /**
+   * Applies `status` to `live`'s status subresource unless it already reads the same; returns whether
+   * it wrote. Throws StaleRead when the object changed since `live` was read.
+   */
+  async write<T>(live: T, status: object, signal?: AbortSignal): Promise<boolean> {
+    return (await this.apply(live as T & Live, status, undefined, signal)).wrote;
   }
 
   /**
@@ -60,16 +85,25 @@ export class StatusWriter {
    * of the object (`retryInMs` says when to look again), or, without a window, not on its own.
    * A significant change is written at once.
    */
-  writeCoalesced<T>(live: T, status: object, significant: (status: unknown) => unknown, windowMs?: number): Promise<{ wrote: boolean; retryInMs?: number }> {
-    return this.apply(live as T & Live, status, { significant, windowMs });
+  writeCoalesced<T>(live: T, status: object, significant: (status: unknown) => unknown, windowMs?: number, signal?: AbortSignal): Promise<{ wrote: boolean; retryInMs?: number }> {
+    return this.apply(live as T & Live, status, { significant, windowMs }, signal);
   }
 
-  private async apply(obj: Live, desired: object, coalesce?: { significant: (status: unknown) => unknown; windowMs: number | undefined }): Promise<{ wrote: boolean; retryInMs?: number }> {
+  /**
+   * Whether `live` is the very read this writer last wrote a changed status over, so a plan made
+   * from it would be made again from what that write replaced: the object's watch event, which
+   * the write changed the status for, brings the fresh copy (and the key back). A reconcile then
+   * waits for it rather than run a plan the API server would refuse (StaleRead).
+   */
+  behind(live: { metadata: { name: string; namespace?: string; resourceVersion?: string } }): boolean {
+    const last = this.written.get(keyOf(live));
+    return !!last?.read && !!last.made && last.made !== last.read && live.metadata.resourceVersion === last.read;
+  }
+
+  private async apply(obj: Live, desired: object, coalesce?: { significant: (status: unknown) => unknown; windowMs: number | undefined }, signal?: AbortSignal): Promise<{ wrote: boolean; retryInMs?: number }> {
     const status = this.ours(desired);
     const live = this.ours(obj.status ?? {});
-    const text = canonicalJson(status);
-    if (canonicalJson(live) === text) return { wrote: false };
-    const { uid, generation } = obj.metadata;
+    if (canonicalJson(live) === canonicalJson(status)) return { wrote: false };
     const key = keyOf(obj);
     const last = this.written.get(key);
     if (coalesce && last && canonicalJson(coalesce.significant(live)) === canonicalJson(coalesce.significant(status))) {
@@ -77,24 +111,29 @@ export class StatusWriter {
       const wait = last.at + coalesce.windowMs - this.clock.now().getTime();
       if (wait > 0) return { wrote: false, retryInMs: wait };
     }
-    const hash = createHash('sha256').update(text).digest('base64url').slice(0, 22);
-    if (last && last.hash === hash && last.uid === uid && last.generation === generation) return { wrote: false };
-    if (!await this.send(obj, status)) return { wrote: false };
-    this.written.set(key, { ...(uid ? { uid } : {}), ...(generation !== undefined ? { generation } : {}), hash, at: this.clock.now().getTime() });
+    const read = obj.metadata.resourceVersion;
+    const written = await this.send(obj, status, { signal, ...(read ? { read } : {}) });
+    if (written === undefined) return { wrote: false };
+    // The version the write made: the status it now reads differs from the read's, so its watch event passes every filter.
+    const made = canonicalJson(written.status ?? {}) !== canonicalJson(obj.status ?? {}) ? written.metadata?.resourceVersion : undefined;
+    this.written.set(key, { at: this.clock.now().getTime(), ...(read ? { read } : {}), ...(made ? { made } : {}) });
     return { wrote: true };
   }
 
-  private async send(obj: Live, status: object): Promise<boolean> {
+  /** The object as the API server stored it, or undefined when it is gone. `read`: the resourceVersion the write is bound to. */
+  private async send(obj: Live, status: object, o: { read?: string; signal?: AbortSignal | undefined }): Promise<Partial<Live> | undefined> {
     const { name, namespace } = obj.metadata;
+    const metadata = { name, ...(namespace ? { namespace } : {}), ...(o.read ? { resourceVersion: o.read } : {}) };
     try {
-      await this.client.apply(
-        { apiVersion: obj.apiVersion, kind: obj.kind, metadata: { name, ...(namespace ? { namespace } : {}) }, status },
-        { subresource: 'status', ...(this.fieldManager ? { fieldManager: this.fieldManager } : {}) },
+      const stored = await this.client.apply(
+        { apiVersion: obj.apiVersion, kind: obj.kind, metadata, status },
+        { subresource: 'status', ...(this.fieldManager ? { fieldManager: this.fieldManager } : {}), ...(o.signal ? { signal: o.signal } : {}) },
       );
-      return true;
+      return (stored ?? {}) as Partial<Live>;
     } catch (err) {
       // Deleted since the cache showed it: nothing to report on, and not an error to retry.
-      if (isNotFound(err)) return false;
+      if (isNotFound(err)) return undefined;
+      if (o.read && err instanceof ApiError && err.code === 409) throw new StaleRead(keyOf(obj), { cause: err });
       throw err;
     }
   }
@@ -112,6 +151,6 @@ export class StatusWriter {
   }
 }
 
-function keyOf(obj: Live): string {
+function keyOf(obj: { metadata: { name: string; namespace?: string } }): string {
   return objectKey(obj.metadata.namespace, obj.metadata.name);
 }
