@@ -272,6 +272,40 @@ describe('Controller', () => {
     assert.deepEqual(order, ['reconcile finished (it may start effects)', 'onStopped']);
   });
 
+  it('abandon() aborts the in-flight reconcile\'s signal and returns at once; the reconcile is not retried; a later start() begins a new term', async () => {
+    const signals: AbortSignal[] = [];
+    const order: string[] = [];
+    const { c, metrics } = makeController(async (_req, ctx) => {
+      signals.push(ctx.signal);
+      if (signals.length > 1) return;
+      // A write that never answers, but ends when its signal aborts (as KubeClient's requests do).
+      await new Promise((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)));
+    }, { onStopped: () => order.push('onStopped') });
+    c.start();
+    c.enqueue(web);
+    await waitFor('the reconcile to start', () => signals.length === 1);
+    c.abandon();
+    order.push('abandon returned');
+    assert.deepEqual([signals[0]!.aborted, order], [true, ['onStopped', 'abandon returned']]);
+    await waitFor('the abandoned reconcile to end', () => c.isIdle());
+    assert.equal(await metricValue(metrics, 'workqueue_retries_total', { name: 'test' }), 0, 'not retried: its queue is gone');
+    c.start();
+    c.enqueue({ namespace: 'demo', name: 'next' });
+    await waitFor('a reconcile of the new term', () => signals.length === 2);
+    assert.equal(signals[1]!.aborted, false);
+  });
+
+  it('runs a key again at once when its reconcile asks to replan, with no backoff and no error', async () => {
+    let runs = 0;
+    const { c, metrics } = makeController(async () => (++runs < 3 ? { replan: true } : undefined), { baseDelayMs: 60_000 });
+    c.start();
+    c.enqueue(web);
+    await waitFor('three reconciles, without the clock moving', () => runs === 3 && c.isIdle());
+    assert.equal(await metricValue(metrics, 'controller_runtime_reconcile_total', { result: 'requeue' }), 2);
+    assert.equal(await metricValue(metrics, 'controller_runtime_reconcile_errors_total', { controller: 'test' }) ?? 0, 0);
+    assert.equal(await metricValue(metrics, 'workqueue_retries_total', { name: 'test' }), 0);
+  });
+
   it('maps informer events to requests, the old owner too when an update moves a child', async () => {
     const seen: string[] = [];
     const { c } = makeController(async (req) => {
