@@ -6,7 +6,7 @@
 // observedGeneration follows), whatever the other namespace does.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { hostClaimName, type HostClaim } from '../../src/api/v1alpha1/hostclaim.ts';
+import { hostClaimFor, hostClaimName, type HostClaim } from '../../src/api/v1alpha1/hostclaim.ts';
 import type { ServerlessApp } from '../../src/api/v1alpha1/serverlessapp.ts';
 import { ApiError } from '../../src/runtime/client.ts';
 import { Kinds } from '../../src/util/kinds.ts';
@@ -239,5 +239,49 @@ describe('host claims: the API server decides which namespace owns a host (integ
     assert.ok(!message.includes(b) && !message.includes('shop'), `the message names nothing of the other namespace: ${message}`);
     assert.deepEqual([(await claimOf(host))?.metadata.uid, (await claimOf(host))?.spec.namespace], [claim.metadata.uid, b], 'the claim did not move');
     await victimKeepsServing(b, 'shop', 1);
+  });
+  it('a HostClaim create admission refuses is a refusal like any other write: Ready=False ApplyRejected, a Warning Event, the rejection metric; claimed once admission allows it', async () => {
+    const ns = await freshNamespace('hc-vap');
+    const host = `reserved.${ns}.apps.example.com`;
+    const name = `deny-hostclaim-${id}`;
+    const kind = (k: string, plural: string) => ({ group: 'admissionregistration.k8s.io', version: 'v1', kind: k, plural, namespaced: false });
+    const policyKind = kind('ValidatingAdmissionPolicy', 'validatingadmissionpolicies'), bindingKind = kind('ValidatingAdmissionPolicyBinding', 'validatingadmissionpolicybindings');
+    await userClient().create(policyKind, { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicy', metadata: { name }, spec: {
+      failurePolicy: 'Fail',
+      matchConstraints: { resourceRules: [{ apiGroups: ['serverlessapp.io'], apiVersions: ['*'], operations: ['CREATE'], resources: ['hostclaims'] }] },
+      validations: [{ expression: `object.spec.host != '${host}'`, message: 'this host is reserved by the platform' }],
+    } });
+    await userClient().create(bindingKind, { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicyBinding', metadata: { name }, spec: { policyName: name, validationActions: ['Deny'] } });
+    const lifted = async () => {
+      await userClient().delete(bindingKind, undefined, name);
+      await userClient().delete(policyKind, undefined, name);
+    };
+    try {
+      // The API server loads policies asynchronously: in force once a dry-run create of the claim is refused.
+      await waitFor('the policy to refuse the claim', async () => {
+        try {
+          await userClient().create(Kinds.HostClaim, hostClaimFor(host, ns)!, { dryRun: true });
+          return false;
+        } catch (err) {
+          return err instanceof ApiError && err.message.includes('reserved by the platform');
+        }
+      }, { timeoutMs: 60_000 });
+      await applyApp(app(ns, 'shop', { container: { image: image('shop', 1) }, ingress: { hosts: [host] } }));
+      assert.match(await refused(ns, 'shop', 'ApplyRejected'), /HostClaim .*reserved by the platform/);
+      const warnings = await waitFor('a Warning Event ApplyRejected on the app', async () => {
+        const list = await userClient().list<{ type?: string; reason?: string; note?: string; regarding?: { name?: string } }>(Kinds.Event, ns);
+        const found = list.items.filter((e) => e.regarding?.name === 'shop' && e.type === 'Warning' && e.reason === 'ApplyRejected');
+        return found.length ? found : undefined;
+      }, { timeoutMs: SETTLE_MS });
+      assert.match(warnings[0]!.note ?? '', /HostClaim/);
+      const rejections = (await operators[0]!.manager.metrics.registry.getSingleMetric('serverlessapp_write_rejections_total')!.get()).values.find((v) => v.labels.kind === 'HostClaim')?.value ?? 0;
+      assert.ok(rejections >= 1, `serverlessapp_write_rejections_total{kind="HostClaim"} counted the refusal (${rejections})`);
+      assert.equal(await claimOf(host), undefined, 'no claim was made');
+    } finally {
+      await lifted();
+    }
+    // Retried with backoff (the plan's recheck kept): the claim is made once admission allows it.
+    await waitForApp(ns, 'shop', readyTrue, `${ns}/shop Ready once the claim is admitted`, READY_MS);
+    assert.equal((await claimOf(host))?.spec.namespace, ns);
   });
 });
