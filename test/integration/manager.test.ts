@@ -2,7 +2,11 @@
 // feeding controllers, and leader election between two replicas.
 import assert from 'node:assert/strict';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { request as httpsRequest, type RequestOptions as HttpsRequestOptions } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { KubeClient } from '../../src/runtime/client.ts';
+import { RestConfig } from '../../src/runtime/kubeconfig.ts';
 import { Controller, type Request } from '../../src/runtime/controller.ts';
 import { Kinds } from '../../src/util/kinds.ts';
 import { createLogger } from '../../src/runtime/logging.ts';
@@ -46,6 +50,58 @@ function recordingController(mgr: Manager, name = 'configmaps') {
   }).watches(mgr.informer<ConfigMap>(Kinds.ConfigMap), (cm) => [{ namespace: cm.metadata.namespace, name: cm.metadata.name }]);
   mgr.add(controller);
   return seen;
+}
+
+/**
+ * A plain-HTTP reverse proxy on loopback to the API server, with the test's credentials, that holds a
+ * write of a ConfigMap named held-* (a slow admission webhook, an overloaded server): sent on when the
+ * test releases it, and only if its client is still waiting for it.
+ */
+class HoldingProxy {
+  held: { cut: boolean; release: () => Promise<boolean> } | undefined;
+  readonly url: string;
+  private readonly server: Server;
+
+  private constructor(url: string, server: Server) {
+    this.url = url;
+    this.server = server;
+  }
+
+  static async start(kc: KubeConfig): Promise<HoldingProxy> {
+    const target = new URL(kc.getCurrentCluster()!.server);
+    const tls: HttpsRequestOptions = {};
+    await kc.applyToHTTPSOptions(tls);
+    let proxy!: HoldingProxy;
+    const forward = (req: IncomingMessage, res: ServerResponse, body?: Buffer) => new Promise<void>((resolve) => {
+      const up = httpsRequest({ ...tls, protocol: target.protocol, hostname: target.hostname, port: target.port, path: req.url, method: req.method, headers: { ...req.headers, ...tls.headers, host: target.host } }, (answer) => {
+        res.writeHead(answer.statusCode!, answer.headers);
+        answer.pipe(res);
+        answer.on('end', resolve);
+      });
+      up.on('error', () => { res.destroy(); resolve(); });
+      res.on('close', () => up.destroy());
+      if (body) up.end(body);
+      else req.pipe(up);
+    });
+    const server = createServer((req, res) => {
+      if (req.method !== 'PATCH' || !/\/configmaps\/held-/.test(req.url ?? '')) return void forward(req, res);
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const held = { cut: false, release: async () => { if (held.cut) return false; await forward(req, res, Buffer.concat(chunks)); return true; } };
+        res.on('close', () => { if (!res.writableFinished) held.cut = true; });
+        proxy.held = held;
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    proxy = new HoldingProxy(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, server);
+    return proxy;
+  }
+
+  async close(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
 }
 
 async function get(port: number, path: string): Promise<{ status: number; body: string }> {
@@ -154,6 +210,35 @@ describe('Manager against the API server', function () {
     assert.ok(standbySeen.some((r) => r.name === 'one'), 'the new leader reconciled what it had cached');
     assert.deepEqual(lost, [], 'a voluntary release is not a lost leadership');
     await leader.stop();
+  });
+
+  it('losing the lease in the middle of a slow write aborts the write (it never reaches the API server) and reports at once', async () => {
+    const proxy = await HoldingProxy.start(kubeConfig());
+    try {
+      let lost: number | undefined;
+      const election = { enabled: true, namespace: ns, name: 'rt-slow', leaseDurationMs: 4_000, renewDeadlineMs: 3_000, retryPeriodMs: 200 };
+      const mgr = newManager({ kubeConfig: new RestConfig({ server: proxy.url }), namespaces: [ns], identity: 'replica-a', leaderElection: election, onLostLeadership: () => { lost = performance.now(); } });
+      const writer = new Controller({
+        name: 'writer', logger: mgr.logger, metrics: mgr.metrics,
+        reconcile: async (req, ctx) => {
+          await mgr.client.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: req.name, namespace: req.namespace }, data: { by: 'the old leader' } }, { signal: ctx.signal });
+        },
+      });
+      mgr.add(writer);
+      await mgr.start();
+      await waitFor('leadership', () => mgr.isLeader(), { timeoutMs: SETTLE_MS, intervalMs: 25 });
+      writer.enqueue({ namespace: ns, name: 'held-write' });
+      const held = await waitFor('the write to be held on its way', () => proxy.held, { timeoutMs: SETTLE_MS, intervalMs: 25 });
+      const stolen = performance.now();
+      await client.mergePatch(Kinds.Lease, ns, 'rt-slow', { spec: { holderIdentity: 'usurper', renewTime: new Date(Date.now() + 60_000).toISOString().replace(/Z$/, '000Z') } });
+      await waitFor('onLostLeadership', () => lost, { intervalMs: 25, timeoutMs: SETTLE_MS });
+      assert.ok(lost! - stolen < election.renewDeadlineMs, `reported ${Math.round(lost! - stolen)} ms after the lease was taken, the write still held`);
+      await waitFor('the client to cut the held write', () => held.cut, { intervalMs: 25, timeoutMs: SETTLE_MS });
+      assert.equal(await held.release(), false, 'the held write is not sent on: its client is gone');
+      assert.equal(await client.get(Kinds.ConfigMap, ns, 'held-write'), undefined, 'the old leader\'s write never reached the API server');
+    } finally {
+      await proxy.close();
+    }
   });
 
   it('stops its controllers and reports when another holder takes the lease', async () => {
