@@ -108,7 +108,10 @@ export class ServerlessAppReconciler {
     const key = objectKey(req.namespace, req.name);
     // The cache still shows the read our last status write replaced: that write's watch event brings the app back.
     const cached = this.apps.get(req.namespace, req.name);
-    if (cached && this.status.behind(cached)) return ctx.log.debug('waiting for the cache to show our last status write');
+    if (cached && this.status.behind(cached)) {
+      ctx.log.debug('waiting for the cache to show our last status write');
+      return;
+    }
     const next = planApp(this.observe(req, key));
     if ('farewell' in next) return this.forget(req, key, next.farewell);
     const { app, plan } = next;
