@@ -16,6 +16,7 @@ import { ApiError } from '../runtime/client.ts';
 import { RetryError } from '../runtime/controller.ts';
 import { createLogger } from '../runtime/logging.ts';
 import { Manager } from '../runtime/manager.ts';
+import { Kinds, type ResourceKind } from '../util/kinds.ts';
 import { containerApp } from '../testing/apps.ts';
 import { reply } from '../testing/http.ts';
 import { ManualClock } from '../../test/support/manual-clock.ts';
@@ -140,9 +141,32 @@ describe('ServerlessAppReconciler', () => {
       server.app = { ...read, metadata: { ...read.metadata, resourceVersion: '101' } };
       const mgr = new Manager({ kubeConfig, logger: createLogger({ silent: true }), clock });
       const { events, opened } = counted(mgr);
+      // The app informer's update handlers, to play the cache moving on.
+      const updates: Array<(a: ServerlessApp, old?: ServerlessApp) => void> = [];
+      const informerOf = mgr.informer.bind(mgr);
+      mgr.informer = ((kind: ResourceKind, opts?: object) => {
+        const i = informerOf(kind, opts);
+        if (kind === Kinds.ServerlessApp) {
+          const on = i.on.bind(i);
+          i.on = (event, handler) => { if (event === 'update') updates.push(handler as (a: ServerlessApp, old?: ServerlessApp) => void); on(event, handler); };
+        }
+        return i;
+      }) as Manager['informer'];
       const r = reconcilerWith(read, clock, mgr);
       const result = await r.reconcile({ namespace: 'team-a', name: 'shop' }, ctx());
       assert.deepEqual([result, events, await opened(), server.statusWrites], [{ replan: true }, [], 0, 0]);
+      // Run again at once, the cache not moved on yet: nothing planned, nothing sent.
+      requests.length = 0;
+      assert.deepEqual([await r.reconcile({ namespace: 'team-a', name: 'shop' }, ctx()), requests], [undefined, []]);
+      // The cache's next update of the app brings the key back, whatever it changed (a label edit included).
+      const queued: string[] = [];
+      r.controller.enqueue = (req) => { queued.push(`${req.namespace}/${req.name}`); };
+      const labelled = (a: ServerlessApp) => ({ ...a, metadata: { ...a.metadata, labels: { team: 'web' } } });
+      updates.forEach((h) => h(labelled(read), read));
+      assert.deepEqual(queued, [], 'not while the cache still shows the outdated read');
+      // A label edit alone, which the watch's update filter drops (changedBeyondLabels).
+      updates.forEach((h) => h(labelled(server.app), read));
+      assert.deepEqual(queued, ['team-a/shop']);
       // Planned again from the fresh object: written, announced and counted once.
       cache(r, () => server.app);
       await r.reconcile({ namespace: 'team-a', name: 'shop' }, ctx());

@@ -99,6 +99,10 @@ export class ServerlessAppReconciler {
     const recheck = (reqs: Request[]) => { for (const r of reqs) this.controller.enqueue(r); };
     this.apps.on('add', (a) => recheck(this.hosts.setApp(a)));
     this.apps.on('update', (a) => recheck(this.hosts.setApp(a)));
+    // A key left waiting for the cache to move past an outdated read (StatusWriter.behind) is queued when it does, whatever changed.
+    this.apps.on('update', (a: ServerlessApp, old?: ServerlessApp) => {
+      if (old && this.status.behind(old) && !this.status.behind(a)) this.controller.enqueue({ namespace: a.metadata.namespace, name: a.metadata.name });
+    });
     this.apps.on('delete', (a) => recheck(this.hosts.deleteApp(a)));
     o.cacheQuota.onChange((keys) => recheck(keys.map(splitKey)));
     mgr.add(this.controller);
@@ -106,10 +110,12 @@ export class ServerlessAppReconciler {
 
   async reconcile(req: Request, ctx: ReconcileContext): Promise<Result | void> {
     const key = objectKey(req.namespace, req.name);
-    // The cache still shows the read our last status write replaced: that write's watch event brings the app back.
+    // The cache still shows a read the API server has moved past (our last status write replaced it, or a
+    // write over it was refused): a plan from it would be refused or repeat a transition. The key comes back
+    // when the cache moves on (the update listener above).
     const cached = this.apps.get(req.namespace, req.name);
     if (cached && this.status.behind(cached)) {
-      ctx.log.debug('waiting for the cache to show our last status write');
+      ctx.log.debug('waiting for the cache to move past an outdated read of the app', { resourceVersion: cached.metadata.resourceVersion });
       return;
     }
     const next = planApp(this.observe(req, key));

@@ -58,12 +58,13 @@ describe('StatusWriter', () => {
     assert.equal(await w.write(stale, transition('2026-11-23T07:00:00Z')), true);
     await assert.rejects(w.write(stale, transition('2026-11-23T07:00:01Z')), (e: unknown) => e instanceof StaleRead && e.cause instanceof ApiError && e.cause.code === 409);
     assert.deepEqual(server.applied.map((a) => [a.metadata.resourceVersion, (a.status as { conditions: Array<{ lastTransitionTime: string }> }).conditions[0]!.lastTransitionTime]), [['1', '2026-11-23T07:00:00Z']]);
+    assert.equal(w.behind(stale), true, 'a read a write was refused over is outdated');
     // Planned again from the fresh object, it is written over that one.
     assert.equal(await w.write(server.read(transition('2026-11-23T07:00:00Z')), { ...transition('2026-11-23T07:00:00Z'), phase: 'Stable' }), true);
     assert.equal(server.applied.at(-1)?.metadata.resourceVersion, '2');
   });
 
-  it('says when the cache still shows the read its last write replaced (behind), until it shows a newer version', async () => {
+  it('says when the cache still shows a read the server has moved past (behind), until it shows a newer version', async () => {
     const server = apiServer();
     const w = new StatusWriter(server.client);
     const stale = server.read({ phase: 'Pending' });

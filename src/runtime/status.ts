@@ -7,7 +7,9 @@
 // from a copy the server has moved past (a cache that has not yet seen our own
 // last write, another writer's status) is refused with 409 (StaleRead): the
 // caller plans again from the fresh object, and the transition it would have
-// written, announced and counted a second time is not.
+// written, announced and counted a second time is not. The writer remembers the
+// read each object's server has moved past (behind()), so a caller waits for its
+// cache to move on instead of planning from it again and again.
 // Progress that changes nothing a user waits for (a data plane's message while
 // it works, a replica count) can be coalesced: written at most once per window.
 // Conditions another controller owns (under its own field manager, in a list
@@ -37,11 +39,13 @@ export class StaleRead extends Error {
   }
 }
 
-/** What this writer last wrote to an object: when (coalescing windows), over which read, and the version it made. */
+/**
+ * What this writer knows of an object: when it last wrote it (coalescing windows), and a version the API
+ * server has moved past (the read its last write replaced, or one it refused a write over).
+ */
 interface LastWrite {
-  at: number;
-  read?: string;
-  made?: string;
+  at?: number;
+  outdated?: string;
 }
 
 export class StatusWriter {
@@ -90,14 +94,13 @@ export class StatusWriter {
   }
 
   /**
-   * Whether `live` is the very read this writer last wrote a changed status over, so a plan made
-   * from it would be made again from what that write replaced: the object's watch event, which
-   * the write changed the status for, brings the fresh copy (and the key back). A reconcile then
-   * waits for it rather than run a plan the API server would refuse (StaleRead).
+   * Whether `live` is a read the API server has moved past, as this writer knows: the one its last
+   * write replaced, or one a write was refused over (StaleRead). A plan made from it would be refused,
+   * or would make again what that write recorded; a reconcile waits for the cache to move on instead.
    */
   behind(live: { metadata: { name: string; namespace?: string; resourceVersion?: string } }): boolean {
-    const last = this.written.get(keyOf(live));
-    return !!last?.read && !!last.made && last.made !== last.read && live.metadata.resourceVersion === last.read;
+    const outdated = this.written.get(keyOf(live))?.outdated;
+    return outdated !== undefined && live.metadata.resourceVersion === outdated;
   }
 
   private async apply(obj: Live, desired: object, coalesce?: { significant: (status: unknown) => unknown; windowMs: number | undefined }, signal?: AbortSignal): Promise<{ wrote: boolean; retryInMs?: number }> {
@@ -106,17 +109,24 @@ export class StatusWriter {
     if (canonicalJson(live) === canonicalJson(status)) return { wrote: false };
     const key = keyOf(obj);
     const last = this.written.get(key);
-    if (coalesce && last && canonicalJson(coalesce.significant(live)) === canonicalJson(coalesce.significant(status))) {
+    const lastAt = last?.at;
+    if (coalesce && lastAt !== undefined && canonicalJson(coalesce.significant(live)) === canonicalJson(coalesce.significant(status))) {
       if (coalesce.windowMs === undefined) return { wrote: false };
-      const wait = last.at + coalesce.windowMs - this.clock.now().getTime();
+      const wait = lastAt + coalesce.windowMs - this.clock.now().getTime();
       if (wait > 0) return { wrote: false, retryInMs: wait };
     }
     const read = obj.metadata.resourceVersion;
-    const written = await this.send(obj, status, { signal, ...(read ? { read } : {}) });
+    let written: Partial<Live> | undefined;
+    try {
+      written = await this.send(obj, status, { signal, ...(read ? { read } : {}) });
+    } catch (err) {
+      if (err instanceof StaleRead) this.written.set(key, { ...last, outdated: read! });
+      throw err;
+    }
     if (written === undefined) return { wrote: false };
-    // The version the write made: the status it now reads differs from the read's, so its watch event passes every filter.
-    const made = canonicalJson(written.status ?? {}) !== canonicalJson(obj.status ?? {}) ? written.metadata?.resourceVersion : undefined;
-    this.written.set(key, { at: this.clock.now().getTime(), ...(read ? { read } : {}), ...(made ? { made } : {}) });
+    // A write that made a new version leaves the read outdated; one that changed nothing (or says nothing of it) does not.
+    const made = written.metadata?.resourceVersion;
+    this.written.set(key, { at: this.clock.now().getTime(), ...(read && made && made !== read ? { outdated: read } : {}) });
     return { wrote: true };
   }
 
