@@ -49,8 +49,12 @@ interface Deployment {
   spec?: { template?: { spec?: { containers?: Array<{ name: string; args?: string[]; env?: Array<{ name: string; value?: string }> }> } } };
 }
 
-/** The edited app from `-f` (text already read): one ServerlessApp, in the namespace `-n` or the file names. */
-export function parseAppFile(text: string, file: string, namespace: string): ServerlessApp {
+/**
+ * The edited app from `-f` (text already read): one ServerlessApp, in the namespace it names, else
+ * `namespace` (the context's or -n), as `kubectl apply -f` applies it. `enforce` (-n given): a file
+ * naming another namespace is refused with kubectl's own message (cli-runtime's RequireNamespace).
+ */
+export function parseAppFile(text: string, file: string, namespace: string, enforce: boolean): ServerlessApp {
   let doc: unknown;
   try {
     doc = parse(text);
@@ -62,10 +66,11 @@ export function parseAppFile(text: string, file: string, namespace: string): Ser
     throw new CommandError(`${file}: expected one ServerlessApp (apiVersion serverlessapp.io/v1alpha1, kind ServerlessApp), got ${app?.apiVersion ?? '?'} ${app?.kind ?? '?'}`);
   }
   if (!app.metadata?.name) throw new CommandError(`${file}: metadata.name is required`);
-  if (app.metadata.namespace && app.metadata.namespace !== namespace) {
-    throw new CommandError(`${file}: metadata.namespace is ${app.metadata.namespace}, but the plan is for namespace ${namespace} (-n)`);
+  const own = app.metadata.namespace;
+  if (own && enforce && own !== namespace) {
+    throw new CommandError(`the namespace from the provided object "${own}" does not match the namespace "${namespace}". You must pass '--namespace=${own}' to perform this operation.`);
   }
-  return { ...app, metadata: { ...app.metadata, namespace } } as ServerlessApp;
+  return { ...app, metadata: { ...app.metadata, namespace: own || namespace } } as ServerlessApp;
 }
 
 /** A plan's reads, in flight. */
@@ -193,18 +198,20 @@ export function isDryRunRefusal(err: unknown): err is ApiError {
 /**
  * The app as the API server would store it: a replace of the stored app by the
  * file (the file is the whole spec, as `kubectl apply` and a GitOps sync make
- * it), or a create; either with dryRun=All. Status is the stored one.
+ * it), or a create; either with dryRun=All. Status is the stored one. With
+ * strict field validation, as `kubectl apply` sends it (its default since
+ * 1.27): a field the schema does not know (a typo) is refused, not dropped.
  */
 async function dryRunApp(client: KubeClient, file: ServerlessApp, live: ServerlessApp | undefined): Promise<ServerlessApp> {
   const { status: _ignored, ...body } = file;
-  if (!live) return client.create<ServerlessApp>(Kinds.ServerlessApp, body, { dryRun: true });
+  if (!live) return client.create<ServerlessApp>(Kinds.ServerlessApp, body, { dryRun: true, fieldValidation: 'Strict' });
   const { uid, namespace, name } = live.metadata;
   let { resourceVersion } = live.metadata;
   // A custom resource takes no unconditional update, and the operator's status writes move the
   // resourceVersion between the read and the dry run: a conflict is retried with the current one.
   for (let attempt = 1; ; attempt++) {
     try {
-      return await client.update<ServerlessApp>(Kinds.ServerlessApp, { ...body, metadata: { ...body.metadata, ...(resourceVersion ? { resourceVersion } : {}), ...(uid ? { uid } : {}) } }, { dryRun: true });
+      return await client.update<ServerlessApp>(Kinds.ServerlessApp, { ...body, metadata: { ...body.metadata, ...(resourceVersion ? { resourceVersion } : {}), ...(uid ? { uid } : {}) } }, { dryRun: true, fieldValidation: 'Strict' });
     } catch (err) {
       if (!(err instanceof ApiError && err.code === 409) || attempt >= 5) throw err;
       resourceVersion = (await client.get<ServerlessApp>(Kinds.ServerlessApp, namespace, name))?.metadata.resourceVersion;

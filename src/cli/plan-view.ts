@@ -74,6 +74,14 @@ export function renderPlan(doc: PlanDocument): string {
       line(`before this edit: now ${bounds(w.before.now)}`, 2);
       transitions(w.before, (t, i) => line(t, (i ?? 0) + 2));
     }
+    for (const e of w.edited ?? []) {
+      line(`${e.window} (${e.change}):`, 2);
+      transitions({ next: e.next }, (t, i) => line(t, (i ?? 0) + 2));
+      if (e.replaces.length) {
+        line('replaces:', 4);
+        transitions({ next: e.replaces }, (t, i) => line(t, (i ?? 0) + 4));
+      }
+    }
     line();
   }
 
@@ -98,7 +106,7 @@ export function renderPlan(doc: PlanDocument): string {
   return `${out.join('\n')}\n`;
 }
 
-function transitions(w: WindowSchedule, line: (text: string, indent?: number) => void): void {
+function transitions(w: Pick<WindowSchedule, 'next'>, line: (text: string, indent?: number) => void): void {
   if (!w.next.length) line('no transition scheduled', 2);
   for (const t of w.next) line(`${t.local}  ${t.window} ${t.change === 'open' ? 'opens' : t.change === 'close' ? 'closes' : 'prewarms'}: ${bounds(t)}`, 2);
 }
