@@ -30,7 +30,7 @@ export const PLAN_API_VERSION = 'serverlessapp.io/plan/v1';
 
 /** The platform's settings the operator plans with, and where the CLI learnt them. */
 export interface PlatformSettings {
-  /** "deployment serverlessapp-system/serverlessapp-operator", or why the defaults are used. */
+  /** "the running operator's policy, published by ...", "deployment serverlessapp-system/serverlessapp-operator", or why the defaults are used. */
   source: string;
   policy: Required<ValidationPolicy>;
   localGateway: string;
@@ -39,6 +39,8 @@ export interface PlatformSettings {
   inPlaceBounds: boolean;
   clusterLocal: boolean;
   cacheScope: CacheScope;
+  /** Why these are not the running operator's published policy (no operator runs, none published): the plan's notes say it. */
+  note?: string;
 }
 
 export interface PlanInput {
@@ -191,7 +193,7 @@ export function planDocument(input: PlanInput, planned: Planned, dryRuns: Map<st
     effects: (d?.effects ?? []).map(describeEffect),
     ...(d?.requeueAfterMs !== undefined ? { requeueAfterMs: d.requeueAfterMs } : {}),
     settings: settings.source,
-    notes: [...(input.notes ?? []), ...(d?.effects.some((e) => e.type === 'warmup' || e.type === 'analysis') ? [EFFECTS_NOTE] : [])],
+    notes: [...(settings.note ? [settings.note] : []), ...(input.notes ?? []), ...(d?.effects.some((e) => e.type === 'warmup' || e.type === 'analysis') ? [EFFECTS_NOTE] : [])],
   };
 }
 

@@ -19,11 +19,13 @@
 // (one namespace-scoped list) only when the app names hosts or caches its
 // model. Never a list of all apps. What this user may not read is noted.
 //
-// The platform's policy: read from the operator's Deployment (its container's
-// plain env values and args, parsed by the operator's own config.ts), so the
-// refusals are the operator's. A user who may not read it (or a Deployment
-// whose settings come from elsewhere) gets the operator's defaults, and the
-// plan says so.
+// The platform's policy: the one the running operator published
+// (runtime/policy-publication.ts: a ConfigMap in the --operator namespace,
+// live while its Lease is held), so the refusals are the running operator's,
+// however it was started. When no operator runs or none published, the
+// operator's Deployment (its container's plain env values and args, parsed by
+// the operator's own config.ts), and the plan notes it; a user who may read
+// neither gets the operator's defaults, and the plan says so.
 
 import { parse } from 'yaml';
 import { hostClaimName, type HostClaim } from '../api/v1alpha1/hostclaim.ts';
@@ -32,6 +34,7 @@ import { splitKey } from '../util/object-key.ts';
 import { hostClaims } from '../api/v1alpha1/validation.ts';
 import { coveringHosts } from '../planner/host-claims.ts';
 import { parseConfig, validationPolicy } from '../config.ts';
+import { POLICY_CONFIGMAP, readPolicyConfigMap } from '../runtime/policy-publication.ts';
 import { detectCacheScope, detectInPlaceScaling } from '../data-plane-settings.ts';
 import { appRoutes, everyRouteRef, routerFor } from '../planner/route.ts';
 import { revisionsSelector, type Revision } from '../planner/revisions.ts';
@@ -113,7 +116,7 @@ async function assemble(client: KubeClient, r: {
     optional(client.list<Revision>(Kinds.KnativeRevision, namespace, { labelSelector: revisionsSelector(name), resourceVersion: '0' }).then((l) => l.items), [] as Revision[]),
   ]));
   // The app's dry run waits for the stored app only, not for the platform's settings (two round trips).
-  const settingsRead = started(platformSettings(client, r.operator, r.warn));
+  const settingsRead = started(platformSettings(client, r.operator, now, r.warn));
   const live = await r.stored;
   if (!file && !live) throw new CommandError(`serverlessapp "${name}" not found in namespace "${namespace}"`);
   let edited = live!;
@@ -219,8 +222,50 @@ async function dryRunApp(client: KubeClient, file: ServerlessApp, live: Serverle
   }
 }
 
+/**
+ * The settings the running operator enforces, as it published them (runtime/policy-publication.ts); when no
+ * operator runs or none published, those of its Deployment, or its defaults, with the reason in `note`.
+ */
+async function platformSettings(client: KubeClient, operator: string, now: Date, warn: (message: string) => void): Promise<PlatformSettings> {
+  const { namespace: ns } = splitKey(operator);
+  // Read beside the publication, its warnings held: told only when it is the fallback.
+  const held: string[] = [];
+  const deployment = started(deploymentSettings(client, operator, (message) => { held.push(message); }));
+  const published = await unlessForbidden(client.get<{ data?: Record<string, string> }>(Kinds.ConfigMap, ns, POLICY_CONFIGMAP), [], '');
+  const policy = readPolicyConfigMap(published);
+  const where = `configmap ${ns}/${POLICY_CONFIGMAP}`;
+  let why: string;
+  if (!published) why = `no operator published its policy (${where} not found or not readable)`;
+  else if (!policy) why = `${where} holds no policy this plugin reads`;
+  else {
+    const running = policy.lease ? await leaseHolder(client, policy.lease, now) : undefined;
+    const source = `the running operator's policy, published by ${policy.identity} at ${policy.publishedAt} (${where})`;
+    if (!policy.lease) {
+      return { ...policy.settings, source: `${source}; leader election is off, so whether it still runs is not checked` };
+    }
+    if (running) {
+      return { ...policy.settings, source: `${source}; lease ${policy.lease} held by ${running}` };
+    }
+    why = `no operator runs: lease ${policy.lease} is not held (the policy ${policy.identity} published at ${policy.publishedAt} may be stale)`;
+  }
+  const fallback = await deployment;
+  held.forEach(warn);
+  const note = `policy: ${why}; judged by ${fallback.source} instead`;
+  warn(note);
+  return { ...fallback, note };
+}
+
+/** Who holds the Lease "namespace/name" now (held and not expired), or undefined. */
+async function leaseHolder(client: KubeClient, lease: string, now: Date): Promise<string | undefined> {
+  const { namespace, name } = splitKey(lease);
+  const l = await unlessForbidden(client.get<{ spec?: { holderIdentity?: string; renewTime?: string; leaseDurationSeconds?: number } }>(Kinds.Lease, namespace, name), [], '');
+  const spec = l?.spec;
+  if (!spec?.holderIdentity || !spec.renewTime) return undefined;
+  return Date.parse(spec.renewTime) + (spec.leaseDurationSeconds ?? 15) * 1000 > now.getTime() ? spec.holderIdentity : undefined;
+}
+
 /** The operator's settings from its Deployment, or its defaults with the reason. */
-async function platformSettings(client: KubeClient, operator: string, warn: (message: string) => void): Promise<PlatformSettings> {
+async function deploymentSettings(client: KubeClient, operator: string, warn: (message: string) => void): Promise<PlatformSettings> {
   const { namespace: ns, name } = splitKey(operator);
   let source = `deployment ${operator}`;
   let args: string[] = [];
