@@ -150,6 +150,13 @@ describe('kubectl sapp plan (the plan document and its text)', () => {
     assert.match(renderPlan(doc), /weekly-batch \(changed\):\n\s+2026-11-25 21:00 America\/New_York  weekly-batch opens: min 4, max 10[\s\S]*replaces:\n\s+2026-11-25 20:00 America\/New_York/);
   });
 
+  it('a message from the cluster with terminal escape codes is printed escaped, as kubectl prints it', () => {
+    const doc = plan(edit({ ...SPEC, container: { image: 'ghcr.io/acme/shop:2' } }), { workload: { result: 'refused', message: 'admission webhook denied the request: \x1b]0;owned\x07\x1b[2Jbad\rworse' } });
+    const text = renderPlan(doc);
+    assert.ok(!/[\x00-\x09\x0b-\x1f]/.test(text), JSON.stringify(text));
+    assert.ok(text.includes('denied the request: ^[]0;owned\\x07^[[2Jbad\\rworse'), text);
+  });
+
   const unservable: Array<[string, Partial<NonNullable<NonNullable<ServerlessAppSpec['scaling']>['windows']>[number]>, RegExp]> = [
     ['a time zone that does not exist', { timeZone: 'Europe/Berlni' }, /timeZone/],
     ['a cron expression that cannot fire', { schedule: '0 25 * * *' }, /schedule/],

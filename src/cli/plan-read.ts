@@ -12,8 +12,9 @@
 // operator's.
 //
 // Host claims and the namespace's budgets (plan-namespace.ts): the HostClaims
-// named after the app's hosts and the wildcards above them, read by name; all
-// HostClaims (cluster-scoped, at most --max-host-claims-per-namespace per
+// named after the app's hosts and the wildcards above them, read by name (at
+// most MAX_CLAIM_READS of them: past it, one list instead); all HostClaims
+// (cluster-scoped, at most --max-host-claims-per-namespace per
 // namespace) only when a rule needs what no name finds: the namespace's count
 // (the app adds a claim) or what a wildcard host covers. The namespace's apps
 // (one namespace-scoped list) only when the app names hosts or caches its
@@ -45,6 +46,9 @@ import { isManaged } from '../util/managed-by.ts';
 import { CommandError } from './commands.ts';
 import type { PlanInput, PlatformSettings } from './plan-document.ts';
 import type { NamespaceView } from './plan-namespace.ts';
+
+/** Most HostClaims a plan reads by name (at once); past it, one list of them all. */
+const MAX_CLAIM_READS = 16;
 
 const DEPLOYMENT: ResourceKind = { group: 'apps', version: 'v1', kind: 'Deployment', plural: 'deployments', namespaced: true };
 
@@ -172,13 +176,15 @@ async function readClaims(client: KubeClient, app: ServerlessApp, notes: string[
   if (!hosts.length) return [];
   const note = 'host claims: this user may not read HostClaims (cluster-scoped), so hosts held by other namespaces and the namespace\'s host-claim budget are not checked (the operator checks them: HostConflict, HostClaimQuotaExceeded)';
   const names = [...new Set(hosts.flatMap(coveringHosts).flatMap((h) => hostClaimName(h) ?? []))];
+  const all = () => unlessForbidden(client.list<HostClaim>(Kinds.HostClaim, undefined, { resourceVersion: '0' }).then((l) => l.items, (err: unknown) => { if (isNotFound(err)) return []; throw err; }), notes, note);
+  // Many names (deep hosts, each with every wildcard above it): one list costs the server less than a burst of reads.
+  if (names.length > MAX_CLAIM_READS) return all();
   const named = await unlessForbidden(Promise.all(names.map((n) => client.get<HostClaim>(Kinds.HostClaim, undefined, n))), notes, note);
   if (!named) return undefined;
   const found = new Set(named.flatMap((c) => (c ? [c.metadata.name] : [])));
   const needAll = hosts.some((h) => h.startsWith('*.') || !found.has(hostClaimName(h) ?? ''));
   if (!needAll) return named.filter((c): c is HostClaim => !!c);
-  const all = client.list<HostClaim>(Kinds.HostClaim, undefined, { resourceVersion: '0' }).then((l) => l.items, (err: unknown) => { if (isNotFound(err)) return []; throw err; });
-  return unlessForbidden(all, notes, note);
+  return all();
 }
 
 /** The apps of `app`'s namespace, when its hosts or model cache are checked against theirs; [] when not. */

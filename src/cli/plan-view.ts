@@ -1,11 +1,13 @@
 // `kubectl sapp plan` as text, in the plugin's `status` style: a header with
 // what the plan amounts to, then the refusals, the edit, the child operations
 // with their field diffs and dry runs, the rollout, the windows and the model
-// cache. Pure: the plan document in, text out (golden files pin the layout).
+// cache. Pure: the plan document in, text out (golden files pin the layout),
+// with the terminal's control characters escaped as kubectl escapes them.
 
 import type { OperationDocument, PlanDocument } from './plan-document.ts';
 import type { FieldChange } from './field-diff.ts';
 import type { WindowSchedule } from './plan-windows.ts';
+import { escapeTerminal } from '../util/terminal-text.ts';
 
 const SIGN: Record<OperationDocument['change'], string> = { create: '+', update: '~', delete: '-', none: '=' };
 const VERB: Record<OperationDocument['change'], string> = { create: 'created', update: 'changed', delete: 'removed', none: 'unchanged' };
@@ -103,7 +105,8 @@ export function renderPlan(doc: PlanDocument): string {
     line();
   }
   line(`Policy: ${doc.settings}`);
-  return `${out.join('\n')}\n`;
+  // Messages and names come from the cluster: no escape sequence of theirs reaches the terminal.
+  return escapeTerminal(`${out.join('\n')}\n`);
 }
 
 function transitions(w: Pick<WindowSchedule, 'next'>, line: (text: string, indent?: number) => void): void {
