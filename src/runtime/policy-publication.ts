@@ -23,6 +23,7 @@ const KEY = 'policy.json';
 export interface EnforcedSettings {
   policy: Required<ValidationPolicy>;
   localGateway: string;
+  /** What spec.ingress becomes (--router). */
   router: RouterName;
   inPlaceBounds: boolean;
   clusterLocal: boolean;
