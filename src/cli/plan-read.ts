@@ -235,8 +235,8 @@ async function dryRunApp(client: KubeClient, file: ServerlessApp, live: Serverle
 async function platformSettings(client: KubeClient, operator: string, now: Date, warn: (message: string) => void): Promise<PlatformSettings> {
   const { namespace: ns } = splitKey(operator);
   // Read beside the publication, its warnings held: told only when it is the fallback.
-  const held: string[] = [];
-  const deployment = started(deploymentSettings(client, operator, (message) => { held.push(message); }));
+  const deferred: string[] = [];
+  const deployment = started(deploymentSettings(client, operator, (message) => { deferred.push(message); }));
   const published = await unlessForbidden(client.get<{ data?: Record<string, string> }>(Kinds.ConfigMap, ns, POLICY_CONFIGMAP), [], '');
   const policy = readPolicyConfigMap(published);
   const where = `configmap ${ns}/${POLICY_CONFIGMAP}`;
@@ -255,7 +255,7 @@ async function platformSettings(client: KubeClient, operator: string, now: Date,
     why = `no operator runs: lease ${policy.lease} is not held (the policy ${policy.identity} published at ${policy.publishedAt} may be stale)`;
   }
   const fallback = await deployment;
-  held.forEach(warn);
+  deferred.forEach(warn);
   const note = `policy: ${why}; judged by ${fallback.source} instead`;
   warn(note);
   return { ...fallback, note };
