@@ -17,6 +17,6 @@ describe('the policy the operator publishes for kubectl sapp plan', () => {
   });
 
   it('reads nothing from a ConfigMap that holds no policy of this version (absent, empty, not JSON, another shape)', () => {
-    for (const cm of [undefined, {}, { data: {} }, { data: { 'policy.json': '{' } }, { data: { 'policy.json': '{"identity":"x"}' } }]) assert.equal(readPolicyConfigMap(cm), undefined, JSON.stringify(cm));
+    for (const cm of [undefined, {}, { data: {} as Record<string, string> }, { data: { 'policy.json': '{' } }, { data: { 'policy.json': '{"identity":"x"}' } }]) assert.equal(readPolicyConfigMap(cm), undefined, JSON.stringify(cm));
   });
 });
