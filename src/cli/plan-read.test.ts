@@ -4,7 +4,7 @@ import { parseConfig, validationPolicy } from '../config.ts';
 import type { KubeClient } from '../runtime/client.ts';
 import { policyConfigMap, POLICY_CONFIGMAP, type PublishedPolicy } from '../runtime/policy-publication.ts';
 import type { ResourceKind } from '../util/kinds.ts';
-import { readPlanInput } from './plan-read.ts';
+import { parseAppFile, readPlanInput } from './plan-read.ts';
 
 /** A cluster that holds only `objects` ("plural/namespace/name"), recording every request. */
 function cluster(objects: Record<string, unknown> = {}) {
@@ -29,6 +29,27 @@ const file = (hosts: string[] = []): ServerlessApp => ({
 });
 
 const plan = (client: KubeClient, app = file()) => readPlanInput(client, 'team-a', 'shop', app, 'serverlessapp-system/serverlessapp-operator', () => undefined).input;
+
+describe('kubectl sapp plan: the file, as kubectl apply -f reads it', () => {
+  const text = (namespace?: string, extra = '') => `apiVersion: serverlessapp.io/v1alpha1\nkind: ServerlessApp\nmetadata:\n  name: shop\n${namespace ? `  namespace: ${namespace}\n` : ''}spec:\n  container:\n    image: ghcr.io/acme/shop:1\n${extra}`;
+
+  it('is planned in the namespace it names, whatever the context\'s; in the context\'s when it names none', () => {
+    assert.equal(parseAppFile(text('team-b'), 'f', 'default', false).metadata.namespace, 'team-b');
+    assert.equal(parseAppFile(text(), 'f', 'default', false).metadata.namespace, 'default');
+    assert.equal(parseAppFile(text('team-b'), 'f', 'team-b', true).metadata.namespace, 'team-b');
+  });
+
+  it('with -n naming another namespace, is refused with kubectl\'s own words', () => {
+    assert.throws(() => parseAppFile(text('team-b'), 'f', 'team-a', true),
+      { message: 'the namespace from the provided object "team-b" does not match the namespace "team-a". You must pass \'--namespace=team-b\' to perform this operation.' });
+  });
+
+  it('reads YAML 1.1 scalars as kubectl does (yes and on are booleans, 0777 octal), but no base-60 numbers or timestamps', () => {
+    const app = parseAppFile(text(undefined, '    env:\n      - {name: A, value: yes}\n      - {name: B, value: 12:30}\n      - {name: C, value: 2026-11-28}\n  scaling: {maxScale: 010}\n'), 'f', 'default', false);
+    assert.deepEqual(app.spec.container!.env!.map((e) => e.value), [true, '12:30', '2026-11-28']);
+    assert.equal(app.spec.scaling!.maxScale, 8);
+  });
+});
 
 describe('kubectl sapp plan: what it reads', () => {
   it('a file naming many deep hosts reads the HostClaims with one list, not one read per covering wildcard', async () => {

@@ -28,7 +28,7 @@
 // the operator's own config.ts), and the plan notes it; a user who may read
 // neither gets the operator's defaults, and the plan says so.
 
-import { parse } from 'yaml';
+import { parse, type Tags } from 'yaml';
 import { hostClaimName, type HostClaim } from '../api/v1alpha1/hostclaim.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { splitKey } from '../util/object-key.ts';
@@ -47,6 +47,16 @@ import { CommandError } from './commands.ts';
 import type { PlanInput, PlatformSettings } from './plan-document.ts';
 import type { NamespaceView } from './plan-namespace.ts';
 
+/**
+ * YAML as kubectl reads it (sigs.k8s.io/yaml on go-yaml v2: YAML 1.1 scalars, so `yes`, `on` and `y` are
+ * booleans and `0777` is octal), without what go-yaml v2 does not resolve (base-60 numbers, timestamps):
+ * a file means to the plan what it means to `kubectl apply`.
+ */
+const KUBECTL_YAML = {
+  version: '1.1',
+  customTags: (tags: Tags) => tags.filter((t) => !(typeof t === 'object' && 'format' in t && t.format === 'TIME') && !(typeof t === 'object' && t.tag === 'tag:yaml.org,2002:timestamp')),
+} as const;
+
 /** Most HostClaims a plan reads by name (at once); past it, one list of them all. */
 const MAX_CLAIM_READS = 16;
 
@@ -64,7 +74,7 @@ interface Deployment {
 export function parseAppFile(text: string, file: string, namespace: string, enforce: boolean): ServerlessApp {
   let doc: unknown;
   try {
-    doc = parse(text);
+    doc = parse(text, KUBECTL_YAML);
   } catch (err) {
     throw new CommandError(`${file}: not YAML or JSON: ${(err as Error).message}`);
   }

@@ -32,9 +32,10 @@ const SEED = Number(process.env.FUZZ_SEED ?? 20261125);
 const CASES = Number(process.env.FUZZ_AGREE_CASES ?? 60);
 const IN_FLIGHT = 3;
 
-function write(doc: object): string {
-  const path = join(scratchDir('plan-agrees-'), 'app.yaml');
-  writeFileSync(path, stringify(doc));
+/** `doc` as a YAML file (or JSON, which is YAML, for generated values that must reach both tools exactly as they are). */
+function write(doc: object, as: 'yaml' | 'json' = 'yaml'): string {
+  const path = join(scratchDir('plan-agrees-'), `app.${as}`);
+  writeFileSync(path, as === 'json' ? JSON.stringify(doc) : stringify(doc));
   return path;
 }
 
@@ -83,8 +84,8 @@ describe('kubectl sapp plan and kubectl apply agree (integration)', function () 
   }
 
   /** The finding for one file, or undefined when plan and kubectl agree. */
-  async function disagreement(doc: object, what: string): Promise<string | undefined> {
-    const { plan, apply } = await both(write(doc));
+  async function disagreement(doc: object, what: string, as: 'yaml' | 'json' = 'yaml'): Promise<string | undefined> {
+    const { plan, apply } = await both(write(doc, as));
     let planned: PlanDocument;
     try {
       planned = documentOf(plan, what);
@@ -110,6 +111,15 @@ describe('kubectl sapp plan and kubectl apply agree (integration)', function () 
     const edit = await both(write(typo));
     assert.equal(edit.plan.code, 1, edit.plan.stdout);
     assert.notEqual(edit.apply.code, 0, 'kubectl apply refuses the edit too');
+  });
+
+  it('YAML as kubectl reads it: an unquoted `yes` is a boolean to both, so both refuse it as an env value', async () => {
+    const path = join(scratchDir('plan-agrees-'), 'yes.yaml');
+    writeFileSync(path, `apiVersion: serverlessapp.io/v1alpha1\nkind: ServerlessApp\nmetadata: {name: yaml11, namespace: ${ns}}\nspec:\n  container:\n    image: ghcr.io/acme/shop:1\n    env: [{name: DEBUG, value: yes}]\n`);
+    const { plan, apply } = await both(path);
+    assert.notEqual(apply.code, 0, 'kubectl sends true, which the schema refuses');
+    assert.equal(plan.code, 1, plan.stdout);
+    assert.ok(sameMessage(appRefusal(documentOf(plan, 'yes'))!.message, apply.stderr), `${plan.stdout}\n${apply.stderr}`);
   });
 
   it('a file naming another namespace than the context\'s: planned where kubectl applies it; with -n naming a third, both refuse with kubectl\'s words', async () => {
@@ -173,7 +183,7 @@ describe('kubectl sapp plan and kubectl apply agree (integration)', function () 
         const n = next++;
         const [what, value] = corpus[n]!;
         const doc: ServerlessApp = { apiVersion: 'serverlessapp.io/v1alpha1', kind: 'ServerlessApp', metadata: { name: `agree-${n}`, namespace: ns }, spec: value as ServerlessApp['spec'] };
-        const finding = await disagreement(doc, `#${n} ${what}`);
+        const finding = await disagreement(doc, `#${n} ${what}`, 'json');
         if (finding) findings.push(finding.slice(0, 1500));
         else (await kubectlAdmits(doc)) ? verdicts.admitted++ : verdicts.refused++;
       }
@@ -185,7 +195,7 @@ describe('kubectl sapp plan and kubectl apply agree (integration)', function () 
 
   /** The API server's own verdict (for the tally only: the agreement is judged above). */
   async function kubectlAdmits(doc: ServerlessApp): Promise<boolean> {
-    return (await kubectl(kubeconfig, ['apply', '--dry-run=server', '-f', write(doc)])).code === 0;
+    return (await kubectl(kubeconfig, ['apply', '--dry-run=server', '-f', write(doc, 'json')])).code === 0;
   }
 });
 
