@@ -390,6 +390,7 @@ describe('architecture', () => {
         'controllers/children.ts', // every rendered child, and the app's finalizer
         'runtime/events.ts', // Events
         'runtime/leader-election.ts', // the Lease
+        'runtime/policy-publication.ts', // the policy this operator enforces, for kubectl sapp plan: one ConfigMap in its namespace
         'runtime/status.ts', // every status, through one writer that skips no-op writes
       ]);
       // The plan's writes are all dry runs: each write in its files is a call that passes dryRun: true.

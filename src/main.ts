@@ -6,6 +6,7 @@ import { OffsetClock, systemClock } from './runtime/clock.ts';
 import { loadRestConfig } from './runtime/kubeconfig.ts';
 import { createLogger, flushLogger } from './runtime/logging.ts';
 import { installProcessErrorHandlers } from './runtime/process-errors.ts';
+import { installStopSignalHandlers } from './runtime/stop-signals.ts';
 
 async function main(): Promise<void> {
   let config;
@@ -27,7 +28,8 @@ async function main(): Promise<void> {
   const kc = await loadRestConfig(config.kubeconfig ? { kubeconfig: config.kubeconfig } : {});
   const clock = config.clockStart ? new OffsetClock(new Date(config.clockStart)) : systemClock;
   operator = await createOperator(kc, config, { logger, clock });
-  operator.manager.installSignalHandlers();
+  const running = operator;
+  installStopSignalHandlers({ logger, clock: systemClock, stop: () => running.stop(), exit: (code) => process.exit(code) });
   await operator.manager.start();
 }
 

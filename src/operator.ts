@@ -18,6 +18,7 @@ import { appInformer } from './controllers/app-caches.ts';
 import type { KubeConfigSource } from './runtime/kubeconfig.ts';
 import type { Logger } from './runtime/logging.ts';
 import { Manager } from './runtime/manager.ts';
+import { POLICY_CONFIGMAP, publishPolicy, withdrawPolicy, type EnforcedSettings } from './runtime/policy-publication.ts';
 
 export { detectCacheScope, detectInPlaceScaling, inPlaceScalingFromLabels } from './data-plane-settings.ts';
 
@@ -27,6 +28,8 @@ export interface Operator {
   apps: ServerlessAppReconciler;
   caches: ModelCacheReconciler;
   settings: { inPlaceBounds: boolean; cacheScope: CacheScope };
+  /** The graceful stop: the manager's (in-flight work drained, the Lease released), its published policy withdrawn when no Lease tells whether it runs. */
+  stop(): Promise<void>;
 }
 
 export interface OperatorDeps {
@@ -66,5 +69,20 @@ export async function createOperator(kc: KubeConfigSource, config: OperatorConfi
   // Registers its controller with the manager: claims no app of their namespace names are released after the grace.
   new HostClaimReleaser(manager, { releaseAfterMs: config.hostClaimReleaseAfterMs, namespaces: config.namespaces });
   const caches = new ModelCacheReconciler(manager, { scope: cacheScope, nodeGroup: config.modelCacheNodeGroup, policy: { maxModelSizeBytes: policy.maxModelSizeBytes, allowedStorageUriPrefixes: policy.allowedStorageUriPrefixes, maxModelCacheBytesPerNamespace: policy.maxModelCacheBytesPerNamespace }, quota: cacheQuota });
-  return { manager, apps, caches, settings: { inPlaceBounds, cacheScope } };
+  const enforced: EnforcedSettings = { policy, localGateway: config.localGateway, router: config.router, inPlaceBounds, clusterLocal: config.knativeVisibility === 'cluster-local', cacheScope };
+  const policyNamespace = config.leaderElectionNamespace;
+  // For `kubectl sapp plan`: the policy this process enforces. Without it the plan falls back to the Deployment's flags, and says so.
+  await publishPolicy(manager.client, policyNamespace, {
+    identity: manager.identity, publishedAt: deps.clock.now().toISOString(), settings: enforced,
+    ...(config.leaderElect ? { lease: `${policyNamespace}/${config.leaderElectionId}` } : {}),
+  }).then(
+    () => deps.logger.info('policy published', { configMap: `${policyNamespace}/${POLICY_CONFIGMAP}` }),
+    (err: unknown) => deps.logger.warn('policy not published: kubectl sapp plan falls back to the Deployment\'s flags', { configMap: `${policyNamespace}/${POLICY_CONFIGMAP}`, err: String(err) }),
+  );
+  const stop = async () => {
+    // Before the manager closes its client; without leader election nothing else tells a plan this operator stopped.
+    if (!config.leaderElect) await withdrawPolicy(manager.client, policyNamespace, manager.identity).catch((err: unknown) => deps.logger.warn('policy not withdrawn', { err: String(err) }));
+    await manager.stop();
+  };
+  return { manager, apps, caches, settings: { inPlaceBounds, cacheScope }, stop };
 }

@@ -26,7 +26,8 @@ Flags:
   -o, --output FORMAT   plan: text (default) or json (schema serverlessapp.io/plan/v1);
                         kubectl sapp plan --help shows examples
       --operator NS/NAME
-                        plan: the operator's Deployment, read for the platform's policy
+                        plan: the operator; the policy it publishes in NS (ConfigMap
+                        serverlessapp-policy) is read, else its Deployment's flags
                         (default serverlessapp-system/serverlessapp-operator)
   -h, --help            this help
 
@@ -61,9 +62,13 @@ The edit goes to the API server as a dry run (dryRun=All: defaults, schema,
 CEL and admission policies apply); the app's own children and revisions are
 read by name and label; the operator's own planner (planReconcile) plans the
 reconcile; each child write it would make is dry-run too, so a refusal by
-Knative's, KServe's or Istio's admission shows now. The platform's policy is
-read from the operator's Deployment (--operator NS/NAME); a user who may not
-read it gets the operator's defaults, with a warning. Hosts other namespaces
+Knative's, KServe's or Istio's admission shows now. The edit's dry run has
+strict field validation, as kubectl apply sends it: an unknown field is
+refused. A file is planned in the namespace it names, as kubectl apply -f
+applies it. The platform's policy is the one the running operator published
+(ConfigMap serverlessapp-policy in the namespace of --operator NS/NAME); when
+none runs, the operator's Deployment's flags, and the plan says so; a user who
+may read neither gets the operator's defaults, with a warning. Hosts other namespaces
 claim (HostClaims, read by name) and the namespace's host-claim and
 model-cache budgets are checked as the operator checks them; what a plan
 cannot check (a read this user may not make, warmups running in the

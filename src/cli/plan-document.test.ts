@@ -135,6 +135,42 @@ describe('kubectl sapp plan (the plan document and its text)', () => {
     golden('window-edit', doc);
   });
 
+  it('a window edit beside a busier window: the edited window\'s own next transitions, and the ones they replace', () => {
+    const daily = { name: 'daily', schedule: '0 6 * * *', duration: '2h', timeZone: 'UTC', minScale: 1 };
+    const weekly = { name: 'weekly-batch', schedule: '0 20 * * 3', duration: '3h', timeZone: 'America/New_York', minScale: 4 };
+    const base = converged();
+    const live = { ...base.live, spec: { ...SPEC, scaling: { ...SPEC.scaling, windows: [daily, weekly] } } };
+    const doc = plan({ ...base, live, source: 'file', edited: { ...live, metadata: { ...live.metadata, generation: 4 }, spec: { ...live.spec, scaling: { ...live.spec.scaling, windows: [daily, { ...weekly, schedule: '0 21 * * 3' }] } } } });
+    assert.ok(doc.scaling!.next.every((t) => t.window === 'daily'), 'the next four transitions are all the daily window\'s');
+    const edited = doc.scaling!.edited!;
+    assert.deepEqual(edited.map((w) => [w.window, w.change]), [['weekly-batch', 'changed']]);
+    assert.deepEqual(edited[0]!.next.map((t) => [t.local, t.change]), [['2026-11-25 21:00 America/New_York', 'open'], ['2026-11-26 00:00 America/New_York', 'close']]);
+    assert.deepEqual(edited[0]!.replaces.map((t) => [t.local, t.change]), [['2026-11-25 20:00 America/New_York', 'open'], ['2026-11-25 23:00 America/New_York', 'close']]);
+    assert.equal(edited[0]!.next[0]!.minScale, 4, 'the bounds in force once it opens');
+    assert.match(renderPlan(doc), /weekly-batch \(changed\):\n\s+2026-11-25 21:00 America\/New_York  weekly-batch opens: min 4, max 10[\s\S]*replaces:\n\s+2026-11-25 20:00 America\/New_York/);
+  });
+
+  it('a message from the cluster with terminal escape codes is printed escaped, as kubectl prints it', () => {
+    const doc = plan(edit({ ...SPEC, container: { image: 'ghcr.io/acme/shop:2' } }), { workload: { result: 'refused', message: 'admission webhook denied the request: \x1b]0;owned\x07\x1b[2Jbad\rworse' } });
+    const text = renderPlan(doc);
+    assert.ok(!/[\x00-\x09\x0b-\x1f]/.test(text), JSON.stringify(text));
+    assert.ok(text.includes('denied the request: ^[]0;owned\\x07^[[2Jbad\\rworse'), text);
+  });
+
+  const unservable: Array<[string, Partial<NonNullable<NonNullable<ServerlessAppSpec['scaling']>['windows']>[number]>, RegExp]> = [
+    ['a time zone that does not exist', { timeZone: 'Europe/Berlni' }, /timeZone/],
+    ['a cron expression that cannot fire', { schedule: '0 25 * * *' }, /schedule/],
+  ];
+  for (const [what, change, field] of unservable) {
+    it(`${what}: a plan document with the operator's refusal, exit code 1 (no exception)`, () => {
+      const windows = [{ ...SPEC.scaling!.windows![0]!, ...change }];
+      const doc = plan(edit({ ...SPEC, scaling: { ...SPEC.scaling, windows } }));
+      assert.equal(exitCode(doc), 1);
+      assert.ok(doc.refusals.some((r) => r.by === 'operator' && field.test(r.field ?? '')), JSON.stringify(doc.refusals));
+      assert.match(renderPlan(doc), /Result:  refused/);
+    });
+  }
+
   it('a spec the platform refuses: the operator\'s own message, no child operation, exit code 1', () => {
     const doc = plan(edit({ ...SPEC, container: { image: 'ghcr.io/acme/shop:2', serviceAccountName: 'admin' } }));
     assert.equal(exitCode(doc), 1);

@@ -9,15 +9,15 @@
 // are only ever added within v1; a change of meaning is a new version.
 
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
-import type { SpecProblem, ValidationPolicy } from '../api/v1alpha1/validation.ts';
+import type { SpecProblem } from '../api/v1alpha1/validation.ts';
 import { cacheNameFor, cacheScopeProblem, wantsCache } from '../controllers/model-cache.ts';
 import type { Decision, Effect } from '../planner/decide.ts';
 import type { ChildOperation } from '../planner/plan.ts';
 import { planReconcile } from '../planner/reconcile.ts';
-import { routerFor, type AppRoutes, type RouterName } from '../planner/route.ts';
+import { routerFor, type AppRoutes } from '../planner/route.ts';
+import type { EnforcedSettings } from '../runtime/policy-publication.ts';
 import type { Revision } from '../planner/revisions.ts';
 import { knativeWorkload, kserveWorkload, type WorkloadObject } from '../planner/workloads.ts';
-import type { CacheScope } from '../render/local-model-cache.ts';
 import { removableBy } from '../render/metadata.ts';
 import { hasAnnotations } from '../runtime/apply.ts';
 import { comparable, fieldDiff, type FieldChange } from './field-diff.ts';
@@ -29,16 +29,11 @@ import { WARMUP_DEFAULTS } from '../api/v1alpha1/defaults.ts';
 export const PLAN_API_VERSION = 'serverlessapp.io/plan/v1';
 
 /** The platform's settings the operator plans with, and where the CLI learnt them. */
-export interface PlatformSettings {
-  /** "deployment serverlessapp-system/serverlessapp-operator", or why the defaults are used. */
+export interface PlatformSettings extends EnforcedSettings {
+  /** "the running operator's policy, published by ...", "deployment serverlessapp-system/serverlessapp-operator", or why the defaults are used. */
   source: string;
-  policy: Required<ValidationPolicy>;
-  localGateway: string;
-  /** What spec.ingress becomes (the operator's --router). */
-  router: RouterName;
-  inPlaceBounds: boolean;
-  clusterLocal: boolean;
-  cacheScope: CacheScope;
+  /** Why these are not the running operator's published policy (no operator runs, none published): the plan's notes say it. */
+  note?: string;
 }
 
 export interface PlanInput {
@@ -191,7 +186,7 @@ export function planDocument(input: PlanInput, planned: Planned, dryRuns: Map<st
     effects: (d?.effects ?? []).map(describeEffect),
     ...(d?.requeueAfterMs !== undefined ? { requeueAfterMs: d.requeueAfterMs } : {}),
     settings: settings.source,
-    notes: [...(input.notes ?? []), ...(d?.effects.some((e) => e.type === 'warmup' || e.type === 'analysis') ? [EFFECTS_NOTE] : [])],
+    notes: [...(settings.note ? [settings.note] : []), ...(input.notes ?? []), ...(d?.effects.some((e) => e.type === 'warmup' || e.type === 'analysis') ? [EFFECTS_NOTE] : [])],
   };
 }
 

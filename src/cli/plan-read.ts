@@ -12,26 +12,30 @@
 // operator's.
 //
 // Host claims and the namespace's budgets (plan-namespace.ts): the HostClaims
-// named after the app's hosts and the wildcards above them, read by name; all
-// HostClaims (cluster-scoped, at most --max-host-claims-per-namespace per
+// named after the app's hosts and the wildcards above them, read by name (at
+// most MAX_CLAIM_READS of them: past it, one list instead); all HostClaims
+// (cluster-scoped, at most --max-host-claims-per-namespace per
 // namespace) only when a rule needs what no name finds: the namespace's count
 // (the app adds a claim) or what a wildcard host covers. The namespace's apps
 // (one namespace-scoped list) only when the app names hosts or caches its
 // model. Never a list of all apps. What this user may not read is noted.
 //
-// The platform's policy: read from the operator's Deployment (its container's
-// plain env values and args, parsed by the operator's own config.ts), so the
-// refusals are the operator's. A user who may not read it (or a Deployment
-// whose settings come from elsewhere) gets the operator's defaults, and the
-// plan says so.
+// The platform's policy: the one the running operator published
+// (runtime/policy-publication.ts: a ConfigMap in the --operator namespace,
+// live while its Lease is held), so the refusals are the running operator's,
+// however it was started. When no operator runs or none published, the
+// operator's Deployment (its container's plain env values and args, parsed by
+// the operator's own config.ts), and the plan notes it; a user who may read
+// neither gets the operator's defaults, and the plan says so.
 
-import { parse } from 'yaml';
+import { parse, type Tags } from 'yaml';
 import { hostClaimName, type HostClaim } from '../api/v1alpha1/hostclaim.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { splitKey } from '../util/object-key.ts';
 import { hostClaims } from '../api/v1alpha1/validation.ts';
 import { coveringHosts } from '../planner/host-claims.ts';
 import { parseConfig, validationPolicy } from '../config.ts';
+import { POLICY_CONFIGMAP, readPolicyConfigMap } from '../runtime/policy-publication.ts';
 import { detectCacheScope, detectInPlaceScaling } from '../data-plane-settings.ts';
 import { appRoutes, everyRouteRef, routerFor } from '../planner/route.ts';
 import { revisionsSelector, type Revision } from '../planner/revisions.ts';
@@ -43,17 +47,34 @@ import { CommandError } from './commands.ts';
 import type { PlanInput, PlatformSettings } from './plan-document.ts';
 import type { NamespaceView } from './plan-namespace.ts';
 
+/**
+ * YAML as kubectl reads it (sigs.k8s.io/yaml on go-yaml v2: YAML 1.1 scalars, so `yes`, `on` and `y` are
+ * booleans and `0777` is octal), without what go-yaml v2 does not resolve (base-60 numbers, timestamps):
+ * a file means to the plan what it means to `kubectl apply`.
+ */
+const KUBECTL_YAML = {
+  version: '1.1',
+  customTags: (tags: Tags) => tags.filter((t) => !(typeof t === 'object' && 'format' in t && t.format === 'TIME') && !(typeof t === 'object' && t.tag === 'tag:yaml.org,2002:timestamp')),
+} as const;
+
+/** Most HostClaims a plan reads by name (at once); past it, one list of them all. */
+const MAX_CLAIM_READS = 16;
+
 const DEPLOYMENT: ResourceKind = { group: 'apps', version: 'v1', kind: 'Deployment', plural: 'deployments', namespaced: true };
 
 interface Deployment {
   spec?: { template?: { spec?: { containers?: Array<{ name: string; args?: string[]; env?: Array<{ name: string; value?: string }> }> } } };
 }
 
-/** The edited app from `-f` (text already read): one ServerlessApp, in the namespace `-n` or the file names. */
-export function parseAppFile(text: string, file: string, namespace: string): ServerlessApp {
+/**
+ * The edited app from `-f` (text already read): one ServerlessApp, in the namespace it names, else
+ * `namespace` (the context's or -n), as `kubectl apply -f` applies it. `enforce` (-n given): a file
+ * naming another namespace is refused with kubectl's own message (cli-runtime's RequireNamespace).
+ */
+export function parseAppFile(text: string, file: string, namespace: string, enforce: boolean): ServerlessApp {
   let doc: unknown;
   try {
-    doc = parse(text);
+    doc = parse(text, KUBECTL_YAML);
   } catch (err) {
     throw new CommandError(`${file}: not YAML or JSON: ${(err as Error).message}`);
   }
@@ -62,10 +83,11 @@ export function parseAppFile(text: string, file: string, namespace: string): Ser
     throw new CommandError(`${file}: expected one ServerlessApp (apiVersion serverlessapp.io/v1alpha1, kind ServerlessApp), got ${app?.apiVersion ?? '?'} ${app?.kind ?? '?'}`);
   }
   if (!app.metadata?.name) throw new CommandError(`${file}: metadata.name is required`);
-  if (app.metadata.namespace && app.metadata.namespace !== namespace) {
-    throw new CommandError(`${file}: metadata.namespace is ${app.metadata.namespace}, but the plan is for namespace ${namespace} (-n)`);
+  const own = app.metadata.namespace;
+  if (own && enforce && own !== namespace) {
+    throw new CommandError(`the namespace from the provided object "${own}" does not match the namespace "${namespace}". You must pass '--namespace=${own}' to perform this operation.`);
   }
-  return { ...app, metadata: { ...app.metadata, namespace } } as ServerlessApp;
+  return { ...app, metadata: { ...app.metadata, namespace: own || namespace } } as ServerlessApp;
 }
 
 /** A plan's reads, in flight. */
@@ -108,7 +130,7 @@ async function assemble(client: KubeClient, r: {
     optional(client.list<Revision>(Kinds.KnativeRevision, namespace, { labelSelector: revisionsSelector(name), resourceVersion: '0' }).then((l) => l.items), [] as Revision[]),
   ]));
   // The app's dry run waits for the stored app only, not for the platform's settings (two round trips).
-  const settingsRead = started(platformSettings(client, r.operator, r.warn));
+  const settingsRead = started(platformSettings(client, r.operator, now, r.warn));
   const live = await r.stored;
   if (!file && !live) throw new CommandError(`serverlessapp "${name}" not found in namespace "${namespace}"`);
   let edited = live!;
@@ -164,13 +186,15 @@ async function readClaims(client: KubeClient, app: ServerlessApp, notes: string[
   if (!hosts.length) return [];
   const note = 'host claims: this user may not read HostClaims (cluster-scoped), so hosts held by other namespaces and the namespace\'s host-claim budget are not checked (the operator checks them: HostConflict, HostClaimQuotaExceeded)';
   const names = [...new Set(hosts.flatMap(coveringHosts).flatMap((h) => hostClaimName(h) ?? []))];
+  const all = () => unlessForbidden(client.list<HostClaim>(Kinds.HostClaim, undefined, { resourceVersion: '0' }).then((l) => l.items, (err: unknown) => { if (isNotFound(err)) return []; throw err; }), notes, note);
+  // Many names (deep hosts, each with every wildcard above it): one list costs the server less than a burst of reads.
+  if (names.length > MAX_CLAIM_READS) return all();
   const named = await unlessForbidden(Promise.all(names.map((n) => client.get<HostClaim>(Kinds.HostClaim, undefined, n))), notes, note);
   if (!named) return undefined;
   const found = new Set(named.flatMap((c) => (c ? [c.metadata.name] : [])));
   const needAll = hosts.some((h) => h.startsWith('*.') || !found.has(hostClaimName(h) ?? ''));
   if (!needAll) return named.filter((c): c is HostClaim => !!c);
-  const all = client.list<HostClaim>(Kinds.HostClaim, undefined, { resourceVersion: '0' }).then((l) => l.items, (err: unknown) => { if (isNotFound(err)) return []; throw err; });
-  return unlessForbidden(all, notes, note);
+  return all();
 }
 
 /** The apps of `app`'s namespace, when its hosts or model cache are checked against theirs; [] when not. */
@@ -193,18 +217,20 @@ export function isDryRunRefusal(err: unknown): err is ApiError {
 /**
  * The app as the API server would store it: a replace of the stored app by the
  * file (the file is the whole spec, as `kubectl apply` and a GitOps sync make
- * it), or a create; either with dryRun=All. Status is the stored one.
+ * it), or a create; either with dryRun=All. Status is the stored one. With
+ * strict field validation, as `kubectl apply` sends it (its default since
+ * 1.27): a field the schema does not know (a typo) is refused, not dropped.
  */
 async function dryRunApp(client: KubeClient, file: ServerlessApp, live: ServerlessApp | undefined): Promise<ServerlessApp> {
   const { status: _ignored, ...body } = file;
-  if (!live) return client.create<ServerlessApp>(Kinds.ServerlessApp, body, { dryRun: true });
+  if (!live) return client.create<ServerlessApp>(Kinds.ServerlessApp, body, { dryRun: true, fieldValidation: 'Strict' });
   const { uid, namespace, name } = live.metadata;
   let { resourceVersion } = live.metadata;
   // A custom resource takes no unconditional update, and the operator's status writes move the
   // resourceVersion between the read and the dry run: a conflict is retried with the current one.
   for (let attempt = 1; ; attempt++) {
     try {
-      return await client.update<ServerlessApp>(Kinds.ServerlessApp, { ...body, metadata: { ...body.metadata, ...(resourceVersion ? { resourceVersion } : {}), ...(uid ? { uid } : {}) } }, { dryRun: true });
+      return await client.update<ServerlessApp>(Kinds.ServerlessApp, { ...body, metadata: { ...body.metadata, ...(resourceVersion ? { resourceVersion } : {}), ...(uid ? { uid } : {}) } }, { dryRun: true, fieldValidation: 'Strict' });
     } catch (err) {
       if (!(err instanceof ApiError && err.code === 409) || attempt >= 5) throw err;
       resourceVersion = (await client.get<ServerlessApp>(Kinds.ServerlessApp, namespace, name))?.metadata.resourceVersion;
@@ -212,8 +238,50 @@ async function dryRunApp(client: KubeClient, file: ServerlessApp, live: Serverle
   }
 }
 
+/**
+ * The settings the running operator enforces, as it published them (runtime/policy-publication.ts); when no
+ * operator runs or none published, those of its Deployment, or its defaults, with the reason in `note`.
+ */
+async function platformSettings(client: KubeClient, operator: string, now: Date, warn: (message: string) => void): Promise<PlatformSettings> {
+  const { namespace: ns } = splitKey(operator);
+  // Read beside the publication, its warnings held: told only when it is the fallback.
+  const deferred: string[] = [];
+  const deployment = started(deploymentSettings(client, operator, (message) => { deferred.push(message); }));
+  const published = await unlessForbidden(client.get<{ data?: Record<string, string> }>(Kinds.ConfigMap, ns, POLICY_CONFIGMAP), [], '');
+  const policy = readPolicyConfigMap(published);
+  const where = `configmap ${ns}/${POLICY_CONFIGMAP}`;
+  let why: string;
+  if (!published) why = `no operator published its policy (${where} not found or not readable)`;
+  else if (!policy) why = `${where} holds no policy this plugin reads`;
+  else {
+    const running = policy.lease ? await leaseHolder(client, policy.lease, now) : undefined;
+    const source = `the running operator's policy, published by ${policy.identity} at ${policy.publishedAt} (${where})`;
+    if (!policy.lease) {
+      return { ...policy.settings, source: `${source}; leader election is off, so whether it still runs is not checked` };
+    }
+    if (running) {
+      return { ...policy.settings, source: `${source}; lease ${policy.lease} held by ${running}` };
+    }
+    why = `no operator runs: lease ${policy.lease} is not held (the policy ${policy.identity} published at ${policy.publishedAt} may be stale)`;
+  }
+  const fallback = await deployment;
+  deferred.forEach(warn);
+  const note = `policy: ${why}; judged by ${fallback.source} instead`;
+  warn(note);
+  return { ...fallback, note };
+}
+
+/** Who holds the Lease "namespace/name" now (held and not expired), or undefined. */
+async function leaseHolder(client: KubeClient, lease: string, now: Date): Promise<string | undefined> {
+  const { namespace, name } = splitKey(lease);
+  const l = await unlessForbidden(client.get<{ spec?: { holderIdentity?: string; renewTime?: string; leaseDurationSeconds?: number } }>(Kinds.Lease, namespace, name), [], '');
+  const spec = l?.spec;
+  if (!spec?.holderIdentity || !spec.renewTime) return undefined;
+  return Date.parse(spec.renewTime) + (spec.leaseDurationSeconds ?? 15) * 1000 > now.getTime() ? spec.holderIdentity : undefined;
+}
+
 /** The operator's settings from its Deployment, or its defaults with the reason. */
-async function platformSettings(client: KubeClient, operator: string, warn: (message: string) => void): Promise<PlatformSettings> {
+async function deploymentSettings(client: KubeClient, operator: string, warn: (message: string) => void): Promise<PlatformSettings> {
   const { namespace: ns, name } = splitKey(operator);
   let source = `deployment ${operator}`;
   let args: string[] = [];

@@ -1,11 +1,13 @@
 // `kubectl sapp plan` as text, in the plugin's `status` style: a header with
 // what the plan amounts to, then the refusals, the edit, the child operations
 // with their field diffs and dry runs, the rollout, the windows and the model
-// cache. Pure: the plan document in, text out (golden files pin the layout).
+// cache. Pure: the plan document in, text out (golden files pin the layout),
+// with the terminal's control characters escaped as kubectl escapes them.
 
 import type { OperationDocument, PlanDocument } from './plan-document.ts';
 import type { FieldChange } from './field-diff.ts';
 import type { WindowSchedule } from './plan-windows.ts';
+import { escapeTerminal } from '../util/terminal-text.ts';
 
 const SIGN: Record<OperationDocument['change'], string> = { create: '+', update: '~', delete: '-', none: '=' };
 const VERB: Record<OperationDocument['change'], string> = { create: 'created', update: 'changed', delete: 'removed', none: 'unchanged' };
@@ -74,6 +76,14 @@ export function renderPlan(doc: PlanDocument): string {
       line(`before this edit: now ${bounds(w.before.now)}`, 2);
       transitions(w.before, (t, i) => line(t, (i ?? 0) + 2));
     }
+    for (const e of w.edited ?? []) {
+      line(`${e.window} (${e.change}):`, 2);
+      transitions({ next: e.next }, (t, i) => line(t, (i ?? 0) + 2));
+      if (e.replaces.length) {
+        line('replaces:', 4);
+        transitions({ next: e.replaces }, (t, i) => line(t, (i ?? 0) + 4));
+      }
+    }
     line();
   }
 
@@ -95,10 +105,11 @@ export function renderPlan(doc: PlanDocument): string {
     line();
   }
   line(`Policy: ${doc.settings}`);
-  return `${out.join('\n')}\n`;
+  // Messages and names come from the cluster: no escape sequence of theirs reaches the terminal.
+  return escapeTerminal(`${out.join('\n')}\n`);
 }
 
-function transitions(w: WindowSchedule, line: (text: string, indent?: number) => void): void {
+function transitions(w: Pick<WindowSchedule, 'next'>, line: (text: string, indent?: number) => void): void {
   if (!w.next.length) line('no transition scheduled', 2);
   for (const t of w.next) line(`${t.local}  ${t.window} ${t.change === 'open' ? 'opens' : t.change === 'close' ? 'closes' : 'prewarms'}: ${bounds(t)}`, 2);
 }

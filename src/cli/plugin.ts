@@ -41,7 +41,7 @@ async function main(argv: string[]): Promise<number> {
   const client = new KubeClient(config, { fieldManager: FIELD_MANAGER, userAgent: DEFAULT_USER_AGENT.replace(/^[^/]+/, FIELD_MANAGER) });
   try {
     const { command, name } = invocation;
-    if (command.verb === 'plan') return await plan(client, namespace, name, command);
+    if (command.verb === 'plan') return await plan(client, namespace, invocation.namespace !== undefined, name, command);
     if (command.verb === 'status') {
       const app = await readApp(client, namespace, name);
       const color = colorWanted();
@@ -62,11 +62,11 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-async function plan(client: KubeClient, namespace: string, name: string, command: PlanCommand): Promise<number> {
+async function plan(client: KubeClient, namespace: string, enforceNamespace: boolean, name: string, command: PlanCommand): Promise<number> {
   const file = command.file === undefined ? undefined
-    : parseAppFile(readFileSync(command.file === '-' ? 0 : command.file, 'utf8'), command.file === '-' ? 'stdin' : command.file, namespace);
+    : parseAppFile(readFileSync(command.file === '-' ? 0 : command.file, 'utf8'), command.file === '-' ? 'stdin' : command.file, namespace, enforceNamespace);
   const warn = (message: string) => { process.stderr.write(`warning: ${message}\n`); };
-  const reads = readPlanInput(client, namespace, file?.metadata.name ?? name, file, command.operator, warn);
+  const reads = readPlanInput(client, file?.metadata.namespace ?? namespace, file?.metadata.name ?? name, file, command.operator, warn);
   reads.input.catch(() => undefined); // awaited below: no unhandled rejection meanwhile
   // The planner, most of the plugin's modules, loads while the server answers. Not before the first answer: a
   // module loads on this thread, which the reads' TLS handshakes need too, so loading it at once held every

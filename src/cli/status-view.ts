@@ -4,6 +4,7 @@
 // and scaling. Pure: the app and the time in, text out, so --watch only
 // redraws and the golden files pin the layout.
 
+import { escapeTerminalDeep } from '../util/terminal-text.ts';
 import type { ServerlessApp, VersionStatus } from '../api/v1alpha1/serverlessapp.ts';
 import { findCondition } from '../util/conditions.ts';
 import { ROLLOUT_DEFAULTS, WARMUP_DEFAULTS } from '../api/v1alpha1/defaults.ts';
@@ -43,7 +44,7 @@ const ABNORMAL_TRUE: Partial<Record<string, Color>> = { Reconciling: 'yellow', S
 export function renderStatus(app: ServerlessApp, opts: ViewOptions): string {
   const paint = (color: Color, text: string) => (opts.color ? `\x1b[${COLORS[color]}m${text}\x1b[0m` : text);
   const ago = (at: string | undefined) => (at ? relativeTime(new Date(at), opts.now) : undefined);
-  const status = app.status ?? {};
+  const status = escapeTerminalDeep(app.status ?? {});
   const rollout = app.spec.rollout ?? {};
   const lines: Line[] = [];
   const add = (label: string, value: string | undefined, indent = 0) => {

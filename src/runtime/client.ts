@@ -97,6 +97,12 @@ interface RequestSpec extends RequestOptions {
   stream?: boolean;
 }
 
+/** A create's or update's options beside the request's. */
+interface WriteOptions {
+  dryRun?: boolean;
+  fieldValidation?: 'Strict' | 'Warn' | 'Ignore';
+}
+
 const POOL_SIZE = 32;
 const REQUEST_TIMEOUT_MS = 30_000;
 
@@ -189,18 +195,21 @@ export class KubeClient {
     })) as T;
   }
 
-  /** `dryRun`: admission runs and the object is returned as it would be stored, but nothing is (kubectl sapp plan). */
-  async create<T>(kind: ResourceKind, obj: T, opts: RequestOptions & { dryRun?: boolean } = {}): Promise<T> {
+  /**
+   * `dryRun`: admission runs and the object is returned as it would be stored, but nothing is (kubectl sapp plan).
+   * `fieldValidation: 'Strict'`: an unknown or duplicate field is refused (400), as `kubectl apply` asks since 1.27.
+   */
+  async create<T>(kind: ResourceKind, obj: T, opts: RequestOptions & WriteOptions = {}): Promise<T> {
     const { namespace } = metaOf(obj as TypedObject, false);
-    const { dryRun, ...rest } = opts;
-    return (await this.request({ ...rest, method: 'POST', path: resourcePath(kind, namespace), body: obj, query: { fieldManager: this.fieldManager, dryRun: dryRun ? 'All' : undefined } })) as T;
+    const { dryRun, fieldValidation, ...rest } = opts;
+    return (await this.request({ ...rest, method: 'POST', path: resourcePath(kind, namespace), body: obj, query: { fieldManager: this.fieldManager, dryRun: dryRun ? 'All' : undefined, fieldValidation } })) as T;
   }
 
-  /** Replaces the object; its metadata.resourceVersion makes a concurrent change fail with 409. */
-  async update<T>(kind: ResourceKind, obj: T, opts: RequestOptions & { dryRun?: boolean } = {}): Promise<T> {
+  /** Replaces the object; its metadata.resourceVersion makes a concurrent change fail with 409. Options as create's. */
+  async update<T>(kind: ResourceKind, obj: T, opts: RequestOptions & WriteOptions = {}): Promise<T> {
     const { name, namespace } = metaOf(obj as TypedObject);
-    const { dryRun, ...rest } = opts;
-    return (await this.request({ ...rest, method: 'PUT', path: resourcePath(kind, namespace, name), body: obj, query: { fieldManager: this.fieldManager, dryRun: dryRun ? 'All' : undefined } })) as T;
+    const { dryRun, fieldValidation, ...rest } = opts;
+    return (await this.request({ ...rest, method: 'PUT', path: resourcePath(kind, namespace, name), body: obj, query: { fieldManager: this.fieldManager, dryRun: dryRun ? 'All' : undefined, fieldValidation } })) as T;
   }
 
   async mergePatch<T>(kind: ResourceKind, namespace: string | undefined, name: string, patch: object, opts: { subresource?: string; signal?: AbortSignal } = {}): Promise<T> {

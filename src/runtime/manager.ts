@@ -182,21 +182,6 @@ export class Manager {
     return this.stopping;
   }
 
-  /** SIGTERM/SIGINT stop gracefully and exit 0; a second signal exits at once with 1. */
-  installSignalHandlers(): void {
-    let signals = 0;
-    const onSignal = (signal: NodeJS.Signals) => {
-      if (++signals > 1) process.exit(1);
-      this.logger.info('shutting down', { signal });
-      this.stop().then(
-        () => process.exit(0),
-        () => process.exit(1),
-      );
-    };
-    process.on('SIGTERM', onSignal);
-    process.on('SIGINT', onSignal);
-  }
-
   isLeader(): boolean {
     return this.leading;
   }

@@ -4,7 +4,7 @@
 # kube-scheduler, etcd), KWOK's simulated nodes, the real Knative Serving
 # (controller, webhook, autoscaler) and, with ENVTEST_NETGW=on, its Gateway API
 # network ingress (net-gateway-api's controller), KServe's controller and its local model
-# cache controller and node agent, istiod (Istio's pilot-discovery) with xds-dump
+# cache controller and node agent, kubectl, istiod (Istio's pilot-discovery) with xds-dump
 # and istio-analyze, helm, and the GitOps judges (kstatus, gopher-lua). Each
 # module's binaries are cached outside the repo under a key made of the
 # module's files and the Go version, so a second run reuses them and a changed
@@ -67,6 +67,11 @@ build etcd '' etcd=. &
 etcd_pid=$!
 build kube "$k8s_ldflags" kube-apiserver=./cmd/kube-apiserver kube-controller-manager=./cmd/kube-controller-manager kube-scheduler=./cmd/kube-scheduler
 wait $etcd_pid
+# kubectl, at the control plane's pin, from a wrapper module of its own: its
+# packages (cli-runtime, kustomize) are not the kube module's, and a module of
+# its own keeps the control plane's cache key (and cached build) as it is. Most
+# of what it compiles (client-go, apimachinery) is in Go's build cache by now.
+build kubectl "$k8s_ldflags" kubectl=.
 build kwok '' kwok=sigs.k8s.io/kwok/cmd/kwok
 build knative '' knative-controller=knative.dev/serving/cmd/controller knative-webhook=knative.dev/serving/cmd/webhook knative-autoscaler=knative.dev/serving/cmd/autoscaler
 # Knative's network ingress (net-gateway-api), only with ENVTEST_NETGW=on (the
@@ -97,7 +102,7 @@ istio=${ENVTEST_ISTIO:-on}
 
 # One bin dir per combination of builds, so checkouts with different pins never
 # swap each other's binaries mid-run.
-dirs=("kube-$(key kube "$k8s_ldflags")" "etcd-$(key etcd)" "kwok-$(key kwok)" "knative-$(key knative)" "kserve-$(key kserve)" "helm-$(key helm "$helm_ldflags")" "gitops-$(key gitops)")
+dirs=("kube-$(key kube "$k8s_ldflags")" "kubectl-$(key kubectl "$k8s_ldflags")" "etcd-$(key etcd)" "kwok-$(key kwok)" "knative-$(key knative)" "kserve-$(key kserve)" "helm-$(key helm "$helm_ldflags")" "gitops-$(key gitops)")
 [ "$netgw" != on ] || dirs+=("netgw-$(key netgw)")
 [ "$istio" = off ] || dirs+=("istio-$(key istio)")
 bin="$cache/bin-$(echo "${dirs[*]}" | sha256sum | cut -c1-16)"

@@ -46,7 +46,7 @@ describe('Helm chart, namespace-scoped: rendering', function () {
     assert.deepEqual(ofKind(objects, 'ClusterRole').flatMap(rules), [{ apiGroups: ['serverlessapp.io'], resources: ['hostclaims'], verbs: ['list', 'watch', 'create', 'delete'] }]);
     const roles = ofKind(objects, 'Role');
     assert.deepEqual(roles.map((r) => `${r.metadata.namespace}/${r.metadata.name}`).sort(),
-      ['ops/sapp-serverlessapp-operator-leader-election', 'team-a/sapp-serverlessapp-operator', 'team-b/sapp-serverlessapp-operator']);
+      ['ops/sapp-serverlessapp-operator-leader-election', 'ops/sapp-serverlessapp-operator-policy', 'team-a/sapp-serverlessapp-operator', 'team-b/sapp-serverlessapp-operator']);
     const [a, b] = roles.filter((r) => r.metadata.namespace !== 'ops');
     assert.deepEqual(rules(a!), rules(b!), 'every watched namespace gets the same grants');
     const bindings = ofKind(objects, 'RoleBinding').filter((r) => r.metadata.namespace !== 'ops');

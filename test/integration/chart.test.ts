@@ -35,6 +35,8 @@ const find = <T>(objects: RenderedObject[], kind: string, name?: string): T & Re
   return o as T & RenderedObject;
 };
 const operatorContainer = (objects: RenderedObject[]) => find<Deployment>(objects, 'Deployment').spec.template.spec.containers[0]!;
+/** The chart's one ConfigMap grant: the policy ConfigMap (src/runtime/policy-publication.ts), by name but for create (which cannot be named). */
+const isPolicyRule = (rule: PolicyRule) => rule.resources?.length === 1 && (rule.resourceNames?.join() === 'serverlessapp-policy' || rule.verbs.join() === 'create');
 const rulesOf = (objects: RenderedObject[], kind: 'ClusterRole' | 'Role') => objects.filter((o) => o.kind === kind).flatMap((o) => o.rules as PolicyRule[]);
 
 describe('Helm chart: rendering', function () {
@@ -139,8 +141,11 @@ describe('Helm chart: rendering', function () {
       for (const rule of [...rulesOf(objects, 'ClusterRole'), ...rulesOf(objects, 'Role')]) {
         for (const field of [rule.apiGroups, rule.resources, rule.verbs, rule.resourceNames]) assert.ok(!field?.includes('*'), `wildcard in ${JSON.stringify(rule)}`);
         assert.equal(rule.nonResourceURLs, undefined);
-        for (const r of ['secrets', 'configmaps', 'pods']) assert.ok(!rule.resources?.includes(r), `${r} granted with ${JSON.stringify(values)}`);
+        for (const r of ['secrets', 'configmaps', 'pods']) assert.ok(!rule.resources?.includes(r) || isPolicyRule(rule), `${r} granted with ${JSON.stringify(values)}`);
       }
+      // The one exception: the ConfigMap that publishes the operator's policy for kubectl sapp plan, in the release namespace only.
+      const policyRoles = objects.filter((o) => o.kind === 'Role' && (o.rules as PolicyRule[]).some((r) => r.resources?.includes('configmaps')));
+      assert.deepEqual(policyRoles.map((o) => o.metadata.namespace), ['serverlessapp-system']);
     }
   });
 
@@ -161,6 +166,8 @@ describe('Helm chart: rendering', function () {
     assert.deepEqual(role, [
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: ['serverlessapp-operator-leader'], verbs: ['get', 'update'] },
+      { apiGroups: [''], resources: ['configmaps'], verbs: ['create'] },
+      { apiGroups: [''], resources: ['configmaps'], resourceNames: ['serverlessapp-policy'], verbs: ['patch'] },
     ]);
   });
 
@@ -175,7 +182,12 @@ describe('Helm chart: rendering', function () {
 
   it('renders no PodDisruptionBudget for a single replica, which may run without leader election', async () => {
     const objects = await renderChart({ replicaCount: 1, leaderElection: { enabled: false } });
-    assert.equal(objects.some((o) => o.kind === 'PodDisruptionBudget' || o.kind === 'Role'), false);
+    assert.equal(objects.some((o) => o.kind === 'PodDisruptionBudget'), false);
+    // No Lease to compete for; the policy ConfigMap it withdraws when it stops, as no Lease says whether it runs.
+    assert.deepEqual(rulesOf(objects, 'Role'), [
+      { apiGroups: [''], resources: ['configmaps'], verbs: ['create'] },
+      { apiGroups: [''], resources: ['configmaps'], resourceNames: ['serverlessapp-policy'], verbs: ['patch', 'get', 'delete'] },
+    ]);
     assert.equal(operatorContainer(objects).env.find((e) => e.name === 'LEADER_ELECT')?.value, 'false');
   });
 
@@ -382,6 +394,7 @@ describe('Helm chart: installed, with the operator running as its ServiceAccount
     const granted = grantedPermissions([
       ...(await kc.readClusterRole({ name })).rules as PolicyRule[],
       ...(await kc.readNamespacedRole({ namespace: releaseNs, name: `${name}-leader-election` })).rules as PolicyRule[],
+      ...(await kc.readNamespacedRole({ namespace: releaseNs, name: `${name}-policy` })).rules as PolicyRule[],
     ]);
     const { requests, refused, unused } = await auditGrants(join(testEnv().dir, 'audit.log'), username, granted);
     assert.deepEqual(refused, [], 'the operator was refused these requests: the chart grants too little');

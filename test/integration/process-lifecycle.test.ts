@@ -8,7 +8,9 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CoordinationV1Api } from '@kubernetes/client-node';
 import { kubeconfigYaml } from '../envtest/pki.ts';
+import { DEFAULT_LEASE_NAME } from '../../src/runtime/manager-defaults.ts';
 import { freshNamespace, testEnv } from '../support/cluster.ts';
 import { freePorts, OperatorProcess } from '../support/operator-process.ts';
 import { descendants, processes, stillRunning } from '../envtest/processes.ts';
@@ -76,6 +78,41 @@ describe('the operator as a person runs it', function () {
       assert.ok(await portFree(probe), `probe port ${probe} is still taken`);
     } finally {
       // Only what this test started: npm and the processes under it.
+      for (const p of [...started].reverse()) if (stillRunning(p)) process.kill(p.pid, 'SIGKILL');
+      if (npm.exitCode === null && npm.signalCode === null) npm.kill('SIGKILL');
+    }
+  });
+
+  it('one Ctrl-C of `npm start` (SIGINT to its process group: the terminal\'s and npm\'s forwarded one, moments apart) drains, releases the Lease and exits 0', async () => {
+    assertDepsInstalled();
+    const ns = await freshNamespace('ctrlc');
+    const [metrics = 0, probe = 0] = await freePorts(2);
+    const output: string[] = [];
+    // Its own process group (detached), as a terminal's foreground job: the signal goes to npm and the operator alike.
+    const npm = spawn('npm', ['start', '--', '--kubeconfig', testEnv().kubeconfigPath, '--namespaces', ns, '--leader-elect', 'true', '--leader-election-namespace', ns,
+      '--identity', 'ctrl-c', '--metrics-bind-address', `127.0.0.1:${metrics}`, '--health-probe-bind-address', `127.0.0.1:${probe}`, '--log-level', 'info'], {
+      cwd: root, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', npm_config_update_notifier: 'false' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true,
+    });
+    for (const s of [npm.stdout, npm.stderr]) s.on('data', (chunk: Buffer) => output.push(chunk.toString('utf8')));
+    const npmExited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => npm.once('exit', (code, signal) => resolve({ code, signal })));
+    const lease = () => testEnv().kubeConfig().makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace: ns, name: DEFAULT_LEASE_NAME }).catch(() => undefined);
+    let started: ReturnType<typeof descendants> = [];
+    try {
+      await waitFor('the operator under npm start holding its Lease', async () => (await lease())?.spec?.holderIdentity === 'ctrl-c', { timeoutMs: 90_000, intervalMs: 100 })
+        .catch((err: Error) => { throw new Error(`${err.message}; npm's output:\n${output.join('')}`); });
+      started = descendants(npm.pid!);
+      // One keypress: the terminal signals the group, npm forwards it to the operator.
+      process.kill(-npm.pid!, 'SIGINT');
+      process.kill(-npm.pid!, 'SIGINT');
+      const exit = await npmExited;
+      await waitFor('every process npm started to have exited', () => !started.some(stillRunning), { timeoutMs: 30_000 });
+      const said = output.join('');
+      assert.deepEqual(exit, { code: 0, signal: null }, `npm start did not exit 0 after one Ctrl-C; it said:\n${said}`);
+      assert.match(said, /released the leader lease/, said);
+      assert.doesNotMatch(said, /a second stop signal/, said);
+      const released = await lease();
+      assert.equal(released?.spec?.holderIdentity ?? '', '', `the Lease is still held: ${JSON.stringify(released?.spec)}`);
+    } finally {
       for (const p of [...started].reverse()) if (stillRunning(p)) process.kill(p.pid, 'SIGKILL');
       if (npm.exitCode === null && npm.signalCode === null) npm.kill('SIGKILL');
     }

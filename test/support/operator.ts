@@ -38,6 +38,6 @@ export async function startOperator(overrides: Partial<OperatorConfig> = {}, opt
   return {
     ...op, clock,
     // The manager stops the app controller's effects with its workers (ControllerOptions.onStopped).
-    stop: () => op.manager.stop(),
+    stop: () => op.stop(),
   };
 }
