@@ -68,7 +68,7 @@ export async function createOperator(kc: KubeConfigSource, config: OperatorConfi
   });
   // Registers its controller with the manager: claims no app of their namespace names are released after the grace.
   new HostClaimReleaser(manager, { releaseAfterMs: config.hostClaimReleaseAfterMs, namespaces: config.namespaces });
-  const caches = new ModelCacheReconciler(manager, { scope: cacheScope, nodeGroup: config.modelCacheNodeGroup, policy: { maxModelSizeBytes: policy.maxModelSizeBytes, allowedStorageUriPrefixes: policy.allowedStorageUriPrefixes, maxModelCacheBytesPerNamespace: policy.maxModelCacheBytesPerNamespace }, quota: cacheQuota });
+  const caches = new ModelCacheReconciler(manager, { scope: cacheScope, nodeGroup: config.modelCacheNodeGroup, policy: { maxModelSizeBytes: policy.maxModelSizeBytes, allowedStorageUriPrefixes: policy.allowedStorageUriPrefixes, maxModelCacheBytesPerNamespace: policy.maxModelCacheBytesPerNamespace }, quota: cacheQuota, admissionOf: (app) => apps.admissionOf(app) });
   const enforced: EnforcedSettings = { policy, localGateway: config.localGateway, router: config.router, inPlaceBounds, clusterLocal: config.knativeVisibility === 'cluster-local', cacheScope };
   const policyNamespace = config.leaderElectionNamespace;
   // For `kubectl sapp plan`: the policy this process enforces. Without it the plan falls back to the Deployment's flags, and says so.
