@@ -51,7 +51,7 @@ describe('operator flags', () => {
       const c = parseConfig([], {});
       assert.deepEqual(
         [c.analysisProviders, c.allowAnalysisAddress, c.allowWildcardHosts, c.modelCacheScope, c.maxModelSizeBytes, c.maxModelCacheBytesPerNamespace, c.allowedServiceAccounts, c.allowedPodMetadataKeys, c.allowSecretReferences, c.allowedHostSuffixes, c.allowedStorageUriPrefixes, c.allowedTolerationKeys, c.allowCrossNamespacePodAffinity, c.allowNodePinning],
-        [[], false, false, 'namespace', 100 * 2 ** 30, 200 * 2 ** 30, [], ['app.kubernetes.io/*', 'prometheus.io/*'], false, [], [], ['nvidia.com/gpu'], false, false],
+        [[], false, false, 'namespace', 100 * 2 ** 30, 200 * 2 ** 30, [], ['app.kubernetes.io/version'], false, [], [], ['nvidia.com/gpu'], false, false],
       );
     });
 

@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { MANAGED_BY, MANAGED_BY_LABEL } from '../util/managed-by.ts';
-import { APP_LABEL, APP_NAMESPACE_LABEL, controllingAppRef, labelledFor, labelsName, removableBy } from './metadata.ts';
+import { containerApp, modelApp } from '../testing/apps.ts';
+import { renderInferenceService } from './inference-service.ts';
+import { renderKnativeService } from './knative-service.ts';
+import { APP_LABEL, APP_NAME_LABEL_VALUE, APP_NAMESPACE_LABEL, appLabels, controllingAppRef, labelledFor, labelsName, removableBy } from './metadata.ts';
 
 const shop = { namespace: 'team-a', name: 'shop' };
 const managed = { [MANAGED_BY_LABEL]: MANAGED_BY };
@@ -53,4 +56,21 @@ describe('controllingAppRef: the app that controls a child', () => {
     ['none for an object without a namespace', child([app('shop')], null), undefined],
   ];
   for (const [what, obj, want] of cases) it(what, () => assert.deepEqual(controllingAppRef(obj), want));
+});
+
+describe('Selector labels by name: the operator\'s labels never carry a value the tenant chose, outside its own prefix', () => {
+  // Where other stacks' selectors look (a NetworkPolicy admitting the monitoring stack, a PodMonitor, a Service).
+  const selectorKeys = ['app', 'name', 'app.kubernetes.io/name', 'app.kubernetes.io/instance', 'app.kubernetes.io/component', 'k8s-app'];
+  const prometheus = { ...containerApp(), metadata: { ...containerApp().metadata, name: 'prometheus' } };
+
+  it('an app named prometheus: no selector label of the children or their pods says prometheus; its name is under serverlessapp.io', () => {
+    const ksvc = renderKnativeService(prometheus, 'v1', { revision: 'prometheus-1', annotations: {} }, []);
+    const isvc = renderInferenceService({ ...modelApp(), metadata: { ...modelApp().metadata, name: 'prometheus' } }, 'v1', { minScale: 0 } as never, {});
+    const labelSets: Array<Record<string, string>> = [appLabels(prometheus), ksvc.metadata!.labels!, ksvc.spec!.template!.metadata!.labels!, isvc.metadata.labels!, isvc.spec.predictor.labels as Record<string, string>];
+    for (const labels of labelSets) {
+      for (const k of selectorKeys) assert.notEqual(labels[k], 'prometheus', `${k}=${labels[k]}`);
+      assert.equal(labels[APP_LABEL], 'prometheus');
+      assert.equal(labels['app.kubernetes.io/name'], APP_NAME_LABEL_VALUE);
+    }
+  });
 });

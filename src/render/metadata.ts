@@ -11,9 +11,19 @@ export const APP_LABEL = 'serverlessapp.io/app';
 export const APP_NAMESPACE_LABEL = 'serverlessapp.io/namespace';
 export const VERSION_LABEL = 'serverlessapp.io/version';
 
+/**
+ * The recommended name label: one value for every app's children, never the app's name. A tenant chooses
+ * the name, and app.kubernetes.io/name is where other stacks' selectors look (an app named `prometheus`
+ * would carry the monitoring stack's); the app's own name is in APP_LABEL, under the operator's prefix.
+ * Children are found by MANAGED_BY_LABEL, APP_LABEL and owner references, never by this label, so an
+ * upgrade orphans nothing: a Knative Service's template (and so its pods) takes it with the app's next
+ * version (write-rules.ts: a named template is written only under a new name).
+ */
+export const APP_NAME_LABEL_VALUE = 'serverlessapp';
+
 export function appLabels(app: ServerlessApp): Record<string, string> {
   return {
-    'app.kubernetes.io/name': app.metadata.name,
+    'app.kubernetes.io/name': APP_NAME_LABEL_VALUE,
     [MANAGED_BY_LABEL]: MANAGED_BY,
     // Not the CRDs' "serverlessapp-operator" (the operator's own objects): the children are part of the
     // apps. It is on the pod template too, so changing it would start a new revision of every app.

@@ -203,7 +203,7 @@ describe('Helm chart: rendering', function () {
       { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: ['team-a', 'team-b'] }] });
     assert.deepEqual(binding(await renderChart({ watchNamespaces: ['team-a'], admissionPolicy: { namespaceSelector: { matchLabels: { tenant: 'yes' } } } })).spec.matchResources?.namespaceSelector,
       { matchLabels: { tenant: 'yes' } });
-    assert.equal(policy(await renderChart()).spec.variables[0]!.expression, '["app.kubernetes.io/*", "prometheus.io/*"]', 'the default allow-list');
+    assert.equal(policy(await renderChart()).spec.variables[0]!.expression, '["app.kubernetes.io/version"]', 'the default allow-list');
     assert.equal(policy(await renderChart({ allowedPodMetadataKeys: [] })).spec.variables[0]!.expression, '[]');
     const off = await renderChart({ admissionPolicy: { enabled: false } });
     assert.deepEqual(off.filter((o) => o.kind.startsWith('ValidatingAdmissionPolicy')), []);

@@ -46,7 +46,10 @@ describe('pod metadata the platform allows', () => {
     ['app', ['app'], true],
     ['app', [], false],
     ['app.kubernetes.io/version', DEFAULT_ALLOWED_POD_METADATA_KEYS as string[], true],
-    ['prometheus.io/scrape', DEFAULT_ALLOWED_POD_METADATA_KEYS as string[], true],
+    // Keys other systems read as who a pod is: a tenant's pod could join another stack's selectors or series.
+    ['prometheus.io/scrape', DEFAULT_ALLOWED_POD_METADATA_KEYS as string[], false],
+    ['app.kubernetes.io/instance', DEFAULT_ALLOWED_POD_METADATA_KEYS as string[], false],
+    ['app.kubernetes.io/component', DEFAULT_ALLOWED_POD_METADATA_KEYS as string[], false],
     ['prometheus.istio.io/merge-metrics', DEFAULT_ALLOWED_POD_METADATA_KEYS as string[], false],
     ['cni.projectcalico.org/ipAddrs', DEFAULT_ALLOWED_POD_METADATA_KEYS as string[], false],
   ];

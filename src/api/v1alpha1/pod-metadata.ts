@@ -20,13 +20,17 @@ import type { SpecProblem } from './validation.ts';
 import type { ServerlessApp } from './serverlessapp.ts';
 
 /**
- * What the platform allows when it says nothing: app.kubernetes.io holds the
- * recommended descriptive labels (version, component, instance; the ones the
- * operator sets are reserved by the CRD), and prometheus.io/{scrape,port,path}
- * ask a scraper to read this pod's own port. Neither is read by a kubelet,
- * CNI, mesh or injector, so neither reaches beyond the pod that carries it.
+ * What the platform allows when it says nothing: only app.kubernetes.io/version,
+ * which describes the pod and which no selector is written against. Left out,
+ * because other systems read them as who a pod is (docs/install.md says each):
+ * app.kubernetes.io/instance and /component, which charts and operators put in
+ * their selectors beside /name (a tenant's pod would join another stack's
+ * NetworkPolicy, Service or PodMonitor: impersonation); and prometheus.io/*,
+ * which a common scrape job with honor_labels reads to scrape the pod, so its
+ * series could carry labels that name another namespace. The name, part-of and
+ * managed-by labels are the operator's and refused by the CRD.
  */
-export const DEFAULT_ALLOWED_POD_METADATA_KEYS: readonly string[] = ['app.kubernetes.io/*', 'prometheus.io/*'];
+export const DEFAULT_ALLOWED_POD_METADATA_KEYS: readonly string[] = ['app.kubernetes.io/version'];
 /**
  * Unprefixed labels that select pods: Knative sets `app` to the revision's name
  * (unless the app does), Istio reads `app` and `version` as the workload's

@@ -121,10 +121,10 @@ export const podTemplateFields = {
   timeoutSeconds: integer(`Longest time a request may take, in seconds; unset: Knative's revision-timeout-seconds (300). At most ${MAX_TIMEOUT_SECONDS} (Knative's default max-revision-timeout-seconds).`, {
     minimum: 1, maximum: MAX_TIMEOUT_SECONDS,
   }),
-  podLabels: map(string('Label value.', { maxLength: 63, pattern: LABEL_VALUE }), 'Extra labels on the pods (and their revisions). Keys under knative.dev, kserve.io and serverlessapp.io, and the app.kubernetes.io labels the operator sets, are refused. Keys with a prefix (x.y/name) and the labels app and version only where the platform lists them (--allowed-pod-metadata-keys, default app.kubernetes.io/* and prometheus.io/*); otherwise Ready=False PodMetadataNotAllowed.', {
+  podLabels: map(string('Label value.', { maxLength: 63, pattern: LABEL_VALUE }), 'Extra labels on the pods (and their revisions). Keys under knative.dev, kserve.io and serverlessapp.io, and the app.kubernetes.io labels the operator sets, are refused. Keys with a prefix (x.y/name) and the labels app and version only where the platform lists them (--allowed-pod-metadata-keys, default app.kubernetes.io/version only); otherwise Ready=False PodMetadataNotAllowed.', {
     maxProperties: 32, rules: keyRules('podLabels'),
   }),
-  podAnnotations: map(string('Annotation value.', { maxLength: 4096 }), 'Extra annotations on the pods (and their revisions), e.g. for a metrics scraper. Keys under knative.dev, kserve.io and serverlessapp.io are refused (autoscaling is set in spec.scaling). Keys with a prefix (x.y/name, e.g. sidecar.istio.io/inject or AppArmor) only where the platform lists them (--allowed-pod-metadata-keys, default app.kubernetes.io/* and prometheus.io/*); otherwise Ready=False PodMetadataNotAllowed.', {
+  podAnnotations: map(string('Annotation value.', { maxLength: 4096 }), 'Extra annotations on the pods (and their revisions), e.g. for a metrics scraper. Keys under knative.dev, kserve.io and serverlessapp.io are refused (autoscaling is set in spec.scaling). Keys with a prefix (x.y/name, e.g. sidecar.istio.io/inject or AppArmor) only where the platform lists them (--allowed-pod-metadata-keys, default app.kubernetes.io/version only); otherwise Ready=False PodMetadataNotAllowed.', {
     maxProperties: 32, rules: keyRules('podAnnotations'),
   }),
 };
