@@ -180,6 +180,27 @@ describe('Helm chart: rendering', function () {
     assert.deepEqual([verbs(gatewayApi, 'httproutes.gateway.networking.k8s.io'), verbs(gatewayApi, 'virtualservices.networking.istio.io')], [['get', 'list', 'watch', 'create', 'patch', 'delete'], ['list', 'watch', 'delete']]);
   });
 
+  it('the chart ships no NetworkPolicy for the metrics port: asked, it admits the metrics port only from the listed peers, the probes from anywhere, nothing else', async () => {
+    type Policy = RenderedObject & { spec: { podSelector: { matchLabels: Record<string, string> }; policyTypes: string[]; ingress: Array<{ ports: Array<{ port: string; protocol: string }>; from?: unknown[] }> } };
+    assert.equal((await renderChart()).some((o) => o.kind === 'NetworkPolicy'), false, 'opt-in: only the platform knows where its Prometheus runs');
+    const monitoring = [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } }, podSelector: { matchLabels: { 'app.kubernetes.io/name': 'prometheus' } } }];
+    const objects = await renderChart({ metrics: { networkPolicy: { enabled: true, from: monitoring } } });
+    const np = find<Policy>(objects, 'NetworkPolicy');
+    const pods = find<{ spec: { template: { metadata: { labels: Record<string, string> } } } }>(objects, 'Deployment').spec.template.metadata.labels;
+    for (const [k, v] of Object.entries(np.spec.podSelector.matchLabels)) assert.equal(pods[k], v, `selects the operator's pods by ${k}`);
+    assert.deepEqual(np.spec.policyTypes, ['Ingress']);
+    assert.deepEqual(np.spec.ingress, [
+      { ports: [{ port: 'http-metrics', protocol: 'TCP' }], from: monitoring },
+      { ports: [{ port: 'http-probes', protocol: 'TCP' }] },
+    ]);
+    // No peer: no rule for the metrics port at all (a rule without `from` would admit everyone).
+    const none = find<Policy>(await renderChart({ metrics: { networkPolicy: { enabled: true } } }), 'NetworkPolicy');
+    assert.deepEqual(none.spec.ingress, [{ ports: [{ port: 'http-probes', protocol: 'TCP' }] }]);
+    await refuses({ metrics: { serviceMonitor: { enabled: true }, networkPolicy: { enabled: true } } }, /needs metrics.networkPolicy.from/);
+    await refuses({ metrics: { networkPolicy: { enabled: true, from: [{}] } } }, /networkPolicy\/from\/0/);
+    await refuses({ metrics: { networkPolicy: { enabled: true, from: [{ namespace: 'monitoring' }] } } }, /additional properties 'namespace' not allowed/);
+  });
+
   it('renders no PodDisruptionBudget for a single replica, which may run without leader election', async () => {
     const objects = await renderChart({ replicaCount: 1, leaderElection: { enabled: false } });
     assert.equal(objects.some((o) => o.kind === 'PodDisruptionBudget'), false);
