@@ -79,7 +79,8 @@ describe('pod-template fields on the real Knative and KServe webhooks (integrati
   let ns: string;
 
   // A platform that lets apps mount Secrets (--allow-secret-references): the tls volume is one.
-  before(async () => { op = await startOperator({ allowedServiceAccounts: ['model-reader'], allowSecretReferences: true }); });
+  // And lists prometheus.io/*, which the default allow-list leaves out (docs/install.md says why).
+  before(async () => { op = await startOperator({ allowedServiceAccounts: ['model-reader'], allowSecretReferences: true, allowedPodMetadataKeys: ['app.kubernetes.io/version', 'prometheus.io/*'] }); });
   after(async () => { await op?.stop(); });
   beforeEach(async () => {
     ns = await freshNamespace('podtpl');

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { containerApp, modelApp } from '../../testing/apps.ts';
 import { DEFAULT_ALLOWED_POD_METADATA_KEYS, controlKey, keyAllowed, podMetadataProblems } from './pod-metadata.ts';
+import { validateApp } from './validation.ts';
 
 describe('pod metadata the platform allows', () => {
   const keys: Array<[string, 'label' | 'annotation', boolean]> = [
@@ -72,5 +73,28 @@ describe('pod metadata the platform allows', () => {
     const app = modelApp({ model: { ...m.spec.model!, podLabels: { 'sidecar.istio.io/inject': 'true' } } });
     assert.deepEqual(podMetadataProblems(app, []).map((p) => p.field), ['spec.model.podLabels["sidecar.istio.io/inject"]']);
     assert.deepEqual(podMetadataProblems(app, ['sidecar.istio.io/inject']), []);
+  });
+});
+
+describe('`prometheus.io/*` is allowed by default: keys other systems read as who a pod is are not, under the default allow-list', () => {
+  // Through the operator's whole validation with the platform's defaults (config.ts: DEFAULT_ALLOWED_POD_METADATA_KEYS).
+  const policy = { allowedGateways: [], allowedPodMetadataKeys: [...DEFAULT_ALLOWED_POD_METADATA_KEYS] };
+  const withMetadata = (podLabels: Record<string, string>, podAnnotations: Record<string, string>) =>
+    containerApp({ container: { ...containerApp().spec.container!, podLabels, podAnnotations } });
+  const refused = (app: ReturnType<typeof withMetadata>) => validateApp(app, policy).filter((p) => p.reason === 'PodMetadataNotAllowed').map((p) => p.field);
+
+  it('refuses prometheus.io/scrape, port and path: a scrape job with honor_labels would let the pod\'s series name another namespace', () => {
+    assert.deepEqual(refused(withMetadata({}, { 'prometheus.io/scrape': 'true', 'prometheus.io/port': '9090', 'prometheus.io/path': '/m' })),
+      ['spec.container.podAnnotations["prometheus.io/scrape"]', 'spec.container.podAnnotations["prometheus.io/port"]', 'spec.container.podAnnotations["prometheus.io/path"]']);
+  });
+
+  it('Selector labels by name: refuses app.kubernetes.io/instance and component, which other stacks select their pods by; admits version', () => {
+    assert.deepEqual(refused(withMetadata({ 'app.kubernetes.io/instance': 'kube-prometheus-stack', 'app.kubernetes.io/component': 'prometheus', 'app.kubernetes.io/version': '1.4.0' }, {})),
+      ['spec.container.podLabels["app.kubernetes.io/instance"]', 'spec.container.podLabels["app.kubernetes.io/component"]']);
+  });
+
+  it('admits them where the platform lists them', () => {
+    assert.deepEqual(validateApp(withMetadata({ 'app.kubernetes.io/instance': 'x' }, { 'prometheus.io/scrape': 'true' }), { ...policy, allowedPodMetadataKeys: ['app.kubernetes.io/*', 'prometheus.io/*'] })
+      .filter((p) => p.reason === 'PodMetadataNotAllowed'), []);
   });
 });
