@@ -50,7 +50,7 @@ function generatedApps(n: number): ServerlessApp[] {
 
 const noHostIssues = { problems: [], conflicts: [], missing: [] };
 const observe = (app: ServerlessApp, o: Partial<ReconcileObservation> = {}): ReconcileObservation => ({
-  ...servedAs(app, { allowedGateways: ['*'] }), now, cacheScope: 'namespace',
+  ...servedAs(app, { allowedGateways: ['*'] }), route: istioRoute('gw'), now, cacheScope: 'namespace',
   knative: { workload: knativeWorkload(true) }, kserve: { workload: kserveWorkload(true) }, revisions: [], routes: {}, ...o,
 });
 const cacheObservation = (a: AdmissionObservation, caches: CacheObservation['caches'] = []): CacheObservation => ({
