@@ -103,6 +103,37 @@ describe('host claims: the API server decides which namespace owns a host (integ
     await victimKeepsServing(b, 'victim', 1);
   });
 
+  it('A platform\'s revocation does not take effect: a host the platform gives another namespace withdraws the holder\'s route; its workload keeps serving, and routes again once the app lets it go', async () => {
+    const [a, b] = [await freshNamespace('hc-a'), await freshNamespace('hc-b')];
+    const own = `shop.${a}.apps.example.com`;
+    const moved = `moved.${shared}`;
+    await serve(a, 'shop', 1, [own, moved]);
+    assert.deepEqual((await routes(a, 'shop')).sort(), [moved, own].sort());
+    // The platform reassigns the host, operator stopped so that its own re-claim cannot win the race: delete A's claim, create B's.
+    await Promise.all(operators.map((o) => o.stop()));
+    await userClient().delete(Kinds.HostClaim, undefined, hostClaimName(moved)!);
+    await waitFor(`the claim of ${moved} gone`, async () => (await claimOf(moved)) === undefined, { timeoutMs: SETTLE_MS });
+    await userClient().create(Kinds.HostClaim, { apiVersion: 'serverlessapp.io/v1alpha1', kind: 'HostClaim', metadata: { name: moved }, spec: { host: moved, namespace: b } });
+    operators = [await startOperator(policy)];
+
+    const withdrawn = await waitForApp(a, 'shop', (x) => condition(x, 'RouteWithdrawn')?.status === 'True', `${a}/shop RouteWithdrawn=True`, SETTLE_MS);
+    assert.equal(condition(withdrawn, 'Ready')?.reason, 'HostConflict');
+    assert.equal(condition(withdrawn, 'RouteWithdrawn')?.reason, 'HostConflict');
+    assert.match(condition(withdrawn, 'RouteWithdrawn')!.message, /VirtualService shop-routes withdrawn; the workload keeps serving/);
+    await waitFor(`${a}/shop-routes deleted`, async () => (await userClient().get(Kinds.VirtualService, a, 'shop-routes')) === undefined, { timeoutMs: SETTLE_MS });
+    const k = await getKsvc(a, 'shop');
+    assert.ok(knativeReady(k) && k!.spec.template.spec.containers[0]!.image === image('shop', 1), 'the workload keeps serving its last good version');
+    // The new owner routes it.
+    await serve(b, 'shop', 1, [moved]);
+    assert.deepEqual(await routes(b, 'shop'), [moved]);
+
+    // A lets the host go: admitted again, its route is back on its own host and RouteWithdrawn goes.
+    await serve(a, 'shop', 2, [own]);
+    assert.deepEqual(await routes(a, 'shop'), [own]);
+    assert.equal(condition(await getApp(a, 'shop'), 'RouteWithdrawn'), undefined);
+    await victimKeepsServing(b, 'shop', 1);
+  });
+
   it('a host survives deleting and re-creating the app', async () => {
     const b = await freshNamespace('hc-b');
     const host = `gitops.${shared}`;

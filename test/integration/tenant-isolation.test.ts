@@ -332,6 +332,23 @@ describe('tenant isolation: every attack of issue 13, made by a tenant through t
     tally.contained++;
   });
 
+  it('Refused apps still get node model caches: an app refused for any reason (ServiceAccountNotAllowed, HostNotAllowed) gets no cache, and no cache is written for it', async () => {
+    const since = new Date();
+    const model = (name: string) => ({ format: { name: 'sklearn' as const }, storageUri: `gs://models/${teamA}/${name}`, size: '1Gi' });
+    await attack(a, teamA, 'as-admin', { model: { ...model('as-admin'), serviceAccountName: 'node-admin' }, prewarm: { cacheModel: true } }, { reason: 'ServiceAccountNotAllowed', field: /spec\.model\.serviceAccountName/ });
+    await attack(a, teamA, 'elsewhere', { model: model('elsewhere'), prewarm: { cacheModel: true }, ingress: { hosts: ['elsewhere.example.org'] } }, { reason: 'HostNotAllowed', field: /spec\.ingress\.hosts\[0\]/ });
+    for (const name of ['as-admin', 'elsewhere']) {
+      // The model-cache controller asks the same verdict: its condition says why there is no cache.
+      const refused = await appStatus(a, teamA, name, (x) => condition(x, 'ModelCached')?.status === 'False', 'ModelCached=False', 120_000);
+      assert.equal(condition(refused, 'ModelCached')?.reason, condition(refused, 'Ready')?.reason);
+    }
+    const caches = (await admin().list<Obj>(Kinds.LocalModelCache)).items.filter((c) => ['as-admin', 'elsewhere'].includes(c.metadata.labels?.['serverlessapp.io/app'] ?? '') && c.metadata.labels?.['serverlessapp.io/namespace'] === teamA);
+    assert.deepEqual(caches, [], 'no cache on the nodes for a refused app');
+    const writes = audited('serverlessapp-operator', since).filter((r) => ['localmodelcaches', 'inferenceservices', 'virtualservices', 'hostclaims'].includes(r.resource) && /(as-admin|elsewhere)/.test(r.name ?? '') && !['get', 'list', 'watch'].includes(r.verb));
+    assert.deepEqual(writes, [], 'no child of any kind written for them');
+    assert.ok(await admin().get(Kinds.LocalModelCache, undefined, victims.find((v) => v.kind === Kinds.LocalModelCache)!.name), 'the victim\'s cache stays');
+  });
+
   it('refuses warmup requests with a Host header and header regexes Envoy reads differently', async () => {
     await attack(a, teamA, 'warm-host', { container: { image: 'evil:1' }, prewarm: { warmup: { path: '/', headers: { Host: 'checkout.apps.example.com' } } } }, { reason: 'InvalidSpec', field: /spec\.prewarm\.warmup\.headers\["Host"\]/ });
     const match = (regex: string) => ({ container: { image: 'ghcr.io/a/web:1' }, rollout: { canaryPercent: 10, match: [{ header: 'x-user', regex }] }, ingress: { hosts: ['re.apps.example.com'], gateways: ['istio-system/public'] } });
