@@ -2,7 +2,8 @@
 // app, its children, revisions and claims from the caches, what the platform
 // serves and allows, the clock, earlier effects' results) the planner decides
 // everything: whether the app is still served at all (a farewell when it is
-// absent or being deleted), whether the spec can be, the host claims to make, the
+// absent or being deleted), whether the spec can be (planner/admission.ts, the one
+// rule every child kind asks, and what a refusal withdraws), the host claims to make, the
 // ordered child writes with their guards (make before break in a kind switch),
 // the effects, the requeue, and, given what the writes did, the status, its
 // Events and how it is written. Pure: the controller only executes.
