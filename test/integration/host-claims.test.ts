@@ -134,6 +134,38 @@ describe('host claims: the API server decides which namespace owns a host (integ
     await victimKeepsServing(b, 'shop', 1);
   });
 
+  it('a gateway the platform removes from --allowed-gateways withdraws the route bound to it; the workload keeps serving; a tenant\'s own edit adding a refused gateway withdraws nothing', async () => {
+    const ns = await freshNamespace('hc-gw');
+    const host = `gw.${ns}.apps.example.com`;
+    const spec = (tag: number, gateways: string[]) => ({ container: { image: image('gw', tag) }, ingress: { hosts: [host], gateways } });
+    const restart = async (allowedGateways: string[]) => {
+      await Promise.all(operators.map((o) => o.stop()));
+      operators = [await startOperator({ ...policy, allowedGateways })];
+    };
+    await restart(['istio-system/public']);
+    try {
+      await applyApp(app(ns, 'gw', spec(1, ['istio-system/public'])));
+      await waitForApp(ns, 'gw', readyTrue, `${ns}/gw Ready`, READY_MS);
+      // The tenant's own bad edit: the route as last written stays.
+      await applyApp(app(ns, 'gw', spec(1, ['istio-system/public', 'istio-system/admin'])));
+      await refused(ns, 'gw', 'GatewayNotAllowed');
+      assert.deepEqual((await userClient().get<{ spec: { gateways: string[] } }>(Kinds.VirtualService, ns, 'gw-routes'))?.spec.gateways, ['istio-system/public']);
+      assert.equal(condition(await getApp(ns, 'gw'), 'RouteWithdrawn'), undefined);
+      await applyApp(app(ns, 'gw', spec(1, ['istio-system/public'])));
+      await waitForApp(ns, 'gw', (x) => readyTrue(x) && x.status?.observedGeneration === x.metadata.generation, `${ns}/gw Ready again`, READY_MS);
+
+      // The platform's revocation: the route goes, the workload stays.
+      await restart([]);
+      const withdrawn = await waitForApp(ns, 'gw', (x) => condition(x, 'RouteWithdrawn')?.status === 'True', `${ns}/gw RouteWithdrawn=True`, SETTLE_MS);
+      assert.equal(condition(withdrawn, 'RouteWithdrawn')?.reason, 'GatewayNotAllowed');
+      await waitFor(`${ns}/gw-routes deleted`, async () => (await userClient().get(Kinds.VirtualService, ns, 'gw-routes')) === undefined, { timeoutMs: SETTLE_MS });
+      const k = await getKsvc(ns, 'gw');
+      assert.ok(knativeReady(k) && k!.spec.template.spec.containers[0]!.image === image('gw', 1), 'the workload keeps serving');
+    } finally {
+      await restart([]); // the describe's policy: no gateway (the default)
+    }
+  });
+
   it('a host survives deleting and re-creating the app', async () => {
     const b = await freshNamespace('hc-b');
     const host = `gitops.${shared}`;
