@@ -3,7 +3,6 @@
 // apps a cache's deletion lets try again. The controller wires these to its
 // informers and only enqueues what they return.
 
-import { PROBLEM_REASONS } from '../api/v1alpha1/problem-reasons.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { findCondition } from '../util/conditions.ts';
 import { specOrDeletionChanged } from './app-triggers.ts';
@@ -31,14 +30,17 @@ export function appChangeMatters(app: ServerlessApp, old: ServerlessApp): boolea
 }
 
 /**
- * The app controller's admission verdict as its Ready condition shows it: which generation it judged
- * and whether it refused it. The verdict can change with no edit of the app (a host claimed or
- * released elsewhere, a data plane installed); the app controller is told and reports the new one,
- * and that report brings the app here, where the same verdict is asked again (planner/admission.ts).
+ * The app controller's admission verdict as its Ready condition shows it: the generation it judged
+ * and its reason (a refusal's names the problem; claiming, deploying and serving have their own). The
+ * verdict can change with no edit of the app (a host claimed or released elsewhere, a data plane
+ * installed); the app controller is told and reports it, and that report brings the app here, where
+ * the same verdict is asked again (planner/admission.ts). The reason, not only whether it names a
+ * refusal: a new app's first report may come while it claims its hosts, and the next, admitted, one
+ * judges the same generation.
  */
 export function verdictShown(app: ServerlessApp): string {
   const ready = findCondition(app.status?.conditions, 'Ready');
-  return ready ? `${ready.observedGeneration ?? ''}/${(PROBLEM_REASONS as readonly string[]).includes(ready.reason ?? '')}` : '';
+  return ready ? `${ready.observedGeneration ?? ''}/${ready.reason ?? ''}` : '';
 }
 
 /** The app a cache's labels name. */
