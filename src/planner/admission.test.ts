@@ -156,7 +156,7 @@ describe('admission: what the platform revokes is withdrawn', () => {
     const plan = planReconcile(observe(app, { ...serving, policy: { allowedGateways: ['istio-system/internal'] } }));
     assert.deepEqual(ops(plan), ['remove route']);
     assert.equal(plan.operations[0]!.live, serving.routes!.live);
-    const status = plan.report({ operations: [], wallClock: now }).status;
+    const status = plan.report({ operations: [] }).status;
     assert.equal(findCondition(status.conditions, 'Ready')?.reason, 'GatewayNotAllowed');
     const withdrawn = findCondition(status.conditions, ROUTE_WITHDRAWN);
     assert.equal(withdrawn?.status, 'True');
@@ -181,14 +181,14 @@ describe('admission: what the platform revokes is withdrawn', () => {
       hosts: { ...noHostIssues, conflicts: [problem('HostConflict', 'spec.ingress.hosts[2]')] },
     }));
     assert.deepEqual(ops(plan), []);
-    assert.equal(findCondition(plan.report({ operations: [], wallClock: now }).status.conditions, ROUTE_WITHDRAWN), undefined);
+    assert.equal(findCondition(plan.report({ operations: [] }).status.conditions, ROUTE_WITHDRAWN), undefined);
   });
 
   it('served again: the route is back and RouteWithdrawn goes', () => {
-    const withdrawnStatus = planReconcile(observe(app, { ...serving, policy: { allowedGateways: [] } })).report({ operations: [], wallClock: now }).status;
+    const withdrawnStatus = planReconcile(observe(app, { ...serving, policy: { allowedGateways: [] } })).report({ operations: [] }).status;
     const again = planReconcile(observe({ ...app, status: withdrawnStatus }));
     assert.deepEqual(ops(again), ['ensure workload', 'ensure route']);
-    const status = again.report({ operations: again.operations.map((op) => ({ op, outcome: 'written' })), wallClock: now }).status;
+    const status = again.report({ operations: again.operations.map((op) => ({ op, outcome: 'written' })) }).status;
     assert.equal(findCondition(status.conditions, ROUTE_WITHDRAWN), undefined);
   });
 
