@@ -128,6 +128,33 @@ describe('model cache budget findings (issue 34)', () => {
     assert.equal(quota.problem(cached('team-a', 'later', '3Gi', '2026-01-02T00:00:00Z')), undefined, 'the earlier refused app takes none of the 3Gi');
   });
 
+  it('Refused apps still get node model caches: an app whose admission changes with no event of its own (a host freed) counts from the reconcile that judges it', async () => {
+    const refused = new Set(['early']);
+    const quota = new ModelCacheQuota({ maxModelCacheBytesPerNamespace: 3 * GiB }, 'namespace', { admitted: (a) => !refused.has(a.metadata.name) });
+    const handlers = new Map<string, (app: ServerlessApp) => void>();
+    quota.track({ on: (event, handler) => handlers.set(event, handler) });
+    const heard: string[][] = [];
+    quota.onChange((keys) => heard.push(keys));
+    const at = (a: ServerlessApp, resourceVersion: string): ServerlessApp => ({ ...a, metadata: { ...a.metadata, resourceVersion } });
+    const early = at(cached('team-a', 'early', '3Gi', '2026-01-01T00:00:00Z'), '10');
+    const late = at(cached('team-a', 'late', '3Gi', '2026-01-02T00:00:00Z'), '11');
+    handlers.get('add')!(early);
+    handlers.get('add')!(late);
+    await Promise.resolve();
+    assert.equal(quota.problem(late), undefined, 'the refused early app holds nothing');
+
+    refused.delete('early');
+    assert.equal(quota.problem(early), undefined, 'admitted now: judged, and recorded, first in creation order');
+    await Promise.resolve();
+    assert.deepEqual(heard, [['team-a/late']], 'the later app hears it lost its cache');
+    assert.equal(quota.problem(late)?.reason, 'ModelCacheQuotaExceeded');
+
+    handlers.get('delete')!(early);
+    await Promise.resolve();
+    assert.equal(quota.problem(early), undefined);
+    assert.equal(quota.problem(late), undefined, 'a stale copy of the deleted app, judged after its delete, brings back no claim');
+  });
+
   describe('Quadratic cache bookkeeping', () => {
     const apps = (n: number, order: (i: number) => number) => Array.from({ length: n }, (_, i) => {
       const t = new Date(Date.UTC(2026, 0, 1) + order(i) * 1000).toISOString();

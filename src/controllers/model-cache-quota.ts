@@ -66,6 +66,8 @@ class NamespaceClaims {
   last: CacheClaim | undefined;
   /** Verdicts as the listeners last heard them, kept from the first change that needs a pass until flush; undefined: none pending. */
   heard: Set<string> | undefined;
+  /** The resourceVersion of each app asking for a cache, as its last event showed it (whether or not it counts). */
+  readonly seen = new Map<string, string>();
   /** Keys whose own event came since the last flush: their own reconcile is queued already. */
   readonly touched = new Set<string>();
   stale = false;
@@ -143,16 +145,20 @@ export class ModelCacheQuota {
   private readonly pending = new Set<string>();
   /** Which apps count against the budget: admitted ones that ask for a cache the platform's per-app limits and the cache scope allow. */
   readonly counts: (app: ServerlessApp) => boolean;
+  private readonly asks: (app: ServerlessApp) => boolean;
+  private readonly admitted: (app: ServerlessApp) => boolean;
   private readonly budget: CacheBudget;
   private readonly minCharge: number;
   private readonly listeners: Array<(keys: string[]) => void> = [];
+  private tracking = false;
   private flushQueued = false;
   /** What the first-fit passes cost so far (tests bound it: the bookkeeping is linear, not quadratic). */
   readonly work: QuotaWork = { passes: 0, claimsWalked: 0 };
 
   constructor(policy: ModelCachePolicy, scope: CacheScope, o: QuotaOptions = {}) {
-    const admitted = o.admitted ?? (() => true);
-    this.counts = (app) => getsCache(app, scope, policy) && admitted(app);
+    this.asks = (app) => getsCache(app, scope, policy);
+    this.admitted = o.admitted ?? (() => true);
+    this.counts = (app) => this.asks(app) && this.admitted(app);
     this.budget = {
       bytes: policy.maxModelCacheBytesPerNamespace ?? parseQuantity(DEFAULT_MAX_MODEL_CACHE_PER_NAMESPACE),
       count: policy.maxModelCachesPerNamespace ?? DEFAULT_MAX_MODEL_CACHES_PER_NAMESPACE,
@@ -167,18 +173,10 @@ export class ModelCacheQuota {
    * them), so a LIST of thousands of apps costs one pass per namespace, not one per app.
    */
   track(apps: AppEvents): this {
-    const later = () => {
-      if (this.flushQueued) return;
-      this.flushQueued = true;
-      queueMicrotask(() => {
-        this.flushQueued = false;
-        const keys = this.flush();
-        if (keys.length) for (const l of this.listeners) l(keys);
-      });
-    };
-    apps.on('add', (a) => { this.set(a); later(); });
-    apps.on('update', (a) => { this.set(a); later(); });
-    apps.on('delete', (a) => { this.set(a, true); later(); });
+    this.tracking = true;
+    apps.on('add', (a) => this.set(a));
+    apps.on('update', (a) => this.set(a));
+    apps.on('delete', (a) => this.set(a, true));
     return this;
   }
 
@@ -187,13 +185,32 @@ export class ModelCacheQuota {
     this.listeners.push(listener);
   }
 
-  /** Records `app`'s claim (or its absence). O(1): whatever it changes for other apps is found by flush. */
+  /**
+   * Records `app`'s claim (or its absence). O(1): whatever it changes for other apps is found by
+   * flush, which a tracking quota runs in a microtask after the informer's synchronous run of events.
+   */
   set(app: ServerlessApp, deleted = false): void {
+    const wants = !deleted && this.asks(app);
+    const ns = this.record(app, wants && this.admitted(app) ? this.claimOf(app) : undefined);
+    if (wants) ns.seen.set(keyOf(app), app.metadata.resourceVersion ?? '');
+    else ns.seen.delete(keyOf(app));
+  }
+
+  private record(app: ServerlessApp, claim: CacheClaim | undefined): NamespaceClaims {
     const { namespace } = app.metadata;
     let ns = this.byNamespace.get(namespace);
     if (!ns) this.byNamespace.set(namespace, (ns = new NamespaceClaims(this.budget, this.work)));
-    ns.set(keyOf(app), deleted ? undefined : this.claimOf(app));
+    ns.set(keyOf(app), claim);
     this.pending.add(namespace);
+    if (this.tracking && !this.flushQueued) {
+      this.flushQueued = true;
+      queueMicrotask(() => {
+        this.flushQueued = false;
+        const keys = this.flush();
+        if (keys.length) for (const l of this.listeners) l(keys);
+      });
+    }
+    return ns;
   }
 
   /** The apps, besides those set since the last flush, that gained or lost their grant since then. */
@@ -202,7 +219,7 @@ export class ModelCacheQuota {
     for (const namespace of this.pending) {
       const ns = this.byNamespace.get(namespace)!;
       changed.push(...ns.flush());
-      if (!ns.claims.size) this.byNamespace.delete(namespace);
+      if (!ns.claims.size && !ns.seen.size) this.byNamespace.delete(namespace);
     }
     this.pending.clear();
     return changed;
@@ -213,27 +230,34 @@ export class ModelCacheQuota {
     return this.problem(app) === undefined;
   }
 
-  /** ModelCacheQuotaExceeded when `app`'s cache does not fit its namespace's budget beside the earlier apps'. */
+  /**
+   * ModelCacheQuotaExceeded when `app`'s cache does not fit its namespace's budget beside the earlier
+   * apps'. A tracking quota records the app as judged here: whether it counts may change with no
+   * event of its own (its admission turns on a host another app claims or frees), and the
+   * controllers judge it at every reconcile that change brings. An untracked quota (a plan of an
+   * edit) judges it beside the recorded apps and keeps nothing.
+   */
   problem(app: ServerlessApp): SpecProblem | undefined {
-    const claim = this.claimOf(app);
-    if (!claim) return undefined;
+    const claim = this.counts(app) ? this.claimOf(app) : undefined;
     const ns = this.byNamespace.get(app.metadata.namespace);
+    // Only the object the informer last showed: a stale copy must not bring back a deleted app's claim.
+    const current = ns?.seen.get(keyOf(app));
+    if (this.tracking && current !== undefined && current === (app.metadata.resourceVersion ?? '')) this.record(app, claim);
+    if (!claim) return undefined;
     ns?.settle();
     const recorded = ns?.claims.get(claim.key);
-    let others: { count: number; bytes: number };
+    let taken: { count: number; bytes: number };
     if (ns && recorded && recorded.bytes === claim.bytes && recorded.created === claim.created) {
-      // As recorded (the usual case: the informer's event came first): its verdict is kept.
       if (ns.granted.has(claim.key)) return undefined;
-      others = { count: ns.granted.size, bytes: ns.used };
+      taken = { count: ns.granted.size, bytes: ns.used };
     } else {
-      // As it is now, not yet recorded (a plan of an edit, a reconcile racing its event): judged beside the rest.
       const claims = new Map(ns?.claims);
       claims.set(claim.key, claim);
       const granted = grantedClaims(claims.values(), this.budget);
       if (granted.has(claim.key)) return undefined;
-      others = { count: granted.size, bytes: [...granted].reduce((sum, k) => sum + claims.get(k)!.bytes, 0) };
+      taken = { count: granted.size, bytes: [...granted].reduce((sum, k) => sum + claims.get(k)!.bytes, 0) };
     }
-    return this.exceeded(app, claim, others);
+    return this.exceeded(app, claim, taken);
   }
 
   private exceeded(app: ServerlessApp, claim: CacheClaim, taken: { count: number; bytes: number }): SpecProblem {
@@ -253,8 +277,8 @@ export class ModelCacheQuota {
     };
   }
 
-  private claimOf(app: ServerlessApp): CacheClaim | undefined {
-    if (!this.counts(app)) return undefined;
+  /** The claim of an app that counts (see counts). */
+  private claimOf(app: ServerlessApp): CacheClaim {
     const bytes = Math.max(parseQuantity(app.spec.model!.size!), this.minCharge);
     return { key: keyOf(app), created: app.metadata.creationTimestamp ?? '', bytes };
   }
