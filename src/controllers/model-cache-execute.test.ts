@@ -4,6 +4,7 @@
 // and what its report makes of it.
 import assert from 'node:assert/strict';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
+import { servedAs } from '../testing/admission.ts';
 import { CACHE_FINALIZER, planModelCache, type CacheObject, type CacheObservation, type CacheReport } from '../planner/model-cache-plan.ts';
 import type { ChildOperation } from '../planner/plan.ts';
 import { cacheKind, renderLocalModelCache } from '../render/local-model-cache.ts';
@@ -70,6 +71,7 @@ async function pass(c: ReturnType<typeof cluster>, writer: ChildWriter, name: st
   const o: CacheObservation = {
     request: { namespace: 'ml', name }, app, now: new Date('2026-02-01T00:00:00Z'), scope: 'cluster', nodeGroup: 'gpu', policy: { allowedStorageUriPrefixes: ['gs://models/{namespace}/'] }, served: true,
     caches: c.caches(), cacheNamed: (_ns, n) => c.caches().find((x) => x.metadata.name === n), inferenceService: undefined, quota: undefined,
+    admission: app && servedAs(app, { allowedStorageUriPrefixes: ['gs://models/{namespace}/'] }),
   };
   const plan = planModelCache(o);
   const report = plan.report(await executeForApp(writer, app, plan.operations));

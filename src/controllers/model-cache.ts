@@ -16,6 +16,7 @@
 // (its deletion brings the app back, the finalizer dropped then).
 
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
+import type { AdmissionObservation } from '../planner/admission.ts';
 import { cachesNamespace, planModelCache, type CacheObject, type CacheReport, type ModelCachePolicy } from '../planner/model-cache-plan.ts';
 import { appChangeMatters, appDeletedWith, appOfCache, appsWaitingForCache, appToReconcile, inferenceServiceChangeMatters } from '../planner/model-cache-triggers.ts';
 import type { WorkloadObject } from '../planner/workloads.ts';
@@ -43,6 +44,8 @@ export interface ModelCacheOptions {
   policy?: ModelCachePolicy;
   /** The namespaces' cache budgets, shared with the app controller (operator.ts builds it). */
   quota: ModelCacheQuota;
+  /** What the app controller's admission verdict reads of an app (ServerlessAppReconciler.admissionOf): only an app it serves gets a cache. */
+  admissionOf: (app: ServerlessApp) => AdmissionObservation;
 }
 
 /**
@@ -107,6 +110,7 @@ export class ModelCacheReconciler {
       cacheNamed: (namespace, name) => this.caches.get(namespace, name),
       inferenceService: this.inferenceServices.get(req.namespace, req.name),
       quota: app ? this.quota.problem(app) : undefined,
+      admission: app ? this.o.admissionOf(app) : undefined,
     });
     const done = await executeForApp(this.children, app, plan.operations);
     for (const { op, outcome, refusal } of done) {

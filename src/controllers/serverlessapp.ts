@@ -7,6 +7,7 @@
 import type { HostClaim } from '../api/v1alpha1/hostclaim.ts';
 import { MODEL_CACHED, type ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import type { ValidationPolicy } from '../api/v1alpha1/validation.ts';
+import type { AdmissionObservation } from '../planner/admission.ts';
 import type { Farewell, Report } from '../planner/plan.ts';
 import { leaving, nextLookMs, planApp, type AppObservation } from '../planner/reconcile.ts';
 import type { Route } from '../planner/route.ts';
@@ -126,10 +127,17 @@ export class ServerlessAppReconciler {
     const app = this.apps.get(req.namespace, req.name);
     if (!app || leaving(app)) return { leaving: true, ...(app ? { app } : {}) };
     return {
-      app, now: this.mgr.clock.now(), policy: this.o.policy, cacheScope: this.o.modelCacheScope,
-      ...this.caches.children(app, this.kinds, this.route), ...this.effects.results(key),
-      hosts: this.hosts.verdict(app), unserved: this.caches.unserved(), route: this.route, budgets: this.budgets.problems(app),
+      ...this.admissionOf(app), now: this.mgr.clock.now(), cacheScope: this.o.modelCacheScope,
+      ...this.caches.children(app, this.kinds, this.route), ...this.effects.results(key), route: this.route,
     };
+  }
+
+  /**
+   * What the admission verdict (planner/admission.ts) reads of `app`, from this controller's caches: the
+   * model-cache controller asks the same verdict with it, so no child of any kind is made for a refused app.
+   */
+  admissionOf(app: ServerlessApp): AdmissionObservation {
+    return { app, policy: this.o.policy, route: this.route, hosts: this.hosts.verdict(app), budgets: this.budgets.problems(app), unserved: this.caches.unserved() };
   }
 
   /** A farewell writes nothing: it drops what the operator holds of the app in memory. */

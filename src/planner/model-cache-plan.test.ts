@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { modelApp as anyModelApp } from '../testing/apps.ts';
+import { servedAs } from '../testing/admission.ts';
 import { MODEL_CACHED, type ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
+import type { ValidationPolicy } from '../api/v1alpha1/validation.ts';
 import { cacheKind, modelCacheName, renderLocalModelCache, type CacheScope } from '../render/local-model-cache.ts';
 import { APP_LABEL } from '../render/metadata.ts';
 import type { Condition } from '../util/conditions.ts';
@@ -92,7 +94,7 @@ function observe(app: ServerlessApp | undefined, o: Partial<CacheObservation> = 
   return {
     request: { namespace: 'ml', name: 'fraud' }, app, now: new Date('2026-02-01T00:00:00Z'), scope: 'cluster', nodeGroup: 'gpu', policy: ISOLATED, served: true, caches,
     cacheNamed: (namespace, name) => caches.find((c) => c.metadata.name === name && c.metadata.namespace === namespace),
-    inferenceService: undefined, quota: undefined, ...o,
+    inferenceService: undefined, quota: undefined, admission: app && servedAs(app, o.policy ?? ISOLATED), ...o,
   };
 }
 
@@ -451,3 +453,37 @@ describe('model cache: which caches an app\'s plan reads', () => {
   ];
   for (const [scope, want] of cases) it(`${scope}-scoped caches: ${want ?? 'every one'}`, () => assert.equal(cachesNamespace(scope, 'team-a'), want));
 });
+
+describe('model cache: only an app the operator serves gets one (planner/admission.ts)', () => {
+  const app = reported(modelApp());
+  const refusedBy = (a: ServerlessApp, policy: Partial<ValidationPolicy>) => observe(a, { request: { namespace: a.metadata.namespace, name: a.metadata.name }, admission: servedAs(a, { ...ISOLATED, ...policy }) });
+
+  it('Refused apps still get node model caches: a refused app (ServiceAccountNotAllowed) gets no cache, and ModelCached says why', () => {
+    const refusedApp = reported(withServiceAccount(modelApp(), 'node-admin'));
+    const plan = planModelCache(refusedBy(refusedApp, {}));
+    assert.deepEqual(plan.operations, []);
+    assert.equal(plan.report([]).condition?.reason, 'ServiceAccountNotAllowed');
+    assert.equal(plan.report([]).condition?.status, 'False');
+    // The same app with the account allowed is cached.
+    assert.deepEqual(planModelCache(refusedBy(refusedApp, { allowedServiceAccounts: ['node-admin'] })).operations.map((op) => op.id), ['finalizer', 'cache']);
+  });
+
+  it('a refused app loses the cache it had: a refused app holds no budget, so no node disk either', () => {
+    const refusedApp = reported(withServiceAccount(modelApp(), 'node-admin'));
+    const had = renderLocalModelCache(refusedApp, 'cluster', 'gpu');
+    const plan = planModelCache({ ...refusedBy(refusedApp, {}), caches: [had] });
+    assert.deepEqual(plan.operations.map((op) => `${op.action} ${op.id}`), [`remove remove/${had.metadata.name}`]);
+    assert.match(plan.operations[0]!.why, /refused \(ServiceAccountNotAllowed\)/);
+  });
+
+  it('an app being deleted is not judged: its caches go whatever its verdict', () => {
+    const deleting = { ...app, metadata: { ...app.metadata, deletionTimestamp: '2026-01-01T00:00:00Z', finalizers: [CACHE_FINALIZER] } };
+    const had = renderLocalModelCache(deleting, 'cluster', 'gpu');
+    const claiming = servedAs(deleting, ISOLATED, { hosts: { problems: [], conflicts: [], missing: [{} as never] } });
+    assert.deepEqual(planModelCache({ ...observe(deleting, { caches: [had] }), admission: claiming }).operations.map((op) => op.action), ['remove', 'finalizer']);
+  });
+});
+
+function withServiceAccount(a: ServerlessApp, name: string): ServerlessApp {
+  return { ...a, spec: { ...a.spec, model: { ...a.spec.model!, serviceAccountName: name } } };
+}

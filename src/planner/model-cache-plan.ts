@@ -19,6 +19,7 @@ import { controlledBy, labelsName } from '../render/metadata.ts';
 import { findCondition, setCondition, type Condition } from '../util/conditions.ts';
 import { crdName, Kinds } from '../util/kinds.ts';
 import type { ObjectRef } from '../util/object-key.ts';
+import { admission, type AdmissionObservation } from './admission.ts';
 import type { AppOperation, Executed, PlannedEvent, Refusal } from './plan.ts';
 import type { WorkloadObject } from './workloads.ts';
 
@@ -52,6 +53,8 @@ export interface CacheObservation {
   inferenceService: WorkloadObject | undefined;
   /** Why the namespace's budget refuses the app a cache, if it does. */
   quota: SpecProblem | undefined;
+  /** What the app's admission reads (planner/admission.ts), the app controller's own inputs; undefined when the app is gone. */
+  admission: AdmissionObservation | undefined;
 }
 
 /**
@@ -170,9 +173,14 @@ export function planModelCache(o: CacheObservation): CachePlan {
     };
   }
 
+  // Only an app the operator serves gets a cache (planner/admission.ts). One still claiming its hosts
+  // keeps what it has, unchanged; a refused one gets none and loses any it had: it holds no budget.
+  const verdict = app && !app.metadata.deletionTimestamp && o.admission ? admission(o.admission) : undefined;
+  if (verdict?.verdict === 'claiming') return { operations: [], report: () => ({ ...whateverTheWrite([]), condition: undefined }) };
+  const refused = verdict?.verdict === 'refused' ? verdict.problems : undefined;
   const wants = !!app && wantsCache(app, o.policy);
   const scoped = app && wants ? cacheScopeProblem(app, o.scope, o.policy) : undefined;
-  const wanted = app && wants && !o.quota && !scoped ? renderLocalModelCache(app, o.scope, o.nodeGroup) : undefined;
+  const wanted = app && wants && !refused && !o.quota && !scoped ? renderLocalModelCache(app, o.scope, o.nodeGroup) : undefined;
   const needsFinalizer = !kind.namespaced && !!wanted && o.served;
   const hasFinalizer = app?.metadata.finalizers?.includes(CACHE_FINALIZER) ?? false;
   const operations: CacheOperation[] = [];
@@ -213,7 +221,7 @@ export function planModelCache(o: CacheObservation): CachePlan {
       id, action: 'remove', kind, live: c,
       // A cluster-scoped cache cannot carry the app's owner reference: it is the app's by the labels it was found by.
       ...(kind.namespaced ? {} : { labelledFor: request }),
-      why: !app ? 'the app is gone' : wanted ? 'the app\'s model changed' : scoped ? 'other namespaces\' apps can name the app\'s model: a cluster-scoped cache of it is refused (ModelCacheNotIsolated)' : 'the app no longer caches this model',
+      why: !app ? 'the app is gone' : wanted ? 'the app\'s model changed' : refused ? `the app is refused (${refused[0]!.reason}): a refused app holds no cache` : scoped ? 'other namespaces\' apps can name the app\'s model: a cluster-scoped cache of it is refused (ModelCacheNotIsolated)' : 'the app no longer caches this model',
       ...(previous === 'cache'
         ? { when: { op: 'cache', outcome: ['unchanged', 'written', 'rejected'], why: 'a new model\'s cache is written first: KServe moves the InferenceService to it, and refuses to delete a cache still in use' } }
         : previous ? { when: { op: previous, outcome: ['removed'], why: 'the caches go one by one; a refused removal stops the rest until it is retried' } } : {}),
@@ -239,7 +247,7 @@ export function planModelCache(o: CacheObservation): CachePlan {
         else if (d.op.id === 'cache' && d.outcome === 'written') events.push({ type: 'Normal', reason: 'ModelCacheApplied', message: `${wanted!.kind} ${wanted!.metadata.name} caches ${app.spec.model?.storageUri} on node group ${o.nodeGroup}` });
         else if (d.op.action === 'remove' && d.outcome === 'removed') events.push({ type: 'Normal', reason: 'ModelCacheRemoved', message: `removed ${d.op.live!.kind} ${d.op.live!.metadata.name}` });
       }
-      const said = condition(app, wants, o.quota, blocked?.condition, done, wanted);
+      const said = condition(app, wants, o.quota ?? refused?.[0], blocked?.condition, done, wanted);
       const write = modelCachedUpdate(app, said, o.now);
       return { ...whateverTheWrite(events), condition: said, ...(write ? { write: write.length ? { conditions: write } : {} } : {}), ...retryOf(done) };
     },
@@ -253,15 +261,16 @@ function refusalEvent(r: Refusal): PlannedEvent {
 
 /**
  * What the app's ModelCached condition says about this pass: the first refusal of any operation (the
- * cache's write, an old cache's removal, the finalizer's); else why no cache is written; else that it is.
+ * cache's write, an old cache's removal, the finalizer's); else why no cache is written (`refusedBy`: the
+ * namespace's budget, or the app's refusal); else that it is.
  */
-function condition(app: ServerlessApp, wants: boolean, quota: SpecProblem | undefined, blocked: ConditionInput | undefined, done: ExecutedCacheOperation[], wanted: CacheObject | undefined): ConditionInput | null | undefined {
+function condition(app: ServerlessApp, wants: boolean, refusedBy: SpecProblem | undefined, blocked: ConditionInput | undefined, done: ExecutedCacheOperation[], wanted: CacheObject | undefined): ConditionInput | null | undefined {
   if (app.metadata.deletionTimestamp) return undefined;
   const refusal = done.find((d) => d.refusal)?.refusal;
   if (refusal) return { status: 'False', reason: cacheRefusal(refusal).reason, message: refusal.summary };
   // No cache asked for, or one the platform's per-app limits refuse (Ready says so, naming the field).
   if (!wants) return null;
-  if (quota) return { status: 'False', reason: quota.reason, message: `${quota.field}: ${quota.message}` };
+  if (refusedBy) return { status: 'False', reason: refusedBy.reason, message: `${refusedBy.field}: ${refusedBy.message}` };
   if (blocked) return blocked;
   const cache = done.find((d) => d.op.id === 'cache');
   if (!wanted || !cache || cache.outcome === 'skipped') return undefined;

@@ -47,6 +47,16 @@ describe('model cache: which app events bring an app back', () => {
     assert.equal(appChangeMatters({ ...reported, status: { ...reported.status, phase: 'Stable' } }, reported), false);
   });
 
+  it('when the app controller\'s verdict as Ready shows it changes: a generation judged, or refused <-> not (the verdict may change with no edit)', () => {
+    const app = named('fraud');
+    const judged = (generation: number, reason: string) => ({ ...app, status: { conditions: [{ ...ready, status: 'False' as const, reason, observedGeneration: generation }] } });
+    assert.equal(appChangeMatters(judged(1, 'Ready'), judged(1, 'HostConflict')), true, 'admitted once the host is free');
+    assert.equal(appChangeMatters(judged(1, 'GatewayNotAllowed'), judged(1, 'Progressing')), true, 'refused by a policy change');
+    assert.equal(appChangeMatters(judged(2, 'Progressing'), judged(1, 'Progressing')), true, 'claims shown, the new generation judged');
+    assert.equal(appChangeMatters(judged(1, 'HostConflict'), judged(1, 'ServiceAccountNotAllowed')), false, 'still refused');
+    assert.equal(appChangeMatters(judged(1, 'Stable'), judged(1, 'Progressing')), false, 'still admitted');
+  });
+
   it('a cache brings back the app its labels name; an InferenceService, its app only while that is being deleted', () => {
     assert.deepEqual(appOfCache(cacheOf(named('fraud'))), [key('fraud')]);
     assert.deepEqual(appOfCache({ ...cacheOf(named('fraud')), metadata: { name: 'x', labels: {} } }), []);

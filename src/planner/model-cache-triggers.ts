@@ -3,7 +3,9 @@
 // apps a cache's deletion lets try again. The controller wires these to its
 // informers and only enqueues what they return.
 
+import { PROBLEM_REASONS } from '../api/v1alpha1/problem-reasons.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
+import { findCondition } from '../util/conditions.ts';
 import { specOrDeletionChanged } from './app-triggers.ts';
 import { controllingAppRef, labelledApp, labelsName } from '../render/metadata.ts';
 import type { ObjectRef } from '../util/object-key.ts';
@@ -18,12 +20,25 @@ export function appToReconcile(app: ServerlessApp): ObjectRef[] {
 }
 
 /**
- * Only what the controller reads: the spec (generation), finalizers and deletion, and the app
- * controller's first report (ModelCached waits for it, appReported), not every status write.
+ * Only what the controller reads: the spec (generation), finalizers and deletion, the app
+ * controller's first report (ModelCached waits for it, appReported), and its verdict as it shows
+ * it (verdictShown), not every status write.
  */
 export function appChangeMatters(app: ServerlessApp, old: ServerlessApp): boolean {
   return specOrDeletionChanged(app, old)
-    || String(app.metadata.finalizers) !== String(old.metadata.finalizers) || appReported(app) !== appReported(old);
+    || String(app.metadata.finalizers) !== String(old.metadata.finalizers) || appReported(app) !== appReported(old)
+    || verdictShown(app) !== verdictShown(old);
+}
+
+/**
+ * The app controller's admission verdict as its Ready condition shows it: which generation it judged
+ * and whether it refused it. The verdict can change with no edit of the app (a host claimed or
+ * released elsewhere, a data plane installed); the app controller is told and reports the new one,
+ * and that report brings the app here, where the same verdict is asked again (planner/admission.ts).
+ */
+export function verdictShown(app: ServerlessApp): string {
+  const ready = findCondition(app.status?.conditions, 'Ready');
+  return ready ? `${ready.observedGeneration ?? ''}/${(PROBLEM_REASONS as readonly string[]).includes(ready.reason ?? '')}` : '';
 }
 
 /** The app a cache's labels name. */

@@ -9,41 +9,28 @@
 
 import type { HostClaim } from '../api/v1alpha1/hostclaim.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
-import { validateApp, type SpecProblem, type ValidationPolicy } from '../api/v1alpha1/validation.ts';
+import type { SpecProblem } from '../api/v1alpha1/validation.ts';
 import { MIN_SCALE, boundsAnnotations } from '../render/autoscaling.ts';
 import type { CacheScope } from '../render/local-model-cache.ts';
 import { isParked } from '../rollout/canary.ts';
 import { splitReachesCandidate } from '../render/traffic.ts';
 import { revisionBounds } from '../scaling/revision-bounds.ts';
 import { apiVersionOf, Kinds } from '../util/kinds.ts';
-import { missingDataPlane, type UnservedKinds } from './data-plane.ts';
+import { admission, revokedBy, type AdmissionObservation } from './admission.ts';
 import { decide, desiredWorkload, type Decision, type Observation } from './decide.ts';
-import { withStatusWrite, type ChildOperation, type Farewell, type Plan } from './plan.ts';
+import { withStatusWrite, type ChildOperation, type Farewell, type Plan, type PlannedEvent, type Report } from './plan.ts';
+import { setCondition } from '../util/conditions.ts';
 import { nothingToReport, reportReconcile } from './report.ts';
 import { retiredRouteKind, type AppRoutes, type Route } from './route.ts';
 import { invalidSpecStatus } from './status.ts';
 import { trafficPlan, type WorkloadObject } from './workloads.ts';
 
+export type { HostVerdict } from './admission.ts';
+
 /** After creating host claims, when to look again should their events not come first. */
 export const CLAIM_RECHECK_MS = 2_000;
 
-/** What the host-claim caches say of the app's hosts (controllers/host-claims.ts reads them). */
-export interface HostVerdict {
-  /** Hosts that cannot be claimed, or that an earlier app of the app's namespace routes. */
-  problems: SpecProblem[];
-  /** Hosts another namespace's claim holds. */
-  conflicts: SpecProblem[];
-  /** Claims to create: hosts no namespace holds yet. */
-  missing: HostClaim[];
-}
-
-export interface ReconcileObservation extends Observation {
-  /** What tenants may claim: gateways, hosts, analysis providers, model limits (the platform's settings). */
-  policy: ValidationPolicy;
-  hosts: HostVerdict;
-  /** The namespace's budgets that refuse this app: model caches, host claims. */
-  budgets?: SpecProblem[];
-  unserved: UnservedKinds;
+export interface ReconcileObservation extends Observation, AdmissionObservation {
   /** The app's route (its renderer and write rule), and what the caches hold: ours, and one of the app's own name (ours before 0.2). */
   route: Route;
   /** `retired`: the route of the router not in use (the platform switched routers), removed once ours is admitted. */
@@ -80,19 +67,19 @@ export function planApp(o: AppObservation): AppPlan {
   return { app: o.app, plan: planReconcile(o) };
 }
 
+/** The app's plan as its admission (planner/admission.ts) allows: refused, claiming its hosts, or served. */
 export function planReconcile(o: ReconcileObservation): Plan {
   const { app } = o;
-  const problems = [...validateApp(app, o.policy), ...o.route.problems(app), ...o.hosts.problems, ...(o.budgets ?? []), ...missingDataPlane(app, o.unserved, o.route.product)];
-  // Only a spec the platform allows claims hosts: a refused one never takes a host from anyone.
-  if (problems.length) return invalidPlan(app, problems, o.now);
-  if (o.hosts.conflicts.length) return invalidPlan(app, o.hosts.conflicts, o.now);
-  if (o.hosts.missing.length) return claimPlan(app, o.hosts.missing);
-  const admission = app.spec.ingress ? o.route.admission(app, o.routes.live) : undefined;
-  const d = decide({ ...o, ...(admission ? { routeAdmission: admission } : {}) });
+  const verdict = admission(o);
+  if (verdict.verdict === 'refused') return refusedPlan(o, verdict.problems);
+  if (verdict.verdict === 'claiming') return claimPlan(app, verdict.claims);
+  const routeAdmission = app.spec.ingress ? o.route.admission(app, o.routes.live) : undefined;
+  const d = decide({ ...o, ...(routeAdmission ? { routeAdmission } : {}) });
   return {
     decision: d, problems: [], operations: childOperations(o, d), effects: d.effects,
     ...(d.requeueAfterMs !== undefined ? { requeueAfterMs: d.requeueAfterMs } : {}),
-    report: (outcome) => reportReconcile(o, d, outcome),
+    // Served again: a route the platform had withdrawn is back (RouteWithdrawn goes).
+    report: (outcome) => withoutCondition(reportReconcile(o, d, outcome), ROUTE_WITHDRAWN),
   };
 }
 
@@ -102,17 +89,57 @@ export function nextLookMs(plan: Plan, statusRetryInMs?: number): number | undef
   return waits.length ? Math.max(1, Math.ceil(Math.min(...waits))) : undefined;
 }
 
-/** A bad edit never takes down what runs: no child is touched, no effect started; Ready=False names the fields. */
-function invalidPlan(app: ServerlessApp, problems: SpecProblem[], now: Date): Plan {
-  const status = invalidSpecStatus(app, problems, now);
+/** True while the platform has withdrawn the app's route (a gateway or host revoked); dropped once the app is served again. */
+export const ROUTE_WITHDRAWN = 'RouteWithdrawn';
+
+/**
+ * A refused app: no child is made or changed, no effect started; Ready=False names the fields. A bad
+ * edit never takes down what runs, but the platform's revocation does: a route that carries a gateway
+ * or host the app may no longer use (revokedBy) is removed, and RouteWithdrawn=True says so; the
+ * workload keeps serving (at the URL Knative gives it) and every other child stays as it was.
+ */
+function refusedPlan(o: ReconcileObservation, problems: SpecProblem[]): Plan {
+  const { app, now } = o;
+  // Another namespace's claim revokes a host whatever else is wrong with the spec (admission lists conflicts only for an otherwise valid one).
+  const revoking = [...problems, ...o.hosts.conflicts.filter((c) => !problems.some((p) => p.field === c.field && p.reason === c.reason))];
+  const withdrawals = withdrawnRoutes(o, revoking);
+  let status = invalidSpecStatus(app, problems, now);
+  const events: PlannedEvent[] = [{ type: 'Warning', reason: problems[0]!.reason, message: problems.map((p) => `${p.field}: ${p.message}`).join('; ') }];
+  if (withdrawals.length) {
+    const why = [...new Map(withdrawals.flatMap((w) => w.revoked).map((p) => [`${p.reason} ${p.field}`, p])).values()];
+    const message = `the platform no longer lets this app use ${why.map((p) => p.field).join(', ')} (${why.map((p) => p.message).join('; ')}): `
+      + `${withdrawals.map((w) => `${w.op.live!.kind} ${w.op.live!.metadata.name}`).join(', ')} withdrawn; the workload keeps serving at its own URL`;
+    status = { ...status, conditions: setCondition(status.conditions ?? [], { type: ROUTE_WITHDRAWN, status: 'True', reason: why[0]!.reason, message, observedGeneration: app.metadata.generation ?? 0 }, now) };
+    events.push({ type: 'Warning', reason: ROUTE_WITHDRAWN, message });
+  }
   return {
-    problems, operations: [], effects: [],
+    problems, operations: withdrawals.map((w) => w.op), effects: [],
     report: () => ({
       status, write: { mode: 'now' },
-      ...withStatusWrite([{ type: 'Warning', reason: problems[0]!.reason, message: problems.map((p) => `${p.field}: ${p.message}`).join('; ') }]),
+      ...withStatusWrite(events),
       metrics: { phase: status.phase, windowChanges: [] },
     }),
   };
+}
+
+/** The app's routes (ours, ours before 0.2, the retired router's) that carry what `problems` revoke, each to remove. */
+function withdrawnRoutes(o: ReconcileObservation, problems: SpecProblem[]): Array<{ op: ChildOperation; revoked: SpecProblem[] }> {
+  const retiredKind = retiredRouteKind(o.route);
+  const routes: Array<[string, ChildOperation['kind'] | undefined, WorkloadObject | undefined]> = [
+    ['route', o.route.kind, o.routes.live], ['legacy-route', o.route.kind, o.routes.legacy], ['retired-route', retiredKind, o.routes.retired],
+  ];
+  return routes.flatMap(([id, kind, live]) => {
+    const revoked = revokedBy(o.app, problems, live);
+    if (!kind || !live || !revoked.length) return [];
+    return [{ revoked, op: { id, action: 'remove', kind, live, why: `the platform revoked ${revoked.map((p) => p.field).join(', ')} (${revoked[0]!.reason}): the route goes, the workload keeps serving` } }];
+  });
+}
+
+/** `report` without the condition `type`. */
+function withoutCondition(report: Report, type: string): Report {
+  const conditions = report.status.conditions;
+  if (!conditions?.some((c) => c.type === type)) return report;
+  return { ...report, status: { ...report.status, conditions: conditions.filter((c) => c.type !== type) } };
 }
 
 /**
