@@ -137,7 +137,12 @@ export class ServerlessAppReconciler {
    * model-cache controller asks the same verdict with it, so no child of any kind is made for a refused app.
    */
   admissionOf(app: ServerlessApp): AdmissionObservation {
-    return { app, policy: this.o.policy, route: this.route, hosts: this.hosts.verdict(app), budgets: this.budgets.problems(app), unserved: this.caches.unserved() };
+    return { ...this.admissionButForBudgets(app), budgets: this.budgets.problems(app) };
+  }
+
+  /** As admissionOf without the namespace's budgets: what the cache budget asks (a refused app holds none of it). */
+  admissionButForBudgets(app: ServerlessApp): AdmissionObservation {
+    return { app, policy: this.o.policy, route: this.route, hosts: this.hosts.verdict(app), unserved: this.caches.unserved() };
   }
 
   /** A farewell writes nothing: it drops what the operator holds of the app in memory. */
