@@ -54,11 +54,11 @@ export async function createOperator(kc: KubeConfigSource, config: OperatorConfi
   deps.logger.info('settings', { inPlaceBounds, cacheScope, knativeVisibility: config.knativeVisibility, namespaces: config.namespaces });
   const policy = validationPolicy(config);
   // One budget for both controllers: the app controller refuses what the cache controller will not cache.
-  // Only apps the admission verdict does not refuse for another reason count (one claiming its hosts keeps
-  // its cache, so it counts); the verdict's inputs are the app controller's, built next (no event comes before start).
+  // Only apps the admission verdict refuses for no other reason count (one claiming its hosts keeps its cache,
+  // so it counts); the verdict's inputs are the app controller's, built next (no event comes before start).
   let apps: ServerlessAppReconciler | undefined;
-  const admittedButForBudgets = (app: ServerlessApp) => !apps || admission(apps.admissionButForBudgets(app)).verdict !== 'refused';
-  const cacheQuota = new ModelCacheQuota(policy, cacheScope, { admitted: admittedButForBudgets }).track(manager.informer<ServerlessApp>(Kinds.ServerlessApp));
+  const admitted = (app: ServerlessApp) => !apps || admission(apps.admissionButForCacheBudget(app)).verdict !== 'refused';
+  const cacheQuota = new ModelCacheQuota(policy, cacheScope, { admitted }).track(manager.informer<ServerlessApp>(Kinds.ServerlessApp));
   apps = new ServerlessAppReconciler(manager, {
     policy, warmupUrlTemplate: config.warmupUrlTemplate, route: routerFor(config.router, config.localGateway),
     inPlaceBounds, clusterLocal: config.knativeVisibility === 'cluster-local', concurrency: config.concurrency, modelCacheScope: cacheScope,
