@@ -73,6 +73,8 @@ describe('operator flags', () => {
       { what: 'control keys pods may carry: exact keys and prefix/*', argv: ['--allowed-pod-metadata-keys', 'sidecar.istio.io/inject, prometheus.istio.io/*,app'], pick: (c) => c.allowedPodMetadataKeys, want: ['sidecar.istio.io/inject', 'prometheus.istio.io/*', 'app'] },
       { what: '--allow-secret-references', argv: [], env: { ALLOW_SECRET_REFERENCES: 'true' }, pick: (c) => c.allowSecretReferences, want: true },
       { what: '--max-model-cache-bytes-per-namespace as a quantity', argv: ['--max-model-cache-bytes-per-namespace', '1Ti'], pick: (c) => c.maxModelCacheBytesPerNamespace, want: 2 ** 40 },
+      { what: 'a namespace\'s model caches capped at 50 and each charged at least 1Gi by default', argv: [], pick: (c) => [c.maxModelCachesPerNamespace, c.modelCacheMinChargeBytes], want: [50, 2 ** 30] },
+      { what: '--max-model-caches-per-namespace and --model-cache-min-charge', argv: ['--max-model-caches-per-namespace', '5'], env: { MODEL_CACHE_MIN_CHARGE: '512Mi' }, pick: (c) => [c.maxModelCachesPerNamespace, c.modelCacheMinChargeBytes], want: [5, 2 ** 29] },
       { what: 'cluster-scoped caches as an opt-in', argv: ['--model-cache-scope', 'cluster'], pick: (c) => c.modelCacheScope, want: 'cluster' },
       { what: 'the istio router by default', argv: [], pick: (c) => c.router, want: 'istio' },
       { what: '--router gateway-api', argv: ['--router', 'gateway-api'], pick: (c) => c.router, want: 'gateway-api' },
@@ -98,6 +100,8 @@ describe('operator flags', () => {
       [['--allow-secret-references', 'on'], /--allow-secret-references: "on" is not one of true, false/],
       [['--max-model-cache-bytes-per-namespace', 'lots'], /--max-model-cache-bytes-per-namespace: invalid quantity/],
       [['--router', 'nginx'], /--router: "nginx" is not one of istio, gateway-api/],
+      [['--max-model-caches-per-namespace', '0'], /--max-model-caches-per-namespace must be a whole number from 1 to 100000/],
+      [['--model-cache-min-charge', '300Gi'], /--model-cache-min-charge \(300Gi\) is more than --max-model-cache-bytes-per-namespace \(200Gi\): no model cache would fit/],
       // Namespace "x" would own s3://m/x/, which holds every namespace's s3://m/x/<namespace>/.
       [['--allowed-storage-uri-prefixes', 's3://m/{namespace}/,s3://m/x/{namespace}/'], /--allowed-storage-uri-prefixes: "s3:\/\/m\/\{namespace\}\/" and "s3:\/\/m\/x\/\{namespace\}\/" can give one namespace another's storage/],
       // Namespace "a-x" of the first and namespace "a" of the second both have s3://m/a-x/.

@@ -4,10 +4,10 @@
 
 import { parseArgs } from 'node:util';
 import { parseDuration } from './api/v1alpha1/duration.ts';
-import { parseQuantity } from './api/v1alpha1/quantity.ts';
+import { formatBytes, parseQuantity } from './api/v1alpha1/quantity.ts';
 import { DEFAULT_ALLOWED_POD_METADATA_KEYS } from './api/v1alpha1/pod-metadata.ts';
 import { DEFAULT_ALLOWED_TOLERATION_KEYS } from './api/v1alpha1/scheduling-policy.ts';
-import { DEFAULT_HOST_CLAIM_RELEASE_AFTER, DEFAULT_MAX_HOST_CLAIMS_PER_NAMESPACE, DEFAULT_MAX_MODEL_CACHE_PER_NAMESPACE, DEFAULT_MAX_MODEL_SIZE, storageUriPrefixOverlap, type ValidationPolicy } from './api/v1alpha1/validation.ts';
+import { DEFAULT_HOST_CLAIM_RELEASE_AFTER, DEFAULT_MAX_HOST_CLAIMS_PER_NAMESPACE, DEFAULT_MAX_MODEL_CACHE_PER_NAMESPACE, DEFAULT_MAX_MODEL_CACHES_PER_NAMESPACE, DEFAULT_MAX_MODEL_SIZE, DEFAULT_MODEL_CACHE_MIN_CHARGE, storageUriPrefixOverlap, type ValidationPolicy } from './api/v1alpha1/validation.ts';
 import { baseUrlProblem, type AnalysisProvider } from './api/v1alpha1/analysis-target.ts';
 import { privateServiceHost } from './render/private-service.ts';
 import { DEFAULT_ANALYSIS_SLOTS, DEFAULT_MAX_PENDING_EVENTS_PER_NAMESPACE, DEFAULT_WARMUP_SLOTS, MAX_PENDING_EVENTS } from './util/budget-defaults.ts';
@@ -56,8 +56,12 @@ export interface OperatorConfig {
   allowNodePinning: boolean;
   /** Whether apps' pods may read Secrets of their namespace (env secretKeyRef, envFrom secretRef, secret volumes). */
   allowSecretReferences: boolean;
-  /** Most bytes the model caches of one namespace's apps may reserve on each node (sum of model.size). */
+  /** Most bytes the model caches of one namespace's apps may reserve on each node (the sum of what each is charged). */
   maxModelCacheBytesPerNamespace: number;
+  /** Most model caches one namespace's apps may hold. */
+  maxModelCachesPerNamespace: number;
+  /** Least bytes each model cache is charged against its namespace's budget, whatever model.size declares. */
+  modelCacheMinChargeBytes: number;
   /** Most HostClaims one namespace may hold (controllers/host-claim-budget.ts). */
   maxHostClaimsPerNamespace: number;
   /** How long a HostClaim no app of its namespace names is kept before it is released (controllers/host-claim-release.ts). */
@@ -133,7 +137,9 @@ const OPTIONS = {
   'allow-cross-namespace-pod-affinity': { type: 'string', env: 'ALLOW_CROSS_NAMESPACE_POD_AFFINITY', help: 'true|false: pod (anti-)affinity terms may select pods of other namespaces (namespaces, namespaceSelector) (default false)' },
   'allow-node-pinning': { type: 'string', env: 'ALLOW_NODE_PINNING', help: 'true|false: apps may pin pods to a named node (kubernetes.io/hostname, metadata.name) (default false)' },
   'allow-secret-references': { type: 'string', env: 'ALLOW_SECRET_REFERENCES', help: 'true|false: apps\' pods may read Secrets of their namespace through env, envFrom and volumes (default false)' },
-  'max-model-cache-bytes-per-namespace': { type: 'string', env: 'MAX_MODEL_CACHE_BYTES_PER_NAMESPACE', help: `most the model caches of one namespace may reserve on each node, the sum of their model.size (default ${DEFAULT_MAX_MODEL_CACHE_PER_NAMESPACE})` },
+  'max-model-cache-bytes-per-namespace': { type: 'string', env: 'MAX_MODEL_CACHE_BYTES_PER_NAMESPACE', help: `most the model caches of one namespace may reserve on each node, the sum of what each is charged (default ${DEFAULT_MAX_MODEL_CACHE_PER_NAMESPACE})` },
+  'max-model-caches-per-namespace': { type: 'string', env: 'MAX_MODEL_CACHES_PER_NAMESPACE', help: `most model caches one namespace may hold, whatever their sizes (default ${DEFAULT_MAX_MODEL_CACHES_PER_NAMESPACE})` },
+  'model-cache-min-charge': { type: 'string', env: 'MODEL_CACHE_MIN_CHARGE', help: `least each model cache is charged against its namespace's bytes, whatever its model.size says: KServe downloads whatever the URI holds and reports no size (default ${DEFAULT_MODEL_CACHE_MIN_CHARGE})` },
   'max-host-claims-per-namespace': { type: 'string', env: 'MAX_HOST_CLAIMS_PER_NAMESPACE', help: `most hosts (HostClaims) one namespace may hold (default ${DEFAULT_MAX_HOST_CLAIMS_PER_NAMESPACE})` },
   'host-claim-release-after': { type: 'string', env: 'HOST_CLAIM_RELEASE_AFTER', help: `how long a host no app of its namespace names stays the namespace's before its HostClaim is released, e.g. 1h, 24h (default ${DEFAULTS.hostClaimReleaseAfter}): an app deleted and re-created within it keeps its host` },
   'warmup-url-template': { type: 'string', env: 'WARMUP_URL_TEMPLATE', help: 'URL of one revision, with {revision} {namespace} {app} {version} {path}' },
@@ -185,6 +191,10 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv): OperatorCon
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 256) throw new ConfigError('--concurrency must be an integer from 1 to 256');
   const clockStart = get('clock-start');
   if (clockStart && Number.isNaN(Date.parse(clockStart))) throw new ConfigError(`--clock-start: ${JSON.stringify(clockStart)} is not an RFC 3339 time`);
+  const cacheBytes = size('max-model-cache-bytes-per-namespace', get('max-model-cache-bytes-per-namespace') ?? DEFAULT_MAX_MODEL_CACHE_PER_NAMESPACE);
+  const minCharge = size('model-cache-min-charge', get('model-cache-min-charge') ?? DEFAULT_MODEL_CACHE_MIN_CHARGE);
+  // A charge past the budget would refuse every cache without saying the platform set it so.
+  if (minCharge > cacheBytes) throw new ConfigError(`--model-cache-min-charge (${formatBytes(minCharge)}) is more than --max-model-cache-bytes-per-namespace (${formatBytes(cacheBytes)}): no model cache would fit`);
   const watchdog = get('watch-watchdog');
   const watchWatchdogMs = watchdog === undefined ? undefined : watchdogMs(watchdog);
   return {
@@ -212,7 +222,9 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv): OperatorCon
     allowCrossNamespacePodAffinity: bool('allow-cross-namespace-pod-affinity', get('allow-cross-namespace-pod-affinity'), false),
     allowNodePinning: bool('allow-node-pinning', get('allow-node-pinning'), false),
     allowSecretReferences: bool('allow-secret-references', get('allow-secret-references'), false),
-    maxModelCacheBytesPerNamespace: size('max-model-cache-bytes-per-namespace', get('max-model-cache-bytes-per-namespace') ?? DEFAULT_MAX_MODEL_CACHE_PER_NAMESPACE),
+    maxModelCacheBytesPerNamespace: cacheBytes,
+    maxModelCachesPerNamespace: count('max-model-caches-per-namespace', get('max-model-caches-per-namespace'), DEFAULT_MAX_MODEL_CACHES_PER_NAMESPACE),
+    modelCacheMinChargeBytes: minCharge,
     maxHostClaimsPerNamespace: count('max-host-claims-per-namespace', get('max-host-claims-per-namespace'), DEFAULT_MAX_HOST_CLAIMS_PER_NAMESPACE),
     hostClaimReleaseAfterMs: releaseAfter(get('host-claim-release-after') ?? DEFAULTS.hostClaimReleaseAfter),
     warmupUrlTemplate: get('warmup-url-template') ?? `http://${privateServiceHost('{revision}', '{namespace}')}{path}`,
@@ -251,7 +263,7 @@ export function validationPolicy(c: OperatorConfig): Required<ValidationPolicy> 
     allowedServiceAccounts: c.allowedServiceAccounts,
     allowedPodMetadataKeys: c.allowedPodMetadataKeys, allowSecretReferences: c.allowSecretReferences,
     allowedTolerationKeys: c.allowedTolerationKeys, allowCrossNamespacePodAffinity: c.allowCrossNamespacePodAffinity, allowNodePinning: c.allowNodePinning,
-    maxModelCacheBytesPerNamespace: c.maxModelCacheBytesPerNamespace,
+    maxModelCacheBytesPerNamespace: c.maxModelCacheBytesPerNamespace, maxModelCachesPerNamespace: c.maxModelCachesPerNamespace, modelCacheMinChargeBytes: c.modelCacheMinChargeBytes,
     maxHostClaimsPerNamespace: c.maxHostClaimsPerNamespace, hostClaimReleaseAfterMs: c.hostClaimReleaseAfterMs,
   };
 }

@@ -8,6 +8,7 @@ import { ModelCacheQuota } from './controllers/model-cache-quota.ts';
 import type { ServerlessApp } from './api/v1alpha1/serverlessapp.ts';
 import { HostClaimReleaser } from './controllers/host-claim-release.ts';
 import { ServerlessAppReconciler } from './controllers/serverlessapp.ts';
+import { admission } from './planner/admission.ts';
 import { routerFor } from './planner/route.ts';
 import type { CacheScope } from './render/local-model-cache.ts';
 import { detectCacheScope, detectInPlaceScaling } from './data-plane-settings.ts';
@@ -57,8 +58,12 @@ export async function createOperator(kc: KubeConfigSource, config: OperatorConfi
   deps.logger.info('settings', { inPlaceBounds, cacheScope, knativeVisibility: config.knativeVisibility, namespaces: config.namespaces });
   const policy = validationPolicy(config);
   // One budget for both controllers: the app controller refuses what the cache controller will not cache.
-  const cacheQuota = new ModelCacheQuota(policy, cacheScope).track(appInformer(manager));
-  const apps = new ServerlessAppReconciler(manager, {
+  // Only apps the admission verdict refuses for no other reason count (one claiming its hosts keeps its cache,
+  // so it counts); the verdict's inputs are the app controller's, built next (no event comes before start).
+  let apps: ServerlessAppReconciler | undefined;
+  const admitted = (app: ServerlessApp) => !apps || admission(apps.admissionButForCacheBudget(app)).verdict !== 'refused';
+  const cacheQuota = new ModelCacheQuota(policy, cacheScope, { admitted }).track(appInformer(manager));
+  apps = new ServerlessAppReconciler(manager, {
     policy, warmupUrlTemplate: config.warmupUrlTemplate, route: routerFor(config.router, config.localGateway),
     inPlaceBounds, clusterLocal: config.knativeVisibility === 'cluster-local', concurrency: config.concurrency, modelCacheScope: cacheScope,
     ...(deps.warmupBackoffMs ? { warmupBackoffMs: deps.warmupBackoffMs } : {}),
@@ -68,7 +73,7 @@ export async function createOperator(kc: KubeConfigSource, config: OperatorConfi
   });
   // Registers its controller with the manager: claims no app of their namespace names are released after the grace.
   new HostClaimReleaser(manager, { releaseAfterMs: config.hostClaimReleaseAfterMs, namespaces: config.namespaces });
-  const caches = new ModelCacheReconciler(manager, { scope: cacheScope, nodeGroup: config.modelCacheNodeGroup, policy: { maxModelSizeBytes: policy.maxModelSizeBytes, allowedStorageUriPrefixes: policy.allowedStorageUriPrefixes, maxModelCacheBytesPerNamespace: policy.maxModelCacheBytesPerNamespace }, quota: cacheQuota, admissionOf: (app) => apps.admissionOf(app) });
+  const caches = new ModelCacheReconciler(manager, { scope: cacheScope, nodeGroup: config.modelCacheNodeGroup, policy: { maxModelSizeBytes: policy.maxModelSizeBytes, allowedStorageUriPrefixes: policy.allowedStorageUriPrefixes, maxModelCacheBytesPerNamespace: policy.maxModelCacheBytesPerNamespace }, quota: cacheQuota, admissionOf: (app) => apps!.admissionOf(app) });
   const enforced: EnforcedSettings = { policy, localGateway: config.localGateway, router: config.router, inPlaceBounds, clusterLocal: config.knativeVisibility === 'cluster-local', cacheScope };
   const policyNamespace = config.leaderElectionNamespace;
   // For `kubectl sapp plan`: the policy this process enforces. Without it the plan falls back to the Deployment's flags, and says so.

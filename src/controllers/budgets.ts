@@ -19,6 +19,12 @@ export class NamespaceBudgets {
 
   /** The budgets `app` exceeds. */
   problems(app: ServerlessApp): SpecProblem[] {
-    return [this.#cache.problem(app), this.#hosts?.problem(app)].filter((p) => p !== undefined);
+    const cache = this.#cache.problem(app);
+    return [...(cache ? [cache] : []), ...this.besideCache(app)];
+  }
+
+  /** The budgets `app` exceeds other than the model cache's: what decides whether it counts against that one. */
+  besideCache(app: ServerlessApp): SpecProblem[] {
+    return [this.#hosts?.problem(app)].filter((p) => p !== undefined);
   }
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { modelApp } from '../testing/apps.ts';
-import { grantedClaims, ModelCacheQuota } from './model-cache-quota.ts';
+import { grantedClaims, ModelCacheQuota, type CacheClaim } from './model-cache-quota.ts';
 
 const GiB = 2 ** 30;
 
@@ -11,14 +11,15 @@ function cached(namespace: string, name: string, size: string, created: string, 
 }
 
 describe('model caches per namespace', () => {
-  const grants: Array<{ what: string; claims: Array<[string, string, number]>; limit: number; want: string[] }> = [
+  const grants: Array<{ what: string; claims: Array<[string, string, number]>; limit: number; count?: number; want: string[] }> = [
     { what: 'grants everything that fits', claims: [['a', '1', 1], ['b', '2', 1]], limit: 2, want: ['a', 'b'] },
     { what: 'grants in creation order, then by name', claims: [['b', '1', 2], ['a', '1', 2], ['c', '0', 2]], limit: 4, want: ['a', 'c'] },
     { what: 'lets a later small claim in past an earlier big one that does not fit', claims: [['a', '1', 3], ['b', '2', 2], ['c', '3', 1]], limit: 4, want: ['a', 'c'] },
     { what: 'grants nothing over the limit on its own', claims: [['a', '1', 5]], limit: 4, want: [] },
+    { what: 'grants no more caches than the count allows, however small', claims: [['a', '1', 1], ['b', '2', 1], ['c', '3', 1]], limit: 10, count: 2, want: ['a', 'b'] },
   ];
   for (const g of grants) {
-    it(g.what, () => assert.deepEqual([...grantedClaims(g.claims.map(([key, created, bytes]) => ({ key, created, bytes })), g.limit)].sort(), g.want));
+    it(g.what, () => assert.deepEqual([...grantedClaims(g.claims.map(([key, created, bytes]) => ({ key, created, bytes })), { bytes: g.limit, count: g.count ?? 100 })].sort(), g.want));
   }
 
   it('refuses the app that does not fit beside earlier ones of its namespace, naming the field and the budget (attack: fill the shared cache disk)', () => {
@@ -68,10 +69,158 @@ describe('model caches per namespace', () => {
   it('tells which other apps of the namespace gained or lost their cache when one changes or goes', () => {
     const quota = new ModelCacheQuota({ maxModelCacheBytesPerNamespace: 3 * GiB }, 'namespace');
     const first = cached('team-a', 'one', '2Gi', '2026-01-01T00:00:00Z');
-    assert.deepEqual(quota.set(first), []);
-    assert.deepEqual(quota.set(cached('team-a', 'two', '2Gi', '2026-01-02T00:00:00Z')), []);
-    assert.deepEqual(quota.set(cached('team-b', 'three', '2Gi', '2026-01-01T00:00:00Z')), [], 'another namespace changes nothing here');
-    assert.deepEqual(quota.set(first, true), ['team-a/two'], 'the first gone, the second fits');
-    assert.deepEqual(quota.set(first), ['team-a/two'], 'the first back (earlier), the second loses its cache');
+    const after = (change: () => void) => { change(); return quota.flush(); };
+    assert.deepEqual(after(() => quota.set(first)), []);
+    assert.deepEqual(after(() => quota.set(cached('team-a', 'two', '2Gi', '2026-01-02T00:00:00Z'))), []);
+    assert.deepEqual(after(() => quota.set(cached('team-b', 'three', '2Gi', '2026-01-01T00:00:00Z'))), [], 'another namespace changes nothing here');
+    assert.deepEqual(after(() => quota.set(first, true)), ['team-a/two'], 'the first gone, the second fits');
+    assert.deepEqual(after(() => quota.set(first)), ['team-a/two'], 'the first back (earlier), the second loses its cache');
+    assert.deepEqual(after(() => { quota.set(first, true); quota.set(first); }), [], 'gone and back in one batch: nobody else\'s verdict moved');
+  });
+
+  it('tells the listeners once per batch of events, after the batch', async () => {
+    const quota = new ModelCacheQuota({ maxModelCacheBytesPerNamespace: 3 * GiB }, 'namespace');
+    const handlers = new Map<string, (app: ServerlessApp) => void>();
+    quota.track({ on: (event, handler) => handlers.set(event, handler) });
+    const heard: string[][] = [];
+    quota.onChange((keys) => heard.push(keys));
+    const first = cached('team-a', 'one', '2Gi', '2026-01-01T00:00:00Z');
+    handlers.get('add')!(first);
+    handlers.get('add')!(cached('team-a', 'two', '2Gi', '2026-01-02T00:00:00Z'));
+    handlers.get('add')!(cached('team-a', 'three', '2Gi', '2026-01-03T00:00:00Z'));
+    await Promise.resolve();
+    assert.deepEqual(heard, [], 'each app of the batch is queued by its own event');
+    handlers.get('delete')!(first);
+    handlers.get('update')!(cached('team-a', 'four', '1Gi', '2026-01-04T00:00:00Z'));
+    assert.deepEqual(heard, [], 'not while the informer is still handing out the batch');
+    await Promise.resolve();
+    assert.deepEqual(heard, [['team-a/two']], 'once: the first gone, the second fits (the third still waits behind it)');
+  });
+});
+
+describe('model cache budget findings (issue 34)', () => {
+  it('The cache budget counts what the tenant declares, not what lands on disk: a model declared "1", "1m" or "0.000001" is charged the platform\'s minimum per cache', () => {
+    const quota = new ModelCacheQuota({ maxModelCacheBytesPerNamespace: 3 * GiB, modelCacheMinChargeBytes: GiB }, 'namespace');
+    const tiny = ['1', '1m', '0.000001'].map((size, i) => cached('team-a', `tiny-${i}`, size, `2026-01-0${i + 1}T00:00:00Z`));
+    for (const a of tiny) quota.set(a);
+    for (const a of tiny) assert.equal(quota.problem(a), undefined);
+    const fourth = cached('team-a', 'fourth', '1Mi', '2026-01-05T00:00:00Z');
+    const p = quota.problem(fourth);
+    assert.deepEqual([p?.reason, p?.field], ['ModelCacheQuotaExceeded', 'spec.model.size']);
+    assert.match(p!.message, /may reserve 3Gi on each node in all; 3Gi is taken by earlier apps, so this 1Mi model, charged 1Gi \(the platform's minimum per model cache\), does not fit/);
+  });
+
+  it('The cache budget counts what the tenant declares, not what lands on disk: a namespace holds no more caches than the platform\'s count, however small', () => {
+    const quota = new ModelCacheQuota({ maxModelCacheBytesPerNamespace: 100 * GiB, maxModelCachesPerNamespace: 2, modelCacheMinChargeBytes: 0 }, 'namespace');
+    for (const [i, name] of ['one', 'two', 'three'].entries()) quota.set(cached('team-a', name, '1Gi', `2026-01-0${i + 1}T00:00:00Z`));
+    const p = quota.problem(cached('team-a', 'three', '1Gi', '2026-01-03T00:00:00Z'));
+    assert.deepEqual([p?.reason, p?.field], ['ModelCacheQuotaExceeded', 'spec.prewarm.cacheModel']);
+    assert.match(p!.message, /namespace team-a may have 2 model caches, and earlier apps have them all/);
+    assert.equal(quota.problem(cached('team-b', 'three', '1Gi', '2026-01-03T00:00:00Z')), undefined, 'another namespace counts its own');
+  });
+
+  it('Refused apps still get node model caches: a refused app holds none of its namespace\'s budget', () => {
+    const refused = cached('team-a', 'refused', '3Gi', '2026-01-01T00:00:00Z');
+    const quota = new ModelCacheQuota({ maxModelCacheBytesPerNamespace: 3 * GiB }, 'namespace', { admitted: (a) => a.metadata.name !== 'refused' });
+    quota.set(refused);
+    assert.equal(quota.counts(refused), false);
+    assert.equal(quota.problem(refused), undefined, 'refused for its own reason, not for the budget: it asks for nothing');
+    assert.equal(quota.problem(cached('team-a', 'later', '3Gi', '2026-01-02T00:00:00Z')), undefined, 'the earlier refused app takes none of the 3Gi');
+  });
+
+  it('Refused apps still get node model caches: an app whose admission changes with no event of its own (a host freed) counts from the reconcile that judges it', async () => {
+    const refused = new Set(['early']);
+    const quota = new ModelCacheQuota({ maxModelCacheBytesPerNamespace: 3 * GiB }, 'namespace', { admitted: (a) => !refused.has(a.metadata.name) });
+    const handlers = new Map<string, (app: ServerlessApp) => void>();
+    quota.track({ on: (event, handler) => handlers.set(event, handler) });
+    const heard: string[][] = [];
+    quota.onChange((keys) => heard.push(keys));
+    const at = (a: ServerlessApp, resourceVersion: string): ServerlessApp => ({ ...a, metadata: { ...a.metadata, resourceVersion } });
+    const early = at(cached('team-a', 'early', '3Gi', '2026-01-01T00:00:00Z'), '10');
+    const late = at(cached('team-a', 'late', '3Gi', '2026-01-02T00:00:00Z'), '11');
+    handlers.get('add')!(early);
+    handlers.get('add')!(late);
+    await Promise.resolve();
+    assert.equal(quota.problem(late), undefined, 'the refused early app holds nothing');
+
+    refused.delete('early');
+    assert.equal(quota.problem(early), undefined, 'admitted now: judged, and recorded, first in creation order');
+    await Promise.resolve();
+    assert.deepEqual(heard, [['team-a/late']], 'the later app hears it lost its cache');
+    assert.equal(quota.problem(late)?.reason, 'ModelCacheQuotaExceeded');
+
+    handlers.get('delete')!(early);
+    await Promise.resolve();
+    assert.equal(quota.problem(early), undefined);
+    assert.equal(quota.problem(late), undefined, 'a stale copy of the deleted app, judged after its delete, brings back no claim');
+  });
+
+  describe('Quadratic cache bookkeeping', () => {
+    const apps = (n: number, order: (i: number) => number) => Array.from({ length: n }, (_, i) => {
+      const t = new Date(Date.UTC(2026, 0, 1) + order(i) * 1000).toISOString();
+      return cached('noisy', `app-${String(i).padStart(5, '0')}`, '1Gi', t);
+    });
+    /** The quota's first-fit work after `n` apps, each judged right after its event as the controllers do. */
+    const workFor = (n: number, order: (i: number) => number, judgeEach: boolean) => {
+      const quota = new ModelCacheQuota({ maxModelCacheBytesPerNamespace: 10 * GiB, maxModelCachesPerNamespace: 10 }, 'namespace');
+      for (const a of apps(n, order)) {
+        quota.set(a);
+        if (judgeEach) quota.problem(a);
+      }
+      quota.flush();
+      return quota.work;
+    };
+
+    it('judges apps created one after the other with no first-fit pass: the work per add does not grow with the namespace', () => {
+      for (const n of [1_000, 8_000]) assert.deepEqual(workFor(n, (i) => i, true), { passes: 0, claimsWalked: 0 }, `${n} apps`);
+    });
+
+    it('settles a restart\'s LIST (apps in name order, created in any order) in one pass per batch: 1k and 8k apps cost the same walk per app', () => {
+      // Created in reverse of their names: every add lands before the last one, as a LIST by name can.
+      const small = workFor(1_000, (i) => 1_000 - i, false);
+      const large = workFor(8_000, (i) => 8_000 - i, false);
+      assert.deepEqual([small.passes, large.passes], [1, 1]);
+      assert.deepEqual([small.claimsWalked / 1_000, large.claimsWalked / 8_000], [1, 1]);
+    });
+
+    it('spends nothing on an edit that changes no charge, nor on a refused app\'s deletion', () => {
+      const quota = new ModelCacheQuota({ maxModelCacheBytesPerNamespace: 10 * GiB, maxModelCachesPerNamespace: 10 }, 'namespace');
+      const all = apps(8_000, (i) => i);
+      for (const a of all) quota.set(a);
+      for (const a of all) quota.set({ ...a, metadata: { ...a.metadata, labels: { edited: 'yes' } } });
+      for (const a of all.slice(10)) quota.set(a, true);
+      assert.deepEqual(quota.flush(), []);
+      assert.deepEqual(quota.work, { passes: 0, claimsWalked: 0 });
+    });
+
+    it('keeps the same verdicts as a first-fit pass from scratch, whatever the events', () => {
+      let seed = 7;
+      const random = (n: number) => { seed = (seed * 1103515245 + 12345) % 2 ** 31; return seed % n; };
+      const budget = { bytes: 12 * GiB, count: 6 };
+      const quota = new ModelCacheQuota({ maxModelCacheBytesPerNamespace: budget.bytes, maxModelCachesPerNamespace: budget.count, modelCacheMinChargeBytes: 0 }, 'namespace');
+      const live = new Map<string, CacheClaim>();
+      for (let step = 0; step < 3_000; step++) {
+        const name = `app-${random(40)}`;
+        const key = `team-a/${name}`;
+        if (random(4) === 0) {
+          quota.set(cached('team-a', name, '1Gi', '2026-01-01T00:00:00Z'), true);
+          live.delete(key);
+        } else {
+          const gib = 1 + random(5);
+          const created = `2026-01-01T00:00:${String(random(60)).padStart(2, '0')}Z`;
+          quota.set(cached('team-a', name, `${gib}Gi`, created));
+          live.set(key, { key, created, bytes: gib * GiB });
+        }
+        if (random(3) === 0) quota.flush();
+        if (random(2) === 0) {
+          const want = grantedClaims(live.values(), budget);
+          for (const c of live.values()) {
+            const [, n] = c.key.split('/');
+            const a = cached('team-a', n!, `${c.bytes / GiB}Gi`, c.created);
+            assert.equal(quota.allows(a), want.has(c.key), `step ${step}: ${c.key}`);
+          }
+        }
+      }
+    });
   });
 });

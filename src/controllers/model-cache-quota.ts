@@ -1,17 +1,28 @@
 // How much node cache one namespace's apps may reserve. Each model cache
-// reserves its model.size on every node of the group, so without a budget one
-// tenant could fill the disk every tenant's caches share. The budget is the
-// sum of model.size over the namespace's apps that cache their model; apps
-// are granted in creation order (then by name), each if it still fits, so the
-// verdict is the same in every replica and after every restart, and one
-// namespace's apps never count against another's. An app over the budget is
-// refused (Ready=False ModelCacheQuotaExceeded, its running version kept) and
-// gets no cache. Kept from the app cache's events, per namespace: a check
-// looks at the apps of one namespace only.
+// takes disk on every node of the group, so without a budget one tenant could
+// fill the disk every tenant's caches share. A namespace may hold a number of
+// caches and a number of bytes; each cache is charged the larger of its
+// model.size and the platform's minimum per model (--model-cache-min-charge):
+// KServe 0.20 downloads whatever the URI holds and reports no size of what
+// landed (its LocalModelCache and LocalModelNode status carry per-node states
+// only), so a declared "1" cannot buy a free cache. Apps are granted in
+// creation order (then by name), each if it still fits, so the verdict is the
+// same in every replica and after every restart, and one namespace's apps
+// never count against another's. Only apps admitted for every other reason
+// count (a refused app gets no cache and holds no budget). An app over the
+// budget is refused (Ready=False ModelCacheQuotaExceeded, its running version
+// kept) and gets no cache.
+//
+// Kept from the app cache's events, per namespace, at O(1) per event: an edit
+// that changes no charge does nothing, a new app (which sorts last by
+// creation) is judged against what earlier apps hold, and the removal of a
+// refused claim frees nothing. Anything else marks the namespace for one
+// first-fit pass, run once for a batch of events (a LIST page, a watch burst:
+// flush) or when a verdict is asked for, not once per event.
 
 import { formatBytes, parseQuantity } from '../api/v1alpha1/quantity.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
-import { DEFAULT_MAX_MODEL_CACHE_PER_NAMESPACE, type SpecProblem } from '../api/v1alpha1/validation.ts';
+import { DEFAULT_MAX_MODEL_CACHE_PER_NAMESPACE, DEFAULT_MAX_MODEL_CACHES_PER_NAMESPACE, DEFAULT_MODEL_CACHE_MIN_CHARGE, type SpecProblem } from '../api/v1alpha1/validation.ts';
 import { getsCache, type ModelCachePolicy } from '../planner/model-cache-plan.ts';
 import type { CacheScope } from '../render/local-model-cache.ts';
 import { byCreation } from '../util/creation-order.ts';
@@ -19,67 +30,199 @@ import { objectKey } from '../util/object-key.ts';
 
 export interface CacheClaim { key: string; created: string; bytes: number }
 
-const keyOf = (app: ServerlessApp) => objectKey(app.metadata.namespace, app.metadata.name);
+/** What one namespace's caches may hold in all: bytes on each node, and caches. */
+export interface CacheBudget { bytes: number; count: number }
 
-/** The claims that fit `limit`, first fit in creation order (the key, "namespace/name", orders a namespace's apps by name). Pure. */
-export function grantedClaims(claims: Iterable<CacheClaim>, limit: number): Set<string> {
-  const ordered = [...claims].sort((a, b) => byCreation({ created: a.created, name: a.key }, { created: b.created, name: b.key }));
+const keyOf = (app: ServerlessApp) => objectKey(app.metadata.namespace, app.metadata.name);
+const inOrder = (a: CacheClaim, b: CacheClaim) => byCreation({ created: a.created, name: a.key }, { created: b.created, name: b.key });
+
+/** The claims that fit `budget`, first fit in creation order (the key, "namespace/name", orders a namespace's apps by name). Pure. */
+export function grantedClaims(claims: Iterable<CacheClaim>, budget: CacheBudget): Set<string> {
+  return firstFit([...claims].sort(inOrder), budget).granted;
+}
+
+/** First fit over claims already in creation order. */
+function firstFit(ordered: readonly CacheClaim[], budget: CacheBudget): { granted: Set<string>; used: number } {
   const granted = new Set<string>();
   let used = 0;
   for (const c of ordered) {
-    if (used + c.bytes > limit) continue;
+    if (granted.size >= budget.count) break;
+    if (used + c.bytes > budget.bytes) continue;
     used += c.bytes;
     granted.add(c.key);
   }
-  return granted;
+  return { granted, used };
+}
+
+/** The work the quota did, for tests that bound it (claims walked by first-fit passes, and the passes). */
+export interface QuotaWork { passes: number; claimsWalked: number }
+
+/** One namespace's claims and their verdicts (see the module comment for when a pass runs). */
+class NamespaceClaims {
+  readonly claims = new Map<string, CacheClaim>();
+  granted = new Set<string>();
+  used = 0;
+  /** The claim that sorts last among those granted or refused so far: a new claim after it changes no earlier verdict. */
+  last: CacheClaim | undefined;
+  /** Verdicts as the listeners last heard them, kept from the first change that needs a pass until flush; undefined: none pending. */
+  heard: Set<string> | undefined;
+  /** The resourceVersion of each app asking for a cache, as its last event showed it (whether or not it counts). */
+  readonly seen = new Map<string, string>();
+  /** Keys whose own event came since the last flush: their own reconcile is queued already. */
+  readonly touched = new Set<string>();
+  stale = false;
+  private readonly budget: CacheBudget;
+  private readonly work: QuotaWork;
+
+  constructor(budget: CacheBudget, work: QuotaWork) {
+    this.budget = budget;
+    this.work = work;
+  }
+
+  set(key: string, claim: CacheClaim | undefined): void {
+    const old = this.claims.get(key);
+    if (old && claim && old.bytes === claim.bytes && old.created === claim.created) return;
+    if (!old && !claim) return;
+    this.touched.add(key);
+    if (!this.stale && !old && claim && (!this.last || inOrder(this.last, claim) < 0)) {
+      // Last in creation order: every earlier verdict stands, and this one is judged against them.
+      this.claims.set(key, claim);
+      this.last = claim;
+      if (this.granted.size < this.budget.count && this.used + claim.bytes <= this.budget.bytes) {
+        this.granted.add(key);
+        this.used += claim.bytes;
+      }
+      return;
+    }
+    if (!this.stale && old && !claim && !this.granted.has(key)) {
+      // A refused claim held nothing: its going frees nothing.
+      this.claims.delete(key);
+      return;
+    }
+    this.heard ??= new Set(this.granted);
+    if (claim) this.claims.set(key, claim);
+    else this.claims.delete(key);
+    this.stale = true;
+  }
+
+  /** Brings the verdicts up to date: one first-fit pass when an event left them stale. */
+  settle(): void {
+    if (!this.stale) return;
+    const ordered = [...this.claims.values()].sort(inOrder);
+    this.work.passes++;
+    this.work.claimsWalked += ordered.length;
+    ({ granted: this.granted, used: this.used } = firstFit(ordered, this.budget));
+    this.last = ordered.at(-1);
+    this.stale = false;
+  }
+
+  /** The other apps whose grant changed since the listeners last heard, and forgets them. */
+  flush(): string[] {
+    this.settle();
+    const heard = this.heard;
+    this.heard = undefined;
+    const changed = heard ? [...this.claims.keys()].filter((k) => !this.touched.has(k) && heard.has(k) !== this.granted.has(k)) : [];
+    this.touched.clear();
+    return changed;
+  }
 }
 
 interface AppEvents {
   on(event: 'add' | 'update' | 'delete', handler: (app: ServerlessApp) => void): unknown;
 }
 
-export class ModelCacheQuota {
-  private readonly byNamespace = new Map<string, Map<string, CacheClaim>>();
-  /** Which apps count against the budget: those that ask for a cache the platform's per-app limits and the cache scope allow. */
-  readonly counts: (app: ServerlessApp) => boolean;
-  private readonly limit: number;
-  private readonly listeners: Array<(keys: string[]) => void> = [];
+export interface QuotaOptions {
+  /**
+   * Whether `app` is admitted for every reason other than this budget: only those count. A refused
+   * app gets no cache (nor any other child), so it must hold none of its namespace's budget.
+   */
+  admitted?: (app: ServerlessApp) => boolean;
+}
 
-  constructor(policy: ModelCachePolicy, scope: CacheScope) {
-    this.counts = (app) => getsCache(app, scope, policy);
-    this.limit = policy.maxModelCacheBytesPerNamespace ?? parseQuantity(DEFAULT_MAX_MODEL_CACHE_PER_NAMESPACE);
+export class ModelCacheQuota {
+  private readonly byNamespace = new Map<string, NamespaceClaims>();
+  /** The namespaces an event touched since the last flush: a flush looks at those only. */
+  private readonly pending = new Set<string>();
+  /** Which apps count against the budget: admitted ones that ask for a cache the platform's per-app limits and the cache scope allow. */
+  readonly counts: (app: ServerlessApp) => boolean;
+  private readonly asks: (app: ServerlessApp) => boolean;
+  private readonly admitted: (app: ServerlessApp) => boolean;
+  private readonly budget: CacheBudget;
+  private readonly minCharge: number;
+  private readonly listeners: Array<(keys: string[]) => void> = [];
+  private tracking = false;
+  private flushQueued = false;
+  /** What the first-fit passes cost so far (tests bound it: the bookkeeping is linear, not quadratic). */
+  readonly work: QuotaWork = { passes: 0, claimsWalked: 0 };
+
+  constructor(policy: ModelCachePolicy, scope: CacheScope, o: QuotaOptions = {}) {
+    this.asks = (app) => getsCache(app, scope, policy);
+    this.admitted = o.admitted ?? (() => true);
+    this.counts = (app) => this.asks(app) && this.admitted(app);
+    this.budget = {
+      bytes: policy.maxModelCacheBytesPerNamespace ?? parseQuantity(DEFAULT_MAX_MODEL_CACHE_PER_NAMESPACE),
+      count: policy.maxModelCachesPerNamespace ?? DEFAULT_MAX_MODEL_CACHES_PER_NAMESPACE,
+    };
+    this.minCharge = policy.modelCacheMinChargeBytes ?? parseQuantity(DEFAULT_MODEL_CACHE_MIN_CHARGE);
   }
 
   /**
    * Keeps the claims from `apps`' events. Called once, by whoever builds the quota (operator.ts):
-   * both controllers read the same claims, so they never disagree on who gets a cache.
+   * both controllers read the same claims, so they never disagree on who gets a cache. The
+   * listeners hear once per batch of events (a microtask after the informer's synchronous run of
+   * them), so a LIST of thousands of apps costs one pass per namespace, not one per app.
    */
   track(apps: AppEvents): this {
-    const changed = (keys: string[]) => { for (const l of this.listeners) l(keys); };
-    apps.on('add', (a) => changed(this.set(a)));
-    apps.on('update', (a) => changed(this.set(a)));
-    apps.on('delete', (a) => changed(this.set(a, true)));
+    this.tracking = true;
+    apps.on('add', (a) => this.set(a));
+    apps.on('update', (a) => this.set(a));
+    apps.on('delete', (a) => this.set(a, true));
     return this;
   }
 
-  /** `listener` gets the other apps of a namespace whose verdict an event changed. */
+  /** `listener` gets the other apps of a namespace whose verdict a batch of events changed. */
   onChange(listener: (keys: string[]) => void): void {
     this.listeners.push(listener);
   }
 
-  /** Records `app`'s claim (or its absence); returns the other apps of its namespace that gained or lost their grant. */
-  set(app: ServerlessApp, deleted = false): string[] {
+  /**
+   * Records `app`'s claim (or its absence). O(1): whatever it changes for other apps is found by
+   * flush, which a tracking quota runs in a microtask after the informer's synchronous run of events.
+   */
+  set(app: ServerlessApp, deleted = false): void {
+    const wants = !deleted && this.asks(app);
+    const ns = this.record(app, wants && this.admitted(app) ? this.claimOf(app) : undefined);
+    if (wants) ns.seen.set(keyOf(app), app.metadata.resourceVersion ?? '');
+    else ns.seen.delete(keyOf(app));
+  }
+
+  private record(app: ServerlessApp, claim: CacheClaim | undefined): NamespaceClaims {
     const { namespace } = app.metadata;
-    const claims = this.byNamespace.get(namespace) ?? new Map<string, CacheClaim>();
-    const before = grantedClaims(claims.values(), this.limit);
-    const claim = deleted ? undefined : this.claimOf(app);
-    if (claim) claims.set(claim.key, claim);
-    else claims.delete(keyOf(app));
-    if (claims.size) this.byNamespace.set(namespace, claims);
-    else this.byNamespace.delete(namespace);
-    const after = grantedClaims(claims.values(), this.limit);
-    const key = keyOf(app);
-    return [...new Set([...claims.keys(), ...before])].filter((k) => k !== key && before.has(k) !== after.has(k));
+    let ns = this.byNamespace.get(namespace);
+    if (!ns) this.byNamespace.set(namespace, (ns = new NamespaceClaims(this.budget, this.work)));
+    ns.set(keyOf(app), claim);
+    this.pending.add(namespace);
+    if (this.tracking && !this.flushQueued) {
+      this.flushQueued = true;
+      queueMicrotask(() => {
+        this.flushQueued = false;
+        const keys = this.flush();
+        if (keys.length) for (const l of this.listeners) l(keys);
+      });
+    }
+    return ns;
+  }
+
+  /** The apps, besides those set since the last flush, that gained or lost their grant since then. */
+  flush(): string[] {
+    const changed: string[] = [];
+    for (const namespace of this.pending) {
+      const ns = this.byNamespace.get(namespace)!;
+      changed.push(...ns.flush());
+      if (!ns.claims.size && !ns.seen.size) this.byNamespace.delete(namespace);
+    }
+    this.pending.clear();
+    return changed;
   }
 
   /** Whether `app`, as it is now, gets its cache. */
@@ -87,23 +230,56 @@ export class ModelCacheQuota {
     return this.problem(app) === undefined;
   }
 
-  /** ModelCacheQuotaExceeded when `app`'s cache does not fit its namespace's budget beside the earlier apps'. */
+  /**
+   * ModelCacheQuotaExceeded when `app`'s cache does not fit its namespace's budget beside the earlier
+   * apps'. A tracking quota records the app as judged here: whether it counts may change with no
+   * event of its own (its admission turns on a host another app claims or frees), and the
+   * controllers judge it at every reconcile that change brings. An untracked quota (a plan of an
+   * edit) judges it beside the recorded apps and keeps nothing.
+   */
   problem(app: ServerlessApp): SpecProblem | undefined {
-    const claim = this.claimOf(app);
+    const claim = this.counts(app) ? this.claimOf(app) : undefined;
+    const ns = this.byNamespace.get(app.metadata.namespace);
+    // Only the object the informer last showed: a stale copy must not bring back a deleted app's claim.
+    const current = ns?.seen.get(keyOf(app));
+    if (this.tracking && current !== undefined && current === (app.metadata.resourceVersion ?? '')) this.record(app, claim);
     if (!claim) return undefined;
-    const claims = new Map(this.byNamespace.get(app.metadata.namespace));
-    claims.set(claim.key, claim);
-    if (grantedClaims(claims.values(), this.limit).has(claim.key)) return undefined;
-    const others = [...claims.values()].filter((c) => c.key !== claim.key);
-    const used = [...grantedClaims(others, this.limit)].reduce((sum, k) => sum + claims.get(k)!.bytes, 0);
+    ns?.settle();
+    const recorded = ns?.claims.get(claim.key);
+    let taken: { count: number; bytes: number };
+    if (ns && recorded && recorded.bytes === claim.bytes && recorded.created === claim.created) {
+      if (ns.granted.has(claim.key)) return undefined;
+      taken = { count: ns.granted.size, bytes: ns.used };
+    } else {
+      const claims = new Map(ns?.claims);
+      claims.set(claim.key, claim);
+      const granted = grantedClaims(claims.values(), this.budget);
+      if (granted.has(claim.key)) return undefined;
+      taken = { count: granted.size, bytes: [...granted].reduce((sum, k) => sum + claims.get(k)!.bytes, 0) };
+    }
+    return this.exceeded(app, claim, taken);
+  }
+
+  private exceeded(app: ServerlessApp, claim: CacheClaim, taken: { count: number; bytes: number }): SpecProblem {
+    const { namespace } = app.metadata;
+    const size = app.spec.model!.size!;
+    const charged = claim.bytes > parseQuantity(size) ? `${size} model, charged ${formatBytes(claim.bytes)} (the platform's minimum per model cache),` : `${size} model`;
+    const remedy = 'turn off prewarm.cacheModel here or on another app, or ask the platform team for a larger budget';
+    if (taken.count >= this.budget.count) {
+      return {
+        reason: 'ModelCacheQuotaExceeded', field: 'spec.prewarm.cacheModel',
+        message: `namespace ${namespace} may have ${this.budget.count} model caches, and earlier apps have them all, so this app's model is not cached: ${remedy}`,
+      };
+    }
     return {
       reason: 'ModelCacheQuotaExceeded', field: 'spec.model.size',
-      message: `the model caches of namespace ${app.metadata.namespace} may reserve ${formatBytes(this.limit)} on each node in all; ${formatBytes(used)} is taken by earlier apps, so this ${app.spec.model!.size} model does not fit: use a smaller model, turn off prewarm.cacheModel here or on another app, or ask the platform team for a larger budget`,
+      message: `the model caches of namespace ${namespace} may reserve ${formatBytes(this.budget.bytes)} on each node in all; ${formatBytes(taken.bytes)} is taken by earlier apps, so this ${charged} does not fit: use a smaller model, ${remedy}`,
     };
   }
 
-  private claimOf(app: ServerlessApp): CacheClaim | undefined {
-    if (!this.counts(app)) return undefined;
-    return { key: keyOf(app), created: app.metadata.creationTimestamp ?? '', bytes: parseQuantity(app.spec.model!.size!) };
+  /** The claim of an app that counts (see counts). */
+  private claimOf(app: ServerlessApp): CacheClaim {
+    const bytes = Math.max(parseQuantity(app.spec.model!.size!), this.minCharge);
+    return { key: keyOf(app), created: app.metadata.creationTimestamp ?? '', bytes };
   }
 }

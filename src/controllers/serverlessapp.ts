@@ -9,7 +9,7 @@
 
 import type { HostClaim } from '../api/v1alpha1/hostclaim.ts';
 import { MODEL_CACHED, type ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
-import type { ValidationPolicy } from '../api/v1alpha1/validation.ts';
+import type { SpecProblem, ValidationPolicy } from '../api/v1alpha1/validation.ts';
 import type { AdmissionObservation } from '../planner/admission.ts';
 import type { Farewell, Report } from '../planner/plan.ts';
 import { leaving, nextLookMs, planApp, type AppObservation } from '../planner/reconcile.ts';
@@ -161,7 +161,16 @@ export class ServerlessAppReconciler {
    * model-cache controller asks the same verdict with it, so no child of any kind is made for a refused app.
    */
   admissionOf(app: ServerlessApp): AdmissionObservation {
-    return { app, policy: this.o.policy, route: this.route, hosts: this.hosts.verdict(app), budgets: this.budgets.problems(app), unserved: this.caches.unserved() };
+    return this.admissionWith(app, this.budgets.problems(app));
+  }
+
+  /** As admissionOf but for the model cache's budget: what that budget asks (an app refused for any other reason holds none of it). */
+  admissionButForCacheBudget(app: ServerlessApp): AdmissionObservation {
+    return this.admissionWith(app, this.budgets.besideCache(app));
+  }
+
+  private admissionWith(app: ServerlessApp, budgets: SpecProblem[]): AdmissionObservation {
+    return { app, policy: this.o.policy, route: this.route, hosts: this.hosts.verdict(app), budgets, unserved: this.caches.unserved() };
   }
 
   /** A farewell writes nothing: it drops what the operator holds of the app in memory. */

@@ -28,7 +28,7 @@ export const CACHE_FINALIZER = 'serverlessapp.io/model-cache';
 export type ModelPolicy = Pick<ValidationPolicy, 'maxModelSizeBytes' | 'allowedStorageUriPrefixes'>;
 
 /** As ModelPolicy, with the budget of each namespace's caches (see controllers/model-cache-quota.ts). */
-export type ModelCachePolicy = ModelPolicy & Pick<ValidationPolicy, 'maxModelCacheBytesPerNamespace'>;
+export type ModelCachePolicy = ModelPolicy & Pick<ValidationPolicy, 'maxModelCacheBytesPerNamespace' | 'maxModelCachesPerNamespace' | 'modelCacheMinChargeBytes'>;
 
 export interface CacheObject extends WorkloadObject {
   spec?: { sourceModelUri?: string };

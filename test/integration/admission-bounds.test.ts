@@ -1,5 +1,5 @@
 // The bounds the CRD enforces at admission (issue 21): every duration has an
-// upper bound, model.size is more than zero, a probe may not name a host, and
+// upper bound, model.size is at least 1Mi, a probe may not name a host, and
 // an app's header regexes share one budget. Each attack is a write the API
 // server refuses, naming the field and what is allowed, made while a victim
 // app in another namespace serves; after each, the victim still serves its
@@ -25,8 +25,11 @@ interface Attack { name: string; spec: AppSpec; refusal: RegExp }
 const attacks: Attack[] = [
   { name: 'a readiness probe host is refused at admission', spec: container({ readinessProbe: { httpGet: { host: '169.254.169.254', path: '/latest/meta-data/', port: 80 } } }), refusal: /spec\.container\.readinessProbe\.httpGet\.host: Forbidden: httpGet\.host is not allowed: a probe checks the pod itself/ },
   { name: 'a liveness probe tcpSocket host is refused at admission', spec: container({ livenessProbe: { tcpSocket: { host: '10.0.0.1', port: 22 } } }), refusal: /spec\.container\.livenessProbe\.tcpSocket\.host: Forbidden: tcpSocket\.host is not allowed/ },
-  { name: 'a negative model.size is refused', spec: model('-2Gi'), refusal: /spec\.model\.size: Invalid value: .*must be more than zero/ },
-  { name: 'a model.size of 0 is refused', spec: model(0), refusal: /spec\.model\.size: Invalid value: .*must be more than zero/ },
+  { name: 'a negative model.size is refused', spec: model('-2Gi'), refusal: /spec\.model\.size: Invalid value: .*must be at least 1Mi/ },
+  { name: 'a model.size of 0 is refused', spec: model(0), refusal: /spec\.model\.size: Invalid value: .*must be at least 1Mi/ },
+  // The cache budget counts what the tenant declares, not what lands on disk: no declaration below any real model's files.
+  ...['1', '1m', '0.000001', '1023Ki'].map((size) => ({ name: `a model.size of ${size} is refused (attack: a cache declared tiny, charged nothing)`, spec: model(size), refusal: /spec\.model\.size: Invalid value: .*must be at least 1Mi, e\.g\. "12Gi"/ })),
+  { name: 'a model.size of 1048575 bytes is refused', spec: model(1_048_575), refusal: /spec\.model\.size: Invalid value: .*must be at least 1Mi/ },
   { name: 'an unbounded prewarm.leadTime is refused (attack: make the app loop on a parse error)', spec: { ...container(), prewarm: { leadTime: '999999h' } }, refusal: /spec\.prewarm\.leadTime: Invalid value: .*must be at most 24h/ },
   { name: 'a prewarm.leadTime past what a duration can hold is refused', spec: { ...container(), prewarm: { leadTime: '99999999999999h' } }, refusal: /spec\.prewarm\.leadTime: (Invalid value|Too long)/ },
   { name: 'a warmup deadline over 6h is refused', spec: { ...container(), prewarm: { warmup: { path: '/', deadline: '6h1s' } } }, refusal: /spec\.prewarm\.warmup\.deadline: Invalid value: .*must be at most 6h/ },
@@ -94,6 +97,7 @@ describe('admission bounds: durations, model.size, probe hosts, the regex budget
     };
     const admitted = await userClient().apply<ServerlessApp>(app(ns, 'edges', edges), { dryRun: true });
     assert.equal(admitted.spec.prewarm?.leadTime, '24h');
-    await userClient().apply(app(ns, 'model-edge', model('1')), { dryRun: true });
+    await userClient().apply(app(ns, 'model-edge', model('1Mi')), { dryRun: true });
+    await userClient().apply(app(ns, 'model-edge-bytes', model(1_048_576)), { dryRun: true });
   });
 });

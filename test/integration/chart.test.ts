@@ -75,7 +75,7 @@ describe('Helm chart: rendering', function () {
   it('hands each value to the operator as its own parser reads it', async () => {
     const values = {
       watchNamespaces: ['team-a', 'team-b'], allowedGateways: ['istio-system/public', '{namespace}/*'],
-      warmupUrlTemplate: 'http://{revision}.{namespace}.svc:8012{path}', modelCache: { nodeGroup: 'gpu-a100', scope: 'cluster', maxModelSize: '20Gi', maxBytesPerNamespace: '50Gi', allowedStorageUriPrefixes: ['s3://models/{namespace}/'] },
+      warmupUrlTemplate: 'http://{revision}.{namespace}.svc:8012{path}', modelCache: { nodeGroup: 'gpu-a100', scope: 'cluster', maxModelSize: '20Gi', maxBytesPerNamespace: '50Gi', maxCachesPerNamespace: 7, minChargePerCache: '2Gi', allowedStorageUriPrefixes: ['s3://models/{namespace}/'] },
       knativeInPlaceScaling: 'false', knativeVisibility: 'external', localGateway: 'local-gw.istio-system.svc.cluster.local', router: 'gateway-api', logLevel: 'debug', concurrency: 12,
       metrics: { port: 9090 }, healthProbePort: 9091, leaderElection: { leaseName: 'my-lease' },
       allowedHostSuffixes: ['{namespace}.apps.example.com'], allowWildcardHosts: true,
@@ -96,7 +96,7 @@ describe('Helm chart: rendering', function () {
       localGateway: 'local-gw.istio-system.svc.cluster.local', router: 'gateway-api',
       allowedHostSuffixes: ['{namespace}.apps.example.com'], allowWildcardHosts: true,
       analysisProviders: [{ name: 'main', url: 'http://prometheus.monitoring:9090' }], allowAnalysisAddress: true,
-      maxModelSizeBytes: 20 * 2 ** 30, maxModelCacheBytesPerNamespace: 50 * 2 ** 30, allowedStorageUriPrefixes: ['s3://models/{namespace}/'],
+      maxModelSizeBytes: 20 * 2 ** 30, maxModelCacheBytesPerNamespace: 50 * 2 ** 30, maxModelCachesPerNamespace: 7, modelCacheMinChargeBytes: 2 * 2 ** 30, allowedStorageUriPrefixes: ['s3://models/{namespace}/'],
       allowedServiceAccounts: ['model-reader', 'shop-runner'],
       allowedPodMetadataKeys: ['sidecar.istio.io/inject', 'proxy.istio.io/*'], allowSecretReferences: true,
       allowedTolerationKeys: ['nvidia.com/gpu', 'dedicated'], allowCrossNamespacePodAffinity: true, allowNodePinning: true,

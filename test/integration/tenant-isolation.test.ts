@@ -321,7 +321,7 @@ describe('tenant isolation: every attack of issue 13, made by a tenant through t
     await attack(a, teamA, 'squat', { model: { format: { name: 'sklearn' }, storageUri: `gs://models/${team}/chat`, size: '1Gi' }, prewarm: { cacheModel: true } }, { reason: 'StorageUriNotAllowed', field: /spec\.model\.storageUri/ });
     tally.attacks++;
     const since = new Date();
-    await a.apply(app(teamA, 'capture', { model: { format: { name: 'sklearn' }, storageUri: 'gs://public/meta-llama', size: '1' }, prewarm: { cacheModel: true } }));
+    await a.apply(app(teamA, 'capture', { model: { format: { name: 'sklearn' }, storageUri: 'gs://public/meta-llama', size: '1Mi' }, prewarm: { cacheModel: true } }));
     const refused = await appStatus(a, teamA, 'capture', (x) => condition(x, 'ModelCached')?.reason === 'ModelCacheNotIsolated', 'ModelCached=False ModelCacheNotIsolated', 120_000);
     assert.equal(condition(refused, 'ModelCached')?.status, 'False');
     assert.match(condition(refused, 'ModelCached')!.message, /gs:\/\/public\/meta-llama lies under no allowed prefix with \{namespace\} as a whole path segment, so other namespaces' apps can name it/);

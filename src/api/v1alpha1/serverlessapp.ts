@@ -11,6 +11,7 @@ import {
 import { DURATION_MAX_LENGTH, DURATION_PATTERN } from './duration.ts';
 import { envFromSource, envVarSource, probe } from './core-v1.ts';
 import { podTemplateFields, podTemplateRules } from './pod-template.ts';
+import { parseQuantity } from './quantity.ts';
 import { RETRY_ON_RULE } from './retry-on.ts';
 import { splitKey, type ObjectRef } from '../../util/object-key.ts';
 import { ROLLOUT_DEFAULTS, SCALING_DEFAULTS, WARMUP_DEFAULTS, WINDOW_DEFAULTS } from './defaults.ts';
@@ -32,6 +33,8 @@ export const MODEL_FORMATS = [
 
 /** Where KServe's storage initializer puts the model in the model server's container. */
 const KSERVE_MODEL_DIR = '/mnt/models';
+/** The least model.size the CRD admits: no real model's files are smaller, and a cache reserves it on every node. */
+export const MIN_MODEL_SIZE = '1Mi';
 export const STORAGE_URI_PATTERN = '^(gs|s3|pvc|hf|oci|https?)://[^\\s]+$';
 export const HOSTNAME = '^(\\*\\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
 // The image reference grammar Knative's webhook parses with go-containerregistry
@@ -110,8 +113,9 @@ export const modelSchema = object(
       version: string('Format version, e.g. "1" for sklearn 1.x.', { maxLength: 64 }),
     })),
     storageUri: required(string('Where the model is stored: gs://, s3://, pvc://, hf://, oci:// or http(s):// URI.', { pattern: STORAGE_URI_PATTERN, maxLength: 2048 })),
-    size: quantity('Approximate size of the model, e.g. "12Gi", more than zero: the node cache reserves this much (required with prewarm.cacheModel).', {
-      rules: [{ rule: `type(self) == int ? self > 0 : (!isQuantity(self) || quantity(self).isGreaterThan(quantity('0')))`, message: 'must be more than zero, e.g. "12Gi" (the node cache reserves this much)' }],
+    size: quantity(`Approximate size of the model, e.g. "12Gi", at least ${MIN_MODEL_SIZE}: the node cache reserves this much, and the namespace's cache budget is charged it (or the platform's minimum per cache, if more). Required with prewarm.cacheModel.`, {
+      // A "1", "1m" or "0.000001" names no real model's files: what the agent downloads is whatever the URI holds.
+      rules: [{ rule: `type(self) == int ? self >= ${parseQuantity(MIN_MODEL_SIZE)} : (!isQuantity(self) || quantity(self).compareTo(quantity('${MIN_MODEL_SIZE}')) >= 0)`, message: `must be at least ${MIN_MODEL_SIZE}, e.g. "12Gi": the size of the model's files, which the node cache reserves` }],
     }),
     runtime: string('Name of a ServingRuntime or ClusterServingRuntime to use instead of the one KServe picks for the format.', { maxLength: 253, pattern: DNS_LABEL }),
     protocolVersion: enumeration(['v1', 'v2', 'grpc-v2'] as const, 'Inference protocol the runtime speaks.'),

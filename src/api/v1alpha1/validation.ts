@@ -37,6 +37,14 @@ export interface SpecProblem { reason: ProblemReason; field: string; message: st
 
 export const DEFAULT_MAX_MODEL_SIZE = '100Gi';
 export const DEFAULT_MAX_MODEL_CACHE_PER_NAMESPACE = '200Gi';
+/** Model caches one namespace may hold: a bound on the node agent's download Jobs and the caches' objects, whatever their sizes. */
+export const DEFAULT_MAX_MODEL_CACHES_PER_NAMESPACE = 50;
+/**
+ * What each model cache is charged at least against its namespace's bytes: KServe 0.20 reports no
+ * size of what it downloads, so a model declared tiny is charged this much (at the default, the
+ * 200Gi budget holds 200 such caches; the count cap holds fewer).
+ */
+export const DEFAULT_MODEL_CACHE_MIN_CHARGE = '1Gi';
 /** The CRD's 16 hosts per app, times 4 apps naming all of theirs (typical apps name one or two). */
 export const DEFAULT_MAX_HOST_CLAIMS_PER_NAMESPACE = 64;
 /** Long enough for a GitOps prune and re-create of an app to keep its host. */
@@ -76,6 +84,10 @@ export interface ValidationPolicy {
   allowSecretReferences?: boolean;
   /** Most bytes one namespace's model caches may reserve on each node (default 200Gi, see controllers/model-cache-quota.ts). */
   maxModelCacheBytesPerNamespace?: number;
+  /** Most model caches one namespace may hold (default DEFAULT_MAX_MODEL_CACHES_PER_NAMESPACE). */
+  maxModelCachesPerNamespace?: number;
+  /** Least bytes each model cache is charged against its namespace's budget, whatever its model.size declares (default DEFAULT_MODEL_CACHE_MIN_CHARGE). */
+  modelCacheMinChargeBytes?: number;
   /** Most HostClaims one namespace may hold (default 64, see controllers/host-claim-budget.ts). */
   maxHostClaimsPerNamespace?: number;
   /** How long a HostClaim no app of its namespace names is kept before it is released, ms (default 1h, see controllers/host-claim-release.ts). */
