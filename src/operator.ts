@@ -14,7 +14,6 @@ import type { CacheScope } from './render/local-model-cache.ts';
 import { detectCacheScope, detectInPlaceScaling } from './data-plane-settings.ts';
 import type { TimerClock } from './runtime/clock.ts';
 import { verifyCredentials } from './runtime/credentials-check.ts';
-import { Kinds } from './util/kinds.ts';
 import { appInformer } from './controllers/app-caches.ts';
 import type { KubeConfigSource } from './runtime/kubeconfig.ts';
 import type { Logger } from './runtime/logging.ts';
