@@ -119,14 +119,20 @@ describe('operator flags', () => {
   });
 
   describe('budgets for background work', () => {
-    it('defaults to a fair share: 8 warmups per namespace of 64, 2 analysis rounds of 4, 1000 pending Events per namespace', () => {
-      assert.deepEqual(parseConfig([], {}).budgets, { warmupsPerNamespace: 8, concurrentWarmups: 64, analysesPerNamespace: 2, concurrentAnalyses: 4, pendingEventsPerNamespace: 1000 });
+    it('defaults to a fair share: 8 warmups per namespace of 64, 2 analysis rounds of 4, 1000 pending Events per namespace, a tenth of a core after 5 s of CPU', () => {
+      assert.deepEqual(parseConfig([], {}).budgets, { warmupsPerNamespace: 8, concurrentWarmups: 64, analysesPerNamespace: 2, concurrentAnalyses: 4, pendingEventsPerNamespace: 1000, namespaceShare: { cpuMsPerSecond: 100, burstMs: 5_000 } });
     });
 
     it('reads each from its flag or environment variable', () => {
-      const c = parseConfig(['--max-warmups-per-namespace', '2', '--max-concurrent-analyses', '9'], { MAX_CONCURRENT_WARMUPS: '10', MAX_ANALYSES_PER_NAMESPACE: '1', MAX_PENDING_EVENTS_PER_NAMESPACE: '50' });
-      assert.deepEqual(c.budgets, { warmupsPerNamespace: 2, concurrentWarmups: 10, analysesPerNamespace: 1, concurrentAnalyses: 9, pendingEventsPerNamespace: 50 });
+      const c = parseConfig(['--max-warmups-per-namespace', '2', '--max-concurrent-analyses', '9', '--namespace-cpu-share', '250m'], { MAX_CONCURRENT_WARMUPS: '10', MAX_ANALYSES_PER_NAMESPACE: '1', MAX_PENDING_EVENTS_PER_NAMESPACE: '50', NAMESPACE_CPU_BURST: '2s' });
+      assert.deepEqual(c.budgets, { warmupsPerNamespace: 2, concurrentWarmups: 10, analysesPerNamespace: 1, concurrentAnalyses: 9, pendingEventsPerNamespace: 50, namespaceShare: { cpuMsPerSecond: 250, burstMs: 2_000 } });
     });
+
+    for (const [flag, bad, why] of [['namespace-cpu-share', '5m', 'must be a CPU quantity from 10m to 64'], ['namespace-cpu-share', 'lots', 'invalid quantity'], ['namespace-cpu-burst', '0s', 'must be a duration from 10ms to 10m']] as const) {
+      it(`refuses --${flag} ${bad}, naming the flag`, () => {
+        assert.throws(() => parseConfig([`--${flag}`, bad], {}), (e: unknown) => e instanceof ConfigError && e.message.startsWith(`--${flag}`) && e.message.includes(why));
+      });
+    }
 
     for (const bad of ['0', '1.5', 'many', '100001']) {
       it(`refuses --max-warmups-per-namespace ${bad}, naming the flag`, () => {

@@ -12,6 +12,7 @@ import { baseUrlProblem, type AnalysisProvider } from './api/v1alpha1/analysis-t
 import { privateServiceHost } from './render/private-service.ts';
 import { DEFAULT_ANALYSIS_SLOTS, DEFAULT_MAX_PENDING_EVENTS_PER_NAMESPACE, DEFAULT_WARMUP_SLOTS, MAX_PENDING_EVENTS } from './util/budget-defaults.ts';
 import { DEFAULT_LEASE_NAME, DEFAULT_METRICS_ADDR, DEFAULT_PROBE_ADDR, newReplicaIdentity } from './runtime/manager-defaults.ts';
+import { DEFAULT_SHARE, type ShareSettings } from './runtime/namespace-share.ts';
 import { DNS_LABEL, DNS_SUBDOMAIN, KEY_PREFIX_WILDCARD, QUALIFIED_KEY } from './util/k8s-names.ts';
 
 export type InPlaceScaling = 'auto' | 'true' | 'false';
@@ -93,6 +94,8 @@ export interface Budgets {
   analysesPerNamespace: number;
   concurrentAnalyses: number;
   pendingEventsPerNamespace: number;
+  /** Each namespace's share of the operator's CPU (runtime/namespace-share.ts). */
+  namespaceShare: ShareSettings;
 }
 
 /** The flags' defaults, stated once: the help shows them and parseConfig uses them. */
@@ -154,6 +157,8 @@ const OPTIONS = {
   'max-analyses-per-namespace': { type: 'string', env: 'MAX_ANALYSES_PER_NAMESPACE', help: `analysis rounds one namespace runs at once (default ${DEFAULT_ANALYSIS_SLOTS.perNamespace})` },
   'max-concurrent-analyses': { type: 'string', env: 'MAX_CONCURRENT_ANALYSES', help: `analysis rounds the operator runs at once, shared round-robin by namespaces (default ${DEFAULT_ANALYSIS_SLOTS.total})` },
   'max-pending-events-per-namespace': { type: 'string', env: 'MAX_PENDING_EVENTS_PER_NAMESPACE', help: `Events one namespace may have waiting to be written; more are dropped and counted (default ${DEFAULT_MAX_PENDING_EVENTS_PER_NAMESPACE}; ${MAX_PENDING_EVENTS} for all)` },
+  'namespace-cpu-share': { type: 'string', env: 'NAMESPACE_CPU_SHARE', help: `CPU of the operator one namespace may use in the long run, as a Kubernetes CPU quantity (default ${DEFAULT_SHARE.cpuMsPerSecond}m); past it (and its burst) its reconciles wait behind its own keys` },
+  'namespace-cpu-burst': { type: 'string', env: 'NAMESPACE_CPU_BURST', help: `operator CPU one namespace may use at once before its share applies, e.g. 5s (default ${DEFAULT_SHARE.burstMs / 1000}s)` },
   'clock-start': { type: 'string', env: 'CLOCK_START', help: 'demo clock: start time (RFC 3339); time runs from there' },
   'watch-watchdog': { type: 'string', env: '', help: `restart a watch that carried no traffic for this long, e.g. 30s (default ${DEFAULTS.watchWatchdog}, at least ${DEFAULTS.watchWatchdogMinMs / 1000}s)` },
   help: { type: 'boolean', env: '', help: 'show this help' },
@@ -242,8 +247,25 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv): OperatorCon
       analysesPerNamespace: count('max-analyses-per-namespace', get('max-analyses-per-namespace'), DEFAULT_ANALYSIS_SLOTS.perNamespace),
       concurrentAnalyses: count('max-concurrent-analyses', get('max-concurrent-analyses'), DEFAULT_ANALYSIS_SLOTS.total),
       pendingEventsPerNamespace: count('max-pending-events-per-namespace', get('max-pending-events-per-namespace'), DEFAULT_MAX_PENDING_EVENTS_PER_NAMESPACE),
+      namespaceShare: namespaceShare(get('namespace-cpu-share'), get('namespace-cpu-burst')),
     },
   };
+}
+
+/** --namespace-cpu-share (a CPU quantity from 10m to 64) and --namespace-cpu-burst (a duration from 10ms to 10m). */
+function namespaceShare(share: string | undefined, burst: string | undefined): ShareSettings {
+  const read = <T>(flag: string, parse: () => T): T => {
+    try {
+      return parse();
+    } catch (e) {
+      throw new ConfigError(`--${flag}: ${(e as Error).message}`);
+    }
+  };
+  const cores = share === undefined ? DEFAULT_SHARE.cpuMsPerSecond / 1000 : read('namespace-cpu-share', () => parseQuantity(share));
+  const burstMs = burst === undefined ? DEFAULT_SHARE.burstMs : read('namespace-cpu-burst', () => parseDuration(burst));
+  if (!(cores >= 0.01 && cores <= 64)) throw new ConfigError(`--namespace-cpu-share must be a CPU quantity from 10m to 64, got ${JSON.stringify(share)}`);
+  if (!(burstMs >= 10 && burstMs <= 600_000)) throw new ConfigError(`--namespace-cpu-burst must be a duration from 10ms to 10m, got ${JSON.stringify(burst)}`);
+  return { cpuMsPerSecond: cores * 1000, burstMs };
 }
 
 /** A whole number from 1 to 100,000, for the budgets. */

@@ -12,10 +12,13 @@ import { admission } from './planner/admission.ts';
 import { routerFor } from './planner/route.ts';
 import type { CacheScope } from './render/local-model-cache.ts';
 import { detectCacheScope, detectInPlaceScaling } from './data-plane-settings.ts';
-import type { TimerClock } from './runtime/clock.ts';
+import { systemClock, type TimerClock } from './runtime/clock.ts';
+import { NamespaceShare } from './runtime/namespace-share.ts';
+import { splitKey } from './util/object-key.ts';
 import { verifyCredentials } from './runtime/credentials-check.ts';
 import { appInformer } from './controllers/app-caches.ts';
 import type { KubeConfigSource } from './runtime/kubeconfig.ts';
+import type { Informer } from './runtime/informer.ts';
 import type { Logger } from './runtime/logging.ts';
 import { Manager } from './runtime/manager.ts';
 import { POLICY_CONFIGMAP, publishPolicy, withdrawPolicy, type EnforcedSettings } from './runtime/policy-publication.ts';
@@ -56,23 +59,28 @@ export async function createOperator(kc: KubeConfigSource, config: OperatorConfi
   const cacheScope = await detectCacheScope(manager.client, config.modelCacheScope, deps.logger);
   deps.logger.info('settings', { inPlaceBounds, cacheScope, knativeVisibility: config.knativeVisibility, namespaces: config.namespaces });
   const policy = validationPolicy(config);
+  const appEvents = appInformer(manager);
+  const share = namespaceShare(manager, config, appEvents);
   // One budget for both controllers: the app controller refuses what the cache controller will not cache.
   // Only apps the admission verdict refuses for no other reason count (one claiming its hosts keeps its cache,
   // so it counts); the verdict's inputs are the app controller's, built next (no event comes before start).
   let apps: ServerlessAppReconciler | undefined;
   const admitted = (app: ServerlessApp) => !apps || admission(apps.admissionButForCacheBudget(app)).verdict !== 'refused';
-  const cacheQuota = new ModelCacheQuota(policy, cacheScope, { admitted }).track(appInformer(manager));
+  // Its bookkeeping of an app's event is charged to the app's namespace.
+  const cacheQuota = new ModelCacheQuota(policy, cacheScope, { admitted }).track({
+    on: (event, handler) => appEvents.on(event, (a: ServerlessApp) => share.measure(a.metadata.namespace, () => handler(a))),
+  });
   apps = new ServerlessAppReconciler(manager, {
     policy, warmupUrlTemplate: config.warmupUrlTemplate, route: routerFor(config.router, config.localGateway),
     inPlaceBounds, clusterLocal: config.knativeVisibility === 'cluster-local', concurrency: config.concurrency, modelCacheScope: cacheScope,
     ...(deps.warmupBackoffMs ? { warmupBackoffMs: deps.warmupBackoffMs } : {}),
     warmupSlots: { perNamespace: config.budgets.warmupsPerNamespace, total: config.budgets.concurrentWarmups },
     analysisSlots: { perNamespace: config.budgets.analysesPerNamespace, total: config.budgets.concurrentAnalyses },
-    cacheQuota,
+    cacheQuota, share,
   });
   // Registers its controller with the manager: claims no app of their namespace names are released after the grace.
   new HostClaimReleaser(manager, { releaseAfterMs: config.hostClaimReleaseAfterMs, namespaces: config.namespaces });
-  const caches = new ModelCacheReconciler(manager, { scope: cacheScope, nodeGroup: config.modelCacheNodeGroup, policy: { maxModelSizeBytes: policy.maxModelSizeBytes, allowedStorageUriPrefixes: policy.allowedStorageUriPrefixes, maxModelCacheBytesPerNamespace: policy.maxModelCacheBytesPerNamespace }, quota: cacheQuota, admissionOf: (app) => apps!.admissionOf(app) });
+  const caches = new ModelCacheReconciler(manager, { scope: cacheScope, nodeGroup: config.modelCacheNodeGroup, policy: { maxModelSizeBytes: policy.maxModelSizeBytes, allowedStorageUriPrefixes: policy.allowedStorageUriPrefixes, maxModelCacheBytesPerNamespace: policy.maxModelCacheBytesPerNamespace }, quota: cacheQuota, admissionOf: (app) => apps!.admissionOf(app), share });
   const enforced: EnforcedSettings = { policy, localGateway: config.localGateway, router: config.router, inPlaceBounds, clusterLocal: config.knativeVisibility === 'cluster-local', cacheScope };
   const policyNamespace = config.leaderElectionNamespace;
   // For `kubectl sapp plan`: the policy this process enforces. Without it the plan falls back to the Deployment's flags, and says so.
@@ -89,4 +97,27 @@ export async function createOperator(kc: KubeConfigSource, config: OperatorConfi
     await manager.stop();
   };
   return { manager, apps, caches, settings: { inPlaceBounds, cacheScope }, stop };
+}
+
+/**
+ * Each namespace's share of the operator's time, on real time (as the queues' delays): its CPU is counted in
+ * the metrics, and when a namespace goes past its share the app whose reconcile it deferred gets an Event.
+ */
+function namespaceShare(manager: Manager, config: OperatorConfig, apps: Informer<ServerlessApp>): NamespaceShare {
+  const hooks = manager.metrics.shareHooks();
+  const { cpuMsPerSecond, burstMs } = config.budgets.namespaceShare;
+  return new NamespaceShare(config.budgets.namespaceShare, systemClock, {
+    hooks: {
+      ...hooks,
+      onOverShare: (namespace, key, waitMs) => {
+        hooks.onOverShare(namespace, key, waitMs);
+        manager.logger.info('namespace past its share of the operator: its reconciles wait', { namespace, waitMs });
+        const app = apps.get(namespace, splitKey(key).name);
+        if (app) {
+          manager.events.record(app, 'Warning', 'NamespaceOverShare',
+            `namespace ${namespace} used more than its share of the operator's CPU (${cpuMsPerSecond}m, after a burst of ${burstMs / 1000}s): its reconciles wait behind its own keys, this one ${waitMs} ms (--namespace-cpu-share, --namespace-cpu-burst)`);
+        }
+      },
+    },
+  });
 }

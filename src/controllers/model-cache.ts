@@ -15,6 +15,7 @@
 // same name in between is never removed; one already gone is not waited on
 // (its deletion brings the app back, the finalizer dropped then).
 
+import type { NamespaceShare } from '../runtime/namespace-share.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import type { AdmissionObservation } from '../planner/admission.ts';
 import { cachesNamespace, planModelCache, type CacheObject, type CacheReport, type ModelCachePolicy } from '../planner/model-cache-plan.ts';
@@ -40,6 +41,8 @@ export { CACHE_FINALIZER, cacheNameFor, cacheScopeProblem, wantsCache, type Mode
 export interface ModelCacheOptions {
   scope: CacheScope;
   nodeGroup: string;
+  /** Each namespace's share of the operator's time (runtime/namespace-share.ts); default: unbounded. */
+  share?: NamespaceShare;
   /** The platform's model limits (default: 100Gi, any storage URI, 200Gi per namespace); a model over them gets no cache. */
   policy?: ModelCachePolicy;
   /** The namespaces' cache budgets, shared with the app controller (operator.ts builds it). */
@@ -85,6 +88,7 @@ export class ModelCacheReconciler {
     // No clock: queue delays stay on real time (runtime/controller.ts ControllerOptions.clock says why).
     this.controller = new Controller({
       name: 'modelcache', reconcile: (req, ctx) => this.reconcile(req, ctx), concurrency: WORKERS, logger: mgr.logger, metrics: mgr.metrics,
+      ...(o.share ? { share: o.share } : {}),
     })
       .watches(this.apps, appToReconcile, appChangeMatters)
       .watches(this.caches, appOfCache)

@@ -20,6 +20,7 @@ import type { CacheScope } from '../render/local-model-cache.ts';
 import { Controller, keepingRequeue, RetryError, type ReconcileContext, type Request, type Result } from '../runtime/controller.ts';
 import type { Informer } from '../runtime/informer.ts';
 import type { Manager } from '../runtime/manager.ts';
+import type { NamespaceShare } from '../runtime/namespace-share.ts';
 import { StaleRead, StatusWriter } from '../runtime/status.ts';
 import { Kinds } from '../util/kinds.ts';
 import { objectKey, splitKey } from '../util/object-key.ts';
@@ -47,6 +48,8 @@ export interface ServerlessAppOptions extends AppEffectsSettings {
   modelCacheScope: CacheScope;
   /** The namespaces' model-cache budgets, shared with the model-cache controller (operator.ts builds it). */
   cacheQuota: ModelCacheQuota;
+  /** Each namespace's share of the operator's time (runtime/namespace-share.ts); default: unbounded. */
+  share?: NamespaceShare;
 }
 
 export class ServerlessAppReconciler {
@@ -91,20 +94,23 @@ export class ServerlessAppReconciler {
     const reconcile = (req: Request, ctx: ReconcileContext) => this.reconcile(req, ctx);
     // No clock: queue delays stay on real time (runtime/controller.ts ControllerOptions.clock says why).
     const { logger, metrics } = mgr;
-    this.controller = new Controller({ name: 'serverlessapp', reconcile, concurrency: o.concurrency, logger, metrics, onStopped: () => this.effects.stop() })
+    const share = o.share ? { share: o.share } : {};
+    this.controller = new Controller({ name: 'serverlessapp', reconcile, concurrency: o.concurrency, logger, metrics, onStopped: () => this.effects.stop(), ...share })
       // Not on label or annotation edits: the reconcile reads neither (a tenant's label storm costs no reconcile).
       .watches(this.apps, (a) => [{ namespace: a.metadata.namespace, name: a.metadata.name }], changedBeyondLabels);
     this.caches.watchedBy(this.controller);
     // A host claimed or released, or named or dropped by an app of the same namespace, can change who may route it.
     this.controller.watches(claims, (c) => this.hosts.appsAffectedBy(c));
     const recheck = (reqs: Request[]) => { for (const r of reqs) this.controller.enqueue(r); };
-    this.apps.on('add', (a) => recheck(this.hosts.setApp(a)));
-    this.apps.on('update', (a) => recheck(this.hosts.setApp(a)));
+    // The host bookkeeping of an app's event is its namespace's work too.
+    const charged = <T>(a: ServerlessApp, fn: () => T): T => (o.share ? o.share.measure(a.metadata.namespace, fn) : fn());
+    this.apps.on('add', (a) => recheck(charged(a, () => this.hosts.setApp(a))));
+    this.apps.on('update', (a) => recheck(charged(a, () => this.hosts.setApp(a))));
     // A key left waiting for the cache to move past an outdated read (StatusWriter.behind) is queued when it does, whatever changed.
     this.apps.on('update', (a: ServerlessApp, old?: ServerlessApp) => {
       if (old && this.status.behind(old) && !this.status.behind(a)) this.controller.enqueue({ namespace: a.metadata.namespace, name: a.metadata.name });
     });
-    this.apps.on('delete', (a) => recheck(this.hosts.deleteApp(a)));
+    this.apps.on('delete', (a) => recheck(charged(a, () => this.hosts.deleteApp(a))));
     o.cacheQuota.onChange((keys) => recheck(keys.map(splitKey)));
     mgr.add(this.controller);
   }

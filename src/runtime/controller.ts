@@ -14,9 +14,10 @@ import { randomUUID } from 'node:crypto';
 import type { TimerClock } from './clock.ts';
 import type { Informer, KubeObject } from './informer.ts';
 import type { Logger } from './logging.ts';
+import type { NamespaceShare } from './namespace-share.ts';
 import type { OperatorMetrics, ReconcileObserver, ReconcileResult } from './metrics.ts';
 import { WorkQueue, type WorkQueueOptions } from './workqueue.ts';
-import { objectKey, splitKey, type ObjectRef } from '../util/object-key.ts';
+import { namespaceOf, objectKey, splitKey, type ObjectRef } from '../util/object-key.ts';
 
 /** What a reconcile is asked to look at: controller-runtime's reconcile.Request, an object's namespace and name. */
 export type Request = ObjectRef;
@@ -91,6 +92,12 @@ export interface ControllerOptions {
    * the workers (warmup requests, analysis rounds) stops with them, never after the last reconcile.
    */
   onStopped?: () => void;
+  /**
+   * Each namespace's share of the operator's time: a reconcile's CPU up to its first await (observation,
+   * validation, planning, rendering) is charged to its namespace, and a namespace past its share has its
+   * keys deferred by the queue (runtime/namespace-share.ts).
+   */
+  share?: NamespaceShare;
 }
 
 interface Primary {
@@ -114,6 +121,7 @@ export class Controller {
   /** This leadership term's: aborted by abandon(). */
   private term = new AbortController();
   private readonly onStopped: (() => void) | undefined;
+  private readonly share: NamespaceShare | undefined;
 
   constructor(opts: ControllerOptions) {
     this.name = opts.name;
@@ -123,7 +131,9 @@ export class Controller {
     this.metrics = opts.metrics;
     this.observer = opts.metrics.reconcileObserver(opts.name);
     this.observer.maxConcurrent(this.concurrency);
-    this.queueOptions = { ...opts.queue, ...(opts.clock ? { clock: opts.clock } : {}) };
+    const share = opts.share;
+    this.share = share;
+    this.queueOptions = { ...opts.queue, ...(opts.clock ? { clock: opts.clock } : {}), ...(share ? { gate: (key: string) => share.waitMs(key, namespaceOf(key)) } : {}) };
     this.queue = this.newQueue();
     this.onStopped = opts.onStopped;
   }
@@ -256,7 +266,8 @@ export class Controller {
     let terminal = false;
     const signal = this.term.signal;
     try {
-      const result = await this.reconcile(req, { log, reconcileID, signal });
+      const ctx = { log, reconcileID, signal };
+      const result = await (this.share ? this.share.measure(req.namespace, () => this.reconcile(req, ctx)) : this.reconcile(req, ctx));
       const after = result?.requeueAfterMs;
       queue.forget(key);
       if (result?.replan) {

@@ -10,6 +10,7 @@ import { registerProcessMetrics } from './process-metrics.ts';
 import type { DropReason } from './events.ts';
 import { namespaceOf } from '../util/object-key.ts';
 import type { QueueMetricsHooks, WorkQueue } from './workqueue.ts';
+import type { ShareHooks } from './namespace-share.ts';
 
 export type ReconcileResult = 'success' | 'error' | 'requeue' | 'requeue_after';
 
@@ -50,6 +51,9 @@ export class OperatorMetrics {
   private readonly reconcilesByNamespace: Counter<'controller' | 'namespace'>;
   private readonly queueWaitByNamespace: Counter<'name' | 'namespace'>;
   private readonly budgetRefusals: Counter<'namespace' | 'budget'>;
+  private readonly namespaceCpu: Counter<'namespace'>;
+  private readonly namespaceDeferrals: Counter<'namespace'>;
+  private readonly namespaceOverShare: Counter<'namespace'>;
   private readonly unhandledRejections: Counter;
   private readonly queues = new Map<string, WorkQueue>();
 
@@ -98,12 +102,24 @@ export class OperatorMetrics {
     this.reconcilesByNamespace = new Counter({ name: 'serverlessapp_reconciles_total', help: 'Reconciles of objects of each namespace', labelNames: ['controller', 'namespace'], registers });
     this.queueWaitByNamespace = new Counter({ name: 'serverlessapp_queue_wait_seconds_total', help: 'Time the keys of each namespace waited in the work queue between add and get', labelNames: ['name', 'namespace'], registers });
     this.budgetRefusals = new Counter({ name: 'serverlessapp_budget_refusals_total', help: 'Background work refused because a namespace\'s budget or the global cap was reached (warmup, analysis, event)', labelNames: ['namespace', 'budget'], registers });
+    this.namespaceCpu = new Counter({ name: 'serverlessapp_namespace_cpu_seconds_total', help: 'Main-thread CPU charged to each namespace\'s share of the operator (reconcile up to its first await: validation, planning, rendering; model-cache bookkeeping of its apps\' events)', labelNames: ['namespace'], registers });
+    this.namespaceDeferrals = new Counter({ name: 'serverlessapp_namespace_deferrals_total', help: 'Keys deferred because their namespace was past its share of the operator\'s CPU (--namespace-cpu-share, --namespace-cpu-burst)', labelNames: ['namespace'], registers });
+    this.namespaceOverShare = new Counter({ name: 'serverlessapp_namespace_over_share_total', help: 'Times a namespace went past its share of the operator\'s CPU (each then has its keys deferred until its debt is paid)', labelNames: ['namespace'], registers });
     this.unhandledRejections = new Counter({ name: 'serverlessapp_unhandled_rejections_total', help: 'Promise rejections no code handled (logged; the process keeps running): each one is a bug to report', registers });
   }
 
   /** Background work of `namespace` refused by its budget or the global cap. */
   budgetRefused(namespace: string, budget: string): void {
     this.budgetRefusals.inc({ namespace, budget });
+  }
+
+  /** Callbacks for the namespaces' share of the operator's time (runtime/namespace-share.ts). */
+  shareHooks(): Required<ShareHooks> {
+    return {
+      onCharge: (namespace, cpuMs) => this.namespaceCpu.inc({ namespace }, cpuMs / 1000),
+      onDeferred: (namespace) => this.namespaceDeferrals.inc({ namespace }),
+      onOverShare: (namespace) => this.namespaceOverShare.inc({ namespace }),
+    };
   }
 
   /** A promise rejection nothing handled (process-errors.ts). */

@@ -36,6 +36,12 @@ export interface WorkQueueOptions {
   hooks?: QueueMetricsHooks;
   /** Reads now and sets the delay timer (a test's manual clock steps both). */
   clock?: TimerClock;
+  /**
+   * Asked as a key is about to be handed out: how long it must still wait (its namespace is past its share
+   * of the operator's time, NamespaceShare.waitMs). A key told to wait is deferred that long, behind nobody
+   * else's keys, and keeps its place in the queue's wait metrics.
+   */
+  gate?: (key: string) => number;
 }
 
 export class WorkQueue {
@@ -43,6 +49,7 @@ export class WorkQueue {
   readonly #hooks: QueueMetricsHooks;
   readonly #clock: TimerClock;
   readonly #limiter: RetryLimiter;
+  readonly #gate: ((key: string) => number) | undefined;
 
   readonly #queue = new FairQueue();
   /** Keys that need processing: queued, or re-added while being processed. */
@@ -62,6 +69,7 @@ export class WorkQueue {
     this.#hooks = opts.hooks ?? {};
     this.#clock = opts.clock ?? systemClock;
     this.#limiter = new RetryLimiter(opts, this.#nowMs());
+    this.#gate = opts.gate;
   }
 
   /** Keys ready to be handed out. */
@@ -72,7 +80,8 @@ export class WorkQueue {
   add(key: string): void {
     if (this.#shuttingDown || this.#dirty.has(key)) return;
     this.#hooks.onAdd?.();
-    this.#addedAt.set(key, this.#nowMs());
+    // A key deferred by the gate keeps its first add time: the deferral is time it waited.
+    if (!this.#addedAt.has(key)) this.#addedAt.set(key, this.#nowMs());
     this.#dirty.add(key);
     if (this.#processing.has(key)) return;
     this.#enqueue(key);
@@ -111,7 +120,8 @@ export class WorkQueue {
   /** The next key to process; waits for one. Undefined once the queue is shut down. */
   get(): Promise<string | undefined> {
     if (this.#shuttingDown) return Promise.resolve(undefined);
-    if (this.#queue.length > 0) return Promise.resolve(this.#take());
+    const key = this.#queue.length > 0 ? this.#take() : undefined;
+    if (key !== undefined) return Promise.resolve(key);
     return new Promise((resolve) => this.#getters.push(resolve));
   }
 
@@ -169,11 +179,29 @@ export class WorkQueue {
   #enqueue(key: string): void {
     this.#queue.push(key);
     this.#hooks.onDepth?.(this.#queue.length);
-    while (this.#getters.length > 0 && this.#queue.length > 0) this.#getters.shift()!(this.#take());
+    while (this.#getters.length > 0 && this.#queue.length > 0) {
+      const key = this.#take();
+      if (key === undefined) break;
+      this.#getters.shift()!(key);
+    }
   }
 
-  #take(): string {
-    const key = this.#queue.shift();
+  /** The next key the gate lets through; the ones it holds back are deferred (undefined: none left ready). */
+  #take(): string | undefined {
+    for (;;) {
+      if (this.#queue.length === 0) {
+        this.#hooks.onDepth?.(0);
+        return undefined;
+      }
+      const key = this.#queue.shift();
+      const waitMs = this.#gate?.(key) ?? 0;
+      if (waitMs <= 0) return this.#handOut(key);
+      this.#dirty.delete(key);
+      this.addAfter(key, waitMs);
+    }
+  }
+
+  #handOut(key: string): string {
     const now = this.#nowMs();
     this.#dirty.delete(key);
     this.#processing.set(key, now);

@@ -9,7 +9,10 @@
 // namespace and the policy: its result is cached by a hash of those (bounded
 // LRU), and the regexes an app may compile are bounded by their RE2 program
 // size, so no app's validation holds the event loop for long, however often
-// its metadata changes.
+// its metadata changes. It runs inside the reconcile, whose CPU is charged to
+// the namespace's share (runtime/namespace-share.ts), and its caches (results,
+// compiled regexes, yearly window checks) are kept per namespace: a tenant
+// storming new content evicts only its own entries (util/lru.ts NamespacedLru).
 
 import { createHash } from 'node:crypto';
 import { DURATION_PATTERN, parseDuration } from './duration.ts';
@@ -18,7 +21,7 @@ import { DEFAULT_ALLOWED_TOLERATION_KEYS, schedulingProblems } from './schedulin
 import { secretReferenceProblems } from './secret-references.ts';
 import { canonicalJson } from '../../util/canonical-json.ts';
 import { lazyRequire } from '../../util/lazy-require.ts';
-import { Lru } from '../../util/lru.ts';
+import { CACHED_NAMESPACES, NamespacedLru } from '../../util/lru.ts';
 import { FOLD_POINTS_PER_INSTRUCTION, re2ProgramSizeBound, UNICODE_CLASS_COST } from './regex-cost.ts';
 import type { ProblemReason } from './problem-reasons.ts';
 import { analysisTarget, DEFAULT_ANALYSIS_POLICY, type AnalysisPolicy } from './analysis-target.ts';
@@ -164,7 +167,8 @@ export function hostProblem(host: string, namespace: string, policy: ValidationP
  */
 export const MAX_REGEX_PROGRAM_SIZE = 8_192;
 
-const compiled = new Lru<string>(512);
+/** Per namespace: an app has at most 16 regexes; keyed by a hash, as a regex may be 4 KiB. */
+const compiled = new NamespacedLru<string>(64, CACHED_NAMESPACES);
 
 /**
  * RE2, as Envoy compiles header regexes: no lookaround, no backreferences, bounded repeats. Cached
@@ -173,11 +177,12 @@ const compiled = new Lru<string>(512);
  * about 100 ms for `^\pL{480}$` alone, 5 ms behind the prefix. Only a refused regex is compiled
  * as written, for RE2's own message, and its parse fails before any compile work.
  */
-export function re2Problem(regex: string): string | undefined {
-  let why = compiled.get(regex);
+export function re2Problem(regex: string, namespace = ''): string | undefined {
+  const key = sha256(regex);
+  let why = compiled.get(namespace, key);
   if (why === undefined) {
     why = compileProblem(`.*?${regex}`) === undefined ? '' : compileProblem(regex) ?? '';
-    compiled.set(regex, why);
+    compiled.set(namespace, key, why);
   }
   return why || undefined;
 }
@@ -263,7 +268,7 @@ function hasDotSegment(uri: string): boolean {
   return path.split(/\/|%2f|\\|%5c/i).some((segment) => /^(\.|%2e){1,2}$/i.test(segment));
 }
 
-const validated = new Lru<SpecProblem[]>(512);
+const validated = new NamespacedLru<SpecProblem[]>(64, CACHED_NAMESPACES);
 const policyHashes = new WeakMap<ValidationPolicy, string>();
 
 /** The spec's problems under the policy; computed once per content (spec, namespace, policy), not once per reconcile. */
@@ -280,10 +285,10 @@ export function validateApp(app: ServerlessApp, policy: ValidationPolicy): SpecP
     policyHashes.set(policy, policyHash);
   }
   const key = sha256(`${app.metadata.namespace}\u0000${policyHash}\u0000${spec}`);
-  let problems = validated.get(key);
+  let problems = validated.get(app.metadata.namespace, key);
   if (!problems) {
     problems = checkApp(app, policy);
-    validated.set(key, problems);
+    validated.set(app.metadata.namespace, key, problems);
   }
   return problems.map((p) => ({ ...p }));
 }
@@ -303,7 +308,7 @@ function checkApp(app: ServerlessApp, policy: ValidationPolicy): SpecProblem[] {
   const { spec } = app;
   const { namespace } = app.metadata;
   const windows = spec.scaling?.windows ?? [];
-  for (const p of validateWindows(windows)) {
+  for (const p of validateWindows(windows, namespace)) {
     const index = windows.findIndex((w) => w.name === p.window);
     add('InvalidSchedule', `spec.scaling.windows[${index}].${p.field}`, `window "${p.window}": ${p.message}`);
   }
@@ -324,7 +329,7 @@ function checkApp(app: ServerlessApp, policy: ValidationPolicy): SpecProblem[] {
       return;
     }
     budget -= size;
-    const why = re2Problem(m.regex);
+    const why = re2Problem(m.regex, namespace);
     if (why) add('InvalidSpec', field, `invalid RE2 regular expression ${JSON.stringify(m.regex)} (Envoy uses RE2): ${why}`);
   });
   const steps = spec.rollout?.steps ?? [];

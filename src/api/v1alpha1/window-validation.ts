@@ -6,24 +6,28 @@
 import { WINDOW_DEFAULTS } from './defaults.ts';
 import { parseDuration } from './duration.ts';
 import { ALLOWED_CRON, opensEveryYear, scheduleOf, scheduleProblem, zoneProblem } from '../../util/schedule.ts';
-import { Lru } from '../../util/lru.ts';
+import { CACHED_NAMESPACES, NamespacedLru } from '../../util/lru.ts';
 
 export interface ScaleWindow { name: string; schedule: string; duration: string; timeZone?: string; minScale: number; maxScale?: number }
 export interface WindowProblem { window: string; field: 'schedule' | 'timeZone' | 'duration' | 'minScale' | 'maxScale' | 'name'; message: string }
 
-/** Stepping a rare schedule through four years costs tens of milliseconds: once per schedule and zone. */
-const everyYear = new Lru<boolean>(1000);
-function opensEveryYearCached(expression: string, tz: string): boolean {
+/**
+ * Stepping a rare schedule through four years costs tens of milliseconds: once per schedule and zone, per
+ * namespace (an app has at most 16 windows), so a tenant's new zones evict only its own answers.
+ */
+const everyYear = new NamespacedLru<boolean>(64, CACHED_NAMESPACES);
+function opensEveryYearCached(expression: string, tz: string, namespace: string): boolean {
   const key = `${expression}\u0000${tz}`;
-  let answer = everyYear.get(key);
+  let answer = everyYear.get(namespace, key);
   if (answer === undefined) {
     answer = opensEveryYear(scheduleOf(expression), tz);
-    everyYear.set(key, answer);
+    everyYear.set(namespace, key, answer);
   }
   return answer;
 }
 
-export function validateWindows(windows: ScaleWindow[]): WindowProblem[] {
+/** `namespace`: whose cache the yearly checks go to (the app's). */
+export function validateWindows(windows: ScaleWindow[], namespace = ''): WindowProblem[] {
   const problems: WindowProblem[] = [];
   const seen = new Set<string>();
   for (const w of windows) {
@@ -35,7 +39,7 @@ export function validateWindows(windows: ScaleWindow[]): WindowProblem[] {
     if (scheduleWhy) problem('schedule', `invalid schedule ${JSON.stringify(w.schedule)}: ${scheduleWhy}`);
     const zoneWhy = w.timeZone !== undefined ? zoneProblem(w.timeZone) : undefined;
     if (zoneWhy) problem('timeZone', zoneWhy);
-    if (!scheduleWhy && !zoneWhy && !opensEveryYearCached(w.schedule, w.timeZone ?? WINDOW_DEFAULTS.timeZone)) {
+    if (!scheduleWhy && !zoneWhy && !opensEveryYearCached(w.schedule, w.timeZone ?? WINDOW_DEFAULTS.timeZone, namespace)) {
       problem('schedule', `schedule ${JSON.stringify(w.schedule)} does not open in every year (e.g. only on Feb 29): a window must open at least once a year`);
     }
     try {
