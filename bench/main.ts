@@ -21,7 +21,8 @@ import { peerRecord, peerTable } from './peer-report.ts';
 import { buildDist, DATA_PLANE_LABEL, operatorCommand, sourceRevision, startBenchEnv, type DataPlaneKind } from './environment.ts';
 import { logSummary, waitIdle } from './operator-metrics.ts';
 import { table, toRecord, type Results } from './report.ts';
-import { measureRestart } from './restart.ts';
+import { measureRefusedRestart, measureRestart, refusedRestartTable } from './restart.ts';
+import { STORMS, type StormName } from './storms.ts';
 import { secondsSince } from './stats.ts';
 import { measureSteady } from './steady.ts';
 import { NO_STARTUP_READS, clockCreatedBy, measureWindowLag, windowAt } from './windows.ts';
@@ -37,11 +38,20 @@ const USAGE = `Usage: npm run bench -- [--apps 1000] [--data-plane auto|real|sta
        npm run bench -- --scenario noisy-neighbour [--victim-apps 4] [--noisy-apps 4] [--noisy-edits 40] [--data-plane real|standin] [--json FILE] [--cpu-prof DIR]
                         [--tenant-fairness off|on|off,on|on,off] [--tenant-shares 1]
        npm run bench -- --scenario memory [--memory-counts 0,50,200,500,1000] [--memory-refused-counts 0,50,230] [--json FILE]
+                        [--storms worst-case,expensive-edits,label-storm,refused-models] [--large-apps 40] [--refused-models 500]
+       npm run bench -- --scenario restart-refused [--refused-apps 5000] [--json FILE]
   --data-plane auto: the real Knative and KServe below ${REAL_DATA_PLANE_BELOW} apps, the SIMULATED stand-in from there on
   --peer kserve: only the side-by-side run, the operator (model apps -> InferenceServices) then the real KServe
                  controller (InferenceServices -> Knative Services) on one API server, no data plane
   --scenario noisy-neighbour: only the isolation run: the victim namespace's canary edits alone, then while another
                  namespace applies worst-case apps and edit storms; noisy/quiet ratios (bench/noisy-neighbour.ts)
+  --storms: the noisy phases, one per storm after one quiet phase (bench/storms.ts): worst-case apps and label
+                 edits (the default), expensive edits (new regexes and windows in new zones each edit), a label
+                 storm on --large-apps large apps, --refused-models refused model apps re-applied; per storm the
+                 victim's edit to the route's status in parts (API server, operator, Knative) beside the same edit
+                 on a bare Knative Service, and the operator's CPU on the noisy namespace against the API server's
+  --scenario restart-refused: the operator restarted with --refused-apps refused model apps in one namespace,
+                 against an empty namespace's restart plus a bare LIST of the apps (bench/restart.ts)
   --tenant-fairness: each namespace writes as a tenant user of its own instead of the admin, and the pair of
                  phases runs once per setting, in order: off (the API server's built-in FlowSchemas) or on (a
                  FlowSchema per-namespace fair for ServerlessApp writes, bench/tenant-fairness.ts, with
@@ -74,6 +84,10 @@ const { values } = parseArgs({
     'noisy-edits': { type: 'string', default: '40' },
     'tenant-fairness': { type: 'string' },
     'tenant-shares': { type: 'string', default: '1' },
+    storms: { type: 'string' },
+    'large-apps': { type: 'string', default: '40' },
+    'refused-models': { type: 'string', default: '500' },
+    'refused-apps': { type: 'string', default: '5000' },
     'plan-runs': { type: 'string', default: '20' },
     'plan-rounds': { type: 'string', default: '1' },
     'plan-baseline': { type: 'string' },
@@ -100,8 +114,13 @@ const editCount = Math.min(int('edits', 1), apps);
 const windowApps = int('window-apps', 1);
 const steadyMs = int('steady-seconds', 1) * 1000;
 const idleMs = int('idle-seconds', 1) * 1000;
-if (values.scenario !== undefined && !['noisy-neighbour', 'plan', 'memory'].includes(values.scenario)) {
-  console.error(`--scenario must be noisy-neighbour, plan or memory\n${USAGE}`);
+if (values.scenario !== undefined && !['noisy-neighbour', 'plan', 'memory', 'restart-refused'].includes(values.scenario)) {
+  console.error(`--scenario must be noisy-neighbour, plan, memory or restart-refused\n${USAGE}`);
+  process.exit(2);
+}
+const stormNames = values.storms?.split(',');
+if (stormNames && (!stormNames.length || stormNames.some((s) => !(STORMS as readonly string[]).includes(s)))) {
+  console.error(`--storms must be a comma-separated list of ${STORMS.join(', ')}\n${USAGE}`);
   process.exit(2);
 }
 if (values.peer !== undefined && values.peer !== 'kserve') {
@@ -142,6 +161,7 @@ if (values.peer) process.exit(await peerKServe());
 if (values.scenario === 'noisy-neighbour') process.exit(await noisyNeighbour());
 if (values.scenario === 'plan') process.exit(await planScenario());
 if (values.scenario === 'memory') process.exit(await memoryScenario());
+if (values.scenario === 'restart-refused') process.exit(await restartRefused());
 log(`${apps} apps, operator --concurrency ${concurrency}; data plane: ${DATA_PLANE_LABEL[dataPlane]} (${dataPlaneReason}); starting the control plane`);
 const env = await startBenchEnv({
   dataPlane, namespaces: [...APP_NAMESPACES, WINDOWS, REAL_WINDOWS], otherNamespaces: [CEILING],
@@ -265,6 +285,8 @@ async function noisyNeighbour(): Promise<number> {
     const op = await nenv.startOperator(values['cpu-prof'] ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${values['cpu-prof']}`] } : {});
     const results = await measureNoisyNeighbour(nenv, op, {
       victimApps: int('victim-apps', 1), noisyApps: int('noisy-apps', 1), edits: int('noisy-edits', 4), log,
+      ...(stormNames ? { storms: stormNames as StormName[] } : {}),
+      stormSizes: { largeApps: int('large-apps', 1), refusedModels: int('refused-models', 1) },
       ...(fairnessSettings ? { fairness: fairnessSettings as Array<'off' | 'on'>, tenantShares: int('tenant-shares', 1) } : {}),
     });
     const head = { scenario: 'noisy-neighbour', dataPlane: plane, operator: { command: operatorCommand(), builtFrom }, operatorConcurrency: concurrency, startedAt, seconds: secondsSince(started) };
@@ -283,6 +305,26 @@ async function noisyNeighbour(): Promise<number> {
     return 1;
   } finally {
     await nenv.stop();
+  }
+}
+
+async function restartRefused(): Promise<number> {
+  const namespace = 'refused';
+  log(`restart with refused apps; starting the control plane (the stand-in data plane: refused apps have no children)`);
+  const renv = await startBenchEnv({ dataPlane: 'standin', namespaces: [namespace], otherNamespaces: [], operatorConcurrency: concurrency, readyDelayMs: 100, log });
+  try {
+    const op = await renv.startOperator();
+    const result = await measureRefusedRestart(renv, op, namespace, int('refused-apps', 1), log);
+    console.log(refusedRestartTable(result));
+    const { operator, ...figures } = result;
+    writeRecord({ scenario: 'restart-refused', operator: { command: operatorCommand(), builtFrom }, operatorConcurrency: concurrency, startedAt, seconds: secondsSince(started), ...figures });
+    await operator.stop();
+    return 0;
+  } catch (err) {
+    log(`failed: ${(err as Error).stack ?? String(err)}`);
+    return 1;
+  } finally {
+    await renv.stop();
   }
 }
 

@@ -39,6 +39,8 @@ import { editPath, summarizePaths, type EditPath } from './edit-path.ts';
 import { benchApp, forEachBounded, imageOf, keyOf, type AppRef } from './workload.ts';
 import { flowCounters, flowIncrease, makeTenants, setTenantFairness, type FlowCounters } from './tenants.ts';
 import type { KubeClient } from '../src/runtime/client.ts';
+import { bareCopy, bareEdit, bareName, operatorKsvc, routeSplits, splitReported, splitText } from './knative-floor.ts';
+import { prepareStorm, type Storm, type StormName, type StormSizes } from './storms.ts';
 
 export const VICTIM = 'victim';
 export const NOISY = 'noisy';
@@ -46,6 +48,9 @@ export const NOISY = 'noisy';
 const CPU_METRIC = 'serverlessapp_reconcile_seconds_total';
 const RECONCILES_METRIC = 'serverlessapp_reconciles_total';
 const QUEUE_WAIT_METRIC = 'serverlessapp_queue_wait_seconds_total';
+/** Main-thread CPU charged to each namespace's share (runtime/namespace-share.ts). */
+const SHARE_CPU_METRIC = 'serverlessapp_namespace_cpu_seconds_total';
+const DEFERRALS_METRIC = 'serverlessapp_namespace_deferrals_total';
 /** An edit whose traffic write does not come within this long counts as this long (and is reported as a timeout, saying what it waited for). */
 const EDIT_TIMEOUT_MS = 60_000;
 const HEALTH_EVERY_MS = 100;
@@ -65,6 +70,10 @@ export interface NoisyOptions {
   fairness?: Array<'off' | 'on'>;
   /** The tenants' priority level's nominalConcurrencyShares when on (bench/tenant-fairness.ts). */
   tenantShares?: number;
+  /** The noisy phases, one per storm after one quiet phase (bench/storms.ts); default the worst-case storm alone. */
+  storms?: StormName[];
+  /** How large each storm is. */
+  stormSizes?: Partial<StormSizes>;
   log: (line: string) => void;
 }
 
@@ -91,13 +100,32 @@ export interface PhaseFigures {
   /** Each edit's time split between the API server, the app's own earlier writes and the rest (bench/edit-path.ts). */
   editPaths: EditPath[];
   noisyWrites: number;
+  /** Each edit to the moment Knative reported its split in the route's status, in parts, beside the same edit on a bare Knative Service. */
+  floor: FloorEdit[];
+  /** Main-thread CPU charged per namespace (the share's accounting), and keys deferred per namespace. */
+  shareCpuByNamespace?: Record<string, number>;
+  deferralsByNamespace?: Record<string, number>;
   /** The API server's Priority and Fairness counters per FlowSchema over the phase (with tenant users). */
   flowControl?: FlowCounters;
+}
+
+/** One victim edit to the moment Knative's route reports its split: sent -> stored (API server) -> the operator's write -> reported; and the bare Knative Service's. */
+export interface FloorEdit {
+  wholeMs: number;
+  apiServerMs: number;
+  /** Watch, queue, reconcile up to the operator's write of the Knative Service. */
+  operatorMs: number;
+  /** The operator's write -> the route reports the split (Knative's part). */
+  knativeMs: number;
+  /** The same edit straight to a bare Knative Service: sent -> the route reports the split. */
+  bareMs: number;
 }
 
 export interface NoisyResult {
   /** The tenant fairness setting of this pair of phases, when tenants wrote. */
   fairness?: 'off' | 'on';
+  /** The storm of the noisy phase (bench/storms.ts). */
+  storm?: { name: StormName; describe: string };
   quiet: PhaseFigures;
   noisy: PhaseFigures;
 }
@@ -185,10 +213,14 @@ function perNamespace(samples: Awaited<ReturnType<OperatorProcess['metrics']>>, 
   return sums;
 }
 
-async function cpu(op: OperatorProcess): Promise<{ total: number; byNamespace?: PerNamespace; reconciles?: PerNamespace; queueWait?: PerNamespace }> {
+async function cpu(op: OperatorProcess): Promise<{ total: number; byNamespace?: PerNamespace; reconciles?: PerNamespace; queueWait?: PerNamespace; share?: PerNamespace; deferrals?: PerNamespace }> {
   const samples = await op.metrics();
   const byNamespace = perNamespace(samples, CPU_METRIC), reconciles = perNamespace(samples, RECONCILES_METRIC), queueWait = perNamespace(samples, QUEUE_WAIT_METRIC);
-  return { total: metricValue(samples, 'process_cpu_seconds_total'), ...(byNamespace ? { byNamespace } : {}), ...(reconciles ? { reconciles } : {}), ...(queueWait ? { queueWait } : {}) };
+  const share = perNamespace(samples, SHARE_CPU_METRIC), deferrals = perNamespace(samples, DEFERRALS_METRIC);
+  return {
+    total: metricValue(samples, 'process_cpu_seconds_total'), ...(byNamespace ? { byNamespace } : {}), ...(reconciles ? { reconciles } : {}), ...(queueWait ? { queueWait } : {}),
+    ...(share ? { share } : {}), ...(deferrals ? { deferrals } : {}),
+  };
 }
 
 /** after - before, per namespace. */
@@ -240,7 +272,7 @@ async function whyNoTrafficWrite(env: BenchEnv, audit: AuditTail, ref: AppRef, e
   ].join('\n    ');
 }
 
-async function phase(env: BenchEnv, op: OperatorProcess, writer: KubeClient, refs: AppRef[], audit: AuditTail, victims: SlimWatch<VictimState>, edits: number, firstStep: number, noise: (() => Promise<number>) | undefined, tenants: boolean, log: (line: string) => void): Promise<PhaseFigures> {
+async function phase(env: BenchEnv, op: OperatorProcess, writer: KubeClient, refs: AppRef[], audit: AuditTail, victims: SlimWatch<VictimState>, routes: SlimWatch<string>, edits: number, firstStep: number, noise: (() => Promise<number>) | undefined, tenants: boolean, log: (line: string) => void): Promise<PhaseFigures> {
   const started = performance.now();
   const before = await cpu(op);
   const flowsBefore = tenants ? await flowCounters(env) : undefined;
@@ -255,6 +287,7 @@ async function phase(env: BenchEnv, op: OperatorProcess, writer: KubeClient, ref
   const noisy = noise ? (async () => { while (!stopNoise) noisyWrites += await noise(); })().catch((err: unknown) => { noiseFailed = err; }) : undefined;
   const editsMs: number[] = [];
   const editPaths: EditPath[] = [];
+  const floor: FloorEdit[] = [];
   let editTimeouts = 0;
   try {
     for (let k = 0; k < edits && noiseFailed === undefined; k++) {
@@ -275,6 +308,8 @@ async function phase(env: BenchEnv, op: OperatorProcess, writer: KubeClient, ref
         log(`edit ${k + 1} of ${keyOf(ref)}: no write of its Knative Service or VirtualService by the operator within ${EDIT_TIMEOUT_MS / 1000} s\n    ${await whyNoTrafficWrite(env, audit, ref, edit, accepted)}`);
       } else {
         editPaths.push(editPath(acceptedWrite, written, operatorWritesOf(audit, ref, accepted)));
+        const f = await toRouteStatus(env.client, routes, ref, sent, acceptedWrite, written, log);
+        if (f) floor.push(f);
       }
       editsMs.push(written ? Math.max(0, written.timestamp.getTime() - accepted.getTime()) : EDIT_TIMEOUT_MS);
     }
@@ -294,9 +329,40 @@ async function phase(env: BenchEnv, op: OperatorProcess, writer: KubeClient, ref
     editsMs, editPaths, editTimeouts, healthMs: h.ms, healthFailures: h.failures, seconds,
     processCpu: Object.fromEntries(Object.keys(groups).map((k) => [k, round(groupsAfter[k]! - groupsBefore[k]!, 2)])),
     machineBusyCores: round((machineAfter.busySeconds - machineBefore.busySeconds) / seconds, 2), cores: availableParallelism(),
-    cpuSeconds: round(after.total - before.total, 3), ...(byNamespace ? { cpuByNamespace: byNamespace } : {}), noisyWrites,
+    cpuSeconds: round(after.total - before.total, 3), ...(byNamespace ? { cpuByNamespace: byNamespace } : {}), noisyWrites, floor,
+    ...(after.share ? { shareCpuByNamespace: increase(after.share, before.share)! } : {}),
+    ...(after.deferrals ? { deferralsByNamespace: increase(after.deferrals, before.deferrals)! } : {}),
     ...(reconciles ? { reconcilesByNamespace: reconciles } : {}), ...(queueWait ? { queueWaitByNamespace: queueWait } : {}),
     ...(flows ? { flowControl: flows } : {}),
+  };
+}
+
+/** How long the route may take to report a split (a new revision on the data plane) before the edit counts as not reported. */
+const REPORT_TIMEOUT_MS = 120_000;
+
+/**
+ * The edit taken to Knative's report: the split the operator wrote (its Knative Service now), the moment the app's
+ * route reports it, and then the same edit on the bare Knative Service. Undefined (and logged) when either route
+ * did not report within REPORT_TIMEOUT_MS.
+ */
+async function toRouteStatus(client: KubeClient, routes: SlimWatch<string>, ref: AppRef, sent: Date, edit: AuditWrite, written: AuditWrite, log: (line: string) => void): Promise<FloorEdit | undefined> {
+  const ksvc = await operatorKsvc(client, ref);
+  if (!ksvc) return undefined;
+  const split = splitText(ksvc.spec.traffic);
+  const reported = await splitReported(routes, ref, ref.name, split, REPORT_TIMEOUT_MS);
+  if (reported === undefined) {
+    log(`${keyOf(ref)}: its route did not report the split ${split} within ${REPORT_TIMEOUT_MS / 1000} s (reports ${routes.values.get(keyOf(ref))})`);
+    return undefined;
+  }
+  const bareMs = await bareEdit(client, routes, ksvc, ref, REPORT_TIMEOUT_MS);
+  if (bareMs === undefined) {
+    log(`${ref.namespace}/${bareName(ref)}: its route did not report the copied split within ${REPORT_TIMEOUT_MS / 1000} s (reports ${routes.values.get(`${ref.namespace}/${bareName(ref)}`)})`);
+    return undefined;
+  }
+  const stored = (edit.completed ?? edit.timestamp).getTime();
+  return {
+    wholeMs: reported - sent.getTime(), apiServerMs: stored - sent.getTime(),
+    operatorMs: written.timestamp.getTime() - stored, knativeMs: reported - written.timestamp.getTime(), bareMs,
   };
 }
 
@@ -320,7 +386,9 @@ async function apiServerQuiet(env: BenchEnv, log: (line: string) => void): Promi
 export async function measureNoisyNeighbour(env: BenchEnv, op: OperatorProcess, o: NoisyOptions): Promise<NoisyResult[]> {
   const audit = new AuditTail(join(env.cp.dir, 'audit.log'));
   const state = new SlimWatch(env.kc, Kinds.ServerlessApp, victimState, { namespaces: [VICTIM] });
+  const routes = routeSplits(env.kc, [VICTIM]);
   await state.start();
+  await routes.start();
   try {
     const victims = Array.from({ length: o.victimApps }, (_, i) => ({ namespace: VICTIM, name: `app-${i}` }));
     const noisyRefs = Array.from({ length: o.noisyApps }, (_, i) => ({ namespace: NOISY, name: `heavy-${i}` }));
@@ -333,6 +401,12 @@ export async function measureNoisyNeighbour(env: BenchEnv, op: OperatorProcess, 
     for (const r of victims) if (!await trafficWriteAfter(audit, r, created, performance.now() + 300_000)) throw new Error(`victim ${r.name} got no Knative Service in 300 s`);
     // An edit before the first version serves replaces that version (no canary): the phases measure canary edits.
     await Promise.all(victims.map((r) => state.until(keyOf(r), settled, 300_000)));
+    // The floor: a bare Knative Service per victim app, a copy of what the operator made for it, serving before the phases.
+    for (const r of victims) {
+      const ksvc = await operatorKsvc(env.client, r);
+      if (!ksvc) throw new Error(`victim ${r.name} has no Knative Service`);
+      if (await bareEdit(env.client, routes, ksvc, r, 300_000) === undefined) throw new Error(`the bare Knative Service ${bareName(r)}'s route reported no split in 300 s`);
+    }
 
     // The worst case must be admitted (a dry run), or the noisy run would only measure refusals.
     for (let round = 0; round < 3; round++) await forEachBounded(noisyRefs, 4, (r) => noisyClient.apply(worstCaseApp(r, round), { dryRun: true }));
@@ -343,22 +417,13 @@ export async function measureNoisyNeighbour(env: BenchEnv, op: OperatorProcess, 
       if (problems.length) throw new Error(`the operator refuses the worst-case app (round ${round}): ${problems.map((p) => `${p.field}: ${p.message}`).join('; ')}`);
     }
 
-    // Both phases start at a new image and make the same mix of edits (new images, weight changes, promotions).
+    // Every phase starts at a new image and makes the same mix of edits (new images, weight changes, promotions).
     const steps = Math.ceil(Math.ceil(o.edits / victims.length) / CYCLE) * CYCLE;
-    let round = 0;
-    const noise = async () => {
-      round++;
-      // A round: the worst-case apps applied (a spec change every third round), then a storm of metadata-only edits.
-      await forEachBounded(noisyRefs, 4, (r) => noisyClient.apply(worstCaseApp(r, Math.floor(round / 3))));
-      let writes = noisyRefs.length;
-      for (let k = 0; k < 10; k++) {
-        // Its own field manager: an apply of the labels alone by the spec's manager would drop the spec.
-        await forEachBounded(noisyRefs, 4, (r) => noisyClient.apply({ apiVersion: 'serverlessapp.io/v1alpha1', kind: 'ServerlessApp', metadata: { name: r.name, namespace: r.namespace, labels: { storm: `${round}-${k}` } } }, { fieldManager: 'bench-storm' }));
-        writes += noisyRefs.length;
-      }
-      return writes;
-    };
+    const sizes: StormSizes = { noisyApps: o.noisyApps, largeApps: 40, refusedModels: 500, ...o.stormSizes };
+    const storms: Storm[] = [];
+    for (const name of o.storms ?? ['worst-case']) storms.push(await prepareStorm(name, noisyClient, NOISY, sizes, worstCaseApp, o.log));
     const results: NoisyResult[] = [];
+    let phases = 0;
     for (const fairness of o.fairness ?? [undefined]) {
       const label = fairness ? ` (tenant fairness ${fairness})` : '';
       if (fairness) {
@@ -366,16 +431,19 @@ export async function measureNoisyNeighbour(env: BenchEnv, op: OperatorProcess, 
         o.log(`tenant fairness ${fairness}: the API server classifies ${tenants![VICTIM]!.user}'s writes ${fairness === 'on' ? 'by' : 'without'} the tenants' FlowSchema`);
       }
       if (results.length) await apiServerQuiet(env, o.log);
-      const firstStep = CYCLE + results.length * 2 * steps;
       o.log(`quiet run${label}: ${o.edits} victim edits alone`);
-      const quiet = await phase(env, op, victimClient, victims, audit, state, o.edits, firstStep, undefined, !!tenants, o.log);
-      o.log(`noisy run${label}: ${o.edits} victim edits while ${noisyRefs.length} worst-case apps in ${NOISY} are applied and edited without pause`);
-      const noisy = await phase(env, op, victimClient, victims, audit, state, o.edits, firstStep + steps, noise, !!tenants, o.log);
-      results.push({ ...(fairness ? { fairness } : {}), quiet, noisy });
+      const quiet = await phase(env, op, victimClient, victims, audit, state, routes, o.edits, CYCLE + phases++ * steps, undefined, !!tenants, o.log);
+      for (const storm of storms) {
+        if (storms.length > 1) await apiServerQuiet(env, o.log);
+        o.log(`noisy run${label}, storm ${storm.name}: ${o.edits} victim edits while ${NOISY} writes without pause: ${storm.describe}`);
+        const noisy = await phase(env, op, victimClient, victims, audit, state, routes, o.edits, CYCLE + phases++ * steps, () => storm.round(), !!tenants, o.log);
+        results.push({ ...(fairness ? { fairness } : {}), storm: { name: storm.name, describe: storm.describe }, quiet, noisy });
+      }
     }
     return results;
   } finally {
     state.stop();
+    routes.stop();
     audit.close();
   }
 }
@@ -388,6 +456,11 @@ export function noisyRecord(r: NoisyResult) {
     seconds: round(p.seconds, 1), cpuSeconds: p.cpuSeconds, processCpu: p.processCpu, machineBusyCores: p.machineBusyCores, cores: p.cores, cpuByNamespace: p.cpuByNamespace ?? 'unavailable (the operator does not export serverlessapp_reconcile_seconds_total)',
     noisyWrites: p.noisyWrites,
     editPath: summarizePaths(p.editPaths),
+    toRouteStatus: summarizeFloor(p.floor),
+    shareCpuByNamespace: p.shareCpuByNamespace ?? {}, deferralsByNamespace: p.deferralsByNamespace ?? {},
+    /** The operator's CPU charged to the noisy namespace, and the whole operator's, against the API server's in the same phase. */
+    noisyShareOfApiServerCpu: round((p.shareCpuByNamespace?.[NOISY] ?? 0) / Math.max(p.processCpu.apiServer ?? 0, 1e-9), 3),
+    operatorOfApiServerCpu: round(p.cpuSeconds / Math.max(p.processCpu.apiServer ?? 0, 1e-9), 3),
     // Per FlowSchema: requests, and mean milliseconds queued in APF and executing (the API server's own counters).
     ...(p.flowControl ? { flowControl: Object.fromEntries(Object.entries(p.flowControl).map(([fs, f]) => [fs, {
       requests: f.requests, rejected: f.rejected, meanWaitMs: round((f.waitSeconds / Math.max(f.requests, 1)) * 1000, 2), meanExecutionMs: round((f.executionSeconds / Math.max(f.requests, 1)) * 1000, 1),
@@ -401,13 +474,31 @@ export function noisyRecord(r: NoisyResult) {
   const ratio = (a: number, b: number) => round(a / Math.max(b, 1), 2);
   return {
     ...(r.fairness ? { tenantFairness: r.fairness } : {}),
+    ...(r.storm ? { storm: r.storm } : {}),
     quiet, noisy,
     ratios: {
       editP50: ratio(noisy.editP50Ms, quiet.editP50Ms), editP99: ratio(noisy.editP99Ms, quiet.editP99Ms),
       healthP50: ratio(noisy.healthP50Ms, quiet.healthP50Ms), healthP99: ratio(noisy.healthP99Ms, quiet.healthP99Ms),
       goal: 1.5,
     },
+    // Issue 34's goals, each a ratio within the noisy phase: the whole path against the bare Knative Service's, and
+    // the operator's CPU on the noisy namespace against the API server's.
+    floorRatios: {
+      wholeVsBareP50: round(noisy.toRouteStatus.whole.p50 / Math.max(noisy.toRouteStatus.bare.p50, 1), 2),
+      quietWholeVsBareP50: round(quiet.toRouteStatus.whole.p50 / Math.max(quiet.toRouteStatus.bare.p50, 1), 2),
+      wholeGoal: 1.2,
+      noisyCpuVsApiServer: noisy.noisyShareOfApiServerCpu, cpuGoal: 0.05,
+    },
   };
+}
+
+/** Medians and p90s of each part of the edits' way to Knative's report, and of the bare Knative Service's. */
+export function summarizeFloor(edits: FloorEdit[]) {
+  const part = (k: keyof FloorEdit) => {
+    const v = edits.map((e) => e[k]);
+    return { p50: round(percentile(v, 50)), p90: round(percentile(v, 90)) };
+  };
+  return { edits: edits.length, whole: part('wholeMs'), apiServer: part('apiServerMs'), operator: part('operatorMs'), knative: part('knativeMs'), bare: part('bareMs') };
 }
 
 export function noisyTable(rec: ReturnType<typeof noisyRecord>): string {
@@ -415,6 +506,7 @@ export function noisyTable(rec: ReturnType<typeof noisyRecord>): string {
   const cpuLine = (p: typeof rec.quiet) => typeof p.cpuByNamespace === 'string' ? p.cpuByNamespace : Object.entries(p.cpuByNamespace).map(([ns, s]) => `${ns} ${s} s`).join(', ');
   return [
     ...(rec.tenantFairness ? [`tenant fairness ${rec.tenantFairness} (each namespace writes as its tenant)`] : []),
+    ...(rec.storm ? [`storm ${rec.storm.name}: ${rec.storm.describe}`] : []),
     `${''.padEnd(34)}${'quiet'.padStart(14)}${'noisy'.padStart(14)}${'ratio'.padStart(10)}`,
     row('victim edit -> traffic p50 (ms)', rec.quiet.editP50Ms, rec.noisy.editP50Ms, rec.ratios.editP50),
     row('victim edit -> traffic p99 (ms)', rec.quiet.editP99Ms, rec.noisy.editP99Ms, rec.ratios.editP99),
@@ -431,6 +523,10 @@ export function noisyTable(rec: ReturnType<typeof noisyRecord>): string {
     ...(['quiet', 'noisy'] as const).map((k) => { const e = rec[k].editPath; return `edit path, ${k} (p50 / p90 ms): edit in the API server ${e.editInApiServer.p50} / ${e.editInApiServer.p90}, behind the app's own earlier writes ${e.behindOwnWrites.p50} / ${e.behindOwnWrites.p90} (${e.waitedBehindOwnWrites} of ${e.edits} edits), the rest (watch, queue, reconcile) ${e.rest.p50} / ${e.rest.p90}`; }),
     ...(['quiet', 'noisy'] as const).map((k) => `per reconcile, ${k}: ${Object.entries(rec[k].perReconcileMs).map(([ns, f]) => `${ns} ${f.reconciles} reconciles, ${f.reconcileMs} ms in reconcile, ${f.queueWaitMs} ms queued`).join('; ') || 'unavailable'}`),
     ...(['quiet', 'noisy'] as const).flatMap((k) => { const f = rec[k].flowControl; return f ? [`API Priority and Fairness, ${k}: ${Object.entries(f).sort(([, a], [, b]) => b.requests - a.requests).map(([fs, x]) => `${fs} ${x.requests} requests${x.rejected ? ` (${x.rejected} rejected)` : ''}, ${x.meanWaitMs} ms queued, ${x.meanExecutionMs} ms executing`).join('; ')}`] : []; }),
+    ...(['quiet', 'noisy'] as const).map((k) => { const f = rec[k].toRouteStatus; return `to the route's status, ${k} (p50 / p90 ms, ${f.edits} edits): whole ${f.whole.p50} / ${f.whole.p90} = API server ${f.apiServer.p50} / ${f.apiServer.p90} + operator (watch, queue, reconcile to its write) ${f.operator.p50} / ${f.operator.p90} + Knative ${f.knative.p50} / ${f.knative.p90}; bare Knative Service ${f.bare.p50} / ${f.bare.p90}`; }),
+    ...(['quiet', 'noisy'] as const).map((k) => `operator CPU charged per namespace (s), ${k}: ${Object.entries(rec[k].shareCpuByNamespace).map(([ns, v]) => `${ns} ${v}`).join(', ') || 'unavailable'}; keys deferred: ${Object.entries(rec[k].deferralsByNamespace).map(([ns, v]) => `${ns} ${v}`).join(', ') || 'none'}`),
+    `whole path / bare Knative Service, p50: quiet ${rec.floorRatios.quietWholeVsBareP50}, noisy ${rec.floorRatios.wholeVsBareP50}${rec.floorRatios.wholeVsBareP50 <= rec.floorRatios.wholeGoal ? '' : '  > goal'} (goal <= ${rec.floorRatios.wholeGoal})`,
+    `operator CPU on ${NOISY} / API server CPU, noisy: ${rec.floorRatios.noisyCpuVsApiServer}${rec.floorRatios.noisyCpuVsApiServer <= rec.floorRatios.cpuGoal ? '' : '  > goal'} (goal <= ${rec.floorRatios.cpuGoal}); the whole operator's: ${rec.noisy.operatorOfApiServerCpu}`,
     `goal: every ratio <= ${rec.ratios.goal}`,
   ].join('\n');
 }
