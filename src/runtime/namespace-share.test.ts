@@ -144,3 +144,17 @@ describe('Controller with a namespace share', () => {
     }
   });
 });
+
+describe('NamespaceShare memory', () => {
+  it('forgets the namespaces whose buckets have refilled once many were charged', () => {
+    const clock = new ManualClock();
+    const share = new NamespaceShare(settings, clock);
+    for (let i = 0; i < 1_024; i++) share.charge(`ns-${i}`, 10);
+    share.charge('busy', 2_000);
+    clock.advance(1_000); // 100 ms refilled: the ns-* buckets are full again, busy's is not
+    share.charge('late', 10);
+    assert.equal(share.tracked, 2, 'the refilled ns-* buckets were swept; busy (in debt) and late are kept');
+    assert.deepEqual(share.overShare(), ['busy']);
+    assert.equal(share.waitMs('busy/a', 'busy'), 9_000);
+  });
+});

@@ -33,6 +33,9 @@ export interface ShareHooks {
   onOverShare?(namespace: string, key: string, waitMs: number): void;
 }
 
+/** Buckets kept before the refilled ones are swept out (a namespace charged once and never again asked about). */
+const SWEEP_AT = 1_024;
+
 interface Bucket { tokensMs: number; atMs: number; over: boolean }
 
 /** The main thread's CPU time in ms; the wall clock where the runtime cannot tell (before Node 23.9). */
@@ -70,6 +73,7 @@ export class NamespaceShare {
     if (!(cpuMs > 0)) return;
     const bucket = this.#bucket(namespace);
     bucket.tokensMs -= cpuMs;
+    if (!this.#buckets.has(namespace) && this.#buckets.size >= SWEEP_AT) this.#sweep();
     this.#buckets.set(namespace, bucket);
     this.#hooks.onCharge?.(namespace, cpuMs);
   }
@@ -96,9 +100,22 @@ export class NamespaceShare {
     return wait;
   }
 
+  /** Namespaces whose spending is remembered (they spent lately); bounded by the sweep. */
+  get tracked(): number {
+    return this.#buckets.size;
+  }
+
   /** Namespaces past their share now (for a gauge and tests). */
   overShare(): string[] {
     return [...this.#buckets].filter(([, b]) => (this.#refill(b), b.tokensMs < 0)).map(([ns]) => ns);
+  }
+
+  /** Drops the buckets that have refilled (the same as none): what is kept is the namespaces that spent lately. */
+  #sweep(): void {
+    for (const [ns, b] of this.#buckets) {
+      this.#refill(b);
+      if (b.tokensMs >= this.settings.burstMs) this.#buckets.delete(ns);
+    }
   }
 
   #bucket(namespace: string): Bucket {
