@@ -83,14 +83,15 @@ export async function createOperator(kc: KubeConfigSource, config: OperatorConfi
   const caches = new ModelCacheReconciler(manager, { scope: cacheScope, nodeGroup: config.modelCacheNodeGroup, policy: { maxModelSizeBytes: policy.maxModelSizeBytes, allowedStorageUriPrefixes: policy.allowedStorageUriPrefixes, maxModelCacheBytesPerNamespace: policy.maxModelCacheBytesPerNamespace }, quota: cacheQuota, admissionOf: (app) => apps!.admissionOf(app), share });
   const enforced: EnforcedSettings = { policy, localGateway: config.localGateway, router: config.router, inPlaceBounds, clusterLocal: config.knativeVisibility === 'cluster-local', cacheScope };
   const policyNamespace = config.leaderElectionNamespace;
-  // For `kubectl sapp plan`: the policy this process enforces. Without it the plan falls back to the Deployment's flags, and says so.
-  await publishPolicy(manager.client, policyNamespace, {
+  // For `kubectl sapp plan`: the policy this process enforces, published by the leader only (a standby
+  // writes nothing). Without it the plan falls back to the Deployment's flags, and says so.
+  manager.whenLeading(() => publishPolicy(manager.client, policyNamespace, {
     identity: manager.identity, publishedAt: deps.clock.now().toISOString(), settings: enforced,
     ...(config.leaderElect ? { lease: `${policyNamespace}/${config.leaderElectionId}` } : {}),
   }).then(
     () => deps.logger.info('policy published', { configMap: `${policyNamespace}/${POLICY_CONFIGMAP}` }),
     (err: unknown) => deps.logger.warn('policy not published: kubectl sapp plan falls back to the Deployment\'s flags', { configMap: `${policyNamespace}/${POLICY_CONFIGMAP}`, err: String(err) }),
-  );
+  ));
   const stop = async () => {
     // Before the manager closes its client; without leader election nothing else tells a plan this operator stopped.
     if (!config.leaderElect) await withdrawPolicy(manager.client, policyNamespace, manager.identity).catch((err: unknown) => deps.logger.warn('policy not withdrawn', { err: String(err) }));

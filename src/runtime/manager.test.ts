@@ -48,6 +48,8 @@ class SlowWriteServer {
   lease: { metadata: Record<string, unknown>; spec?: Record<string, unknown> } | undefined;
   /** The held write: whether its client went away before the release, and whether it was stored. */
   held: { aborted: boolean; stored: boolean; release: () => void } | undefined;
+  /** How often a replica read the Lease. */
+  leaseReads = 0;
   private readonly server = createServer((req, res) => this.handle(req, res));
   private rv = 1;
 
@@ -76,6 +78,7 @@ class SlowWriteServer {
         this.held = held;
         return;
       }
+      if (req.method === 'GET') this.leaseReads += 1;
       if (req.method === 'GET') return this.lease ? reply(res, 200, this.lease) : reply(res, 404, { kind: 'Status', code: 404, reason: 'NotFound' });
       const sent = JSON.parse(body) as { metadata: Record<string, unknown>; spec?: Record<string, unknown> };
       if (req.method === 'POST' && this.lease) return reply(res, 409, { kind: 'Status', code: 409, reason: 'AlreadyExists' });
@@ -125,6 +128,40 @@ describe('Manager, when its lease is lost in the middle of a slow write', () => 
       assert.ok(ended instanceof Error && ended.name === 'AbortError', `the reconcile ended with its request aborted (${String(ended)})`);
     } finally {
       await mgr.stop();
+    }
+  });
+});
+
+describe('Manager.whenLeading', () => {
+  const silent = createLogger({ silent: true });
+  const unreachable = () => new RestConfig({ server: 'https://127.0.0.1:1' });
+
+  it('runs the task once this replica leads (at start, without leader election)', async () => {
+    const mgr = new Manager({ kubeConfig: unreachable(), logger: silent, metricsAddr: '127.0.0.1:0', probeAddr: '127.0.0.1:0' });
+    let runs = 0;
+    mgr.whenLeading(async () => { runs += 1; });
+    try {
+      await mgr.start();
+      await waitFor('the task to run', () => runs === 1, { timeoutMs: 5_000 });
+    } finally {
+      await mgr.stop();
+    }
+  });
+
+  it('never runs it on a standby: while another replica holds the lease it writes nothing', async () => {
+    const api = new SlowWriteServer();
+    api.steal();
+    const election = { enabled: true, namespace: 'ns', name: 'lock', leaseDurationMs: 4_000, renewDeadlineMs: 3_000, retryPeriodMs: 50 };
+    const mgr = new Manager({ kubeConfig: new RestConfig({ server: await api.listen() }), logger: silent, metricsAddr: '127.0.0.1:0', probeAddr: '127.0.0.1:0', leaderElection: election });
+    let runs = 0;
+    mgr.whenLeading(async () => { runs += 1; });
+    try {
+      await mgr.start();
+      await waitFor('the standby to find the lease held three times', () => api.leaseReads >= 3, { timeoutMs: 5_000 });
+      assert.deepEqual([mgr.isLeader(), runs], [false, 0]);
+    } finally {
+      await mgr.stop();
+      await api.close();
     }
   });
 });

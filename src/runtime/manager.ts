@@ -64,6 +64,8 @@ export class Manager {
   private readonly opts: ManagerOptions;
   private readonly informers = new Map<string, Informer<KubeObject>>();
   private readonly controllers: Controller[] = [];
+  /** One-shot work of each leadership term (see whenLeading). */
+  private readonly leaderTasks: Array<() => Promise<void>> = [];
   private elector: LeaderElector | undefined;
   private servers: HealthServers | undefined;
   private state: State = 'new';
@@ -113,6 +115,16 @@ export class Manager {
       if (this.state === 'running') this.startInformer(informer);
     }
     return informer as unknown as Informer<T>;
+  }
+
+  /**
+   * Runs `task` each time this replica starts leading (at start, without leader election): work only the
+   * leader may do that is not a controller, such as publishing what it enforces. A standby writes nothing.
+   * Its failure is the task's to report.
+   */
+  whenLeading(task: () => Promise<void>): void {
+    this.leaderTasks.push(task);
+    if (this.state === 'running' && this.leading) void task();
   }
 
   add(controller: Controller): void {
@@ -213,6 +225,7 @@ export class Manager {
     this.leading = true;
     this.logger.info('starting controllers', { controllers: this.controllers.map((c) => c.name) });
     for (const c of this.controllers) c.start();
+    for (const task of this.leaderTasks) void task();
   }
 
   /**

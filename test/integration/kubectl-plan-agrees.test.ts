@@ -24,7 +24,7 @@ import { kubectl } from '../support/kubectl.ts';
 import { kubeconfigIn, sapp, type Run } from '../support/kubectl-sapp.ts';
 import { OperatorProcess } from '../support/operator-process.ts';
 import { scratchDir } from '../support/scratch.ts';
-import { waitFor } from '../support/wait.ts';
+import { SETTLE_MS, waitFor } from '../support/wait.ts';
 
 const DEPLOYMENT: ResourceKind = { group: 'apps', version: 'v1', kind: 'Deployment', plural: 'deployments', namespaced: true };
 const SEED = Number(process.env.FUZZ_SEED ?? 20261125);
@@ -232,6 +232,8 @@ describe('the policy kubectl sapp plan judges by is the running operator\'s (int
     // The README's flow: the operator from the working tree with --allowed-gateways, no leader election.
     operator = await OperatorProcess.start({ kubeconfigPath: testEnv().kubeconfigPath, namespaces: [appNs], leaderElectionNamespace: opNs, allowedGateways: [GATEWAY], logLevel: 'info' });
     await operator.waitReady();
+    // Published once it leads (without leader election, right after its caches synced).
+    await waitFor('the operator to publish its policy', async () => await userClient().get(Kinds.ConfigMap, opNs, POLICY_CONFIGMAP), { timeoutMs: SETTLE_MS });
     const published = await planOf('published');
     assert.equal(published.doc.refused, false, JSON.stringify(published.doc.refusals));
     assert.match(published.doc.settings, /^the running operator's policy, published by /);
