@@ -1,9 +1,10 @@
 // The platform's policy as the running operator enforces it, published where
 // `kubectl sapp plan` reads it: a ConfigMap in the operator's namespace (the
 // Lease's), written by server-side apply with the operator's field manager each
-// time a replica starts leading (a standby writes nothing). The plan then judges an edit by the flags this process was
-// started with, however it was started (the chart, `npm start`, another
-// manifest), not by a Deployment's flags that may not be the ones running.
+// time a replica starts leading (a standby writes nothing). The plan then judges
+// an edit by the flags this process was started with, however it was started
+// (the chart, `npm start`, another manifest), not by a Deployment's flags that
+// may not be the ones running.
 //
 // Whether the publisher still runs: with leader election, the Lease it names
 // says (held and not expired); without, the publisher removes the ConfigMap
