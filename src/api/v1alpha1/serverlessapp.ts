@@ -246,7 +246,9 @@ export const ingressSchema = object('Public routing through an Istio VirtualServ
  * spec) without being parsed, and costs the cache its metadata and status only. The CRD admits up to
  * etcd's 1.5 MiB per object; this is what holds the operator's memory per app, and so the chart's
  * memory limit at the documented scale (docs/benchmarks.md, "Memory per app"). Twice the largest
- * single field (warmup.body, 64 KiB), so no field at its schema's maximum is refused alone.
+ * single field (warmup.body, 64 Ki characters), so no field at its schema's maximum is refused alone
+ * when it is ASCII: bytes are counted as the API server serves them (validation.ts servedJsonBytes),
+ * where a '<', '>' or '&' takes 6 and a non-ASCII character 2 to 4, so 64 Ki of those can be.
  */
 export const MAX_APP_SPEC_BYTES = 128 * 1024;
 

@@ -22,6 +22,22 @@ describe('controller-side validation', () => {
     assert.match(validateApp(big, policy)[0]!.message, new RegExp(`is \\d+ bytes of JSON, more than the ${MAX_APP_SPEC_BYTES} the operator reads`));
   });
 
+  it('counts a spec\'s bytes as the API server serves them (Go escapes <, > and & as \\u003c...), the bytes the cache measures', () => {
+    // 5 env values of 4 KiB of '&': 20 KiB as JavaScript writes it, 120 KiB as encoding/json does (6 bytes each).
+    const env = (n: number, c: string) => Array.from({ length: n }, (_, i) => ({ name: `V${i}`, value: c.repeat(4096) }));
+    assert.deepEqual(reasons(containerApp({ container: { image: 'ghcr.io/acme/shop:1', env: env(5, '&') } })), []);
+    const served = containerApp({ container: { image: 'ghcr.io/acme/shop:1', env: env(6, '<') } });
+    assert.ok(Buffer.byteLength(JSON.stringify(served.spec)) < MAX_APP_SPEC_BYTES / 4);
+    assert.deepEqual(reasons(served), ['InvalidSpec spec']);
+    const asGoWritesIt = JSON.stringify(served.spec).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+    assert.match(validateApp(served, policy)[0]!.message, new RegExp(`is ${Buffer.byteLength(asGoWritesIt)} bytes of JSON`));
+    // U+2028 and U+2029 too: 3 bytes of UTF-8, 6 as \u2028.
+    assert.deepEqual(reasons(containerApp({ container: { image: 'ghcr.io/acme/shop:1', env: env(4, '\u2028') } })), []);
+    const separators = containerApp({ container: { image: 'ghcr.io/acme/shop:1', env: env(6, '\u2029') } });
+    assert.ok(Buffer.byteLength(JSON.stringify(separators.spec)) < MAX_APP_SPEC_BYTES * 0.6);
+    assert.deepEqual(reasons(separators), ['InvalidSpec spec']);
+  });
+
   it('names the window and field of a bad cron expression or time zone (InvalidSchedule)', () => {
     const app = containerApp({ scaling: { windows: [
       { name: 'day', schedule: '0 25 * * *', duration: '8h', minScale: 2 },

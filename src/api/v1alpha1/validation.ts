@@ -277,7 +277,7 @@ export function validateApp(app: ServerlessApp, policy: ValidationPolicy): SpecP
   if (app.specTooLarge) return [specTooLargeProblem(app.specTooLarge)];
   // The same bound for a spec read whole (kubectl sapp plan, a test): the verdict does not depend on who read it.
   const spec = canonicalJson(app.spec);
-  const bytes = Buffer.byteLength(spec);
+  const bytes = servedJsonBytes(spec);
   if (bytes > MAX_APP_SPEC_BYTES) return [specTooLargeProblem({ bytes, limit: MAX_APP_SPEC_BYTES })];
   let policyHash = policyHashes.get(policy);
   if (policyHash === undefined) {
@@ -291,6 +291,23 @@ export function validateApp(app: ServerlessApp, policy: ValidationPolicy): SpecP
     validated.set(app.metadata.namespace, key, problems);
   }
   return problems.map((p) => ({ ...p }));
+}
+
+/**
+ * The bytes of `json` (as JSON.stringify writes it) as the API server serves them, which is what the
+ * cache measures a spec by (runtime/object-decode.ts): Go's encoding/json writes <, > and & as
+ * \u003c, \u003e, \u0026 (6 bytes for 1) and U+2028, U+2029 as \u2028, \u2029 (6 for 3); the rest
+ * is the same UTF-8. Counted otherwise, a spec of many '&' or '<' would pass `kubectl sapp plan` and
+ * be refused by the operator.
+ */
+export function servedJsonBytes(json: string): number {
+  let bytes = Buffer.byteLength(json);
+  for (let i = 0; i < json.length; i++) {
+    const c = json.charCodeAt(i);
+    if (c === 0x3c || c === 0x3e || c === 0x26) bytes += 5;
+    else if (c === 0x2028 || c === 0x2029) bytes += 3;
+  }
+  return bytes;
 }
 
 /** A spec past the operator's MAX_APP_SPEC_BYTES. */
