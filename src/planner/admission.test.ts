@@ -184,6 +184,18 @@ describe('admission: what the platform revokes is withdrawn', () => {
     assert.equal(findCondition(plan.report({ operations: [] }).status.conditions, ROUTE_WITHDRAWN), undefined);
   });
 
+  it('RouteWithdrawn stays True while the app is refused and its route gone (the reconcile the route\'s deletion brings does not drop it)', () => {
+    const revoked = { allowedGateways: ['istio-system/internal'] };
+    const withdrawnStatus = planReconcile(observe(app, { ...serving, policy: revoked })).report({ operations: [] }).status;
+    const after = planReconcile(observe({ ...app, metadata: { ...app.metadata, generation: 2 }, status: withdrawnStatus }, { ...serving, routes: {}, policy: revoked, now: new Date('2030-01-01T00:00:00Z') }));
+    assert.deepEqual(ops(after), []);
+    const kept = findCondition(after.report({ operations: [] }).status.conditions, ROUTE_WITHDRAWN);
+    assert.equal(kept?.status, 'True');
+    assert.equal(kept?.reason, 'GatewayNotAllowed');
+    assert.equal(kept?.observedGeneration, 2);
+    assert.equal(kept?.lastTransitionTime, findCondition(withdrawnStatus.conditions, ROUTE_WITHDRAWN)!.lastTransitionTime);
+  });
+
   it('served again: the route is back and RouteWithdrawn goes', () => {
     const withdrawnStatus = planReconcile(observe(app, { ...serving, policy: { allowedGateways: [] } })).report({ operations: [] }).status;
     const again = planReconcile(observe({ ...app, status: withdrawnStatus }));

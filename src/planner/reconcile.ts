@@ -20,7 +20,7 @@ import { apiVersionOf, Kinds } from '../util/kinds.ts';
 import { admission, revokedBy, type AdmissionObservation } from './admission.ts';
 import { decide, desiredWorkload, type Decision, type Observation } from './decide.ts';
 import { withStatusWrite, type ChildOperation, type Farewell, type Plan, type PlannedEvent, type Report } from './plan.ts';
-import { setCondition } from '../util/conditions.ts';
+import { findCondition, setCondition } from '../util/conditions.ts';
 import { claimsReport, reportReconcile } from './report.ts';
 import { retiredRouteKind, type AppRoutes, type Route } from './route.ts';
 import { invalidSpecStatus } from './status.ts';
@@ -112,6 +112,15 @@ function refusedPlan(o: ReconcileObservation, problems: SpecProblem[]): Plan {
       + `${withdrawals.map((w) => `${w.op.live!.kind} ${w.op.live!.metadata.name}`).join(', ')} withdrawn; the workload keeps serving at its own URL`;
     status = { ...status, conditions: setCondition(status.conditions ?? [], { type: ROUTE_WITHDRAWN, status: 'True', reason: why[0]!.reason, message, observedGeneration: app.metadata.generation ?? 0 }, now) };
     events.push({ type: 'Warning', reason: ROUTE_WITHDRAWN, message });
+  } else {
+    // Withdrawn by an earlier reconcile (the route's deletion brings this one): still withdrawn, as
+    // nothing is made for a refused app; it goes once the app is served again (planReconcile).
+    const before = findCondition(app.status?.conditions, ROUTE_WITHDRAWN);
+    if (before?.status === 'True' && !o.routes.live && !o.routes.legacy && !o.routes.retired) {
+      const { type, reason, message } = before;
+      const kept = setCondition([before], { type, status: 'True', reason, message, observedGeneration: app.metadata.generation ?? 0 }, now)[0]!;
+      status = { ...status, conditions: [...status.conditions ?? [], kept] };
+    }
   }
   return {
     problems, operations: withdrawals.map((w) => w.op), effects: [],
