@@ -258,6 +258,24 @@ describe('planner: a container app stepped through Knative\'s reports', () => {
     });
   });
 
+  describe('with the gateway-api router: Ready reads the route', () => {
+    it('an ingress edit the parent Gateway refuses is not Ready=True at the new generation (Reconciling, RouteNotAccepted); accepted, it is', () => {
+      const c = new Cluster(containerApp({ ingress: { hosts: ['shop.example.com'], gateways: ['gw/public'] } }));
+      c.route = gatewayApiRoute();
+      c.settle();
+      assert.deepEqual([c.app.status?.phase, condition(c, 'Ready')?.status], ['Stable', 'True']);
+      c.gateway = 'refuses';
+      c.edit((s) => { s.ingress!.hosts = ['shop.example.com', 'api.example.com']; });
+      c.dataPlane().settle();
+      assert.equal(c.app.status?.observedGeneration, c.app.metadata.generation);
+      assert.deepEqual([c.app.status?.phase, condition(c, 'Ready')?.status, condition(c, 'Reconciling')?.reason], ['Stable', 'Unknown', 'RouteNotAccepted']);
+      assert.match(condition(c, 'Ready')!.message, /NotAllowedByListeners/);
+      c.gateway = 'accepts';
+      c.dataPlane().settle();
+      assert.deepEqual([condition(c, 'Ready')?.status, condition(c, 'Reconciling')], ['True', undefined]);
+    });
+  });
+
   it('automated steps ask for a check round as an effect, and advance on its outcome', () => {
     const c = new Cluster(containerApp());
     c.settle();

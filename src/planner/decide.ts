@@ -69,6 +69,8 @@ export interface Decision {
   effects: Effect[];
   /** When to look again without an event: the next window transition, rollout step, deadline or warmup poll. */
   requeueAfterMs?: number;
+  /** What the route's own status says (Observation.routeAdmission): the spec's ingress is reached once it is admitted. */
+  routeAdmission?: RouteAdmission;
 }
 
 export function decide(o: Observation): Decision {
@@ -137,6 +139,7 @@ export function decide(o: Observation): Decision {
     workload, fresh, ...(previous ? { previous } : {}), ...(live ? { live } : {}), ...(other ? { other: { workload: theirs.workload, live: other } } : {}),
     serving, version, revisions, observed, scale, prewarm, prewarmReplicas: bufferReplicas(app.spec.prewarm), plan,
     ...(analysed ? { analysed } : {}), effects,
+    ...(o.routeAdmission ? { routeAdmission: o.routeAdmission } : {}),
     ...(waits.length ? { requeueAfterMs: Math.max(1, Math.min(...waits)) } : {}),
   };
 }

@@ -9,6 +9,7 @@ import type { RolloutSpec } from '../api/v1alpha1/serverlessapp.ts';
 import { reportedPercent, type ObservedRevision, type RolloutPlan } from '../rollout/canary.ts';
 import type { EffectiveScale } from '../scaling/windows.ts';
 import type { Condition } from '../util/conditions.ts';
+import type { RouteAdmission } from './route-admission.ts';
 import type { WorkloadSummary } from './workloads.ts';
 
 export type ConditionInput = Omit<Condition, 'lastTransitionTime' | 'observedGeneration'>;
@@ -34,6 +35,8 @@ export interface ReadingInput {
   scale: EffectiveScale;
   /** A child not written in this reconcile (see StatusInput.rejected). */
   rejected?: { kind: string; object: string; message: string; reason?: 'ApplyRejected' | 'NotOwned' };
+  /** What the app's route's parents say of it, where the router reports (Gateway API; planner/route-admission.ts). */
+  route?: Pick<RouteAdmission, 'admitted' | 'reason' | 'message'>;
 }
 
 /** What the app's spec came to in this reconcile. */
@@ -120,6 +123,8 @@ function stableReading(r: ReadingInput, reached: (reason: string, message: strin
     const windows = [...r.scale.openWindows, ...r.scale.prewarmingWindows];
     return going(windows.length ? 'WindowOpening' : 'ScalingUp', `${replicas}/${r.scale.minScale} replicas ready on ${stable.revision}${windows.length ? ` (scale window ${windows.join(', ')})` : ''}`);
   }
+  // The spec's ingress (an edit of its hosts or gateways) is reached once the route as written is admitted by its parents.
+  if (r.route && !r.route.admitted) return going(r.route.reason, r.route.message);
   return reached('Serving', `version ${stable.version} serves on ${stable.revision}`);
 }
 

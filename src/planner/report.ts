@@ -55,6 +55,7 @@ export function reportReconcile(o: ReconcileObservation, d: Decision, outcome: O
     describe: (v) => (v === version ? describeSpec(app) : describeFrom(app.status, v)),
     ...withDesiredRevision(d.workload.desiredRevision(app, version, scale, d.revisions)),
     ...(modelCache ? { modelCache } : {}),
+    ...(d.routeAdmission ? { route: d.routeAdmission } : {}),
   });
   const windows = windowEvents(app, scale, now);
   const events: PlannedEvent[] = [

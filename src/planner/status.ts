@@ -120,6 +120,8 @@ export interface StatusInput {
   rejected?: { kind: string; object: string; message: string; reason?: 'ApplyRejected' | 'NotOwned' };
   /** The revision the spec asks for, where the data plane's names are known ahead (Knative). */
   desiredRevision?: string;
+  /** What the route's parents say of it, where the router reports (ReadingInput.route). */
+  route?: ReadingInput['route'];
   now: Date;
 }
 
@@ -166,6 +168,7 @@ export function composeStatus(app: ServerlessApp, s: StatusInput): ServerlessApp
     plan, workload: s.workload, revisions: s.revisions, scale,
     ...(app.spec.rollout ? { rollout: app.spec.rollout } : {}),
     ...(s.desiredRevision ? { desiredRevision: s.desiredRevision } : {}),
+    ...(s.route ? { route: s.route } : {}),
     ...(s.rejected ? { rejected: { ...s.rejected, message: trimmed(s.rejected.message) } } : {}),
   });
   const prewarmed = s.prewarm ? { type: 'Prewarmed', ...s.prewarm.condition } : keptPrewarmed(app);
