@@ -116,9 +116,10 @@ describe('Helm chart, namespace-scoped: installed, with the operator running as 
   });
 
   it('creates no cluster-scoped RBAC but for host claims', async () => {
+    // A Role in each watched namespace, and in the release's: leader election and the published policy.
     const manifest = await helm(['get', 'manifest', release, '--namespace', releaseNs], { kubeconfig: testEnv().kubeconfigPath });
     const kinds = manifest.stdout.match(/^kind: \S+/gm)?.map((k) => k.slice(6)).sort();
-    assert.deepEqual(kinds, ['ClusterRole', 'ClusterRoleBinding', 'Deployment', 'PodDisruptionBudget', 'Role', 'Role', 'Role', 'RoleBinding', 'RoleBinding', 'RoleBinding', 'Service', 'ServiceAccount', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
+    assert.deepEqual(kinds, ['ClusterRole', 'ClusterRoleBinding', 'Deployment', 'PodDisruptionBudget', 'Role', 'Role', 'Role', 'Role', 'RoleBinding', 'RoleBinding', 'RoleBinding', 'RoleBinding', 'Service', 'ServiceAccount', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
     const clusterRole = await testEnv().kubeConfig().makeApiClient(RbacAuthorizationV1Api).readClusterRole({ name: `${release}-serverlessapp-operator` });
     assert.deepEqual(clusterRole.rules?.flatMap((r) => r.resources ?? []), ['hostclaims']);
   });

@@ -306,7 +306,8 @@ describe('Helm chart: installed, with the operator running as its ServiceAccount
   it('creates every object the chart renders', async () => {
     const manifest = await helm(['get', 'manifest', release, '--namespace', releaseNs], { kubeconfig: testEnv().kubeconfigPath });
     const kinds = manifest.stdout.match(/^kind: \S+/gm)?.map((k) => k.slice(6)).sort();
-    assert.deepEqual(kinds, ['ClusterRole', 'ClusterRoleBinding', 'Deployment', 'PodDisruptionBudget', 'Role', 'RoleBinding', 'Service', 'ServiceAccount', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
+    // Two Roles and their bindings: leader election, and the published policy (kubectl sapp plan reads it).
+    assert.deepEqual(kinds, ['ClusterRole', 'ClusterRoleBinding', 'Deployment', 'PodDisruptionBudget', 'Role', 'Role', 'RoleBinding', 'RoleBinding', 'Service', 'ServiceAccount', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
     const kc = testEnv().kubeConfig();
     const name = `${release}-serverlessapp-operator`;
     const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
