@@ -130,7 +130,8 @@ spec:
   it('says RouteNotAccepted, with istiod\'s reason, while the parent Gateway does not accept the route', async () => {
     const ns = await freshNamespace('gw-refused');
     await applyApp(app(ns, 'shop', spec('ghcr.io/acme/shop:1', `refused-${id}.example.com`, 'private')));
-    const a = await waitForApp(ns, 'shop', (x) => condition(x, 'CanaryProgressing')?.reason === 'RouteNotAccepted', 'CanaryProgressing RouteNotAccepted', READY_MS);
+    // The first status comes at the first reconcile, before the HTTPRoute is written: wait for istiod's verdict on it.
+    const a = await waitForApp(ns, 'shop', (x) => condition(x, 'CanaryProgressing')?.reason === 'RouteNotAccepted' && /did not accept it/.test(condition(x, 'CanaryProgressing')!.message), 'CanaryProgressing RouteNotAccepted naming the Gateway that did not accept the route', READY_MS);
     const route = await routeOf(ns, 'shop');
     const accepted = findCondition(route?.status?.parents?.find((p) => p.parentRef.name === 'private')?.conditions, 'Accepted');
     assert.equal(accepted?.status, 'False', 'istiod refused it: the listener allows routes of its own namespace only');
