@@ -39,24 +39,25 @@ describe('model cache budget: charged sizes, the count cap and refused apps (int
 
   it('The cache budget counts what the tenant declares, not what lands on disk: models declared 1Mi are charged the platform\'s minimum, and the namespace holds no more caches than its cap', async () => {
     const ns = await freshNamespace('cache-charge');
-    await applyApp(app(ns, 'one', cachedModel(ns, 'one', '1Mi')));
-    await waitFor('the first cache', async () => (await cachesOf(ns)).includes('one') || undefined, { timeoutMs: SETTLE_MS });
-    await applyApp(app(ns, 'two', cachedModel(ns, 'two', '1Mi')));
-    await waitFor('the second cache', async () => (await cachesOf(ns)).includes('two') || undefined, { timeoutMs: SETTLE_MS });
+    // Names in creation order: apps created in the same second (creationTimestamp's resolution) are ordered by name.
+    await applyApp(app(ns, 'first', cachedModel(ns, 'first', '1Mi')));
+    await waitFor('the first cache', async () => (await cachesOf(ns)).includes('first') || undefined, { timeoutMs: SETTLE_MS });
+    await applyApp(app(ns, 'second', cachedModel(ns, 'second', '1Mi')));
+    await waitFor('the second cache', async () => (await cachesOf(ns)).includes('second') || undefined, { timeoutMs: SETTLE_MS });
     // Two caches charged 1Gi each: the third fits the 3Gi by its own 1Mi, and not by the count.
-    await applyApp(app(ns, 'three', cachedModel(ns, 'three', '1Mi')));
-    const capped = await waitForApp(ns, 'three', (x) => condition(x, 'Ready')?.reason === 'ModelCacheQuotaExceeded', 'Ready=False ModelCacheQuotaExceeded (count)', SETTLE_MS);
+    await applyApp(app(ns, 'third', cachedModel(ns, 'third', '1Mi')));
+    const capped = await waitForApp(ns, 'third', (x) => condition(x, 'Ready')?.reason === 'ModelCacheQuotaExceeded', 'Ready=False ModelCacheQuotaExceeded (count)', SETTLE_MS);
     assert.match(condition(capped, 'Ready')!.message, new RegExp(`spec\\.prewarm\\.cacheModel: namespace ${ns} may have 2 model caches, and earlier apps have them all`));
     // The first gone, the third fits by count.
-    await userClient().delete(Kinds.ServerlessApp, ns, 'one');
-    await waitFor('the third cache, once the first app is gone', async () => (await cachesOf(ns)).join() === 'three,two' || undefined, { timeoutMs: 120_000 });
+    await userClient().delete(Kinds.ServerlessApp, ns, 'first');
+    await waitFor('the third cache, once the first app is gone', async () => (await cachesOf(ns)).join() === 'second,third' || undefined, { timeoutMs: 120_000 });
     // The second gone too: a 2560Mi model beside one charged 1Gi does not fit the 3Gi.
-    await userClient().delete(Kinds.ServerlessApp, ns, 'two');
-    await waitFor('the second cache gone', async () => (await cachesOf(ns)).join() === 'three' || undefined, { timeoutMs: SETTLE_MS });
+    await userClient().delete(Kinds.ServerlessApp, ns, 'second');
+    await waitFor('the second cache gone', async () => (await cachesOf(ns)).join() === 'third' || undefined, { timeoutMs: SETTLE_MS });
     await applyApp(app(ns, 'big', cachedModel(ns, 'big', '2560Mi')));
     const over = await waitForApp(ns, 'big', (x) => condition(x, 'Ready')?.reason === 'ModelCacheQuotaExceeded', 'Ready=False ModelCacheQuotaExceeded (bytes)', SETTLE_MS);
     assert.match(condition(over, 'Ready')!.message, new RegExp(`spec\\.model\\.size: the model caches of namespace ${ns} may reserve 3Gi on each node in all; 1Gi is taken by earlier apps, so this 2560Mi model does not fit`));
-    assert.deepEqual(await cachesOf(ns), ['three']);
+    assert.deepEqual(await cachesOf(ns), ['third']);
     await victim.servesAndAppliesItsNextEdit();
   });
 
