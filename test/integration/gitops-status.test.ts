@@ -8,16 +8,22 @@
 // cannot start Failed / Degraded once the progressDeadline it names has passed;
 // a fix-forward edit InProgress then Current; a reached pause Current /
 // Suspended; a refused host or gateway Failed / Degraded at once; deletion
-// Terminating / Progressing. `kubectl wait --for=condition=Ready` (and
-// =Stalled) is read with kubectl's own rule for a condition's generation.
+// Terminating / Progressing. The canary stories run on a controlled clock,
+// their checks against a loopback Prometheus and their warmup against a
+// loopback server; a scale window opens by moving that clock. `kubectl wait
+// --for=condition=Ready` (and =Stalled) is asked of the real kubectl
+// (test/support/kubectl.ts), against the app as it changes.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { ServerlessApp } from '../../src/api/v1alpha1/serverlessapp.ts';
 import { OffsetClock } from '../../src/runtime/clock.ts';
 import { Kinds } from '../../src/util/kinds.ts';
 import { app, applyApp, condition, getApp, userClient, type AppSpec } from '../support/apps.ts';
-import { freshNamespace } from '../support/cluster.ts';
-import { judge, kubectlWaitMet, type Judgement } from '../support/gitops-judge.ts';
+import { freshNamespace, testEnv } from '../support/cluster.ts';
+import { judge, type Judgement } from '../support/gitops-judge.ts';
+import { LoopbackServer, promVector } from '../support/http-server.ts';
+import { kubectl } from '../support/kubectl.ts';
+import type { Run } from '../support/kubectl-sapp.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
 import { READY_MS, SETTLE_MS, waitFor } from '../support/wait.ts';
 
@@ -63,6 +69,34 @@ async function lookUntil(ns: string, name: string, want: Reading, what: string, 
   return trail;
 }
 
+/**
+ * `kubectl wait --for=condition=<type> --timeout=<timeoutMs> serverlessapp/<name>`, the real
+ * kubectl: exit 0 once the condition is met for the app's current generation; `timeoutMs` 0
+ * checks once. Resolves with the run and a look at the app taken right after kubectl returned,
+ * so a test can say what the app read when kubectl let its caller go on.
+ */
+async function kubectlWait(ns: string, name: string, type: string, timeoutMs: number): Promise<{ run: Run; after: Look; said: string }> {
+  const args = ['wait', '-n', ns, `--for=condition=${type}`, `--timeout=${Math.round(timeoutMs / 1000)}s`, `serverlessapps.serverlessapp.io/${name}`];
+  const run = await kubectl(testEnv().kubeconfigPath, args, { timeoutMs: timeoutMs + SETTLE_MS });
+  const after = await look(await getApp(ns, name));
+  return { run, after, said: `kubectl ${args.join(' ')} exited ${run.code} (${(run.stdout + run.stderr).trim()}); right after, ${describeLook(after)}` };
+}
+
+/** kubectl wait for `type` on the app gives up after `timeoutMs` (0: not met at its one check). */
+async function kubectlWaitTimesOut(ns: string, name: string, type: string, timeoutMs: number, what: string): Promise<void> {
+  const w = await kubectlWait(ns, name, type, timeoutMs);
+  assert.notEqual(w.run.code, 0, `${what}: kubectl wait --for=condition=${type} must not return: ${w.said}`);
+  // kubectl's own words (pkg/cmd/wait/condition.go): a single check (--timeout=0s) is "not met", a wait "timed out".
+  assert.match(w.run.stderr, timeoutMs === 0 ? /condition not met for serverlessapps\// : /timed out waiting for the condition on serverlessapps\//, `${what}: kubectl wait --for=condition=${type} gives up: ${w.said}`);
+}
+
+/** kubectl wait for `type` on the app returns (at once with timeoutMs 0); returns what the app read right after. */
+async function kubectlWaitReturns(ns: string, name: string, type: string, timeoutMs: number, what: string): Promise<Look> {
+  const w = await kubectlWait(ns, name, type, timeoutMs);
+  assert.equal(w.run.code, 0, `${what}: kubectl wait --for=condition=${type} returns: ${w.said}`);
+  return w.after;
+}
+
 /** Every look but the last read `allowed` (the way to where the last one got). */
 function onTheWay(trail: Look[], allowed: Reading, what: string): void {
   const other = trail.slice(0, -1).find((l) => l.reading !== allowed);
@@ -77,33 +111,52 @@ describe('what Flux (kstatus), Argo CD and kubectl wait read at every step of an
   let op: RunningOperator;
   let clock: OffsetClock;
   let ns: string;
+  /** The Prometheus the operator knows as the platform provider "test". */
+  let prom: LoopbackServer;
+  /** Where the operator sends warmup requests (warmupUrlTemplate). */
+  let warm: LoopbackServer;
 
   before(async () => {
+    prom = await new LoopbackServer().start();
+    warm = await new LoopbackServer().start();
     clock = new OffsetClock();
-    op = await startOperator({ allowedHostSuffixes: ['{namespace}.apps.example.com', shared] }, { clock });
+    op = await startOperator({
+      allowedHostSuffixes: ['{namespace}.apps.example.com', shared],
+      analysisProviders: [{ name: 'test', url: prom.url }],
+      warmupUrlTemplate: `${warm.url}/{namespace}/{revision}{path}`,
+    }, { clock, warmupBackoffMs: 50 });
   });
-  after(async () => { await op?.stop(); });
+  after(async () => {
+    await op?.stop();
+    await prom?.stop();
+    await warm?.stop();
+  });
   beforeEach(async () => { ns = await freshNamespace('gitops'); });
 
   const spec = (img: string, rollout?: AppSpec['rollout'], extra: Partial<AppSpec> = {}): AppSpec => ({
     container: { image: img, port: 8080 }, scaling: { minScale: 0 }, ...(rollout ? { rollout } : {}), ...extra,
   });
 
-  /** Applies `s` and looks until it serves `img`: InProgress / Progressing from the edit on, then Current / Healthy. */
+  /**
+   * Applies `s` and looks until it serves `img`: InProgress / Progressing from the edit on, then Current / Healthy.
+   * Meanwhile `kubectl wait --for=condition=Ready`, started right after the apply, must return only once
+   * the edited spec serves: the app read right after it returned serves `img`.
+   */
   async function editUntilServed(s: AppSpec, img: string, what: string): Promise<Look> {
     const applied = await look(await applyApp(app(ns, 'shop', s)));
     // What the apply returns: the new generation, the status of the last one the operator judged (none for a new app).
     assert.equal(applied.reading, IN_PROGRESS, `${what}: the applied object reads ${describeLook(applied)}`);
-    assert.equal(kubectlWaitMet(applied.app, 'Ready'), false, `${what}: kubectl wait --for=condition=Ready must not return on the applied object`);
+    await kubectlWaitTimesOut(ns, 'shop', 'Ready', 0, `${what}, right after the apply`);
+    const waited = kubectlWait(ns, 'shop', 'Ready', READY_MS);
+    waited.catch(() => undefined); // awaited below; a failing look must not leave it unhandled
     const trail = await lookUntil(ns, 'shop', CURRENT_HEALTHY, `${what} serves`, READY_MS, (a) => a.status?.versions?.stable?.image === img);
     onTheWay(trail, IN_PROGRESS, what);
-    // kubectl wait --for=condition=Ready returns only once the edited spec's version serves.
-    for (const l of trail) {
-      if (kubectlWaitMet(l.app, 'Ready')) assert.equal(l.app.status?.versions?.stable?.image, img, `${what}: Ready met for kubectl wait at ${describeLook(l)}`);
-    }
     const served = trail.at(-1)!;
-    assert.ok(kubectlWaitMet(served.app, 'Ready'), `${what}: kubectl wait --for=condition=Ready returns once it serves: ${describeLook(served)}`);
-    assert.equal(kubectlWaitMet(served.app, 'Stalled'), false);
+    // kubectl wait --for=condition=Ready returned only once the edited spec's version serves.
+    const w = await waited;
+    assert.equal(w.run.code, 0, `${what}: kubectl wait --for=condition=Ready returns once it serves: ${w.said}`);
+    assert.deepEqual([w.after.reading, w.after.app.status?.versions?.stable?.image], [CURRENT_HEALTHY, img], `${what}: kubectl wait --for=condition=Ready returned before the edited spec served: ${w.said}`);
+    await kubectlWaitTimesOut(ns, 'shop', 'Stalled', 0, `${what}, served`);
     // Every condition judged the generation status.observedGeneration names (they are written together).
     for (const c of served.app.status?.conditions ?? []) assert.equal(c.observedGeneration, served.app.metadata.generation, `${c.type}'s observedGeneration`);
     return served;
@@ -123,9 +176,12 @@ describe('what Flux (kstatus), Argo CD and kubectl wait read at every step of an
     const waiting = await lookUntil(ns, 'shop', IN_PROGRESS, 'waiting for the candidate', SETTLE_MS,
       (a) => a.status?.observedGeneration === a.metadata.generation && !!a.status?.canary?.startedAt);
     const startedAt = Date.parse(waiting.at(-1)!.app.status!.canary!.startedAt!);
-    assert.equal(kubectlWaitMet(waiting.at(-1)!.app, 'Ready'), false, 'kubectl wait --for=condition=Ready does not return while the candidate is awaited');
-    assert.equal(kubectlWaitMet(waiting.at(-1)!.app, 'Stalled'), false, 'nor --for=condition=Stalled before the deadline');
+    // The deadline is a minute away on the operator's clock, which runs at real speed: 3 s of waiting stays well inside it.
+    await kubectlWaitTimesOut(ns, 'shop', 'Ready', 3_000, 'while the candidate is awaited');
+    await kubectlWaitTimesOut(ns, 'shop', 'Stalled', 0, 'before the deadline');
 
+    const stalledWait = kubectlWait(ns, 'shop', 'Stalled', SETTLE_MS);
+    stalledWait.catch(() => undefined); // awaited below
     clock.advance(61_000);
     op.apps.controller.enqueueAll();
     const trail = await lookUntil(ns, 'shop', FAILED, 'past the progress deadline', SETTLE_MS);
@@ -135,11 +191,69 @@ describe('what Flux (kstatus), Argo CD and kubectl wait read at every step of an
     assert.equal(stalled?.reason, 'ProgressDeadlineExceeded', describeLook(failed));
     assert.ok(Date.parse(stalled!.lastTransitionTime) - startedAt >= 60_000, `stalled only past the deadline: started ${new Date(startedAt).toISOString()}, stalled ${stalled!.lastTransitionTime}`);
     assert.match(failed.judged.argocd!.message, /progress deadline \(1m\)/, 'Argo CD shows what failed');
-    assert.ok(kubectlWaitMet(failed.app, 'Stalled'), 'kubectl wait --for=condition=Stalled returns on the failed rollout');
-    assert.equal(kubectlWaitMet(failed.app, 'Ready'), false, 'and --for=condition=Ready does not');
+    // kubectl wait --for=condition=Stalled, started before the deadline passed, returned on the failed rollout; --for=condition=Ready does not.
+    const w = await stalledWait;
+    assert.equal(w.run.code, 0, `kubectl wait --for=condition=Stalled returns on the failed rollout: ${w.said}`);
+    assert.equal(w.after.reading, FAILED, `kubectl wait --for=condition=Stalled returned on a failed rollout: ${w.said}`);
+    await kubectlWaitTimesOut(ns, 'shop', 'Ready', 0, 'the failed rollout');
 
     // Fix forward: a new image that can start.
     await editUntilServed(spec(image('3')), image('3'), 'a fix-forward edit');
+  });
+
+  /** Automated steps checked against the loopback Prometheus: a round per step, two failed rounds fail the candidate. */
+  const auto = (extra: AppSpec['rollout'] = {}): AppSpec['rollout'] => ({
+    steps: [10, 40], interval: '10s',
+    analysis: { prometheus: { provider: 'test' }, checks: [{ name: 'success-rate', query: 'sum(rate(ok{revision="{{revision}}"}[1m]))', min: 0.99 }], failureThreshold: 2 },
+    ...extra,
+  });
+  /** The step's interval has passed: move the clock past it and have the operator look again, instead of waiting. */
+  function nextInterval(): void {
+    clock.advance(10_001);
+    op.apps.controller.enqueueAll();
+  }
+
+  it('a canary whose checks fail is Failed / Degraded once they have failed as often as it allows, not before; a retry is InProgress, then Current once promoted', async () => {
+    prom.handler = (_r, res) => res.end(promVector(0.5));
+    await editUntilServed(spec(image('1')), image('1'), 'v1');
+    await applyApp(app(ns, 'shop', spec(image('2'), auto())));
+    const toTen = await lookUntil(ns, 'shop', IN_PROGRESS, 'step 1 at 10%', READY_MS, (a) => a.status?.canary?.trafficPercent === 10);
+    onTheWay(toTen, IN_PROGRESS, 'an automated canary');
+    nextInterval();
+    const once = await lookUntil(ns, 'shop', IN_PROGRESS, 'one failed check round of the two allowed', SETTLE_MS, (a) => a.status?.canary?.failedChecks === 1);
+    onTheWay(once, IN_PROGRESS, 'the first check round');
+    await kubectlWaitTimesOut(ns, 'shop', 'Stalled', 0, 'after one failed round of two');
+    nextInterval();
+    const trail = await lookUntil(ns, 'shop', FAILED, 'the second failed check round', SETTLE_MS);
+    onTheWay(trail, IN_PROGRESS, 'until the second round failed');
+    const failed = trail.at(-1)!;
+    assert.equal(condition(failed.app, 'Stalled')?.reason, 'AnalysisFailed', describeLook(failed));
+    assert.match(failed.judged.argocd!.message, /success-rate/, `Argo CD shows which check failed: ${describeLook(failed)}`);
+    await kubectlWaitReturns(ns, 'shop', 'Stalled', 0, 'failed checks');
+    await kubectlWaitTimesOut(ns, 'shop', 'Ready', 0, 'failed checks');
+
+    // rollout.retry bumped, the checks passing now: InProgress from the edit (the steps again), Current once promoted.
+    prom.handler = (_r, res) => res.end(promVector(1));
+    await editUntilServed(spec(image('2'), auto({ retry: 1 })), image('2'), 'a retry');
+  });
+
+  it('a canary whose warmup gives up is Failed / Degraded once the warmup deadline it names has passed', async () => {
+    warm.handler = (_r, res) => { res.statusCode = 503; res.end('loading'); };
+    await editUntilServed(spec(image('1')), image('1'), 'v1');
+    warm.requests.length = 0;
+    const warmup = { path: '/warm', deadline: '5s', timeout: '1s' };
+    const applied = await look(await applyApp(app(ns, 'shop', spec(image('2'), undefined, { prewarm: { warmup } }))));
+    assert.equal(applied.reading, IN_PROGRESS, describeLook(applied));
+    const trail = await lookUntil(ns, 'shop', FAILED, 'the warmup deadline (5s) passed', READY_MS);
+    onTheWay(trail, IN_PROGRESS, 'while the candidate starts and warms');
+    const failed = trail.at(-1)!;
+    assert.equal(condition(failed.app, 'Stalled')?.reason, 'WarmupFailed', describeLook(failed));
+    assert.match(failed.judged.argocd!.message, /warmup/, `Argo CD shows what failed: ${describeLook(failed)}`);
+    const candidate = failed.app.status?.versions?.candidate?.revision;
+    assert.ok(candidate && warm.requests.some((r) => r.url.startsWith(`/${ns}/${candidate}/warm`)), `warmup was tried against ${candidate}: ${warm.requests.map((r) => r.url).join(', ')}`);
+    await kubectlWaitReturns(ns, 'shop', 'Stalled', 0, 'a warmup that gave up');
+    await kubectlWaitTimesOut(ns, 'shop', 'Ready', 0, 'a warmup that gave up');
+    warm.handler = (_r, res) => res.end('ok');
   });
 
   it('a paused rollout is Current / Suspended where it stands; resumed, it is InProgress until promoted, then Current / Healthy', async () => {
@@ -148,6 +262,7 @@ describe('what Flux (kstatus), Argo CD and kubectl wait read at every step of an
     await applyApp(app(ns, 'shop', spec(image('2'), steps)));
     const toTen = await lookUntil(ns, 'shop', IN_PROGRESS, 'step 1 at 10%', READY_MS, (a) => a.status?.canary?.trafficPercent === 10);
     onTheWay(toTen, IN_PROGRESS, 'an automated canary');
+    await kubectlWaitTimesOut(ns, 'shop', 'Ready', 0, 'the canary moving at 10%');
 
     await applyApp(app(ns, 'shop', spec(image('2'), { ...steps, paused: true })));
     const paused = await lookUntil(ns, 'shop', CURRENT_SUSPENDED, 'paused at 10%', SETTLE_MS);
@@ -155,11 +270,31 @@ describe('what Flux (kstatus), Argo CD and kubectl wait read at every step of an
     const held = paused.at(-1)!;
     const percent = held.app.status?.canary?.trafficPercent ?? 0;
     assert.ok(percent > 0 && percent < 100, `held where it stood, mid-canary: ${describeLook(held)}`);
-    assert.ok(kubectlWaitMet(held.app, 'Ready'), 'a reached pause is Ready for kubectl wait');
-    assert.ok(kubectlWaitMet(held.app, 'Paused'), 'and shows Paused');
+    await kubectlWaitReturns(ns, 'shop', 'Ready', 0, 'a reached pause');
+    await kubectlWaitReturns(ns, 'shop', 'Paused', 0, 'a reached pause');
 
     await editUntilServed(spec(image('2'), steps), image('2'), 'resumed');
     assert.equal(condition(await getApp(ns, 'shop'), 'Paused'), undefined, 'Paused is gone once resumed');
+  });
+
+  it('a scale window opening is InProgress / Progressing while it raises the scale, then Current / Healthy', async () => {
+    // A daily window an hour ahead on the operator's clock (UTC, on the minute); the clock then jumps to 2 s before it opens.
+    const opensAt = new Date(Math.ceil((clock.now().getTime() + 3_600_000) / 60_000) * 60_000);
+    const peak = { name: 'peak', schedule: `${opensAt.getUTCMinutes()} ${opensAt.getUTCHours()} * * *`, duration: '1h', timeZone: 'UTC', minScale: 2 };
+    await editUntilServed(spec(image('1'), undefined, { scaling: { minScale: 0, maxScale: 5, windows: [peak] } }), image('1'), 'v1 with a scale window');
+    const isOpen = (a: ServerlessApp) => a.status?.scaling?.openWindows?.includes('peak') ?? false;
+    clock.jumpTo(new Date(opensAt.getTime() - 2_000));
+    op.apps.controller.enqueueAll();
+    const trail = await lookUntil(ns, 'shop', CURRENT_HEALTHY, 'the window open and its 2 replicas ready', SETTLE_MS, isOpen);
+    // Before the window opened the app read Current; from the opening until its replicas were ready, InProgress.
+    const opened = trail.filter((l) => isOpen(l.app));
+    onTheWay(opened, IN_PROGRESS, 'the window raising the scale');
+    const raising = opened[0]!;
+    assert.ok(opened.length > 1, `a look caught the window open before its replicas were ready: ${describeLook(raising)}`);
+    assert.equal(condition(raising.app, 'Reconciling')?.reason, 'WindowOpening', describeLook(raising));
+    const served = trail.at(-1)!;
+    assert.equal(served.app.status?.versions?.stable?.image, image('1'), `no new version: ${describeLook(served)}`);
+    await kubectlWaitReturns(ns, 'shop', 'Ready', 0, 'the window open and its replicas ready');
   });
 
   it('a host another namespace holds is Failed / Degraded at once, and so is a gateway the platform does not allow', async () => {
@@ -173,7 +308,7 @@ describe('what Flux (kstatus), Argo CD and kubectl wait read at every step of an
     const refused = await lookUntil(ns, 'shop', FAILED, 'the host is refused', SETTLE_MS);
     onTheWay(refused, IN_PROGRESS, 'a refused host');
     assert.equal(condition(refused.at(-1)!.app, 'Stalled')?.reason, 'HostConflict', describeLook(refused.at(-1)!));
-    assert.ok(kubectlWaitMet(refused.at(-1)!.app, 'Stalled'), 'kubectl wait --for=condition=Stalled returns');
+    await kubectlWaitReturns(ns, 'shop', 'Stalled', 0, 'a refused host');
 
     await applyApp(app(ns, 'gateway', spec(image('1'), undefined, { ingress: { hosts: [`gateway.${ns}.apps.example.com`], gateways: ['not-allowed/public'] } })));
     const gateway = await lookUntil(ns, 'gateway', FAILED, 'the gateway is refused', SETTLE_MS);

@@ -67,24 +67,3 @@ function verdict(tool: string, name: string, raw: RawVerdict): Verdict {
   if (raw.error) throw new Error(`${tool} failed on ${name}: ${raw.error}`);
   return { status: raw.status ?? '', message: raw.message ?? '' };
 }
-
-interface WithConditions {
-  metadata?: { generation?: number };
-  status?: { observedGeneration?: number; conditions?: Array<{ type: string; status: string; observedGeneration?: number }> };
-}
-
-/**
- * Whether `kubectl wait --for=condition=<type>[=<status>]` returns on `object`: kubectl's own check
- * (k8s.io/kubectl v0.35 pkg/cmd/wait/condition.go, checkCondition and getObservedGeneration), kept
- * here because the rig has no kubectl: the first condition of that type (case-insensitive) decides,
- * and one judged for an older generation (its observedGeneration, else status.observedGeneration)
- * is not met whatever its status.
- */
-export function kubectlWaitMet(object: WithConditions, type: string, status = 'True'): boolean {
-  const condition = object.status?.conditions?.find((c) => c.type.toLowerCase() === type.toLowerCase());
-  if (!condition) return false;
-  const generation = object.metadata?.generation;
-  const observed = condition.observedGeneration ?? object.status?.observedGeneration;
-  if (generation !== undefined && observed !== undefined && observed < generation) return false;
-  return condition.status.toLowerCase() === status.toLowerCase();
-}

@@ -11,15 +11,18 @@ import { SETTLE_MS } from './wait.ts';
 let binary: Promise<string> | undefined;
 let cacheDir: string | undefined;
 
-/** Runs `kubectl args...` with KUBECONFIG `kubeconfig`; resolves with its exit code and output, never rejects on a non-zero exit. */
-export async function kubectl(kubeconfig: string, args: string[]): Promise<Run> {
+/**
+ * Runs `kubectl args...` with KUBECONFIG `kubeconfig`; resolves with its exit code and output, never rejects on a non-zero exit.
+ * `timeoutMs` (default SETTLE_MS) kills it, a guard: a command that waits itself (`kubectl wait --timeout`) passes more than its own timeout.
+ */
+export async function kubectl(kubeconfig: string, args: string[], opts: { timeoutMs?: number } = {}): Promise<Run> {
   binary ??= buildBinaries().then((dir) => join(dir, 'kubectl'));
   const path = await binary;
   cacheDir ??= scratchDir('kubectl-cache-');
   // As a user's shell runs it, without a kuberc or a cache directory of the user's.
   const env = { PATH: process.env.PATH ?? '', HOME: '/nonexistent', KUBECONFIG: kubeconfig, KUBERC: 'off', KUBECACHEDIR: cacheDir };
   return new Promise((resolve, reject) => {
-    execFile(path, args, { env, timeout: SETTLE_MS, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
+    execFile(path, args, { env, timeout: opts.timeoutMs ?? SETTLE_MS, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
       if (err && typeof err.code !== 'number') return reject(err);
       resolve({ code: typeof err?.code === 'number' ? err.code : 0, stdout, stderr });
     });
