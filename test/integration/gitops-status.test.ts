@@ -146,7 +146,7 @@ describe('what Flux (kstatus), Argo CD and kubectl wait read at every step of an
     const applied = await look(await applyApp(app(ns, 'shop', s)));
     // What the apply returns: the new generation, the status of the last one the operator judged (none for a new app).
     assert.equal(applied.reading, IN_PROGRESS, `${what}: the applied object reads ${describeLook(applied)}`);
-    await kubectlWaitTimesOut(ns, 'shop', 'Ready', 0, `${what}, right after the apply`);
+    // (No one-shot kubectl check here: on an idle rig a first version can serve before kubectl has started.)
     const waited = kubectlWait(ns, 'shop', 'Ready', READY_MS);
     waited.catch(() => undefined); // awaited below; a failing look must not leave it unhandled
     const trail = await lookUntil(ns, 'shop', CURRENT_HEALTHY, `${what} serves`, READY_MS, (a) => a.status?.versions?.stable?.image === img);
