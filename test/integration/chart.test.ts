@@ -83,7 +83,7 @@ describe('Helm chart: rendering', function () {
       allowedServiceAccounts: ['model-reader', 'shop-runner'],
       allowedPodMetadataKeys: ['sidecar.istio.io/inject', 'proxy.istio.io/*'], allowSecretReferences: true,
       scheduling: { allowedTolerationKeys: ['nvidia.com/gpu', 'dedicated'], allowCrossNamespacePodAffinity: true, allowNodePinning: true },
-      budgets: { warmupsPerNamespace: 3, concurrentWarmups: 30, analysesPerNamespace: 1, concurrentAnalyses: 6, pendingEventsPerNamespace: 200 },
+      budgets: { warmupsPerNamespace: 3, concurrentWarmups: 30, analysesPerNamespace: 1, concurrentAnalyses: 6, pendingEventsPerNamespace: 200, namespaceCpuShare: '250m', namespaceCpuBurst: '8s' },
       hostClaims: { maxPerNamespace: 10, releaseAfter: '2h' },
     };
     const env = podEnv(operatorContainer(await renderChart(values, { namespace: 'ops' })).env, { namespace: 'ops', name: 'pod-1' });
@@ -101,7 +101,7 @@ describe('Helm chart: rendering', function () {
       allowedPodMetadataKeys: ['sidecar.istio.io/inject', 'proxy.istio.io/*'], allowSecretReferences: true,
       allowedTolerationKeys: ['nvidia.com/gpu', 'dedicated'], allowCrossNamespacePodAffinity: true, allowNodePinning: true,
       maxHostClaimsPerNamespace: 10, hostClaimReleaseAfterMs: 2 * 3_600_000,
-      budgets: { warmupsPerNamespace: 3, concurrentWarmups: 30, analysesPerNamespace: 1, concurrentAnalyses: 6, pendingEventsPerNamespace: 200 },
+      budgets: { warmupsPerNamespace: 3, concurrentWarmups: 30, analysesPerNamespace: 1, concurrentAnalyses: 6, pendingEventsPerNamespace: 200, namespaceShare: { cpuMsPerSecond: 250, burstMs: 8000 } },
     });
   });
 
