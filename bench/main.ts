@@ -18,7 +18,7 @@ import { NOISY, VICTIM, measureNoisyNeighbour, noisyRecord, noisyTable } from '.
 import { runPeerKServe } from './peer.ts';
 import { measurePlan, planTable } from './plan.ts';
 import { peerRecord, peerTable } from './peer-report.ts';
-import { buildDist, DATA_PLANE_LABEL, operatorCommand, sourceRevision, startBenchEnv, type DataPlaneKind } from './environment.ts';
+import { buildDist, DATA_PLANE_LABEL, operatorCommand, sourceRevision, startBenchEnv, type BenchEnv, type DataPlaneKind } from './environment.ts';
 import { logSummary, waitIdle } from './operator-metrics.ts';
 import { table, toRecord, type Results } from './report.ts';
 import { measureRefusedRestart, measureRestart, refusedRestartTable } from './restart.ts';
@@ -37,8 +37,8 @@ const USAGE = `Usage: npm run bench -- [--apps 1000] [--data-plane auto|real|sta
        npm run bench -- --scenario plan [--apps 10000] [--plan-runs 20] [--plan-rounds 1] [--plan-baseline DIR] [--json FILE]
        npm run bench -- --scenario noisy-neighbour [--victim-apps 4] [--noisy-apps 4] [--noisy-edits 40] [--data-plane real|standin] [--json FILE] [--cpu-prof DIR]
                         [--tenant-fairness off|on|off,on|on,off] [--tenant-shares 1]
-       npm run bench -- --scenario memory [--memory-counts 0,50,200,500,1000] [--memory-refused-counts 0,50,230] [--json FILE]
                         [--storms worst-case,expensive-edits,label-storm,refused-models] [--large-apps 40] [--refused-models 500]
+       npm run bench -- --scenario memory [--memory-counts 0,50,200,500,1000] [--memory-refused-counts 0,50,230] [--json FILE]
        npm run bench -- --scenario restart-refused [--refused-apps 5000] [--json FILE]
   --data-plane auto: the real Knative and KServe below ${REAL_DATA_PLANE_BELOW} apps, the SIMULATED stand-in from there on
   --peer kserve: only the side-by-side run, the operator (model apps -> InferenceServices) then the real KServe
@@ -235,20 +235,13 @@ process.exit(exitCode);
 async function planScenario(): Promise<number> {
   const count = process.argv.includes('--apps') || process.argv.some((a) => a.startsWith('--apps=')) ? apps : 10_000;
   log(`plan scenario: ${count} apps, no operator; starting the control plane`);
-  const penv = await startBenchEnv({ dataPlane: 'standin', namespaces: APP_NAMESPACES, otherNamespaces: [], operatorConcurrency: concurrency, readyDelayMs: 100, log });
-  try {
+  return onControlPlaneOfItsOwn('standin', APP_NAMESPACES, async (penv) => {
     const result = await measurePlan(penv, count, APP_NAMESPACES, int('plan-runs', 1), log, {
       rounds: int('plan-rounds', 1), ...(values['plan-baseline'] ? { baseline: values['plan-baseline'] } : {}),
     });
     console.log(planTable(result));
     writeRecord({ scenario: 'plan', operator: { command: 'node dist/cli/kubectl-sapp.js plan -f', builtFrom }, startedAt, seconds: secondsSince(started), ...result });
-    return 0;
-  } catch (err) {
-    log(`failed: ${(err as Error).stack ?? String(err)}`);
-    return 1;
-  } finally {
-    await penv.stop();
-  }
+  });
 }
 
 async function memoryScenario(): Promise<number> {
@@ -262,26 +255,18 @@ async function memoryScenario(): Promise<number> {
   };
   const wanted = { read: counts('memory-counts'), refused: counts('memory-refused-counts') };
   log('memory scenario; data plane: the stand-in; starting the control plane');
-  const menv = await startBenchEnv({ dataPlane: 'standin', namespaces: Object.values(MEMORY_NAMESPACES), otherNamespaces: [], operatorConcurrency: concurrency, readyDelayMs: 100, log });
-  try {
+  return onControlPlaneOfItsOwn('standin', Object.values(MEMORY_NAMESPACES), async (menv) => {
     const points = await measureMemory(menv, { counts: wanted, log });
     console.log(memoryTable(points));
     writeRecord({ scenario: 'memory', operator: { command: operatorCommand(), builtFrom }, chartMemoryLimitBytes: chartMemoryLimitBytes(), startedAt, seconds: secondsSince(started), points });
-    return 0;
-  } catch (err) {
-    log(`failed: ${(err as Error).stack ?? String(err)}`);
-    return 1;
-  } finally {
-    await menv.stop();
-  }
+  });
 }
 
 async function noisyNeighbour(): Promise<number> {
   // Few apps: the real data plane unless asked otherwise (auto would pick it too below ${REAL_DATA_PLANE_BELOW} apps).
   const plane: DataPlaneKind = dataPlaneFlag === 'standin' ? 'standin' : 'real';
   log(`noisy neighbour; data plane: ${DATA_PLANE_LABEL[plane]}; starting the control plane`);
-  const nenv = await startBenchEnv({ dataPlane: plane, namespaces: [VICTIM, NOISY], otherNamespaces: [], operatorConcurrency: concurrency, readyDelayMs: 100, log });
-  try {
+  return onControlPlaneOfItsOwn(plane, [VICTIM, NOISY], async (nenv) => {
     const op = await nenv.startOperator(values['cpu-prof'] ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${values['cpu-prof']}`] } : {});
     const results = await measureNoisyNeighbour(nenv, op, {
       victimApps: int('victim-apps', 1), noisyApps: int('noisy-apps', 1), edits: int('noisy-edits', 4), log,
@@ -299,32 +284,36 @@ async function noisyNeighbour(): Promise<number> {
     writeRecord(record);
     // SIGTERM, so that node writes the profile.
     if (values['cpu-prof']) await op.stop();
-    return 0;
-  } catch (err) {
-    log(`failed: ${(err as Error).stack ?? String(err)}`);
-    return 1;
-  } finally {
-    await nenv.stop();
-  }
+  });
 }
 
 async function restartRefused(): Promise<number> {
   const namespace = 'refused';
   log(`restart with refused apps; starting the control plane (the stand-in data plane: refused apps have no children)`);
-  const renv = await startBenchEnv({ dataPlane: 'standin', namespaces: [namespace], otherNamespaces: [], operatorConcurrency: concurrency, readyDelayMs: 100, log });
-  try {
+  return onControlPlaneOfItsOwn('standin', [namespace], async (renv) => {
     const op = await renv.startOperator();
     const result = await measureRefusedRestart(renv, op, namespace, int('refused-apps', 1), log);
     console.log(refusedRestartTable(result));
     const { operator, ...figures } = result;
     writeRecord({ scenario: 'restart-refused', operator: { command: operatorCommand(), builtFrom }, operatorConcurrency: concurrency, startedAt, seconds: secondsSince(started), ...figures });
     await operator.stop();
+  });
+}
+
+/**
+ * Runs a scenario on a control plane of its own (a stand-in data plane's revisions Ready after 100 ms), stopped
+ * whatever happens: 0 when the scenario ran, 1 with its error logged when it failed.
+ */
+async function onControlPlaneOfItsOwn(dataPlane: DataPlaneKind, namespaces: string[], scenario: (env: BenchEnv) => Promise<void>): Promise<number> {
+  const env = await startBenchEnv({ dataPlane, namespaces, otherNamespaces: [], operatorConcurrency: concurrency, readyDelayMs: 100, log });
+  try {
+    await scenario(env);
     return 0;
   } catch (err) {
     log(`failed: ${(err as Error).stack ?? String(err)}`);
     return 1;
   } finally {
-    await renv.stop();
+    await env.stop();
   }
 }
 

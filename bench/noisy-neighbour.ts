@@ -72,8 +72,8 @@ export interface NoisyOptions {
   tenantShares?: number;
   /** The noisy phases, one per storm after one quiet phase (bench/storms.ts); default the worst-case storm alone. */
   storms?: StormName[];
-  /** How large each storm is. */
-  stormSizes?: Partial<StormSizes>;
+  /** How large the label and refused-model storms are (bench/main.ts --large-apps, --refused-models); the others edit the noisy apps. */
+  stormSizes: Pick<StormSizes, 'largeApps' | 'refusedModels'>;
   log: (line: string) => void;
 }
 
@@ -419,7 +419,7 @@ export async function measureNoisyNeighbour(env: BenchEnv, op: OperatorProcess, 
 
     // Every phase starts at a new image and makes the same mix of edits (new images, weight changes, promotions).
     const steps = Math.ceil(Math.ceil(o.edits / victims.length) / CYCLE) * CYCLE;
-    const sizes: StormSizes = { noisyApps: o.noisyApps, largeApps: 40, refusedModels: 500, ...o.stormSizes };
+    const sizes: StormSizes = { noisyApps: o.noisyApps, ...o.stormSizes };
     const storms: Storm[] = [];
     for (const name of o.storms ?? ['worst-case']) storms.push(await prepareStorm(name, noisyClient, NOISY, sizes, worstCaseApp, o.log));
     const results: NoisyResult[] = [];

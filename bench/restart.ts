@@ -6,14 +6,12 @@
 import type { OperatorProcess } from '../test/support/operator-process.ts';
 import { PROGRESS_MS } from '../src/planner/status.ts';
 import { OPERATOR_USER_AGENT, type BenchEnv } from './environment.ts';
+import { LIST_PAGE_SIZE } from '../src/runtime/informer.ts';
 import { Kinds } from '../src/util/kinds.ts';
 import { counters, waitIdle } from './operator-metrics.ts';
 import { refusedModelApp } from './storms.ts';
 import { forEachBounded, IN_FLIGHT } from './workload.ts';
 import { describeWrites } from './steady.ts';
-
-/** The page size of the operator's informer LIST (runtime/informer.ts). */
-const LIST_PAGE = 500;
 
 export interface Restart {
   operator: OperatorProcess;
@@ -39,11 +37,6 @@ export async function measureRestart(env: BenchEnv, old: OperatorProcess, apps: 
   return { operator, readySeconds, syncSeconds, reconciles: idle.reconciles, writes: writes.length, written: describeWrites(writes) };
 }
 
-/**
- * Issue 34's restart: the operator restarted with `count` refused model apps in one namespace, against the
- * floor it cannot beat: an empty namespace's restart plus one bare LIST of those apps (paged as the
- * operator's informer pages it). Goal: sync within 1.5 times that.
- */
 export interface RefusedRestart {
   operator: OperatorProcess;
   apps: number;
@@ -56,6 +49,11 @@ export interface RefusedRestart {
   goal: number;
 }
 
+/**
+ * Issue 34's restart: the operator restarted with `count` refused model apps in one namespace, against the
+ * floor it cannot beat: an empty namespace's restart plus one bare LIST of those apps (paged as the
+ * operator's informer pages it). Goal: sync within 1.5 times that.
+ */
 export async function measureRefusedRestart(env: BenchEnv, op: OperatorProcess, namespace: string, count: number, log: (line: string) => void): Promise<RefusedRestart> {
   log(`restart of an empty namespace (${namespace})`);
   const empty = await measureRestart(env, op, 0);
@@ -68,7 +66,7 @@ export async function measureRefusedRestart(env: BenchEnv, op: OperatorProcess, 
   const listStarted = performance.now();
   let items = 0;
   for (let page: string | undefined = ''; page !== undefined;) {
-    const list: { items: unknown[]; metadata?: { continue?: string } } = await env.client.list(Kinds.ServerlessApp, namespace, { limit: LIST_PAGE, ...(page ? { continue: page } : {}) });
+    const list: { items: unknown[]; metadata?: { continue?: string } } = await env.client.list(Kinds.ServerlessApp, namespace, { limit: LIST_PAGE_SIZE, ...(page ? { continue: page } : {}) });
     items += list.items.length;
     page = list.metadata?.continue || undefined;
   }

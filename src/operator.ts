@@ -59,6 +59,7 @@ export async function createOperator(kc: KubeConfigSource, config: OperatorConfi
   const cacheScope = await detectCacheScope(manager.client, config.modelCacheScope, deps.logger);
   deps.logger.info('settings', { inPlaceBounds, cacheScope, knativeVisibility: config.knativeVisibility, namespaces: config.namespaces });
   const policy = validationPolicy(config);
+  const clusterLocal = config.knativeVisibility === 'cluster-local';
   const appEvents = appInformer(manager);
   const share = namespaceShare(manager, config, appEvents);
   // Reading a tenant's objects is its namespace's work too: a label storm on large apps pays from its own share.
@@ -74,7 +75,7 @@ export async function createOperator(kc: KubeConfigSource, config: OperatorConfi
   });
   apps = new ServerlessAppReconciler(manager, {
     policy, warmupUrlTemplate: config.warmupUrlTemplate, route: routerFor(config.router, config.localGateway),
-    inPlaceBounds, clusterLocal: config.knativeVisibility === 'cluster-local', concurrency: config.concurrency, modelCacheScope: cacheScope,
+    inPlaceBounds, clusterLocal, concurrency: config.concurrency, modelCacheScope: cacheScope,
     ...(deps.warmupBackoffMs ? { warmupBackoffMs: deps.warmupBackoffMs } : {}),
     warmupSlots: { perNamespace: config.budgets.warmupsPerNamespace, total: config.budgets.concurrentWarmups },
     analysisSlots: { perNamespace: config.budgets.analysesPerNamespace, total: config.budgets.concurrentAnalyses },
@@ -83,7 +84,7 @@ export async function createOperator(kc: KubeConfigSource, config: OperatorConfi
   // Registers its controller with the manager: claims no app of their namespace names are released after the grace.
   new HostClaimReleaser(manager, { releaseAfterMs: config.hostClaimReleaseAfterMs, namespaces: config.namespaces });
   const caches = new ModelCacheReconciler(manager, { scope: cacheScope, nodeGroup: config.modelCacheNodeGroup, policy: { maxModelSizeBytes: policy.maxModelSizeBytes, allowedStorageUriPrefixes: policy.allowedStorageUriPrefixes, maxModelCacheBytesPerNamespace: policy.maxModelCacheBytesPerNamespace }, quota: cacheQuota, admissionOf: (app) => apps!.admissionOf(app), share });
-  const enforced: EnforcedSettings = { policy, localGateway: config.localGateway, router: config.router, inPlaceBounds, clusterLocal: config.knativeVisibility === 'cluster-local', cacheScope };
+  const enforced: EnforcedSettings = { policy, localGateway: config.localGateway, router: config.router, inPlaceBounds, clusterLocal, cacheScope };
   const policyNamespace = config.leaderElectionNamespace;
   // For `kubectl sapp plan`: the policy this process enforces, published by the leader only (a standby
   // writes nothing). Without it the plan falls back to the Deployment's flags, and says so.

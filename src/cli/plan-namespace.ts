@@ -12,7 +12,7 @@ import { HostClaims } from '../controllers/host-claims.ts';
 import { overlaps } from '../planner/host-claims.ts';
 import { ModelCacheQuota } from '../controllers/model-cache-quota.ts';
 import { NamespaceBudgets } from '../controllers/budgets.ts';
-import type { HostVerdict } from '../planner/reconcile.ts';
+import type { HostVerdict } from '../planner/admission.ts';
 import type { CacheScope } from '../render/local-model-cache.ts';
 
 /** What was read beside the app; each absent when it could not be read (the plan then notes what it did not check). */

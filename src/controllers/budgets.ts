@@ -20,11 +20,11 @@ export class NamespaceBudgets {
   /** The budgets `app` exceeds. */
   problems(app: ServerlessApp): SpecProblem[] {
     const cache = this.#cache.problem(app);
-    return [...(cache ? [cache] : []), ...this.besideCache(app)];
+    return [...(cache ? [cache] : []), ...this.problemsButModelCache(app)];
   }
 
   /** The budgets `app` exceeds other than the model cache's: what decides whether it counts against that one. */
-  besideCache(app: ServerlessApp): SpecProblem[] {
+  problemsButModelCache(app: ServerlessApp): SpecProblem[] {
     return [this.#hosts?.problem(app)].filter((p) => p !== undefined);
   }
 }

@@ -172,7 +172,7 @@ export class ServerlessAppReconciler {
 
   /** As admissionOf but for the model cache's budget: what that budget asks (an app refused for any other reason holds none of it). */
   admissionButForCacheBudget(app: ServerlessApp): AdmissionObservation {
-    return this.admissionWith(app, this.budgets.besideCache(app));
+    return this.admissionWith(app, this.budgets.problemsButModelCache(app));
   }
 
   private admissionWith(app: ServerlessApp, budgets: SpecProblem[]): AdmissionObservation {

@@ -9,7 +9,7 @@ import { invalidSpecStatus } from './status.ts';
 import type { WorkloadSummary } from './workloads.ts';
 
 // Every phase of the rollout machine, every failure and every spec problem, read as the status
-// contract (/tmp/sess/STATUS-CONTRACT.md, issue 33) says: Ready, Reconciling, Stalled, Paused.
+// contract (issue 33; readiness.ts, and status.conditions in the CRD) says: Ready, Reconciling, Stalled, Paused.
 
 const NOW = new Date('2026-11-23T10:00:00Z');
 const V1 = { version: 'v1', revision: 'shop-1' };
@@ -176,24 +176,24 @@ describe('the status contract over generated rollouts (never Reconciling and Sta
   const desired = [V1, V2];
   const total = rollouts.length * candidates.length * progress.length * traffic.length * rejections.length * desired.length * 4;
   it(`holds for each of ${total} generated rollouts: Ready True exactly when neither is, a Stalled app not Ready, a failed or aborted rollout Stalled`, () => {
-  let count = 0;
-  for (const rollout of rollouts) for (const candidate of candidates) for (const canary of progress) for (const t of traffic) for (const rejected of rejections) for (const d of desired) for (const warm of [true, false]) for (const stableReady of [true, false]) {
-    const c: Case = {
-      ...(rollout ? { rollout } : {}), ...(canary ? { canary } : {}), traffic: t,
-      input: { desired: d, revisions: [revision(V1, { ready: stableReady }), candidate], isWarm: (v) => warm || v === 'v1' },
-      ...(rejected ? { reading: { rejected } } : {}),
-    };
-    const { phase, conditions } = read(c);
-    const s = said(conditions);
-    const where = `${JSON.stringify(c)} (${phase}): ${JSON.stringify(s)}`;
-    count++;
-    if (s.Reconciling && s.Stalled) assert.fail(`Reconciling and Stalled together: ${where}`);
-    if ((s.Ready?.startsWith('True ')) !== (!s.Reconciling && !s.Stalled)) assert.fail(`Ready True exactly when neither is: ${where}`);
-    if (s.Stalled && !s.Ready?.startsWith('False ')) assert.fail(`a Stalled app is not Ready: ${where}`);
-    if (s.Stalled && s.Stalled.slice(5) !== s.Ready!.slice(6)) assert.fail(`Ready says Stalled's reason: ${where}`);
-    if ((phase === 'Failed' || phase === 'Aborted') && !s.Stalled) assert.fail(`a failed or aborted rollout is Stalled: ${where}`);
-    if (s.Paused && !rollout?.paused) assert.fail(`Paused only while rollout.paused: ${where}`);
-  }
-  assert.equal(count, total);
+    let count = 0;
+    for (const rollout of rollouts) for (const candidate of candidates) for (const canary of progress) for (const t of traffic) for (const rejected of rejections) for (const d of desired) for (const warm of [true, false]) for (const stableReady of [true, false]) {
+      const c: Case = {
+        ...(rollout ? { rollout } : {}), ...(canary ? { canary } : {}), traffic: t,
+        input: { desired: d, revisions: [revision(V1, { ready: stableReady }), candidate], isWarm: (v) => warm || v === 'v1' },
+        ...(rejected ? { reading: { rejected } } : {}),
+      };
+      const { phase, conditions } = read(c);
+      const s = said(conditions);
+      const where = `${JSON.stringify(c)} (${phase}): ${JSON.stringify(s)}`;
+      count++;
+      if (s.Reconciling && s.Stalled) assert.fail(`Reconciling and Stalled together: ${where}`);
+      if ((s.Ready?.startsWith('True ')) !== (!s.Reconciling && !s.Stalled)) assert.fail(`Ready True exactly when neither is: ${where}`);
+      if (s.Stalled && !s.Ready?.startsWith('False ')) assert.fail(`a Stalled app is not Ready: ${where}`);
+      if (s.Stalled && s.Stalled.slice(5) !== s.Ready!.slice(6)) assert.fail(`Ready says Stalled's reason: ${where}`);
+      if ((phase === 'Failed' || phase === 'Aborted') && !s.Stalled) assert.fail(`a failed or aborted rollout is Stalled: ${where}`);
+      if (s.Paused && !rollout?.paused) assert.fail(`Paused only while rollout.paused: ${where}`);
+    }
+    assert.equal(count, total);
   });
 });

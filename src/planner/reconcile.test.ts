@@ -89,7 +89,7 @@ describe('planReconcile', () => {
     assert.match(findCondition(r.status.conditions, 'Ready')!.message, /spec\.ingress\.gateways\[0\]/);
   });
 
-  it('Large apps crash the operator for everyone: an app whose spec the cache kept unparsed for its size is refused on spec, touching no child', () => {
+  it('refuses on spec, touching no child, an app whose spec the cache kept unparsed for its size (finding: large apps crash the operator)', () => {
     const app: ServerlessApp = { ...containerApp(), spec: {} as ServerlessApp['spec'], specTooLarge: { bytes: 1_344_926, limit: 65_536 } };
     const p = planReconcile(observe(app));
     const r = p.report({ operations: [] });

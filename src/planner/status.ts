@@ -127,7 +127,6 @@ export interface StatusInput {
 
 const MAX_SERVER_MESSAGE = 400;
 
-
 /** The server's message, trimmed: Knative's refusals quote whole diffs. */
 function trimmed(message: string): string {
   const flat = message.replace(/\s+/g, ' ').trim();

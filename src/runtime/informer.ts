@@ -78,7 +78,8 @@ interface WatchError {
   reason?: string;
 }
 
-const LIST_PAGE_SIZE = 500;
+/** Objects per LIST page. */
+export const LIST_PAGE_SIZE = 500;
 /** A watch that ends this soon without a single event is a failure, not a normal close (client-go's "very short watch"). */
 const SHORT_WATCH_MS = 1_000;
 const noopLogger: Logger = createLogger({ silent: true });

@@ -56,7 +56,7 @@ export function decodeObject<T extends { metadata?: Meta }>(bytes: Buffer, cache
   if (metaBytes === undefined) return { obj: parseBytes(bytes) as T, unchanged: false };
   const meta = (projection ? projectMetadata(metaBytes, projection) : parseBytes(metaBytes)) as Meta;
   const cached = cachedOf(meta);
-  if (cached !== undefined && meta.resourceVersion !== undefined && cached.metadata?.resourceVersion === meta.resourceVersion) return { obj: cached, unchanged: true };
+  if (cached !== undefined && holdsVersion(cached, meta)) return { obj: cached, unchanged: true };
   const sameSpec = projection !== undefined && cached !== undefined && meta.generation !== undefined
     && cached.metadata?.uid === meta.uid && cached.metadata?.generation === meta.generation && 'spec' in cached && !('specTooLarge' in cached);
   const obj: Record<string, unknown> = {};
@@ -84,9 +84,14 @@ function decodeSmall<T extends { metadata?: Meta }>(bytes: Buffer, cachedOf: (me
   const meta = obj.metadata;
   if (meta === undefined) return { obj, unchanged: false };
   const cached = cachedOf(meta);
-  if (cached !== undefined && meta.resourceVersion !== undefined && cached.metadata?.resourceVersion === meta.resourceVersion) return { obj: cached, unchanged: true };
+  if (cached !== undefined && holdsVersion(cached, meta)) return { obj: cached, unchanged: true };
   if (projection) obj.metadata = Object.fromEntries(projection.metadata.filter((k) => k in meta).map((k) => [k, meta[k]]));
   return { obj, unchanged: false };
+}
+
+/** Whether the cache's copy is the version `meta` names: a relist or a repeated event, nothing to parse. */
+function holdsVersion(cached: { metadata?: Meta }, meta: Meta): boolean {
+  return meta.resourceVersion !== undefined && cached.metadata?.resourceVersion === meta.resourceVersion;
 }
 
 function projectMetadata(bytes: Buffer, projection: Projection): Record<string, unknown> {

@@ -76,7 +76,7 @@ describe('pod metadata the platform allows', () => {
   });
 });
 
-describe('`prometheus.io/*` is allowed by default: keys other systems read as who a pod is are not, under the default allow-list', () => {
+describe('the default allow-list refuses the keys other systems read as who a pod is', () => {
   // Through the operator's whole validation with the platform's defaults (config.ts: DEFAULT_ALLOWED_POD_METADATA_KEYS).
   const policy = { allowedGateways: [], allowedPodMetadataKeys: [...DEFAULT_ALLOWED_POD_METADATA_KEYS] };
   const withMetadata = (podLabels: Record<string, string>, podAnnotations: Record<string, string>) =>
@@ -88,7 +88,7 @@ describe('`prometheus.io/*` is allowed by default: keys other systems read as wh
       ['spec.container.podAnnotations["prometheus.io/scrape"]', 'spec.container.podAnnotations["prometheus.io/port"]', 'spec.container.podAnnotations["prometheus.io/path"]']);
   });
 
-  it('Selector labels by name: refuses app.kubernetes.io/instance and component, which other stacks select their pods by; admits version', () => {
+  it('refuses app.kubernetes.io/instance and component, which other stacks select their pods by; admits version', () => {
     assert.deepEqual(refused(withMetadata({ 'app.kubernetes.io/instance': 'kube-prometheus-stack', 'app.kubernetes.io/component': 'prometheus', 'app.kubernetes.io/version': '1.4.0' }, {})),
       ['spec.container.podLabels["app.kubernetes.io/instance"]', 'spec.container.podLabels["app.kubernetes.io/component"]']);
   });

@@ -407,4 +407,3 @@ export interface ServerlessApp {
   /** Never sent: the operator's cache sets it on an app whose spec was past MAX_APP_SPEC_BYTES, kept unparsed (spec is then empty). */
   specTooLarge?: { bytes: number; limit: number };
 }
-

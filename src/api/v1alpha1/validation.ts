@@ -284,7 +284,8 @@ export function validateApp(app: ServerlessApp, policy: ValidationPolicy): SpecP
     policyHash = sha256(canonicalJson(policy));
     policyHashes.set(policy, policyHash);
   }
-  const key = sha256(`${app.metadata.namespace}\u0000${policyHash}\u0000${spec}`);
+  // Cached within the app's namespace, which the verdict depends on too ({namespace} in host suffixes and storage URI prefixes).
+  const key = sha256(`${policyHash}\u0000${spec}`);
   let problems = validated.get(app.metadata.namespace, key);
   if (!problems) {
     problems = checkApp(app, policy);
