@@ -7,7 +7,8 @@ import { MAX_APP_SPEC_BYTES, type ServerlessApp } from '../api/v1alpha1/serverle
 import type { UnservedKinds } from '../planner/data-plane.ts';
 import type { ReconcileObservation } from '../planner/reconcile.ts';
 import { revisionApp, revisionsSelector, slimRevision, type Revision } from '../planner/revisions.ts';
-import { appRoutes, type Route } from '../planner/route.ts';
+import { routedHosts } from '../planner/admission.ts';
+import { appRoutes, type AppRoutes, type Route } from '../planner/route.ts';
 import type { Workload, WorkloadObject } from '../planner/workloads.ts';
 import { MANAGED_SELECTOR } from '../util/managed-by.ts';
 import { keepAppliedFields } from '../runtime/apply.ts';
@@ -19,7 +20,7 @@ import { Kinds, type ResourceKind } from '../util/kinds.ts';
 import { ownedBy } from './children.ts';
 import { routingManager } from '../planner/write-rules.ts';
 import { unservedKinds } from './data-plane.ts';
-import { objectKey } from '../util/object-key.ts';
+import { objectKey, type ObjectRef } from '../util/object-key.ts';
 
 /**
  * The cache of the operator's children of `kind` (ours by label): one definition for every controller
@@ -80,6 +81,21 @@ export class AppCaches {
     for (const i of [this.services, this.inferenceServices, this.virtualServices, ...(this.httpRoutes ? [this.httpRoutes] : []), this.revisions]) i.onServedChange(() => controller.enqueueAll());
   }
 
+  /** Whether any of the app's routes (ours, ours before 0.2, the retired router's) carries `host`, as the caches hold them. */
+  servesHost(app: ObjectRef, host: string, route: Route): boolean {
+    const { live, legacy, retired } = this.routesOf({ metadata: app } as Pick<ServerlessApp, 'metadata'>, route);
+    return [live, legacy, retired].some((r) => r !== undefined && routedHosts(r).includes(host));
+  }
+
+  /** Calls `fn` with every route of ours added, changed (before and after) or deleted. */
+  onRouteChange(fn: (route: WorkloadObject) => void): void {
+    for (const i of [this.virtualServices, ...(this.httpRoutes ? [this.httpRoutes] : [])]) {
+      i.on('add', fn);
+      i.on('update', (r: WorkloadObject, old?: WorkloadObject) => { fn(r); if (old) fn(old); });
+      i.on('delete', fn);
+    }
+  }
+
   unserved(): UnservedKinds {
     return unservedKinds({ knative: [this.services, this.revisions], kserve: [this.inferenceServices], istio: [this.virtualServices], gatewayApi: this.httpRoutes ? [this.httpRoutes] : [] });
   }
@@ -87,14 +103,19 @@ export class AppCaches {
   /** The app's workloads of both kinds, its revisions and routes, as the caches hold them. */
   children(app: ServerlessApp, kinds: { knative: Workload; kserve: Workload }, route: Route): Pick<ReconcileObservation, 'knative' | 'kserve' | 'revisions' | 'routes'> {
     const { namespace, name } = app.metadata;
-    // Ours by label (MANAGED_SELECTOR), so never another's route of the same name.
-    const routes = appRoutes(route, app, (kind, routeName) => (kind === Kinds.HTTPRoute ? this.httpRoutes : this.virtualServices)?.get(namespace, routeName));
+    const routes = this.routesOf(app, route);
     return {
       knative: { workload: kinds.knative, ...optional('live', this.services.get(namespace, name)) },
       kserve: { workload: kinds.kserve, ...optional('live', this.inferenceServices.get(namespace, name)) },
       revisions: this.revisions.byIndex(objectKey(namespace, name)),
       routes,
     };
+  }
+
+  private routesOf(app: Pick<ServerlessApp, 'metadata'>, route: Route): AppRoutes {
+    const { namespace } = app.metadata;
+    // Ours by label (MANAGED_SELECTOR), so never another's route of the same name.
+    return appRoutes(route, app, (kind, routeName) => (kind === Kinds.HTTPRoute ? this.httpRoutes : this.virtualServices)?.get(namespace, routeName));
   }
 }
 

@@ -120,6 +120,22 @@ describe('HostClaims', () => {
     assert.deepEqual(hosts.problems(second), []);
   });
 
+  it('within a namespace, an older app\'s edit naming a host a newer app serves is refused, and the newer app keeps it', () => {
+    const serving = new Set(['team-b/newer shop.example.com']);
+    const hosts = new HostClaims(new FakeClaims().informer, (a, host) => serving.has(`${a.namespace}/${a.name} ${host}`));
+    const older = app('team-b', 'older', '2026-11-01T00:00:00Z', ['older.example.com', 'shop.example.com']);
+    const newer = app('team-b', 'newer', '2026-11-02T00:00:00Z', ['shop.example.com']);
+    hosts.setApp(newer);
+    assert.deepEqual(hosts.setApp(older).map((r) => r.name), ['newer'], 'the app serving the host looks again');
+    assert.deepEqual(hosts.problems(newer), [], 'the serving app keeps its host');
+    assert.deepEqual(hosts.problems(older), [{ reason: 'HostConflict', field: 'spec.ingress.hosts[1]', message: 'host shop.example.com is already routed by ServerlessApp newer in this namespace; a host belongs to one app (remove it there first)' }]);
+    // The newer app's route stops carrying the host (withdrawn by the platform, or the app let it go): the first by creation routes it.
+    serving.clear();
+    assert.deepEqual(hosts.appsNaming('team-b', ['SHOP.example.com']).map((r) => r.name).sort(), ['newer', 'older'], 'a route change looks at the apps naming its hosts');
+    assert.deepEqual(hosts.problems(older), []);
+    assert.match(hosts.problems(newer)[0]!.message, /routed by ServerlessApp older in this namespace/);
+  });
+
   it('refuses an exact host that starts with the label reserved for wildcard claims', () => {
     const { hosts } = setup();
     const a = app('team-b', 'a', '2026-11-01T00:00:00Z', ['shop.example.com', 'wc--any.example.com']);

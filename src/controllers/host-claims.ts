@@ -4,8 +4,10 @@
 // use it (see api/v1alpha1/hostclaim.ts). An app claims its hosts only once it
 // is valid, so a spec the policy refuses never takes a host from anyone, and
 // a refused app never affects the namespace that holds the host. Within a
-// namespace, the first app by creation time routes a host (a matter for one
-// team, kept in memory). Conflict messages never name another namespace.
+// namespace, the app whose route carries a host keeps it, and another app's
+// edit naming it is refused; when no app serves it, the first by creation time
+// routes it (a matter for one team, read from the caches). Conflict messages
+// never name another namespace.
 // Everything is read from caches (the HostClaim informer and the apps'
 // events) and indexed by host, so a check is a few map lookups.
 
@@ -16,7 +18,7 @@ import type { Request } from '../runtime/controller.ts';
 import type { HostVerdict } from '../planner/reconcile.ts';
 import type { ClaimEvents } from './host-claim-budget.ts';
 import { earlierHolder, HostIndex, hostsNamedBy, judgeHost, type AppHosts, type ClaimRecord } from '../planner/host-claims.ts';
-import { objectKey } from '../util/object-key.ts';
+import { objectKey, type ObjectRef } from '../util/object-key.ts';
 
 
 function record(c: HostClaim): ClaimRecord {
@@ -36,10 +38,15 @@ export class HostClaims {
   /** Hosts apps name -> app keys ("namespace/name"). */
   readonly #appIndex = new HostIndex<string>();
   readonly #apps = new Map<string, AppHosts>();
+  readonly #serves: (app: ObjectRef, host: string) => boolean;
 
-  /** `claims`: the HostClaim informer (or, in kubectl sapp plan, the claims it read). */
-  constructor(claims: ClaimEvents) {
+  /**
+   * `claims`: the HostClaim informer (or, in kubectl sapp plan, the claims it read). `serves`: whether
+   * the app's route (as the caches hold it) carries the host; without it no app is taken as serving.
+   */
+  constructor(claims: ClaimEvents, serves: (app: ObjectRef, host: string) => boolean = () => false) {
     this.#claims = claims;
+    this.#serves = serves;
     claims.on('add', (c) => this.#claimIndex.add(c.spec.host, c.metadata.name));
     claims.on('update', (c, old) => {
       if (old) this.#claimIndex.delete(old.spec.host, old.metadata.name);
@@ -71,9 +78,16 @@ export class HostClaims {
     return this.#requests(this.#appIndex.overlapping(claim.spec.host));
   }
 
+  /** The apps of `namespace` naming any of `hosts`: a route that starts or stops carrying one may change who holds it. */
+  appsNaming(namespace: string, hosts: string[]): Request[] {
+    const keys = new Set(hosts.map(normaliseHost).flatMap((h) => this.#appIndex.overlapping(h)));
+    return this.#requests([...keys].filter((k) => this.#apps.get(k)?.namespace === namespace));
+  }
+
   /**
    * What stops `app` from routing its hosts before any claim is made: a host
-   * that cannot be claimed, or one an earlier app of its own namespace routes.
+   * that cannot be claimed, or one another app of its own namespace holds
+   * (planner/host-claims.ts earlierHolder: the one serving it, else the first).
    */
   problems(app: ServerlessApp): SpecProblem[] {
     const { namespace, name } = app.metadata;
@@ -81,7 +95,7 @@ export class HostClaims {
     return hostClaims(app).flatMap((host): SpecProblem[] => {
       const why = unclaimableHost(host);
       if (why) return [{ reason: 'HostNotAllowed', field: fieldOf(app, host), message: why }];
-      const holder = earlierHolder(host, me, this.#appIndex.overlapping(host).map((k) => this.#apps.get(k)!));
+      const holder = earlierHolder(host, me, this.#appIndex.overlapping(host).map((k) => this.#apps.get(k)!), (a, h) => this.#serves(a, h));
       return holder ? [{ reason: 'HostConflict', field: fieldOf(app, host), message: `host ${host} is already routed by ServerlessApp ${holder.name} in this namespace; a host belongs to one app (remove it there first)` }] : [];
     });
   }

@@ -10,7 +10,7 @@
 import type { HostClaim } from '../api/v1alpha1/hostclaim.ts';
 import { MODEL_CACHED, type ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import type { SpecProblem, ValidationPolicy } from '../api/v1alpha1/validation.ts';
-import type { AdmissionObservation } from '../planner/admission.ts';
+import { routedHosts, type AdmissionObservation } from '../planner/admission.ts';
 import type { Farewell, Report } from '../planner/plan.ts';
 import { leaving, nextLookMs, planApp, type AppObservation } from '../planner/reconcile.ts';
 import type { Route } from '../planner/route.ts';
@@ -77,7 +77,8 @@ export class ServerlessAppReconciler {
     this.status = new StatusWriter(mgr.client, { othersConditions: [MODEL_CACHED] });
     this.children = new ChildWriter(mgr.client);
     const claims = mgr.informer<HostClaim>(Kinds.HostClaim);
-    this.hosts = new HostClaims(claims);
+    // Within a namespace the app serving a host keeps it: read from the route caches.
+    this.hosts = new HostClaims(claims, (a, host) => this.caches.servesHost(a, host, this.route));
     this.budgets = new NamespaceBudgets(o.cacheQuota, claims, o.policy.maxHostClaimsPerNamespace);
     this.metrics = new RolloutMetrics(mgr.metrics.registry);
     this.kinds = { knative: knativeWorkload(o.inPlaceBounds, o.clusterLocal), kserve: kserveWorkload(o.inPlaceBounds, o.clusterLocal) };
@@ -111,6 +112,8 @@ export class ServerlessAppReconciler {
       if (old && this.status.behind(old) && !this.status.behind(a)) this.controller.enqueue({ namespace: a.metadata.namespace, name: a.metadata.name });
     });
     this.apps.on('delete', (a) => recheck(charged(a, () => this.hosts.deleteApp(a))));
+    // A route that starts or stops carrying a host can change which app of its namespace holds it.
+    this.caches.onRouteChange((r) => recheck(this.hosts.appsNaming(r.metadata.namespace ?? '', routedHosts(r))));
     o.cacheQuota.onChange((keys) => recheck(keys.map(splitKey)));
     mgr.add(this.controller);
   }

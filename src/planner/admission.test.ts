@@ -196,6 +196,42 @@ describe('admission: what the platform revokes is withdrawn', () => {
     assert.equal(kept?.lastTransitionTime, findCondition(withdrawnStatus.conditions, ROUTE_WITHDRAWN)!.lastTransitionTime);
   });
 
+  it('a withdrawal whose status write is refused as stale (409) is still reported: the next pass, its route gone, writes RouteWithdrawn and announces it once', () => {
+    const served = { ...app, status: { phase: 'Stable' as const, versions: { stable: { version: 'a1b2c3d4e5', ready: true, warm: true } } } };
+    const revoked = { allowedGateways: ['istio-system/internal'] };
+    const first = planReconcile(observe(served, { ...serving, policy: revoked }));
+    assert.deepEqual(ops(first), ['remove route']);
+    const lost = first.report({ operations: [{ op: first.operations[0]!, outcome: 'removed' }] });
+    // The write was refused: planned again from the fresh app, whose status does not say it, and the route gone.
+    const again = planReconcile(observe(served, { ...serving, routes: {}, policy: revoked }));
+    assert.deepEqual(ops(again), []);
+    const report = again.report({ operations: [] });
+    const withdrawn = findCondition(report.status.conditions, ROUTE_WITHDRAWN);
+    assert.deepEqual([withdrawn?.status, withdrawn?.reason, withdrawn?.message], ['True', 'GatewayNotAllowed', findCondition(lost.status.conditions, ROUTE_WITHDRAWN)!.message], 'the same condition the lost write carried');
+    assert.deepEqual(report.eventsFor(true).filter((e) => e.reason === ROUTE_WITHDRAWN).length, 1, 'announced with the write that records it');
+    // Recorded: later passes (an edit moving the generation) neither announce it again nor move its transition time.
+    const recorded = { ...served, metadata: { ...served.metadata, generation: 3 }, status: report.status };
+    const later = planReconcile(observe(recorded, { ...serving, routes: {}, policy: revoked, now: new Date('2030-01-01T00:00:00Z') })).report({ operations: [] });
+    assert.deepEqual(later.eventsFor(true).map((e) => e.reason), ['GatewayNotAllowed']);
+    assert.equal(findCondition(later.status.conditions, ROUTE_WITHDRAWN)?.lastTransitionTime, withdrawn!.lastTransitionTime);
+  });
+
+  it('an app that never served, refused for a gateway the platform does not allow, has nothing withdrawn', () => {
+    const report = planReconcile(observe(app, { policy: { allowedGateways: [] } })).report({ operations: [] });
+    assert.equal(findCondition(report.status.conditions, ROUTE_WITHDRAWN), undefined);
+    assert.deepEqual(report.eventsFor(true).map((e) => e.reason), ['GatewayNotAllowed']);
+  });
+
+  it('a host another app of the same namespace holds withdraws nothing: only the platform revokes (a bad edit never takes down what runs)', () => {
+    const taken = [problem('HostConflict', 'spec.ingress.hosts[1]')];
+    const plan = planReconcile(observe(app, { ...serving, hosts: { ...noHostIssues, problems: taken } }));
+    assert.deepEqual(ops(plan), []);
+    assert.equal(findCondition(plan.report({ operations: [] }).status.conditions, 'Ready')?.reason, 'HostConflict');
+    assert.equal(findCondition(plan.report({ operations: [] }).status.conditions, ROUTE_WITHDRAWN), undefined);
+    // The same host claimed by another namespace: the platform's decision, withdrawn.
+    assert.deepEqual(ops(planReconcile(observe(app, { ...serving, hosts: { ...noHostIssues, problems: taken, conflicts: [problem('HostConflict', 'spec.ingress.hosts[1]')] } }))), ['remove route']);
+  });
+
   it('served again: the route is back and RouteWithdrawn goes', () => {
     const withdrawnStatus = planReconcile(observe(app, { ...serving, policy: { allowedGateways: [] } })).report({ operations: [] }).status;
     const again = planReconcile(observe({ ...app, status: withdrawnStatus }));

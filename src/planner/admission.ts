@@ -12,14 +12,16 @@
 //   never admitted therefore has none. One that was serving and whose edit is
 //   refused keeps what runs (workload and route as last written: a tenant's bad
 //   edit never takes down what runs), with two exceptions: a route carrying a
-//   gateway or host the platform no longer lets it use is withdrawn
-//   (revokedRoutes: the platform's policy is not the tenant's to keep), and its
+//   gateway or host the platform no longer lets it use, or a host another
+//   namespace's claim holds, is withdrawn (revokedBy: the platform's policy is
+//   not the tenant's to keep; a host another app of the same namespace serves
+//   never withdraws anything, see planner/reconcile.ts), and its
 //   node model cache goes (a refused app holds no cache budget, so it holds no
 //   cache disk either).
 
 import type { HostClaim } from '../api/v1alpha1/hostclaim.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
-import { validateApp, type SpecProblem, type ValidationPolicy } from '../api/v1alpha1/validation.ts';
+import { normaliseHost, validateApp, type SpecProblem, type ValidationPolicy } from '../api/v1alpha1/validation.ts';
 import { missingDataPlane, type UnservedKinds } from './data-plane.ts';
 import type { Route } from './route.ts';
 
@@ -70,7 +72,10 @@ export function admitted(o: AdmissionObservation): boolean {
   return admission(o).verdict === 'admitted';
 }
 
-/** Reasons that take a gateway or host from an app whatever its own edit: the platform's policy, or another's claim. */
+/**
+ * Reasons that take a gateway or host from an app whatever its own edit: the platform's policy, or another
+ * namespace's claim (HostConflict from a host the app's own namespace settles revokes nothing: reconcile.ts).
+ */
 export const REVOKING_REASONS: ReadonlySet<string> = new Set(['GatewayNotAllowed', 'HostNotAllowed', 'HostConflict']);
 
 /** The live route's spec, as either router writes it (a VirtualService's gateways and hosts, an HTTPRoute's parentRefs and hostnames). */
@@ -90,6 +95,12 @@ function namedValue(app: ServerlessApp, field: string): { gateway: string } | { 
   return m[1] === 'gateways' ? { gateway: value } : { host: value };
 }
 
+/** The hosts `live` routes for, normalised: a VirtualService's hosts or an HTTPRoute's hostnames. */
+export function routedHosts(live: { spec?: unknown }): string[] {
+  const spec = (live.spec ?? {}) as RouteSpec;
+  return [...(spec.hosts ?? []), ...(spec.hostnames ?? [])].map(normaliseHost);
+}
+
 /** Whether `live` routes through the gateway or for the host `named`. */
 function carries(live: { metadata: { namespace?: string }; spec?: unknown }, named: { gateway: string } | { host: string }): boolean {
   const spec = (live.spec ?? {}) as RouteSpec;
@@ -107,8 +118,12 @@ function carries(live: { metadata: { namespace?: string }; spec?: unknown }, nam
 export function revokedBy(app: ServerlessApp, problems: SpecProblem[], live: { metadata: { namespace?: string }; spec?: unknown } | undefined): SpecProblem[] {
   if (!live) return [];
   return problems.filter((p) => {
-    if (!REVOKING_REASONS.has(p.reason)) return false;
-    const named = namedValue(app, p.field);
+    const named = revokes(app, p) ? namedValue(app, p.field) : undefined;
     return named !== undefined && carries(live, named);
   });
+}
+
+/** Whether `p` takes a gateway or host of the app's spec.ingress from it for a revoking reason. */
+export function revokes(app: ServerlessApp, p: SpecProblem): boolean {
+  return REVOKING_REASONS.has(p.reason) && namedValue(app, p.field) !== undefined;
 }

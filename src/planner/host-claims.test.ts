@@ -100,4 +100,20 @@ describe('host claim rules', () => {
     ];
     for (const [what, others, want] of cases) it(what, () => assert.equal(earlierHolder('shop.example.com', me, others)?.name, want));
   });
+
+  describe('earlierHolder: within a namespace, the app serving a host keeps it', () => {
+    const me = { namespace: 'a', name: 'shop', created: '2026-11-02T00:00:00Z' };
+    const other = (name: string, created: string): AppHosts => ({ namespace: 'a', name, created, hosts: ['shop.example.com'] });
+    const servedBy = (...names: string[]) => (a: { name: string }, host: string) => host === 'shop.example.com' && names.includes(a.name);
+    const cases: Array<[string, AppHosts[], string[], string | undefined]> = [
+      ['an older app whose edit names the host this app serves does not take it', [other('old', '2026-11-01T00:00:00Z')], ['shop'], undefined],
+      ['a younger app serving the host holds it against this older one', [other('young', '2026-11-03T00:00:00Z')], ['young'], 'young'],
+      ['an older app serving it holds it', [other('old', '2026-11-01T00:00:00Z')], ['old'], 'old'],
+      ['serving both: the first by creation', [other('old', '2026-11-01T00:00:00Z')], ['old', 'shop'], 'old'],
+      ['serving both, this one first by creation: this one', [other('young', '2026-11-03T00:00:00Z')], ['young', 'shop'], undefined],
+      ['served by none: the first by creation', [other('old', '2026-11-01T00:00:00Z')], [], 'old'],
+      ['of two, the one serving it, whatever their ages', [other('old', '2026-11-01T00:00:00Z'), other('young', '2026-11-03T00:00:00Z')], ['young'], 'young'],
+    ];
+    for (const [what, others, serving, want] of cases) it(what, () => assert.equal(earlierHolder('shop.example.com', me, others, servedBy(...serving))?.name, want));
+  });
 });

@@ -115,12 +115,19 @@ export function judgeHost(host: string, namespace: string, own: ClaimRecord | un
 export interface AppHosts { namespace: string; name: string; created: string; hosts: string[] }
 
 /**
- * The app of `app`'s namespace that routes `host` before it, among `others`: within a namespace a
- * host belongs to the first app by creation time, which this names (undefined: `app` may route it).
+ * The app of `app`'s namespace that routes `host` instead of it, among `others` (undefined: `app` may
+ * route it). Within a namespace a host belongs to the app that serves it now (its route carries the
+ * host: `serves`), so another app's edit that names the host is refused and takes nothing down; when
+ * none serves it, or more than one does, to the first by creation time. Every replica reaches the same
+ * answer from the same objects.
  */
-export function earlierHolder(host: string, app: Omit<AppHosts, 'hosts'>, others: AppHosts[]): AppHosts | undefined {
-  const [first] = others.filter((a) => a.namespace === app.namespace && a.name !== app.name && a.hosts.includes(host)).sort(byCreation);
-  return first && byCreation(first, app) < 0 ? first : undefined;
+export function earlierHolder(host: string, app: Omit<AppHosts, 'hosts'>, others: AppHosts[], serves: (a: Omit<AppHosts, 'hosts'>, host: string) => boolean = () => false): AppHosts | undefined {
+  const rivals = others.filter((a) => a.namespace === app.namespace && a.name !== app.name && a.hosts.includes(host));
+  if (!rivals.length) return undefined;
+  const ranked = [{ ...app, hosts: [host], serving: serves(app, host) }, ...rivals.map((a) => ({ ...a, serving: serves(a, host) }))]
+    .sort((a, b) => Number(b.serving) - Number(a.serving) || byCreation(a, b));
+  const first = ranked[0]!;
+  return first.name === app.name ? undefined : rivals.find((a) => a.name === first.name);
 }
 
 export interface ClaimUse {

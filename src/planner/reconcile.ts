@@ -17,7 +17,7 @@ import { isParked } from '../rollout/canary.ts';
 import { splitReachesCandidate } from '../render/traffic.ts';
 import { revisionBounds } from '../scaling/revision-bounds.ts';
 import { apiVersionOf, Kinds } from '../util/kinds.ts';
-import { admission, revokedBy, type AdmissionObservation } from './admission.ts';
+import { admission, revokedBy, revokes, type AdmissionObservation } from './admission.ts';
 import { decide, desiredWorkload, type Decision, type Observation } from './decide.ts';
 import { withStatusWrite, type ChildOperation, type Farewell, type Plan, type PlannedEvent, type Report } from './plan.ts';
 import { findCondition, setCondition } from '../util/conditions.ts';
@@ -101,26 +101,18 @@ export const ROUTE_WITHDRAWN = 'RouteWithdrawn';
  */
 function refusedPlan(o: ReconcileObservation, problems: SpecProblem[]): Plan {
   const { app, now } = o;
-  // Another namespace's claim revokes a host whatever else is wrong with the spec (admission lists conflicts only for an otherwise valid one).
-  const revoking = [...problems, ...o.hosts.conflicts.filter((c) => !problems.some((p) => p.field === c.field && p.reason === c.reason))];
+  const revoking = platformRevocations(o, problems);
   const withdrawals = withdrawnRoutes(o, revoking);
   let status = invalidSpecStatus(app, problems, now);
   const events: PlannedEvent[] = [{ type: 'Warning', reason: problems[0]!.reason, message: problems.map((p) => `${p.field}: ${p.message}`).join('; ') }];
-  if (withdrawals.length) {
-    const why = [...new Map(withdrawals.flatMap((w) => w.revoked).map((p) => [`${p.reason} ${p.field}`, p])).values()];
-    const message = `the platform no longer lets this app use ${why.map((p) => p.field).join(', ')} (${why.map((p) => p.message).join('; ')}): `
-      + `${withdrawals.map((w) => `${w.op.live!.kind} ${w.op.live!.metadata.name}`).join(', ')} withdrawn; the workload keeps serving at its own URL`;
-    status = { ...status, conditions: setCondition(status.conditions ?? [], { type: ROUTE_WITHDRAWN, status: 'True', reason: why[0]!.reason, message, observedGeneration: app.metadata.generation ?? 0 }, now) };
-    events.push({ type: 'Warning', reason: ROUTE_WITHDRAWN, message });
-  } else {
-    // Withdrawn by an earlier reconcile (the route's deletion brings this one): still withdrawn, as
-    // nothing is made for a refused app; it goes once the app is served again (planReconcile).
+  const withdrawn = routeWithdrawn(o, revoking, withdrawals);
+  if (withdrawn) {
     const before = findCondition(app.status?.conditions, ROUTE_WITHDRAWN);
-    if (before?.status === 'True' && !o.routes.live && !o.routes.legacy && !o.routes.retired) {
-      const { type, reason, message } = before;
-      const kept = setCondition([before], { type, status: 'True', reason, message, observedGeneration: app.metadata.generation ?? 0 }, now)[0]!;
-      status = { ...status, conditions: [...status.conditions ?? [], kept] };
-    }
+    const condition = setCondition(before ? [before] : [], { type: ROUTE_WITHDRAWN, status: 'True', ...withdrawn, observedGeneration: app.metadata.generation ?? 0 }, now)[0]!;
+    status = { ...status, conditions: [...status.conditions ?? [], condition] };
+    // Announced with the status write that first records it: a write refused as stale (409) announces
+    // nothing, and the next pass, its route already gone, derives the same condition and announces it then.
+    if (before?.status !== 'True') events.push({ type: 'Warning', reason: ROUTE_WITHDRAWN, message: withdrawn.message });
   }
   return {
     problems, operations: withdrawals.map((w) => w.op), effects: [],
@@ -130,6 +122,41 @@ function refusedPlan(o: ReconcileObservation, problems: SpecProblem[]): Plan {
       metrics: { phase: status.phase, windowChanges: [] },
     }),
   };
+}
+
+/**
+ * What of the refusal is the platform's to revoke: its policy (a gateway or host it no longer allows) and
+ * another namespace's claim on a host. A host another app of the same namespace routes is not: within a
+ * namespace, the app serving a host keeps it and one whose edit names it is refused
+ * (controllers/host-claims.ts), so a tenant's own edit never takes down another app's route.
+ */
+function platformRevocations(o: ReconcileObservation, problems: SpecProblem[]): SpecProblem[] {
+  // Another namespace's claim revokes a host whatever else is wrong with the spec (admission lists conflicts only for an otherwise valid one).
+  const own = problems.filter((p) => !(p.reason === 'HostConflict' && o.hosts.problems.includes(p)));
+  return [...own, ...o.hosts.conflicts.filter((c) => !own.some((p) => p.field === c.field && p.reason === c.reason))];
+}
+
+/**
+ * RouteWithdrawn, derived from what is observed rather than from what this pass deletes, so a later pass
+ * writes it if this one's status write is lost: True while the platform revokes a gateway or host of the
+ * spec's ingress and the app, which has served (a stable version), has no route left after this pass's
+ * withdrawals. Once withdrawn it stays True while the app is refused and has no route, whatever the
+ * reason now; it goes once the app is served again (planReconcile). Its message names no more than the
+ * spec and the route's own name, so every pass derives the same one.
+ */
+function routeWithdrawn(o: ReconcileObservation, revoking: SpecProblem[], withdrawals: Array<{ op: ChildOperation }>): { reason: string; message: string } | undefined {
+  const { app } = o;
+  const gone = new Set(withdrawals.map((w) => w.op.live));
+  const routeLeft = [o.routes.live, o.routes.legacy, o.routes.retired].some((r) => r !== undefined && !gone.has(r));
+  if (routeLeft) return undefined;
+  const why = [...new Map(revoking.filter((p) => revokes(app, p)).map((p) => [`${p.reason} ${p.field}`, p])).values()];
+  if (app.spec.ingress && why.length && (withdrawals.length || app.status?.versions?.stable)) {
+    const message = `the platform no longer lets this app use ${why.map((p) => p.field).join(', ')} (${why.map((p) => p.message).join('; ')}): `
+      + `${o.route.kind.kind} ${o.route.name(app)} withdrawn; the workload keeps serving at its own URL`;
+    return { reason: why[0]!.reason, message };
+  }
+  const before = findCondition(app.status?.conditions, ROUTE_WITHDRAWN);
+  return before?.status === 'True' ? { reason: before.reason, message: before.message } : undefined;
 }
 
 /** The app's routes (ours, ours before 0.2, the retired router's) that carry what `problems` revoke, each to remove. */

@@ -174,4 +174,41 @@ describe('EventRecorder', () => {
     assert.ok(client.calls.some((c) => (c.body['regarding'] as { namespace: string }).namespace === 'victim'), 'the victim\'s Event was written');
     assert.equal(client.calls.length + drops.length, 21, 'every event is written or counted as dropped');
   });
+
+  it('drops the Events of a leadership term that ended before they were written, cuts those in flight, and records again in the next term', async () => {
+    // An API server that holds every write until released, and honours the request's signal as the client does.
+    const posted: string[] = [];
+    const held: Array<() => void> = [];
+    const client = {
+      async create(_k: ResourceKind, obj: Record<string, unknown>, opts: { signal?: AbortSignal } = {}) {
+        await new Promise<void>((resolve, reject) => {
+          held.push(resolve);
+          opts.signal?.addEventListener('abort', () => reject(opts.signal!.reason));
+        });
+        posted.push(obj['reason'] as string);
+        return obj;
+      },
+    } as unknown as KubeClient;
+    const drops: string[] = [];
+    const recorder = new EventRecorder(client, { identity: 'pod-a', clock: new ManualClock(new Date('2026-03-01T10:00:00Z')), onDrop: (why) => drops.push(why) });
+    const object = (i: number) => ({ ...app, metadata: { ...app.metadata, name: `web-${i}`, uid: `u-${i}` } });
+    for (let i = 0; i < 10; i++) recorder.record(object(i), 'Normal', 'RolloutStarted', `canary on web-${i}`);
+    await Promise.resolve();
+    const inFlight = held.length;
+    assert.ok(inFlight >= 1 && inFlight < 10, `writes in flight (${inFlight}), the rest waiting`);
+
+    recorder.endTerm();
+    recorder.record(object(10), 'Warning', 'ApplyRejected', 'recorded by a reconcile on its way out');
+    for (const release of held) release();
+    await recorder.flush();
+    assert.deepEqual(posted, [], 'nothing of the ended term is posted');
+    assert.deepEqual(drops, Array(10 - inFlight + 1).fill('term_ended'), 'those waiting and the one recorded after the term ended, counted');
+
+    recorder.beginTerm();
+    recorder.record(object(0), 'Normal', 'RolloutStarted', 'canary on web-0');
+    await Promise.resolve();
+    held.at(-1)!();
+    await recorder.flush();
+    assert.deepEqual(posted, ['RolloutStarted'], 'the next term\'s Event is posted, though it repeats one the ended term never wrote');
+  });
 });

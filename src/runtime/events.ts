@@ -7,6 +7,9 @@
 // flooding etcd. Pending writes are queued per namespace and written
 // round-robin (fair-queue.ts), with a cap per namespace beside the global one:
 // one tenant's flood of Events neither delays nor crowds out another's.
+// Events belong to a leadership term: when it ends (the lease is lost), those
+// not yet written are dropped and those in flight cut, as the reconciles that
+// recorded them are; the new leader records its own.
 
 import type { KubeClient } from './client.ts';
 import { isNamespaceTerminating, isNotFound } from './client.ts';
@@ -38,8 +41,8 @@ const DROP_LOG_EVERY_MS = 60_000;
 /** Writers draining the queue at once: a burst of thousands of apps is written, not dropped. */
 const WRITERS = 4;
 
-/** Why an event was not written: the per-object spam filter, the pending queue was full, or the namespace's share of it. */
-export type DropReason = 'spam' | 'queue_full' | 'namespace_full';
+/** Why an event was not written: the per-object spam filter, the pending queue was full, the namespace's share of it, or the leadership term that recorded it ended. */
+export type DropReason = 'spam' | 'queue_full' | 'namespace_full' | 'term_ended';
 
 interface Series {
   namespace: string;
@@ -77,6 +80,8 @@ export class EventRecorder {
   private readonly maxPendingPerNamespace: number;
   /** Drops since the last log line about them, and when that was. */
   private dropped = { count: 0, loggedAt: -Infinity };
+  /** The leadership term's: aborted by endTerm(), which cuts the writes in flight; undefined between terms (nothing is recorded). */
+  private term: AbortController | undefined = new AbortController();
 
   constructor(client: KubeClient, opts: { identity: string; clock?: Clock; logger?: Logger; onDrop?: (why: DropReason, namespace: string) => void; maxPending?: number; maxPendingPerNamespace?: number }) {
     this.client = client;
@@ -96,12 +101,42 @@ export class EventRecorder {
     }
   }
 
+  /**
+   * The leadership term ends (the lease is lost): the Events not yet written are dropped and the writes in
+   * flight cut, and none is recorded until beginTerm(): the new leader records its own, and an Event
+   * posted after it took over would tell of a reconcile whose writes were cut.
+   */
+  endTerm(): void {
+    if (!this.term) return;
+    this.term.abort(new Error('leadership lost'));
+    this.term = undefined;
+    while (this.order.length > 0) {
+      const { namespace, name: key } = splitKey(this.order.shift());
+      const s = this.series.get(key);
+      // A series whose Event exists keeps it for a later repeat to join; one never written goes.
+      if (s?.name) s.written = s.count;
+      else this.series.delete(key);
+      this.onDrop?.('term_ended', namespace);
+    }
+    this.pending.clear();
+    this.pendingIn.clear();
+  }
+
+  /** A leadership term begins: Events are recorded again (a recorder starts in one). */
+  beginTerm(): void {
+    this.term ??= new AbortController();
+  }
+
   /** Resolves when every event recorded so far has been written (or given up on). */
   async flush(): Promise<void> {
     while (this.draining) await this.draining;
   }
 
   private enqueue(obj: KubernetesObject, type: EventType, reason: string, note: string, action: string): void {
+    if (!this.term) {
+      this.onDrop?.('term_ended', obj.metadata.namespace || 'default');
+      return;
+    }
     const now = this.clock.now();
     this.sweep(now);
     const namespace = obj.metadata.namespace || 'default';
@@ -212,10 +247,12 @@ export class EventRecorder {
   private async write(s: Series): Promise<void> {
     const count = s.count;
     const series = count > 1 ? { series: { count, lastObservedTime: microTime(s.lastSeen) } } : {};
+    const signal = this.term?.signal;
+    if (!signal) return;
     try {
       if (s.name) {
         try {
-          await this.client.mergePatch(Kinds.Event, s.namespace, s.name, series);
+          await this.client.mergePatch(Kinds.Event, s.namespace, s.name, series, { signal });
           s.written = count;
           return;
         } catch (err) {
@@ -224,13 +261,14 @@ export class EventRecorder {
         }
       }
       const name = `${s.regardingName.slice(0, 200)}.${this.uniqueSuffix()}`;
-      await this.client.create(Kinds.Event, { ...s.body, metadata: { name, namespace: s.namespace }, ...series });
+      await this.client.create(Kinds.Event, { ...s.body, metadata: { name, namespace: s.namespace }, ...series }, { signal });
       s.name = name;
       s.written = count;
     } catch (err) {
       // Best effort: a later repeat tries again; nothing propagates to the reconcile.
       s.written = count;
-      if (isNamespaceTerminating(err)) this.logger?.debug('event not written: namespace terminating', { reason: s.body['reason'] });
+      if (signal.aborted) this.logger?.debug('event not written: leadership lost', { reason: s.body['reason'] });
+      else if (isNamespaceTerminating(err)) this.logger?.debug('event not written: namespace terminating', { reason: s.body['reason'] });
       else this.logger?.warn('event not written', { reason: s.body['reason'], err });
     }
   }

@@ -121,6 +121,10 @@ describe('Manager, when its lease is lost in the middle of a slow write', () => 
       await waitFor('the lost leadership to be reported', () => lostAt, { timeoutMs: 5_000 });
       // Reported within a few renewals, while the write is still held: nothing waited for it.
       assert.ok(lostAt! - stolenAt < 2_000, `stopped ${Math.round(lostAt! - stolenAt)} ms after the lease was taken`);
+      // The term's Events end with it: one recorded now (a reconcile on its way out) is dropped and counted, never posted.
+      mgr.events.record({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'status-of-record', namespace: 'ns' } }, 'Normal', 'Written', 'by the old leader');
+      const dropped = (await mgr.metrics.registry.getSingleMetric('serverlessapp_events_dropped_total')!.get()).values.find((v) => v.labels['reason'] === 'term_ended')?.value;
+      assert.equal(dropped, 1);
       await waitFor('the write to be cut by its client', () => held.aborted, { timeoutMs: 5_000 });
       held.release();
       assert.equal(held.stored, false, 'the old leader\'s write is never stored');

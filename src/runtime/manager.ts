@@ -3,8 +3,9 @@
 // informer per (kind, selector), leader election, and an orderly shutdown.
 // Informers run on every replica so a standby has warm caches; controllers run
 // only on the leader. Losing the lease aborts what the controllers have in
-// flight and ends the process (a restarted pod is the simplest proof that two
-// leaders never reconcile at once); a graceful stop lets it finish first.
+// flight, drops the Events not yet written, and ends the process (a restarted
+// pod is the simplest proof that two leaders never reconcile at once); a
+// graceful stop lets it finish first.
 
 import { KubeClient } from './client.ts';
 import { systemClock, type TimerClock } from './clock.ts';
@@ -231,6 +232,7 @@ export class Manager {
   private startControllers(): void {
     if (this.state !== 'running' || this.leading) return;
     this.leading = true;
+    this.events.beginTerm();
     this.logger.info('starting controllers', { controllers: this.controllers.map((c) => c.name) });
     for (const c of this.controllers) c.start();
     for (const task of this.leaderTasks) void task();
@@ -246,6 +248,8 @@ export class Manager {
     if (!this.leading || this.state !== 'running') return;
     this.leading = false;
     this.logger.error('leader election lost: abandoning in-flight reconciles', { identity: this.identity });
+    // First, so that nothing the abandoned reconciles or effects record on their way out is posted either.
+    this.events.endTerm();
     for (const c of this.controllers) c.abandon();
     if (this.opts.onLostLeadership) return this.opts.onLostLeadership();
     await flushLogger(this.logger);

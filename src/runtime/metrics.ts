@@ -95,8 +95,8 @@ export class OperatorMetrics {
 
     this.leader = new Gauge({ name: 'leader_election_master_status', help: 'Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master', labelNames: ['name'], registers });
     this.restRequests = new Counter({ name: 'rest_client_requests_total', help: 'Number of HTTP requests, partitioned by status code, method, and host', labelNames: ['code', 'method', 'host'], registers });
-    this.eventsDropped = new Counter({ name: 'serverlessapp_events_dropped_total', help: 'Events not written: reason spam (more than 25 for one object, then one per 5 minutes, as client-go), queue_full (10,000 waiting) or namespace_full (the namespace\'s share waiting, --max-pending-events-per-namespace)', labelNames: ['reason'], registers });
-    for (const reason of ['spam', 'queue_full', 'namespace_full']) this.eventsDropped.inc({ reason }, 0);
+    this.eventsDropped = new Counter({ name: 'serverlessapp_events_dropped_total', help: 'Events not written: reason spam (more than 25 for one object, then one per 5 minutes, as client-go), queue_full (10,000 waiting), namespace_full (the namespace\'s share waiting, --max-pending-events-per-namespace) or term_ended (recorded in a leadership term that ended before they were written: the new leader records its own)', labelNames: ['reason'], registers });
+    for (const reason of ['spam', 'queue_full', 'namespace_full', 'term_ended']) this.eventsDropped.inc({ reason }, 0);
     this.reconcileSecondsByNamespace = new Counter({ name: 'serverlessapp_reconcile_seconds_total', help: 'Time spent reconciling objects of each namespace (the operator\'s share per tenant)', labelNames: ['controller', 'namespace'], registers });
     // With the reconcile time above: where a tenant's latency goes, waiting for a worker or in its reconciles.
     this.reconcilesByNamespace = new Counter({ name: 'serverlessapp_reconciles_total', help: 'Reconciles of objects of each namespace', labelNames: ['controller', 'namespace'], registers });
