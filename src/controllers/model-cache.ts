@@ -23,7 +23,7 @@ import { appChangeMatters, appDeletedWith, appOfCache, appsWaitingForCache, appT
 import type { WorkloadObject } from '../planner/workloads.ts';
 import { cacheKind, type CacheScope } from '../render/local-model-cache.ts';
 import { keepAppliedFields } from '../runtime/apply.ts';
-import { Controller, type ReconcileContext, type Request } from '../runtime/controller.ts';
+import { Controller, refusedWriteRetry, type ReconcileContext, type Request } from '../runtime/controller.ts';
 import type { Informer } from '../runtime/informer.ts';
 import type { Manager } from '../runtime/manager.ts';
 import { StatusWriter } from '../runtime/status.ts';
@@ -122,7 +122,7 @@ export class ModelCacheReconciler {
     }
     const report = plan.report(done);
     if (app) await this.record(app, report, ctx.signal);
-    if (report.retry) throw new Error(report.retry.summary);
+    if (report.retry) throw refusedWriteRetry(report.retry.summary);
   }
 
   /** The condition under this controller's field manager, then the Events the report gives for that write, even one that failed. */

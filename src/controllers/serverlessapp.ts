@@ -17,7 +17,7 @@ import type { Route } from '../planner/route.ts';
 import { changedBeyondLabels } from '../planner/app-triggers.ts';
 import { kserveWorkload, knativeWorkload, type Workload } from '../planner/workloads.ts';
 import type { CacheScope } from '../render/local-model-cache.ts';
-import { Controller, keepingRequeue, RetryError, type ReconcileContext, type Request, type Result } from '../runtime/controller.ts';
+import { Controller, keepingRequeue, refusedWriteRetry, type ReconcileContext, type Request, type Result } from '../runtime/controller.ts';
 import type { Informer } from '../runtime/informer.ts';
 import type { Manager } from '../runtime/manager.ts';
 import type { NamespaceShare } from '../runtime/namespace-share.ts';
@@ -152,7 +152,7 @@ export class ServerlessAppReconciler {
     for (const e of plan.effects) this.effects.start(app, key, e);
     ctx.log.debug('reconciled', { phase: report.status.phase, wroteStatus: wrote, operations: outcome.operations.map((x) => `${x.op.id}:${x.outcome}`) });
     const after = nextLookMs(plan, retryInMs);
-    if (report.retry) throw new RetryError(report.retry.summary, after);
+    if (report.retry) throw refusedWriteRetry(report.retry.summary, after);
     return after === undefined ? undefined : { requeueAfterMs: after };
   }
 

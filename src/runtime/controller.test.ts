@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
-import { Controller, keepingRequeue, RetryError, TerminalError, type Reconcile, type Request } from './controller.ts';
+import { Controller, keepingRequeue, REFUSED_WRITE_BACKOFF_MS, refusedWriteRetry, RetryError, TerminalError, type Reconcile, type Request } from './controller.ts';
 import type { Informer } from './informer.ts';
 import { createLogger } from './logging.ts';
 import { OperatorMetrics } from './metrics.ts';
@@ -142,6 +142,21 @@ describe('Controller', () => {
     clock.advance(30);
     await waitFor('the second reconcile', () => times.length === 2 && c.isIdle());
     assert.equal(times[1]! - times[0]!, 30);
+  });
+
+  it('retries a write the API server refused after a second, then two: not nine times in two seconds', async () => {
+    const times: number[] = [];
+    const { c, clock } = makeController(async () => {
+      times.push(clock.now().getTime());
+      throw refusedWriteRetry('admission webhook "localmodelcache.kserve-webhook-server.validator" denied the request');
+    });
+    c.start();
+    c.enqueue(web);
+    await waitFor('the refused reconcile and its retry scheduled', () => times.length === 1 && c.isIdle() && clock.pending >= 1);
+    assert.equal(clock.nextTimerInMs(), REFUSED_WRITE_BACKOFF_MS);
+    clock.advance(REFUSED_WRITE_BACKOFF_MS);
+    await waitFor('the first retry, and the second scheduled', () => times.length === 2 && c.isIdle() && clock.pending >= 1);
+    assert.equal(clock.nextTimerInMs(), 2 * REFUSED_WRITE_BACKOFF_MS);
   });
 
   it('spends no retry budget on failures whose planned look comes first: another key\'s retry is not delayed by them', async () => {

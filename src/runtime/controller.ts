@@ -46,11 +46,27 @@ export class TerminalError extends Error {
  */
 export class RetryError extends Error {
   readonly requeueAfterMs: number | undefined;
-  constructor(message: string, requeueAfterMs: number | undefined, options?: ErrorOptions) {
+  /** The backoff's first delay, doubled at each failure (default: the queue's, 5 ms). */
+  readonly backoffBaseMs: number | undefined;
+  constructor(message: string, requeueAfterMs: number | undefined, options?: ErrorOptions & { backoffBaseMs?: number }) {
     super(message, options);
     this.name = 'RetryError';
     this.requeueAfterMs = requeueAfterMs;
+    this.backoffBaseMs = options?.backoffBaseMs;
   }
+}
+
+/**
+ * The first retry of a write the API server refused (a webhook's denial, a schema error) waits a
+ * second, then doubles: the refusal rarely goes away within milliseconds, and the queue's 5 ms
+ * start would send it about nine times in two seconds. A webhook that refuses once in a race
+ * (KServe's, just after another cache is deleted) is still retried within a second.
+ */
+export const REFUSED_WRITE_BACKOFF_MS = 1_000;
+
+/** A retry of a write the API server refused: see REFUSED_WRITE_BACKOFF_MS. */
+export function refusedWriteRetry(summary: string, requeueAfterMs?: number): RetryError {
+  return new RetryError(summary, requeueAfterMs, { backoffBaseMs: REFUSED_WRITE_BACKOFF_MS });
 }
 
 /**
@@ -286,7 +302,8 @@ export class Controller {
         queue.forget(key);
         log.error('Reconciler error (terminal, not retried)', { err: errorFields(err) });
       } else {
-        queue.addRateLimited(key, err instanceof RetryError ? err.requeueAfterMs : undefined);
+        if (err instanceof RetryError) queue.addRateLimited(key, err.requeueAfterMs, err.backoffBaseMs);
+        else queue.addRateLimited(key);
         log.error('Reconciler error', { err: errorFields(err), retries: queue.numRequeues(key) });
       }
     } finally {

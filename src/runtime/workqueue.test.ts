@@ -221,6 +221,12 @@ describe('RetryLimiter', () => {
     assert.equal(l.when('a', 0), 1_000_000);
   });
 
+  it('starts a failure from the base delay it is given (a refused write\'s second), doubling from the failures so far', () => {
+    const l = new RetryLimiter({ baseDelayMs: 5, qps: 1e9, burst: 1e9 }, 0);
+    assert.deepEqual([l.when('a', 0, undefined, 1_000), l.when('a', 0, undefined, 1_000), l.when('a', 0, undefined, 1_000)], [1_000, 2_000, 4_000]);
+    assert.equal(l.when('b', 0), 5, 'other keys keep the queue\'s base');
+  });
+
   it('backs off each key on its own and restarts a forgotten key from the base delay', () => {
     const l = new RetryLimiter({ baseDelayMs: 5, qps: 1e9, burst: 1e9 }, 0);
     l.when('a', 0);

@@ -101,11 +101,12 @@ export class WorkQueue {
   /**
    * Re-adds a failed key after max(its exponential backoff, the shared token bucket's delay), or
    * after `plannedMs` (the look its reconcile planned) when that comes first (RetryLimiter.when).
+   * `backoffBaseMs` replaces the queue's first delay for this failure (a refused write's is longer).
    */
-  addRateLimited(key: string, plannedMs?: number): void {
+  addRateLimited(key: string, plannedMs?: number, backoffBaseMs?: number): void {
     if (this.#shuttingDown) return;
     this.#hooks.onRetry?.();
-    this.addAfter(key, this.#limiter.when(key, this.#nowMs(), plannedMs));
+    this.addAfter(key, this.#limiter.when(key, this.#nowMs(), plannedMs, backoffBaseMs));
   }
 
   /** The key succeeded: its next failure starts again from the base delay. */
@@ -262,10 +263,10 @@ export class RetryLimiter {
    * retries faster than healthy apps look, and a planned retry does not run up the bucket's debt that
    * other failing keys would wait behind. Its failure still counts, so the backoff keeps growing.
    */
-  when(key: string, nowMs: number, plannedMs?: number): number {
+  when(key: string, nowMs: number, plannedMs?: number, baseDelayMs = this.#baseDelayMs): number {
     const failures = this.#failures.get(key) ?? 0;
     this.#failures.set(key, failures + 1);
-    const perKey = Math.min(this.#baseDelayMs * 2 ** failures, this.#maxDelayMs);
+    const perKey = Math.min(baseDelayMs * 2 ** failures, this.#maxDelayMs);
     if (plannedMs !== undefined && plannedMs <= Math.max(perKey, this.#bucket.waitMs(nowMs))) return plannedMs;
     return Math.max(perKey, this.#bucket.reserve(nowMs));
   }
