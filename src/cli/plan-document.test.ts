@@ -10,6 +10,10 @@ import { APP_LABEL, VERSION_LABEL } from '../render/metadata.ts';
 import { versionOf } from '../rollout/version.ts';
 import { EFFECTS_NOTE, exitCode, planChildren, planDocument, type DryRun, type PlanInput, type PlanDocument } from './plan-document.ts';
 import { PLAN_USAGE } from './args.ts';
+import type { NamespaceView } from './plan-namespace.ts';
+import { everyRouteRef } from '../planner/route.ts';
+import { apiVersionOf } from '../util/kinds.ts';
+import { MANAGED_BY, MANAGED_BY_LABEL } from '../util/managed-by.ts';
 import { renderPlan } from './plan-view.ts';
 
 const dir = new URL('testdata/plan/', import.meta.url);
@@ -258,6 +262,18 @@ describe('kubectl sapp plan: host claims and the namespace\'s budgets, as the op
     const input = withHosts('shop.example.com');
     const doc = plan({ ...input, edited: { ...input.edited, metadata: { ...input.edited.metadata, creationTimestamp: '2026-06-01T00:00:00Z' } }, namespace: { claims: [claim('shop.example.com', 'demo')], apps: [earlier] } });
     assert.match(doc.refusals[0]?.message ?? '', /already routed by ServerlessApp older in this namespace/);
+  });
+
+  it('a host a newer app of the namespace serves: an older app\'s edit naming it is refused, as the operator refuses it (the app serving a host keeps it)', () => {
+    const newer: ServerlessApp = { apiVersion: 'serverlessapp.io/v1alpha1', kind: 'ServerlessApp', metadata: { name: 'newer', namespace: 'demo', creationTimestamp: '2026-06-01T00:00:00Z' }, spec: { ...SPEC, ingress: { hosts: ['shop.example.com'] } } };
+    const [kind, name] = everyRouteRef(newer)[0]!;
+    const serving: WorkloadObject = { apiVersion: apiVersionOf(kind), kind: kind.kind, metadata: { name, namespace: 'demo', labels: { [MANAGED_BY_LABEL]: MANAGED_BY } }, spec: { hosts: ['shop.example.com'] } };
+    const input = withHosts('shop.example.com');
+    const older = { ...input, edited: { ...input.edited, metadata: { ...input.edited.metadata, creationTimestamp: '2026-01-01T00:00:00Z' } } };
+    const view = (routeNamed?: NamespaceView['routeNamed']) => ({ claims: [claim('shop.example.com', 'demo')], apps: [newer], ...(routeNamed ? { routeNamed } : {}) });
+    assert.deepEqual(plan({ ...older, namespace: view() }).refusals, [], 'no route read: the first by creation holds it');
+    const doc = plan({ ...older, namespace: view((k, n) => (k === kind && n === name ? serving : undefined)) });
+    assert.match(doc.refusals[0]?.message ?? '', /already routed by ServerlessApp newer in this namespace/);
   });
 
   it('the namespace\'s other apps change nothing when their hosts do not overlap: a thousand of them plan as the one that matters', () => {

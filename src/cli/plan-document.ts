@@ -130,10 +130,17 @@ export const EFFECTS_NOTE = 'warmups and check rounds run in the operator\'s mem
  * memory (noted when the plan starts one), and which data-plane kinds are
  * installed (a child's dry run shows a missing kind).
  */
+/** The view's route lookup, with the app's own routes (read beside its children): a host it serves stays its. */
+function withOwnRoutes(view: NamespaceView, routes: AppRoutes | undefined): NamespaceView {
+  const own = Object.values(routes ?? {}).filter((r): r is WorkloadObject => r !== undefined);
+  if (!view.routeNamed && !own.length) return view;
+  return { ...view, routeNamed: (kind, name) => own.find((r) => r.kind === kind.kind && r.metadata.name === name) ?? view.routeNamed?.(kind, name) };
+}
+
 export function planChildren(input: PlanInput): Planned {
   const { edited, settings } = input;
   if (input.appRefused) return { problems: [], operations: [] };
-  const { hosts, budgets } = namespaceChecks(edited, input.namespace ?? {}, settings.policy, settings.cacheScope);
+  const { hosts, budgets } = namespaceChecks(edited, withOwnRoutes(input.namespace ?? {}, input.routes), settings.policy, settings.cacheScope, routerFor(settings.router, settings.localGateway));
   const plan = planReconcile({
     app: edited, now: input.now,
     knative: { workload: knativeWorkload(settings.inPlaceBounds, settings.clusterLocal), ...(input.knative ? { live: input.knative } : {}) },

@@ -37,15 +37,15 @@ import { coveringHosts } from '../planner/host-claims.ts';
 import { parseConfig, validationPolicy } from '../config.ts';
 import { POLICY_CONFIGMAP, readPolicyConfigMap } from '../runtime/policy-publication.ts';
 import { detectCacheScope, detectInPlaceScaling } from '../data-plane-settings.ts';
-import { appRoutes, everyRouteRef, routerFor } from '../planner/route.ts';
+import { appRoutes, everyRouteRef, routerFor, type RouteRef } from '../planner/route.ts';
 import { revisionsSelector, type Revision } from '../planner/revisions.ts';
 import type { WorkloadObject } from '../planner/workloads.ts';
 import { ApiError, isNotFound, isRejection, type KubeClient } from '../runtime/client.ts';
 import { apiVersionOf, Kinds, type ResourceKind } from '../util/kinds.ts';
-import { isManaged } from '../util/managed-by.ts';
+import { isManaged, MANAGED_SELECTOR } from '../util/managed-by.ts';
 import { CommandError } from './commands.ts';
 import type { PlanInput, PlatformSettings } from './plan-document.ts';
-import type { NamespaceView } from './plan-namespace.ts';
+import { hostRivals, type NamespaceView } from './plan-namespace.ts';
 
 /**
  * YAML as kubectl reads it (sigs.k8s.io/yaml on go-yaml v2: YAML 1.1 scalars, so `yes`, `on` and `y` are
@@ -164,7 +164,27 @@ function started<T>(read: Promise<T>): Promise<T> {
 async function namespaceReads(client: KubeClient, app: ServerlessApp, notes: string[]): Promise<NamespaceView> {
   // The list first: of all a plan's reads it takes the server longest.
   const [apps, claims] = await Promise.all([readNamespaceApps(client, app, notes), readClaims(client, app, notes)]);
-  return { ...(claims ? { claims } : {}), ...(apps ? { apps } : {}) };
+  const routeNamed = apps ? await readRivalRoutes(client, app.metadata.namespace, hostRivals(app, apps)) : undefined;
+  return { ...(claims ? { claims } : {}), ...(apps ? { apps } : {}), ...(routeNamed ? { routeNamed } : {}) };
+}
+
+/** Rivals whose routes are read one by one; past this, the namespace's routes of ours are listed (one request per kind). */
+const MAX_RIVAL_ROUTE_READS = 8;
+
+/**
+ * The routes of ours of the apps naming one of the app's hosts, by kind and name, as the operator's
+ * route caches hold them: within a namespace, the app serving a host keeps it (HostClaims earlierHolder).
+ * Under either router (the router is known only once the platform's settings are read).
+ */
+async function readRivalRoutes(client: KubeClient, namespace: string, rivals: ServerlessApp[]): Promise<((...ref: RouteRef) => WorkloadObject | undefined) | undefined> {
+  if (!rivals.length) return undefined;
+  const none = (err: unknown): WorkloadObject[] => { if (isNotFound(err)) return []; throw err; };
+  const refs = rivals.flatMap(everyRouteRef);
+  const read = rivals.length <= MAX_RIVAL_ROUTE_READS
+    ? await Promise.all(refs.map(([kind, name]) => client.get<WorkloadObject>(kind, namespace, name).then((r) => (r ? [r] : []), none)))
+    : await Promise.all([...new Set(refs.map(([kind]) => kind))].map((kind) => client.list<WorkloadObject>(kind, namespace, { labelSelector: MANAGED_SELECTOR, resourceVersion: '0' }).then((l) => l.items, none)));
+  const byKey = new Map(read.flat().filter(isManaged).map((r) => [`${r.kind}/${r.metadata.name}`, r]));
+  return (kind, name) => byKey.get(`${kind.kind}/${name}`);
 }
 
 /** A read this user may not make (403): noted, and the rule checked without it. */

@@ -7,7 +7,7 @@ import { MAX_APP_SPEC_BYTES, type ServerlessApp } from '../api/v1alpha1/serverle
 import type { UnservedKinds } from '../planner/data-plane.ts';
 import type { ReconcileObservation } from '../planner/reconcile.ts';
 import { revisionApp, revisionsSelector, slimRevision, type Revision } from '../planner/revisions.ts';
-import { routedHosts } from '../planner/admission.ts';
+import { servesHost } from '../planner/admission.ts';
 import { appRoutes, type AppRoutes, type Route } from '../planner/route.ts';
 import type { Workload, WorkloadObject } from '../planner/workloads.ts';
 import { MANAGED_SELECTOR } from '../util/managed-by.ts';
@@ -83,8 +83,7 @@ export class AppCaches {
 
   /** Whether any of the app's routes (ours, ours before 0.2, the retired router's) carries `host`, as the caches hold them. */
   servesHost(app: ObjectRef, host: string, route: Route): boolean {
-    const { live, legacy, retired } = this.routesOf({ metadata: app } as Pick<ServerlessApp, 'metadata'>, route);
-    return [live, legacy, retired].some((r) => r !== undefined && routedHosts(r).includes(host));
+    return servesHost(route, app, host, (kind, routeName) => this.routeNamed(kind, app.namespace, routeName));
   }
 
   /** Calls `fn` with every route of ours added, changed (before and after) or deleted. */
@@ -113,9 +112,12 @@ export class AppCaches {
   }
 
   private routesOf(app: Pick<ServerlessApp, 'metadata'>, route: Route): AppRoutes {
-    const { namespace } = app.metadata;
-    // Ours by label (MANAGED_SELECTOR), so never another's route of the same name.
-    return appRoutes(route, app, (kind, routeName) => (kind === Kinds.HTTPRoute ? this.httpRoutes : this.virtualServices)?.get(namespace, routeName));
+    return appRoutes(route, app, (kind, routeName) => this.routeNamed(kind, app.metadata.namespace, routeName));
+  }
+
+  /** Ours by label (MANAGED_SELECTOR), so never another's route of the same name. */
+  private routeNamed(kind: ResourceKind, namespace: string, name: string): WorkloadObject | undefined {
+    return (kind === Kinds.HTTPRoute ? this.httpRoutes : this.virtualServices)?.get(namespace, name);
   }
 }
 

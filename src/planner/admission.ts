@@ -23,7 +23,8 @@ import type { HostClaim } from '../api/v1alpha1/hostclaim.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { normaliseHost, validateApp, type SpecProblem, type ValidationPolicy } from '../api/v1alpha1/validation.ts';
 import { missingDataPlane, type UnservedKinds } from './data-plane.ts';
-import type { Route } from './route.ts';
+import { appRoutes, type Route, type RouteRef } from './route.ts';
+import type { WorkloadObject } from './workloads.ts';
 
 /** What the host-claim caches say of the app's hosts (controllers/host-claims.ts reads them). */
 export interface HostVerdict {
@@ -99,6 +100,16 @@ function namedValue(app: ServerlessApp, field: string): { gateway: string } | { 
 export function routedHosts(live: { spec?: unknown }): string[] {
   const spec = (live.spec ?? {}) as RouteSpec;
   return [...(spec.hosts ?? []), ...(spec.hostnames ?? [])].map(normaliseHost);
+}
+
+/**
+ * Whether any of the app's routes (ours, ours before 0.2, the retired router's) carries `host`, looked up
+ * with `find` (the operator's caches, or what kubectl sapp plan read): within a namespace, the app serving
+ * a host keeps it (host-claims.ts earlierHolder).
+ */
+export function servesHost(route: Route, app: { namespace: string; name: string }, host: string, find: (...ref: RouteRef) => WorkloadObject | undefined): boolean {
+  const { live, legacy, retired } = appRoutes(route, { metadata: app }, find);
+  return [live, legacy, retired].some((r) => r !== undefined && routedHosts(r).includes(host));
 }
 
 /** Whether `live` routes through the gateway or for the host `named`. */
