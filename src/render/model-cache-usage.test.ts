@@ -18,14 +18,15 @@ describe('model cache usage reports', () => {
     assert.deepEqual(readUsageReport(cm), { node: 'node-1', sizes: new Map([[KEY_B, 0], [KEY_A, 3 * 2 ** 30]]) });
   });
 
-  const refused: Array<{ what: string; change: (cm: ReturnType<typeof renderUsageReport>) => void }> = [
+  type Report = { metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> } };
+  const refused: Array<{ what: string; change: (cm: Report) => void }> = [
     { what: 'a ConfigMap without the report label', change: (cm) => { cm.metadata.labels = {}; } },
     { what: 'a report under another node\'s name', change: (cm) => { cm.metadata.name = usageReportName('node-2'); } },
     { what: 'a report naming no node', change: (cm) => { cm.metadata.annotations = {}; } },
   ];
   for (const r of refused) {
     it(`reads no report from ${r.what}`, () => {
-      const cm = renderUsageReport('ops', { node: 'node-1', sizes: new Map([[KEY_A, 1]]) });
+      const cm: Report & ReturnType<typeof renderUsageReport> = renderUsageReport('ops', { node: 'node-1', sizes: new Map([[KEY_A, 1]]) });
       r.change(cm);
       assert.equal(readUsageReport(cm), undefined);
     });
