@@ -18,7 +18,7 @@ const src = new URL('.', import.meta.url).pathname;
  * it, never up the list (api's validation judges a schedule with util/schedule.ts
  * and an analysis target with api's own rule, not with scaling's or rollout's).
  */
-const ORDER = ['util', 'api', 'rollout', 'scaling', 'render', 'prewarm', 'planner', 'runtime', 'effects', 'controllers', '.', 'cli'];
+const ORDER = ['util', 'api', 'rollout', 'scaling', 'render', 'prewarm', 'planner', 'runtime', 'effects', 'controllers', '.', 'cli', 'cache-reporter'];
 
 /** Which earlier folders each folder may import values from (its own is always allowed). */
 const ALLOWED: Record<string, string[]> = {
@@ -38,6 +38,8 @@ const ALLOWED: Record<string, string[]> = {
   // The kubectl plugin, an entry point of its own beside main.ts: it reads the API and uses the runtime's client; no layer imports it.
   // `plan` runs what the operator runs: its configuration (config.ts, operator.ts's detection), its checks, planner and write rules.
   cli: ['util', 'api', 'scaling', 'rollout', 'render', 'prewarm', 'runtime', 'planner', 'controllers', '.'],
+  // The node-side cache usage reporter, an entry point of its own: the report's format (render) sent over the runtime's client.
+  'cache-reporter': ['util', 'render', 'runtime'],
 };
 
 /** The pure layers: nothing they reach, however indirectly, may do I/O. */
@@ -384,6 +386,7 @@ describe('architecture', () => {
     it('has one write path: in all of src/, only these files write to the API server, each for its own kind of write', () => {
       const writers = [...new Set(writes.map((w) => relative(src, w.fileName)))].sort();
       assert.deepEqual(writers, [
+        'cache-reporter/publish.ts', // the node-side cache usage reporter: its node's report ConfigMap, under its own field manager (a program of its own)
         'cli/plan-dry-run.ts', // kubectl sapp plan: the children's dry runs only (dryRun=All), nothing is stored (checked below)
         'cli/plan-read.ts', // kubectl sapp plan: the edit's dry run only (checked below)
         'cli/plugin.ts', // the user's own edit (kubectl sapp retry/promote), as kubectl would make it

@@ -5,6 +5,7 @@
 import { validationPolicy, type OperatorConfig } from './config.ts';
 import { ModelCacheReconciler } from './controllers/model-cache.ts';
 import { ModelCacheQuota } from './controllers/model-cache-quota.ts';
+import { ModelCacheUsage } from './controllers/model-cache-usage.ts';
 import type { ServerlessApp } from './api/v1alpha1/serverlessapp.ts';
 import { HostClaimReleaser } from './controllers/host-claim-release.ts';
 import { ServerlessAppReconciler } from './controllers/serverlessapp.ts';
@@ -70,9 +71,13 @@ export async function createOperator(kc: KubeConfigSource, config: OperatorConfi
   let apps: ServerlessAppReconciler | undefined;
   const admitted = (app: ServerlessApp) => !apps || admission(apps.admissionButForCacheBudget(app)).verdict !== 'refused';
   // Its bookkeeping of an app's event is charged to the app's namespace.
-  const cacheQuota = new ModelCacheQuota(policy, cacheScope, { admitted }).track({
+  // What the nodes hold of each model (the node-side usage reports in the operator's namespace): a cache is charged
+  // at least that, and refused when it is more than declared.
+  let usage: ModelCacheUsage | undefined;
+  const cacheQuota = new ModelCacheQuota(policy, cacheScope, { admitted, measured: (key) => usage?.measured(key) }).track({
     on: (event, handler) => appEvents.on(event, (a: ServerlessApp) => share.measure(a.metadata.namespace, () => handler(a))),
   });
+  usage = new ModelCacheUsage(manager, config.leaderElectionNamespace, (keys) => cacheQuota.remeasured(keys));
   apps = new ServerlessAppReconciler(manager, {
     policy, warmupUrlTemplate: config.warmupUrlTemplate, route: routerFor(config.router, config.localGateway),
     inPlaceBounds, clusterLocal, concurrency: config.concurrency, modelCacheScope: cacheScope,

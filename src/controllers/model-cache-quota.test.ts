@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { modelApp } from '../testing/apps.ts';
+import type { MeasuredModel } from '../planner/model-cache-size.ts';
+import { modelStorageKey } from '../render/model-cache-usage.ts';
 import { grantedClaims, ModelCacheQuota, type CacheClaim } from './model-cache-quota.ts';
 
 const GiB = 2 ** 30;
@@ -221,6 +223,85 @@ describe('model cache budget findings (issue 34)', () => {
           }
         }
       }
+    });
+  });
+
+  describe('charged for what lands on the nodes', () => {
+    const uri = modelApp().spec.model!.storageUri;
+    const key = modelStorageKey(uri);
+    const setup = (budget: number) => {
+      const measures = new Map<string, MeasuredModel>();
+      const quota = new ModelCacheQuota({ maxModelCacheBytesPerNamespace: budget, modelCacheMinChargeBytes: GiB }, 'namespace', { measured: (k) => measures.get(k) }).track({ on: () => undefined });
+      const heard: string[][] = [];
+      quota.onChange((keys) => heard.push(keys));
+      return { quota, measures, heard };
+    };
+    const other = (name: string, size: string, created: string) => cached('team-a', name, size, created, { model: { format: { name: 'sklearn' }, storageUri: `gs://other/${name}`, size } });
+
+    it('refuses a model declared "1" once a node holds more of it (attack: declare a tiny size and download a large model)', () => {
+      const { quota, measures } = setup(4 * GiB);
+      const first = cached('team-a', 'one', '3Gi', '2026-01-01T00:00:00Z');
+      const second = other('two', '1', '2026-01-02T00:00:00Z');
+      quota.set(first);
+      quota.set(second);
+      assert.equal(quota.problem(second), undefined, 'charged the floor, 1Gi: 3Gi + 1Gi fit 4Gi');
+      // The first model measured at its declared 3Gi changes nothing; the second, declared "1", is now charged what it holds.
+      measures.set(modelStorageKey('gs://other/two'), { bytes: 2, node: 'n1' });
+      quota.remeasured([modelStorageKey('gs://other/two')]);
+      assert.equal(quota.problem(second)?.reason, 'ModelCacheLargerThanDeclared', 'a model larger than its "1" is refused for its size');
+    });
+
+    it('counts the measured size against the budget when it is within the declared size but above the floor', () => {
+      const { quota, measures } = setup(4 * GiB);
+      const big = cached('team-a', 'big', '3Gi', '2026-01-01T00:00:00Z');
+      const late = other('late', '1Gi', '2026-01-02T00:00:00Z');
+      measures.set(key, { bytes: 2 * GiB, node: 'n1' });
+      quota.set(big);
+      quota.set(late);
+      assert.equal(quota.problem(late), undefined, 'the declared 3Gi is the larger: 3Gi + 1Gi fit');
+    });
+
+    it('refuses a cache measured larger than declared, frees its budget for a later app, and tells both apps\' controllers', async () => {
+      const { quota, measures, heard } = setup(3 * GiB);
+      const big = cached('team-a', 'big', '2Gi', '2026-01-01T00:00:00Z');
+      const late = other('late', '2Gi', '2026-01-02T00:00:00Z');
+      quota.set(big);
+      quota.set(late);
+      assert.equal(quota.problem(late)?.reason, 'ModelCacheQuotaExceeded');
+      await Promise.resolve(); // the apps' own events flushed, as the informer's batch is
+      heard.length = 0;
+      measures.set(key, { bytes: 5 * GiB, node: 'n1' });
+      quota.remeasured([key]);
+      await Promise.resolve();
+      const p = quota.problem(big);
+      assert.deepEqual([p?.reason, p?.field], ['ModelCacheLargerThanDeclared', 'spec.model.size']);
+      assert.deepEqual(quota.sizeRefusal(big), { storageUri: uri, size: '2Gi', measuredBytes: 5 * GiB, node: 'n1' });
+      assert.equal(quota.problem(late), undefined, 'the refused cache holds no budget');
+      assert.deepEqual(heard.flat().sort(), ['team-a/big', 'team-a/late']);
+    });
+
+    it('keeps the refusal the status records once the measure is gone, and holds no budget for it', () => {
+      const { quota } = setup(3 * GiB);
+      const recorded = { storageUri: uri, size: '2Gi', measuredBytes: 5 * GiB, node: 'n1' };
+      const big = { ...cached('team-a', 'big', '2Gi', '2026-01-01T00:00:00Z'), status: { refusedModelCache: recorded } } as ServerlessApp;
+      const late = other('late', '2Gi', '2026-01-02T00:00:00Z');
+      quota.set(big);
+      quota.set(late);
+      assert.equal(quota.problem(big)?.reason, 'ModelCacheLargerThanDeclared');
+      assert.equal(quota.problem(late), undefined);
+      // A new size lifts it, and the app counts again (first in creation order).
+      const resized = { ...big, spec: { ...big.spec, model: { ...big.spec.model!, size: '3Gi' } } } as ServerlessApp;
+      quota.set(resized);
+      assert.equal(quota.problem(resized), undefined);
+      assert.equal(quota.problem(late)?.reason, 'ModelCacheQuotaExceeded');
+    });
+
+    it('re-judges only the apps of the model whose measure changed', () => {
+      const { quota, heard } = setup(100 * GiB);
+      for (let i = 0; i < 50; i++) quota.set(other(`app-${i}`, '1Gi', `2026-01-01T00:00:${String(i).padStart(2, '0')}Z`));
+      quota.set(cached('team-a', 'mine', '1Gi', '2026-01-02T00:00:00Z'));
+      quota.remeasured([key]);
+      assert.deepEqual(heard, [['team-a/mine']]);
     });
   });
 });

@@ -1,11 +1,14 @@
 // How much node cache one namespace's apps may reserve. Each model cache
 // takes disk on every node of the group, so without a budget one tenant could
 // fill the disk every tenant's caches share. A namespace may hold a number of
-// caches and a number of bytes; each cache is charged the larger of its
-// model.size and the platform's minimum per model (--model-cache-min-charge):
-// KServe 0.20 downloads whatever the URI holds and reports no size of what
-// landed (its LocalModelCache and LocalModelNode status carry per-node states
-// only), so a declared "1" cannot buy a free cache. Apps are granted in
+// caches and a number of bytes; each cache is charged the largest of its
+// model.size, what the node-side usage reports found in its folder on any node
+// (controllers/model-cache-usage.ts) and the platform's minimum per model
+// (--model-cache-min-charge): KServe 0.20 downloads whatever the URI holds and
+// reports no size of what landed, so a declared "1" cannot buy a free cache,
+// and a model found larger than declared is refused outright
+// (planner/model-cache-size.ts: ModelCacheLargerThanDeclared, remembered in the
+// app's status) and holds no budget. Apps are granted in
 // creation order (then by name), each if it still fits, so the verdict is the
 // same in every replica and after every restart, and one namespace's apps
 // never count against another's. Only apps admitted for every other reason
@@ -13,7 +16,9 @@
 // budget is refused (Ready=False ModelCacheQuotaExceeded, its running version
 // kept) and gets no cache.
 //
-// Kept from the app cache's events, per namespace, at O(1) per event: an edit
+// Kept from the app cache's events, per namespace, at O(1) per event (and a
+// usage report's change of a model's measure re-judges only the apps of that
+// model, found by its storage key): an edit
 // that changes no charge does nothing, a new app (which sorts last by
 // creation) is judged against what earlier apps hold, and the removal of a
 // refused claim frees nothing. Anything else marks the namespace for one
@@ -24,7 +29,9 @@ import { formatBytes, parseQuantity } from '../api/v1alpha1/quantity.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { DEFAULT_MAX_MODEL_CACHE_PER_NAMESPACE, DEFAULT_MAX_MODEL_CACHES_PER_NAMESPACE, DEFAULT_MODEL_CACHE_MIN_CHARGE, type SpecProblem } from '../api/v1alpha1/validation.ts';
 import { getsCache, type ModelCachePolicy } from '../planner/model-cache-plan.ts';
+import { cacheCharge, refusalStands, sizeProblem, sizeRefusal, type MeasuredModel, type RefusedModelCache } from '../planner/model-cache-size.ts';
 import type { CacheScope } from '../render/local-model-cache.ts';
+import { modelStorageKey } from '../render/model-cache-usage.ts';
 import { byCreation } from '../util/creation-order.ts';
 import { objectKey } from '../util/object-key.ts';
 
@@ -79,11 +86,12 @@ class NamespaceClaims {
     this.work = work;
   }
 
-  set(key: string, claim: CacheClaim | undefined): void {
+  /** `own`: the app's own event (its reconcile is queued already); else a measure changed, whose listeners hear every app of the model. */
+  set(key: string, claim: CacheClaim | undefined, own = true): void {
     const old = this.claims.get(key);
     if (old && claim && old.bytes === claim.bytes && old.created === claim.created) return;
     if (!old && !claim) return;
-    this.touched.add(key);
+    if (own) this.touched.add(key);
     if (!this.stale && !old && claim && (!this.last || inOrder(this.last, claim) < 0)) {
       // Last in creation order: every earlier verdict stands, and this one is judged against them.
       this.claims.set(key, claim);
@@ -137,7 +145,12 @@ export interface QuotaOptions {
    * app gets no cache (nor any other child), so it must hold none of its namespace's budget.
    */
   admitted?: (app: ServerlessApp) => boolean;
+  /** The most any node's usage report shows of a model, by its storage key (controllers/model-cache-usage.ts); default: none. */
+  measured?: (storageKey: string) => MeasuredModel | undefined;
 }
+
+/** What the quota keeps of an app asking for a cache, to judge it again when its model's measure changes. */
+interface ModelUser { namespace: string; created: string; declared: number; counts: boolean }
 
 export class ModelCacheQuota {
   private readonly byNamespace = new Map<string, NamespaceClaims>();
@@ -146,7 +159,13 @@ export class ModelCacheQuota {
   /** Which apps count against the budget: admitted ones that ask for a cache the platform's per-app limits and the cache scope allow. */
   readonly counts: (app: ServerlessApp) => boolean;
   private readonly asks: (app: ServerlessApp) => boolean;
+  private readonly wantsAny: (app: ServerlessApp) => boolean;
   private readonly admitted: (app: ServerlessApp) => boolean;
+  private readonly measured: (storageKey: string) => MeasuredModel | undefined;
+  /** Storage key -> the apps asking for a cache of that model (by key): a measure's change re-judges these only. */
+  private readonly users = new Map<string, Map<string, ModelUser>>();
+  /** App key -> the storage key it is filed under in `users`. */
+  private readonly userKeys = new Map<string, string>();
   private readonly budget: CacheBudget;
   private readonly minCharge: number;
   private readonly listeners: Array<(keys: string[]) => void> = [];
@@ -156,9 +175,12 @@ export class ModelCacheQuota {
   readonly work: QuotaWork = { passes: 0, claimsWalked: 0 };
 
   constructor(policy: ModelCachePolicy, scope: CacheScope, o: QuotaOptions = {}) {
-    this.asks = (app) => getsCache(app, scope, policy);
+    this.measured = o.measured ?? (() => undefined);
+    // A cache refused for its size is no cache: it holds no budget.
+    this.asks = (app) => getsCache(app, scope, policy) && !this.sizeRefusal(app);
     this.admitted = o.admitted ?? (() => true);
     this.counts = (app) => this.asks(app) && this.admitted(app);
+    this.wantsAny = (app) => getsCache(app, scope, policy);
     this.budget = {
       bytes: policy.maxModelCacheBytesPerNamespace ?? parseQuantity(DEFAULT_MAX_MODEL_CACHE_PER_NAMESPACE),
       count: policy.maxModelCachesPerNamespace ?? DEFAULT_MAX_MODEL_CACHES_PER_NAMESPACE,
@@ -191,9 +213,60 @@ export class ModelCacheQuota {
    */
   set(app: ServerlessApp, deleted = false): void {
     const wants = !deleted && this.asks(app);
-    const ns = this.record(app, wants && this.admitted(app) ? this.claimOf(app) : undefined);
+    const counts = wants && this.admitted(app);
+    const ns = this.record(app, counts ? this.claimOf(app) : undefined);
     if (wants) ns.seen.set(keyOf(app), app.metadata.resourceVersion ?? '');
     else ns.seen.delete(keyOf(app));
+    this.file(app, !deleted && this.wantsAny(app));
+  }
+
+  /** Files `app` under its model's storage key (or takes it off), so a change of the model's measure finds it. O(1). */
+  private file(app: ServerlessApp, asking: boolean): void {
+    const key = keyOf(app);
+    const was = this.userKeys.get(key);
+    const storageKey = asking ? modelStorageKey(app.spec.model!.storageUri) : undefined;
+    if (was !== undefined && was !== storageKey) {
+      const users = this.users.get(was)!;
+      users.delete(key);
+      if (!users.size) this.users.delete(was);
+      this.userKeys.delete(key);
+    }
+    if (storageKey === undefined) return;
+    let users = this.users.get(storageKey);
+    if (!users) this.users.set(storageKey, (users = new Map()));
+    // A refusal the status records stands whatever the measure: such an app counts for nothing until its spec changes.
+    const counts = !refusalStands(app, app.status?.refusedModelCache) && this.admitted(app);
+    users.set(key, { namespace: app.metadata.namespace, created: app.metadata.creationTimestamp ?? '', declared: parseQuantity(app.spec.model!.size!), counts });
+    this.userKeys.set(key, storageKey);
+  }
+
+  /**
+   * The measures of these models (storage keys) changed: each app of them is judged again (its charge,
+   * or its refusal for a size larger than declared), and the listeners hear every one of them.
+   */
+  remeasured(storageKeys: Iterable<string>): void {
+    const keys: string[] = [];
+    for (const storageKey of storageKeys) {
+      for (const [key, user] of this.users.get(storageKey) ?? []) {
+        keys.push(key);
+        if (!user.counts) continue;
+        const measured = this.measured(storageKey);
+        const claim = measured && measured.bytes > user.declared ? undefined : { key, created: user.created, bytes: cacheCharge(user.declared, measured, this.minCharge) };
+        const ns = this.byNamespace.get(user.namespace);
+        if (!ns) continue;
+        ns.set(key, claim, false);
+        this.pending.add(user.namespace);
+      }
+    }
+    if (!keys.length) return;
+    this.scheduleFlush();
+    for (const l of this.listeners) l(keys);
+  }
+
+  /** The refusal of `app`'s cache for its size, standing or new (planner/model-cache-size.ts), if any. */
+  sizeRefusal(app: ServerlessApp): RefusedModelCache | undefined {
+    const uri = app.spec.model?.storageUri;
+    return uri === undefined ? undefined : sizeRefusal(app, this.measured(modelStorageKey(uri)));
   }
 
   private record(app: ServerlessApp, claim: CacheClaim | undefined): NamespaceClaims {
@@ -202,6 +275,11 @@ export class ModelCacheQuota {
     if (!ns) this.byNamespace.set(namespace, (ns = new NamespaceClaims(this.budget, this.work)));
     ns.set(keyOf(app), claim);
     this.pending.add(namespace);
+    this.scheduleFlush();
+    return ns;
+  }
+
+  private scheduleFlush(): void {
     if (this.tracking && !this.flushQueued) {
       this.flushQueued = true;
       queueMicrotask(() => {
@@ -210,7 +288,6 @@ export class ModelCacheQuota {
         if (keys.length) for (const l of this.listeners) l(keys);
       });
     }
-    return ns;
   }
 
   /** The apps, besides those set since the last flush, that gained or lost their grant since then. */
@@ -238,11 +315,13 @@ export class ModelCacheQuota {
    * edit) judges it beside the recorded apps and keeps nothing.
    */
   problem(app: ServerlessApp): SpecProblem | undefined {
+    const refused = this.wantsAny(app) ? this.sizeRefusal(app) : undefined;
     const claim = this.counts(app) ? this.claimOf(app) : undefined;
     const ns = this.byNamespace.get(app.metadata.namespace);
     // Only the object the informer last showed: a stale copy must not bring back a deleted app's claim.
     const current = ns?.seen.get(keyOf(app));
     if (this.tracking && current !== undefined && current === (app.metadata.resourceVersion ?? '')) this.record(app, claim);
+    if (refused && this.admitted(app)) return sizeProblem(refused);
     if (!claim) return undefined;
     ns?.settle();
     const recorded = ns?.claims.get(claim.key);
@@ -263,7 +342,9 @@ export class ModelCacheQuota {
   private exceeded(app: ServerlessApp, claim: CacheClaim, taken: { count: number; bytes: number }): SpecProblem {
     const { namespace } = app.metadata;
     const size = app.spec.model!.size!;
-    const charged = claim.bytes > parseQuantity(size) ? `${size} model, charged ${formatBytes(claim.bytes)} (the platform's minimum per model cache),` : `${size} model`;
+    const measured = this.measured(modelStorageKey(app.spec.model!.storageUri));
+    const why = measured && measured.bytes === claim.bytes ? `what node ${measured.node} holds of it` : 'the platform\'s minimum per model cache';
+    const charged = claim.bytes > parseQuantity(size) ? `${size} model, charged ${formatBytes(claim.bytes)} (${why}),` : `${size} model`;
     const remedy = 'turn off prewarm.cacheModel here or on another app, or ask the platform team for a larger budget';
     if (taken.count >= this.budget.count) {
       return {
@@ -279,7 +360,7 @@ export class ModelCacheQuota {
 
   /** The claim of an app that counts (see counts). */
   private claimOf(app: ServerlessApp): CacheClaim {
-    const bytes = Math.max(parseQuantity(app.spec.model!.size!), this.minCharge);
+    const bytes = cacheCharge(parseQuantity(app.spec.model!.size!), this.measured(modelStorageKey(app.spec.model!.storageUri)), this.minCharge);
     return { key: keyOf(app), created: app.metadata.creationTimestamp ?? '', bytes };
   }
 }

@@ -107,13 +107,15 @@ export class ModelCacheReconciler {
   /** Observe -> plan -> execute -> report -> write the condition and record the Events the report gives for it. */
   async reconcile(req: Request, ctx: ReconcileContext): Promise<void> {
     const app = this.apps.get(req.namespace, req.name);
+    const quota = app ? this.quota.problem(app) : undefined;
     const plan = planModelCache({
       request: req, app, now: this.mgr.clock.now(), scope: this.o.scope, nodeGroup: this.o.nodeGroup, policy: this.o.policy ?? {},
       served: this.caches.served(),
       caches: this.caches.list(cachesNamespace(this.o.scope, req.namespace)),
       cacheNamed: (namespace, name) => this.caches.get(namespace, name),
       inferenceService: this.inferenceServices.get(req.namespace, req.name),
-      quota: app ? this.quota.problem(app) : undefined,
+      quota,
+      sizeRefusal: app && quota?.reason === 'ModelCacheLargerThanDeclared' ? this.quota.sizeRefusal(app) : undefined,
       admission: app ? this.o.admissionOf(app) : undefined,
     });
     const done = await executeForApp(this.children, app, plan.operations, ctx.signal);

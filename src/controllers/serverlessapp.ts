@@ -74,7 +74,7 @@ export class ServerlessAppReconciler {
     this.route = o.route;
     this.caches = new AppCaches(mgr, this.route);
     // ModelCached is the model-cache controller's (see model-cache.ts).
-    this.status = new StatusWriter(mgr.client, { othersConditions: [MODEL_CACHED] });
+    this.status = new StatusWriter(mgr.client, { othersConditions: [MODEL_CACHED], othersFields: ['refusedModelCache'] });
     this.children = new ChildWriter(mgr.client);
     const claims = mgr.informer<HostClaim>(Kinds.HostClaim);
     // Within a namespace the app serving a host keeps it: read from the route caches.

@@ -21,6 +21,7 @@ import { crdName, Kinds } from '../util/kinds.ts';
 import type { ObjectRef } from '../util/object-key.ts';
 import { admission, type AdmissionObservation } from './admission.ts';
 import type { AppOperation, Executed, PlannedEvent, Refusal } from './plan.ts';
+import { type RefusedModelCache } from './model-cache-size.ts';
 import type { WorkloadObject } from './workloads.ts';
 
 export const CACHE_FINALIZER = 'serverlessapp.io/model-cache';
@@ -51,8 +52,10 @@ export interface CacheObservation {
   cacheNamed(namespace: string | undefined, name: string): CacheObject | undefined;
   /** The app's InferenceService, as the cache shows it. */
   inferenceService: WorkloadObject | undefined;
-  /** Why the namespace's budget refuses the app a cache, if it does. */
+  /** Why the namespace's budget refuses the app a cache, if it does (ModelCacheLargerThanDeclared too: a model larger than declared). */
   quota: SpecProblem | undefined;
+  /** With a ModelCacheLargerThanDeclared quota problem: the refusal the app's status is to record (planner/model-cache-size.ts). */
+  sizeRefusal?: RefusedModelCache | undefined;
   /** What the app's admission reads (planner/admission.ts), the app controller's own inputs; undefined when the app is gone. */
   admission: AdmissionObservation | undefined;
 }
@@ -82,8 +85,11 @@ export interface CacheReport {
   eventsFor(wrote: boolean): PlannedEvent[];
   /** What the app's ModelCached condition says: set it, drop it (null), or leave it (undefined: the app is gone or going). */
   condition: ConditionInput | null | undefined;
-  /** The part of the app's status to apply under this controller's field manager (`{}` drops ModelCached); absent: nothing to write. */
-  write?: { conditions?: Condition[] };
+  /**
+   * The part of the app's status to apply under this controller's field manager (`{}` drops ModelCached and
+   * refusedModelCache); absent: nothing to write. Whatever of its own it leaves out, the apply removes.
+   */
+  write?: { conditions?: Condition[]; refusedModelCache?: RefusedModelCache };
   /** A refusal backoff may cure: the reconcile ends in an error, so the queue retries it. */
   retry?: Refusal;
 }
@@ -221,7 +227,8 @@ export function planModelCache(o: CacheObservation): CachePlan {
       id, action: 'remove', kind, live: c,
       // A cluster-scoped cache cannot carry the app's owner reference: it is the app's by the labels it was found by.
       ...(kind.namespaced ? {} : { labelledFor: request }),
-      why: !app ? 'the app is gone' : wanted ? 'the app\'s model changed' : refused ? `the app is refused (${refused[0]!.reason}): a refused app holds no cache` : scoped ? 'other namespaces\' apps can name the app\'s model: a cluster-scoped cache of it is refused (ModelCacheNotIsolated)' : 'the app no longer caches this model',
+      why: !app ? 'the app is gone' : wanted ? 'the app\'s model changed' : refused ? `the app is refused (${refused[0]!.reason}): a refused app holds no cache`
+        : o.sizeRefusal ? `the model takes ${o.sizeRefusal.measuredBytes} bytes on a node, more than its declared ${o.sizeRefusal.size} (ModelCacheLargerThanDeclared)` : scoped ? 'other namespaces\' apps can name the app\'s model: a cluster-scoped cache of it is refused (ModelCacheNotIsolated)' : 'the app no longer caches this model',
       ...(previous === 'cache'
         ? { when: { op: 'cache', outcome: ['unchanged', 'written', 'rejected'], why: 'a new model\'s cache is written first: KServe moves the InferenceService to it, and refuses to delete a cache still in use' } }
         : previous ? { when: { op: previous, outcome: ['removed'], why: 'the caches go one by one; a refused removal stops the rest until it is retried' } } : {}),
@@ -242,14 +249,17 @@ export function planModelCache(o: CacheObservation): CachePlan {
       if (done.some((d) => d.refusal?.namespaceTerminating)) return { ...whateverTheWrite([]), condition: undefined };
       if (!app) return { ...whateverTheWrite([]), condition: undefined, ...retryOf(done) };
       const events: PlannedEvent[] = blocked ? [{ type: blocked.type, reason: blocked.reason, message: blocked.message }] : [];
+      // Once, when the refusal is first recorded: the status keeps it from then on.
+      const newRefusal = o.sizeRefusal && !sameRefusal(o.sizeRefusal, app.status?.refusedModelCache) ? o.sizeRefusal : undefined;
+      if (newRefusal && o.quota) events.push({ type: 'Warning', reason: o.quota.reason, message: `${o.quota.field}: ${o.quota.message}` });
       for (const d of done) {
         if (d.refusal) events.push(refusalEvent(d.refusal));
         else if (d.op.id === 'cache' && d.outcome === 'written') events.push({ type: 'Normal', reason: 'ModelCacheApplied', message: `${wanted!.kind} ${wanted!.metadata.name} caches ${app.spec.model?.storageUri} on node group ${o.nodeGroup}` });
         else if (d.op.action === 'remove' && d.outcome === 'removed') events.push({ type: 'Normal', reason: 'ModelCacheRemoved', message: `removed ${d.op.live!.kind} ${d.op.live!.metadata.name}` });
       }
       const said = condition(app, wants, o.quota ?? refused?.[0], blocked?.condition, done, wanted);
-      const write = modelCachedUpdate(app, said, o.now);
-      return { ...whateverTheWrite(events), condition: said, ...(write ? { write: write.length ? { conditions: write } : {} } : {}), ...retryOf(done) };
+      const write = statusUpdate(app, said, o.sizeRefusal, o.now);
+      return { ...whateverTheWrite(events), condition: said, ...(write ? { write } : {}), ...retryOf(done) };
     },
   };
 }
@@ -300,6 +310,24 @@ export function modelCachedUpdate(app: ServerlessApp, want: ConditionInput | nul
   const next = { type: MODEL_CACHED, ...want, observedGeneration: app.metadata.generation ?? 0 };
   if (live && live.status === next.status && live.reason === next.reason && live.message === next.message && live.observedGeneration === next.observedGeneration) return undefined;
   return setCondition(live ? [live] : [], next, now);
+}
+
+/**
+ * This controller's part of the app's status, when it changes: the ModelCached entry (modelCachedUpdate) and
+ * the size refusal to remember. Both go in every write, as an apply removes what it leaves out of its own.
+ */
+function statusUpdate(app: ServerlessApp, said: ConditionInput | null | undefined, refusal: RefusedModelCache | undefined, now: Date): { conditions?: Condition[]; refusedModelCache?: RefusedModelCache } | undefined {
+  const conditions = modelCachedUpdate(app, said, now);
+  const recorded = app.status?.refusedModelCache;
+  if (conditions === undefined && sameRefusal(refusal, recorded)) return undefined;
+  if (said === undefined || !appReported(app)) return undefined;
+  const live = findCondition((app.status?.conditions ?? []) as Condition[], MODEL_CACHED);
+  const entries = conditions ?? (live ? [live] : []);
+  return { ...(entries.length ? { conditions: entries } : {}), ...(refusal ? { refusedModelCache: refusal } : {}) };
+}
+
+function sameRefusal(a: RefusedModelCache | undefined, b: RefusedModelCache | undefined): boolean {
+  return a?.storageUri === b?.storageUri && a?.size === b?.size && a?.measuredBytes === b?.measuredBytes && a?.node === b?.node;
 }
 
 function liveOf(live: CacheObject | undefined): { live?: CacheObject } {

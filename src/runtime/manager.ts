@@ -99,12 +99,14 @@ export class Manager {
    * must agree on it. `optional`: the kind's CRD may be missing, which then
    * holds back neither the caches' sync nor any controller (see Informer.served).
    */
-  informer<T extends KubeObject>(kind: ResourceKind, opts: { labelSelector?: string; transform?: (o: T) => T; projection?: Projection; optional?: boolean; indexBy?: (o: T) => string | undefined } = {}): Informer<T> {
-    const key = `${kind.group}/${kind.version}/${kind.plural}?${opts.labelSelector ?? ''}`;
+  informer<T extends KubeObject>(kind: ResourceKind, opts: { labelSelector?: string; namespaces?: string[]; transform?: (o: T) => T; projection?: Projection; optional?: boolean; indexBy?: (o: T) => string | undefined } = {}): Informer<T> {
+    const key = `${kind.group}/${kind.version}/${kind.plural}?${opts.labelSelector ?? ''}${opts.namespaces ? `@${opts.namespaces.join(',')}` : ''}`;
     let informer = this.informers.get(key);
     if (!informer) {
+      // `namespaces`: the operator's own objects, in its own namespace whatever namespaces it watches apps in.
+      const namespaces = opts.namespaces ?? (kind.namespaced ? this.opts.namespaces : undefined);
       informer = new Informer<T>(this.client, kind, {
-        ...(kind.namespaced && this.opts.namespaces?.length ? { namespaces: this.opts.namespaces } : {}),
+        ...(namespaces?.length ? { namespaces } : {}),
         ...(opts.labelSelector ? { labelSelector: opts.labelSelector } : {}),
         ...(opts.transform ? { transform: opts.transform } : {}),
         ...(opts.projection ? { projection: opts.projection } : {}),

@@ -14,7 +14,8 @@
 // it works, a replica count) can be coalesced: written at most once per window.
 // Conditions another controller owns (under its own field manager, in a list
 // keyed by type) are neither written nor compared: applying them here would take
-// them over, and a stale copy would overwrite that controller's newer one.
+// them over, and a stale copy would overwrite that controller's newer one;
+// so are the status fields another controller owns (othersFields).
 
 import { canonicalJson } from '../util/canonical-json.ts';
 import { ApiError, isNotFound, type KubeClient } from './client.ts';
@@ -55,13 +56,15 @@ export class StatusWriter {
   /** Coalescing windows are real time, as the queue delay they turn into (runtime/controller.ts ControllerOptions.clock). */
   private readonly clock: Clock;
   private readonly othersConditions: ReadonlySet<string>;
+  private readonly othersFields: readonly string[];
   private readonly fieldManager: string | undefined;
 
-  /** `othersConditions`: condition types other writers own. `fieldManager`: this writer's own (default: the client's). */
-  constructor(client: KubeClient, opts: { clock?: Clock; othersConditions?: readonly string[]; fieldManager?: string } = {}) {
+  /** `othersConditions`: condition types other writers own; `othersFields`: status fields they own. `fieldManager`: this writer's own (default: the client's). */
+  constructor(client: KubeClient, opts: { clock?: Clock; othersConditions?: readonly string[]; othersFields?: readonly string[]; fieldManager?: string } = {}) {
     this.client = client;
     this.clock = opts.clock ?? systemClock;
     this.othersConditions = new Set(opts.othersConditions ?? []);
+    this.othersFields = opts.othersFields ?? [];
     this.fieldManager = opts.fieldManager;
   }
 
@@ -148,8 +151,13 @@ export class StatusWriter {
     }
   }
 
-  /** `status` without the conditions other writers own. */
-  private ours<S extends object>(status: S): S {
+  /** `status` without the conditions and fields other writers own. */
+  private ours<S extends object>(whole: S): S {
+    let status = whole;
+    if (this.othersFields.some((f) => f in status)) {
+      status = { ...status };
+      for (const f of this.othersFields) delete (status as Record<string, unknown>)[f];
+    }
     const conditions = (status as { conditions?: Array<{ type: string }> }).conditions;
     if (!this.othersConditions.size || !conditions?.some((c) => this.othersConditions.has(c.type))) return status;
     return { ...status, conditions: conditions.filter((c) => !this.othersConditions.has(c.type)) };

@@ -7,9 +7,12 @@
 // container, so when such a pod is bound to a node this writes the folder, empty
 // but for a marker, into that node's models directory (kserve-localmodel.ts);
 // KWOK completes the pod and kube-controller-manager the Job. No byte of any
-// model is fetched.
+// model is fetched. A test may ask for a model of a given size
+// (setSimulatedDownloadSize): the folder then also holds a sparse file of that
+// many bytes, as a download of a model larger than its app declared would
+// leave there, which the cache usage reporter (src/cache-reporter/) measures.
 // Run as a program: node model-download.ts KUBECONFIG RIG_DIR
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, ftruncateSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, normalize } from 'node:path';
 import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { listAndWatch } from './list-watch.ts';
@@ -28,6 +31,28 @@ export function downloadFolder(pod: V1Pod): string | undefined {
   return folder.startsWith('..') || folder.startsWith('/') ? undefined : folder;
 }
 
+/** The knob's file in the rig's directory: source model URI -> bytes the simulated download writes. */
+const sizesFile = (rigDir: string) => join(rigDir, 'model-download-sizes.json');
+
+/** Makes the simulated download of `sourceModelUri` write `bytes` (a sparse file); undefined: the marker only again. */
+export function setSimulatedDownloadSize(rigDir: string, sourceModelUri: string, bytes: number | undefined): void {
+  const sizes = simulatedDownloadSizes(rigDir);
+  if (bytes === undefined) delete sizes[sourceModelUri];
+  else sizes[sourceModelUri] = bytes;
+  // Written whole and renamed: the download process never reads half a file.
+  writeFileSync(`${sizesFile(rigDir)}.tmp`, JSON.stringify(sizes));
+  renameSync(`${sizesFile(rigDir)}.tmp`, sizesFile(rigDir));
+}
+
+function simulatedDownloadSizes(rigDir: string): Record<string, number> {
+  return existsSync(sizesFile(rigDir)) ? JSON.parse(readFileSync(sizesFile(rigDir), 'utf8')) as Record<string, number> : {};
+}
+
+/** The model a download pod fetches: storage-initializer's first argument (controller.go launchJob: Args = [SourceModelUri, MountPath]). */
+function sourceModelUri(pod: V1Pod): string | undefined {
+  return pod.spec?.containers.find((c) => c.name === DOWNLOAD_CONTAINER)?.args?.[0];
+}
+
 /** Watches the download Jobs' pods until `signal` aborts, writing each one's folder on its node. */
 export async function runModelDownload(kc: KubeConfig, rigDir: string, signal: AbortSignal): Promise<void> {
   const core = kc.makeApiClient(CoreV1Api);
@@ -40,6 +65,16 @@ export async function runModelDownload(kc: KubeConfig, rigDir: string, signal: A
     const path = join(nodeModelsDir(rigDir, pod.spec!.nodeName!), folder);
     mkdirSync(path, { recursive: true });
     writeFileSync(join(path, 'SIMULATED'), `written by the rig for pod ${pod.metadata?.name}: no model was downloaded\n`);
+    const uri = sourceModelUri(pod);
+    const bytes = uri === undefined ? undefined : simulatedDownloadSizes(rigDir)[uri];
+    if (bytes !== undefined) {
+      const fd = openSync(join(path, 'SIMULATED-model.bin'), 'w');
+      try {
+        ftruncateSync(fd, bytes);
+      } finally {
+        closeSync(fd);
+      }
+    }
   };
   await listAndWatch(kc, `/api/v1/namespaces/${LOCALMODEL_JOB_NAMESPACE}/pods`, () => core.listNamespacedPod({ namespace: LOCALMODEL_JOB_NAMESPACE }), download, signal);
 }

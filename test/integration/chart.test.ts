@@ -35,8 +35,11 @@ const find = <T>(objects: RenderedObject[], kind: string, name?: string): T & Re
   return o as T & RenderedObject;
 };
 const operatorContainer = (objects: RenderedObject[]) => find<Deployment>(objects, 'Deployment').spec.template.spec.containers[0]!;
-/** The chart's one ConfigMap grant: the policy ConfigMap (src/runtime/policy-publication.ts), by name but for create (which cannot be named). */
-const isPolicyRule = (rule: PolicyRule) => rule.resources?.length === 1 && (rule.resourceNames?.join() === 'serverlessapp-policy' || rule.verbs.join() === 'create');
+/**
+ * The chart's ConfigMap grants to the operator, in the release namespace: the policy ConfigMap (src/runtime/policy-publication.ts),
+ * by name but for create (which cannot be named), and the read of the node cache usage reports (src/render/model-cache-usage.ts).
+ */
+const isPolicyRule = (rule: PolicyRule) => rule.resources?.length === 1 && (rule.resourceNames?.join() === 'serverlessapp-policy' || rule.verbs.join() === 'create' || rule.verbs.join() === 'list,watch');
 const rulesOf = (objects: RenderedObject[], kind: 'ClusterRole' | 'Role') => objects.filter((o) => o.kind === kind).flatMap((o) => o.rules as PolicyRule[]);
 
 describe('Helm chart: rendering', function () {
@@ -149,6 +152,29 @@ describe('Helm chart: rendering', function () {
     }
   });
 
+  it('runs the cache usage reporter only when asked: a DaemonSet on the chosen nodes, the models volume read-only, restricted, writing only ConfigMaps in the release namespace', async () => {
+    assert.equal((await renderChart()).some((o) => o.kind === 'DaemonSet'), false, 'off by default');
+    const objects = await renderChart({ modelCache: { usageReporter: { enabled: true, hostPath: '/var/lib/models', intervalSeconds: 15, nodeSelector: { 'nvidia.com/gpu.present': 'true' }, tolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }] } } });
+    interface DaemonSet { spec: { template: { spec: PodSpec & { nodeSelector?: Record<string, string>; tolerations?: unknown[]; volumes: Array<{ name: string; hostPath?: { path: string } }>; containers: Array<Container & { command: string[]; args: string[]; volumeMounts: Array<{ name: string; mountPath: string; readOnly?: boolean }> }> } } } }
+    const ds = find<DaemonSet>(objects, 'DaemonSet');
+    const pod = ds.spec.template.spec;
+    const c = pod.containers[0]!;
+    assert.deepEqual(c.command, ['/nodejs/bin/node', '--lite-mode', 'dist/cache-reporter/main.js']);
+    assert.deepEqual(c.args, ['--models-dir=/mnt/models', '--interval-seconds=15', '--max-entries=100000']);
+    assert.deepEqual(c.env.map((e) => [e.name, e.valueFrom?.fieldRef?.fieldPath]), [['NODE_NAME', 'spec.nodeName'], ['POD_NAMESPACE', 'metadata.namespace']]);
+    assert.deepEqual(c.volumeMounts, [{ name: 'models', mountPath: '/mnt/models', readOnly: true }]);
+    assert.equal(pod.volumes.find((v) => v.name === 'models')?.hostPath?.path, '/var/lib/models');
+    assert.deepEqual(pod.nodeSelector, { 'nvidia.com/gpu.present': 'true' });
+    assert.equal(pod.tolerations?.length, 1);
+    assert.deepEqual([c.securityContext.readOnlyRootFilesystem, c.securityContext.allowPrivilegeEscalation, c.securityContext.capabilities], [true, false, { drop: ['ALL'] }]);
+    assert.equal(pod.securityContext.runAsNonRoot, true);
+    assert.equal(pod.serviceAccountName, 'sapp-serverlessapp-operator-cache-reporter');
+    const role = objects.find((o) => o.kind === 'Role' && o.metadata.name === 'sapp-serverlessapp-operator-cache-reporter');
+    assert.equal(role?.metadata.namespace, 'serverlessapp-system');
+    assert.deepEqual(role?.rules, [{ apiGroups: [''], resources: ['configmaps'], verbs: ['create', 'patch'] }]);
+    assert.equal(objects.some((o) => o.kind === 'ClusterRole' && o.metadata.name.includes('cache-reporter')), false, 'nothing cluster-wide');
+  });
+
   it('reads only the named CRDs, and grants only the cache kinds and revision writes the settings can use', async () => {
     const granted = async (values: object) => grantedPermissions(rulesOf(await renderChart(values), 'ClusterRole'));
     const crdRule = rulesOf(await renderChart(), 'ClusterRole').find((r) => r.resources?.includes('customresourcedefinitions'));
@@ -168,6 +194,7 @@ describe('Helm chart: rendering', function () {
       { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: ['serverlessapp-operator-leader'], verbs: ['get', 'update'] },
       { apiGroups: [''], resources: ['configmaps'], verbs: ['create'] },
       { apiGroups: [''], resources: ['configmaps'], resourceNames: ['serverlessapp-policy'], verbs: ['patch'] },
+      { apiGroups: [''], resources: ['configmaps'], verbs: ['list', 'watch'] },
     ]);
   });
 
@@ -208,6 +235,7 @@ describe('Helm chart: rendering', function () {
     assert.deepEqual(rulesOf(objects, 'Role'), [
       { apiGroups: [''], resources: ['configmaps'], verbs: ['create'] },
       { apiGroups: [''], resources: ['configmaps'], resourceNames: ['serverlessapp-policy'], verbs: ['patch', 'get', 'delete'] },
+      { apiGroups: [''], resources: ['configmaps'], verbs: ['list', 'watch'] },
     ]);
     assert.equal(operatorContainer(objects).env.find((e) => e.name === 'LEADER_ELECT')?.value, 'false');
   });

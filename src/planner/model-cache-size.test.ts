@@ -1,0 +1,44 @@
+import assert from 'node:assert/strict';
+import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
+import { modelApp } from '../testing/apps.ts';
+import { cacheCharge, sizeProblem, sizeRefusal, type RefusedModelCache } from './model-cache-size.ts';
+
+const GiB = 2 ** 30;
+
+function declaring(storageUri: string, size: string, refusedModelCache?: RefusedModelCache): ServerlessApp {
+  const base = modelApp();
+  return { ...base, spec: { ...base.spec, model: { ...base.spec.model!, storageUri, size } }, ...(refusedModelCache ? { status: { refusedModelCache } } : {}) } as ServerlessApp;
+}
+
+describe('model cache size', () => {
+  const charges: Array<{ what: string; declared: number; measured?: number; floor: number; want: number }> = [
+    { what: 'the declared size when it is the largest', declared: 4 * GiB, measured: 3 * GiB, floor: GiB, want: 4 * GiB },
+    { what: 'the measured size when a node holds more', declared: GiB, measured: 3 * GiB, floor: GiB, want: 3 * GiB },
+    { what: 'the floor for a model declared tiny and not yet measured', declared: 1, floor: GiB, want: GiB },
+    { what: 'the floor for a model declared tiny and measured small', declared: 1, measured: 1024, floor: GiB, want: GiB },
+  ];
+  for (const c of charges) {
+    it(`charges ${c.what}`, () => assert.equal(cacheCharge(c.declared, c.measured === undefined ? undefined : { bytes: c.measured, node: 'n' }, c.floor), c.want));
+  }
+
+  const recorded: RefusedModelCache = { storageUri: 'gs://m/big', size: '1Gi', measuredBytes: 3 * GiB, node: 'n1' };
+  const refusals: Array<{ what: string; app: ServerlessApp; measured?: number; want: RefusedModelCache | undefined }> = [
+    { what: 'refuses a model a node holds more of than declared', app: declaring('gs://m/big', '1Gi'), measured: 3 * GiB, want: recorded },
+    { what: 'does not refuse a model measured at its declared size', app: declaring('gs://m/big', '1Gi'), measured: GiB, want: undefined },
+    { what: 'does not refuse a model not yet measured', app: declaring('gs://m/big', '1Gi'), want: undefined },
+    { what: 'keeps a recorded refusal once the folder, and its measure, are gone', app: declaring('gs://m/big', '1Gi', recorded), want: recorded },
+    { what: 'keeps the recorded refusal as it was, not the latest measure', app: declaring('gs://m/big', '1Gi', recorded), measured: 5 * GiB, want: recorded },
+    { what: 'lifts the refusal when spec.model.size changes', app: declaring('gs://m/big', '4Gi', recorded), measured: 3 * GiB, want: undefined },
+    { what: 'lifts the refusal when spec.model.storageUri changes', app: declaring('gs://m/big-v2', '1Gi', recorded), want: undefined },
+    { what: 'judges a new size afresh: still too small is refused again, under the new size', app: declaring('gs://m/big', '2Gi', recorded), measured: 3 * GiB, want: { ...recorded, size: '2Gi' } },
+  ];
+  for (const r of refusals) {
+    it(r.what, () => assert.deepEqual(sizeRefusal(r.app, r.measured === undefined ? undefined : { bytes: r.measured, node: 'n1' }), r.want));
+  }
+
+  it('tells the owner the field, the declared and the measured sizes, and what lifts the refusal', () => {
+    const p = sizeProblem(recorded);
+    assert.deepEqual([p.reason, p.field], ['ModelCacheLargerThanDeclared', 'spec.model.size']);
+    assert.match(p.message, /^the model gs:\/\/m\/big takes 3Gi \(3221225472 bytes\) on node n1, more than its declared 1Gi: its cache is removed and not made again until spec\.model\.size \(at least the measured size\) or spec\.model\.storageUri changes/);
+  });
+});

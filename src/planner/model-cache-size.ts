@@ -1,0 +1,53 @@
+// A model cache charged for what lands on the nodes, and refused when that is
+// more than its app declared. What a cache is charged against its namespace's
+// budget is the largest of spec.model.size, the most any node reports in the
+// model's folder (render/model-cache-usage.ts) and the platform's floor per
+// cache. A model found larger than declared is refused: the app's cache goes
+// (KServe then deletes the folders) and the refusal is remembered in the app's
+// status (status.refusedModelCache) under the storage URI and the size it was
+// judged on, so the cache is not made again, downloaded again and refused
+// again in a loop once the folders, and with them the measure, are gone. Only
+// a new storageUri or a new size lifts it. Pure.
+
+import { formatBytes, parseQuantity } from '../api/v1alpha1/quantity.ts';
+import type { ServerlessApp, ServerlessAppStatus } from '../api/v1alpha1/serverlessapp.ts';
+import type { SpecProblem } from '../api/v1alpha1/validation.ts';
+
+/** The most any node reports in a model's folder, and one node that reports it. */
+export interface MeasuredModel { bytes: number; node: string }
+
+export type RefusedModelCache = NonNullable<ServerlessAppStatus['refusedModelCache']>;
+
+/** What a cache is charged: the largest of the declared size, the measured one and the platform's floor. */
+export function cacheCharge(declaredBytes: number, measured: MeasuredModel | undefined, floorBytes: number): number {
+  return Math.max(declaredBytes, measured?.bytes ?? 0, floorBytes);
+}
+
+/** Whether a refusal recorded in the status still stands for `app`'s model: the same storage URI and size. */
+export function refusalStands(app: ServerlessApp, recorded: RefusedModelCache | undefined): recorded is RefusedModelCache {
+  const model = app.spec.model;
+  return !!recorded && !!model && recorded.storageUri === model.storageUri && recorded.size === String(model.size);
+}
+
+/**
+ * Why `app`'s cache is refused for its size, as its status is to record it: the refusal the status
+ * holds while it stands (refusalStands), else a new one when a node holds more of the model than
+ * spec.model.size declares; undefined when neither.
+ */
+export function sizeRefusal(app: ServerlessApp, measured: MeasuredModel | undefined): RefusedModelCache | undefined {
+  const recorded = app.status?.refusedModelCache;
+  if (refusalStands(app, recorded)) return recorded;
+  const model = app.spec.model;
+  if (!model?.size || !measured || measured.bytes <= parseQuantity(model.size)) return undefined;
+  return { storageUri: model.storageUri, size: String(model.size), measuredBytes: measured.bytes, node: measured.node };
+}
+
+/** What a size refusal tells the app's owner, naming the field to change. */
+export function sizeProblem(refused: RefusedModelCache): SpecProblem {
+  const where = refused.node ? ` on node ${refused.node}` : '';
+  return {
+    reason: 'ModelCacheLargerThanDeclared', field: 'spec.model.size',
+    message: `the model ${refused.storageUri} takes ${formatBytes(refused.measuredBytes)} (${refused.measuredBytes} bytes)${where}, more than its declared ${refused.size}: `
+      + 'its cache is removed and not made again until spec.model.size (at least the measured size) or spec.model.storageUri changes; the running version keeps serving',
+  };
+}
