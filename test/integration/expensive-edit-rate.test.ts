@@ -104,6 +104,12 @@ describe('a namespace\'s rate of expensive edits (integration)', function () {
     assert.ok(charged <= bound, `the noisy namespace used ${charged.toFixed(2)} CPU-s in ${stormSeconds.toFixed(1)} s, at most its share's ${bound.toFixed(2)}`);
     assert.ok(await perNamespace(op, 'serverlessapp_namespace_deferrals_total', noisy) >= 1, 'the noisy namespace\'s reconciles were deferred');
     assert.equal(await perNamespace(op, 'serverlessapp_namespace_deferrals_total', victim), 0, 'the victim never waited for a share it did not use');
+    assert.ok(await perNamespace(op, 'serverlessapp_namespace_over_share_total', noisy) >= 1, 'the noisy namespace went past its share');
+    const overShare = await waitFor('a NamespaceOverShare Event in the noisy namespace', async () => {
+      const events = (await userClient().list<{ reason?: string; type?: string; note?: string }>(Kinds.Event, noisy)).items.filter((e) => e.reason === 'NamespaceOverShare');
+      return events.length ? events : undefined;
+    }, { timeoutMs: SETTLE_MS });
+    assert.match(overShare[0]!.note ?? '', /more than its share of the operator's CPU \(100m, after a burst of 1s\)/);
     // Bounded, not starved: each noisy app takes its last edit once the storm has ended.
     for (let i = 0; i < NOISY_APPS; i++) {
       await waitForApp(noisy, `heavy-${i}`, (a) => a.status?.observedGeneration === a.metadata.generation, `heavy-${i} reconciled at its last edit`, SETTLE_MS);

@@ -38,10 +38,17 @@ function plannedWrites(doc: PlanDocument): string[] {
   return [...new Set(doc.operations.filter((o) => o.change !== 'none').map((o) => `${o.change === 'delete' ? 'delete' : 'patch'} ${resource(o.kind)} ${o.name}`))].sort();
 }
 
-/** The operator's child writes (no dry runs) in `ns` since `since`, up to its first status write there. */
-function firstPassWrites(ns: string, since: Date): { writes: string[]; statusWritten: boolean } {
-  const all = writesSince(since, OPERATOR).filter((w) => w.namespace === ns && !w.dryRun);
-  const status = all.findIndex((w) => w.resource === 'serverlessapps' && w.subresource === 'status');
+/**
+ * The operator's child writes (no dry runs) in `ns` since `since`, up to its first status write of the
+ * new generation there: the first one the API server took after it stored the edit. A status write the
+ * operator planned before it saw the edit carries the old resourceVersion and is refused (409); the writes
+ * between `since` and the edit are the previous generation's.
+ */
+function firstPassWrites(ns: string, name: string, since: Date): { writes: string[]; statusWritten: boolean } {
+  const edit = writesSince(since, '').find((w) => w.namespace === ns && w.resource === 'serverlessapps' && !w.subresource && w.name === name && !w.dryRun && !w.userAgent.startsWith(OPERATOR) && (w.code ?? 0) < 300);
+  assert.ok(edit, `the API server's record of the edit of ${ns}/${name}`);
+  const all = writesSince(since, OPERATOR).filter((w) => w.namespace === ns && !w.dryRun && w.timestamp >= edit.timestamp);
+  const status = all.findIndex((w) => w.resource === 'serverlessapps' && w.subresource === 'status' && (w.code ?? 0) < 300);
   const first = status < 0 ? all : all.slice(0, status);
   const label = (w: AuditWrite) => `${w.verb === 'delete' ? 'delete' : 'patch'} ${w.resource} ${w.name ?? ''}`;
   return { writes: [...new Set(first.filter((w) => CHILDREN.has(w.resource)).map(label))].sort(), statusWritten: status >= 0 };
@@ -62,7 +69,7 @@ function planSteps(ctx: { ns: () => string; kubeconfig: () => string }, name: st
   async function assertFirstPassIs(doc: PlanDocument, since: Date, settled: (a: ServerlessApp) => boolean, what: string): Promise<void> {
     const ns = ctx.ns();
     await waitForApp(ns, name, (a) => a.status?.observedGeneration === a.metadata.generation && settled(a), what, 180_000);
-    const seen = firstPassWrites(ns, since);
+    const seen = firstPassWrites(ns, name, since);
     assert.ok(plannedWrites(doc).length > 0, `${what}: the plan writes a child (else the comparison below proves nothing)`);
     assert.ok(seen.statusWritten, `${what}: the operator wrote the status of the new generation`);
     assert.deepEqual(seen.writes, plannedWrites(doc), `${what}: operator writes ${JSON.stringify(writesSince(since, OPERATOR).filter((w) => w.namespace === ns && !w.dryRun).map(writeLabel))}`);
