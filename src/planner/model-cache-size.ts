@@ -9,7 +9,7 @@
 // again in a loop once the folders, and with them the measure, are gone. Only
 // a new storageUri or a new size lifts it. Pure.
 
-import { formatBytes, parseQuantity } from '../api/v1alpha1/quantity.ts';
+import { parseQuantity, readableBytes } from '../api/v1alpha1/quantity.ts';
 import type { ServerlessApp, ServerlessAppStatus } from '../api/v1alpha1/serverlessapp.ts';
 import type { SpecProblem } from '../api/v1alpha1/validation.ts';
 
@@ -47,7 +47,7 @@ export function sizeProblem(refused: RefusedModelCache): SpecProblem {
   const where = refused.node ? ` on node ${refused.node}` : '';
   return {
     reason: 'ModelCacheLargerThanDeclared', field: 'spec.model.size',
-    message: `the model ${refused.storageUri} takes ${formatBytes(refused.measuredBytes)} (${refused.measuredBytes} bytes)${where}, more than its declared ${refused.size}: `
+    message: `the model ${refused.storageUri} takes ${readableBytes(refused.measuredBytes)} (${refused.measuredBytes} bytes)${where}, more than its declared ${refused.size}: `
       + 'its cache is removed and not made again until spec.model.size (at least the measured size) or spec.model.storageUri changes; the running version keeps serving',
   };
 }

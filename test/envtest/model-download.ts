@@ -64,13 +64,15 @@ export async function runModelDownload(kc: KubeConfig, rigDir: string, signal: A
     done.add(key);
     const path = join(nodeModelsDir(rigDir, pod.spec!.nodeName!), folder);
     mkdirSync(path, { recursive: true });
-    writeFileSync(join(path, 'SIMULATED'), `written by the rig for pod ${pod.metadata?.name}: no model was downloaded\n`);
+    const marker = `written by the rig for pod ${pod.metadata?.name}: no model was downloaded\n`;
+    writeFileSync(join(path, 'SIMULATED'), marker);
     const uri = sourceModelUri(pod);
     const bytes = uri === undefined ? undefined : simulatedDownloadSizes(rigDir)[uri];
     if (bytes !== undefined) {
+      // The folder holds `bytes` in all, the marker's included.
       const fd = openSync(join(path, 'SIMULATED-model.bin'), 'w');
       try {
-        ftruncateSync(fd, bytes);
+        ftruncateSync(fd, Math.max(0, bytes - Buffer.byteLength(marker)));
       } finally {
         closeSync(fd);
       }

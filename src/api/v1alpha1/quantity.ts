@@ -26,6 +26,16 @@ export function parseQuantity(q: string | number): number {
 }
 
 /** A byte count in the largest binary unit that divides it, e.g. "10Gi"; plain bytes otherwise. */
+/** `n` bytes for a reader: exact in the largest unit that divides it, else to two decimals ("3.02Gi"). */
+export function readableBytes(n: number): string {
+  const exact = formatBytes(n);
+  if (exact !== String(n)) return exact;
+  for (const [unit, size] of [['Ei', 2 ** 60], ['Pi', 2 ** 50], ['Ti', 2 ** 40], ['Gi', 2 ** 30], ['Mi', 2 ** 20], ['Ki', 2 ** 10]] as const) {
+    if (n >= size) return `${(n / size).toFixed(2)}${unit}`;
+  }
+  return exact;
+}
+
 export function formatBytes(n: number): string {
   for (const [unit, size] of [['Ei', 2 ** 60], ['Pi', 2 ** 50], ['Ti', 2 ** 40], ['Gi', 2 ** 30], ['Mi', 2 ** 20], ['Ki', 2 ** 10]] as const) {
     if (n >= size && Number.isInteger(n / size)) return `${n / size}${unit}`;
