@@ -109,10 +109,13 @@ describe('EventRecorder', () => {
     recorder.record(other, 'Normal', 'Tick', 'tick');
     await recorder.flush();
     assert.equal(client.events.size, 26, 'another object is not throttled');
+    recorder.record(app, 'Warning', 'NamespaceOverShare', 'its reconciles wait');
+    await recorder.flush();
+    assert.equal(client.events.size, 27, 'nor the object\'s Warnings (client-go keys its spam filter by object and type)');
     clock.advance(5 * 60_000);
     recorder.record(app, 'Normal', 'Tick', 'after a pause');
     await recorder.flush();
-    assert.equal(client.events.size, 27);
+    assert.equal(client.events.size, 28);
   });
 
   it('never throws into the caller, even when the API server refuses', async () => {

@@ -34,7 +34,7 @@ export type EventType = 'Normal' | 'Warning';
 
 /** Repeats within this window join the existing Event's series. */
 const AGGREGATION_WINDOW_MS = 10 * 60_000;
-/** client-go's spam filter: 25 events per object at once, then one per five minutes. */
+/** client-go's spam filter: 25 events per object and type at once, then one per five minutes. */
 const SPAM_BURST = 25;
 const SPAM_REFILL_MS = 5 * 60_000;
 const DROP_LOG_EVERY_MS = 60_000;
@@ -141,7 +141,9 @@ export class EventRecorder {
     this.sweep(now);
     const namespace = obj.metadata.namespace || 'default';
     const objectKey = `${obj.apiVersion}/${obj.kind}/${obj.metadata.namespace ?? ''}/${obj.metadata.name}/${obj.metadata.uid ?? ''}`;
-    if (!this.admit(objectKey, now.getTime())) {
+    // client-go's spam key (tools/record/events_cache.go getSpamKey) is the object and the type: an
+    // object's flood of Normal events does not silence its Warnings.
+    if (!this.admit(`${objectKey}\0${type}`, now.getTime())) {
       this.onDrop?.('spam', namespace);
       return;
     }
@@ -196,15 +198,15 @@ export class EventRecorder {
   }
 
   /** Token bucket per object; refills with the injected clock. */
-  private admit(objectKey: string, nowMs: number): boolean {
-    const b = this.buckets.get(objectKey) ?? { tokens: SPAM_BURST, at: nowMs };
+  private admit(spamKey: string, nowMs: number): boolean {
+    const b = this.buckets.get(spamKey) ?? { tokens: SPAM_BURST, at: nowMs };
     const refill = Math.floor((nowMs - b.at) / SPAM_REFILL_MS);
     if (refill > 0) {
       b.tokens = Math.min(SPAM_BURST, b.tokens + refill);
       b.at += refill * SPAM_REFILL_MS;
     }
     if (b.tokens === SPAM_BURST) b.at = nowMs;
-    this.buckets.set(objectKey, b);
+    this.buckets.set(spamKey, b);
     if (b.tokens <= 0) return false;
     b.tokens--;
     return true;
