@@ -15,7 +15,7 @@ import { hostClaimFor, hostClaimName, unclaimableHost, type HostClaim } from '..
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { hostClaims, normaliseHost, type SpecProblem } from '../api/v1alpha1/validation.ts';
 import type { Request } from '../runtime/controller.ts';
-import type { HostVerdict } from '../planner/reconcile.ts';
+import type { HostVerdict } from '../planner/admission.ts';
 import type { ClaimEvents } from './host-claim-budget.ts';
 import { earlierHolder, HostIndex, hostsNamedBy, judgeHost, type AppHosts, type ClaimRecord } from '../planner/host-claims.ts';
 import { objectKey, type ObjectRef } from '../util/object-key.ts';

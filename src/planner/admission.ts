@@ -68,11 +68,6 @@ export function admission(o: AdmissionObservation): Admission {
   return { verdict: 'admitted' };
 }
 
-/** Whether the operator serves `o.app` now (neither refused nor still claiming its hosts). */
-export function admitted(o: AdmissionObservation): boolean {
-  return admission(o).verdict === 'admitted';
-}
-
 /**
  * Reasons that take a gateway or host from an app whatever its own edit: the platform's policy, or another
  * namespace's claim (HostConflict from a host the app's own namespace settles revokes nothing: reconcile.ts).

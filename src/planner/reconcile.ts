@@ -26,7 +26,6 @@ import { retiredRouteKind, type AppRoutes, type Route } from './route.ts';
 import { invalidSpecStatus } from './status.ts';
 import { trafficPlan, type WorkloadObject } from './workloads.ts';
 
-export type { HostVerdict } from './admission.ts';
 
 /** After creating host claims, when to look again should their events not come first. */
 export const CLAIM_RECHECK_MS = 2_000;
