@@ -276,8 +276,9 @@ async function noisyNeighbour(): Promise<number> {
     });
     const head = { scenario: 'noisy-neighbour', dataPlane: plane, operator: { command: operatorCommand(), builtFrom }, operatorConcurrency: concurrency, startedAt, seconds: secondsSince(started) };
     const records = results.map(noisyRecord);
-    // One pair of phases: the record as it always was; one per tenant fairness setting: each under `runs`.
-    const record = fairnessSettings ? { ...head, tenantShares: int('tenant-shares', 1), runs: records } : { ...head, ...records[0]! };
+    // One pair of phases: the record as it always was; one per tenant fairness setting or per storm: each under `runs`.
+    const record = fairnessSettings ? { ...head, tenantShares: int('tenant-shares', 1), runs: records }
+      : records.length > 1 ? { ...head, runs: records } : { ...head, ...records[0]! };
     console.log(records.map(noisyTable).join('\n\n'));
     const warnings = logSummary(op);
     if (warnings) log(`the operator warned: ${warnings}`);
