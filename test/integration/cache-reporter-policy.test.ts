@@ -57,6 +57,10 @@ describe('Helm chart: the cache usage reporter writes its own node\'s report onl
     const node = pod.spec!.nodeName!;
     const client = await reporterClient(pod);
 
+    // The API server loads a policy created a moment ago within seconds (its admission plugin's informer):
+    // in effect once a dry run of another node's report is refused.
+    await waitFor('the chart\'s admission policy in effect: a dry run of another node\'s report refused', () =>
+      client.apply(report(usageReportName(`${node}-other`)), { fieldManager: 'cache-reporter', dryRun: true }).then(() => false, (err: { code?: number }) => err.code === 403), { timeoutMs: SETTLE_MS });
     await client.apply(report(usageReportName(node)), { fieldManager: 'cache-reporter' });
     assert.ok(await testEnv().kubeConfig().makeApiClient(CoreV1Api).readNamespacedConfigMap({ namespace: ns, name: usageReportName(node) }), 'its own node\'s report is written');
 
