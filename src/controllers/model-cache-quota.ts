@@ -29,7 +29,7 @@ import { formatBytes, parseQuantity } from '../api/v1alpha1/quantity.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { DEFAULT_MAX_MODEL_CACHE_PER_NAMESPACE, DEFAULT_MAX_MODEL_CACHES_PER_NAMESPACE, DEFAULT_MODEL_CACHE_MIN_CHARGE, type SpecProblem } from '../api/v1alpha1/validation.ts';
 import { getsCache, type ModelCachePolicy } from '../planner/model-cache-plan.ts';
-import { cacheCharge, refusalStands, sizeProblem, sizeRefusal, type MeasuredModel, type RefusedModelCache } from '../planner/model-cache-size.ts';
+import { cacheCharge, largerThanDeclared, refusalStands, sizeProblem, sizeRefusal, type MeasuredModel, type RefusedModelCache } from '../planner/model-cache-size.ts';
 import type { CacheScope } from '../render/local-model-cache.ts';
 import { modelStorageKey } from '../render/model-cache-usage.ts';
 import { byCreation } from '../util/creation-order.ts';
@@ -251,7 +251,7 @@ export class ModelCacheQuota {
         keys.push(key);
         if (!user.counts) continue;
         const measured = this.measured(storageKey);
-        const claim = measured && measured.bytes > user.declared ? undefined : { key, created: user.created, bytes: cacheCharge(user.declared, measured, this.minCharge) };
+        const claim = largerThanDeclared(user.declared, measured) ? undefined : { key, created: user.created, bytes: cacheCharge(user.declared, measured, this.minCharge) };
         const ns = this.byNamespace.get(user.namespace);
         if (!ns) continue;
         ns.set(key, claim, false);

@@ -23,6 +23,11 @@ export function cacheCharge(declaredBytes: number, measured: MeasuredModel | und
   return Math.max(declaredBytes, measured?.bytes ?? 0, floorBytes);
 }
 
+/** Whether a node holds more of the model than its app declared: its cache is refused (sizeRefusal). */
+export function largerThanDeclared(declaredBytes: number, measured: MeasuredModel | undefined): measured is MeasuredModel {
+  return !!measured && measured.bytes > declaredBytes;
+}
+
 /** Whether a refusal recorded in the status still stands for `app`'s model: the same storage URI and size. */
 export function refusalStands(app: ServerlessApp, recorded: RefusedModelCache | undefined): recorded is RefusedModelCache {
   const model = app.spec.model;
@@ -38,7 +43,7 @@ export function sizeRefusal(app: ServerlessApp, measured: MeasuredModel | undefi
   const recorded = app.status?.refusedModelCache;
   if (refusalStands(app, recorded)) return recorded;
   const model = app.spec.model;
-  if (!model?.size || !measured || measured.bytes <= parseQuantity(model.size)) return undefined;
+  if (!model?.size || !largerThanDeclared(parseQuantity(model.size), measured)) return undefined;
   return { storageUri: model.storageUri, size: String(model.size), measuredBytes: measured.bytes, node: measured.node };
 }
 
