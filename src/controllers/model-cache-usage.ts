@@ -24,12 +24,13 @@ export class UsageBook {
     const old = this.reports.get(name);
     if (report) this.reports.set(name, report);
     else this.reports.delete(name);
-    const changed: string[] = [];
+    // A Set: a report holds up to MAX_REPORTED_FOLDERS keys, each looked up once per event.
+    const changed = new Set<string>();
     if (old) {
       for (const [key, bytes] of old.sizes) {
         if (report?.node === old.node && report.sizes.get(key) === bytes) continue;
         this.drop(key, old.node);
-        changed.push(key);
+        changed.add(key);
       }
     }
     for (const [key, bytes] of report?.sizes ?? []) {
@@ -37,9 +38,9 @@ export class UsageBook {
       let nodes = this.byKey.get(key);
       if (!nodes) this.byKey.set(key, (nodes = new Map()));
       nodes.set(report!.node, bytes);
-      if (!changed.includes(key)) changed.push(key);
+      changed.add(key);
     }
-    return changed;
+    return [...changed];
   }
 
   /** The most any node holds of the model in folder `storageKey`, and that node. */
