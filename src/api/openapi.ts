@@ -43,9 +43,10 @@ export function string(description: string, o: Extra & { pattern?: string; minLe
   return node({ type: 'string', description, ...defined({ pattern, minLength, maxLength, format }) }, extra);
 }
 
-export function integer(description: string, o: Extra & { minimum?: number; maximum?: number } = {}): Schema<number> {
-  const { minimum, maximum, ...extra } = o;
-  return node({ type: 'integer', format: 'int32', description, ...defined({ minimum, maximum }) }, extra);
+/** An int32 unless `format` says int64 (a count of bytes, which passes 2 GiB). */
+export function integer(description: string, o: Extra & { minimum?: number; maximum?: number; format?: 'int32' | 'int64' } = {}): Schema<number> {
+  const { minimum, maximum, format = 'int32', ...extra } = o;
+  return node({ type: 'integer', format, description, ...defined({ minimum, maximum }) }, extra);
 }
 
 export function number(description: string, o: Extra = {}): Schema<number> {
