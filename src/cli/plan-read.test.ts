@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { parseConfig, validationPolicy } from '../config.ts';
-import type { KubeClient } from '../runtime/client.ts';
+import { ApiError, type KubeClient } from '../runtime/client.ts';
 import { policyConfigMap, POLICY_CONFIGMAP, type PublishedPolicy } from '../runtime/policy-publication.ts';
 import type { ResourceKind } from '../util/kinds.ts';
 import { parseAppFile, readPlanInput } from './plan-read.ts';
@@ -104,5 +104,27 @@ describe('kubectl sapp plan: what it reads', () => {
       const input = await plan(client);
       assert.match(input.settings.note ?? '', /^policy: no operator published its policy \(configmap serverlessapp-system\/serverlessapp-policy not found or not readable\)/);
     });
+  });
+});
+
+describe('kubectl sapp plan: the routes of apps naming the same host', () => {
+  it('a user who may not read routes gets the plan with a note, not an error', async () => {
+    const rival: ServerlessApp = { ...file(['shop.example.com']), metadata: { name: 'older', namespace: 'team-a', creationTimestamp: '2026-01-01T00:00:00Z' } };
+    const { client } = cluster();
+    const forbidden = new ApiError(403, 'virtualservices.networking.istio.io "older-routes" is forbidden', 'Forbidden');
+    const reading = {
+      ...client,
+      get: async (kind: ResourceKind, namespace: string | undefined, name: string) => {
+        if (kind.plural === 'virtualservices' || kind.plural === 'httproutes') {
+          if (name.startsWith('older')) throw forbidden;
+          return undefined;
+        }
+        return client.get(kind, namespace, name);
+      },
+      list: async (kind: ResourceKind, namespace?: string) => (kind.plural === 'serverlessapps' ? { items: [rival], metadata: { resourceVersion: '1' } } : client.list(kind, namespace)),
+    } as unknown as KubeClient;
+    const input = await plan(reading, file(['shop.example.com']));
+    assert.equal(input.namespace?.routeNamed, undefined);
+    assert.ok((input.notes ?? []).some((n) => n.startsWith('routes: this user may not read the routes of namespace team-a')), JSON.stringify(input.notes));
   });
 });

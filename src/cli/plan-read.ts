@@ -164,7 +164,8 @@ function started<T>(read: Promise<T>): Promise<T> {
 async function namespaceReads(client: KubeClient, app: ServerlessApp, notes: string[]): Promise<NamespaceView> {
   // The list first: of all a plan's reads it takes the server longest.
   const [apps, claims] = await Promise.all([readNamespaceApps(client, app, notes), readClaims(client, app, notes)]);
-  const routeNamed = apps ? await readRivalRoutes(client, app.metadata.namespace, hostRivals(app, apps)) : undefined;
+  const routesNote = `routes: this user may not read the routes of namespace ${app.metadata.namespace}, so which of the apps naming the same host serves it is not known: the first by creation is taken to hold it (the operator keeps it with the app serving it)`;
+  const routeNamed = apps ? await unlessForbidden(readRivalRoutes(client, app.metadata.namespace, hostRivals(app, apps)), notes, routesNote) : undefined;
   return { ...(claims ? { claims } : {}), ...(apps ? { apps } : {}), ...(routeNamed ? { routeNamed } : {}) };
 }
 
