@@ -281,7 +281,7 @@ describe('model cache budget findings (issue 34)', () => {
     });
 
     it('keeps the refusal the status records once the measure is gone, and holds no budget for it', () => {
-      const { quota } = setup(3 * GiB);
+      const { quota } = setup(6 * GiB);
       const recorded = { storageUri: uri, size: '2Gi', measuredBytes: 5 * GiB, node: 'n1' };
       const big = { ...cached('team-a', 'big', '2Gi', '2026-01-01T00:00:00Z'), status: { refusedModelCache: recorded } } as ServerlessApp;
       const late = other('late', '2Gi', '2026-01-02T00:00:00Z');
@@ -289,8 +289,11 @@ describe('model cache budget findings (issue 34)', () => {
       quota.set(late);
       assert.equal(quota.problem(big)?.reason, 'ModelCacheLargerThanDeclared');
       assert.equal(quota.problem(late), undefined);
-      // A new size lifts it, and the app counts again (first in creation order).
-      const resized = { ...big, spec: { ...big.spec, model: { ...big.spec.model!, size: '3Gi' } } } as ServerlessApp;
+      // A new size still below the measure lifts nothing; one that covers it does, and the app counts again (first in creation order).
+      const stillSmall = { ...big, spec: { ...big.spec, model: { ...big.spec.model!, size: '3Gi' } } } as ServerlessApp;
+      quota.set(stillSmall);
+      assert.equal(quota.problem(stillSmall)?.reason, 'ModelCacheLargerThanDeclared');
+      const resized = { ...big, spec: { ...big.spec, model: { ...big.spec.model!, size: '5Gi' } } } as ServerlessApp;
       quota.set(resized);
       assert.equal(quota.problem(resized), undefined);
       assert.equal(quota.problem(late)?.reason, 'ModelCacheQuotaExceeded');

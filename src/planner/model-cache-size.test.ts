@@ -28,9 +28,11 @@ describe('model cache size', () => {
     { what: 'does not refuse a model not yet measured', app: declaring('gs://m/big', '1Gi'), want: undefined },
     { what: 'keeps a recorded refusal once the folder, and its measure, are gone', app: declaring('gs://m/big', '1Gi', recorded), want: recorded },
     { what: 'keeps the recorded refusal as it was, not the latest measure', app: declaring('gs://m/big', '1Gi', recorded), measured: 5 * GiB, want: recorded },
-    { what: 'lifts the refusal when spec.model.size changes', app: declaring('gs://m/big', '4Gi', recorded), measured: 3 * GiB, want: undefined },
+    { what: 'lifts the refusal when spec.model.size covers the measure', app: declaring('gs://m/big', '4Gi', recorded), measured: 3 * GiB, want: undefined },
+    { what: 'keeps the refusal for the same size written otherwise (1024Mi), with no measure left', app: declaring('gs://m/big', '1024Mi', recorded), want: recorded },
+    { what: 'keeps the refusal for a size a byte larger, with no measure left', app: declaring('gs://m/big', String(GiB + 1), recorded), want: recorded },
     { what: 'lifts the refusal when spec.model.storageUri changes', app: declaring('gs://m/big-v2', '1Gi', recorded), want: undefined },
-    { what: 'judges a new size afresh: still too small is refused again, under the new size', app: declaring('gs://m/big', '2Gi', recorded), measured: 3 * GiB, want: { ...recorded, size: '2Gi' } },
+    { what: 'keeps the refusal for a new size still below the measure, with no measure left', app: declaring('gs://m/big', '2Gi', recorded), want: recorded },
   ];
   for (const r of refusals) {
     it(r.what, () => assert.deepEqual(sizeRefusal(r.app, r.measured === undefined ? undefined : { bytes: r.measured, node: 'n1' }), r.want));

@@ -7,7 +7,7 @@
 // status (status.refusedModelCache) under the storage URI and the size it was
 // judged on, so the cache is not made again, downloaded again and refused
 // again in a loop once the folders, and with them the measure, are gone. Only
-// a new storageUri or a new size lifts it. Pure.
+// a new storageUri or a size that covers the measure lifts it. Pure.
 
 import { parseQuantity, readableBytes } from '../api/v1alpha1/quantity.ts';
 import type { ServerlessApp, ServerlessAppStatus } from '../api/v1alpha1/serverlessapp.ts';
@@ -28,10 +28,14 @@ export function largerThanDeclared(declaredBytes: number, measured: MeasuredMode
   return !!measured && measured.bytes > declaredBytes;
 }
 
-/** Whether a refusal recorded in the status still stands for `app`'s model: the same storage URI and size. */
+/**
+ * Whether a refusal recorded in the status still stands for `app`'s model: the same storage URI, declared
+ * smaller than was measured. Compared as bytes, so "1024Mi" for "1Gi", or a byte more, lifts nothing: only
+ * a size that covers the measure (or another URI) makes the cache, and downloads the model, again.
+ */
 export function refusalStands(app: ServerlessApp, recorded: RefusedModelCache | undefined): recorded is RefusedModelCache {
   const model = app.spec.model;
-  return !!recorded && !!model && recorded.storageUri === model.storageUri && recorded.size === String(model.size);
+  return !!recorded && !!model?.size && recorded.storageUri === model.storageUri && parseQuantity(model.size) < recorded.measuredBytes;
 }
 
 /**

@@ -363,7 +363,7 @@ export const statusSchema = object('Observed state, written by the operator from
     }),
   }),
   modelCache: string('Name of the LocalModelCache for this app\'s model.'),
-  refusedModelCache: object('A model cache refused because what landed on a node was larger than spec.model.size declared (ModelCached=False and Ready=False, reason ModelCacheLargerThanDeclared): the cache was removed and is not made again, so the model is not downloaded again, until spec.model.storageUri or spec.model.size changes. Written by the operator\'s model-cache controller from the node-side cache usage reports.', {
+  refusedModelCache: object('A model cache refused because what landed on a node was larger than spec.model.size declared (ModelCached=False and Ready=False, reason ModelCacheLargerThanDeclared): the cache was removed and is not made again, so the model is not downloaded again, until spec.model.storageUri changes or spec.model.size covers measuredBytes. Written by the operator\'s model-cache controller from the node-side cache usage reports.', {
     storageUri: required(string('The model refused (spec.model.storageUri when it was).', { maxLength: 2048 })),
     size: required(string('spec.model.size as declared when it was refused.', { maxLength: 64 })),
     measuredBytes: required(integer('Bytes found in the model\'s folder on the node, more than the declared size.', { minimum: 0, format: 'int64' })),
