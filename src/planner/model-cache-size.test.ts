@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
+import { UNMEASURED } from '../render/model-cache-usage.ts';
 import { modelApp } from '../testing/apps.ts';
 import { cacheCharge, sizeProblem, sizeRefusal, type RefusedModelCache } from './model-cache-size.ts';
 
@@ -37,6 +38,12 @@ describe('model cache size', () => {
   for (const r of refusals) {
     it(r.what, () => assert.deepEqual(sizeRefusal(r.app, r.measured === undefined ? undefined : { bytes: r.measured, node: 'n1' }), r.want));
   }
+
+  it('refuses a model the reporter could not measure whole, saying so', () => {
+    const unmeasured = sizeRefusal(declaring('gs://m/big', '1Gi'), { bytes: UNMEASURED, node: 'n1' });
+    assert.equal(unmeasured?.measuredBytes, UNMEASURED);
+    assert.match(sizeProblem(unmeasured!).message, /^the model gs:\/\/m\/big could not be measured on node n1 \(more entries or folders deep than the platform's cache usage reporter walks, or files it may not read\), so it is taken as larger than its declared 1Gi: /);
+  });
 
   it('tells the owner the field, the declared and the measured sizes, and what lifts the refusal', () => {
     const p = sizeProblem(recorded);

@@ -12,6 +12,7 @@
 import { parseQuantity, readableBytes } from '../api/v1alpha1/quantity.ts';
 import type { ServerlessApp, ServerlessAppStatus } from '../api/v1alpha1/serverlessapp.ts';
 import type { SpecProblem } from '../api/v1alpha1/validation.ts';
+import { UNMEASURED } from '../render/model-cache-usage.ts';
 
 /** The most any node reports in a model's folder, and one node that reports it. */
 export interface MeasuredModel { bytes: number; node: string }
@@ -54,9 +55,12 @@ export function sizeRefusal(app: ServerlessApp, measured: MeasuredModel | undefi
 /** What a size refusal tells the app's owner, naming the field to change. */
 export function sizeProblem(refused: RefusedModelCache): SpecProblem {
   const where = refused.node ? ` on node ${refused.node}` : '';
+  const takes = refused.measuredBytes === UNMEASURED
+    ? `could not be measured${where} (more entries or folders deep than the platform's cache usage reporter walks, or files it may not read), so it is taken as larger than its declared ${refused.size}`
+    : `takes ${readableBytes(refused.measuredBytes)} (${refused.measuredBytes} bytes)${where}, more than its declared ${refused.size}`;
   return {
     reason: 'ModelCacheLargerThanDeclared', field: 'spec.model.size',
-    message: `the model ${refused.storageUri} takes ${readableBytes(refused.measuredBytes)} (${refused.measuredBytes} bytes)${where}, more than its declared ${refused.size}: `
+    message: `the model ${refused.storageUri} ${takes}: `
       + 'its cache is removed and not made again until spec.model.size (at least the measured size) or spec.model.storageUri changes; the running version keeps serving',
   };
 }

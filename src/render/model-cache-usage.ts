@@ -17,6 +17,8 @@ import { createHash } from 'node:crypto';
 
 /** The label the reports carry, and the only ConfigMaps the operator reads as reports. */
 export const CACHE_USAGE_LABEL = 'serverlessapp.io/model-cache-usage';
+/** A folder the reporter could not measure whole (past its bounds, or unreadable): more than any model may declare. */
+export const UNMEASURED = Number.MAX_SAFE_INTEGER;
 /** Most folders one report holds: a node with more is reported on its largest ones only. */
 export const MAX_REPORTED_FOLDERS = 1000;
 
