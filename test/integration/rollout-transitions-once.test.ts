@@ -5,9 +5,11 @@
 // operator in this process: the app's Events as the API server holds them (a
 // repeat shows as a second Event or as a series count above 1), and the
 // moves of serverlessapp_rollouts_total and serverlessapp_analysis_rounds_total
-// in the operator's own registry (this suite's operator runs no other app, so a
-// move is this app's). The steps run on a controlled clock against a loopback
-// Prometheus the operator knows as the platform provider "test".
+// in the operator's own registry (this suite's operator watches only its own
+// namespace, so a move is this app's: other test files leave apps behind in
+// the shared cluster, and one whose rollout fails meanwhile would count). The
+// steps run on a controlled clock against a loopback Prometheus the operator
+// knows as the platform provider "test".
 import assert from 'node:assert/strict';
 import { OffsetClock } from '../../src/runtime/clock.ts';
 import { Kinds } from '../../src/util/kinds.ts';
@@ -32,8 +34,8 @@ describe('every transition of an automated and of a failed rollout appears exact
   before(async () => {
     prom = await new LoopbackServer().start();
     clock = new OffsetClock();
-    op = await startOperator({ analysisProviders: [{ name: 'test', url: prom.url }] }, { clock });
     ns = await freshNamespace('once');
+    op = await startOperator({ analysisProviders: [{ name: 'test', url: prom.url }], namespaces: [ns] }, { clock });
   });
   after(async () => {
     await op?.stop();
@@ -95,7 +97,7 @@ describe('every transition of an automated and of a failed rollout appears exact
     assert.deepEqual(moved(start, promoted), {
       'serverlessapp_rollouts_total{promoted}': 1,
       'serverlessapp_analysis_rounds_total{pass}': 2,
-    }, 'the automated rollout: one promotion, one passing round per step');
+    }, `the automated rollout: one promotion, one passing round per step; the app's Events: ${describeEvents(await appEvents())}`);
 
     // Failed: 10% -> a failed round -> a second failed round fails the candidate.
     prom.handler = (_r, res) => res.end(promVector(0.5));
@@ -111,7 +113,7 @@ describe('every transition of an automated and of a failed rollout appears exact
     assert.deepEqual(moved(promoted, await counters()), {
       'serverlessapp_rollouts_total{failed}': 1,
       'serverlessapp_analysis_rounds_total{fail}': 2,
-    }, 'the failed rollout: one failure, the two failed rounds');
+    }, `the failed rollout: one failure, the two failed rounds; the app's Events: ${describeEvents(await appEvents())}`);
 
     const events = await appEvents();
     const repeated = events.filter((e) => (e.series?.count ?? 1) !== 1);
