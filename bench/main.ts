@@ -39,7 +39,7 @@ const USAGE = `Usage: npm run bench -- [--apps 1000] [--data-plane auto|real|sta
                         [--tenant-fairness off|on|off,on|on,off] [--tenant-shares 1]
                         [--storms worst-case,expensive-edits,label-storm,refused-models] [--large-apps 40] [--refused-models 500]
        npm run bench -- --scenario memory [--memory-counts 0,50,200,500,1000] [--memory-refused-counts 0,50,230] [--json FILE]
-       npm run bench -- --scenario restart-refused [--refused-apps 5000] [--json FILE]
+       npm run bench -- --scenario restart-refused [--refused-apps 5000] [--json FILE] [--cpu-prof DIR]
   --data-plane auto: the real Knative and KServe below ${REAL_DATA_PLANE_BELOW} apps, the SIMULATED stand-in from there on
   --peer kserve: only the side-by-side run, the operator (model apps -> InferenceServices) then the real KServe
                  controller (InferenceServices -> Knative Services) on one API server, no data plane
@@ -193,7 +193,7 @@ try {
   const operatorWarnings = logSummary(op);
   if (operatorWarnings) log(`the operator warned: ${operatorWarnings}`);
   log(`restart: ${values['cpu-prof'] ? 'SIGTERM (to write the profile)' : 'SIGKILL'}, then a new operator`);
-  const restart = await measureRestart(env, op, apps, values['cpu-prof'] ? 'SIGTERM' : 'SIGKILL');
+  const restart = await measureRestart(env, op, apps, { signal: values['cpu-prof'] ? 'SIGTERM' : 'SIGKILL' });
   op = restart.operator;
   log(`  ready ${restart.readySeconds.toFixed(1)} s, drained ${restart.syncSeconds.toFixed(1)} s, ${restart.writes} writes${restart.written ? ` (${restart.written})` : ''}`);
 
@@ -293,7 +293,9 @@ async function restartRefused(): Promise<number> {
   log(`restart with refused apps; starting the control plane (the stand-in data plane: refused apps have no children)`);
   return onControlPlaneOfItsOwn('standin', [namespace], async (renv) => {
     const op = await renv.startOperator();
-    const result = await measureRefusedRestart(renv, op, namespace, int('refused-apps', 1), log);
+    // With --cpu-prof, the restarted operator is profiled (its profile is written when it stops, below).
+    const nodeArgs = values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${values['cpu-prof']}`] : undefined;
+    const result = await measureRefusedRestart(renv, op, namespace, int('refused-apps', 1), log, nodeArgs);
     console.log(refusedRestartTable(result));
     const { operator, ...figures } = result;
     writeRecord({ scenario: 'restart-refused', operator: { command: operatorCommand(), builtFrom }, operatorConcurrency: concurrency, startedAt, seconds: secondsSince(started), ...figures });

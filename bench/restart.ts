@@ -22,14 +22,15 @@ export interface Restart {
   written: string;
 }
 
-/** `signal` SIGTERM lets a profiled operator (--cpu-prof) write its profile on the way out. */
-export async function measureRestart(env: BenchEnv, old: OperatorProcess, apps: number, signal: NodeJS.Signals = 'SIGKILL'): Promise<Restart> {
+/** `signal` SIGTERM lets a profiled operator (--cpu-prof) write its profile on the way out; `nodeArgs` go to the new one (--cpu-prof). */
+export async function measureRestart(env: BenchEnv, old: OperatorProcess, apps: number, o: { signal?: NodeJS.Signals; nodeArgs?: string[] } = {}): Promise<Restart> {
+  const signal = o.signal ?? 'SIGKILL';
   // Whatever the old one was still doing is not the restart's to count, including status progress it
   // holds back for up to PROGRESS_MS (a restart writes that at once: it has not written it yet).
   await waitIdle(old, { quietMs: PROGRESS_MS + 1_000 });
   await old.kill(signal);
   const since = new Date();
-  const operator = await env.startOperator();
+  const operator = await env.startOperator(o.nodeArgs ? { nodeArgs: o.nodeArgs } : {});
   const readySeconds = (performance.now() - operator.startedAt) / 1000;
   const idle = await waitIdle(operator, { minReconciles: apps, quietMs: 1_000, pollMs: 100 });
   const syncSeconds = (idle.lastChangeAt - operator.startedAt) / 1000;
@@ -54,7 +55,7 @@ export interface RefusedRestart {
  * floor it cannot beat: an empty namespace's restart plus one bare LIST of those apps (paged as the
  * operator's informer pages it). Goal: sync within 1.5 times that.
  */
-export async function measureRefusedRestart(env: BenchEnv, op: OperatorProcess, namespace: string, count: number, log: (line: string) => void): Promise<RefusedRestart> {
+export async function measureRefusedRestart(env: BenchEnv, op: OperatorProcess, namespace: string, count: number, log: (line: string) => void, nodeArgs?: string[]): Promise<RefusedRestart> {
   log(`restart of an empty namespace (${namespace})`);
   const empty = await measureRestart(env, op, 0);
   const emptySyncSeconds = Math.max(empty.readySeconds, empty.syncSeconds);
@@ -72,7 +73,7 @@ export async function measureRefusedRestart(env: BenchEnv, op: OperatorProcess, 
   }
   const listSeconds = (performance.now() - listStarted) / 1000;
   log(`  a bare LIST of ${items} apps took ${listSeconds.toFixed(2)} s; restarting with them`);
-  const full = await measureRestart(env, empty.operator, count);
+  const full = await measureRestart(env, empty.operator, count, nodeArgs ? { nodeArgs } : {});
   const syncSeconds = Math.max(full.readySeconds, full.syncSeconds);
   return {
     operator: full.operator, apps: count, emptySyncSeconds, listSeconds, syncSeconds, readySeconds: full.readySeconds, writes: full.writes,

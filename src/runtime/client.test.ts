@@ -129,6 +129,23 @@ describe('KubeClient', () => {
     await assert.rejects(watch, (err: unknown) => err instanceof ApiError && err.code === 410 && err.reason === 'Expired' && err.message === 'too old resource version: 1 (5)');
   });
 
+  it('reports the CPU of writing a request and decoding its answer to the namespace of the object it is about, none for a cluster-scoped one', async () => {
+    // An answer large enough that decoding it costs measurable CPU (the object as the API server returns it).
+    const big = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', namespace: 'tenant' }, data: Object.fromEntries(Array.from({ length: 4_000 }, (_, i) => [`k${i}`, 'v'.repeat(200)])) };
+    api.handle = (req, res) => {
+      req.resume();
+      req.on('end', () => reply(res, 200, req.url!.includes('/namespaces/tenant/') ? big : { apiVersion: 'serverlessapp.io/v1alpha1', kind: 'HostClaim', metadata: { name: 'h' } }));
+      return true;
+    };
+    const charged = new Map<string, number>();
+    client = new KubeClient(new RestConfig({ server }), { onCpu: (namespace, ms) => charged.set(namespace, (charged.get(namespace) ?? 0) + ms) });
+    await client.apply(big);
+    await client.get(Kinds.ConfigMap, 'tenant', 'x');
+    await client.get(Kinds.HostClaim, undefined, 'h');
+    assert.deepEqual([...charged.keys()], ['tenant'], 'only the namespaced requests are charged, to their namespace');
+    assert.ok(charged.get('tenant')! > 0, `writing and decoding about 1.6 MiB twice costs CPU: ${charged.get('tenant')} ms`);
+  });
+
   it('reports a missing object as undefined on get and as isNotFound elsewhere', async () => {
     api.handle = (_req, res) => {
       reply(res, 404, { kind: 'Status', code: 404, reason: 'NotFound', message: 'configmaps "x" not found' });

@@ -18,6 +18,7 @@ import { toRestConfig, type KubeConfigSource, type RestConfig, type TlsMaterial 
 import { readList } from './json-scan.ts';
 import type { OperatorMetrics } from './metrics.ts';
 import { http, https } from './node-http.ts';
+import { estimatedThreadCpuMs } from './thread-cpu.ts';
 
 export const DEFAULT_FIELD_MANAGER = 'serverlessapp-operator';
 export const DEFAULT_USER_AGENT = `serverlessapp-operator/${packageVersion()}`;
@@ -95,6 +96,8 @@ interface RequestSpec extends RequestOptions {
   contentType?: string;
   /** A watch: no idle timeout (the informer's watchdog judges the stream), its own connection. */
   stream?: boolean;
+  /** The namespace of the object the request is about: the one its main-thread cost is reported to (onCpu). */
+  namespace?: string | undefined;
 }
 
 /** A create's or update's options beside the request's. */
@@ -112,15 +115,22 @@ export class KubeClient {
   readonly fieldManager: string;
   private readonly userAgent: string;
   private readonly metrics: OperatorMetrics | undefined;
+  private readonly onCpu: ((namespace: string, cpuMs: number) => void) | undefined;
   /** Connection pools for the current TLS material; replaced when it changes (a rotated client certificate). */
   private agents: { tls: TlsMaterial; pooled: Agent; unpooled: Agent } | undefined;
 
   /** `config`: a RestConfig (kubeconfig.ts), or a client-node KubeConfig from the tests, demo and benchmarks. */
-  constructor(config: KubeConfigSource, opts: { fieldManager?: string; userAgent?: string; metrics?: OperatorMetrics } = {}) {
+  /**
+   * `onCpu`: the main-thread CPU of writing a request about a namespaced object and of decoding its
+   * answer, by that object's namespace (a namespace's share of the operator's time: the writes its apps
+   * cause are its work). Lists and watches read by the informers are charged per object there.
+   */
+  constructor(config: KubeConfigSource, opts: { fieldManager?: string; userAgent?: string; metrics?: OperatorMetrics; onCpu?: (namespace: string, cpuMs: number) => void } = {}) {
     this.config = toRestConfig(config);
     this.fieldManager = opts.fieldManager ?? DEFAULT_FIELD_MANAGER;
     this.userAgent = opts.userAgent ?? DEFAULT_USER_AGENT;
     this.metrics = opts.metrics;
+    this.onCpu = opts.onCpu;
   }
 
   /** The server's /version (which any user may read): its gitVersion, e.g. v1.35.4. */
@@ -132,7 +142,7 @@ export class KubeClient {
   /** The object, or undefined when it does not exist. */
   async get<T>(kind: ResourceKind, namespace: string | undefined, name: string, opts: RequestOptions = {}): Promise<T | undefined> {
     try {
-      return (await this.request({ ...opts, method: 'GET', path: resourcePath(kind, namespace, name) })) as T;
+      return (await this.request({ ...opts, method: 'GET', path: resourcePath(kind, namespace, name), namespace })) as T;
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
@@ -142,7 +152,7 @@ export class KubeClient {
   /** `resourceVersion: '0'`: any version the API server has at hand, served from its watch cache (no quorum read of etcd); for reads that may be a moment old. */
   async list<T>(kind: ResourceKind, namespace?: string, opts: { labelSelector?: string; limit?: number; continue?: string; resourceVersion?: '0'; signal?: AbortSignal } = {}): Promise<ListResult<T>> {
     const query = { labelSelector: opts.labelSelector, limit: opts.limit?.toString(), continue: opts.continue, resourceVersion: opts.resourceVersion };
-    const list = (await this.request({ method: 'GET', path: resourcePath(kind, namespace), query, signal: opts.signal })) as Partial<ListResult<T>> & { items?: T[] | null };
+    const list = (await this.request({ method: 'GET', path: resourcePath(kind, namespace), query, signal: opts.signal, namespace })) as Partial<ListResult<T>> & { items?: T[] | null };
     return { items: list.items ?? [], metadata: { resourceVersion: list.metadata?.resourceVersion ?? '', ...(list.metadata?.continue ? { continue: list.metadata.continue } : {}) } };
   }
 
@@ -191,7 +201,7 @@ export class KubeClient {
       contentType: 'application/apply-patch+yaml',
       body: { ...o, apiVersion: apiVersionOf(kind), kind: kind.kind },
       query: { fieldManager: opts.fieldManager ?? this.fieldManager, force: String(opts.force ?? true), dryRun: opts.dryRun ? 'All' : undefined },
-      signal: opts.signal,
+      signal: opts.signal, namespace,
     })) as T;
   }
 
@@ -202,14 +212,14 @@ export class KubeClient {
   async create<T>(kind: ResourceKind, obj: T, opts: RequestOptions & WriteOptions = {}): Promise<T> {
     const { namespace } = metaOf(obj as TypedObject, false);
     const { dryRun, fieldValidation, ...rest } = opts;
-    return (await this.request({ ...rest, method: 'POST', path: resourcePath(kind, namespace), body: obj, query: { fieldManager: this.fieldManager, dryRun: dryRun ? 'All' : undefined, fieldValidation } })) as T;
+    return (await this.request({ ...rest, method: 'POST', path: resourcePath(kind, namespace), body: obj, query: { fieldManager: this.fieldManager, dryRun: dryRun ? 'All' : undefined, fieldValidation }, namespace })) as T;
   }
 
   /** Replaces the object; its metadata.resourceVersion makes a concurrent change fail with 409. Options as create's. */
   async update<T>(kind: ResourceKind, obj: T, opts: RequestOptions & WriteOptions = {}): Promise<T> {
     const { name, namespace } = metaOf(obj as TypedObject);
     const { dryRun, fieldValidation, ...rest } = opts;
-    return (await this.request({ ...rest, method: 'PUT', path: resourcePath(kind, namespace, name), body: obj, query: { fieldManager: this.fieldManager, dryRun: dryRun ? 'All' : undefined, fieldValidation } })) as T;
+    return (await this.request({ ...rest, method: 'PUT', path: resourcePath(kind, namespace, name), body: obj, query: { fieldManager: this.fieldManager, dryRun: dryRun ? 'All' : undefined, fieldValidation }, namespace })) as T;
   }
 
   async mergePatch<T>(kind: ResourceKind, namespace: string | undefined, name: string, patch: object, opts: { subresource?: string; signal?: AbortSignal } = {}): Promise<T> {
@@ -219,7 +229,7 @@ export class KubeClient {
       contentType: 'application/merge-patch+json',
       body: patch,
       query: { fieldManager: this.fieldManager },
-      signal: opts.signal,
+      signal: opts.signal, namespace,
     })) as T;
   }
 
@@ -233,7 +243,7 @@ export class KubeClient {
       ...(opts.uid ? { preconditions: { uid: opts.uid } } : {}),
     };
     try {
-      await this.request({ method: 'DELETE', path: resourcePath(kind, namespace, name), body, signal: opts.signal });
+      await this.request({ method: 'DELETE', path: resourcePath(kind, namespace, name), body, signal: opts.signal, namespace });
       return true;
     } catch (err) {
       if (isNotFound(err)) return false;
@@ -263,7 +273,19 @@ export class KubeClient {
   /** A request whose JSON answer is read whole. */
   private async request(spec: RequestSpec): Promise<unknown> {
     const res = await this.open(spec);
-    return parseBody(await readBody(res));
+    const chunks = await readChunks(res);
+    return this.metered(spec.namespace, () => parseBody(Buffer.concat(chunks).toString('utf8')));
+  }
+
+  /** Runs `fn`, a synchronous piece of a request about `namespace`'s object, and reports its CPU (onCpu). */
+  private metered<T>(namespace: string | undefined, fn: () => T): T {
+    if (!namespace || !this.onCpu) return fn();
+    const started = estimatedThreadCpuMs();
+    try {
+      return fn();
+    } finally {
+      this.onCpu(namespace, estimatedThreadCpuMs() - started);
+    }
   }
 
   /**
@@ -277,16 +299,18 @@ export class KubeClient {
     let code = '<error>';
     try {
       const creds = await this.config.credentials();
-      const payload = spec.body === undefined ? undefined : JSON.stringify(spec.body);
-      const headers: OutgoingHttpHeaders = {
-        accept: 'application/json',
-        'user-agent': this.userAgent,
-        ...(creds.authorization ? { authorization: creds.authorization } : {}),
-        ...(payload !== undefined ? { 'content-type': spec.contentType ?? 'application/json', 'content-length': Buffer.byteLength(payload) } : {}),
-      };
-      const agent = this.agentFor(url.protocol, creds.tls, spec.stream || spec.unpooled);
-      const timeout = spec.stream ? undefined : { ms: REQUEST_TIMEOUT_MS, then: () => this.closeIdleConnections() };
-      const res = await send(url, { method: spec.method, headers, agent, signal: spec.signal }, payload, timeout);
+      const res = await this.metered(spec.namespace, () => {
+        const payload = spec.body === undefined ? undefined : JSON.stringify(spec.body);
+        const headers: OutgoingHttpHeaders = {
+          accept: 'application/json',
+          'user-agent': this.userAgent,
+          ...(creds.authorization ? { authorization: creds.authorization } : {}),
+          ...(payload !== undefined ? { 'content-type': spec.contentType ?? 'application/json', 'content-length': Buffer.byteLength(payload) } : {}),
+        };
+        const agent = this.agentFor(url.protocol, creds.tls, spec.stream || spec.unpooled);
+        const timeout = spec.stream ? undefined : { ms: REQUEST_TIMEOUT_MS, then: () => this.closeIdleConnections() };
+        return send(url, { method: spec.method, headers, agent, signal: spec.signal }, payload, timeout);
+      });
       code = String(res.statusCode);
       if (res.statusCode! >= 400) {
         // A rotated token or an expired exec credential: the next request reads them afresh.
@@ -333,10 +357,14 @@ function send(url: URL, options: HttpsRequestOptions, payload: string | undefine
   });
 }
 
-async function readBody(res: IncomingMessage): Promise<string> {
+async function readChunks(res: IncomingMessage): Promise<Buffer[]> {
   const chunks: Buffer[] = [];
   for await (const c of res) chunks.push(c as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
+  return chunks;
+}
+
+async function readBody(res: IncomingMessage): Promise<string> {
+  return Buffer.concat(await readChunks(res)).toString('utf8');
 }
 
 function parseBody(text: string): unknown {

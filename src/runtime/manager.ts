@@ -65,8 +65,8 @@ export class Manager {
   private readonly opts: ManagerOptions;
   private readonly informers = new Map<string, Informer<KubeObject>>();
   private readonly controllers: Controller[] = [];
-  /** Where the cost of decoding a namespaced object goes (chargeParsing). */
-  private parseSink: ((namespace: string, ms: number) => void) | undefined;
+  /** Where the cost of reading or writing a namespaced object goes (chargeNamespaces). */
+  private cpuSink: ((namespace: string, ms: number) => void) | undefined;
   /** One-shot work of each leadership term (see whenLeading). */
   private readonly leaderTasks: Array<() => Promise<void>> = [];
   private elector: LeaderElector | undefined;
@@ -81,7 +81,10 @@ export class Manager {
     this.clock = opts.clock ?? systemClock;
     this.identity = opts.identity || newReplicaIdentity();
     this.metrics = new OperatorMetrics();
-    this.client = new KubeClient(opts.kubeConfig, { metrics: this.metrics, ...(opts.userAgent ? { userAgent: opts.userAgent } : {}) });
+    this.client = new KubeClient(opts.kubeConfig, {
+      metrics: this.metrics, ...(opts.userAgent ? { userAgent: opts.userAgent } : {}),
+      onCpu: (namespace, ms) => this.cpuSink?.(namespace, ms),
+    });
     // Events carry real time whatever clock the controllers use: the API server and kubectl compare them with their own.
     this.events = new EventRecorder(this.client, {
       identity: this.identity, clock: systemClock, logger: this.logger,
@@ -112,7 +115,7 @@ export class Manager {
         ...(opts.projection ? { projection: opts.projection } : {}),
         ...(opts.optional ? { optional: true } : {}),
         ...(opts.indexBy ? { indexBy: opts.indexBy } : {}),
-        hooks: { onParse: (namespace, ms) => { if (namespace) this.parseSink?.(namespace, ms); } },
+        hooks: { onParse: (namespace, ms) => { if (namespace) this.cpuSink?.(namespace, ms); } },
         ...(this.opts.watchdogMs ? { watchdogMs: this.opts.watchdogMs } : {}),
         logger: this.logger.child({ informer: kind.plural }),
         clock: this.clock,
@@ -123,9 +126,13 @@ export class Manager {
     return informer as unknown as Informer<T>;
   }
 
-  /** Charges the main-thread cost of decoding each namespaced object its informers read to `sink` (a namespace's share). */
-  chargeParsing(sink: (namespace: string, ms: number) => void): void {
-    this.parseSink = sink;
+  /**
+   * Charges the main-thread cost of each namespaced object its informers decode and of each request its
+   * client makes about one (writing it, decoding the answer) to `sink`, by the object's namespace (a
+   * namespace's share).
+   */
+  chargeNamespaces(sink: (namespace: string, ms: number) => void): void {
+    this.cpuSink = sink;
   }
 
   /**

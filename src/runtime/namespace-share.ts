@@ -1,18 +1,19 @@
 // Each namespace's share of the operator's time. The work the operator does
 // for a namespace's objects on its one event loop (a reconcile's validation,
 // planning and rendering, the model-cache bookkeeping of its apps' events,
-// parsing its watch events where the parser reports it) is charged, in CPU
-// milliseconds, to a token bucket per namespace that refills at the share's
-// rate up to a burst. A namespace in debt waits: the work queue defers its
+// decoding its watch events, writing its objects and decoding the answers)
+// is charged, in CPU milliseconds, to a token bucket per namespace that
+// refills at the share's rate up to a burst. A namespace in debt waits: the work queue defers its
 // keys until the debt is paid, so a tenant storming expensive edits spaces
 // out its own reconciles (its repeated edits of one app coalesce on the queue
 // meanwhile) and costs every other namespace at most its share. A burst lets
 // ordinary work, a GitOps sync or a restart's first pass, run at full speed.
 // Time is the injected clock's; CPU is the main thread's, read around each
-// charged piece of work (a wall clock would charge a namespace for the time
-// the machine's other processes took the core).
+// charged piece of work (runtime/thread-cpu.ts: a wall clock would charge a
+// namespace for the time the machine's other processes took the core).
 
 import type { Clock } from './clock.ts';
+import { estimatedThreadCpuMs } from './thread-cpu.ts';
 
 export interface ShareSettings {
   /** CPU milliseconds per second a namespace may use in the long run (100 = a tenth of a core). */
@@ -38,12 +39,6 @@ const SWEEP_AT = 1_024;
 
 interface Bucket { tokensMs: number; atMs: number; over: boolean }
 
-/** The main thread's CPU time in ms; the wall clock where the runtime cannot tell (before Node 23.9). */
-export function threadCpuMs(): number {
-  const usage = (process as { threadCpuUsage?: () => NodeJS.CpuUsage }).threadCpuUsage?.();
-  return usage ? (usage.user + usage.system) / 1000 : performance.now();
-}
-
 export class NamespaceShare {
   readonly settings: ShareSettings;
   readonly #clock: Clock;
@@ -55,7 +50,7 @@ export class NamespaceShare {
   constructor(settings: ShareSettings, clock: Clock, opts: { cpuMs?: () => number; hooks?: ShareHooks } = {}) {
     this.settings = settings;
     this.#clock = clock;
-    this.#cpuMs = opts.cpuMs ?? threadCpuMs;
+    this.#cpuMs = opts.cpuMs ?? estimatedThreadCpuMs;
     this.#hooks = opts.hooks ?? {};
   }
 

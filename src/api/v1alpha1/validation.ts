@@ -270,9 +270,24 @@ function hasDotSegment(uri: string): boolean {
 
 const validated = new NamespacedLru<SpecProblem[]>(64, CACHED_NAMESPACES);
 const policyHashes = new WeakMap<ValidationPolicy, string>();
+/**
+ * Each app object's verdict, for as long as the object lives: an informer's cache holds one object per
+ * version of an app, and every controller asks about that same object (a restart's first pass asks
+ * twice for each of thousands of apps, more than the content cache holds).
+ */
+const byObject = new WeakMap<ServerlessApp, { policy: ValidationPolicy; problems: SpecProblem[] }>();
 
-/** The spec's problems under the policy; computed once per content (spec, namespace, policy), not once per reconcile. */
+/** The spec's problems under the policy; computed once per app object and once per content (spec, namespace, policy), not once per reconcile. */
 export function validateApp(app: ServerlessApp, policy: ValidationPolicy): SpecProblem[] {
+  let known = byObject.get(app);
+  if (known?.policy !== policy) {
+    known = { policy, problems: validateContent(app, policy) };
+    byObject.set(app, known);
+  }
+  return known.problems.map((p) => ({ ...p }));
+}
+
+function validateContent(app: ServerlessApp, policy: ValidationPolicy): SpecProblem[] {
   // Its spec was never read (the cache kept it unparsed): its size is the whole verdict.
   if (app.specTooLarge) return [specTooLargeProblem(app.specTooLarge)];
   // The same bound for a spec read whole (kubectl sapp plan, a test): the verdict does not depend on who read it.
@@ -291,7 +306,7 @@ export function validateApp(app: ServerlessApp, policy: ValidationPolicy): SpecP
     problems = checkApp(app, policy);
     validated.set(app.metadata.namespace, key, problems);
   }
-  return problems.map((p) => ({ ...p }));
+  return problems;
 }
 
 /**
