@@ -15,7 +15,7 @@ import type { RequestOptions as HttpsRequestOptions } from 'node:https';
 import { createSecureContext } from 'node:tls';
 import { Kinds, apiVersionOf, resourcePath, type ResourceKind } from '../util/kinds.ts';
 import { toRestConfig, type KubeConfigSource, type RestConfig, type TlsMaterial } from './kubeconfig.ts';
-import { readList } from './json-scan.ts';
+import { readList, type ListItems } from './json-scan.ts';
 import type { OperatorMetrics } from './metrics.ts';
 import { http, https } from './node-http.ts';
 import { estimatedThreadCpuMs } from './thread-cpu.ts';
@@ -157,14 +157,15 @@ export class KubeClient {
   }
 
   /**
-   * A list read as a stream: `onItem` gets each object's bytes as soon as it is complete, so the
+   * A list read as a stream: `items.bytes` gets each object's bytes as soon as it is complete, so the
    * client holds one object at a time, never the page (a page of large objects read whole can be
-   * past V8's largest string, about 512 MiB, and fails).
+   * past V8's largest string, about 512 MiB, and fails); a page that ends within
+   * `items.wholeBelowBytes` is parsed at once and its objects go to `items.parsed` (json-scan.ts readList).
    */
-  async listEach(kind: ResourceKind, namespace: string | undefined, opts: { labelSelector?: string; limit?: number; continue?: string; signal?: AbortSignal }, onItem: (item: Buffer) => void): Promise<ListResult<never>['metadata']> {
+  async listEach(kind: ResourceKind, namespace: string | undefined, opts: { labelSelector?: string; limit?: number; continue?: string; signal?: AbortSignal }, items: ListItems | ((item: Buffer) => void)): Promise<ListResult<never>['metadata']> {
     const query = { labelSelector: opts.labelSelector, limit: opts.limit?.toString(), continue: opts.continue };
     const res = await this.open({ method: 'GET', path: resourcePath(kind, namespace), query, signal: opts.signal });
-    const rest = (await readList(res, onItem)) as { metadata?: { resourceVersion?: string; continue?: string } };
+    const rest = (await readList(res, items)) as { metadata?: { resourceVersion?: string; continue?: string } };
     return { resourceVersion: rest.metadata?.resourceVersion ?? '', ...(rest.metadata?.continue ? { continue: rest.metadata.continue } : {}) };
   }
 

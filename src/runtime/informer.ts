@@ -18,8 +18,8 @@ import { apiVersionOf, crdName, type ResourceKind } from '../util/kinds.ts';
 import type { KubeConfigSource } from './kubeconfig.ts';
 import { createLogger, type Logger } from './logging.ts';
 import { objectKey } from '../util/object-key.ts';
-import { byteLines, objectMembers, parseBytes } from './json-scan.ts';
-import { decodeObject, type Decoded, type Projection } from './object-decode.ts';
+import { byteLines, objectMembers, parseBytes, type ListItems } from './json-scan.ts';
+import { decodeObject, decodeParsed, type Decoded, type Projection } from './object-decode.ts';
 
 /**
  * What the informer needs of an object. Objects stay the API server's plain
@@ -80,6 +80,12 @@ interface WatchError {
 
 /** Objects per LIST page. */
 export const LIST_PAGE_SIZE = 500;
+/**
+ * A LIST page that ends within this many bytes is parsed whole, natively (a page of 500 typical apps is
+ * about 300 KiB); a larger one is read as a stream, an object at a time. What a relist holds at once is
+ * bounded by this or by one object, whatever the page.
+ */
+const WHOLE_PAGE_BYTES = 4 * 1024 * 1024;
 /** A watch that ends this soon without a single event is a failure, not a normal close (client-go's "very short watch"). */
 const SHORT_WATCH_MS = 1_000;
 const noopLogger: Logger = createLogger({ silent: true });
@@ -257,10 +263,8 @@ export class Informer<T extends KubeObject> {
     let cont: string | undefined;
     do {
       const signal = AbortSignal.any([this.#stop.signal, AbortSignal.timeout(Math.ceil(Math.max(this.#watchdogMs, 30_000)))]);
-      const onItem = (bytes: Buffer) => {
-        const decoded = this.#decode(bytes);
-        fresh.set(keyOf(decoded.obj), decoded.unchanged ? decoded.obj : this.#kept(decoded.obj));
-      };
+      const keep = (decoded: Decoded<T>) => fresh.set(keyOf(decoded.obj), decoded.unchanged ? decoded.obj : this.#kept(decoded.obj));
+      const onItem: ListItems = { bytes: (bytes) => keep(this.#decode(bytes)), parsed: (obj) => keep(this.#decodeParsed(obj)), wholeBelowBytes: WHOLE_PAGE_BYTES };
       const page = await this.#client.listEach(this.kind, ns, { limit: LIST_PAGE_SIZE, labelSelector: this.#labelSelector, continue: cont, signal }, onItem).catch((err: unknown) => {
         if (this.#optional && isNotFound(err)) return undefined;
         throw err;
@@ -369,6 +373,14 @@ export class Informer<T extends KubeObject> {
 
   #nowMs(): number {
     return this.#clock.now().getTime();
+  }
+
+  /** One object of a page parsed whole, as #decode would keep it; its cost goes to onParse. */
+  #decodeParsed(parsed: unknown): Decoded<T> {
+    const started = performance.now();
+    const decoded = decodeParsed<T>(parsed, (meta) => this.#cache.get(keyOf({ metadata: meta })), this.#projection);
+    this.#hooks.onParse?.(decoded.obj.metadata?.namespace, performance.now() - started);
+    return decoded;
   }
 
   /** One object's bytes, decoded as little as the cache allows (object-decode.ts); its cost goes to onParse. */

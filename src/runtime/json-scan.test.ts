@@ -22,6 +22,19 @@ describe('readList', () => {
     });
   }
 
+  it('parses a page that ends within the bound whole and hands on each item parsed; past the bound, streams every item as bytes, none lost', async () => {
+    const text = JSON.stringify(list);
+    const size = Buffer.byteLength(text);
+    for (const [bound, whole] of [[size + 1, true], [size, false], [40, false], [0, false]] as const) {
+      const parsed: unknown[] = [];
+      const bytes: unknown[] = [];
+      const rest = await readList(chunks(text, 16), { bytes: (b) => bytes.push(JSON.parse(b.toString())), parsed: (o) => parsed.push(o), wholeBelowBytes: bound });
+      assert.deepEqual(whole ? parsed : bytes, items, `bound ${bound}: every item, in order`);
+      assert.deepEqual(whole ? bytes : parsed, [], `bound ${bound}: one way only`);
+      assert.deepEqual(rest, { ...list, items: [] });
+    }
+  });
+
   it('reads an empty or null items list', async () => {
     for (const body of ['{"metadata":{"resourceVersion":"1"},"items":[]}', '{"metadata":{"resourceVersion":"1"},"items":null}']) {
       const got: unknown[] = [];
@@ -47,7 +60,8 @@ describe('readList', () => {
     }
     let count = 0;
     let largest = 0;
-    await readList(page(), (b) => { count++; largest = Math.max(largest, b.length); });
+    // With the whole-page path offered: 40 MiB is past its bound, so the page is streamed all the same.
+    await readList(page(), { bytes: (b) => { count++; largest = Math.max(largest, b.length); }, parsed: () => assert.fail('parsed whole'), wholeBelowBytes: 4 << 20 });
     assert.equal(count, 40);
     assert.ok(largest < (1 << 20) + 100, `an item was ${largest} bytes`);
   });

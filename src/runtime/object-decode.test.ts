@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { decodeObject, type Projection } from './object-decode.ts';
+import { decodeObject, decodeParsed, type Projection } from './object-decode.ts';
 
 interface Obj {
   apiVersion?: string;
@@ -90,5 +90,24 @@ describe('decodeObject', () => {
     const parse = medianMs(() => JSON.parse(labelEdit.toString()));
     const decode = medianMs(() => decodeObject<Obj>(labelEdit, () => cached, projection));
     assert.ok(decode < parse / 10, `a label-only event cost ${decode.toFixed(2)} ms, a full parse ${parse.toFixed(2)} ms`);
+  });
+});
+
+describe('decodeParsed', () => {
+  it('keeps what decodeObject keeps of the same object: the projected metadata, the spec, or past maxSpecBytes an empty spec and its size', () => {
+    const limited = { ...projection, maxSpecBytes: 65_536 };
+    for (const o of [largeApp({ resourceVersion: '1' }), { metadata: { name: 's', resourceVersion: '1', labels: { a: 'b' } }, spec: { env: [{ name: 'A', value: 'b' }] } }]) {
+      for (const p of [undefined, projection, limited]) {
+        const parsed = decodeParsed<Obj>(JSON.parse(JSON.stringify(o)), () => undefined, p);
+        assert.deepEqual(parsed, { obj: fresh(o, p), unchanged: false }, `${o.metadata?.name} under ${JSON.stringify(p)}`);
+      }
+    }
+  });
+
+  it('returns the cached object when the resourceVersion is the one the cache holds', () => {
+    const cached = fresh(largeApp({ resourceVersion: '5' }), projection);
+    const got = decodeParsed<Obj>(largeApp({ resourceVersion: '5', labels: { x: 'y' } }), () => cached, projection);
+    assert.equal(got.obj, cached);
+    assert.equal(got.unchanged, true);
   });
 });

@@ -89,6 +89,30 @@ function decodeSmall<T extends { metadata?: Meta }>(bytes: Buffer, cachedOf: (me
   return { obj, unchanged: false };
 }
 
+/**
+ * What decodeObject makes of `obj`, an object already parsed (a LIST page small enough to parse whole):
+ * the cache's copy when it holds that version, else `obj` under the projection, its spec dropped and
+ * marked `specTooLarge` past the projection's limit (measured as JSON.stringify writes it).
+ */
+export function decodeParsed<T extends { metadata?: Meta }>(parsed: unknown, cachedOf: (meta: Meta) => T | undefined, projection?: Projection): Decoded<T> {
+  const obj = parsed as T & { metadata?: Record<string, unknown>; spec?: unknown; specTooLarge?: SpecTooLarge };
+  const meta = obj.metadata;
+  if (meta === undefined) return { obj, unchanged: false };
+  const cached = cachedOf(meta);
+  if (cached !== undefined && holdsVersion(cached, meta)) return { obj: cached, unchanged: true };
+  if (!projection) return { obj, unchanged: false };
+  const limit = projection.maxSpecBytes;
+  if (limit !== undefined && obj.spec !== undefined) {
+    const bytes = Buffer.byteLength(JSON.stringify(obj.spec));
+    if (bytes > limit) {
+      obj.spec = {};
+      obj.specTooLarge = { bytes, limit };
+    }
+  }
+  obj.metadata = Object.fromEntries(projection.metadata.filter((k) => k in meta).map((k) => [k, meta[k]]));
+  return { obj, unchanged: false };
+}
+
 /** Whether the cache's copy is the version `meta` names: a relist or a repeated event, nothing to parse. */
 function holdsVersion(cached: { metadata?: Meta }, meta: Meta): boolean {
   return meta.resourceVersion !== undefined && cached.metadata?.resourceVersion === meta.resourceVersion;

