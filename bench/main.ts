@@ -38,6 +38,7 @@ const USAGE = `Usage: npm run bench -- [--apps 1000] [--data-plane auto|real|sta
        npm run bench -- --scenario noisy-neighbour [--victim-apps 4] [--noisy-apps 4] [--noisy-edits 40] [--data-plane real|standin] [--json FILE] [--cpu-prof DIR]
                         [--tenant-fairness off|on|off,on|on,off] [--tenant-shares 1]
                         [--storms worst-case,expensive-edits,label-storm,refused-models] [--large-apps 40] [--refused-models 500]
+                        [--operator-arg=--namespace-cpu-share=30m ...]
        npm run bench -- --scenario memory [--memory-counts 0,50,200,500,1000] [--memory-refused-counts 0,50,230] [--json FILE]
        npm run bench -- --scenario restart-refused [--refused-apps 5000] [--json FILE] [--cpu-prof DIR]
   --data-plane auto: the real Knative and KServe below ${REAL_DATA_PLANE_BELOW} apps, the SIMULATED stand-in from there on
@@ -52,6 +53,7 @@ const USAGE = `Usage: npm run bench -- [--apps 1000] [--data-plane auto|real|sta
                  on a bare Knative Service, and the operator's CPU on the noisy namespace against the API server's
   --scenario restart-refused: the operator restarted with --refused-apps refused model apps in one namespace,
                  against an empty namespace's restart plus a bare LIST of the apps (bench/restart.ts)
+  --operator-arg: a flag for the operator beside the ones the benchmark sets (repeat for more), e.g. a namespace share
   --tenant-fairness: each namespace writes as a tenant user of its own instead of the admin, and the pair of
                  phases runs once per setting, in order: off (the API server's built-in FlowSchemas) or on (a
                  FlowSchema per-namespace fair for ServerlessApp writes, bench/tenant-fairness.ts, with
@@ -76,6 +78,7 @@ const { values } = parseArgs({
     'steady-seconds': { type: 'string', default: '30' },
     'no-real-clock': { type: 'boolean', default: false },
     'cpu-prof': { type: 'string' },
+    'operator-arg': { type: 'string', multiple: true },
     peer: { type: 'string' },
     'idle-seconds': { type: 'string', default: '60' },
     scenario: { type: 'string' },
@@ -267,14 +270,17 @@ async function noisyNeighbour(): Promise<number> {
   const plane: DataPlaneKind = dataPlaneFlag === 'standin' ? 'standin' : 'real';
   log(`noisy neighbour; data plane: ${DATA_PLANE_LABEL[plane]}; starting the control plane`);
   return onControlPlaneOfItsOwn(plane, [VICTIM, NOISY], async (nenv) => {
-    const op = await nenv.startOperator(values['cpu-prof'] ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${values['cpu-prof']}`] } : {});
+    const op = await nenv.startOperator({
+      ...(values['cpu-prof'] ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${values['cpu-prof']}`] } : {}),
+      ...(values['operator-arg']?.length ? { args: values['operator-arg'] } : {}),
+    });
     const results = await measureNoisyNeighbour(nenv, op, {
       victimApps: int('victim-apps', 1), noisyApps: int('noisy-apps', 1), edits: int('noisy-edits', 4), log,
       ...(stormNames ? { storms: stormNames as StormName[] } : {}),
       stormSizes: { largeApps: int('large-apps', 1), refusedModels: int('refused-models', 1) },
       ...(fairnessSettings ? { fairness: fairnessSettings as Array<'off' | 'on'>, tenantShares: int('tenant-shares', 1) } : {}),
     });
-    const head = { scenario: 'noisy-neighbour', dataPlane: plane, operator: { command: operatorCommand(), builtFrom }, operatorConcurrency: concurrency, startedAt, seconds: secondsSince(started) };
+    const head = { scenario: 'noisy-neighbour', dataPlane: plane, operator: { command: operatorCommand(), builtFrom, ...(values['operator-arg']?.length ? { args: values['operator-arg'] } : {}) }, operatorConcurrency: concurrency, startedAt, seconds: secondsSince(started) };
     const records = results.map(noisyRecord);
     // One pair of phases: the record as it always was; one per tenant fairness setting or per storm: each under `runs`.
     const record = fairnessSettings ? { ...head, tenantShares: int('tenant-shares', 1), runs: records }
