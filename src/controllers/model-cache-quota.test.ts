@@ -299,6 +299,34 @@ describe('model cache budget findings (issue 34)', () => {
       assert.equal(quota.problem(late)?.reason, 'ModelCacheQuotaExceeded');
     });
 
+    it('remembers a model found larger than declared after its folders are gone: an app deleted and made again, or naming it with a trailing or doubled slash, is refused without a new download (red team)', () => {
+      const { quota, measures } = setup(100 * GiB);
+      const big = cached('team-a', 'big', '2Gi', '2026-01-01T00:00:00Z');
+      quota.set(big);
+      measures.set(key, { bytes: 5 * GiB, node: 'n1' });
+      quota.remeasured([key]);
+      assert.equal(quota.problem(big)?.reason, 'ModelCacheLargerThanDeclared');
+      // The cache is removed, KServe deletes the folders, the report no longer has the model; the app is deleted.
+      measures.delete(key);
+      quota.remeasured([key]);
+      quota.set(big, true);
+      const again = cached('team-a', 'big', '2Gi', '2026-01-03T00:00:00Z');
+      quota.set(again);
+      assert.deepEqual(quota.sizeRefusal(again), { storageUri: uri, size: '2Gi', measuredBytes: 5 * GiB, node: 'n1' }, 'made again under the same name');
+      for (const variant of [`${uri}/`, `${uri}//`, uri.replace('://', '://').replace(/\/([^/]*)$/, '//$1'), uri.replace(/^[a-z0-9]+/, (s) => s.toUpperCase())]) {
+        const renamed = { ...again, metadata: { ...again.metadata, name: 'renamed' }, spec: { ...again.spec, model: { ...again.spec.model!, storageUri: variant } } } as ServerlessApp;
+        quota.set(renamed);
+        assert.equal(quota.problem(renamed)?.reason, 'ModelCacheLargerThanDeclared', `the same model as ${variant}`);
+      }
+      // A size that covers the measure is allowed; another namespace knows nothing of this one's measures.
+      const covered = { ...again, spec: { ...again.spec, model: { ...again.spec.model!, size: '5Gi' } } } as ServerlessApp;
+      quota.set(covered);
+      assert.equal(quota.problem(covered), undefined);
+      const elsewhere = cached('team-b', 'big', '2Gi', '2026-01-03T00:00:00Z');
+      quota.set(elsewhere);
+      assert.equal(quota.sizeRefusal(elsewhere), undefined, 'team-b has not been seen to hold this model');
+    });
+
     it('re-judges only the apps of the model whose measure changed', () => {
       const { quota, heard } = setup(100 * GiB);
       for (let i = 0; i < 50; i++) quota.set(other(`app-${i}`, '1Gi', `2026-01-01T00:00:${String(i).padStart(2, '0')}Z`));

@@ -29,10 +29,11 @@ import { formatBytes, parseQuantity } from '../api/v1alpha1/quantity.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { DEFAULT_MAX_MODEL_CACHE_PER_NAMESPACE, DEFAULT_MAX_MODEL_CACHES_PER_NAMESPACE, DEFAULT_MODEL_CACHE_MIN_CHARGE, type SpecProblem } from '../api/v1alpha1/validation.ts';
 import { getsCache, type ModelCachePolicy } from '../planner/model-cache-plan.ts';
-import { cacheCharge, largerThanDeclared, refusalStands, sizeProblem, sizeRefusal, type MeasuredModel, type RefusedModelCache } from '../planner/model-cache-size.ts';
+import { cacheCharge, largerMeasure, largerThanDeclared, refusalStands, sameModel, sizeProblem, sizeRefusal, type MeasuredModel, type RefusedModelCache } from '../planner/model-cache-size.ts';
 import type { CacheScope } from '../render/local-model-cache.ts';
 import { modelStorageKey } from '../render/model-cache-usage.ts';
 import { byCreation } from '../util/creation-order.ts';
+import { CACHED_NAMESPACES, NamespacedLru } from '../util/lru.ts';
 import { objectKey } from '../util/object-key.ts';
 
 export interface CacheClaim { key: string; created: string; bytes: number }
@@ -150,7 +151,15 @@ export interface QuotaOptions {
 }
 
 /** What the quota keeps of an app asking for a cache, to judge it again when its model's measure changes. */
-interface ModelUser { namespace: string; created: string; declared: number; counts: boolean }
+interface ModelUser { namespace: string; created: string; declared: number; counts: boolean; model: string }
+
+/**
+ * Models whose measure each namespace is remembered for (the most recently measured first kept): a
+ * model found larger than declared stays so after its folders are gone, for an app deleted and made
+ * again, or one naming the same model another way (sameModel), not only for the app whose status
+ * records it. Each would otherwise buy one more download of the model.
+ */
+const REMEMBERED_MODELS_PER_NAMESPACE = 256;
 
 export class ModelCacheQuota {
   private readonly byNamespace = new Map<string, NamespaceClaims>();
@@ -169,6 +178,8 @@ export class ModelCacheQuota {
   private readonly budget: CacheBudget;
   private readonly minCharge: number;
   private readonly listeners: Array<(keys: string[]) => void> = [];
+  /** Namespace -> model (sameModel) -> the most any node was seen to hold of it, while the operator runs. */
+  private readonly remembered = new NamespacedLru<MeasuredModel>(REMEMBERED_MODELS_PER_NAMESPACE, CACHED_NAMESPACES);
   private tracking = false;
   private flushQueued = false;
   /** What the first-fit passes cost so far (tests bound it: the bookkeeping is linear, not quadratic). */
@@ -236,7 +247,9 @@ export class ModelCacheQuota {
     if (!users) this.users.set(storageKey, (users = new Map()));
     // A refusal the status records stands whatever the measure: such an app counts for nothing until its spec changes.
     const counts = !refusalStands(app, app.status?.refusedModelCache) && this.admitted(app);
-    users.set(key, { namespace: app.metadata.namespace, created: app.metadata.creationTimestamp ?? '', declared: parseQuantity(app.spec.model!.size!), counts });
+    const model = sameModel(app.spec.model!.storageUri);
+    this.remember(app.metadata.namespace, model, this.measured(storageKey));
+    users.set(key, { namespace: app.metadata.namespace, created: app.metadata.creationTimestamp ?? '', declared: parseQuantity(app.spec.model!.size!), counts, model });
     this.userKeys.set(key, storageKey);
   }
 
@@ -249,8 +262,8 @@ export class ModelCacheQuota {
     for (const storageKey of storageKeys) {
       for (const [key, user] of this.users.get(storageKey) ?? []) {
         keys.push(key);
+        const measured = this.remember(user.namespace, user.model, this.measured(storageKey));
         if (!user.counts) continue;
-        const measured = this.measured(storageKey);
         const claim = largerThanDeclared(user.declared, measured) ? undefined : { key, created: user.created, bytes: cacheCharge(user.declared, measured, this.minCharge) };
         const ns = this.byNamespace.get(user.namespace);
         if (!ns) continue;
@@ -265,8 +278,21 @@ export class ModelCacheQuota {
 
   /** The refusal of `app`'s cache for its size, standing or new (planner/model-cache-size.ts), if any. */
   sizeRefusal(app: ServerlessApp): RefusedModelCache | undefined {
-    const uri = app.spec.model?.storageUri;
-    return uri === undefined ? undefined : sizeRefusal(app, this.measured(modelStorageKey(uri)));
+    return app.spec.model?.storageUri === undefined ? undefined : sizeRefusal(app, this.measuredOf(app));
+  }
+
+  /** The most any node holds of `app`'s model now, or was seen to hold of it under any name of it (sameModel). */
+  private measuredOf(app: ServerlessApp): MeasuredModel | undefined {
+    const uri = app.spec.model!.storageUri;
+    return largerMeasure(this.measured(modelStorageKey(uri)), this.remembered.get(app.metadata.namespace, sameModel(uri)));
+  }
+
+  /** Keeps `measured` as what `namespace` was seen to hold of `model` when it is more than was seen before; returns the larger. */
+  private remember(namespace: string, model: string, measured: MeasuredModel | undefined): MeasuredModel | undefined {
+    const kept = this.remembered.get(namespace, model);
+    const larger = largerMeasure(measured, kept);
+    if (larger && larger !== kept) this.remembered.set(namespace, model, larger);
+    return larger;
   }
 
   private record(app: ServerlessApp, claim: CacheClaim | undefined): NamespaceClaims {
@@ -342,7 +368,7 @@ export class ModelCacheQuota {
   private exceeded(app: ServerlessApp, claim: CacheClaim, taken: { count: number; bytes: number }): SpecProblem {
     const { namespace } = app.metadata;
     const size = app.spec.model!.size!;
-    const measured = this.measured(modelStorageKey(app.spec.model!.storageUri));
+    const measured = this.measuredOf(app);
     const why = measured && measured.bytes === claim.bytes ? `what node ${measured.node} holds of it` : 'the platform\'s minimum per model cache';
     const charged = claim.bytes > parseQuantity(size) ? `${size} model, charged ${formatBytes(claim.bytes)} (${why}),` : `${size} model`;
     const remedy = 'turn off prewarm.cacheModel here or on another app, or ask the platform team for a larger budget';
@@ -360,7 +386,7 @@ export class ModelCacheQuota {
 
   /** The claim of an app that counts (see counts). */
   private claimOf(app: ServerlessApp): CacheClaim {
-    const bytes = cacheCharge(parseQuantity(app.spec.model!.size!), this.measured(modelStorageKey(app.spec.model!.storageUri)), this.minCharge);
+    const bytes = cacheCharge(parseQuantity(app.spec.model!.size!), this.measuredOf(app), this.minCharge);
     return { key: keyOf(app), created: app.metadata.creationTimestamp ?? '', bytes };
   }
 }

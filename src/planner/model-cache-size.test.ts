@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { UNMEASURED } from '../render/model-cache-usage.ts';
 import { modelApp } from '../testing/apps.ts';
-import { cacheCharge, sizeProblem, sizeRefusal, type RefusedModelCache } from './model-cache-size.ts';
+import { cacheCharge, sameModel, sizeProblem, sizeRefusal, type RefusedModelCache } from './model-cache-size.ts';
 
 const GiB = 2 ** 30;
 
@@ -49,5 +49,22 @@ describe('model cache size', () => {
     const p = sizeProblem(recorded);
     assert.deepEqual([p.reason, p.field], ['ModelCacheLargerThanDeclared', 'spec.model.size']);
     assert.match(p.message, /^the model gs:\/\/m\/big takes 3Gi \(3221225472 bytes\) on node n1, more than its declared 1Gi: its cache is removed and not made again until spec\.model\.size \(at least the measured size\) or spec\.model\.storageUri changes/);
+  });
+});
+
+describe('sameModel', () => {
+  const cases: Array<[string, string]> = [
+    ['s3://models/team/big', 's3://models/team/big'],
+    ['s3://models/team/big/', 's3://models/team/big'],
+    ['s3://models/team/big///', 's3://models/team/big'],
+    ['s3://models//team///big', 's3://models/team/big'],
+    ['S3://models/team/big', 's3://models/team/big'],
+    ['pvc://claim/path/', 'pvc://claim/path'],
+    ['hf://org/Model', 'hf://org/Model'],
+  ];
+  for (const [uri, want] of cases) it(`takes ${uri} for ${want}`, () => assert.equal(sameModel(uri), want));
+  it('keeps apart what may be another model: a query string, another case in the path', () => {
+    assert.notEqual(sameModel('s3://m/big?v=1'), sameModel('s3://m/big'));
+    assert.notEqual(sameModel('s3://m/Big'), sameModel('s3://m/big'));
   });
 });

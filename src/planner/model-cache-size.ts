@@ -19,6 +19,26 @@ export interface MeasuredModel { bytes: number; node: string }
 
 export type RefusedModelCache = NonNullable<ServerlessAppStatus['refusedModelCache']>;
 
+/** The larger of two measures of a model (either may be missing). */
+export function largerMeasure(a: MeasuredModel | undefined, b: MeasuredModel | undefined): MeasuredModel | undefined {
+  if (!a || !b) return a ?? b;
+  return b.bytes > a.bytes ? b : a;
+}
+
+/**
+ * The model a storage URI names, as far as a namespace's remembered measures go: the URI with its
+ * scheme in lower case, repeated slashes in its path made one and trailing ones dropped, so that
+ * "s3://m/big", "s3://m/big/" and "S3://m//big" are one model (KServe gives each its own folder and
+ * download). Not a full canonical form: a tenant can still name a model anew (a query string, another
+ * case in a path segment), and pays a download for each.
+ */
+export function sameModel(storageUri: string): string {
+  const at = storageUri.indexOf('://');
+  const scheme = at < 0 ? '' : storageUri.slice(0, at + 3).toLowerCase();
+  const rest = at < 0 ? storageUri : storageUri.slice(at + 3);
+  return scheme + rest.replace(/\/{2,}/g, '/').replace(/\/+$/, '');
+}
+
 /** What a cache is charged: the largest of the declared size, the measured one and the platform's floor. */
 export function cacheCharge(declaredBytes: number, measured: MeasuredModel | undefined, floorBytes: number): number {
   return Math.max(declaredBytes, measured?.bytes ?? 0, floorBytes);
