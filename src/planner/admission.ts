@@ -109,8 +109,8 @@ export function servesHost(route: Route, app: { namespace: string; name: string 
 
 /** Whether `live` routes through the gateway or for the host `named`. */
 function carries(live: { metadata: { namespace?: string }; spec?: unknown }, named: { gateway: string } | { host: string }): boolean {
+  if ('host' in named) return routedHosts(live).includes(normaliseHost(named.host));
   const spec = (live.spec ?? {}) as RouteSpec;
-  if ('host' in named) return [...(spec.hosts ?? []), ...(spec.hostnames ?? [])].includes(named.host);
   const parents = (spec.parentRefs ?? []).map((p) => `${p.namespace ?? live.metadata.namespace}/${p.name}`);
   return (spec.gateways ?? []).includes(named.gateway) || parents.includes(named.gateway);
 }
