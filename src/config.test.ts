@@ -119,8 +119,8 @@ describe('operator flags', () => {
   });
 
   describe('budgets for background work', () => {
-    it('defaults to a fair share: 8 warmups per namespace of 64, 2 analysis rounds of 4, 1000 pending Events per namespace, a tenth of a core after 5 s of CPU', () => {
-      assert.deepEqual(parseConfig([], {}).budgets, { warmupsPerNamespace: 8, concurrentWarmups: 64, analysesPerNamespace: 2, concurrentAnalyses: 4, pendingEventsPerNamespace: 1000, namespaceShare: { cpuMsPerSecond: 100, burstMs: 5_000 } });
+    it('defaults to a fair share: 8 warmups per namespace of 64, 2 analysis rounds of 4, 1000 pending Events per namespace, 30m of a core after 2 s of CPU', () => {
+      assert.deepEqual(parseConfig([], {}).budgets, { warmupsPerNamespace: 8, concurrentWarmups: 64, analysesPerNamespace: 2, concurrentAnalyses: 4, pendingEventsPerNamespace: 1000, namespaceShare: { cpuMsPerSecond: 30, burstMs: 2_000 } });
     });
 
     it('reads each from its flag or environment variable', () => {

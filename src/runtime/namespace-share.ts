@@ -22,8 +22,14 @@ export interface ShareSettings {
   burstMs: number;
 }
 
-/** A tenth of a core per namespace, after five seconds of CPU at once (config.ts --namespace-cpu-share, --namespace-cpu-burst). */
-export const DEFAULT_SHARE: ShareSettings = { cpuMsPerSecond: 100, burstMs: 5_000 };
+/**
+ * 30m of a core per namespace, after two seconds of CPU at once (config.ts --namespace-cpu-share,
+ * --namespace-cpu-burst): a storm of a hundred seconds then costs the operator at most about 5 CPU-s,
+ * under 0.05 of what the API server spends serving it (docs/benchmarks.md, the three storms), while the
+ * burst covers a restart's first pass over 5,000 apps of one namespace (about 1 CPU-s) and a GitOps sync
+ * of a few hundred. A platform whose single namespace holds thousands of apps that change at once raises it.
+ */
+export const DEFAULT_SHARE: ShareSettings = { cpuMsPerSecond: 30, burstMs: 2_000 };
 
 export interface ShareHooks {
   /** CPU charged to `namespace` (serverlessapp_namespace_cpu_seconds_total). */

@@ -10,6 +10,26 @@ function parkedGet(q: WorkQueue): { key: string | undefined | 'waiting' } {
 }
 
 describe('WorkQueue', () => {
+  it('coalesces the adds of a key the gate deferred: asked once when it is due, handed out once, not queued and deferred again per add', async () => {
+    const clock = new ManualClock();
+    const asked: string[] = [];
+    let waitMs = 1_000;
+    const q = new WorkQueue('t', { clock, gate: (key) => (asked.push(key), waitMs) });
+    q.add('noisy/a');
+    const got = parkedGet(q);
+    await callbacksRun();
+    assert.deepEqual([got.key, asked], ['waiting', ['noisy/a']], 'deferred at its first turn');
+    for (let i = 0; i < 100; i++) q.add('noisy/a');
+    assert.equal(q.length, 0, 'the adds while it waits queue nothing');
+    assert.deepEqual(asked, ['noisy/a'], 'and ask the gate nothing');
+    waitMs = 0;
+    clock.advance(1_000);
+    await callbacksRun();
+    assert.deepEqual([got.key, asked.length], ['noisy/a', 2], 'due: asked once more and handed out');
+    q.done('noisy/a');
+    assert.equal(q.length, 0, 'the coalesced adds were that one pass');
+  });
+
   it('queues a key once however often it is added', async () => {
     const q = new WorkQueue('t');
     q.add('a');

@@ -59,9 +59,17 @@ export class WorkQueue {
   readonly #addedAt = new Map<string, number>();
   /** Delayed adds: key -> time it becomes ready. */
   readonly #waiting = new Map<string, number>();
+  /**
+   * Keys the gate deferred: they stay dirty, so the events that come for them meanwhile coalesce into
+   * the one pass they wait for instead of each being queued, gated and deferred again (a storm of
+   * writes to a namespace past its share cost more to defer than to reconcile).
+   */
+  readonly #deferred = new Set<string>();
   #getters: Array<(key: string | undefined) => void> = [];
   #drainers: Array<() => void> = [];
   #timer: Timer | undefined;
+  /** When the timer fires (the earliest delayed key's time, when armed). */
+  #timerAt: number | undefined;
   #shuttingDown = false;
 
   constructor(name: string, opts: WorkQueueOptions = {}) {
@@ -95,7 +103,8 @@ export class WorkQueue {
     const pending = this.#waiting.get(key);
     if (pending !== undefined && pending <= readyAt) return;
     this.#waiting.set(key, readyAt);
-    this.#armTimer();
+    // Only a new earliest moves the timer: re-arming it for every delayed key was a scan of them all each time.
+    if (this.#timerAt === undefined || readyAt < this.#timerAt) this.#armTimer();
   }
 
   /**
@@ -146,7 +155,9 @@ export class WorkQueue {
     this.#shuttingDown = true;
     this.#timer?.cancel();
     this.#timer = undefined;
+    this.#timerAt = undefined;
     this.#waiting.clear();
+    this.#deferred.clear();
     this.#queue.clear();
     for (const key of this.#dirty) if (!this.#processing.has(key)) this.#dirty.delete(key);
     this.#hooks.onDepth?.(0);
@@ -197,7 +208,7 @@ export class WorkQueue {
       const key = this.#queue.shift();
       const waitMs = this.#gate?.(key) ?? 0;
       if (waitMs <= 0) return this.#handOut(key);
-      this.#dirty.delete(key);
+      this.#deferred.add(key);
       this.addAfter(key, waitMs);
     }
   }
@@ -217,9 +228,12 @@ export class WorkQueue {
   #armTimer(): void {
     this.#timer?.cancel();
     this.#timer = undefined;
+    this.#timerAt = undefined;
     if (this.#waiting.size === 0) return;
-    const earliest = Math.min(...this.#waiting.values());
+    let earliest = Infinity;
+    for (const readyAt of this.#waiting.values()) earliest = Math.min(earliest, readyAt);
     const delay = Math.min(Math.max(0, earliest - this.#nowMs()), MAX_TIMER_MS);
+    this.#timerAt = this.#nowMs() + delay;
     this.#timer = this.#clock.setTimer(delay, () => this.#releaseDue());
     this.#timer.unref();
   }
@@ -229,7 +243,9 @@ export class WorkQueue {
     const due = [...this.#waiting].filter(([, readyAt]) => readyAt <= now).sort((a, b) => a[1] - b[1]);
     for (const [key] of due) {
       this.#waiting.delete(key);
-      this.add(key);
+      // A deferred key is still dirty (add() would skip it): it goes back in line as it is.
+      if (this.#deferred.delete(key)) this.#enqueue(key);
+      else this.add(key);
     }
     this.#armTimer();
   }
