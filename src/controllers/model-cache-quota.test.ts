@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { modelApp } from '../testing/apps.ts';
 import type { MeasuredModel } from '../planner/model-cache-size.ts';
-import { modelStorageKey } from '../render/model-cache-usage.ts';
+import { modelStorageKey, UNMEASURED } from '../render/model-cache-usage.ts';
 import { grantedClaims, ModelCacheQuota, type CacheClaim } from './model-cache-quota.ts';
 
 const GiB = 2 ** 30;
@@ -325,6 +325,33 @@ describe('model cache budget findings (issue 34)', () => {
       const elsewhere = cached('team-b', 'big', '2Gi', '2026-01-03T00:00:00Z');
       quota.set(elsewhere);
       assert.equal(quota.sizeRefusal(elsewhere), undefined, 'team-b has not been seen to hold this model');
+    });
+
+    it('re-judges the apps naming the same model another way when it is measured, and remembers its last measure, not an unmeasured folder (review)', async () => {
+      const { quota, measures, heard } = setup(100 * GiB);
+      const a = cached('team-a', 'a', '2Gi', '2026-01-01T00:00:00Z');
+      const b = { ...cached('team-a', 'b', '2Gi', '2026-01-02T00:00:00Z'), spec: { ...a.spec, model: { ...a.spec.model!, storageUri: `${uri}/` } } } as ServerlessApp;
+      quota.set(a);
+      quota.set(b);
+      await Promise.resolve();
+      heard.length = 0;
+      measures.set(key, { bytes: 5 * GiB, node: 'n1' });
+      quota.remeasured([key]);
+      assert.deepEqual(heard.flat().sort(), ['team-a/a', 'team-a/b'], 'both names of the model are judged again');
+      assert.equal(quota.problem(b)?.reason, 'ModelCacheLargerThanDeclared', 'b is refused before its own download');
+      // Measured smaller later (a model replaced): the last measure counts, not the largest ever.
+      measures.set(key, { bytes: 1 * GiB, node: 'n1' });
+      quota.remeasured([key]);
+      measures.delete(key);
+      quota.remeasured([key]);
+      assert.equal(quota.problem(b), undefined, 'the last measure, 1Gi, fits b\'s 2Gi');
+      // A folder the reporter could not measure refuses its own app while reported, and is not remembered after.
+      measures.set(key, { bytes: UNMEASURED, node: 'n2' });
+      quota.remeasured([key]);
+      assert.equal(quota.problem(a)?.reason, 'ModelCacheLargerThanDeclared');
+      measures.delete(key);
+      quota.remeasured([key]);
+      assert.equal(quota.problem(b), undefined, 'an unmeasured folder says nothing of the model once it is gone');
     });
 
     it('re-judges only the apps of the model whose measure changed', () => {

@@ -29,9 +29,9 @@ import { formatBytes, parseQuantity } from '../api/v1alpha1/quantity.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { DEFAULT_MAX_MODEL_CACHE_PER_NAMESPACE, DEFAULT_MAX_MODEL_CACHES_PER_NAMESPACE, DEFAULT_MODEL_CACHE_MIN_CHARGE, type SpecProblem } from '../api/v1alpha1/validation.ts';
 import { getsCache, type ModelCachePolicy } from '../planner/model-cache-plan.ts';
-import { cacheCharge, largerMeasure, largerThanDeclared, refusalStands, sameModel, sizeProblem, sizeRefusal, type MeasuredModel, type RefusedModelCache } from '../planner/model-cache-size.ts';
+import { cacheCharge, largerThanDeclared, refusalStands, sameModel, sizeProblem, sizeRefusal, type MeasuredModel, type RefusedModelCache } from '../planner/model-cache-size.ts';
 import type { CacheScope } from '../render/local-model-cache.ts';
-import { modelStorageKey } from '../render/model-cache-usage.ts';
+import { modelStorageKey, UNMEASURED } from '../render/model-cache-usage.ts';
 import { byCreation } from '../util/creation-order.ts';
 import { CACHED_NAMESPACES, NamespacedLru } from '../util/lru.ts';
 import { objectKey } from '../util/object-key.ts';
@@ -42,6 +42,7 @@ export interface CacheClaim { key: string; created: string; bytes: number }
 export interface CacheBudget { bytes: number; count: number }
 
 const keyOf = (app: ServerlessApp) => objectKey(app.metadata.namespace, app.metadata.name);
+const modelKey = (namespace: string, model: string) => `${namespace}/${model}`;
 const inOrder = (a: CacheClaim, b: CacheClaim) => byCreation({ created: a.created, name: a.key }, { created: b.created, name: b.key });
 
 /** The claims that fit `budget`, first fit in creation order (the key, "namespace/name", orders a namespace's apps by name). Pure. */
@@ -151,13 +152,14 @@ export interface QuotaOptions {
 }
 
 /** What the quota keeps of an app asking for a cache, to judge it again when its model's measure changes. */
-interface ModelUser { namespace: string; created: string; declared: number; counts: boolean; model: string }
+interface ModelUser { namespace: string; created: string; declared: number; counts: boolean; storageKey: string; model: string }
 
 /**
- * Models whose measure each namespace is remembered for (the most recently measured first kept): a
- * model found larger than declared stays so after its folders are gone, for an app deleted and made
- * again, or one naming the same model another way (sameModel), not only for the app whose status
- * records it. Each would otherwise buy one more download of the model.
+ * Models whose last measure each namespace is remembered for (the most recently measured kept): a model
+ * found larger than declared stays so after its folders are gone, for an app deleted and made again, or
+ * one naming the same model another way (sameModel), not only for the app whose status records it.
+ * Each would otherwise buy one more download of the model. A report of the app's own folder always
+ * comes first; a folder the reporter could not measure (UNMEASURED) is not remembered.
  */
 const REMEMBERED_MODELS_PER_NAMESPACE = 256;
 
@@ -178,8 +180,10 @@ export class ModelCacheQuota {
   private readonly budget: CacheBudget;
   private readonly minCharge: number;
   private readonly listeners: Array<(keys: string[]) => void> = [];
-  /** Namespace -> model (sameModel) -> the most any node was seen to hold of it, while the operator runs. */
+  /** Namespace -> model (sameModel) -> what a node was last seen to hold of it, while the operator runs. */
   private readonly remembered = new NamespacedLru<MeasuredModel>(REMEMBERED_MODELS_PER_NAMESPACE, CACHED_NAMESPACES);
+  /** "namespace/model" -> the apps asking for a cache of that model under any of its names: a measure of one re-judges them all. */
+  private readonly sameModelUsers = new Map<string, Set<string>>();
   private tracking = false;
   private flushQueued = false;
   /** What the first-fit passes cost so far (tests bound it: the bookkeeping is linear, not quadratic). */
@@ -238,18 +242,28 @@ export class ModelCacheQuota {
     const storageKey = asking ? modelStorageKey(app.spec.model!.storageUri) : undefined;
     if (was !== undefined && was !== storageKey) {
       const users = this.users.get(was)!;
+      const gone = users.get(key)!;
       users.delete(key);
       if (!users.size) this.users.delete(was);
       this.userKeys.delete(key);
+      const named = this.sameModelUsers.get(modelKey(gone.namespace, gone.model));
+      named?.delete(key);
+      if (named && !named.size) this.sameModelUsers.delete(modelKey(gone.namespace, gone.model));
     }
     if (storageKey === undefined) return;
     let users = this.users.get(storageKey);
     if (!users) this.users.set(storageKey, (users = new Map()));
     // A refusal the status records stands whatever the measure: such an app counts for nothing until its spec changes.
     const counts = !refusalStands(app, app.status?.refusedModelCache) && this.admitted(app);
+    const { namespace } = app.metadata;
     const model = sameModel(app.spec.model!.storageUri);
-    this.remember(app.metadata.namespace, model, this.measured(storageKey));
-    users.set(key, { namespace: app.metadata.namespace, created: app.metadata.creationTimestamp ?? '', declared: parseQuantity(app.spec.model!.size!), counts, model });
+    const before = users.get(key);
+    if (before && before.model !== model) this.sameModelUsers.get(modelKey(namespace, before.model))?.delete(key);
+    this.remember(namespace, model, this.measured(storageKey));
+    users.set(key, { namespace, created: app.metadata.creationTimestamp ?? '', declared: parseQuantity(app.spec.model!.size!), counts, storageKey, model });
+    let named = this.sameModelUsers.get(modelKey(namespace, model));
+    if (!named) this.sameModelUsers.set(modelKey(namespace, model), (named = new Set()));
+    named.add(key);
     this.userKeys.set(key, storageKey);
   }
 
@@ -258,11 +272,21 @@ export class ModelCacheQuota {
    * or its refusal for a size larger than declared), and the listeners hear every one of them.
    */
   remeasured(storageKeys: Iterable<string>): void {
-    const keys: string[] = [];
+    // Every app of a model measured anew, under whichever of its names (sameModel) it asks for it.
+    const models = new Set<string>();
     for (const storageKey of storageKeys) {
-      for (const [key, user] of this.users.get(storageKey) ?? []) {
+      for (const user of this.users.get(storageKey)?.values() ?? []) {
+        this.remember(user.namespace, user.model, this.measured(storageKey));
+        models.add(modelKey(user.namespace, user.model));
+      }
+    }
+    const keys: string[] = [];
+    for (const named of models) {
+      for (const key of this.sameModelUsers.get(named) ?? []) {
+        const user = this.users.get(this.userKeys.get(key) ?? '')?.get(key);
+        if (!user) continue;
         keys.push(key);
-        const measured = this.remember(user.namespace, user.model, this.measured(storageKey));
+        const measured = this.measureOf(user.namespace, user.storageKey, user.model);
         if (!user.counts) continue;
         const claim = largerThanDeclared(user.declared, measured) ? undefined : { key, created: user.created, bytes: cacheCharge(user.declared, measured, this.minCharge) };
         const ns = this.byNamespace.get(user.namespace);
@@ -281,18 +305,19 @@ export class ModelCacheQuota {
     return app.spec.model?.storageUri === undefined ? undefined : sizeRefusal(app, this.measuredOf(app));
   }
 
-  /** The most any node holds of `app`'s model now, or was seen to hold of it under any name of it (sameModel). */
+  /** What a node holds of `app`'s model: the report of its own folder, else what was last seen of the model in its namespace. */
   private measuredOf(app: ServerlessApp): MeasuredModel | undefined {
     const uri = app.spec.model!.storageUri;
-    return largerMeasure(this.measured(modelStorageKey(uri)), this.remembered.get(app.metadata.namespace, sameModel(uri)));
+    return this.measureOf(app.metadata.namespace, modelStorageKey(uri), sameModel(uri));
   }
 
-  /** Keeps `measured` as what `namespace` was seen to hold of `model` when it is more than was seen before; returns the larger. */
-  private remember(namespace: string, model: string, measured: MeasuredModel | undefined): MeasuredModel | undefined {
-    const kept = this.remembered.get(namespace, model);
-    const larger = largerMeasure(measured, kept);
-    if (larger && larger !== kept) this.remembered.set(namespace, model, larger);
-    return larger;
+  private measureOf(namespace: string, storageKey: string, model: string): MeasuredModel | undefined {
+    return this.measured(storageKey) ?? this.remembered.get(namespace, model);
+  }
+
+  /** Keeps a measure as the last seen of `model` in `namespace`; a folder that could not be measured says nothing of the model. */
+  private remember(namespace: string, model: string, measured: MeasuredModel | undefined): void {
+    if (measured && measured.bytes !== UNMEASURED) this.remembered.set(namespace, model, measured);
   }
 
   private record(app: ServerlessApp, claim: CacheClaim | undefined): NamespaceClaims {

@@ -19,12 +19,6 @@ export interface MeasuredModel { bytes: number; node: string }
 
 export type RefusedModelCache = NonNullable<ServerlessAppStatus['refusedModelCache']>;
 
-/** The larger of two measures of a model (either may be missing). */
-export function largerMeasure(a: MeasuredModel | undefined, b: MeasuredModel | undefined): MeasuredModel | undefined {
-  if (!a || !b) return a ?? b;
-  return b.bytes > a.bytes ? b : a;
-}
-
 /**
  * The model a storage URI names, as far as a namespace's remembered measures go: the URI with its
  * scheme in lower case, repeated slashes in its path made one and trailing ones dropped, so that
@@ -81,6 +75,6 @@ export function sizeProblem(refused: RefusedModelCache): SpecProblem {
   return {
     reason: 'ModelCacheLargerThanDeclared', field: 'spec.model.size',
     message: `the model ${refused.storageUri} ${takes}: `
-      + 'its cache is removed and not made again until spec.model.size (at least the measured size) or spec.model.storageUri changes; the running version keeps serving',
+      + 'its cache is removed and not made again until spec.model.size (at least the measured size) changes, or spec.model.storageUri names another model (repeated or trailing slashes and the scheme\'s case name the same one); the running version keeps serving',
   };
 }

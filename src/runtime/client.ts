@@ -300,6 +300,8 @@ export class KubeClient {
     let code = '<error>';
     try {
       const creds = await this.config.credentials();
+      // Outside the charge: a new TLS context (after a certificate rotation) is no namespace's work.
+      const agent = this.agentFor(url.protocol, creds.tls, spec.stream || spec.unpooled);
       const res = await this.metered(spec.namespace, () => {
         const payload = spec.body === undefined ? undefined : JSON.stringify(spec.body);
         const headers: OutgoingHttpHeaders = {
@@ -308,7 +310,6 @@ export class KubeClient {
           ...(creds.authorization ? { authorization: creds.authorization } : {}),
           ...(payload !== undefined ? { 'content-type': spec.contentType ?? 'application/json', 'content-length': Buffer.byteLength(payload) } : {}),
         };
-        const agent = this.agentFor(url.protocol, creds.tls, spec.stream || spec.unpooled);
         const timeout = spec.stream ? undefined : { ms: REQUEST_TIMEOUT_MS, then: () => this.closeIdleConnections() };
         return send(url, { method: spec.method, headers, agent, signal: spec.signal }, payload, timeout);
       });

@@ -264,7 +264,7 @@ export class Informer<T extends KubeObject> {
     do {
       const signal = AbortSignal.any([this.#stop.signal, AbortSignal.timeout(Math.ceil(Math.max(this.#watchdogMs, 30_000)))]);
       const keep = (decoded: Decoded<T>) => fresh.set(keyOf(decoded.obj), decoded.unchanged ? decoded.obj : this.#kept(decoded.obj));
-      const onItem: ListItems = { bytes: (bytes) => keep(this.#decode(bytes)), parsed: (obj) => keep(this.#decodeParsed(obj)), wholeBelowBytes: WHOLE_PAGE_BYTES };
+      const onItem: ListItems = { bytes: (bytes) => keep(this.#decode(bytes)), parsed: (obj, parseMs) => keep(this.#decodeParsed(obj, parseMs)), wholeBelowBytes: WHOLE_PAGE_BYTES };
       const page = await this.#client.listEach(this.kind, ns, { limit: LIST_PAGE_SIZE, labelSelector: this.#labelSelector, continue: cont, signal }, onItem).catch((err: unknown) => {
         if (this.#optional && isNotFound(err)) return undefined;
         throw err;
@@ -375,11 +375,11 @@ export class Informer<T extends KubeObject> {
     return this.#clock.now().getTime();
   }
 
-  /** One object of a page parsed whole, as #decode would keep it; its cost goes to onParse. */
-  #decodeParsed(parsed: unknown): Decoded<T> {
+  /** One object of a page parsed whole, as #decode would keep it; its cost (`parseMs`, its share of the page's parse, and the rest) goes to onParse. */
+  #decodeParsed(parsed: object, parseMs: number): Decoded<T> {
     const started = performance.now();
     const decoded = decodeParsed<T>(parsed, (meta) => this.#cache.get(keyOf({ metadata: meta })), this.#projection);
-    this.#hooks.onParse?.(decoded.obj.metadata?.namespace, performance.now() - started);
+    this.#hooks.onParse?.(decoded.obj.metadata?.namespace, parseMs + performance.now() - started);
     return decoded;
   }
 

@@ -35,6 +35,12 @@ describe('readList', () => {
     }
   });
 
+  it('skips an element that is not an object when the page is parsed whole, as the scan hands on no such element', async () => {
+    const parsed: unknown[] = [];
+    await readList(chunks('{"metadata":{},"items":[null,{"metadata":{"name":"a"}},3]}', 8), { bytes: () => assert.fail('streamed'), parsed: (o) => parsed.push(o), wholeBelowBytes: 1 << 20 });
+    assert.deepEqual(parsed, [{ metadata: { name: 'a' } }]);
+  });
+
   it('reads an empty or null items list', async () => {
     for (const body of ['{"metadata":{"resourceVersion":"1"},"items":[]}', '{"metadata":{"resourceVersion":"1"},"items":null}']) {
       const got: unknown[] = [];

@@ -104,6 +104,17 @@ describe('decodeParsed', () => {
     }
   });
 
+  it('measures the spec as the API server serves it, as the bytes path does: a spec of many "<" is as large either way (review)', () => {
+    const limited = { ...projection, maxSpecBytes: 200 };
+    const angled: Obj = { metadata: { name: 'a', resourceVersion: '1' }, spec: { env: [{ name: 'A', value: '<'.repeat(40) }] } };
+    // Go's encoding/json serves each "<" as \u003c: the bytes the API server sends, past the limit.
+    const served = Buffer.from(JSON.stringify(angled).replaceAll('<', '\\u003c'));
+    const viaBytes = decodeObject<Obj>(served, () => undefined, limited).obj as Obj & { specTooLarge?: { bytes: number } };
+    const viaParse = decodeParsed<Obj>(JSON.parse(JSON.stringify(angled)), () => undefined, limited).obj as Obj & { specTooLarge?: { bytes: number } };
+    assert.ok(viaParse.specTooLarge, 'past the limit when read parsed');
+    assert.equal(viaParse.specTooLarge.bytes, viaBytes.specTooLarge?.bytes ?? Buffer.byteLength(JSON.stringify(angled.spec).replaceAll('<', '\\u003c')));
+  });
+
   it('returns the cached object when the resourceVersion is the one the cache holds', () => {
     const cached = fresh(largeApp({ resourceVersion: '5' }), projection);
     const got = decodeParsed<Obj>(largeApp({ resourceVersion: '5', labels: { x: 'y' } }), () => cached, projection);

@@ -8,6 +8,7 @@
 // natively), not a parse of its spec: what a storm of such edits costs the
 // event loop every namespace shares.
 
+import { servedJsonBytes } from '../util/served-json.ts';
 import { objectMembers, parseBytes } from './json-scan.ts';
 
 /** What an informer keeps of each object beyond its spec and status (see InformerOptions.projection). */
@@ -92,7 +93,8 @@ function decodeSmall<T extends { metadata?: Meta }>(bytes: Buffer, cachedOf: (me
 /**
  * What decodeObject makes of `obj`, an object already parsed (a LIST page small enough to parse whole):
  * the cache's copy when it holds that version, else `obj` under the projection, its spec dropped and
- * marked `specTooLarge` past the projection's limit (measured as JSON.stringify writes it).
+ * marked `specTooLarge` past the projection's limit (measured as the API server serves it, as the bytes
+ * path measures it).
  */
 export function decodeParsed<T extends { metadata?: Meta }>(parsed: unknown, cachedOf: (meta: Meta) => T | undefined, projection?: Projection): Decoded<T> {
   const obj = parsed as T & { metadata?: Record<string, unknown>; spec?: unknown; specTooLarge?: SpecTooLarge };
@@ -103,7 +105,7 @@ export function decodeParsed<T extends { metadata?: Meta }>(parsed: unknown, cac
   if (!projection) return { obj, unchanged: false };
   const limit = projection.maxSpecBytes;
   if (limit !== undefined && obj.spec !== undefined) {
-    const bytes = Buffer.byteLength(JSON.stringify(obj.spec));
+    const bytes = servedJsonBytes(JSON.stringify(obj.spec));
     if (bytes > limit) {
       obj.spec = {};
       obj.specTooLarge = { bytes, limit };

@@ -247,7 +247,7 @@ export const ingressSchema = object('Public routing through an Istio VirtualServ
  * etcd's 1.5 MiB per object; this is what holds the operator's memory per app, and so the chart's
  * memory limit at the documented scale (docs/benchmarks.md, "Memory per app"). Twice the largest
  * single field (warmup.body, 64 Ki characters), so no field at its schema's maximum is refused alone
- * when it is ASCII: bytes are counted as the API server serves them (validation.ts servedJsonBytes),
+ * when it is ASCII: bytes are counted as the API server serves them (util/served-json.ts servedJsonBytes),
  * where a '<', '>' or '&' takes 6 and a non-ASCII character 2 to 4, so 64 Ki of those can be.
  */
 export const MAX_APP_SPEC_BYTES = 128 * 1024;
@@ -363,7 +363,7 @@ export const statusSchema = object('Observed state, written by the operator from
     }),
   }),
   modelCache: string('Name of the LocalModelCache for this app\'s model.'),
-  refusedModelCache: object('A model cache refused because what landed on a node was larger than spec.model.size declared (ModelCached=False and Ready=False, reason ModelCacheLargerThanDeclared): the cache was removed and is not made again, so the model is not downloaded again, until spec.model.storageUri changes or spec.model.size covers measuredBytes. Written by the operator\'s model-cache controller from the node-side cache usage reports.', {
+  refusedModelCache: object('A model cache refused because what landed on a node was larger than spec.model.size declared (ModelCached=False and Ready=False, reason ModelCacheLargerThanDeclared): the cache was removed and is not made again, so the model is not downloaded again, until spec.model.storageUri names another model (repeated or trailing slashes and the scheme\'s case name the same one) or spec.model.size covers measuredBytes. Written by the operator\'s model-cache controller from the node-side cache usage reports.', {
     storageUri: required(string('The model refused (spec.model.storageUri when it was).', { maxLength: 2048 })),
     size: required(string('spec.model.size as declared when it was refused.', { maxLength: 64 })),
     measuredBytes: required(integer('Bytes found in the model\'s folder on the node, more than the declared size.', { minimum: 0, format: 'int64' })),

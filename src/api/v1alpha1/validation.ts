@@ -20,6 +20,7 @@ import { DEFAULT_ALLOWED_POD_METADATA_KEYS, podMetadataProblems } from './pod-me
 import { DEFAULT_ALLOWED_TOLERATION_KEYS, schedulingProblems } from './scheduling-policy.ts';
 import { secretReferenceProblems } from './secret-references.ts';
 import { canonicalJson } from '../../util/canonical-json.ts';
+import { servedJsonBytes } from '../../util/served-json.ts';
 import { lazyRequire } from '../../util/lazy-require.ts';
 import { CACHED_NAMESPACES, NamespacedLru } from '../../util/lru.ts';
 import { FOLD_POINTS_PER_INSTRUCTION, re2ProgramSizeBound, UNICODE_CLASS_COST } from './regex-cost.ts';
@@ -310,21 +311,6 @@ function validateContent(app: ServerlessApp, policy: ValidationPolicy): SpecProb
   }
   return problems;
 }
-
-/**
- * The bytes of `json` (as JSON.stringify writes it) as the API server serves them, which is what the
- * cache measures a spec by (runtime/object-decode.ts): Go's encoding/json writes <, > and & as
- * \u003c, \u003e, \u0026 (6 bytes for 1) and U+2028, U+2029 as \u2028, \u2029 (6 for 3); the rest
- * is the same UTF-8. Counted otherwise, a spec of many '&' or '<' would pass `kubectl sapp plan` and
- * be refused by the operator.
- */
-export function servedJsonBytes(json: string): number {
-  // Counted by regex (native), not char by char: 1 against 18 us for a typical spec under --lite-mode.
-  return Buffer.byteLength(json) + 5 * (json.match(GO_ESCAPED)?.length ?? 0) + 3 * (json.match(GO_ESCAPED_SEPARATORS)?.length ?? 0);
-}
-
-const GO_ESCAPED = /[<>&]/g;
-const GO_ESCAPED_SEPARATORS = /[\u2028\u2029]/g;
 
 /** A spec past the operator's MAX_APP_SPEC_BYTES. */
 export function specTooLargeProblem(t: { bytes: number; limit: number }): SpecProblem {
