@@ -65,7 +65,7 @@ export async function createOperator(kc: KubeConfigSource, config: OperatorConfi
   const share = namespaceShare(manager, config, appEvents);
   // Reading and writing a tenant's objects is its namespace's work too: a label storm on large apps, or the
   // status writes and Events of a storm of refused apps, pay from its own share.
-  manager.chargeNamespaces((namespace, ms) => share.charge(namespace, ms));
+  manager.chargeNamespaces(share);
   // One budget for both controllers: the app controller refuses what the cache controller will not cache.
   // Only apps the admission verdict refuses for no other reason count (one claiming its hosts keeps its cache,
   // so it counts); the verdict's inputs are the app controller's, built next (no event comes before start).

@@ -257,8 +257,6 @@ export class ModelCacheQuota {
     const counts = !refusalStands(app, app.status?.refusedModelCache) && this.admitted(app);
     const { namespace } = app.metadata;
     const model = sameModel(app.spec.model!.storageUri);
-    const before = users.get(key);
-    if (before && before.model !== model) this.sameModelUsers.get(modelKey(namespace, before.model))?.delete(key);
     this.remember(namespace, model, this.measured(storageKey));
     users.set(key, { namespace, created: app.metadata.creationTimestamp ?? '', declared: parseQuantity(app.spec.model!.size!), counts, storageKey, model });
     let named = this.sameModelUsers.get(modelKey(namespace, model));

@@ -18,6 +18,8 @@ import { Kinds } from '../util/kinds.ts';
 import { RestConfig } from './kubeconfig.ts';
 import { LeaderElector } from './leader-election.ts';
 import { OperatorMetrics } from './metrics.ts';
+import { DEFAULT_SHARE, NamespaceShare } from './namespace-share.ts';
+import { systemClock } from './clock.ts';
 import { reply } from '../testing/http.ts';
 import { waitFor } from '../../test/support/wait.ts';
 
@@ -138,7 +140,8 @@ describe('KubeClient', () => {
       return true;
     };
     const charged = new Map<string, number>();
-    client = new KubeClient(new RestConfig({ server }), { onCpu: (namespace, ms) => charged.set(namespace, (charged.get(namespace) ?? 0) + ms) });
+    const share = new NamespaceShare(DEFAULT_SHARE, systemClock, { hooks: { onCharge: (namespace, ms) => charged.set(namespace, (charged.get(namespace) ?? 0) + ms) } });
+    client = new KubeClient(new RestConfig({ server }), { measure: (namespace, fn) => share.measure(namespace, fn) });
     await client.apply(big);
     await client.get(Kinds.ConfigMap, 'tenant', 'x');
     await client.get(Kinds.HostClaim, undefined, 'h');

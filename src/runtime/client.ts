@@ -18,7 +18,6 @@ import { toRestConfig, type KubeConfigSource, type RestConfig, type TlsMaterial 
 import { readList, type ListItems } from './json-scan.ts';
 import type { OperatorMetrics } from './metrics.ts';
 import { http, https } from './node-http.ts';
-import { estimatedThreadCpuMs } from './thread-cpu.ts';
 
 export const DEFAULT_FIELD_MANAGER = 'serverlessapp-operator';
 export const DEFAULT_USER_AGENT = `serverlessapp-operator/${packageVersion()}`;
@@ -96,7 +95,7 @@ interface RequestSpec extends RequestOptions {
   contentType?: string;
   /** A watch: no idle timeout (the informer's watchdog judges the stream), its own connection. */
   stream?: boolean;
-  /** The namespace of the object the request is about: the one its main-thread cost is reported to (onCpu). */
+  /** The namespace of the object the request is about: the one its main-thread cost is charged to (measure). */
   namespace?: string | undefined;
 }
 
@@ -115,22 +114,22 @@ export class KubeClient {
   readonly fieldManager: string;
   private readonly userAgent: string;
   private readonly metrics: OperatorMetrics | undefined;
-  private readonly onCpu: ((namespace: string, cpuMs: number) => void) | undefined;
+  private readonly measure: (<T>(namespace: string, fn: () => T) => T) | undefined;
   /** Connection pools for the current TLS material; replaced when it changes (a rotated client certificate). */
   private agents: { tls: TlsMaterial; pooled: Agent; unpooled: Agent } | undefined;
 
   /** `config`: a RestConfig (kubeconfig.ts), or a client-node KubeConfig from the tests, demo and benchmarks. */
   /**
-   * `onCpu`: the main-thread CPU of writing a request about a namespaced object and of decoding its
-   * answer, by that object's namespace (a namespace's share of the operator's time: the writes its apps
-   * cause are its work). Lists and watches read by the informers are charged per object there.
+   * `measure`: runs writing a request about a namespaced object, and decoding its answer, charged to that
+   * object's namespace (NamespaceShare.measure: the writes a namespace's apps cause are its work). Lists
+   * and watches read by the informers are charged per object there.
    */
-  constructor(config: KubeConfigSource, opts: { fieldManager?: string; userAgent?: string; metrics?: OperatorMetrics; onCpu?: (namespace: string, cpuMs: number) => void } = {}) {
+  constructor(config: KubeConfigSource, opts: { fieldManager?: string; userAgent?: string; metrics?: OperatorMetrics; measure?: <T>(namespace: string, fn: () => T) => T } = {}) {
     this.config = toRestConfig(config);
     this.fieldManager = opts.fieldManager ?? DEFAULT_FIELD_MANAGER;
     this.userAgent = opts.userAgent ?? DEFAULT_USER_AGENT;
     this.metrics = opts.metrics;
-    this.onCpu = opts.onCpu;
+    this.measure = opts.measure;
   }
 
   /** The server's /version (which any user may read): its gitVersion, e.g. v1.35.4. */
@@ -278,15 +277,9 @@ export class KubeClient {
     return this.metered(spec.namespace, () => parseBody(Buffer.concat(chunks).toString('utf8')));
   }
 
-  /** Runs `fn`, a synchronous piece of a request about `namespace`'s object, and reports its CPU (onCpu). */
+  /** Runs `fn`, a synchronous piece of a request about `namespace`'s object, charged to it (measure). */
   private metered<T>(namespace: string | undefined, fn: () => T): T {
-    if (!namespace || !this.onCpu) return fn();
-    const started = estimatedThreadCpuMs();
-    try {
-      return fn();
-    } finally {
-      this.onCpu(namespace, estimatedThreadCpuMs() - started);
-    }
+    return namespace && this.measure ? this.measure(namespace, fn) : fn();
   }
 
   /**

@@ -375,19 +375,23 @@ export class Informer<T extends KubeObject> {
     return this.#clock.now().getTime();
   }
 
-  /** One object of a page parsed whole, as #decode would keep it; its cost (`parseMs`, its share of the page's parse, and the rest) goes to onParse. */
+  /** One object of a page parsed whole, as #decode would keep it; `parseMs`, its share of the page's parse, is charged with it. */
   #decodeParsed(parsed: object, parseMs: number): Decoded<T> {
-    const started = performance.now();
-    const decoded = decodeParsed<T>(parsed, (meta) => this.#cache.get(keyOf({ metadata: meta })), this.#projection);
-    this.#hooks.onParse?.(decoded.obj.metadata?.namespace, parseMs + performance.now() - started);
-    return decoded;
+    return this.#charged(() => decodeParsed<T>(parsed, this.#cachedOf, this.#projection), parseMs);
   }
 
-  /** One object's bytes, decoded as little as the cache allows (object-decode.ts); its cost goes to onParse. */
+  /** One object's bytes, decoded as little as the cache allows (object-decode.ts). */
   #decode(bytes: Buffer): Decoded<T> {
+    return this.#charged(() => decodeObject<T>(bytes, this.#cachedOf, this.#projection));
+  }
+
+  readonly #cachedOf = (meta: { name?: string; namespace?: string }) => this.#cache.get(keyOf({ metadata: meta }));
+
+  /** Runs a decode; its cost, and `alreadyMs` spent on it before, goes to onParse under the object's namespace. */
+  #charged(decode: () => Decoded<T>, alreadyMs = 0): Decoded<T> {
     const started = performance.now();
-    const decoded = decodeObject<T>(bytes, (meta) => this.#cache.get(keyOf({ metadata: meta })), this.#projection);
-    this.#hooks.onParse?.(decoded.obj.metadata?.namespace, performance.now() - started);
+    const decoded = decode();
+    this.#hooks.onParse?.(decoded.obj.metadata?.namespace, alreadyMs + performance.now() - started);
     return decoded;
   }
 

@@ -20,6 +20,7 @@ import { LeaderElector } from './leader-election.ts';
 import { DEFAULT_LEASE_NAME, DEFAULT_METRICS_ADDR, DEFAULT_PROBE_ADDR, newReplicaIdentity } from './manager-defaults.ts';
 import { flushLogger, type Logger } from './logging.ts';
 import { OperatorMetrics } from './metrics.ts';
+import type { NamespaceShare } from './namespace-share.ts';
 
 export interface LeaderElectionOptions {
   enabled: boolean;
@@ -65,8 +66,8 @@ export class Manager {
   private readonly opts: ManagerOptions;
   private readonly informers = new Map<string, Informer<KubeObject>>();
   private readonly controllers: Controller[] = [];
-  /** Where the cost of reading or writing a namespaced object goes (chargeNamespaces). */
-  private cpuSink: ((namespace: string, ms: number) => void) | undefined;
+  /** What charges the cost of reading or writing a namespaced object to its namespace (chargeNamespaces). */
+  private meter: Pick<NamespaceShare, 'measure' | 'charge'> | undefined;
   /** One-shot work of each leadership term (see whenLeading). */
   private readonly leaderTasks: Array<() => Promise<void>> = [];
   private elector: LeaderElector | undefined;
@@ -83,7 +84,7 @@ export class Manager {
     this.metrics = new OperatorMetrics();
     this.client = new KubeClient(opts.kubeConfig, {
       metrics: this.metrics, ...(opts.userAgent ? { userAgent: opts.userAgent } : {}),
-      onCpu: (namespace, ms) => this.cpuSink?.(namespace, ms),
+      measure: (namespace, fn) => (this.meter ? this.meter.measure(namespace, fn) : fn()),
     });
     // Events carry real time whatever clock the controllers use: the API server and kubectl compare them with their own.
     this.events = new EventRecorder(this.client, {
@@ -115,7 +116,7 @@ export class Manager {
         ...(opts.projection ? { projection: opts.projection } : {}),
         ...(opts.optional ? { optional: true } : {}),
         ...(opts.indexBy ? { indexBy: opts.indexBy } : {}),
-        hooks: { onParse: (namespace, ms) => { if (namespace) this.cpuSink?.(namespace, ms); } },
+        hooks: { onParse: (namespace, ms) => { if (namespace) this.meter?.charge(namespace, ms); } },
         ...(this.opts.watchdogMs ? { watchdogMs: this.opts.watchdogMs } : {}),
         logger: this.logger.child({ informer: kind.plural }),
         clock: this.clock,
@@ -131,8 +132,8 @@ export class Manager {
    * client makes about one (writing it, decoding the answer) to `sink`, by the object's namespace (a
    * namespace's share).
    */
-  chargeNamespaces(sink: (namespace: string, ms: number) => void): void {
-    this.cpuSink = sink;
+  chargeNamespaces(meter: Pick<NamespaceShare, 'measure' | 'charge'>): void {
+    this.meter = meter;
   }
 
   /**

@@ -51,7 +51,8 @@ export interface Decoded<T> {
  */
 export function decodeObject<T extends { metadata?: Meta }>(bytes: Buffer, cachedOf: (meta: Meta) => T | undefined, projection?: Projection): Decoded<T> {
   // A spec past the limit is never parsed, so an object that may hold one takes the member path.
-  if (bytes.length <= Math.min(WHOLE_PARSE_BYTES, projection?.maxSpecBytes ?? Infinity)) return decodeSmall(bytes, cachedOf, projection);
+  // Parsed whole below that; its spec needs no measure, as the whole object is within maxSpecBytes.
+  if (bytes.length <= Math.min(WHOLE_PARSE_BYTES, projection?.maxSpecBytes ?? Infinity)) return keptWhole(JSON.parse(bytes.toString('utf8')), cachedOf, projection, false);
   const members = objectMembers(bytes);
   const metaBytes = members.get('metadata');
   if (metaBytes === undefined) return { obj: parseBytes(bytes) as T, unchanged: false };
@@ -80,16 +81,6 @@ export function decodeObject<T extends { metadata?: Meta }>(bytes: Buffer, cache
  */
 const WHOLE_PARSE_BYTES = 16 * 1024;
 
-function decodeSmall<T extends { metadata?: Meta }>(bytes: Buffer, cachedOf: (meta: Meta) => T | undefined, projection: Projection | undefined): Decoded<T> {
-  const obj = JSON.parse(bytes.toString('utf8')) as T & { metadata?: Record<string, unknown> };
-  const meta = obj.metadata;
-  if (meta === undefined) return { obj, unchanged: false };
-  const cached = cachedOf(meta);
-  if (cached !== undefined && holdsVersion(cached, meta)) return { obj: cached, unchanged: true };
-  if (projection) obj.metadata = Object.fromEntries(projection.metadata.filter((k) => k in meta).map((k) => [k, meta[k]]));
-  return { obj, unchanged: false };
-}
-
 /**
  * What decodeObject makes of `obj`, an object already parsed (a LIST page small enough to parse whole):
  * the cache's copy when it holds that version, else `obj` under the projection, its spec dropped and
@@ -97,6 +88,11 @@ function decodeSmall<T extends { metadata?: Meta }>(bytes: Buffer, cachedOf: (me
  * path measures it).
  */
 export function decodeParsed<T extends { metadata?: Meta }>(parsed: unknown, cachedOf: (meta: Meta) => T | undefined, projection?: Projection): Decoded<T> {
+  return keptWhole(parsed, cachedOf, projection, true);
+}
+
+/** What the cache keeps of an object parsed whole: the cached copy of its version, or the object projected (its spec measured when `measureSpec`). */
+function keptWhole<T extends { metadata?: Meta }>(parsed: unknown, cachedOf: (meta: Meta) => T | undefined, projection: Projection | undefined, measureSpec: boolean): Decoded<T> {
   const obj = parsed as T & { metadata?: Record<string, unknown>; spec?: unknown; specTooLarge?: SpecTooLarge };
   const meta = obj.metadata;
   if (meta === undefined) return { obj, unchanged: false };
@@ -104,7 +100,7 @@ export function decodeParsed<T extends { metadata?: Meta }>(parsed: unknown, cac
   if (cached !== undefined && holdsVersion(cached, meta)) return { obj: cached, unchanged: true };
   if (!projection) return { obj, unchanged: false };
   const limit = projection.maxSpecBytes;
-  if (limit !== undefined && obj.spec !== undefined) {
+  if (measureSpec && limit !== undefined && obj.spec !== undefined) {
     const bytes = servedJsonBytes(JSON.stringify(obj.spec));
     if (bytes > limit) {
       obj.spec = {};
