@@ -22,6 +22,35 @@ describe('FairQueue', () => {
     });
   }
 
+  it('holds a namespace back as one: its keys and those pushed meanwhile wait, in order, while others take turns', () => {
+    const q = new FairQueue();
+    for (const k of ['a/1', 'a/2', 'b/1', 'a/3', 'b/2']) q.push(k);
+    const first = q.shift();
+    assert.equal(first, 'a/1');
+    assert.equal(q.hold(first), 'a');
+    q.push('a/4');
+    assert.deepEqual([q.length, q.heldLength], [2, 4], 'only b\'s keys are ready');
+    assert.deepEqual(drain(q), ['b/1', 'b/2'], 'a\'s turn is skipped');
+    q.push('b/3');
+    q.release('a');
+    assert.deepEqual([q.length, q.heldLength], [5, 0]);
+    assert.deepEqual(drain(q), ['b/3', 'a/1', 'a/2', 'a/3', 'a/4'], 'a comes back at the end of the round, its keys in their order');
+  });
+
+  it('holds and releases a namespace whose only key was just taken, and one held again at once', () => {
+    const q = new FairQueue();
+    q.push('a/1');
+    q.push('b/1');
+    q.hold(q.shift());
+    q.release('a');
+    q.hold(q.shift());
+    assert.deepEqual([q.length, q.heldLength], [1, 1], 'b/1 was the next in line, and is held now; a/1 is ready');
+    assert.deepEqual(drain(q), ['a/1']);
+    q.release('b');
+    q.release('b');
+    assert.deepEqual(drain(q), ['b/1'], 'a second release changes nothing');
+  });
+
   it('serves a key of another namespace within one round of a 1,000-key burst', () => {
     const q = new FairQueue();
     for (let i = 0; i < 1000; i++) q.push(`noisy/app-${i}`);

@@ -13,41 +13,99 @@ import { namespaceOf } from '../util/object-key.ts';
  */
 export class FairQueue {
   readonly #flows = new Map<string, Fifo>();
-  /** Namespaces with keys waiting, in the order of their next turn. */
+  /** Namespaces held back (hold), with their keys: out of the rotation until released. */
+  readonly #held = new Map<string, Fifo>();
+  /** Namespaces with keys waiting, in the order of their next turn (a held one's turn is skipped). */
   readonly #turns = new Fifo();
   #length = 0;
+  #heldLength = 0;
 
+  /** Keys ready to be handed out (not those of held namespaces). */
   get length(): number {
     return this.#length;
   }
 
+  /** Keys of held namespaces. */
+  get heldLength(): number {
+    return this.#heldLength;
+  }
+
   push(key: string): void {
     const ns = namespaceOf(key);
+    const held = this.#held.get(ns);
+    if (held) {
+      held.push(key);
+      this.#heldLength++;
+      return;
+    }
     let flow = this.#flows.get(ns);
     if (!flow) {
       flow = new Fifo();
       this.#flows.set(ns, flow);
-      this.#turns.push(ns);
     }
+    if (!flow.hasTurn) this.#takeTurn(ns, flow);
     flow.push(key);
     this.#length++;
   }
 
   /** The next key in round-robin order; call only when length > 0. */
   shift(): string {
-    const ns = this.#turns.shift();
-    const flow = this.#flows.get(ns)!;
-    const key = flow.shift();
-    if (flow.length > 0) this.#turns.push(ns);
-    else this.#flows.delete(ns);
-    this.#length--;
-    return key;
+    for (;;) {
+      const ns = this.#turns.shift();
+      const flow = this.#flows.get(ns);
+      if (!flow) {
+        // A turn taken before its namespace was held: dropped, release() gives it a new one.
+        this.#held.get(ns)!.hasTurn = false;
+        continue;
+      }
+      flow.hasTurn = false;
+      const key = flow.shift();
+      if (flow.length > 0) this.#takeTurn(ns, flow);
+      else this.#flows.delete(ns);
+      this.#length--;
+      return key;
+    }
+  }
+
+  /**
+   * Puts `key`, just shifted, back at the head of its namespace's keys and takes the namespace out of
+   * the rotation: its keys, and those pushed meanwhile, wait as one until release(). Holding back a
+   * namespace of thousands of keys costs one step, not one per key. Returns the namespace.
+   */
+  hold(key: string): string {
+    const ns = namespaceOf(key);
+    const flow = this.#flows.get(ns) ?? new Fifo();
+    this.#flows.delete(ns);
+    this.#length -= flow.length;
+    flow.unshift(key);
+    this.#heldLength += flow.length;
+    this.#held.set(ns, flow);
+    return ns;
+  }
+
+  /** The held namespace's keys take turns again, in their order. */
+  release(ns: string): void {
+    const flow = this.#held.get(ns);
+    if (!flow) return;
+    this.#held.delete(ns);
+    this.#heldLength -= flow.length;
+    if (flow.length === 0) return;
+    this.#flows.set(ns, flow);
+    this.#length += flow.length;
+    if (!flow.hasTurn) this.#takeTurn(ns, flow);
   }
 
   clear(): void {
     this.#flows.clear();
+    this.#held.clear();
     this.#turns.clear();
     this.#length = 0;
+    this.#heldLength = 0;
+  }
+
+  #takeTurn(ns: string, flow: Fifo): void {
+    flow.hasTurn = true;
+    this.#turns.push(ns);
   }
 }
 
@@ -55,6 +113,8 @@ export class FairQueue {
 class Fifo {
   #items: string[] = [];
   #head = 0;
+  /** Whether its namespace has a turn in the rotation (a flow's, FairQueue). */
+  hasTurn = false;
 
   get length(): number {
     return this.#items.length - this.#head;
@@ -62,6 +122,12 @@ class Fifo {
 
   push(item: string): void {
     this.#items.push(item);
+  }
+
+  /** Puts `item` back in front (the one just shifted, as a rule: the slot before the head is free then). */
+  unshift(item: string): void {
+    if (this.#head > 0) this.#items[--this.#head] = item;
+    else this.#items.unshift(item);
   }
 
   shift(): string {

@@ -30,6 +30,33 @@ describe('WorkQueue', () => {
     assert.equal(q.length, 0, 'the coalesced adds were that one pass');
   });
 
+  it('holds a namespace past its share back as one: the gate asked once per wait however many keys it has, others served meanwhile', async () => {
+    const clock = new ManualClock();
+    const asked: string[] = [];
+    const held = new Set(['noisy']);
+    const q = new WorkQueue('t', { clock, gate: (key) => (asked.push(key), held.has(key.split('/')[0]!) ? 1_000 : 0) });
+    for (let i = 0; i < 1_000; i++) q.add(`noisy/app-${i}`);
+    q.add('victim/web');
+    assert.equal(await q.get(), 'victim/web', 'the victim is served past the held namespace');
+    assert.deepEqual(asked, ['noisy/app-0', 'victim/web'], 'the held namespace cost the gate one question, not one per key');
+    assert.equal(q.length, 0, 'held keys are not ready');
+    const got = parkedGet(q);
+    clock.advance(999);
+    await callbacksRun();
+    assert.equal(got.key, 'waiting', 'still held before its time');
+    held.delete('noisy');
+    clock.advance(1);
+    await callbacksRun();
+    assert.equal(got.key, 'noisy/app-0', 'released in its order');
+    assert.equal(q.length, 999);
+    q.done('noisy/app-0');
+    held.add('noisy');
+    const next = parkedGet(q);
+    await callbacksRun();
+    assert.equal(next.key, 'waiting');
+    assert.equal(asked.length, 4, 'held again after one: one more question');
+  });
+
   it('queues a key once however often it is added', async () => {
     const q = new WorkQueue('t');
     q.add('a');

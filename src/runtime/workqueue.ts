@@ -37,9 +37,10 @@ export interface WorkQueueOptions {
   /** Reads now and sets the delay timer (a test's manual clock steps both). */
   clock?: TimerClock;
   /**
-   * Asked as a key is about to be handed out: how long it must still wait (its namespace is past its share
-   * of the operator's time, NamespaceShare.waitMs). A key told to wait is deferred that long, behind nobody
-   * else's keys, and keeps its place in the queue's wait metrics.
+   * Asked as a key is about to be handed out: how long it must still wait because its namespace is past
+   * its share of the operator's time (NamespaceShare.waitMs: a namespace's answer, the same for each of its
+   * keys). Told to wait, the namespace's keys are held back that long as one (FairQueue.hold), behind
+   * nobody else's, and keep their places in the queue's wait metrics.
    */
   gate?: (key: string) => number;
 }
@@ -60,11 +61,12 @@ export class WorkQueue {
   /** Delayed adds: key -> time it becomes ready. */
   readonly #waiting = new Map<string, number>();
   /**
-   * Keys the gate deferred: they stay dirty, so the events that come for them meanwhile coalesce into
-   * the one pass they wait for instead of each being queued, gated and deferred again (a storm of
-   * writes to a namespace past its share cost more to defer than to reconcile).
+   * Namespaces the gate held back -> when they take turns again. Their keys stay queued and dirty, so the
+   * events that come for them meanwhile coalesce, and a held namespace costs one timer entry however many
+   * keys it has (deferring each key on its own made a namespace of 5,000 keys past its share cost more to
+   * defer, 5,000 deferrals per turn, than to reconcile).
    */
-  readonly #deferred = new Set<string>();
+  readonly #heldUntil = new Map<string, number>();
   #getters: Array<(key: string | undefined) => void> = [];
   #drainers: Array<() => void> = [];
   #timer: Timer | undefined;
@@ -157,7 +159,7 @@ export class WorkQueue {
     this.#timer = undefined;
     this.#timerAt = undefined;
     this.#waiting.clear();
-    this.#deferred.clear();
+    this.#heldUntil.clear();
     this.#queue.clear();
     for (const key of this.#dirty) if (!this.#processing.has(key)) this.#dirty.delete(key);
     this.#hooks.onDepth?.(0);
@@ -191,6 +193,11 @@ export class WorkQueue {
   #enqueue(key: string): void {
     this.#queue.push(key);
     this.#hooks.onDepth?.(this.#queue.length);
+    this.#serveGetters();
+  }
+
+  /** Hands ready keys to the workers waiting in get(). */
+  #serveGetters(): void {
     while (this.#getters.length > 0 && this.#queue.length > 0) {
       const key = this.#take();
       if (key === undefined) break;
@@ -198,7 +205,7 @@ export class WorkQueue {
     }
   }
 
-  /** The next key the gate lets through; the ones it holds back are deferred (undefined: none left ready). */
+  /** The next key the gate lets through; a namespace it holds back waits as one (undefined: none left ready). */
   #take(): string | undefined {
     for (;;) {
       if (this.#queue.length === 0) {
@@ -208,8 +215,9 @@ export class WorkQueue {
       const key = this.#queue.shift();
       const waitMs = this.#gate?.(key) ?? 0;
       if (waitMs <= 0) return this.#handOut(key);
-      this.#deferred.add(key);
-      this.addAfter(key, waitMs);
+      const readyAt = this.#nowMs() + waitMs;
+      this.#heldUntil.set(this.#queue.hold(key), readyAt);
+      if (this.#timerAt === undefined || readyAt < this.#timerAt) this.#armTimer();
     }
   }
 
@@ -229,9 +237,10 @@ export class WorkQueue {
     this.#timer?.cancel();
     this.#timer = undefined;
     this.#timerAt = undefined;
-    if (this.#waiting.size === 0) return;
+    if (this.#waiting.size === 0 && this.#heldUntil.size === 0) return;
     let earliest = Infinity;
     for (const readyAt of this.#waiting.values()) earliest = Math.min(earliest, readyAt);
+    for (const readyAt of this.#heldUntil.values()) earliest = Math.min(earliest, readyAt);
     const delay = Math.min(Math.max(0, earliest - this.#nowMs()), MAX_TIMER_MS);
     this.#timerAt = this.#nowMs() + delay;
     this.#timer = this.#clock.setTimer(delay, () => this.#releaseDue());
@@ -243,9 +252,18 @@ export class WorkQueue {
     const due = [...this.#waiting].filter(([, readyAt]) => readyAt <= now).sort((a, b) => a[1] - b[1]);
     for (const [key] of due) {
       this.#waiting.delete(key);
-      // A deferred key is still dirty (add() would skip it): it goes back in line as it is.
-      if (this.#deferred.delete(key)) this.#enqueue(key);
-      else this.add(key);
+      this.add(key);
+    }
+    let released = false;
+    for (const [ns, readyAt] of this.#heldUntil) {
+      if (readyAt > now) continue;
+      this.#heldUntil.delete(ns);
+      this.#queue.release(ns);
+      released = true;
+    }
+    if (released) {
+      this.#hooks.onDepth?.(this.#queue.length);
+      this.#serveGetters();
     }
     this.#armTimer();
   }
