@@ -6,6 +6,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { Informer, type InformerOptions } from './informer.ts';
+import { KubeClient } from './client.ts';
 import { Kinds } from '../util/kinds.ts';
 import { reply } from '../testing/http.ts';
 import { ManualClock } from '../../test/support/manual-clock.ts';
@@ -272,6 +273,27 @@ describe('Informer', () => {
     await inf.start();
     assert.equal(inf.list().length, 5);
     assert.deepEqual(api.lists().map((u) => u.searchParams.get('continue')), [null, '2', '4']);
+  });
+
+  it('asks for the next page before it decodes this one, and still caches every page', async () => {
+    for (let i = 0; i < 5; i++) api.put('a', `cm${i}`, {});
+    api.pageSize = 2;
+    const order: string[] = [];
+    class Spying extends KubeClient {
+      override listEach(...args: Parameters<KubeClient['listEach']>): ReturnType<KubeClient['listEach']> {
+        order.push(`list ${args[2].continue ?? 'first'}`);
+        return super.listEach(...args);
+      }
+    }
+    const client = new Spying(api.kubeConfig());
+    informer = new Informer<ConfigMap>(client, Kinds.ConfigMap, { ...fast, transform: (o) => (order.push(`decode ${o.metadata?.name}`), o) });
+    try {
+      await informer.start();
+      assert.deepEqual(informer.list().map((o) => o.metadata?.name).sort(), ['cm0', 'cm1', 'cm2', 'cm3', 'cm4']);
+      assert.deepEqual(order, ['list first', 'list 2', 'decode cm0', 'decode cm1', 'list 4', 'decode cm2', 'decode cm3', 'decode cm4']);
+    } finally {
+      client.close();
+    }
   });
 
   it('applies a custom transform instead of the default', async () => {

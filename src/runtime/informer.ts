@@ -21,6 +21,12 @@ import { objectKey } from '../util/object-key.ts';
 import { byteLines, objectMembers, parseBytes, type ListItems } from './json-scan.ts';
 import { decodeObject, decodeParsed, type Decoded, type Projection } from './object-decode.ts';
 
+/** One page of a relist, and the next one when it was asked for before this one's items were decoded. */
+interface ListedPage {
+  metadata: { resourceVersion: string; continue?: string };
+  ahead: Promise<ListedPage | undefined> | undefined;
+}
+
 /**
  * What the informer needs of an object. Objects stay the API server's plain
  * JSON (timestamps are strings), so this is looser than client-node's
@@ -258,27 +264,51 @@ export class Informer<T extends KubeObject> {
    * differences. Returns undefined when an optional kind is not served (the scope is then empty).
    */
   async #relist(ns: string | undefined): Promise<string | undefined> {
-    const fresh = new Map<string, T>();
-    let resourceVersion: string | undefined = '';
-    let cont: string | undefined;
-    do {
+    // Each object is filed as its page is read (its handlers run while the API server reads the next page);
+    // what the list no longer holds is removed once every page is in.
+    const fresh = new Set<string>();
+    const keep = (decoded: Decoded<T>) => {
+      const key = keyOf(decoded.obj);
+      fresh.add(key);
+      this.#upsert(key, decoded.unchanged ? decoded.obj : this.#kept(decoded.obj));
+    };
+    // A page parsed whole asks for the next one before its items are decoded, so the API server reads the
+    // next page while this thread decodes this one (a page read as a stream is followed by the next one).
+    // The pages of one list are one snapshot, disjoint: in which order they fill `fresh` does not matter.
+    const listPage = (cont: string | undefined): Promise<ListedPage | undefined> => {
+      let ahead: Promise<ListedPage | undefined> | undefined;
       const signal = AbortSignal.any([this.#stop.signal, AbortSignal.timeout(Math.ceil(Math.max(this.#watchdogMs, 30_000)))]);
-      const keep = (decoded: Decoded<T>) => fresh.set(keyOf(decoded.obj), decoded.unchanged ? decoded.obj : this.#kept(decoded.obj));
-      const onItem: ListItems = { bytes: (bytes) => keep(this.#decode(bytes)), parsed: (obj, parseMs) => keep(this.#decodeParsed(obj, parseMs)), wholeBelowBytes: WHOLE_PAGE_BYTES };
-      const page = await this.#client.listEach(this.kind, ns, { limit: LIST_PAGE_SIZE, labelSelector: this.#labelSelector, continue: cont, signal }, onItem).catch((err: unknown) => {
-        if (this.#optional && isNotFound(err)) return undefined;
-        throw err;
-      });
+      const onItem: ListItems = {
+        bytes: (bytes) => keep(this.#decode(bytes)), parsed: (obj, parseMs) => keep(this.#decodeParsed(obj, parseMs)), wholeBelowBytes: WHOLE_PAGE_BYTES,
+        head: (metadata) => {
+          if (!metadata.continue || this.#stop.signal.aborted) return;
+          ahead = listPage(metadata.continue);
+          // Handled where it is awaited; a list that fails first leaves it unawaited, and it must not crash the process.
+          ahead.catch(() => {});
+          return new Promise<void>((resolve) => setImmediate(resolve));
+        },
+      };
+      return this.#client.listEach(this.kind, ns, { limit: LIST_PAGE_SIZE, labelSelector: this.#labelSelector, continue: cont, signal }, onItem).then(
+        (metadata) => ({ metadata, ahead }),
+        (err: unknown) => {
+          if (this.#optional && isNotFound(err)) return undefined;
+          throw err;
+        },
+      );
+    };
+    let resourceVersion: string | undefined;
+    for (let page = await listPage(undefined); ; ) {
       if (page === undefined) {
         fresh.clear();
         resourceVersion = undefined;
         break;
       }
-      resourceVersion = page.resourceVersion;
-      cont = page.continue || undefined;
-    } while (cont !== undefined);
+      resourceVersion = page.metadata.resourceVersion;
+      const cont = page.metadata.continue || undefined;
+      if (cont === undefined) break;
+      page = await (page.ahead ?? listPage(cont));
+    }
     if (this.#stop.signal.aborted) return resourceVersion;
-    for (const [key, obj] of fresh) this.#upsert(key, obj);
     for (const [key, old] of this.#cache) {
       if (!fresh.has(key) && (ns === undefined || old.metadata?.namespace === ns)) {
         this.#remove(key, old);

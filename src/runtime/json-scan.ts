@@ -88,6 +88,12 @@ export interface ListItems {
    */
   parsed?: (item: object, parseMs: number) => void;
   wholeBelowBytes?: number;
+  /**
+   * The list's metadata, when the page was parsed whole, before its items are handed on: a reader of
+   * pages can ask for the next one then, and the API server works on it while this one is decoded.
+   * readList waits for what it returns before handing on the items (the next request goes out first).
+   */
+  head?: (metadata: { continue?: string; resourceVersion?: string }) => Promise<void> | void;
 }
 
 /**
@@ -122,6 +128,8 @@ export async function readList(stream: AsyncIterable<Uint8Array>, items: ListIte
   const list = JSON.parse(Buffer.concat(held).toString('utf8')) as Record<string, unknown> & { items?: unknown[] | null };
   const elements = (list.items ?? []).filter((item): item is object => typeof item === 'object' && item !== null);
   const perItemMs = elements.length ? (performance.now() - started) / elements.length : 0;
+  const metadata = (list.metadata ?? {}) as { continue?: string; resourceVersion?: string };
+  await o.head?.(metadata);
   for (const item of elements) o.parsed!(item, perItemMs);
   return { ...list, items: [] };
 }
