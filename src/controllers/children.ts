@@ -18,7 +18,7 @@
 // (planner/write-rules.ts); this writer knows no kind.
 
 import { annotationApply, applyNeed, hasAnnotations, sameObject } from '../runtime/apply.ts';
-import { canonicalJson } from '../util/canonical-json.ts';
+import { sameJson } from '../util/canonical-json.ts';
 import { ApiError, isNamespaceTerminating, isNotFound, isRejection, type KubeClient } from '../runtime/client.ts';
 import type { Request } from '../runtime/controller.ts';
 import { Kinds, type ResourceKind } from '../util/kinds.ts';
@@ -206,7 +206,7 @@ export class ChildWriter {
 
   private async applyIfChanged(kind: ResourceKind, desired: Child, live: Child | undefined, manager: string, rule: WriteRule, signal: AbortSignal | undefined): Promise<boolean> {
     let need = applyNeed(desired, live, manager);
-    if (need === 'none' && rule.atomicLists && canonicalJson(live?.spec) !== canonicalJson(desired.spec)) need = 'dropsOwned';
+    if (need === 'none' && rule.atomicLists && !sameJson(live?.spec, desired.spec)) need = 'dropsOwned';
     if (need === 'none') return false;
     // We own a field we did not render: usually a webhook's default, which an
     // apply would only remove for the webhook to add again. Ask the server.
@@ -220,7 +220,7 @@ export class ChildWriter {
     const verdict = `${live.metadata.resourceVersion ?? ''}/${shortHash(desired)}`;
     if (uid && this.noOps.get(uid) === verdict) return true;
     const after = await this.write(kind, desired, () => this.client.apply(desired, { kind, fieldManager: manager, dryRun: true, signal }));
-    const same = canonicalJson(comparable(after)) === canonicalJson(comparable(live));
+    const same = sameJson(comparable(after), comparable(live));
     if (same && uid) this.noOps.set(uid, verdict);
     return same;
   }

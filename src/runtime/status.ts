@@ -17,7 +17,7 @@
 // them over, and a stale copy would overwrite that controller's newer one;
 // so are the status fields another controller owns (othersFields).
 
-import { canonicalJson } from '../util/canonical-json.ts';
+import { sameJson } from '../util/canonical-json.ts';
 import { ApiError, isNotFound, type KubeClient } from './client.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { objectKey } from '../util/object-key.ts';
@@ -109,11 +109,11 @@ export class StatusWriter {
   private async apply(obj: Live, desired: object, coalesce?: { significant: (status: unknown) => unknown; windowMs: number | undefined }, signal?: AbortSignal): Promise<{ wrote: boolean; retryInMs?: number }> {
     const status = this.ours(desired);
     const live = this.ours(obj.status ?? {});
-    if (canonicalJson(live) === canonicalJson(status)) return { wrote: false };
+    if (sameJson(live, status)) return { wrote: false };
     const key = keyOf(obj);
     const last = this.written.get(key);
     const lastAt = last?.at;
-    if (coalesce && lastAt !== undefined && canonicalJson(coalesce.significant(live)) === canonicalJson(coalesce.significant(status))) {
+    if (coalesce && lastAt !== undefined && sameJson(coalesce.significant(live), coalesce.significant(status))) {
       if (coalesce.windowMs === undefined) return { wrote: false };
       const wait = lastAt + coalesce.windowMs - this.clock.now().getTime();
       if (wait > 0) return { wrote: false, retryInMs: wait };
