@@ -30,11 +30,20 @@ describe('model cache: when a deleted cache lets other apps try again', () => {
 describe('model cache: which app events bring an app back', () => {
   const ready = { type: 'Ready', status: 'True' as const, reason: 'Ready', message: '', lastTransitionTime: '2026-01-01T00:00:00Z' };
 
-  it('a model app, or any app still carrying the finalizer', () => {
+  it('an app that asks for its model cached, or carries what an earlier pass left; not any other app', () => {
     const container: ServerlessApp = { ...named('web'), spec: { container: { image: 'web:1' } } };
-    assert.deepEqual(appToReconcile(named('fraud')), [key('fraud')]);
+    assert.deepEqual(appToReconcile(named('fraud')), [key('fraud')], 'prewarm.cacheModel');
+    const plain = (name: string): ServerlessApp => {
+      const app = named(name);
+      return { ...app, spec: { ...app.spec, prewarm: { ...app.spec.prewarm, cacheModel: false } } };
+    };
+    assert.deepEqual(appToReconcile(plain('plain')), [], 'a model app that caches nothing');
     assert.deepEqual(appToReconcile(container), []);
-    assert.deepEqual(appToReconcile({ ...container, metadata: { ...container.metadata, finalizers: [CACHE_FINALIZER] } }), [key('web')]);
+    assert.deepEqual(appToReconcile({ ...container, metadata: { ...container.metadata, finalizers: [CACHE_FINALIZER] } }), [key('web')], 'the finalizer of its cluster-scoped caches');
+    const condition = { type: 'ModelCached', status: 'True' as const, reason: 'ModelCacheApplied', message: '', lastTransitionTime: '2026-01-01T00:00:00Z' };
+    assert.deepEqual(appToReconcile({ ...plain('was'), status: { conditions: [condition] } }), [key('was')], 'a ModelCached condition to drop');
+    const refusal = { storageUri: 'gs://models/fraud/v7', size: '1Mi', measuredBytes: 2 ** 30, node: 'n1' };
+    assert.deepEqual(appToReconcile({ ...plain('big'), status: { refusedModelCache: refusal } }), [key('big')], 'a size refusal to forget');
   });
 
   it('on a spec, finalizer or deletion change, and on the app controller\'s first report; not on its other status writes', () => {

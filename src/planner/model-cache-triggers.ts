@@ -4,6 +4,7 @@
 // informers and only enqueues what they return.
 
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
+import { MODEL_CACHED } from '../api/v1alpha1/serverlessapp.ts';
 import { findCondition } from '../util/conditions.ts';
 import { specOrDeletionChanged } from './app-triggers.ts';
 import { controllingAppRef, labelledApp, labelsName } from '../render/metadata.ts';
@@ -13,9 +14,18 @@ import { appReported, CACHE_FINALIZER, wantsCache, type CacheObject, type ModelP
 
 const keyOf = (app: ServerlessApp): ObjectRef => ({ namespace: app.metadata.namespace, name: app.metadata.name });
 
-/** A model app, or one that still carries the finalizer (its cluster-scoped caches to remove). */
+/**
+ * An app this controller may have something to do for: one that asks for its model to be cached, or
+ * that still carries what an earlier pass left (the finalizer of its cluster-scoped caches, the
+ * ModelCached condition, a recorded size refusal). Any other app has nothing here, and is not looked
+ * at: a cache it still has brings it back through the caches' own events (appOfCache), and an edit
+ * that stops caching through the old version of the app, which an update maps too. At a restart with
+ * thousands of apps that cache nothing, half the first pass was this controller finding nothing to do.
+ */
 export function appToReconcile(app: ServerlessApp): ObjectRef[] {
-  return app.spec.model || app.metadata.finalizers?.includes(CACHE_FINALIZER) ? [keyOf(app)] : [];
+  const mayHaveWork = app.spec.prewarm?.cacheModel === true || app.metadata.finalizers?.includes(CACHE_FINALIZER)
+    || findCondition(app.status?.conditions ?? [], MODEL_CACHED) !== undefined || app.status?.refusedModelCache !== undefined;
+  return mayHaveWork ? [keyOf(app)] : [];
 }
 
 /**
