@@ -296,6 +296,40 @@ describe('Informer', () => {
     }
   });
 
+  it('stops the pages it asked for ahead when a list fails: nothing of the failed list is filed after it', async () => {
+    for (let i = 0; i < 5; i++) api.put('a', `cm${i}`, {});
+    api.pageSize = 2;
+    const order: string[] = [];
+    class Spying extends KubeClient {
+      override listEach(...args: Parameters<KubeClient['listEach']>): ReturnType<KubeClient['listEach']> {
+        order.push(`list ${args[2].continue ?? 'first'}`);
+        return super.listEach(...args);
+      }
+    }
+    const client = new Spying(api.kubeConfig());
+    let failed = false;
+    informer = new Informer<ConfigMap>(client, Kinds.ConfigMap, {
+      ...fast,
+      transform: (o) => {
+        order.push(`decode ${o.metadata?.name}`);
+        if (o.metadata?.name === 'cm1' && !failed) {
+          failed = true;
+          throw new Error('a transform that fails once');
+        }
+        return o;
+      },
+    });
+    try {
+      await informer.start();
+      assert.deepEqual(informer.list().map((o) => o.metadata?.name).sort(), ['cm0', 'cm1', 'cm2', 'cm3', 'cm4']);
+      const second = order.indexOf('list first', 1);
+      assert.ok(second > 0, `listed again after the failure: ${order.join(', ')}`);
+      assert.deepEqual(order.slice(0, second), ['list first', 'list 2', 'decode cm0', 'decode cm1'], 'the page asked for ahead filed nothing, and asked for no more');
+    } finally {
+      client.close();
+    }
+  });
+
   it('applies a custom transform instead of the default', async () => {
     api.put('a', 'one', { secret: 'x', keep: 'y' });
     const inf = open({ transform: (o) => ({ ...o, data: { keep: o.data?.['keep'] ?? '' } }) });

@@ -267,7 +267,12 @@ export class Informer<T extends KubeObject> {
     // Each object is filed as its page is read (its handlers run while the API server reads the next page);
     // what the list no longer holds is removed once every page is in.
     const fresh = new Set<string>();
+    // This list's own: when it fails or the informer stops, the pages it asked for ahead stop with it
+    // and file nothing (a later list, or the watch after it, may already hold newer versions).
+    const listing = new AbortController();
+    const over = () => listing.signal.aborted || this.#stop.signal.aborted;
     const keep = (decoded: Decoded<T>) => {
+      if (over()) return;
       const key = keyOf(decoded.obj);
       fresh.add(key);
       this.#upsert(key, decoded.unchanged ? decoded.obj : this.#kept(decoded.obj));
@@ -277,11 +282,11 @@ export class Informer<T extends KubeObject> {
     // The pages of one list are one snapshot, disjoint: in which order they fill `fresh` does not matter.
     const listPage = (cont: string | undefined): Promise<ListedPage | undefined> => {
       let ahead: Promise<ListedPage | undefined> | undefined;
-      const signal = AbortSignal.any([this.#stop.signal, AbortSignal.timeout(Math.ceil(Math.max(this.#watchdogMs, 30_000)))]);
+      const signal = AbortSignal.any([this.#stop.signal, listing.signal, AbortSignal.timeout(Math.ceil(Math.max(this.#watchdogMs, 30_000)))]);
       const onItem: ListItems = {
         bytes: (bytes) => keep(this.#decode(bytes)), parsed: (obj, parseMs) => keep(this.#decodeParsed(obj, parseMs)), wholeBelowBytes: WHOLE_PAGE_BYTES,
         head: (metadata) => {
-          if (!metadata.continue || this.#stop.signal.aborted) return;
+          if (!metadata.continue || over()) return;
           ahead = listPage(metadata.continue);
           // Handled where it is awaited; a list that fails first leaves it unawaited, and it must not crash the process.
           ahead.catch(() => {});
@@ -297,16 +302,20 @@ export class Informer<T extends KubeObject> {
       );
     };
     let resourceVersion: string | undefined;
-    for (let page = await listPage(undefined); ; ) {
-      if (page === undefined) {
-        fresh.clear();
-        resourceVersion = undefined;
-        break;
+    try {
+      for (let page = await listPage(undefined); ; ) {
+        if (page === undefined) {
+          fresh.clear();
+          resourceVersion = undefined;
+          break;
+        }
+        resourceVersion = page.metadata.resourceVersion;
+        const cont = page.metadata.continue || undefined;
+        if (cont === undefined) break;
+        page = await (page.ahead ?? listPage(cont));
       }
-      resourceVersion = page.metadata.resourceVersion;
-      const cont = page.metadata.continue || undefined;
-      if (cont === undefined) break;
-      page = await (page.ahead ?? listPage(cont));
+    } finally {
+      listing.abort();
     }
     if (this.#stop.signal.aborted) return resourceVersion;
     for (const [key, old] of this.#cache) {
