@@ -83,6 +83,11 @@ export class FairQueue {
     return ns;
   }
 
+  /** Whether `ns` has keys here, ready or held. */
+  has(ns: string): boolean {
+    return this.#flows.has(ns) || (this.#held.get(ns)?.length ?? 0) > 0;
+  }
+
   /** The held namespace's keys take turns again, in their order. */
   release(ns: string): void {
     const flow = this.#held.get(ns);

@@ -86,7 +86,7 @@ describe('NamespaceShare', () => {
 });
 
 describe('WorkQueue with a namespace share', () => {
-  it('defers the keys of a namespace past its share behind no one, hands out the others at once, and releases them once paid back', async () => {
+  it('defers the keys of a namespace past its share behind no one, hands out the others at once, and releases them once paid back, one at a time', async () => {
     const clock = new ManualClock();
     const share = new NamespaceShare(settings, clock);
     const waited: Array<[string, number]> = [];
@@ -99,7 +99,13 @@ describe('WorkQueue with a namespace share', () => {
     await callbacksRun();
     clock.advance(1);
     assert.equal(await next, 'noisy/a', 'in their order, once the debt is paid');
-    assert.equal(await q.get(), 'noisy/b');
+    const b = q.get();
+    let handed: string | undefined;
+    void b.then((k) => (handed = k));
+    await callbacksRun();
+    assert.equal(handed, undefined, 'one key at a time while it owes: noisy/b waits for noisy/a');
+    q.done('noisy/a');
+    assert.equal(await b, 'noisy/b');
     assert.deepEqual(waited.find(([k]) => k === 'noisy/a'), ['noisy/a', 5], 'the deferral counts as time in the queue');
   });
 });

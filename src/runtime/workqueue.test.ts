@@ -57,6 +57,32 @@ describe('WorkQueue', () => {
     assert.equal(asked.length, 4, 'held again after one: one more question');
   });
 
+  it('runs a namespace the gate held back one key at a time until its keys run out, so a release does not overshoot its share on every idle worker', async () => {
+    const clock = new ManualClock();
+    let noisyWait = 1_000;
+    const q = new WorkQueue('t', { clock, gate: (key) => (key.startsWith('noisy/') ? noisyWait : 0) });
+    for (const k of ['noisy/a', 'noisy/b', 'noisy/c', 'victim/x', 'victim/y']) q.add(k);
+    assert.deepEqual([await q.get(), await q.get()], ['victim/x', 'victim/y'], 'another namespace runs two at once');
+    noisyWait = 0;
+    clock.advance(1_000);
+    await callbacksRun();
+    const workers = [parkedGet(q), parkedGet(q), parkedGet(q)];
+    await callbacksRun();
+    assert.deepEqual(workers.map((w) => w.key), ['noisy/a', 'waiting', 'waiting'], 'released: one key, the others behind it');
+    q.done('noisy/a');
+    await callbacksRun();
+    assert.deepEqual(workers.map((w) => w.key), ['noisy/a', 'noisy/b', 'waiting'], 'the next once it is done');
+    q.done('noisy/b');
+    await callbacksRun();
+    assert.equal(workers[2]!.key, 'noisy/c');
+    q.done('noisy/c');
+    q.add('noisy/d');
+    q.add('noisy/e');
+    const [d, e] = [parkedGet(q), parkedGet(q)];
+    await callbacksRun();
+    assert.deepEqual([d.key, e.key], ['noisy/d', 'noisy/e'], 'its keys ran out: it owes nothing more, and runs as the others');
+  });
+
   it('queues a key once however often it is added', async () => {
     const q = new WorkQueue('t');
     q.add('a');

@@ -10,6 +10,7 @@
 
 import { type Timer, type TimerClock, systemClock } from './clock.ts';
 import { FairQueue } from './fair-queue.ts';
+import { namespaceOf } from '../util/object-key.ts';
 
 /** setTimeout fires at once beyond 2^31-1 ms; longer delays re-arm in steps. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -67,6 +68,16 @@ export class WorkQueue {
    * defer, 5,000 deferrals per turn, than to reconcile).
    */
   readonly #heldUntil = new Map<string, number>();
+  /**
+   * Namespaces the gate held back since their keys last ran out: they run one key at a time until then. A
+   * namespace released from a wait would otherwise have a key on every idle worker before the first one's
+   * CPU is charged, and overshoot its share by that many reconciles each time.
+   */
+  readonly #owing = new Set<string>();
+  /** Namespaces of #owing held back until their key in flight is done (no timer). */
+  readonly #behindOwnKey = new Set<string>();
+  /** Keys in flight per namespace (kept with a gate only). */
+  readonly #inFlight = new Map<string, number>();
   #getters: Array<(key: string | undefined) => void> = [];
   #drainers: Array<() => void> = [];
   #timer: Timer | undefined;
@@ -144,6 +155,7 @@ export class WorkQueue {
     this.#processing.delete(key);
     this.#hooks.onWork?.((this.#nowMs() - startedAt) / 1000);
     if (this.#dirty.has(key) && !this.#shuttingDown) this.#enqueue(key);
+    if (this.#gate) this.#doneInNamespace(namespaceOf(key));
     if (this.#processing.size === 0) {
       const drainers = this.#drainers;
       this.#drainers = [];
@@ -160,6 +172,8 @@ export class WorkQueue {
     this.#timerAt = undefined;
     this.#waiting.clear();
     this.#heldUntil.clear();
+    this.#owing.clear();
+    this.#behindOwnKey.clear();
     this.#queue.clear();
     for (const key of this.#dirty) if (!this.#processing.has(key)) this.#dirty.delete(key);
     this.#hooks.onDepth?.(0);
@@ -214,10 +228,32 @@ export class WorkQueue {
       }
       const key = this.#queue.shift();
       const waitMs = this.#gate?.(key) ?? 0;
-      if (waitMs <= 0) return this.#handOut(key);
+      if (waitMs <= 0) {
+        const ns = namespaceOf(key);
+        if (!this.#owing.has(ns) || !this.#inFlight.get(ns)) return this.#handOut(key);
+        this.#queue.hold(key);
+        this.#behindOwnKey.add(ns);
+        continue;
+      }
       const readyAt = this.#nowMs() + waitMs;
-      this.#heldUntil.set(this.#queue.hold(key), readyAt);
+      const ns = this.#queue.hold(key);
+      this.#owing.add(ns);
+      this.#heldUntil.set(ns, readyAt);
       if (this.#timerAt === undefined || readyAt < this.#timerAt) this.#armTimer();
+    }
+  }
+
+  /** A key of `ns` is done: a namespace behind it takes turns again; one whose keys ran out owes nothing more. */
+  #doneInNamespace(ns: string): void {
+    const left = (this.#inFlight.get(ns) ?? 1) - 1;
+    if (left > 0) return void this.#inFlight.set(ns, left);
+    this.#inFlight.delete(ns);
+    if (this.#behindOwnKey.delete(ns)) {
+      this.#queue.release(ns);
+      this.#hooks.onDepth?.(this.#queue.length);
+      this.#serveGetters();
+    } else if (!this.#heldUntil.has(ns) && !this.#queue.has(ns)) {
+      this.#owing.delete(ns);
     }
   }
 
@@ -225,6 +261,10 @@ export class WorkQueue {
     const now = this.#nowMs();
     this.#dirty.delete(key);
     this.#processing.set(key, now);
+    if (this.#gate) {
+      const ns = namespaceOf(key);
+      this.#inFlight.set(ns, (this.#inFlight.get(ns) ?? 0) + 1);
+    }
     this.#hooks.onDepth?.(this.#queue.length);
     const addedAt = this.#addedAt.get(key);
     this.#addedAt.delete(key);
