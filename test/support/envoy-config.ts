@@ -17,23 +17,33 @@ import { GATEWAY_POD_LABELS } from '../envtest/net-gateway-api.ts';
 import { applyYaml, testEnv } from './cluster.ts';
 import { ensureKnativeLocalGateway } from './knative-local-gateway.ts';
 import { SETTLE_MS, waitFor } from './wait.ts';
+import { traceRequest, type NextHop } from './route-eval.ts';
 
 const run = promisify(execFile);
+
+/** Envoy's StringMatcher (type/matcher/v3/string.proto), as istiod writes it in JSON. */
+export interface EnvoyStringMatch { exact?: string; prefix?: string; suffix?: string; contains?: string; safe_regex?: { regex: string }; ignore_case?: boolean }
+/** Envoy's HeaderMatcher (config/route/v3/route_components.proto), the forms istiod writes. */
+export interface EnvoyHeaderMatch { name: string; string_match?: EnvoyStringMatch; present_match?: boolean; invert_match?: boolean; treat_missing_header_as_empty?: boolean }
+/** A HeaderValueOption: a header a route adds to the request or the response. */
+export interface EnvoyHeaderValue { header: { key: string; value?: string }; append_action?: string }
 
 /** The parts of Envoy's RouteConfiguration (proto field names) the tests read. */
 export interface EnvoyRoute {
   name?: string;
-  match: { prefix?: string; path?: string; headers?: Array<{ name: string; string_match?: { exact?: string; prefix?: string; safe_regex?: { regex: string } } }> };
+  match: { prefix?: string; path?: string; safe_regex?: { regex: string }; headers?: EnvoyHeaderMatch[]; case_sensitive?: boolean };
+  request_headers_to_add?: EnvoyHeaderValue[];
+  response_headers_to_add?: EnvoyHeaderValue[];
   route?: {
     cluster?: string;
-    weighted_clusters?: { clusters: Array<{ name: string; weight: number }> };
+    weighted_clusters?: { clusters: Array<{ name: string; weight: number; request_headers_to_add?: EnvoyHeaderValue[]; response_headers_to_add?: EnvoyHeaderValue[] }>; total_weight?: number };
     host_rewrite_literal?: string;
     timeout?: string;
     retry_policy?: { retry_on?: string; num_retries?: number; per_try_timeout?: string; retriable_status_codes?: number[] };
     request_mirror_policies?: Array<{ cluster: string; runtime_fraction?: { default_value: { numerator?: number; denominator?: string } }; trace_sampled?: boolean; disable_shadow_host_suffix_append?: boolean }>;
   };
 }
-export interface EnvoyVirtualHost { name: string; domains: string[]; routes: EnvoyRoute[] }
+export interface EnvoyVirtualHost { name: string; domains: string[]; routes: EnvoyRoute[]; request_headers_to_add?: EnvoyHeaderValue[]; response_headers_to_add?: EnvoyHeaderValue[] }
 export interface EnvoyRouteConfiguration { name: string; virtual_hosts?: EnvoyVirtualHost[] }
 
 export interface ProxyConfig {
@@ -274,4 +284,35 @@ export async function untilKnativeSplit(what: string, namespace: string, app: st
     last = Object.fromEntries(Object.entries(weightsOf(knativeTrafficRoute(c, `${app}.${namespace}.svc.cluster.local`))).filter(([, w]) => w > 0));
     return isDeepStrictEqual(last, expected) ? last : undefined;
   }).catch((err: Error) => { throw new Error(`${err.message}; last seen ${JSON.stringify(last)}`); });
+}
+
+/** A seeded generator of Envoy's random values (a 32-bit LCG): a population of requests is the same on every run. */
+function draws(seed: number): () => number {
+  let x = seed >>> 0;
+  return () => (x = (Math.imul(x, 1664525) + 1013904223) >>> 0);
+}
+
+/**
+ * Where `count` requests for `host` (with `headers`) end, by cluster, evaluated over the routes the gateway
+ * proxy receives now (route-eval.ts: an evaluation of istiod's configuration, not traffic through an Envoy),
+ * following the Istio router's hop to Knative's local gateway when the rig has Knative's routes there
+ * (ENVTEST_NETGW=on; without them such a request ends on the local gateway's cluster). `unrouted` says why
+ * any request found no route.
+ */
+export async function routedPopulation(proxy: ProxyIdentity, host: string, count: number, headers: Record<string, string> = {}): Promise<{ byCluster: Record<string, number>; unrouted: string[] }> {
+  const config = await proxyConfig(proxy);
+  const first = virtualHostsFor(config, host)[0]?.routeConfig;
+  if (!first) return { byCluster: {}, unrouted: [`no route configuration of the proxy answers ${host}`] };
+  const localGateway = serviceCluster('istio-system', 'knative-local-gateway');
+  const knative = testEnv().dataPlane?.netGatewayApi ? await proxyConfig(KNATIVE_GATEWAY) : undefined;
+  const next: NextHop = (cluster) => (cluster === localGateway && knative ? { config: knative, routeConfig: KNATIVE_LOCAL_ROUTES } : undefined);
+  const random = draws(count);
+  const byCluster: Record<string, number> = {};
+  const unrouted: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const t = traceRequest(config, first, { authority: host, path: '/', headers }, next, random);
+    if ('noRoute' in t) unrouted.push(t.noRoute);
+    else byCluster[t.cluster] = (byCluster[t.cluster] ?? 0) + 1;
+  }
+  return { byCluster, unrouted };
 }

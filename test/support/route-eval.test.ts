@@ -1,0 +1,101 @@
+import assert from 'node:assert/strict';
+import type { EnvoyRouteConfiguration, EnvoyVirtualHost, ProxyConfig } from './envoy-config.ts';
+import { findVirtualHost, routeRequest, traceRequest, type RouteOutcome } from './route-eval.ts';
+
+const vh = (name: string, domains: string[], routes: EnvoyVirtualHost['routes'] = [{ match: { prefix: '/' }, route: { cluster: name } }]): EnvoyVirtualHost => ({ name, domains, routes });
+const cookie = (name: string, value: string) => ({ name: 'cookie', string_match: { safe_regex: { regex: `(.*; )?${name}=${value}(;.*)?` } } });
+const clusterOf = (o: RouteOutcome) => ('hop' in o ? o.hop.cluster : o.noRoute);
+
+describe('route evaluation: Envoy\'s choices over a route configuration', () => {
+  const config: EnvoyRouteConfiguration = {
+    name: 'http.80',
+    virtual_hosts: [
+      vh('default', ['*']),
+      vh('suffix-short', ['*.com']),
+      vh('suffix-long', ['*.example.com']),
+      vh('prefix', ['shop.*']),
+      vh('exact', ['shop.example.com', 'shop.example.com:80']),
+    ],
+  };
+  const cases: Array<[string, string]> = [
+    ['shop.example.com', 'exact'],
+    ['SHOP.Example.com', 'exact'],
+    ['shop.example.com:80', 'exact'],
+    ['cart.example.com', 'suffix-long'],
+    ['cart.other.com', 'suffix-short'],
+    ['.example.com', 'suffix-short'],
+    ['shop.internal', 'prefix'],
+    ['elsewhere.org', 'default'],
+  ];
+  for (const [authority, want] of cases) {
+    it(`the virtual host for ${authority} is ${want}`, () => assert.equal(findVirtualHost(config, authority)?.name, want));
+  }
+
+  const routes: EnvoyRouteConfiguration = {
+    name: 'http.80',
+    virtual_hosts: [vh('shop', ['shop.example.com'], [
+      { name: 'header', match: { prefix: '/', headers: [{ name: 'x-canary', string_match: { exact: 'yes' } }] }, route: { cluster: 'v2', host_rewrite_literal: 'candidate-shop.ns.svc.cluster.local' } },
+      { name: 'sticky-v1', match: { prefix: '/', headers: [cookie('sapp', 'v1')] }, route: { cluster: 'v1' } },
+      { name: 'sticky-v2', match: { prefix: '/', headers: [cookie('sapp', 'v2')] }, route: { cluster: 'v2' } },
+      { name: 'not-absent', match: { path: '/only', headers: [{ name: 'x-team', present_match: true, invert_match: true }] }, route: { cluster: 'anonymous' } },
+      { name: 'api', match: { safe_regex: { regex: '/api/v[0-9]+' } }, route: { cluster: 'api' } },
+      {
+        name: 'split', match: { prefix: '/' },
+        route: { weighted_clusters: { clusters: [
+          { name: 'v1', weight: 80, response_headers_to_add: [{ header: { key: 'Set-Cookie', value: 'sapp=v1; Path=/' } }] },
+          { name: 'gone', weight: 0 },
+          { name: 'v2', weight: 20, response_headers_to_add: [{ header: { key: 'Set-Cookie', value: 'sapp=v2; Path=/' } }] },
+        ] } },
+      },
+    ])],
+  };
+  const get = (path: string, headers: Record<string, string> = {}, random = 0) => routeRequest(routes, { authority: 'shop.example.com', path, headers }, random);
+
+  const routeCases: Array<[string, string, Record<string, string>, string]> = [
+    ['a header rule comes first, whatever the cookie', '/', { 'x-canary': 'yes', cookie: 'sapp=v1' }, 'v2'],
+    ['a cookie among others', '/', { cookie: 'theme=dark; sapp=v1; lang=en' }, 'v1'],
+    ['a cookie alone', '/', { cookie: 'sapp=v2' }, 'v2'],
+    ['a cookie whose name only ends like it is not it', '/', { cookie: 'xsapp=v2' }, 'v1'],
+    ['a header value unlike the rule\'s', '/', { 'x-canary': 'no' }, 'v1'],
+    ['an inverted present matcher takes a request without the header', '/only', {}, 'anonymous'],
+    ['and not one with it', '/only', { 'x-team': 'a' }, 'v1'],
+    ['a regular expression matches the whole path, its query aside', '/api/v2?x=1', {}, 'api'],
+    ['and not a part of it', '/api/v2/more', {}, 'v1'],
+  ];
+  for (const [why, path, headers, want] of routeCases) {
+    it(`${why}: ${want}`, () => assert.equal(clusterOf(get(path, headers)), want));
+  }
+
+  it('rewrites the authority and keeps the request\'s headers', () => {
+    const o = get('/', { 'x-canary': 'yes' });
+    assert.ok('hop' in o);
+    assert.deepEqual([o.hop.route, o.hop.authority, o.hop.requestHeaders['x-canary']], ['header', 'candidate-shop.ns.svc.cluster.local', 'yes']);
+  });
+
+  it('splits by weight over every random value as Envoy does (80 of 100 to v1, none to a cluster of weight 0), and sets the cookie of the cluster picked', () => {
+    const picked: Record<string, number> = {};
+    for (let r = 0; r < 1_000; r++) {
+      const o = get('/', {}, r);
+      assert.ok('hop' in o);
+      picked[o.hop.cluster] = (picked[o.hop.cluster] ?? 0) + 1;
+      assert.deepEqual(o.hop.responseHeaders, [['set-cookie', `sapp=${o.hop.cluster}; Path=/`]]);
+    }
+    assert.deepEqual(picked, { v1: 800, v2: 200 });
+  });
+
+  it('says why nothing answers: no virtual host, no route', () => {
+    assert.match(clusterOf(routeRequest(routes, { authority: 'other.example.com', path: '/' }, 0)), /no virtual host/);
+    const strict: EnvoyRouteConfiguration = { name: 'r', virtual_hosts: [vh('only', ['a'], [{ match: { path: '/x' }, route: { cluster: 'x' } }])] };
+    assert.match(clusterOf(routeRequest(strict, { authority: 'a', path: '/y' }, 0)), /no route of r\/only matches \/y/);
+  });
+
+  it('follows a request through the public gateway to Knative\'s local gateway, on the rewritten authority, to a revision', () => {
+    const local = 'outbound|80||knative-local-gateway.istio-system.svc.cluster.local';
+    const publicProxy: ProxyConfig = { listeners: [], clusters: [], routes: [{ name: 'http.80', virtual_hosts: [vh('shop', ['shop.example.com'], [{ match: { prefix: '/' }, route: { cluster: local, host_rewrite_literal: 'shop.ns.svc.cluster.local' } }])] }] };
+    const knative: ProxyConfig = { listeners: [], clusters: [], routes: [{ name: 'http.8081', virtual_hosts: [vh('ksvc', ['shop.ns.svc.cluster.local'], [{ match: { prefix: '/' }, route: { weighted_clusters: { clusters: [{ name: 'rev-1', weight: 50 }, { name: 'rev-2', weight: 50 }] } } }])] }] };
+    const draws = [0, 75];
+    const t = traceRequest(publicProxy, 'http.80', { authority: 'shop.example.com', path: '/' }, (c) => (c === local ? { config: knative, routeConfig: 'http.8081' } : undefined), () => draws.shift()!);
+    assert.ok('hops' in t, JSON.stringify(t));
+    assert.deepEqual([t.hops.map((h) => h.cluster), t.cluster, t.hops[1]!.virtualHost], [[local, 'rev-2'], 'rev-2', 'ksvc']);
+  });
+});

@@ -1,0 +1,173 @@
+// An evaluation of the Envoy routes istiod generates, not a proxy: for a request
+// (authority, path, headers, cookies), which virtual host, route and cluster
+// Envoy would pick from the configuration a gateway receives (envoy-config.ts
+// reads it from the rig's istiod; no Envoy runs), what it rewrites and which
+// headers it adds to the request and the response, followed through every hop
+// the rig's routing takes: the public gateway's route, then, when that route
+// goes to Knative's local gateway (the Istio router), Knative's own route there
+// (net-gateway-api's, ENVTEST_NETGW=on) to the revision's Service.
+//
+// The semantics it reproduces, from Envoy's source (envoyproxy/envoy):
+//  - the virtual host (source/common/router/config_impl.cc, RouteMatcher::findVirtualHost): an exact
+//    domain first, then suffix wildcards (`*.foo.com`, the longest first, matching at least one more
+//    character), then prefix wildcards (`foo.*`, the longest first), then `*`; the host lower-cased;
+//  - the route (config_impl.cc, RouteEntryImplBase::matchRoute and the Prefix/Path/Regex route entries):
+//    routes in order, the first whose path matcher and every header matcher match; the path without its
+//    query; a regular expression matches the whole path (RE2's FullMatch);
+//  - the headers (source/common/http/header_utility.cc, HeaderUtility::matchHeaders and
+//    HeaderDataBaseImpl::matchesHeaders): every matcher must match; several values of one header are
+//    joined by ',' (the `cookie` header by '; ', as the HTTP/2 codec joins it); an absent header matches
+//    a string matcher only with treat_missing_header_as_empty, and invert_match inverts the result;
+//  - the weighted clusters (config_impl.cc, RouteEntryImplBase::pickWeightedCluster): a random value modulo
+//    the total weight, the first cluster whose running total exceeds it; a cluster of weight 0 is never picked;
+//  - host_rewrite_literal, and the request and response headers to add of the cluster entry, the route and
+//    the virtual host.
+// Regular expressions are evaluated with JavaScript's RegExp: the same as RE2 for the expressions the
+// operator and istiod write (anchors, classes, alternation, no back-references).
+
+import type { EnvoyHeaderMatch, EnvoyHeaderValue, EnvoyRoute, EnvoyRouteConfiguration, EnvoyStringMatch, EnvoyVirtualHost, ProxyConfig } from './envoy-config.ts';
+
+export interface EvalRequest {
+  authority: string;
+  path: string;
+  /** Request headers, lower-case names; `cookie` as a browser sends it (`a=1; b=2`). */
+  headers?: Record<string, string>;
+}
+
+/** One proxy's decision on a request. */
+export interface Hop {
+  routeConfig: string;
+  virtualHost: string;
+  /** The route's name, or its index in the virtual host when it has none. */
+  route: string;
+  cluster: string;
+  /** The authority the request goes on with (host_rewrite_literal, else the one it came with). */
+  authority: string;
+  requestHeaders: Record<string, string>;
+  /** Headers the proxy adds to the response (`set-cookie` among them), in the order Envoy appends them. */
+  responseHeaders: Array<[string, string]>;
+}
+
+export type RouteOutcome = { hop: Hop } | { noRoute: string };
+
+/** The virtual host of `config` answering `authority`, by Envoy's search order (see the file's comment). */
+export function findVirtualHost(config: EnvoyRouteConfiguration, authority: string): EnvoyVirtualHost | undefined {
+  const host = authority.toLowerCase();
+  const hosts = config.virtual_hosts ?? [];
+  const exact = hosts.find((vh) => vh.domains.some((d) => d.toLowerCase() === host));
+  if (exact) return exact;
+  const wildcards = (kind: 'suffix' | 'prefix') => hosts.flatMap((vh) => vh.domains
+    .filter((d) => d !== '*' && (kind === 'suffix' ? d.startsWith('*') : d.endsWith('*')))
+    .map((d) => ({ vh, part: (kind === 'suffix' ? d.slice(1) : d.slice(0, -1)).toLowerCase() })))
+    .sort((a, b) => b.part.length - a.part.length);
+  for (const { vh, part } of wildcards('suffix')) if (host.length > part.length && host.endsWith(part)) return vh;
+  for (const { vh, part } of wildcards('prefix')) if (host.length > part.length && host.startsWith(part)) return vh;
+  return hosts.find((vh) => vh.domains.includes('*'));
+}
+
+function stringMatches(m: EnvoyStringMatch, value: string): boolean {
+  const fold = (s: string) => (m.ignore_case ? s.toLowerCase() : s);
+  const v = fold(value);
+  if (m.exact !== undefined) return v === fold(m.exact);
+  if (m.prefix !== undefined) return v.startsWith(fold(m.prefix));
+  if (m.suffix !== undefined) return v.endsWith(fold(m.suffix));
+  if (m.contains !== undefined) return v.includes(fold(m.contains));
+  if (m.safe_regex !== undefined) return fullMatch(m.safe_regex.regex, value);
+  throw new Error(`a string matcher this evaluation does not know: ${JSON.stringify(m)}`);
+}
+
+/** RE2's FullMatch: the whole value, not a part of it. */
+function fullMatch(regex: string, value: string): boolean {
+  return new RegExp(`^(?:${regex})$`).test(value);
+}
+
+function headerMatches(h: EnvoyHeaderMatch, headers: Record<string, string>): boolean {
+  const present = Object.hasOwn(headers, h.name);
+  let result: boolean;
+  if (h.present_match !== undefined) result = present === h.present_match;
+  else if (!present && !h.treat_missing_header_as_empty) result = false;
+  else if (h.string_match) result = stringMatches(h.string_match, headers[h.name] ?? '');
+  else result = present;
+  return h.invert_match ? !result : result;
+}
+
+function pathMatches(r: EnvoyRoute, path: string): boolean {
+  const p = path.split('?')[0]!;
+  const caseSensitive = r.match.case_sensitive ?? true;
+  const fold = (s: string) => (caseSensitive ? s : s.toLowerCase());
+  if (r.match.prefix !== undefined) return fold(p).startsWith(fold(r.match.prefix));
+  if (r.match.path !== undefined) return fold(p) === fold(r.match.path);
+  if (r.match.safe_regex !== undefined) return fullMatch(r.match.safe_regex.regex, p);
+  throw new Error(`a path matcher this evaluation does not know: ${JSON.stringify(r.match)}`);
+}
+
+const added = (values: EnvoyHeaderValue[] | undefined): Array<[string, string]> => (values ?? []).map((v) => [v.header.key.toLowerCase(), v.header.value ?? '']);
+
+/**
+ * Envoy's decision on `req` with the route configuration `config`. `random` stands for Envoy's random value
+ * (any non-negative integer): the tests draw it, so a population of requests splits as Envoy's would.
+ */
+export function routeRequest(config: EnvoyRouteConfiguration, req: EvalRequest, random: number): RouteOutcome {
+  const vh = findVirtualHost(config, req.authority);
+  if (!vh) return { noRoute: `no virtual host of ${config.name} answers ${req.authority}` };
+  const headers = { ...req.headers, ':authority': req.authority, ':path': req.path };
+  const index = vh.routes.findIndex((r) => pathMatches(r, req.path) && (r.match.headers ?? []).every((h) => headerMatches(h, headers)));
+  const route = vh.routes[index];
+  if (!route) return { noRoute: `no route of ${config.name}/${vh.name} matches ${req.path} with ${JSON.stringify(req.headers ?? {})}` };
+  const name = route.name ?? `#${index}`;
+  let cluster = route.route?.cluster;
+  let entry: { request_headers_to_add?: EnvoyHeaderValue[]; response_headers_to_add?: EnvoyHeaderValue[] } | undefined;
+  const weighted = route.route?.weighted_clusters?.clusters;
+  if (weighted) {
+    const total = weighted.reduce((sum, c) => sum + c.weight, 0);
+    if (total <= 0) return { noRoute: `route ${name} of ${config.name}/${vh.name} has no weight on any cluster` };
+    const selected = random % total;
+    let end = 0;
+    entry = weighted.find((c) => selected < (end += c.weight));
+    cluster = (entry as { name: string }).name;
+  }
+  if (!cluster) return { noRoute: `route ${name} of ${config.name}/${vh.name} sends nowhere (a redirect or a direct response)` };
+  const requestHeaders = { ...req.headers };
+  for (const [k, v] of [...added(entry?.request_headers_to_add), ...added(route.request_headers_to_add), ...added(vh.request_headers_to_add)]) requestHeaders[k] = v;
+  return {
+    hop: {
+      routeConfig: config.name, virtualHost: vh.name, route: name, cluster,
+      authority: route.route?.host_rewrite_literal ?? req.authority,
+      requestHeaders,
+      responseHeaders: [...added(entry?.response_headers_to_add), ...added(route.response_headers_to_add), ...added(vh.response_headers_to_add)],
+    },
+  };
+}
+
+/** Where a cluster leads on: another proxy's route configuration (Knative's local gateway), or nowhere (a revision's Service). */
+export type NextHop = (cluster: string) => { config: ProxyConfig; routeConfig: string } | undefined;
+
+export interface Trace {
+  hops: Hop[];
+  /** The cluster the request ends on. */
+  cluster: string;
+  /** Every header the proxies add to the response, first hop's last (the outer proxy's mutations apply last). */
+  responseHeaders: Array<[string, string]>;
+}
+
+/**
+ * Follows `req` from the route configuration `first` of `config` through every hop `next` names, each proxy
+ * deciding on the request as the one before passed it on (its authority and headers), to the cluster it
+ * ends on. `random()` is drawn once per hop.
+ */
+export function traceRequest(config: ProxyConfig, first: string, req: EvalRequest, next: NextHop, random: () => number): Trace | { noRoute: string } {
+  const hops: Hop[] = [];
+  let at: { config: ProxyConfig; routeConfig: string } | undefined = { config, routeConfig: first };
+  let request = req;
+  while (at) {
+    if (hops.length >= 4) return { noRoute: `more than 4 hops: ${hops.map((h) => h.cluster).join(' -> ')}` };
+    const rc = at.config.routes.find((r) => r.name === at!.routeConfig);
+    if (!rc) return { noRoute: `the proxy has no route configuration ${at.routeConfig} (it has ${at.config.routes.map((r) => r.name).join(', ')})` };
+    const outcome = routeRequest(rc, request, random());
+    if ('noRoute' in outcome) return outcome;
+    hops.push(outcome.hop);
+    request = { authority: outcome.hop.authority, path: request.path, headers: outcome.hop.requestHeaders };
+    at = next(outcome.hop.cluster);
+  }
+  return { hops, cluster: hops.at(-1)!.cluster, responseHeaders: hops.toReversed().flatMap((h) => h.responseHeaders) };
+}
