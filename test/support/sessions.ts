@@ -1,0 +1,70 @@
+// A population of synthetic browser sessions replayed over route evaluations
+// (route-eval.ts): each client keeps the cookies the responses set, as a
+// browser does, and sends its next request with them. What a user asks of a
+// canary is measured per session, not per request: did my session ever change
+// version while both versions held weight?
+
+import { traceRequest, type EvalRequest, type NextHop, type Trace } from './route-eval.ts';
+import type { ProxyConfig } from './envoy-config.ts';
+
+/** Where one request ends (a cluster) and the cookies its response sets, `name=value` by name. */
+export type Route = (req: EvalRequest) => { cluster: string; setCookies: Record<string, string> } | { noRoute: string };
+
+/** The Set-Cookie headers of a response as a browser keeps them: name -> value (attributes aside). */
+export function cookiesSet(responseHeaders: Array<[string, string]>): Record<string, string> {
+  const jar: Record<string, string> = {};
+  for (const [k, v] of responseHeaders) {
+    if (k !== 'set-cookie') continue;
+    const pair = v.split(';')[0]!;
+    const eq = pair.indexOf('=');
+    if (eq > 0) jar[pair.slice(0, eq).trim()] = pair.slice(eq + 1).trim();
+  }
+  return jar;
+}
+
+/** A Route over a gateway's configuration: its route configuration `first`, then every hop `next` names. */
+export function routeOver(config: ProxyConfig, first: string, next: NextHop, random: () => number): Route {
+  return (req) => {
+    const t: Trace | { noRoute: string } = traceRequest(config, first, req, next, random);
+    return 'noRoute' in t ? t : { cluster: t.cluster, setCookies: cookiesSet(t.responseHeaders) };
+  };
+}
+
+export interface Session {
+  cookies: Record<string, string>;
+  /** The cluster each of its requests ended on, in order. */
+  reached: string[];
+}
+
+/** `count` new sessions: no cookies yet. */
+export const newSessions = (count: number): Session[] => Array.from({ length: count }, () => ({ cookies: {}, reached: [] }));
+
+/** One request from each session to `authority` (with `headers`), its cookies sent and the response's kept. */
+export function step(sessions: Session[], route: Route, authority: string, headers: Record<string, string> = {}): { unrouted: string[] } {
+  const unrouted: string[] = [];
+  for (const s of sessions) {
+    const cookie = Object.entries(s.cookies).map(([k, v]) => `${k}=${v}`).join('; ');
+    const out = route({ authority, path: '/', headers: { ...headers, ...(cookie ? { cookie } : {}) } });
+    if ('noRoute' in out) {
+      unrouted.push(out.noRoute);
+      continue;
+    }
+    s.reached.push(out.cluster);
+    Object.assign(s.cookies, out.setCookies);
+  }
+  return { unrouted };
+}
+
+/** The share of sessions that reached more than one cluster among `fromRequest` onwards. */
+export function flippedShare(sessions: Session[], fromRequest = 0): number {
+  if (sessions.length === 0) return 0;
+  const flipped = sessions.filter((s) => new Set(s.reached.slice(fromRequest)).size > 1).length;
+  return flipped / sessions.length;
+}
+
+/** How the first requests of the sessions split: cluster -> share. */
+export function firstSplit(sessions: Session[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const s of sessions) if (s.reached[0] !== undefined) counts[s.reached[0]] = (counts[s.reached[0]] ?? 0) + 1;
+  return Object.fromEntries(Object.entries(counts).map(([c, n]) => [c, n / sessions.length]));
+}
