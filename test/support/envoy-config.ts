@@ -17,7 +17,7 @@ import { GATEWAY_POD_LABELS } from '../envtest/net-gateway-api.ts';
 import { applyYaml, testEnv } from './cluster.ts';
 import { ensureKnativeLocalGateway } from './knative-local-gateway.ts';
 import { SETTLE_MS, waitFor } from './wait.ts';
-import { traceRequest, type NextHop } from './route-eval.ts';
+import { seededDraws, traceRequest, type NextHop } from './route-eval.ts';
 
 const run = promisify(execFile);
 
@@ -286,12 +286,6 @@ export async function untilKnativeSplit(what: string, namespace: string, app: st
   }).catch((err: Error) => { throw new Error(`${err.message}; last seen ${JSON.stringify(last)}`); });
 }
 
-/** A seeded generator of Envoy's random values (a 32-bit LCG): a population of requests is the same on every run. */
-function draws(seed: number): () => number {
-  let x = seed >>> 0;
-  return () => (x = (Math.imul(x, 1664525) + 1013904223) >>> 0);
-}
-
 /**
  * Where `count` requests for `host` (with `headers`) end, by cluster, evaluated over the routes the gateway
  * proxy receives now (route-eval.ts: an evaluation of istiod's configuration, not traffic through an Envoy),
@@ -306,7 +300,7 @@ export async function routedPopulation(proxy: ProxyIdentity, host: string, count
   const localGateway = serviceCluster('istio-system', 'knative-local-gateway');
   const knative = testEnv().dataPlane?.netGatewayApi ? await proxyConfig(KNATIVE_GATEWAY) : undefined;
   const next: NextHop = (cluster) => (cluster === localGateway && knative ? { config: knative, routeConfig: KNATIVE_LOCAL_ROUTES } : undefined);
-  const random = draws(count);
+  const random = seededDraws(count);
   const byCluster: Record<string, number> = {};
   const unrouted: string[] = [];
   for (let i = 0; i < count; i++) {

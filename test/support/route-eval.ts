@@ -139,6 +139,12 @@ export function routeRequest(config: EnvoyRouteConfiguration, req: EvalRequest, 
   };
 }
 
+/** A seeded generator of Envoy's random values (a 32-bit LCG): a population of requests is the same on every run. */
+export function seededDraws(seed: number): () => number {
+  let x = seed >>> 0;
+  return () => (x = (Math.imul(x, 1664525) + 1013904223) >>> 0);
+}
+
 /** Where a cluster leads on: another proxy's route configuration (Knative's local gateway), or nowhere (a revision's Service). */
 export type NextHop = (cluster: string) => { config: ProxyConfig; routeConfig: string } | undefined;
 

@@ -1,12 +1,7 @@
 import assert from 'node:assert/strict';
 import type { EnvoyRoute, ProxyConfig } from './envoy-config.ts';
+import { seededDraws } from './route-eval.ts';
 import { cookiesSet, firstSplit, flippedShare, newSessions, routeOver, step } from './sessions.ts';
-
-/** A seeded stand-in for Envoy's random values. */
-function draws(seed: number): () => number {
-  let x = seed >>> 0;
-  return () => (x = (Math.imul(x, 1664525) + 1013904223) >>> 0);
-}
 
 const setCookie = (version: string) => [{ header: { key: 'Set-Cookie', value: `sapp-version=${version}; Path=/; Max-Age=3600; HttpOnly; SameSite=Lax` } }];
 const byCookie = (version: string): EnvoyRoute => ({
@@ -31,7 +26,7 @@ function gateway(weights: Record<string, number>, sticky: boolean): ProxyConfig 
 
 describe('sessions replayed over route evaluations', () => {
   const host = 'shop.example.com';
-  const over = (config: ProxyConfig, seed: number) => routeOver(config, 'http.80', () => undefined, draws(seed));
+  const over = (config: ProxyConfig, seed: number) => routeOver(config, 'http.80', () => undefined, seededDraws(seed));
 
   it('keeps the name and value of each Set-Cookie, its attributes aside', () => {
     assert.deepEqual(cookiesSet([['set-cookie', 'a=1; Path=/; HttpOnly'], ['x-other', 'b=2'], ['set-cookie', 'c = 3 ;Secure']]), { a: '1', c: '3' });
