@@ -275,7 +275,8 @@ describe('Informer', () => {
     assert.deepEqual(api.lists().map((u) => u.searchParams.get('continue')), [null, '2', '4']);
   });
 
-  it('asks for the next page before it decodes this one, and still caches every page', async () => {
+  /** Five objects in pages of two, and a client that notes each page it asks for in `order` (the tests note decodes there too). */
+  function pagedWithSpy(): { order: string[]; client: KubeClient } {
     for (let i = 0; i < 5; i++) api.put('a', `cm${i}`, {});
     api.pageSize = 2;
     const order: string[] = [];
@@ -285,7 +286,11 @@ describe('Informer', () => {
         return super.listEach(...args);
       }
     }
-    const client = new Spying(api.kubeConfig());
+    return { order, client: new Spying(api.kubeConfig()) };
+  }
+
+  it('asks for the next page before it decodes this one, and still caches every page', async () => {
+    const { order, client } = pagedWithSpy();
     informer = new Informer<ConfigMap>(client, Kinds.ConfigMap, { ...fast, transform: (o) => (order.push(`decode ${o.metadata?.name}`), o) });
     try {
       await informer.start();
@@ -297,16 +302,7 @@ describe('Informer', () => {
   });
 
   it('stops the pages it asked for ahead when a list fails: nothing of the failed list is filed after it', async () => {
-    for (let i = 0; i < 5; i++) api.put('a', `cm${i}`, {});
-    api.pageSize = 2;
-    const order: string[] = [];
-    class Spying extends KubeClient {
-      override listEach(...args: Parameters<KubeClient['listEach']>): ReturnType<KubeClient['listEach']> {
-        order.push(`list ${args[2].continue ?? 'first'}`);
-        return super.listEach(...args);
-      }
-    }
-    const client = new Spying(api.kubeConfig());
+    const { order, client } = pagedWithSpy();
     let failed = false;
     informer = new Informer<ConfigMap>(client, Kinds.ConfigMap, {
       ...fast,
