@@ -28,13 +28,17 @@ describe('NamespaceShare', () => {
     clock.advance(2_999);
     assert.equal(share.waitMs('noisy/a', 'noisy'), 1);
     clock.advance(1);
+    assert.equal(share.waitMs('noisy/a', 'noisy'), 0, 'paid back, its burst still spent');
+    clock.advance(4_999);
     assert.equal(share.waitMs('noisy/a', 'noisy'), 0);
+    clock.advance(1);
+    assert.equal(share.waitMs('noisy/a', 'noisy'), -1, 'half its burst in hand again: it owes nothing');
   });
 
   it('charges one namespace only: another namespace never waits for it', () => {
     const share = new NamespaceShare(settings, new ManualClock());
     share.charge('noisy', 60_000);
-    assert.equal(share.waitMs('victim/a', 'victim'), 0);
+    assert.equal(share.waitMs('victim/a', 'victim'), -1, 'never waits, and owes nothing');
     assert.deepEqual(share.overShare(), ['noisy']);
   });
 

@@ -80,17 +80,18 @@ export class NamespaceShare {
   }
 
   /**
-   * How long a key of `namespace` must wait before it runs: 0 within the share, else until the bucket's
-   * debt is paid back. The work queue asks before it hands the key out (WorkQueueOptions.gate).
+   * How long a key of `namespace` must wait before it runs: until the bucket's debt is paid back when it is
+   * in debt, else 0, or -1 when at least half its burst is in hand again (it owes nothing: the work queue
+   * stops running it one key at a time). The work queue asks before it hands the key out (WorkQueueOptions.gate).
    */
   waitMs(key: string, namespace: string): number {
     const bucket = this.#buckets.get(namespace);
-    if (!bucket) return 0;
+    if (!bucket) return -1;
     this.#refill(bucket);
     if (bucket.tokensMs >= 0) {
       bucket.over = false;
       if (bucket.tokensMs >= this.settings.burstMs) this.#buckets.delete(namespace);
-      return 0;
+      return bucket.tokensMs * 2 >= this.settings.burstMs ? -1 : 0;
     }
     const wait = Math.ceil((-bucket.tokensMs / this.settings.cpuMsPerSecond) * 1000);
     if (!bucket.over) {

@@ -83,6 +83,26 @@ describe('WorkQueue', () => {
     assert.deepEqual([d.key, e.key], ['noisy/d', 'noisy/e'], 'its keys ran out: it owes nothing more, and runs as the others');
   });
 
+  it('stops running a namespace one key at a time once the gate says it owes nothing, its keys not yet run out', async () => {
+    const clock = new ManualClock();
+    let noisyWait = 1_000;
+    const q = new WorkQueue('t', { clock, gate: (key) => (key.startsWith('noisy/') ? noisyWait : -1) });
+    for (const k of ['noisy/a', 'noisy/b', 'noisy/c']) q.add(k);
+    const first = parkedGet(q);
+    await callbacksRun();
+    noisyWait = 0;
+    clock.advance(1_000);
+    await callbacksRun();
+    const second = parkedGet(q);
+    await callbacksRun();
+    assert.deepEqual([first.key, second.key], ['noisy/a', 'waiting'], 'one at a time while it owes');
+    noisyWait = -1;
+    q.done('noisy/a');
+    const third = parkedGet(q);
+    await callbacksRun();
+    assert.deepEqual([second.key, third.key], ['noisy/b', 'noisy/c'], 'owing nothing, its keys run at once again');
+  });
+
   it('queues a key once however often it is added', async () => {
     const q = new WorkQueue('t');
     q.add('a');

@@ -41,7 +41,8 @@ export interface WorkQueueOptions {
    * Asked as a key is about to be handed out: how long it must still wait because its namespace is past
    * its share of the operator's time (NamespaceShare.waitMs: a namespace's answer, the same for each of its
    * keys). Told to wait, the namespace's keys are held back that long as one (FairQueue.hold), behind
-   * nobody else's, and keep their places in the queue's wait metrics.
+   * nobody else's, and keep their places in the queue's wait metrics; after that the namespace runs one key at
+   * a time until its keys run out or the gate answers below 0 (it owes nothing).
    */
   gate?: (key: string) => number;
 }
@@ -69,7 +70,8 @@ export class WorkQueue {
    */
   readonly #heldUntil = new Map<string, number>();
   /**
-   * Namespaces the gate held back since their keys last ran out: they run one key at a time until then. A
+   * Namespaces the gate held back since their keys last ran out or it said they owe nothing (an answer
+   * below 0): they run one key at a time until then. A
    * namespace released from a wait would otherwise have a key on every idle worker before the first one's
    * CPU is charged, and overshoot its share by that many reconciles each time.
    */
@@ -230,6 +232,7 @@ export class WorkQueue {
       const waitMs = this.#gate?.(key) ?? 0;
       if (waitMs <= 0) {
         const ns = namespaceOf(key);
+        if (waitMs < 0) this.#owing.delete(ns);
         if (!this.#owing.has(ns) || !this.#inFlight.get(ns)) return this.#handOut(key);
         this.#queue.hold(key);
         this.#behindOwnKey.add(ns);

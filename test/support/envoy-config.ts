@@ -36,7 +36,7 @@ export interface EnvoyRoute {
   response_headers_to_add?: EnvoyHeaderValue[];
   route?: {
     cluster?: string;
-    weighted_clusters?: { clusters: Array<{ name: string; weight: number; request_headers_to_add?: EnvoyHeaderValue[]; response_headers_to_add?: EnvoyHeaderValue[] }>; total_weight?: number };
+    weighted_clusters?: { clusters: Array<{ name: string; weight: number; host_rewrite_literal?: string; request_headers_to_add?: EnvoyHeaderValue[]; response_headers_to_add?: EnvoyHeaderValue[] }>; total_weight?: number };
     host_rewrite_literal?: string;
     timeout?: string;
     retry_policy?: { retry_on?: string; num_retries?: number; per_try_timeout?: string; retriable_status_codes?: number[] };
@@ -44,7 +44,7 @@ export interface EnvoyRoute {
   };
 }
 export interface EnvoyVirtualHost { name: string; domains: string[]; routes: EnvoyRoute[]; request_headers_to_add?: EnvoyHeaderValue[]; response_headers_to_add?: EnvoyHeaderValue[] }
-export interface EnvoyRouteConfiguration { name: string; virtual_hosts?: EnvoyVirtualHost[] }
+export interface EnvoyRouteConfiguration { name: string; virtual_hosts?: EnvoyVirtualHost[]; ignore_port_in_host_matching?: boolean }
 
 export interface ProxyConfig {
   listeners: Array<{ name: string; port: number; routeConfigNames: string[] }>;

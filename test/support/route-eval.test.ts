@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { EnvoyRouteConfiguration, EnvoyVirtualHost, ProxyConfig } from './envoy-config.ts';
-import { findVirtualHost, routeRequest, traceRequest, type RouteOutcome } from './route-eval.ts';
+import { findVirtualHost, routeRequest, seededDraws, traceRequest, type RouteOutcome } from './route-eval.ts';
 
 const vh = (name: string, domains: string[], routes: EnvoyVirtualHost['routes'] = [{ match: { prefix: '/' }, route: { cluster: name } }]): EnvoyVirtualHost => ({ name, domains, routes });
 const cookie = (name: string, value: string) => ({ name: 'cookie', string_match: { safe_regex: { regex: `(.*; )?${name}=${value}(;.*)?` } } });
@@ -36,7 +36,7 @@ describe('route evaluation: Envoy\'s choices over a route configuration', () => 
     virtual_hosts: [vh('shop', ['shop.example.com'], [
       { name: 'header', match: { prefix: '/', headers: [{ name: 'x-canary', string_match: { exact: 'yes' } }] }, route: { cluster: 'v2', host_rewrite_literal: 'candidate-shop.ns.svc.cluster.local' } },
       { name: 'sticky-v1', match: { prefix: '/', headers: [cookie('sapp', 'v1')] }, route: { cluster: 'v1' } },
-      { name: 'sticky-v2', match: { prefix: '/', headers: [cookie('sapp', 'v2')] }, route: { cluster: 'v2' } },
+      { name: 'sticky-v2', match: { prefix: '/', headers: [{ ...cookie('sapp', 'v2'), name: 'Cookie' }] }, route: { cluster: 'v2' } },
       { name: 'not-absent', match: { path: '/only', headers: [{ name: 'x-team', present_match: true, invert_match: true }] }, route: { cluster: 'anonymous' } },
       { name: 'api', match: { safe_regex: { regex: '/api/v[0-9]+' } }, route: { cluster: 'api' } },
       {
@@ -55,6 +55,7 @@ describe('route evaluation: Envoy\'s choices over a route configuration', () => 
     ['a header rule comes first, whatever the cookie', '/', { 'x-canary': 'yes', cookie: 'sapp=v1' }, 'v2'],
     ['a cookie among others', '/', { cookie: 'theme=dark; sapp=v1; lang=en' }, 'v1'],
     ['a cookie alone', '/', { cookie: 'sapp=v2' }, 'v2'],
+    ['a header named in another case (istiod keeps an HTTPRoute\'s Cookie as written)', '/', { Cookie: 'sapp=v2' }, 'v2'],
     ['a cookie whose name only ends like it is not it', '/', { cookie: 'xsapp=v2' }, 'v1'],
     ['a header value unlike the rule\'s', '/', { 'x-canary': 'no' }, 'v1'],
     ['an inverted present matcher takes a request without the header', '/only', {}, 'anonymous'],
@@ -66,10 +67,55 @@ describe('route evaluation: Envoy\'s choices over a route configuration', () => 
     it(`${why}: ${want}`, () => assert.equal(clusterOf(get(path, headers)), want));
   }
 
+  const absent: Array<[string, object, boolean]> = [
+    ['an inverted value matcher fails on an absent header', { name: 'x-a', string_match: { exact: 'v' }, invert_match: true }, false],
+    ['unless the header is read as empty', { name: 'x-a', string_match: { exact: 'v' }, invert_match: true, treat_missing_header_as_empty: true }, true],
+    ['present_match false takes an absent header', { name: 'x-a', present_match: false }, true],
+    ['an inverted present_match true takes an absent header (istiod\'s withoutHeaders)', { name: 'x-a', present_match: true, invert_match: true }, true],
+  ];
+  for (const [why, matcher, matches] of absent) {
+    it(`${why}`, () => {
+      const rc: EnvoyRouteConfiguration = { name: 'r', virtual_hosts: [vh('h', ['h'], [{ match: { prefix: '/', headers: [matcher as never] }, route: { cluster: 'matched' } }, { match: { prefix: '/' }, route: { cluster: 'rest' } }])] };
+      assert.equal(clusterOf(routeRequest(rc, { authority: 'h', path: '/' }, 0)), matches ? 'matched' : 'rest');
+    });
+  }
+
+  it('refuses a matcher it does not know rather than reading it as a match', () => {
+    const rc: EnvoyRouteConfiguration = { name: 'r', virtual_hosts: [vh('h', ['h'], [{ match: { prefix: '/', query_parameters: [{ name: 'q' }] } as never, route: { cluster: 'x' } }])] };
+    assert.throws(() => routeRequest(rc, { authority: 'h', path: '/' }, 0), /query_parameters/);
+  });
+
+  it('matches a domain without the request\'s port where the listener ignores ports (istiod\'s gateways)', () => {
+    const rc: EnvoyRouteConfiguration = { name: 'http.8080', ignore_port_in_host_matching: true, virtual_hosts: [vh('shop', ['shop.example.com']), vh('any', ['*'])] };
+    assert.equal(findVirtualHost(rc, 'shop.example.com:8080')?.name, 'shop');
+    assert.equal(findVirtualHost({ ...rc, ignore_port_in_host_matching: false }, 'shop.example.com:8080')?.name, 'any');
+  });
+
+  it('draws values whose low bits do not alternate: a second hop\'s 1-in-100 pick gets its share', () => {
+    const next = seededDraws(2_000);
+    let odd = 0;
+    let rare = 0;
+    for (let i = 0; i < 20_000; i++) {
+      if (next() % 2 === 1) odd++;
+      if (i % 2 === 1 && next() % 100 === 0) rare++;
+    }
+    assert.ok(odd > 9_000 && odd < 11_000, `${odd} odd of 20,000`);
+    assert.ok(rare > 50 && rare < 150, `${rare} of 10,000 picks at 1 in 100`);
+  });
+
   it('rewrites the authority and keeps the request\'s headers', () => {
     const o = get('/', { 'x-canary': 'yes' });
     assert.ok('hop' in o);
     assert.deepEqual([o.hop.route, o.hop.authority, o.hop.requestHeaders['x-canary']], ['header', 'candidate-shop.ns.svc.cluster.local', 'yes']);
+  });
+
+  it('rewrites the authority of the weighted cluster picked, as istiod writes a VirtualService destination\'s own authority', () => {
+    const split: EnvoyRouteConfiguration = { name: 'r', virtual_hosts: [vh('shop', ['shop.example.com'], [{ match: { prefix: '/' }, route: { host_rewrite_literal: 'shop.ns.svc.cluster.local', weighted_clusters: { clusters: [
+      { name: 'local', weight: 1, host_rewrite_literal: 'stable-shop.ns.svc.cluster.local' },
+      { name: 'local', weight: 1, host_rewrite_literal: 'candidate-shop.ns.svc.cluster.local' },
+    ] } } }])] };
+    const at = (random: number) => { const o = routeRequest(split, { authority: 'shop.example.com', path: '/' }, random); return 'hop' in o ? o.hop.authority : o.noRoute; };
+    assert.deepEqual([at(0), at(1)], ['stable-shop.ns.svc.cluster.local', 'candidate-shop.ns.svc.cluster.local']);
   });
 
   it('splits by weight over every random value as Envoy does (80 of 100 to v1, none to a cluster of weight 0), and sets the cookie of the cluster picked', () => {

@@ -16,12 +16,14 @@
 //    query; a regular expression matches the whole path (RE2's FullMatch);
 //  - the headers (source/common/http/header_utility.cc, HeaderUtility::matchHeaders and
 //    HeaderDataBaseImpl::matchesHeaders): every matcher must match; several values of one header are
-//    joined by ',' (the `cookie` header by '; ', as the HTTP/2 codec joins it); an absent header matches
-//    a string matcher only with treat_missing_header_as_empty, and invert_match inverts the result;
+//    joined by ',' (the `cookie` header by '; ', as the HTTP/2 codec joins it); names case-insensitive; an
+//    absent header fails a value matcher, inverted or not, unless treat_missing_header_as_empty; invert_match
+//    inverts the result (of a present_match too); a matcher field it does not know is an error, not a match;
 //  - the weighted clusters (config_impl.cc, RouteEntryImplBase::pickWeightedCluster): a random value modulo
 //    the total weight, the first cluster whose running total exceeds it; a cluster of weight 0 is never picked;
-//  - host_rewrite_literal, and the request and response headers to add of the cluster entry, the route and
-//    the virtual host.
+//  - host_rewrite_literal (of the weighted-cluster entry, else of the route), and the request and response
+//    headers to add of the cluster entry, the route and the virtual host, in that order. Not modelled: their
+//    append_action (set or append) and the headers to remove, as no upstream response is simulated.
 // Regular expressions are evaluated with JavaScript's RegExp: the same as RE2 for the expressions the
 // operator and istiod write (anchors, classes, alternation, no back-references).
 
@@ -52,7 +54,8 @@ export type RouteOutcome = { hop: Hop } | { noRoute: string };
 
 /** The virtual host of `config` answering `authority`, by Envoy's search order (see the file's comment). */
 export function findVirtualHost(config: EnvoyRouteConfiguration, authority: string): EnvoyVirtualHost | undefined {
-  const host = authority.toLowerCase();
+  // istiod's gateway listeners set ignore_port_in_host_matching and write their domains without a port.
+  const host = (config.ignore_port_in_host_matching ? authority.replace(/:\d+$/, '') : authority).toLowerCase();
   const hosts = config.virtual_hosts ?? [];
   const exact = hosts.find((vh) => vh.domains.some((d) => d.toLowerCase() === host));
   if (exact) return exact;
@@ -81,17 +84,24 @@ function fullMatch(regex: string, value: string): boolean {
   return new RegExp(`^(?:${regex})$`).test(value);
 }
 
+/** `headers` by lower-case name: header names are case-insensitive (istiod keeps an HTTPRoute's `Cookie` as written). */
 function headerMatches(h: EnvoyHeaderMatch, headers: Record<string, string>): boolean {
-  const present = Object.hasOwn(headers, h.name);
-  let result: boolean;
-  if (h.present_match !== undefined) result = present === h.present_match;
-  else if (!present && !h.treat_missing_header_as_empty) result = false;
-  else if (h.string_match) result = stringMatches(h.string_match, headers[h.name] ?? '');
-  else result = present;
+  const unknown = Object.keys(h).filter((k) => !['name', 'string_match', 'present_match', 'invert_match', 'treat_missing_header_as_empty'].includes(k));
+  if (unknown.length) throw new Error(`a header matcher this evaluation does not know (${unknown.join(', ')}): ${JSON.stringify(h)}`);
+  const name = h.name.toLowerCase();
+  const present = Object.hasOwn(headers, name);
+  if (h.present_match !== undefined) return (present === h.present_match) !== !!h.invert_match;
+  // An absent header fails a value matcher, inverted or not, unless it is to be read as empty.
+  if (!present && !h.treat_missing_header_as_empty) return false;
+  const result = h.string_match ? stringMatches(h.string_match, headers[name] ?? '') : present;
   return h.invert_match ? !result : result;
 }
 
+const KNOWN_MATCH = ['prefix', 'path', 'safe_regex', 'headers', 'case_sensitive'];
+
 function pathMatches(r: EnvoyRoute, path: string): boolean {
+  const unknown = Object.keys(r.match).filter((k) => !KNOWN_MATCH.includes(k));
+  if (unknown.length) throw new Error(`a route matcher this evaluation does not know (${unknown.join(', ')}): ${JSON.stringify(r.match)}`);
   const p = path.split('?')[0]!;
   const caseSensitive = r.match.case_sensitive ?? true;
   const fold = (s: string) => (caseSensitive ? s : s.toLowerCase());
@@ -110,13 +120,14 @@ const added = (values: EnvoyHeaderValue[] | undefined): Array<[string, string]> 
 export function routeRequest(config: EnvoyRouteConfiguration, req: EvalRequest, random: number): RouteOutcome {
   const vh = findVirtualHost(config, req.authority);
   if (!vh) return { noRoute: `no virtual host of ${config.name} answers ${req.authority}` };
-  const headers = { ...req.headers, ':authority': req.authority, ':path': req.path };
+  const headers: Record<string, string> = { ':authority': req.authority, ':path': req.path };
+  for (const [k, v] of Object.entries(req.headers ?? {})) headers[k.toLowerCase()] = v;
   const index = vh.routes.findIndex((r) => pathMatches(r, req.path) && (r.match.headers ?? []).every((h) => headerMatches(h, headers)));
   const route = vh.routes[index];
   if (!route) return { noRoute: `no route of ${config.name}/${vh.name} matches ${req.path} with ${JSON.stringify(req.headers ?? {})}` };
   const name = route.name ?? `#${index}`;
   let cluster = route.route?.cluster;
-  let entry: { request_headers_to_add?: EnvoyHeaderValue[]; response_headers_to_add?: EnvoyHeaderValue[] } | undefined;
+  let entry: { host_rewrite_literal?: string; request_headers_to_add?: EnvoyHeaderValue[]; response_headers_to_add?: EnvoyHeaderValue[] } | undefined;
   const weighted = route.route?.weighted_clusters?.clusters;
   if (weighted) {
     const total = weighted.reduce((sum, c) => sum + c.weight, 0);
@@ -132,17 +143,26 @@ export function routeRequest(config: EnvoyRouteConfiguration, req: EvalRequest, 
   return {
     hop: {
       routeConfig: config.name, virtualHost: vh.name, route: name, cluster,
-      authority: route.route?.host_rewrite_literal ?? req.authority,
+      // A VirtualService destination's own authority lands on its weighted-cluster entry (istiod route.go processWeightedDestination).
+      authority: entry?.host_rewrite_literal ?? route.route?.host_rewrite_literal ?? req.authority,
       requestHeaders,
       responseHeaders: [...added(entry?.response_headers_to_add), ...added(route.response_headers_to_add), ...added(vh.response_headers_to_add)],
     },
   };
 }
 
-/** A seeded generator of Envoy's random values (a 32-bit LCG): a population of requests is the same on every run. */
+/**
+ * A seeded generator of Envoy's random values (mulberry32: an LCG's low bits alternate, and a second hop's
+ * pick would always draw even values), so a population of requests is the same on every run.
+ */
 export function seededDraws(seed: number): () => number {
   let x = seed >>> 0;
-  return () => (x = (Math.imul(x, 1664525) + 1013904223) >>> 0);
+  return () => {
+    x = (x + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(x ^ (x >>> 15), x | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return (t ^ (t >>> 14)) >>> 0;
+  };
 }
 
 /** Where a cluster leads on: another proxy's route configuration (Knative's local gateway), or nowhere (a revision's Service). */

@@ -30,6 +30,7 @@ describe('sessions replayed over route evaluations', () => {
 
   it('keeps the name and value of each Set-Cookie, its attributes aside', () => {
     assert.deepEqual(cookiesSet([['set-cookie', 'a=1; Path=/; HttpOnly'], ['x-other', 'b=2'], ['set-cookie', 'c = 3 ;Secure']]), { a: '1', c: '3' });
+    assert.deepEqual(cookiesSet([['set-cookie', 'a=; Max-Age=0; Path=/']]), { a: null }, 'Max-Age=0 deletes it');
   });
 
   it('tells sticky routes from weighted ones: at 80/20, 10 requests a session, most sessions flip without cookies and none with them', () => {

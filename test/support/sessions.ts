@@ -8,16 +8,19 @@ import { traceRequest, type EvalRequest, type NextHop, type Trace } from './rout
 import type { ProxyConfig } from './envoy-config.ts';
 
 /** Where one request ends (a cluster) and the cookies its response sets, `name=value` by name. */
-export type Route = (req: EvalRequest) => { cluster: string; setCookies: Record<string, string> } | { noRoute: string };
+export type Route = (req: EvalRequest) => { cluster: string; setCookies: Record<string, string | null> } | { noRoute: string };
 
-/** The Set-Cookie headers of a response as a browser keeps them: name -> value (attributes aside). */
-export function cookiesSet(responseHeaders: Array<[string, string]>): Record<string, string> {
-  const jar: Record<string, string> = {};
+/** The Set-Cookie headers of a response as a browser reads them: name -> value (attributes aside), or null when it deletes the cookie. */
+export function cookiesSet(responseHeaders: Array<[string, string]>): Record<string, string | null> {
+  const jar: Record<string, string | null> = {};
   for (const [k, v] of responseHeaders) {
     if (k !== 'set-cookie') continue;
-    const pair = v.split(';')[0]!;
-    const eq = pair.indexOf('=');
-    if (eq > 0) jar[pair.slice(0, eq).trim()] = pair.slice(eq + 1).trim();
+    const [pair, ...attributes] = v.split(';');
+    const eq = pair!.indexOf('=');
+    if (eq <= 0) continue;
+    const name = pair!.slice(0, eq).trim();
+    // Max-Age=0 (or less) deletes the cookie, as a browser does.
+    jar[name] = attributes.some((a) => /^\s*max-age\s*=\s*(0|-\d+)\s*$/i.test(a)) ? null : pair!.slice(eq + 1).trim();
   }
   return jar;
 }
@@ -50,7 +53,10 @@ export function step(sessions: Session[], route: Route, authority: string, heade
       continue;
     }
     s.reached.push(out.cluster);
-    Object.assign(s.cookies, out.setCookies);
+    for (const [name, value] of Object.entries(out.setCookies)) {
+      if (value === null) delete s.cookies[name];
+      else s.cookies[name] = value;
+    }
   }
   return { unrouted };
 }
