@@ -93,8 +93,8 @@ export class FairQueue {
     const flow = this.#held.get(ns);
     if (!flow) return;
     this.#held.delete(ns);
+    // Never empty: hold() puts the key back, and nothing takes keys from a held namespace.
     this.#heldLength -= flow.length;
-    if (flow.length === 0) return;
     this.#flows.set(ns, flow);
     this.#length += flow.length;
     if (!flow.hasTurn) this.#takeTurn(ns, flow);

@@ -129,7 +129,7 @@ export class Manager {
 
   /**
    * Charges the main-thread cost of each namespaced object its informers decode and of each request its
-   * client makes about one (writing it, decoding the answer) to `sink`, by the object's namespace (a
+   * client makes about one (writing it, decoding the answer) to `meter`, by the object's namespace (a
    * namespace's share).
    */
   chargeNamespaces(meter: Pick<NamespaceShare, 'measure' | 'charge'>): void {

@@ -78,8 +78,6 @@ export class WorkQueue {
   readonly #owing = new Set<string>();
   /** Namespaces of #owing held back until their key in flight is done (no timer). */
   readonly #behindOwnKey = new Set<string>();
-  /** Keys in flight per namespace (kept with a gate only). */
-  readonly #inFlight = new Map<string, number>();
   #getters: Array<(key: string | undefined) => void> = [];
   #drainers: Array<() => void> = [];
   #timer: Timer | undefined;
@@ -233,7 +231,7 @@ export class WorkQueue {
       if (waitMs <= 0) {
         const ns = namespaceOf(key);
         if (waitMs < 0) this.#owing.delete(ns);
-        if (!this.#owing.has(ns) || !this.#inFlight.get(ns)) return this.#handOut(key);
+        if (!this.#owing.has(ns) || !this.#busy(ns)) return this.#handOut(key);
         this.#queue.hold(key);
         this.#behindOwnKey.add(ns);
         continue;
@@ -246,28 +244,31 @@ export class WorkQueue {
     }
   }
 
+  /** Whether a key of `ns` is in flight (a scan of at most one key per worker). */
+  #busy(ns: string): boolean {
+    for (const key of this.#processing.keys()) if (namespaceOf(key) === ns) return true;
+    return false;
+  }
+
   /** A key of `ns` is done: a namespace behind it takes turns again; one whose keys ran out owes nothing more. */
   #doneInNamespace(ns: string): void {
-    const left = (this.#inFlight.get(ns) ?? 1) - 1;
-    if (left > 0) return void this.#inFlight.set(ns, left);
-    this.#inFlight.delete(ns);
-    if (this.#behindOwnKey.delete(ns)) {
-      this.#queue.release(ns);
-      this.#hooks.onDepth?.(this.#queue.length);
-      this.#serveGetters();
-    } else if (!this.#heldUntil.has(ns) && !this.#queue.has(ns)) {
-      this.#owing.delete(ns);
-    }
+    if (this.#busy(ns)) return;
+    if (this.#behindOwnKey.delete(ns)) this.#release([ns]);
+    else if (!this.#heldUntil.has(ns) && !this.#queue.has(ns)) this.#owing.delete(ns);
+  }
+
+  /** Held namespaces take turns again, and waiting workers get their keys. */
+  #release(namespaces: string[]): void {
+    if (namespaces.length === 0) return;
+    for (const ns of namespaces) this.#queue.release(ns);
+    this.#hooks.onDepth?.(this.#queue.length);
+    this.#serveGetters();
   }
 
   #handOut(key: string): string {
     const now = this.#nowMs();
     this.#dirty.delete(key);
     this.#processing.set(key, now);
-    if (this.#gate) {
-      const ns = namespaceOf(key);
-      this.#inFlight.set(ns, (this.#inFlight.get(ns) ?? 0) + 1);
-    }
     this.#hooks.onDepth?.(this.#queue.length);
     const addedAt = this.#addedAt.get(key);
     this.#addedAt.delete(key);
@@ -297,17 +298,9 @@ export class WorkQueue {
       this.#waiting.delete(key);
       this.add(key);
     }
-    let released = false;
-    for (const [ns, readyAt] of this.#heldUntil) {
-      if (readyAt > now) continue;
-      this.#heldUntil.delete(ns);
-      this.#queue.release(ns);
-      released = true;
-    }
-    if (released) {
-      this.#hooks.onDepth?.(this.#queue.length);
-      this.#serveGetters();
-    }
+    const released = [...this.#heldUntil].filter(([, readyAt]) => readyAt <= now).map(([ns]) => ns);
+    for (const ns of released) this.#heldUntil.delete(ns);
+    this.#release(released);
     this.#armTimer();
   }
 
