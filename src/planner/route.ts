@@ -43,8 +43,8 @@ export function istioRoute(localGateway: string): Route {
     product: 'istio',
     name: routeName,
     legacyName: (app) => app.metadata.name,
-    render: (app, serving, candidate) => renderVirtualService(app, {
-      localGateway, candidateReady: candidate.reachable, ...serving.hosts(app),
+    render: (app, serving, candidate, traffic) => renderVirtualService(app, {
+      localGateway, candidateReady: candidate.reachable, ...serving.hosts(app), traffic,
       ...(candidate.revision ? { candidateRevision: candidate.revision } : {}),
     }) as unknown as WorkloadObject,
     problems: () => [],

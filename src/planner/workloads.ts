@@ -7,7 +7,7 @@ import type { ServerlessApp, TrafficStatus } from '../api/v1alpha1/serverlessapp
 import { boundsAnnotations, INITIAL_SCALE, templateAutoscaling } from '../render/autoscaling.ts';
 import { renderInferenceService } from '../render/inference-service.ts';
 import { knativeTemplate, renderKnativeService } from '../render/knative-service.ts';
-import { CANDIDATE_TAG, KSERVE_LATEST_TAG, kserveRouter, knativeRouter, tagHost, trafficInForce, type KnativeTrafficTarget, type TrafficPlan } from '../render/traffic.ts';
+import { CANDIDATE_TAG, KSERVE_LATEST_TAG, KSERVE_PREVIOUS_TAG, STABLE_TAG, kserveRouter, knativeRouter, tagHost, trafficInForce, type KnativeTrafficTarget, type TrafficPlan } from '../render/traffic.ts';
 import type { RolloutPlan } from '../rollout/canary.ts';
 import { Kinds, type ResourceKind } from '../util/kinds.ts';
 import { latestBounds, revisionBounds } from '../scaling/revision-bounds.ts';
@@ -69,8 +69,8 @@ export interface Workload {
   /** The revision the spec's version runs on: known in advance (Knative) or read back (KServe). */
   desiredRevision(app: ServerlessApp, version: string, effective: ScaleBounds, revisions: Revision[]): string | undefined;
   render(ctx: RenderContext): WorkloadObject;
-  /** Cluster-local hosts of the app and of its candidate, for the VirtualService. */
-  hosts(app: ServerlessApp): { defaultHost: string; candidateHost: string };
+  /** Cluster-local hosts of the app and of its stable and candidate versions (each one revision's), for the VirtualService. */
+  hosts(app: ServerlessApp): { defaultHost: string; stableHost: string; candidateHost: string };
   summarize(live: WorkloadObject | undefined, versionOf: (revision: string) => string | undefined): WorkloadSummary;
   /**
    * A revision of this kind's Knative Service that `live` did not make: an earlier workload of the
@@ -185,6 +185,7 @@ export function knativeWorkload(inPlaceBounds: boolean, clusterLocal = true): Wo
     },
     hosts: (app) => ({
       defaultHost: clusterLocalHost(serviceName(app), app.metadata.namespace),
+      stableHost: tagHost(STABLE_TAG, serviceName(app), app.metadata.namespace),
       candidateHost: tagHost(CANDIDATE_TAG, serviceName(app), app.metadata.namespace),
     }),
     summarize: (live, versionOf) => summarizeConditions(live, live?.status?.traffic, live?.status?.url, 'Ready', versionOf),
@@ -215,6 +216,9 @@ export function kserveWorkload(inPlaceBounds: boolean, clusterLocal = true): Wor
     },
     hosts: (app) => ({
       defaultHost: clusterLocalHost(predictorName(app), app.metadata.namespace),
+      // KServe tags the stable revision "prev" while a canary percent below 100 is set: the only time a
+      // sticky route sends a session to it rather than to the default host.
+      stableHost: tagHost(KSERVE_PREVIOUS_TAG, predictorName(app), app.metadata.namespace),
       candidateHost: tagHost(KSERVE_LATEST_TAG, predictorName(app), app.metadata.namespace),
     }),
     // Our VirtualService routes to the predictor's host: its readiness is KServe's PredictorReady.

@@ -24,6 +24,17 @@
 // CRD). rules[].retry is experimental-channel only in v1.6.3, so
 // spec.ingress.retries is refused under this router (planner/route.ts).
 //
+// rollout.stickiness: each weighted backend adds a Set-Cookie naming its version
+// to the response (a ResponseHeaderModifier filter on the backendRef, which
+// istiod applies per weighted cluster), and one rule per version with weight
+// matches a Cookie header naming it (RegularExpression, which istiod hands to
+// Envoy as safe_regex, a full match, without checking it: session-cookie.ts
+// writes it) and sends it to that version's revision alone. Rules of equal
+// specificity (one header each, as the header rules) keep their list order,
+// header rules first (Gateway API's HTTPRouteRule precedence). This is the
+// pattern Gateway API's standard channel allows today: session persistence
+// (GEP-1619) is experimental and pins endpoints, not versions.
+//
 // Every field the CRD defaults (parentRef group/kind, backendRef group/kind/
 // weight, the "/" path match, header match type) is written explicitly: lists
 // are atomic, and what we write is compared whole with what is live.
@@ -33,6 +44,7 @@ import { formatDuration, parseDuration } from '../api/v1alpha1/duration.ts';
 import { childMetadata } from './metadata.ts';
 import { PRIVATE_SERVICE_PORT, privateServiceName } from './private-service.ts';
 import { routeName } from './route-name.ts';
+import { sessionCookie } from './session-cookie.ts';
 import { CANDIDATE_TAG, trafficSplit, type TrafficPlan } from './traffic.ts';
 import { apiVersionOf, Kinds, type ApiVersion } from '../util/kinds.ts';
 
@@ -63,7 +75,7 @@ interface HttpRouteRule {
   name: string;
   matches: Array<{ path: { type: 'PathPrefix'; value: '/' }; headers?: Array<{ type: 'Exact' | 'RegularExpression'; name: string; value: string }> }>;
   filters?: Array<{ type: 'RequestMirror'; requestMirror: { backendRef: BackendRef; percent: number } }>;
-  backendRefs: Array<BackendRef & { weight: number; filters: unknown[] }>;
+  backendRefs: Array<BackendRef & { weight: number; filters: BackendFilter[] }>;
   timeouts?: { request: string };
 }
 
@@ -83,11 +95,15 @@ function headerMatch(m: HeaderMatch) {
   return { type: 'RegularExpression' as const, name, value: m.regex ?? '' };
 }
 
-function revisionBackend(namespace: string, revision: string, weight: number) {
-  return {
-    group: '' as const, kind: 'Service' as const, name: revision, port: 80, weight,
-    filters: [{ type: 'RequestHeaderModifier', requestHeaderModifier: { set: [{ name: NAMESPACE_HEADER, value: namespace }, { name: REVISION_HEADER, value: revision }] } }],
-  };
+type BackendFilter =
+  | { type: 'RequestHeaderModifier'; requestHeaderModifier: { set: Array<{ name: string; value: string }> } }
+  | { type: 'ResponseHeaderModifier'; responseHeaderModifier: { add: Array<{ name: string; value: string }> } };
+
+/** `setCookie`: the Set-Cookie its responses add (`add`, so the app's own cookies stay). */
+function revisionBackend(namespace: string, revision: string, weight: number, setCookie?: string) {
+  const filters: BackendFilter[] = [{ type: 'RequestHeaderModifier', requestHeaderModifier: { set: [{ name: NAMESPACE_HEADER, value: namespace }, { name: REVISION_HEADER, value: revision }] } }];
+  if (setCookie) filters.push({ type: 'ResponseHeaderModifier', responseHeaderModifier: { add: [{ name: 'Set-Cookie', value: setCookie }] } });
+  return { group: '' as const, kind: 'Service' as const, name: revision, port: 80, weight, filters };
 }
 
 export function renderHttpRoute(app: ServerlessApp, o: HttpRouteOptions): HttpRoute {
@@ -98,13 +114,23 @@ export function renderHttpRoute(app: ServerlessApp, o: HttpRouteOptions): HttpRo
   // Header routes and mirroring reach the candidate exactly when the split lists it.
   const c = split.find((s) => s.tag === CANDIDATE_TAG);
   const timeouts = ingress.timeout ? { timeouts: { request: formatDuration(parseDuration(ingress.timeout)) } } : {};
+  const cookie = sessionCookie(app.spec.rollout?.stickiness);
   // A backend at weight 0 carries nothing: a candidate at 0% is reached by header routes and mirroring only.
-  const weighted = split.filter((s) => s !== c || s.percent > 0).map((s) => revisionBackend(ns, s.revision, s.percent));
+  const shares = split.filter((s) => s !== c || s.percent > 0);
+  const weighted = shares.map((s) => revisionBackend(ns, s.revision, s.percent, cookie?.setCookie(s.version)));
   const mirrorPercent = app.spec.rollout?.mirrorPercent ?? 0;
   // The private Service, as the VirtualService mirrors (render/virtual-service.ts says why).
   const mirror = c && mirrorPercent > 0
     ? { filters: [{ type: 'RequestMirror' as const, requestMirror: { backendRef: { group: '' as const, kind: 'Service' as const, name: privateServiceName(c.revision), port: PRIVATE_SERVICE_PORT }, percent: mirrorPercent } }] }
     : {};
+  // A session stays on its version while the version has weight; with one version there is nothing to choose.
+  const withWeight = shares.filter((s) => s.percent > 0);
+  const sessions: HttpRouteRule[] = cookie && withWeight.length > 1 ? withWeight.map((s) => ({
+    name: `session-${s.tag}`,
+    matches: [{ path: ALL_PATHS, headers: [{ type: 'RegularExpression' as const, name: 'cookie', value: cookie.cookieHeaderRegex(s.version) }] }],
+    ...(s.tag === CANDIDATE_TAG ? {} : mirror),
+    backendRefs: [revisionBackend(ns, s.revision, 100)], ...timeouts,
+  })) : [];
   const matches = app.spec.rollout?.match ?? [];
   const rules: HttpRouteRule[] = [
     // Gateway API orders rules by match specificity, not position; header matches are more specific
@@ -114,6 +140,7 @@ export function renderHttpRoute(app: ServerlessApp, o: HttpRouteOptions): HttpRo
       name: 'candidate-by-header', matches: matches.map((m) => ({ path: ALL_PATHS, headers: [headerMatch(m)] })),
       backendRefs: [revisionBackend(ns, c.revision, 100)], ...timeouts,
     }] : []),
+    ...sessions,
     { name: 'default', matches: [{ path: ALL_PATHS }], ...mirror, backendRefs: weighted, ...timeouts },
   ];
   return {

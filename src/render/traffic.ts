@@ -27,6 +27,11 @@ export const CANDIDATE_TAG = 'candidate';
  * createKnativeService (beside "prev" for the previously rolled-out one).
  */
 export const KSERVE_LATEST_TAG = 'latest';
+/**
+ * The tag KServe gives the previously rolled-out (stable) revision while a canary percent below 100
+ * is set (same function): the stable version's own address during a canary, which sticky sessions need.
+ */
+export const KSERVE_PREVIOUS_TAG = 'prev';
 
 /** A tagged target's cluster-local host, by Knative's default tag template `{{.Tag}}-{{.Name}}` (config-network). */
 export function tagHost(tag: string, route: string, namespace: string): string {
@@ -59,6 +64,8 @@ export function trafficInForce(status: { traffic?: KnativeTrafficTarget[] } | un
 /** One revision's share of the traffic, with the tag that gives it an address of its own. */
 export interface TrafficShare {
   revision: string;
+  /** The version the revision runs (its hash): what a session cookie names. */
+  version: string;
   percent: number;
   tag: string;
 }
@@ -75,9 +82,10 @@ export interface TrafficShare {
  */
 export function trafficSplit(plan: TrafficPlan, candidateReachable = true): TrafficShare[] {
   const { stable, candidate: c } = plan;
-  if (!stable) return plan.initial?.revision ? [{ revision: plan.initial.revision, percent: 100, tag: STABLE_TAG }] : [];
-  if (!c || !c.ready || !candidateReachable || c.revision === stable.revision) return [{ revision: stable.revision, percent: 100, tag: STABLE_TAG }];
-  return [{ revision: stable.revision, percent: 100 - c.percent, tag: STABLE_TAG }, { revision: c.revision, percent: c.percent, tag: CANDIDATE_TAG }];
+  if (!stable) return plan.initial?.revision ? [{ revision: plan.initial.revision, version: plan.initial.version, percent: 100, tag: STABLE_TAG }] : [];
+  const stableShare = (percent: number) => ({ revision: stable.revision, version: stable.version, percent, tag: STABLE_TAG });
+  if (!c || !c.ready || !candidateReachable || c.revision === stable.revision) return [stableShare(100)];
+  return [stableShare(100 - c.percent), { revision: c.revision, version: c.version, percent: c.percent, tag: CANDIDATE_TAG }];
 }
 
 /**

@@ -23,9 +23,22 @@
 // proxy mode) its endpoints are the activator's, which finds the revision from
 // the Host or Knative-Serving-* headers (pkg/activator/handler/context_handler.go),
 // and a copy carries neither.
+//
+// rollout.stickiness makes the VirtualService carry the split itself, as the
+// HTTPRoute does: a session must be held where the split is made. The default
+// route then has one weighted destination per version with weight, each
+// entering the local gateway with its version's tag host as the authority
+// (istiod turns a destination's `:authority` into that weighted cluster's
+// host_rewrite_literal: pilot/pkg/networking/core/route/route.go,
+// processWeightedDestination) and adding a Set-Cookie naming its version to the
+// response (`add`, so the app's own cookies stay). A request carrying a cookie
+// for a version with weight is routed to that version's tag host by a cookie
+// route before the split. Knative's tag hosts each route to one revision.
 
 import type { IVirtualService } from '@kubernetes-models/istio/networking.istio.io/v1/VirtualService';
 import type { HeaderMatch, ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
+import { sessionCookie } from './session-cookie.ts';
+import { CANDIDATE_TAG, trafficSplit, type TrafficPlan } from './traffic.ts';
 import { childMetadata } from './metadata.ts';
 import { PRIVATE_SERVICE_PORT, privateServiceHost } from './private-service.ts';
 import { routeName } from './route-name.ts';
@@ -36,9 +49,12 @@ export interface VirtualServiceOptions {
   localGateway: string;
   /** Whether the candidate is ready to receive header-matched requests. */
   candidateReady: boolean;
-  /** Cluster-local hosts of the app's default route and of the candidate tag. */
+  /** Cluster-local hosts of the app's default route and of its stable and candidate versions' tags. */
   defaultHost: string;
+  stableHost: string;
   candidateHost: string;
+  /** The split, which the VirtualService carries itself when sessions are sticky. */
+  traffic: TrafficPlan;
   /** The candidate's revision, the target of rollout.mirrorPercent (mirrored only while candidateReady). */
   candidateRevision?: string;
 }
@@ -61,9 +77,10 @@ export function renderVirtualService(app: ServerlessApp, o: VirtualServiceOption
       },
     } : {}),
   };
-  const to = (host: string) => ({
+  const gateway = { host: o.localGateway, port: { number: 80 } };
+  const to = (host: string, response?: { add: Record<string, string> }) => ({
     rewrite: { authority: host },
-    route: [{ destination: { host: o.localGateway, port: { number: 80 } }, weight: 100 }],
+    route: [{ destination: gateway, weight: 100, ...(response ? { headers: { response } } : {}) }],
     ...policy,
   });
   const matches = app.spec.rollout?.match ?? [];
@@ -72,11 +89,43 @@ export function renderVirtualService(app: ServerlessApp, o: VirtualServiceOption
     mirror: { host: privateServiceHost(o.candidateRevision, app.metadata.namespace), port: { number: PRIVATE_SERVICE_PORT } },
     mirrorPercentage: { value: mirrorPercent },
   } : {};
-  const http = [
-    // Any matching rule sends the request to the candidate (match entries are ORed).
-    ...(matches.length && o.candidateReady ? [{ name: 'candidate-by-header', match: matches.map(headerMatch), ...to(o.candidateHost) }] : []),
-    { name: 'default', ...to(o.defaultHost), ...mirror },
-  ];
+  // Any matching rule sends the request to the candidate (match entries are ORed).
+  const byHeader = matches.length && o.candidateReady ? [{ name: 'candidate-by-header', match: matches.map(headerMatch), ...to(o.candidateHost) }] : [];
+  const cookie = sessionCookie(app.spec.rollout?.stickiness);
+  if (!cookie) return virtualService(app, [...byHeader, { name: 'default', ...to(o.defaultHost), ...mirror }]);
+
+  const weighted = trafficSplit(o.traffic, o.candidateReady).filter((s) => s.percent > 0);
+  const setCookie = (version: string) => ({ add: { 'set-cookie': cookie.setCookie(version) } });
+  // One version serves: the default host reaches it, and its responses start sessions on it, which
+  // then stay on it when a canary begins.
+  if (weighted.length < 2) {
+    const only = weighted[0];
+    return virtualService(app, [...byHeader, { name: 'default', ...to(o.defaultHost, only && setCookie(only.version)), ...mirror }]);
+  }
+  const hostOf = (tag: string) => (tag === CANDIDATE_TAG ? o.candidateHost : o.stableHost);
+  return virtualService(app, [
+    ...byHeader,
+    // Sessions first, stable's before the candidate's; mirroring copies stable traffic wherever it is routed.
+    ...weighted.map((s) => ({
+      name: `session-${s.tag}`,
+      match: [{ headers: { cookie: { regex: cookie.cookieHeaderRegex(s.version) } } }],
+      ...to(hostOf(s.tag)),
+      ...(s.tag === CANDIDATE_TAG ? {} : mirror),
+    })),
+    {
+      name: 'default',
+      route: weighted.map((s) => ({
+        destination: gateway, weight: s.percent,
+        headers: { request: { set: { ':authority': hostOf(s.tag) } }, response: setCookie(s.version) },
+      })),
+      ...policy,
+      ...mirror,
+    },
+  ]);
+}
+
+function virtualService(app: ServerlessApp, http: unknown[]): IVirtualService {
+  const ingress = app.spec.ingress!;
   return {
     apiVersion: apiVersionOf(Kinds.VirtualService),
     kind: Kinds.VirtualService.kind,

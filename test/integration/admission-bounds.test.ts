@@ -37,6 +37,13 @@ const attacks: Attack[] = [
   { name: 'a rollout interval over 24h is refused', spec: { ...container(), rollout: { steps: [10], interval: '25h' } }, refusal: /spec\.rollout\.interval: Invalid value: .*must be at most 24h/ },
   { name: 'a progressDeadline over 24h is refused', spec: { ...container(), rollout: { progressDeadline: '24h1ms' } }, refusal: /spec\.rollout\.progressDeadline: Invalid value: .*must be at most 24h/ },
   { name: 'a window longer than a year is refused', spec: { ...container(), scaling: { windows: [{ name: 'w', schedule: '0 8 * * *', duration: '8785h', minScale: 1 }] } }, refusal: /spec\.scaling\.windows\[0\]\.duration: Invalid value: .*must be at most 8784h/ },
+  // Sticky sessions (issue 35): the cookie's attributes are what a browser accepts, its life bounded.
+  { name: 'a session cookie kept over 400 days is refused', spec: { ...container(), ingress, rollout: { stickiness: { maxAge: '9601h' } } }, refusal: /spec\.rollout\.stickiness\.maxAge: Invalid value: .*must be at most 9600h \(browsers keep a cookie at most 400 days\)/ },
+  { name: 'a session cookie with sameSite None but not secure is refused', spec: { ...container(), ingress, rollout: { stickiness: { sameSite: 'None' } } }, refusal: /spec\.rollout\.stickiness\.secure: Invalid value: .*sameSite None needs secure: true/ },
+  { name: 'a "__Host-" session cookie that is not secure is refused', spec: { ...container(), ingress, rollout: { stickiness: { cookieName: '__Host-shop' } } }, refusal: /spec\.rollout\.stickiness\.cookieName: Invalid value: .*a "__Host-" cookie needs secure: true and path "\/"/ },
+  { name: 'a session cookie name that is not a plain token is refused', spec: { ...container(), ingress, rollout: { stickiness: { cookieName: 'a=b; Domain=evil.example' } } }, refusal: /spec\.rollout\.stickiness\.cookieName: Invalid value: .*should match/ },
+  { name: 'a session cookie path that would add an attribute is refused', spec: { ...container(), ingress, rollout: { stickiness: { path: '/; Domain=example.com' } } }, refusal: /spec\.rollout\.stickiness\.path: Invalid value: .*should match/ },
+  { name: 'sticky sessions without spec.ingress are refused', spec: { ...container(), rollout: { stickiness: {} } }, refusal: /spec\.rollout\.stickiness: Invalid value: .*rollout\.stickiness needs spec\.ingress/ },
   { name: 'a scaleToZeroAfter over 1h is refused', spec: { ...container(), scaling: { scaleToZeroAfter: '61m' } }, refusal: /spec\.scaling\.scaleToZeroAfter: Invalid value: .*must be at most 1h/ },
   { name: 'a route timeout over 1h is refused', spec: { ...container(), ingress: { ...ingress, timeout: '2h', retries: { attempts: 1, perTryTimeout: '2h' } } }, refusal: /^(?=.*spec\.ingress\.timeout: Invalid value: "2h": must be at most 1h)(?=.*spec\.ingress\.retries\.perTryTimeout: Invalid value: "2h": must be at most 1h)/s },
   { name: `header regexes past ${MAX_REGEX_BYTES} characters in all are refused (attack: stall the operator with regexes)`, spec: { ...container(), ingress, rollout: { match: regexes(16, 1000) } }, refusal: new RegExp(`spec\\.rollout\\.match: Invalid value: .*the regexes of match total more than ${MAX_REGEX_BYTES} characters`) },
@@ -98,6 +105,8 @@ describe('admission bounds: durations, model.size, probe hosts, the regex budget
     const admitted = await userClient().apply<ServerlessApp>(app(ns, 'edges', edges), { dryRun: true });
     assert.equal(admitted.spec.prewarm?.leadTime, '24h');
     await userClient().apply(app(ns, 'model-edge', model('1Mi')), { dryRun: true });
+    const sticky = await userClient().apply<ServerlessApp>(app(ns, 'sticky-edge', { ...container(), ingress, rollout: { stickiness: { cookieName: '__Host-s', maxAge: '9600h', secure: true, sameSite: 'None' } } }), { dryRun: true });
+    assert.deepEqual(sticky.spec.rollout?.stickiness, { cookieName: '__Host-s', maxAge: '9600h', path: '/', secure: true, httpOnly: true, sameSite: 'None' }, 'the defaults the API server fills');
     await userClient().apply(app(ns, 'model-edge-bytes', model(1_048_576)), { dryRun: true });
   });
 });

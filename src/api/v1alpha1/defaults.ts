@@ -24,3 +24,11 @@ export const WARMUP_DEFAULTS = {
   timeout: '10s',
   deadline: '5m',
 } as const;
+
+export const STICKINESS_DEFAULTS = {
+  cookieName: 'sapp-version',
+  maxAge: '1h',
+  path: '/',
+  httpOnly: true,
+  sameSite: 'Lax',
+} as const;

@@ -14,7 +14,7 @@ import { podTemplateFields, podTemplateRules } from './pod-template.ts';
 import { parseQuantity } from './quantity.ts';
 import { RETRY_ON_RULE } from './retry-on.ts';
 import { splitKey, type ObjectRef } from '../../util/object-key.ts';
-import { ROLLOUT_DEFAULTS, SCALING_DEFAULTS, WARMUP_DEFAULTS, WINDOW_DEFAULTS } from './defaults.ts';
+import { ROLLOUT_DEFAULTS, SCALING_DEFAULTS, STICKINESS_DEFAULTS, WARMUP_DEFAULTS, WINDOW_DEFAULTS } from './defaults.ts';
 import { apiVersionOf, Kinds } from '../../util/kinds.ts';
 import { DNS_LABEL } from '../../util/k8s-names.ts';
 
@@ -196,6 +196,25 @@ export const analysisCheckSchema = object('A Prometheus check: the query\'s firs
   rules: [{ rule: 'has(self.min) || has(self.max)', message: 'a check needs min or max' }],
 });
 
+/** Browsers keep a cookie at most 400 days (RFC 6265bis, "The Max-Age Attribute"). */
+const COOKIE_MAX_AGE = { value: '9600h', why: 'browsers keep a cookie at most 400 days' };
+const secureSet = '(has(self.secure) && self.secure)';
+
+export const stickinessSchema = object('Sticky sessions, off unless set (needs spec.ingress): a request without the cookie is split by weight, and its response sets a cookie naming the version it reached; a request with the cookie stays on that version while the version has weight, through every step, pause and weight change. Weights (status, kubectl sapp status and plan) then count new sessions only. On promotion every session ends on the new stable; on rollback, abort or failure candidate sessions return to stable at once; a cookie naming any other version goes to stable. Header rules (match) still come first.', {
+  cookieName: string('Name of the cookie that names the session\'s version (letters, digits, "_" and "-"). A "__Host-" name needs secure and path "/"; a "__Secure-" name needs secure.', { pattern: '^[A-Za-z0-9_-]+$', maxLength: 64, default: STICKINESS_DEFAULTS.cookieName }),
+  maxAge: duration('How long a browser keeps the cookie (its Max-Age): past it, the session is split by weight again.', { default: STICKINESS_DEFAULTS.maxAge, min: { value: '1s', why: 'Max-Age counts whole seconds' }, max: COOKIE_MAX_AGE }),
+  path: string('The cookie\'s Path attribute: the URL paths it is sent with.', { pattern: '^/[!-:<-~]*$', maxLength: 256, default: STICKINESS_DEFAULTS.path }),
+  secure: boolean('The cookie\'s Secure attribute: sent over HTTPS only. Needed for sameSite None.'),
+  httpOnly: boolean('The cookie\'s HttpOnly attribute: hidden from scripts.', { default: STICKINESS_DEFAULTS.httpOnly }),
+  sameSite: enumeration(['Strict', 'Lax', 'None'] as const, 'The cookie\'s SameSite attribute: whether it is sent with cross-site requests. None needs secure.', { default: STICKINESS_DEFAULTS.sameSite }),
+}, {
+  rules: [
+    { rule: `!has(self.sameSite) || self.sameSite != 'None' || ${secureSet}`, message: 'sameSite None needs secure: true (browsers drop such a cookie otherwise)', fieldPath: '.secure' },
+    { rule: `!has(self.cookieName) || !self.cookieName.startsWith('__Host-') || (${secureSet} && (!has(self.path) || self.path == '/'))`, message: 'a "__Host-" cookie needs secure: true and path "/" (browsers drop it otherwise)', fieldPath: '.cookieName' },
+    { rule: `!has(self.cookieName) || !self.cookieName.startsWith('__Secure-') || ${secureSet}`, message: 'a "__Secure-" cookie needs secure: true (browsers drop it otherwise)', fieldPath: '.cookieName' },
+  ],
+});
+
 export const rolloutSchema = object('How a new version is rolled out. Edit canaryPercent to move traffic; 100 (or removing it) promotes, 0 rolls back.', {
   canaryPercent: integer('Share of traffic (0..100) for the candidate version; the stable version keeps the rest. 100 promotes, 0 rolls back (the candidate stays, scaled to zero), except with match: then 0 is header testing (phase Testing, the candidate kept warm with at least one replica for the testers).', { minimum: 0, maximum: 100 }),
   match: array(headerMatchSchema, `Header rules that send matching requests to the candidate (needs spec.ingress). Their regexes total at most ${MAX_REGEX_BYTES} characters.`, {
@@ -220,6 +239,7 @@ export const rolloutSchema = object('How a new version is rolled out. Edit canar
   paused: boolean('Hold the rollout where it is: automated steps do not advance, checks do not run and the progress deadline does not count. Remove (or set false) to resume; the current step then starts its interval again.'),
   abort: boolean('Stop the rollout: all traffic back on the stable version, the candidate kept at 0% and scaled to zero (phase Aborted). Remove (or set false) to start the candidate again from its first step.'),
   retry: integer('Retry a failed candidate (phase Failed): a failure is remembered with the value in force then, and any other value starts the candidate again from its first step (warmup and checks included). Bump it, e.g. from 0 to 1.', { minimum: 0, maximum: 1000000 }),
+  stickiness: stickinessSchema,
   promote: string('Promote the candidate whose version hash (status.versions.candidate.version) is given, now: remaining steps and checks are skipped, traffic moves once it is ready and warm. Ignored for any other version, so it may stay in the spec. Does not override a failure (retry first).', { pattern: '^[0-9a-f]{10}$', maxLength: 10 }),
 }, {
   rules: [{ rule: '!has(self.analysis) || has(self.steps)', message: 'analysis needs steps', fieldPath: '.analysis' }],
@@ -266,6 +286,7 @@ export const specSchema = object(`What the app runs and how it is served, scaled
     { rule: '!has(self.prewarm) || !has(self.prewarm.cacheModel) || !self.prewarm.cacheModel || !has(self.model) || has(self.model.size)', message: 'cacheModel needs model.size (the cache reserves it on each node)', fieldPath: '.model.size', reason: 'FieldValueRequired' },
     { rule: '!has(self.rollout) || !has(self.rollout.match) || size(self.rollout.match) == 0 || has(self.ingress)', message: 'rollout.match needs spec.ingress (header routing is done by the VirtualService)', fieldPath: '.rollout.match' },
     { rule: '!has(self.rollout) || !has(self.rollout.mirrorPercent) || self.rollout.mirrorPercent == 0 || has(self.ingress)', message: 'rollout.mirrorPercent needs spec.ingress (mirroring is done by the VirtualService)', fieldPath: '.rollout.mirrorPercent' },
+    { rule: '!has(self.rollout) || !has(self.rollout.stickiness) || has(self.ingress)', message: 'rollout.stickiness needs spec.ingress (sessions are kept by the app\'s route)', fieldPath: '.rollout.stickiness' },
   ],
 });
 
@@ -386,6 +407,7 @@ export type WarmupSpec = TypeOf<typeof warmupSchema>;
 export type RolloutSpec = TypeOf<typeof rolloutSchema>;
 export type IngressSpec = TypeOf<typeof ingressSchema>;
 export type HeaderMatch = TypeOf<typeof headerMatchSchema>;
+export type Stickiness = TypeOf<typeof stickinessSchema>;
 export type VersionStatus = TypeOf<typeof versionStatusSchema>;
 export type TrafficStatus = NonNullable<ServerlessAppStatus['traffic']>[number];
 export type Phase = (typeof phases)[number];
