@@ -64,26 +64,31 @@ for (const router of ROUTERS) describe(`sticky sessions on the real Knative, rou
     container: { image: img, port: 8080 }, scaling: { minScale: 0 },
     rollout: { stickiness: STICKINESS, ...rollout }, ingress: { hosts: [host()], gateways: [gateway] },
   });
+  /** A model app on KServe under the same host: its versions are the predictor's revisions, its tags KServe's (prev, latest). */
+  const modelSpec = (storageUri: string, rollout: AppSpec['rollout'] = {}): AppSpec => ({
+    model: { format: { name: 'sklearn' }, storageUri, resources: { limits: { cpu: '1', memory: '2Gi' } } }, scaling: { minScale: 0 },
+    rollout: { stickiness: STICKINESS, ...rollout }, ingress: { hosts: [host()], gateways: [gateway] },
+  });
 
   /**
    * Waits until Knative reports `split` (tag -> percent) and the gateway's proxy sets cookies for exactly
    * `versions`, then returns a Route over what the proxy has now: each request's end as the revision it
    * reaches, and the cookies its response sets.
    */
-  async function routesAt(what: string, split: Record<string, number>, versions: string[]): Promise<Route> {
+  async function routesAt(what: string, split: Record<string, number>, versions: string[], knativeService = 'shop'): Promise<Route> {
     let last: Record<string, number> = {};
     await waitFor(`${what}: Knative reports ${JSON.stringify(split)}`, async () => {
-      last = await reportedSplit(ns, 'shop');
+      last = await reportedSplit(ns, knativeService);
       return Object.keys(split).length === Object.keys(last).length && Object.entries(split).every(([t, p]) => last[t] === p);
     }, { timeoutMs: SETTLE_MS }).catch((err: Error) => { throw new Error(`${err.message}; it reports ${JSON.stringify(last)}`); });
     const { config } = await untilProxy(`${what}: the gateway's proxy sets session cookies for ${versions.join(', ')}`, proxy,
       (c) => (JSON.stringify(cookieVersions(c, host())) === JSON.stringify([...versions].sort()) ? true : undefined));
-    const traffic = (await getKsvc(ns, 'shop'))?.status?.traffic ?? [];
+    const traffic = (await getKsvc(ns, knativeService))?.status?.traffic ?? [];
     const revisions = [...new Set(traffic.map((t) => t.revisionName!))];
     const byTagHost = new Map(traffic.filter((t) => t.url).map((t) => [new URL(t.url!).host, t.revisionName!]));
     const serving = traffic.filter((t) => t.percent > 0);
     // The default host reaches whatever Knative splits there: one revision when one serves, else no one revision.
-    if (serving.length === 1) byTagHost.set(`shop.${ns}.svc.cluster.local`, serving[0]!.revisionName!);
+    if (serving.length === 1) byTagHost.set(`${knativeService}.${ns}.svc.cluster.local`, serving[0]!.revisionName!);
     const first = virtualHostsFor(config, host())[0]!.routeConfig;
     const localGateway = serviceCluster('istio-system', 'knative-local-gateway');
     const knative = testEnv().dataPlane?.netGatewayApi ? await proxyConfig(KNATIVE_GATEWAY) : undefined;
@@ -180,5 +185,33 @@ for (const router of ROUTERS) describe(`sticky sessions on the real Knative, rou
     stray.forEach((s, i) => { s.cookies[COOKIE] = [v2.version!, 'ffffffffff', `${v1.version}0`][i % 3]!; });
     requests(stray, route, 1);
     assert.ok(allOn(stray, v1.revision!, v1.version!, 0), 'a cookie naming any version without weight reaches stable, and is replaced by stable\'s');
+  });
+
+  it('does the same for a model app on KServe, whose router reaches the versions by KServe\'s tags: sessions stay through the canary and return to stable on rollback', async () => {
+    await applyApp(app(ns, 'shop', modelSpec('gs://models/fraud/v1')));
+    const v1 = (await waitForApp(ns, 'shop', readyTrue, 'model v1 Ready on KServe', READY_MS)).status!.versions!.stable!;
+    let route = await routesAt('model v1 serves', { latest: 100 }, [v1.version!], 'shop-predictor');
+    const early = newSessions(300);
+    requests(early, route, 1);
+    assert.ok(allOn(early, v1.revision!, v1.version!, 0), 'before a canary every session starts on v1 with its cookie');
+
+    await applyApp(app(ns, 'shop', modelSpec('gs://models/fraud/v2', { canaryPercent: 20 })));
+    const a = await waitForApp(ns, 'shop', (x) => x.status?.canary?.trafficPercent === 20, 'KServe serves 20% on the candidate', READY_MS);
+    const v2 = a.status!.versions!.candidate!;
+    route = await routesAt('model at 20%', { latest: 20, prev: 80 }, [v1.version!, v2.version!], 'shop-predictor');
+    requests(early, route, 3);
+    assert.ok(allOn(early, v1.revision!, v1.version!, 0), 'sessions that started on v1 stay on it (KServe\'s prev tag)');
+    const fresh = newSessions(NEW_SESSIONS);
+    requests(fresh, route, 4);
+    const onV2 = fresh.filter((s) => s.reached[0] === v2.revision);
+    assert.ok(Math.abs(onV2.length / NEW_SESSIONS - 0.2) <= 0.03, `new sessions split by weight: ${(onV2.length / NEW_SESSIONS * 100).toFixed(1)}% started on v2, planned 20%`);
+    assert.equal(flippedShare(fresh), 0, 'no session changed version');
+
+    await applyApp(app(ns, 'shop', modelSpec('gs://models/fraud/v2', { canaryPercent: 0 })));
+    await waitForApp(ns, 'shop', (x) => x.status?.phase === 'RolledBack', 'model rolled back', SETTLE_MS);
+    route = await routesAt('model rolled back', { latest: 0, prev: 100 }, [v1.version!], 'shop-predictor');
+    const from = onV2[0]!.reached.length;
+    requests(onV2, route, 1);
+    assert.ok(allOn(onV2, v1.revision!, v1.version!, from), 'the candidate\'s sessions are back on stable at their next request');
   });
 });
