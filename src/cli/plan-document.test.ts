@@ -114,6 +114,16 @@ describe('kubectl sapp plan (the plan document and its text)', () => {
     golden('canary', doc);
   });
 
+  it('sticky sessions: the plan says the weights count new sessions', () => {
+    const sticky = { ...SPEC, container: { image: 'ghcr.io/acme/shop:2' }, ingress: { hosts: ['shop.example.com'] }, rollout: { ...SPEC.rollout, stickiness: { cookieName: 'shop-v' } } };
+    const doc = plan(edit(sticky));
+    assert.match(doc.rollout!.sessions ?? '', /^sticky \(cookie shop-v, kept 1h\): weights count new sessions; a session stays on the version it started on/);
+    assert.ok(!plan(edit({ ...SPEC, container: { image: 'ghcr.io/acme/shop:2' } })).rollout!.sessions, 'not without stickiness');
+    const route = doc.operations.find((o) => o.kind.startsWith('VirtualService.'));
+    assert.ok(route, `a VirtualService is planned: ${doc.operations.map((o) => o.kind).join(', ')}`);
+    assert.equal(route.change, 'create');
+  });
+
   it('warmup alone holds the new version at one ready replica before traffic, and says so', () => {
     const doc = plan(edit({ ...SPEC, container: { image: 'ghcr.io/acme/shop:2' }, prewarm: { warmup: { path: '/healthz' } } }));
     assert.match(doc.rollout!.beforeTraffic.join('\n'), /prewarm: 1 ready replica before any traffic\nwarmup: /);

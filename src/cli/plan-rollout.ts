@@ -11,6 +11,7 @@ import { summarize } from '../rollout/version.ts';
 import { stableOf, type Decision } from '../planner/decide.ts';
 import { prewarmConfigured } from '../prewarm/prewarm.ts';
 import { ROLLOUT_DEFAULTS, WARMUP_DEFAULTS } from '../api/v1alpha1/defaults.ts';
+import { stickySessions } from './sticky-sessions.ts';
 
 export interface RolloutStep {
   /** The candidate's share of traffic; 100 is the promotion. */
@@ -34,7 +35,10 @@ export interface RolloutExplanation {
   steps: RolloutStep[];
   progressDeadline: string;
   onFailure: string;
+  /** With rollout.stickiness: what the weights count and where sessions go. */
+  sessions?: string;
 }
+
 
 
 export function explainRollout(app: ServerlessApp, d: Decision): RolloutExplanation {
@@ -101,8 +105,10 @@ export function explainRollout(app: ServerlessApp, d: Decision): RolloutExplanat
   const onFailure = first
     ? `if the revision fails${app.spec.prewarm?.warmup ? ' or warmup gives up' : ''}: phase Failed, nothing else serves; fix the spec or kubectl sapp retry`
     : `if ${causes.slice(0, -1).join(', ')} or ${causes.at(-1)}: all traffic back on stable ${stable!.version}, the candidate kept at 0% and scaled to zero (phase Failed); kubectl sapp retry starts it again`;
+  const sessions = stickySessions(app);
   return {
     newVersion,
+    ...(sessions ? { sessions } : {}),
     ...(stable ? { stable: { version: stable.version, ...(stableStatus?.summary ? { summary: stableStatus.summary } : {}) } } : {}),
     version: { version: d.version, summary: summarize(app.spec) },
     phase: { ...(app.status?.phase ? { now: app.status.phase } : {}), next: d.plan.phase },

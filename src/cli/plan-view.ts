@@ -64,6 +64,7 @@ export function renderPlan(doc: PlanDocument): string {
       line('steps:', 2);
       for (const s of r.steps) line(`${String(s.weight).padStart(3)}%  ${s.after}${s.at ? ` (at ${s.at})` : ''}`, 4);
     }
+    if (r.sessions) line(`sessions: ${r.sessions}`, 2);
     if (r.newVersion || r.steps.length) line(`on failure: ${r.onFailure}`, 2);
     line();
   }

@@ -8,6 +8,7 @@ import { escapeTerminalDeep } from '../util/terminal-text.ts';
 import type { ServerlessApp, VersionStatus } from '../api/v1alpha1/serverlessapp.ts';
 import { findCondition } from '../util/conditions.ts';
 import { ROLLOUT_DEFAULTS, WARMUP_DEFAULTS } from '../api/v1alpha1/defaults.ts';
+import { stickySessions } from './sticky-sessions.ts';
 
 export interface ViewOptions {
   now: Date;
@@ -85,13 +86,14 @@ export function renderStatus(app: ServerlessApp, opts: ViewOptions): string {
     lines.push(['', '']);
     add('Strategy:', rollout.steps?.length ? `steps ${rollout.steps.map((s) => `${s}%`).join(' → ')}, interval ${rollout.interval ?? ROLLOUT_DEFAULTS.interval}` : 'manual (spec.rollout.canaryPercent)');
     add('Spec:', controls.join(', '), 1);
+    add('Sessions:', stickySessions(app), 1);
     if (canary) {
       const steps = rollout.steps ?? [];
       if (canary.step !== undefined && steps.length > 0) {
         add('Step:', `${canary.step + 1}/${steps.length} (${steps[canary.step] ?? '-'}%)${canary.stepStartedAt ? `, since ${ago(canary.stepStartedAt)}` : ''}`, 1);
       }
       if (canary.weight !== undefined || canary.trafficPercent !== undefined) {
-        add('Weight:', `${canary.weight ?? '-'}% asked, ${canary.trafficPercent ?? '-'}% served`, 1);
+        add('Weight:', `${canary.weight ?? '-'}% asked, ${canary.trafficPercent ?? '-'}% served${rollout.stickiness ? ' (of new sessions)' : ''}`, 1);
       }
       add('Analysis:', canary.message, 1);
       if (rollout.analysis && canary.failedChecks !== undefined) add('Failed checks:', `${canary.failedChecks} (the candidate fails at ${rollout.analysis.failureThreshold ?? ROLLOUT_DEFAULTS.failureThreshold})`, 1);

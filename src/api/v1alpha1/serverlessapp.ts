@@ -342,8 +342,8 @@ export const statusSchema = object('Observed state, written by the operator from
     url: string('URL that reaches this target only.'),
   }), 'The traffic split in force.'),
   canary: object('Progress of the current canary (kept here so a restart resumes).', {
-    weight: integer('Candidate percentage the rollout asks for (the rollout\'s own progress).'),
-    trafficPercent: integer('Candidate percentage the data plane reports serving now (what the Weight column shows).'),
+    weight: integer('Candidate percentage the rollout asks for (the rollout\'s own progress). With rollout.stickiness, a percentage of new sessions: sessions already under way stay on their version.'),
+    trafficPercent: integer('Candidate percentage the data plane reports serving now (what the Weight column shows). With rollout.stickiness, a percentage of new sessions.'),
     step: integer('Index of the automated step in force (0-based).'),
     stepStartedAt: string('When the current step began.', { format: 'date-time' }),
     failedChecks: integer('Failed check rounds so far.'),
