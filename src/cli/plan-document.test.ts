@@ -114,10 +114,25 @@ describe('kubectl sapp plan (the plan document and its text)', () => {
     golden('canary', doc);
   });
 
-  it('sticky sessions: the plan says the weights count new sessions', () => {
+  it('sticky sessions: the plan says the weights count new sessions, shows the cookie rules and how sessions move at the next step', () => {
     const sticky = { ...SPEC, container: { image: 'ghcr.io/acme/shop:2' }, ingress: { hosts: ['shop.example.com'] }, rollout: { ...SPEC.rollout, stickiness: { cookieName: 'shop-v' } } };
     const doc = plan(edit(sticky));
-    assert.match(doc.rollout!.sessions ?? '', /^sticky \(cookie shop-v, kept 1h\): weights count new sessions; a session stays on the version it started on/);
+    const sessions = doc.rollout!.sessions!;
+    assert.match(sessions.summary, /^sticky \(cookie shop-v, kept 1h\): weights count new sessions; a session stays on the version it started on/);
+    const [stable, version] = [doc.rollout!.stable!.version, doc.rollout!.version.version];
+    assert.deepEqual(sessions.rules, [
+      'responses to requests without a valid cookie set shop-v=<the version reached>; Max-Age=3600; Path=/; HttpOnly; SameSite=Lax',
+      `Cookie shop-v=${stable} → stable ${stable}`,
+      `Cookie shop-v=${version} → ${version} while it has weight, else stable`,
+      `Cookie shop-v=<any other version> → stable ${stable}, whose cookie replaces it`,
+      'no cookie → split by weight as a new session',
+    ]);
+    assert.equal(sessions.next, `at 20%: 20% of new sessions start on ${version}; sessions under way stay on their version`);
+    const rollback = plan(edit({ ...sticky, rollout: { canaryPercent: 0, stickiness: { cookieName: 'shop-v' } } })).rollout!.sessions!;
+    assert.equal(rollback.next, `the candidate's sessions return to stable ${stable} at their next request`);
+    const promote = plan(edit({ ...sticky, rollout: { canaryPercent: 100, stickiness: { cookieName: 'shop-v' } } })).rollout!.sessions!;
+    assert.equal(promote.next, `at promotion every session moves to ${version}; ${stable}'s cookie is then ignored and replaced`);
+    golden('sticky-canary', doc);
     assert.ok(!plan(edit({ ...SPEC, container: { image: 'ghcr.io/acme/shop:2' } })).rollout!.sessions, 'not without stickiness');
     const route = doc.operations.find((o) => o.kind.startsWith('VirtualService.'));
     assert.ok(route, `a VirtualService is planned: ${doc.operations.map((o) => o.kind).join(', ')}`);

@@ -11,6 +11,7 @@ import { summarize } from '../rollout/version.ts';
 import { stableOf, type Decision } from '../planner/decide.ts';
 import { prewarmConfigured } from '../prewarm/prewarm.ts';
 import { ROLLOUT_DEFAULTS, WARMUP_DEFAULTS } from '../api/v1alpha1/defaults.ts';
+import { sessionCookie } from '../render/session-cookie.ts';
 import { stickySessions } from './sticky-sessions.ts';
 
 export interface RolloutStep {
@@ -35,8 +36,36 @@ export interface RolloutExplanation {
   steps: RolloutStep[];
   progressDeadline: string;
   onFailure: string;
-  /** With rollout.stickiness: what the weights count and where sessions go. */
-  sessions?: string;
+  /** With rollout.stickiness: what the weights count, the cookie rules, and how sessions move at the next step. */
+  sessions?: SessionsExplanation;
+}
+
+export interface SessionsExplanation {
+  summary: string;
+  /** What the route does with the cookie, version by version. */
+  rules: string[];
+  /** How sessions move when the next step (or the edit's outcome) comes. */
+  next?: string;
+}
+
+/** The cookie rules of the route for `stable` and the candidate `version`, and what the next step or outcome does to sessions. */
+function explainSessions(app: ServerlessApp, stable: string | undefined, version: string, next: RolloutStep | undefined, returnsToStable: boolean): SessionsExplanation | undefined {
+  const summary = stickySessions(app);
+  const cookie = sessionCookie(app.spec.rollout?.stickiness);
+  if (!summary || !cookie) return undefined;
+  const rules = [`responses to requests without a valid cookie set ${cookie.setCookie('<the version reached>')}`];
+  if (stable && stable !== version) {
+    rules.push(
+      `Cookie ${cookie.name}=${stable} → stable ${stable}`,
+      `Cookie ${cookie.name}=${version} → ${version} while it has weight, else stable`,
+      `Cookie ${cookie.name}=<any other version> → stable ${stable}, whose cookie replaces it`,
+      `no cookie → split by weight as a new session`,
+    );
+  }
+  const moves = returnsToStable && stable ? `the candidate's sessions return to stable ${stable} at their next request`
+    : next?.weight === 100 ? `at promotion every session moves to ${version}${stable && stable !== version ? `; ${stable}'s cookie is then ignored and replaced` : ''}`
+      : next ? `at ${next.weight}%: ${next.weight}% of new sessions start on ${version}; sessions under way stay on their version` : undefined;
+  return { summary, rules, ...(moves ? { next: moves } : {}) };
 }
 
 
@@ -105,7 +134,9 @@ export function explainRollout(app: ServerlessApp, d: Decision): RolloutExplanat
   const onFailure = first
     ? `if the revision fails${app.spec.prewarm?.warmup ? ' or warmup gives up' : ''}: phase Failed, nothing else serves; fix the spec or kubectl sapp retry`
     : `if ${causes.slice(0, -1).join(', ')} or ${causes.at(-1)}: all traffic back on stable ${stable!.version}, the candidate kept at 0% and scaled to zero (phase Failed); kubectl sapp retry starts it again`;
-  const sessions = stickySessions(app);
+  const current = underWay ? canary.weight ?? 0 : 0;
+  const returnsToStable = newVersion && (!!rollout.abort || d.plan.phase === 'Failed' || (rollout.canaryPercent === 0 && !rollout.match?.length));
+  const sessions = explainSessions(app, stable?.version, d.version, steps.find((s) => s.weight > current), returnsToStable);
   return {
     newVersion,
     ...(sessions ? { sessions } : {}),

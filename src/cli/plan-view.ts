@@ -64,7 +64,11 @@ export function renderPlan(doc: PlanDocument): string {
       line('steps:', 2);
       for (const s of r.steps) line(`${String(s.weight).padStart(3)}%  ${s.after}${s.at ? ` (at ${s.at})` : ''}`, 4);
     }
-    if (r.sessions) line(`sessions: ${r.sessions}`, 2);
+    if (r.sessions) {
+      line(`sessions: ${r.sessions.summary}`, 2);
+      for (const rule of r.sessions.rules) line(`- ${rule}`, 4);
+      if (r.sessions.next) line(`next: ${r.sessions.next}`, 4);
+    }
     if (r.newVersion || r.steps.length) line(`on failure: ${r.onFailure}`, 2);
     line();
   }

@@ -7,7 +7,7 @@
 // the plan says. Both routers name their route `<app>-routes`, so a router
 // switch finds the other router's route by name (make before break).
 
-import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
+import type { ServerlessApp, TrafficStatus } from '../api/v1alpha1/serverlessapp.ts';
 import type { SpecProblem } from '../api/v1alpha1/validation.ts';
 import { renderHttpRoute } from '../render/http-route.ts';
 import { routeName } from '../render/route-name.ts';
@@ -26,8 +26,11 @@ export interface Route {
   name(app: Pick<ServerlessApp, 'metadata'>): string;
   /** The name ours carried before 0.2 (the app's own, which KServe also uses for its VirtualService); none for newer routers. */
   legacyName(app: Pick<ServerlessApp, 'metadata'>): string | undefined;
-  /** `candidate.reachable`: header routes, its weight and mirroring may reach the candidate revision. */
-  render(app: ServerlessApp, serving: Workload, candidate: { reachable: boolean; revision?: string }, traffic: TrafficPlan): WorkloadObject;
+  /**
+   * `candidate.reachable`: header routes, its weight and mirroring may reach the candidate revision.
+   * `inForce`: the split the data plane reports serving, with its tags (sticky sessions go to a tag only while it holds their version).
+   */
+  render(app: ServerlessApp, serving: Workload, candidate: { reachable: boolean; revision?: string }, traffic: TrafficPlan, inForce: TrafficStatus[]): WorkloadObject;
   /** What of spec.ingress this router cannot do. */
   problems(app: ServerlessApp): SpecProblem[];
   /** What the route's own status says of it; undefined: the router reports no status to read (Istio's VirtualService). */
@@ -43,8 +46,8 @@ export function istioRoute(localGateway: string): Route {
     product: 'istio',
     name: routeName,
     legacyName: (app) => app.metadata.name,
-    render: (app, serving, candidate, traffic) => renderVirtualService(app, {
-      localGateway, candidateReady: candidate.reachable, ...serving.hosts(app), traffic,
+    render: (app, serving, candidate, traffic, inForce) => renderVirtualService(app, {
+      localGateway, candidateReady: candidate.reachable, ...serving.hosts(app), traffic, inForce,
       ...(candidate.revision ? { candidateRevision: candidate.revision } : {}),
     }) as unknown as WorkloadObject,
     problems: () => [],

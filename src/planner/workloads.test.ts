@@ -87,11 +87,11 @@ describe('workloads: whether the host the VirtualService points at answers', () 
 
 describe('workloads: the cluster-local hosts the VirtualService rewrites to', () => {
   it('a Knative Service: its own host, and its candidate tag\'s', () => {
-    assert.deepEqual(knativeWorkload(true).hosts(containerApp()), { defaultHost: 'shop.team-a.svc.cluster.local', stableHost: 'stable-shop.team-a.svc.cluster.local', candidateHost: 'candidate-shop.team-a.svc.cluster.local' });
+    assert.deepEqual(knativeWorkload(true).hosts(containerApp()), { defaultHost: 'shop.team-a.svc.cluster.local', stableHost: 'stable-shop.team-a.svc.cluster.local', candidateHost: 'candidate-shop.team-a.svc.cluster.local', stableTag: 'stable', candidateTag: 'candidate' });
   });
 
   it('an InferenceService: its predictor\'s host, and the tag KServe gives its latest revision', () => {
-    assert.deepEqual(kserveWorkload(true).hosts(modelApp()), { defaultHost: 'fraud-predictor.ml.svc.cluster.local', stableHost: 'prev-fraud-predictor.ml.svc.cluster.local', candidateHost: 'latest-fraud-predictor.ml.svc.cluster.local' });
+    assert.deepEqual(kserveWorkload(true).hosts(modelApp()), { defaultHost: 'fraud-predictor.ml.svc.cluster.local', stableHost: 'prev-fraud-predictor.ml.svc.cluster.local', candidateHost: 'latest-fraud-predictor.ml.svc.cluster.local', stableTag: 'prev', candidateTag: 'latest' });
   });
 });
 

@@ -58,6 +58,15 @@ export interface RenderContext {
   revisions: Revision[];
 }
 
+export interface RouteHosts {
+  defaultHost: string;
+  stableHost: string;
+  candidateHost: string;
+  /** The data plane's tags behind stableHost and candidateHost, as its traffic in force reports them. */
+  stableTag: string;
+  candidateTag: string;
+}
+
 export interface Workload {
   readonly kind: ResourceKind;
   /** How its objects must be written (write-rules.ts). */
@@ -69,8 +78,8 @@ export interface Workload {
   /** The revision the spec's version runs on: known in advance (Knative) or read back (KServe). */
   desiredRevision(app: ServerlessApp, version: string, effective: ScaleBounds, revisions: Revision[]): string | undefined;
   render(ctx: RenderContext): WorkloadObject;
-  /** Cluster-local hosts of the app and of its stable and candidate versions (each one revision's), for the VirtualService. */
-  hosts(app: ServerlessApp): { defaultHost: string; stableHost: string; candidateHost: string };
+  /** Cluster-local hosts of the app and of its stable and candidate versions (each one revision's, under these tags), for the VirtualService. */
+  hosts(app: ServerlessApp): RouteHosts;
   summarize(live: WorkloadObject | undefined, versionOf: (revision: string) => string | undefined): WorkloadSummary;
   /**
    * A revision of this kind's Knative Service that `live` did not make: an earlier workload of the
@@ -187,6 +196,7 @@ export function knativeWorkload(inPlaceBounds: boolean, clusterLocal = true): Wo
       defaultHost: clusterLocalHost(serviceName(app), app.metadata.namespace),
       stableHost: tagHost(STABLE_TAG, serviceName(app), app.metadata.namespace),
       candidateHost: tagHost(CANDIDATE_TAG, serviceName(app), app.metadata.namespace),
+      stableTag: STABLE_TAG, candidateTag: CANDIDATE_TAG,
     }),
     summarize: (live, versionOf) => summarizeConditions(live, live?.status?.traffic, live?.status?.url, 'Ready', versionOf),
     isStale: (r, app, live) => staleRevision(r, serviceName(app), live, live?.metadata.uid),
@@ -220,6 +230,7 @@ export function kserveWorkload(inPlaceBounds: boolean, clusterLocal = true): Wor
       // sticky route sends a session to it rather than to the default host.
       stableHost: tagHost(KSERVE_PREVIOUS_TAG, predictorName(app), app.metadata.namespace),
       candidateHost: tagHost(KSERVE_LATEST_TAG, predictorName(app), app.metadata.namespace),
+      stableTag: KSERVE_PREVIOUS_TAG, candidateTag: KSERVE_LATEST_TAG,
     }),
     // Our VirtualService routes to the predictor's host: its readiness is KServe's PredictorReady.
     summarize: (live, versionOf) => summarizeConditions(live, live?.status?.components?.predictor?.traffic, live?.status?.url, 'PredictorReady', versionOf),

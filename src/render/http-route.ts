@@ -123,14 +123,19 @@ export function renderHttpRoute(app: ServerlessApp, o: HttpRouteOptions): HttpRo
   const mirror = c && mirrorPercent > 0
     ? { filters: [{ type: 'RequestMirror' as const, requestMirror: { backendRef: { group: '' as const, kind: 'Service' as const, name: privateServiceName(c.revision), port: PRIVATE_SERVICE_PORT }, percent: mirrorPercent } }] }
     : {};
-  // A session stays on its version while the version has weight; with one version there is nothing to choose.
+  // A request with a valid cookie goes to its version and sets nothing; the first without one is split and told
+  // where it went; our cookie naming any other version goes to stable, whose cookie replaces it.
   const withWeight = shares.filter((s) => s.percent > 0);
-  const sessions: HttpRouteRule[] = cookie && withWeight.length > 1 ? withWeight.map((s) => ({
-    name: `session-${s.tag}`,
-    matches: [{ path: ALL_PATHS, headers: [{ type: 'RegularExpression' as const, name: 'cookie', value: cookie.cookieHeaderRegex(s.version) }] }],
+  const sessionRule = (name: string, version: string | undefined, s: (typeof shares)[number], setCookie?: string): HttpRouteRule => ({
+    name, matches: [{ path: ALL_PATHS, headers: [{ type: 'RegularExpression' as const, name: 'cookie', value: cookie!.cookieHeaderRegex(version) }] }],
     ...(s.tag === CANDIDATE_TAG ? {} : mirror),
-    backendRefs: [revisionBackend(ns, s.revision, 100)], ...timeouts,
-  })) : [];
+    backendRefs: [revisionBackend(ns, s.revision, 100, setCookie)], ...timeouts,
+  });
+  const stable = withWeight.find((s) => s.tag !== CANDIDATE_TAG) ?? withWeight[0];
+  const sessions: HttpRouteRule[] = cookie && stable ? [
+    ...withWeight.map((s) => sessionRule(`session-${s.tag}`, s.version, s)),
+    ...(withWeight.length > 1 ? [sessionRule('session-other', undefined, stable, cookie.setCookie(stable.version))] : []),
+  ] : [];
   const matches = app.spec.rollout?.match ?? [];
   const rules: HttpRouteRule[] = [
     // Gateway API orders rules by match specificity, not position; header matches are more specific

@@ -38,6 +38,12 @@ describe('session cookie', () => {
     });
   }
 
+  it('matches the cookie with any value when no version is named, and no other cookie', () => {
+    const any = sessionCookie({})!.cookieHeaderRegex(undefined);
+    for (const h of ['sapp-version=x', 'a=1; sapp-version=; b=2', 'sapp-version=0123456789']) assert.ok(fullMatch(any, h), h);
+    for (const h of ['xsapp-version=x', 'a=1', '']) assert.ok(!fullMatch(any, h), h);
+  });
+
   it('escapes what a cookie name may hold that RE2 reads as syntax', () => {
     const re = sessionCookie({ cookieName: 'a-b_c' })!.cookieHeaderRegex('0123456789');
     assert.ok(fullMatch(re, 'a-b_c=0123456789'));

@@ -15,9 +15,9 @@ export interface SessionCookie {
   setCookie(version: string): string;
   /**
    * An RE2 expression that matches a whole Cookie header (`a=1; name=v; b=2`) carrying this cookie
-   * with `version`: both routers hand header regexes to Envoy's safe_regex, a full match.
+   * with `version` (undefined: with any value): both routers hand header regexes to Envoy's safe_regex, a full match.
    */
-  cookieHeaderRegex(version: string): string;
+  cookieHeaderRegex(version: string | undefined): string;
 }
 
 // RE2 syntax a cookie name or version could hold (the schema allows letters, digits, '_' and '-'; a
@@ -40,6 +40,6 @@ export function sessionCookie(stickiness: Stickiness | undefined): SessionCookie
     name,
     setCookie: (version) => `${name}=${version}; ${attributes}`,
     // The cookie first or after "; ", its value whole (followed by ";" or the end).
-    cookieHeaderRegex: (version) => `(.*;[ ]*)?${escapeRegex(name)}=${escapeRegex(version)}(;.*)?`,
+    cookieHeaderRegex: (version) => `(.*;[ ]*)?${escapeRegex(name)}=${version === undefined ? '[^;]*' : escapeRegex(version)}(;.*)?`,
   };
 }

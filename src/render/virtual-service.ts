@@ -36,9 +36,9 @@
 // route before the split. Knative's tag hosts each route to one revision.
 
 import type { IVirtualService } from '@kubernetes-models/istio/networking.istio.io/v1/VirtualService';
-import type { HeaderMatch, ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
+import type { HeaderMatch, ServerlessApp, TrafficStatus } from '../api/v1alpha1/serverlessapp.ts';
 import { sessionCookie } from './session-cookie.ts';
-import { CANDIDATE_TAG, trafficSplit, type TrafficPlan } from './traffic.ts';
+import { CANDIDATE_TAG, trafficSplit, type TrafficPlan, type TrafficShare } from './traffic.ts';
 import { childMetadata } from './metadata.ts';
 import { PRIVATE_SERVICE_PORT, privateServiceHost } from './private-service.ts';
 import { routeName } from './route-name.ts';
@@ -49,12 +49,16 @@ export interface VirtualServiceOptions {
   localGateway: string;
   /** Whether the candidate is ready to receive header-matched requests. */
   candidateReady: boolean;
-  /** Cluster-local hosts of the app's default route and of its stable and candidate versions' tags. */
+  /** Cluster-local hosts of the app's default route and of its stable and candidate versions' tags, and those tags. */
   defaultHost: string;
   stableHost: string;
   candidateHost: string;
+  stableTag: string;
+  candidateTag: string;
   /** The split, which the VirtualService carries itself when sessions are sticky. */
   traffic: TrafficPlan;
+  /** The split the data plane reports in force, with its tags: a tag host is a version's only while it reports the tag on its revision. */
+  inForce: TrafficStatus[];
   /** The candidate's revision, the target of rollout.mirrorPercent (mirrored only while candidateReady). */
   candidateRevision?: string;
 }
@@ -96,32 +100,46 @@ export function renderVirtualService(app: ServerlessApp, o: VirtualServiceOption
 
   const weighted = trafficSplit(o.traffic, o.candidateReady).filter((s) => s.percent > 0);
   const setCookie = (version: string) => ({ add: { 'set-cookie': cookie.setCookie(version) } });
-  // One version serves: the default host reaches it, and its responses start sessions on it, which
-  // then stay on it when a canary begins.
-  if (weighted.length < 2) {
-    const only = weighted[0];
-    return virtualService(app, [...byHeader, { name: 'default', ...to(o.defaultHost, only && setCookie(only.version)), ...mirror }]);
-  }
-  const hostOf = (tag: string) => (tag === CANDIDATE_TAG ? o.candidateHost : o.stableHost);
-  return virtualService(app, [
-    ...byHeader,
-    // Sessions first, stable's before the candidate's; mirroring copies stable traffic wherever it is routed.
-    ...weighted.map((s) => ({
-      name: `session-${s.tag}`,
-      match: [{ headers: { cookie: { regex: cookie.cookieHeaderRegex(s.version) } } }],
-      ...to(hostOf(s.tag)),
-      ...(s.tag === CANDIDATE_TAG ? {} : mirror),
-    })),
-    {
-      name: 'default',
-      route: weighted.map((s) => ({
-        destination: gateway, weight: s.percent,
-        headers: { request: { set: { ':authority': hostOf(s.tag) } }, response: setCookie(s.version) },
+  const sessionMatch = (version: string | undefined) => [{ headers: { cookie: { regex: cookie.cookieHeaderRegex(version) } } }];
+  const hostOf = sessionHosts(o);
+  const reached = weighted.map((s) => ({ share: s, host: hostOf(s, weighted.length === 1) }));
+  // A request with a valid cookie goes to its version and sets nothing; the first without one is split and
+  // told where it went. Stable's session first, then the candidate's; mirroring copies stable traffic
+  // wherever it is routed.
+  const sessions = reached.filter((r) => r.host).map(({ share, host }) => ({
+    name: `session-${share.tag}`, match: sessionMatch(share.version), ...to(host!), ...(share.tag === CANDIDATE_TAG ? {} : mirror),
+  }));
+  if (reached.length && reached.every((r) => r.host)) {
+    const stable = reached.find((r) => r.share.tag !== CANDIDATE_TAG) ?? reached[0]!;
+    const split = reached.length === 1 ? to(stable.host!, setCookie(stable.share.version)) : {
+      route: reached.map(({ share, host }) => ({
+        destination: gateway, weight: share.percent,
+        headers: { request: { set: { ':authority': host! } }, response: setCookie(share.version) },
       })),
       ...policy,
-      ...mirror,
-    },
-  ]);
+    };
+    // Our cookie naming any other version (an earlier candidate, a version that never was): stable, whose cookie replaces it.
+    const stray = reached.length > 1 ? [{ name: 'session-other', match: sessionMatch(undefined), ...to(stable.host!, setCookie(stable.share.version)), ...mirror }] : [];
+    return virtualService(app, [...byHeader, ...sessions, ...stray, { name: 'default', ...split, ...mirror }]);
+  }
+  // The data plane does not yet report a tag on the version it should hold (a step just written): the sessions it
+  // does report keep their version, and the rest goes to the default host, where the data plane splits,
+  // without naming a version it cannot be sure of.
+  return virtualService(app, [...byHeader, ...sessions, { name: 'default', ...to(o.defaultHost), ...mirror }]);
+}
+
+/**
+ * Where a version's sessions go: its tag host while the data plane reports that tag on the version's revision
+ * (Knative's stable/candidate, which the operator pins; KServe's prev/latest, which KServe moves itself). A
+ * version serving alone may also be reached at the default host while the data plane reports it there at 100%.
+ */
+function sessionHosts(o: VirtualServiceOptions): (share: TrafficShare, alone: boolean) => string | undefined {
+  return (share, alone) => {
+    const [host, tag] = share.tag === CANDIDATE_TAG ? [o.candidateHost, o.candidateTag] : [o.stableHost, o.stableTag];
+    if (o.inForce.some((t) => t.tag === tag && t.revision === share.revision)) return host;
+    if (alone && o.inForce.some((t) => t.revision === share.revision && t.percent === 100)) return o.defaultHost;
+    return undefined;
+  };
 }
 
 function virtualService(app: ServerlessApp, http: unknown[]): IVirtualService {

@@ -200,18 +200,26 @@ export const analysisCheckSchema = object('A Prometheus check: the query\'s firs
 const COOKIE_MAX_AGE = { value: '9600h', why: 'browsers keep a cookie at most 400 days' };
 const secureSet = '(has(self.secure) && self.secure)';
 
-export const stickinessSchema = object('Sticky sessions, off unless set (needs spec.ingress): a request without the cookie is split by weight, and its response sets a cookie naming the version it reached; a request with the cookie stays on that version while the version has weight, through every step, pause and weight change. Weights (status, kubectl sapp status and plan) then count new sessions only. On promotion every session ends on the new stable; on rollback, abort or failure candidate sessions return to stable at once; a cookie naming any other version goes to stable. Header rules (match) still come first.', {
-  cookieName: string('Name of the cookie that names the session\'s version (letters, digits, "_" and "-"). A "__Host-" name needs secure and path "/"; a "__Secure-" name needs secure.', { pattern: '^[A-Za-z0-9_-]+$', maxLength: 64, default: STICKINESS_DEFAULTS.cookieName }),
+export const stickinessSchema = object('Sticky sessions, off unless set (needs spec.ingress): a request without the cookie is split by weight, and its response sets a cookie naming the version it reached; a request with the cookie stays on that version while the version has weight, through every step, pause and weight change. Weights (status, kubectl sapp status and plan) then count new sessions only. On promotion every session ends on the new stable; on rollback, abort or failure candidate sessions return to stable at once; a cookie naming any other version goes to stable. Responses set the cookie only for requests without a valid one. Header rules (match) still come first. A client that drops cookies is split again at each request.', {
+  cookieName: string('Name of the cookie that names the session\'s version (letters, digits, "_" and "-"). A "__Host-" name (recommended where other apps share a parent domain: no other host can set it) needs secure and path "/"; a "__Secure-" name needs secure.', {
+    minLength: 1, maxLength: 64, default: STICKINESS_DEFAULTS.cookieName,
+    rules: [{ rule: "self.matches('^[A-Za-z0-9_-]+$')", message: 'a cookie name holds only letters, digits, "_" and "-"' }],
+  }),
   maxAge: duration('How long a browser keeps the cookie (its Max-Age): past it, the session is split by weight again.', { default: STICKINESS_DEFAULTS.maxAge, min: { value: '1s', why: 'Max-Age counts whole seconds' }, max: COOKIE_MAX_AGE }),
-  path: string('The cookie\'s Path attribute: the URL paths it is sent with.', { pattern: '^/[!-:<-~]*$', maxLength: 256, default: STICKINESS_DEFAULTS.path }),
+  // No "%": the proxy reads a header value it adds as a format string (Envoy's %COMMAND%), and no ";", which would add an attribute.
+  path: string('The cookie\'s Path attribute: the URL paths it is sent with. Starts with "/"; visible ASCII characters other than ";" and "%".', {
+    maxLength: 256, default: STICKINESS_DEFAULTS.path,
+    rules: [{ rule: "self.matches('^/[!-$&-:<-~]*$')", message: 'a cookie path starts with "/" and holds only visible ASCII characters other than ";" and "%" (no spaces)' }],
+  }),
   secure: boolean('The cookie\'s Secure attribute: sent over HTTPS only. Needed for sameSite None.'),
   httpOnly: boolean('The cookie\'s HttpOnly attribute: hidden from scripts.', { default: STICKINESS_DEFAULTS.httpOnly }),
   sameSite: enumeration(['Strict', 'Lax', 'None'] as const, 'The cookie\'s SameSite attribute: whether it is sent with cross-site requests. None needs secure.', { default: STICKINESS_DEFAULTS.sameSite }),
 }, {
   rules: [
     { rule: `!has(self.sameSite) || self.sameSite != 'None' || ${secureSet}`, message: 'sameSite None needs secure: true (browsers drop such a cookie otherwise)', fieldPath: '.secure' },
-    { rule: `!has(self.cookieName) || !self.cookieName.startsWith('__Host-') || (${secureSet} && (!has(self.path) || self.path == '/'))`, message: 'a "__Host-" cookie needs secure: true and path "/" (browsers drop it otherwise)', fieldPath: '.cookieName' },
-    { rule: `!has(self.cookieName) || !self.cookieName.startsWith('__Secure-') || ${secureSet}`, message: 'a "__Secure-" cookie needs secure: true (browsers drop it otherwise)', fieldPath: '.cookieName' },
+    // Browsers read these prefixes case-insensitively (RFC 6265bis, "Cookie Name Prefixes").
+    { rule: `!has(self.cookieName) || !self.cookieName.lowerAscii().startsWith('__host-') || (${secureSet} && (!has(self.path) || self.path == '/'))`, message: 'a "__Host-" cookie (in any case) needs secure: true and path "/" (browsers drop it otherwise)', fieldPath: '.cookieName' },
+    { rule: `!has(self.cookieName) || !self.cookieName.lowerAscii().startsWith('__secure-') || ${secureSet}`, message: 'a "__Secure-" cookie (in any case) needs secure: true (browsers drop it otherwise)', fieldPath: '.cookieName' },
   ],
 });
 
