@@ -18,6 +18,7 @@ import { describeFailure, EnvtestError } from '../test/envtest/errors.ts';
 import { startEnvironment, type DemoEnvironment } from './environment.ts';
 import { DEMO_ROUTERS, type DemoRouter } from './gateway.ts';
 import { runStory } from './story.ts';
+import { proxyConfig, type ProxyIdentity } from '../test/support/envoy-config.ts';
 
 const USAGE = `Usage: npm run demo [-- [--keep] [--router istio|gateway-api]]
 
@@ -149,6 +150,7 @@ try {
     failWarmups: (failing) => { running.warmup.failing = failing; },
     analysisQueries: () => running.prometheus.queries(),
     router: running.router, ...(running.gateway ? { gateway: running.gateway } : {}),
+    ...(running.controlPlane.dataPlane?.istio ? { proxyConfig: (proxy: ProxyIdentity) => proxyConfig(proxy, running.controlPlane) } : {}),
   });
   say(`\nthe story took ${elapsed(storyStarted)}; the whole demo so far ${elapsed()}`);
 } catch (err) {

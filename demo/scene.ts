@@ -6,6 +6,7 @@ import type { ServerlessApp } from '../src/api/v1alpha1/serverlessapp.ts';
 import type { OffsetClock } from '../src/runtime/clock.ts';
 import type { DemoRouter } from './gateway.ts';
 import type { Observer } from './observe.ts';
+import type { ProxyConfig, ProxyIdentity } from '../test/support/envoy-config.ts';
 
 export interface StoryEnv {
   kubeConfig: KubeConfig;
@@ -27,6 +28,8 @@ export interface StoryEnv {
   gateway?: string;
   /** The last step told (default i, the whole story); d stops after the canary, header route and promotion. */
   lastStep?: 'd' | 'i';
+  /** The configuration istiod sends a proxy (the rig's istiod): with it, step c replays browser sessions over shop's routes. */
+  proxyConfig?(proxy: ProxyIdentity): Promise<ProxyConfig>;
   /** Per wait; default 120 s (real Knative scales an idle revision to zero about a minute after it started). */
   timeoutMs?: number;
 }

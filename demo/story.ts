@@ -21,6 +21,7 @@ import { Kinds } from '../src/util/kinds.ts';
 import { condition, Observer, routeAccepted, routeWeights } from './observe.ts';
 import type { Scene, StoryEnv } from './scene.ts';
 import { automatedSteps, failedWarmup, rollBack } from './story-rollouts.ts';
+import { replaySessions, SHOP_STICKINESS } from './story-sessions.ts';
 import { berlinTime, formatApps, formatHttpRoute, formatRevisions, formatRoutes, ROUTES_SIMULATED, type GatewayHttpRoute, type RevisionRow } from './table.ts';
 
 /**
@@ -125,11 +126,11 @@ export async function runStory(env: StoryEnv): Promise<void> {
       ...(fraudA.status?.modelCache ? [`model cached on the nodes: ${fraudA.status.modelCache} (KServe LocalModelNamespaceCache, driven by KServe's local model controller and node agent; SIMULATED download: the rig writes the model's folder on the node, nothing is fetched)`] : []),
     ], 'a');
 
-    heading('b) a new version of shop at 20%');
+    heading('b) a new version of shop at 20%, each browser session kept on its version');
     shop.spec.container!.image = NEW_IMAGE;
-    shop.spec.rollout = { canaryPercent: 20 };
+    shop.spec.rollout = { canaryPercent: 20, stickiness: SHOP_STICKINESS };
     await apply(shop);
-    print(`edited shop: container.image ${NEW_IMAGE}, rollout.canaryPercent 20`);
+    print(`edited shop: container.image ${NEW_IMAGE}, rollout.canaryPercent 20, rollout.stickiness {cookieName: ${SHOP_STICKINESS.cookieName}}`);
     const shopB = await see.until('shop split 80/20 between stable and candidate', ['shop'], async (apps) => {
       const s = apps.get('shop')!;
       const split = (s.status?.traffic ?? []).map((t) => `${t.tag}=${t.percent}`).sort().join(',');
@@ -140,13 +141,13 @@ export async function runStory(env: StoryEnv): Promise<void> {
       ? await acceptedRoute('the HTTPRoute split 80/20', (r) => routeWeights(r)[shopB.status!.versions!.candidate!.revision!] === 20)
       : undefined;
     await show([shopB], [
-      `the candidate (${shopB.status?.versions?.candidate?.revision}) gets 20%, stable keeps 80%; each has its own tag URL`,
+      `the candidate (${shopB.status?.versions?.candidate?.revision}) gets 20% of new sessions, stable keeps 80%; each has its own tag URL; a response names the version it reached in cookie ${SHOP_STICKINESS.cookieName}, and the session stays there`,
       ...(routeB ? [`HTTPRoute ${route('shop')} default rule: ${weightsText(routeB)} (weights on the revisions' Services; Accepted and ResolvedRefs by istiod)`] : []),
       ROUTES_SIMULATED,
     ], 'b');
 
     heading('c) testers reach the candidate with a header');
-    shop.spec.rollout = { canaryPercent: 20, match: [{ header: 'x-canary', exact: 'always' }] };
+    shop.spec.rollout = { canaryPercent: 20, match: [{ header: 'x-canary', exact: 'always' }], stickiness: SHOP_STICKINESS };
     await apply(shop);
     print('edited shop: rollout.match [{header: x-canary, exact: always}]');
     if (gatewayApi) {
@@ -163,12 +164,14 @@ export async function runStory(env: StoryEnv): Promise<void> {
       print(formatRoutes('shop', vs.spec.http ?? []));
     }
     print(`  (${ROUTES_SIMULATED})`);
-    await show([await see.app('shop')], ['requests with "x-canary: always" go to the candidate whatever the weights; all others follow the 80/20 split'], 'c');
+    const shopC = await see.app('shop');
+    const sessions = !gatewayApi && env.proxyConfig ? await replaySessions(scene, shopC, env.proxyConfig) : [];
+    await show([shopC], ['requests with "x-canary: always" go to the candidate whatever the weights or cookie; sessions stay on their version; new sessions follow the 80/20 split', ...sessions], 'c');
 
     heading('d) promote: canaryPercent 100');
-    shop.spec.rollout = { canaryPercent: 100 };
+    shop.spec.rollout = { canaryPercent: 100, stickiness: SHOP_STICKINESS };
     await apply(shop);
-    print('edited shop: rollout.canaryPercent 100 (and the header rule removed)');
+    print('edited shop: rollout.canaryPercent 100 (and the header rule removed): every session moves to the new version');
     const shopD = await see.until('shop promoted (Promoted=True, all traffic on the new version)', ['shop'], async (apps) => {
       const s = apps.get('shop')!;
       const all = s.status?.traffic?.length === 1 && s.status.traffic[0]?.percent === 100;

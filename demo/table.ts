@@ -19,6 +19,7 @@ export interface HttpRoute {
   name?: string;
   match?: Array<{ headers?: Record<string, Record<string, string>> }>;
   rewrite?: { authority?: string };
+  route?: Array<{ weight?: number; headers?: { request?: { set?: Record<string, string> } } }>;
 }
 
 /** What the demo shows of a Gateway API HTTPRoute: its rules' matches and weighted backends, and the status its parents' controller (istiod) wrote. */
@@ -94,7 +95,8 @@ export function formatRoutes(name: string, routes: HttpRoute[]): string {
   const rows = routes.map((r) => [
     cell(r.name),
     r.match?.length ? r.match.map(describeMatch).join(' or ') : '(all other requests)',
-    `-> ${r.rewrite?.authority ?? '?'}`,
+    // A sticky split names each destination's authority (its version's tag host) with its weight.
+    `-> ${r.rewrite?.authority ?? (r.route ?? []).map((d) => `${d.headers?.request?.set?.[':authority'] ?? '?'} ${d.weight ?? 100}%`).join(', ')}`,
   ]);
   return `  VirtualService ${name}: HTTP routes, first match wins\n` + formatTable(['ROUTE', 'MATCH', 'DESTINATION (authority)'], rows, '    ');
 }

@@ -15,7 +15,8 @@ import { ensureParentGateway } from '../../demo/gateway.ts';
 import { formatApps, formatHttpRoute, ROUTES_SIMULATED } from '../../demo/table.ts';
 import { Kinds } from '../../src/util/kinds.ts';
 import { getApp, userClient } from '../support/apps.ts';
-import { freshNamespace } from '../support/cluster.ts';
+import { freshNamespace, testEnv } from '../support/cluster.ts';
+import { proxyConfig, type ProxyIdentity } from '../support/envoy-config.ts';
 import { startOperator, testKubeConfig, type RunningOperator } from '../support/operator.ts';
 
 describe('the demo story (integration)', function () {
@@ -53,6 +54,7 @@ describe('the demo story (integration)', function () {
       failWarmups: (failing) => { warmup.failing = failing; },
       analysisQueries: () => prometheus.queries(),
       print: (text) => lines.push(...text.split('\n')),
+      ...(testEnv().dataPlane?.istio ? { proxyConfig: (proxy: ProxyIdentity) => proxyConfig(proxy) } : {}),
     });
     const out = lines.join('\n');
 
@@ -62,6 +64,12 @@ describe('the demo story (integration)', function () {
     assert.match(out, /^\s+shop-\S+\s+80%\s+stable\s/m, 'the 80/20 split is printed');
     assert.match(out, /^\s+shop-\S+\s+20%\s+candidate\s/m);
     assert.match(out, /candidate-by-header\s+x-canary exact "always"\s+-> candidate-shop\./);
+    if (testEnv().dataPlane?.istio) {
+      // The sticky story over the routes istiod sends the sidecars: the split of new sessions near the weight, no session moved.
+      const started = /(\d+\.\d)% of new sessions started on the candidate \(the weight: 20%\), and 0\.0% ever changed version/.exec(out);
+      assert.ok(started && Math.abs(Number(started[1]) - 20) <= 4, `the sticky story's sessions: ${started?.[0] ?? 'not printed'}`);
+      assert.match(out, /50 of 50 testers sending "x-canary: always" reached the candidate on every request/);
+    }
     assert.ok(lines.includes(`  (${ROUTES_SIMULATED})`), 'the routes shown are labelled: no Envoy, no request proxied');
     assert.match(out, /condition Promoted=True/);
     assert.match(out, /^shop\s+True\s+RolledBack\s+shop:1\.5\.0\s+shop:1\.6\.0\s+0\s/m, 'the rollback as kubectl shows it');

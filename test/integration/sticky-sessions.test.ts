@@ -30,8 +30,8 @@ import {
   gatewayWithProxy, KNATIVE_GATEWAY, KNATIVE_LOCAL_ROUTES, proxyConfig, serviceCluster, untilKnativeSplit, untilProxy, virtualHostsFor, weightsOf,
   type ProxyConfig, type ProxyIdentity,
 } from '../support/envoy-config.ts';
-import { seededDraws, traceRequest, type NextHop } from '../support/route-eval.ts';
-import { cookiesSet, flippedShare, newSessions, step, type Route, type Session } from '../support/sessions.ts';
+import { seededDraws, type NextHop } from '../support/route-eval.ts';
+import { cookieVersions, flippedShare, newSessions, revisionRoute, step, type Route, type Session } from '../support/sessions.ts';
 import { LoopbackServer, promVector } from '../support/http-server.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
 import { READY_MS, SETTLE_MS, waitFor } from '../support/wait.ts';
@@ -43,15 +43,6 @@ const MATCH = [{ header: 'x-canary', exact: 'yes' }];
 const image = (tag: string) => `ghcr.io/acme/shop:${tag}`;
 /** New sessions per phase: a 20% share is read within 3 points (about 3.7 standard deviations at 2,000). */
 const NEW_SESSIONS = 2_000;
-
-/** The session cookie versions a Set-Cookie of the app's routes names, sorted: what the proxy has been told so far. */
-function cookieVersions(config: ProxyConfig, host: string): string[] | undefined {
-  const vh = virtualHostsFor(config, host)[0];
-  if (!vh) return undefined;
-  const headers = vh.routes.flatMap((r) => [...(r.response_headers_to_add ?? []), ...(r.route?.weighted_clusters?.clusters.flatMap((c) => c.response_headers_to_add ?? []) ?? [])]);
-  const versions = headers.filter((h) => h.header.key.toLowerCase() === 'set-cookie').map((h) => cookiesSet([['set-cookie', h.header.value ?? '']])[COOKIE]).filter((v): v is string => !!v);
-  return [...new Set(versions)].sort();
-}
 
 for (const router of ROUTERS) describe(`sticky sessions on the real Knative, routed by the ${router} router, over the routes istiod sends the gateway (integration)`, function () {
   this.timeout(900_000);
@@ -106,7 +97,7 @@ for (const router of ROUTERS) describe(`sticky sessions on the real Knative, rou
     if (versions.length || router === 'istio') {
       // Sticky: the proxy has caught up once it sets the cookies of exactly these versions (none: stickiness off).
       ({ config } = await untilProxy(`${what}: the gateway's proxy sets session cookies for [${versions.join(', ')}]`, proxy,
-        (c) => (JSON.stringify(cookieVersions(c, host())) === JSON.stringify([...versions].sort()) ? true : undefined)));
+        (c) => (JSON.stringify(cookieVersions(c, host(), COOKIE)) === JSON.stringify([...versions].sort()) ? true : undefined)));
       // Not sticky under the Istio router: the split is Knative's, on its local gateway (ENVTEST_NETGW=on).
       if (!versions.length) await untilKnativeSplit(what, ns, knativeService, byRevision);
     } else {
@@ -116,27 +107,12 @@ for (const router of ROUTERS) describe(`sticky sessions on the real Knative, rou
         return isDeepStrictEqual(Object.fromEntries(Object.entries(split).filter(([, w]) => w > 0)), want) ? true : undefined;
       }));
     }
-    const revisions = [...new Set(traffic.map((t) => t.revisionName!))];
     const ready = new Set<string>();
-    for (const r of revisions) if (knativeReady(await getRevision(ns, r))) ready.add(r);
-    const byTagHost = new Map(traffic.filter((t) => t.url).map((t) => [new URL(t.url!).host, t.revisionName!]));
-    const serving = traffic.filter((t) => t.percent > 0);
-    // The default host reaches whatever Knative splits there: one revision when one serves, else no one revision.
-    if (serving.length === 1) byTagHost.set(`${knativeService}.${ns}.svc.cluster.local`, serving[0]!.revisionName!);
-    const first = virtualHostsFor(config, host())[0]!.routeConfig;
-    const localGateway = serviceCluster('istio-system', 'knative-local-gateway');
+    for (const t of traffic) if (knativeReady(await getRevision(ns, t.revisionName!))) ready.add(t.revisionName!);
     const knative = testEnv().dataPlane?.netGatewayApi ? await proxyConfig(KNATIVE_GATEWAY) : undefined;
+    const localGateway = serviceCluster('istio-system', 'knative-local-gateway');
     const next: NextHop = (cluster) => (cluster === localGateway && knative ? { config: knative, routeConfig: KNATIVE_LOCAL_ROUTES } : undefined);
-    const random = seededDraws(NEW_SESSIONS);
-    return (req) => {
-      const t = traceRequest(config, first, req, next, random);
-      if ('noRoute' in t) return t;
-      const authority = t.hops.at(-1)!.authority;
-      const revision = revisions.find((r) => serviceCluster(ns, r) === t.cluster) ?? (t.cluster === localGateway ? byTagHost.get(authority) : undefined);
-      if (!revision) return { noRoute: `ended on ${t.cluster} as ${authority}, which is no one revision Knative reports (${JSON.stringify(traffic)})` };
-      if (!ready.has(revision)) return { noRoute: `reached ${revision}, which Knative does not report Ready` };
-      return { cluster: revision, setCookies: cookiesSet(t.responseHeaders) };
-    };
+    return revisionRoute({ config, host: host(), namespace: ns, knativeService, traffic, ready, next, random: seededDraws(NEW_SESSIONS) });
   }
 
   /** `count` requests from each session; every one routed to a Ready revision. */

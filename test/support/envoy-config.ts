@@ -12,6 +12,7 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { isDeepStrictEqual, promisify } from 'node:util';
+import type { ControlPlane } from '../envtest/controlplane.ts';
 import { ISTIOD_PORTS } from '../envtest/istiod.ts';
 import { GATEWAY_POD_LABELS } from '../envtest/net-gateway-api.ts';
 import { applyYaml, testEnv } from './cluster.ts';
@@ -25,26 +26,29 @@ const run = promisify(execFile);
 export interface EnvoyStringMatch { exact?: string; prefix?: string; suffix?: string; contains?: string; safe_regex?: { regex: string }; ignore_case?: boolean }
 /** Envoy's HeaderMatcher (config/route/v3/route_components.proto), the forms istiod writes. */
 export interface EnvoyHeaderMatch { name: string; string_match?: EnvoyStringMatch; present_match?: boolean; invert_match?: boolean; treat_missing_header_as_empty?: boolean }
-/** A HeaderValueOption: a header a route adds to the request or the response. */
-export interface EnvoyHeaderValue { header: { key: string; value?: string }; append_action?: string }
+/** A HeaderValueOption: a header a route adds to the request or the response (`append`: the deprecated form of append_action). */
+export interface EnvoyHeaderValue { header: { key: string; value?: string }; append_action?: string; append?: boolean }
+/** The request-header mutations of one level: weighted-cluster entry, route, virtual host or route configuration. */
+export interface EnvoyRequestMutations { request_headers_to_add?: EnvoyHeaderValue[]; request_headers_to_remove?: string[] }
 
 /** The parts of Envoy's RouteConfiguration (proto field names) the tests read. */
-export interface EnvoyRoute {
+export interface EnvoyRoute extends EnvoyRequestMutations {
   name?: string;
-  match: { prefix?: string; path?: string; safe_regex?: { regex: string }; headers?: EnvoyHeaderMatch[]; case_sensitive?: boolean };
-  request_headers_to_add?: EnvoyHeaderValue[];
+  match: { prefix?: string; path?: string; path_separated_prefix?: string; safe_regex?: { regex: string }; headers?: EnvoyHeaderMatch[]; case_sensitive?: boolean };
   response_headers_to_add?: EnvoyHeaderValue[];
+  direct_response?: { status: number };
+  redirect?: object;
   route?: {
     cluster?: string;
-    weighted_clusters?: { clusters: Array<{ name: string; weight: number; host_rewrite_literal?: string; request_headers_to_add?: EnvoyHeaderValue[]; response_headers_to_add?: EnvoyHeaderValue[] }>; total_weight?: number };
+    weighted_clusters?: { clusters: Array<EnvoyRequestMutations & { name: string; weight: number; host_rewrite_literal?: string; response_headers_to_add?: EnvoyHeaderValue[] }>; total_weight?: number };
     host_rewrite_literal?: string;
     timeout?: string;
     retry_policy?: { retry_on?: string; num_retries?: number; per_try_timeout?: string; retriable_status_codes?: number[] };
     request_mirror_policies?: Array<{ cluster: string; runtime_fraction?: { default_value: { numerator?: number; denominator?: string } }; trace_sampled?: boolean; disable_shadow_host_suffix_append?: boolean }>;
   };
 }
-export interface EnvoyVirtualHost { name: string; domains: string[]; routes: EnvoyRoute[]; request_headers_to_add?: EnvoyHeaderValue[]; response_headers_to_add?: EnvoyHeaderValue[] }
-export interface EnvoyRouteConfiguration { name: string; virtual_hosts?: EnvoyVirtualHost[]; ignore_port_in_host_matching?: boolean }
+export interface EnvoyVirtualHost extends EnvoyRequestMutations { name: string; domains: string[]; routes: EnvoyRoute[]; response_headers_to_add?: EnvoyHeaderValue[] }
+export interface EnvoyRouteConfiguration extends EnvoyRequestMutations { name: string; virtual_hosts?: EnvoyVirtualHost[]; ignore_port_in_host_matching?: boolean; response_headers_to_add?: EnvoyHeaderValue[] }
 
 export interface ProxyConfig {
   listeners: Array<{ name: string; port: number; routeConfigNames: string[] }>;
@@ -60,9 +64,8 @@ export interface ProxyIdentity {
   labels?: Record<string, string>;
 }
 
-/** The configuration istiod sends to a proxy of this identity now. */
-export async function proxyConfig(proxy: ProxyIdentity): Promise<ProxyConfig> {
-  const env = testEnv();
+/** The configuration istiod sends to a proxy of this identity now (of the tests' rig, or `env`'s: the demo's). */
+export async function proxyConfig(proxy: ProxyIdentity, env: ControlPlane = testEnv()): Promise<ProxyConfig> {
   const netns = env.dataPlane?.netns.main;
   if (!env.dataPlane?.istio || !netns) throw new Error('the rig runs no istiod (ENVTEST_ISTIO=off?): no proxy configuration to read');
   const labels = Object.entries(proxy.labels ?? {}).map(([k, v]) => `${k}=${v}`).join(',');
@@ -92,10 +95,10 @@ export function routedClusters(config: ProxyConfig): string[] {
  * Reads the proxy's configuration until `pick` finds what it looks for (istiod pushes after a debounce);
  * on giving up, says what it waited for and what the proxy had: its listeners and route configurations.
  */
-export async function untilProxy<T>(what: string, proxy: ProxyIdentity, pick: (c: ProxyConfig) => T | undefined): Promise<{ config: ProxyConfig; found: T }> {
+export async function untilProxy<T>(what: string, proxy: ProxyIdentity, pick: (c: ProxyConfig) => T | undefined, env?: ControlPlane): Promise<{ config: ProxyConfig; found: T }> {
   let last: ProxyConfig | undefined;
   return waitFor(what, async () => {
-    const config = last = await proxyConfig(proxy);
+    const config = last = await proxyConfig(proxy, env);
     const found = pick(config);
     return found === undefined ? undefined : { config, found };
   }, { timeoutMs: 90_000, intervalMs: 1_000 }).catch((err: Error) => {

@@ -4,7 +4,7 @@ import { findVirtualHost, routeRequest, seededDraws, traceRequest, type RouteOut
 
 const vh = (name: string, domains: string[], routes: EnvoyVirtualHost['routes'] = [{ match: { prefix: '/' }, route: { cluster: name } }]): EnvoyVirtualHost => ({ name, domains, routes });
 const cookie = (name: string, value: string) => ({ name: 'cookie', string_match: { safe_regex: { regex: `(.*; )?${name}=${value}(;.*)?` } } });
-const clusterOf = (o: RouteOutcome) => ('hop' in o ? o.hop.cluster : o.noRoute);
+const clusterOf = (o: RouteOutcome) => ('hop' in o ? o.hop.cluster : 'noRoute' in o ? o.noRoute : `answered ${o.answered.status}`);
 
 describe('route evaluation: Envoy\'s choices over a route configuration', () => {
   const config: EnvoyRouteConfiguration = {
@@ -114,7 +114,7 @@ describe('route evaluation: Envoy\'s choices over a route configuration', () => 
       { name: 'local', weight: 1, host_rewrite_literal: 'stable-shop.ns.svc.cluster.local' },
       { name: 'local', weight: 1, host_rewrite_literal: 'candidate-shop.ns.svc.cluster.local' },
     ] } } }])] };
-    const at = (random: number) => { const o = routeRequest(split, { authority: 'shop.example.com', path: '/' }, random); return 'hop' in o ? o.hop.authority : o.noRoute; };
+    const at = (random: number) => { const o = routeRequest(split, { authority: 'shop.example.com', path: '/' }, random); return 'hop' in o ? o.hop.authority : clusterOf(o); };
     assert.deepEqual([at(0), at(1)], ['stable-shop.ns.svc.cluster.local', 'candidate-shop.ns.svc.cluster.local']);
   });
 
@@ -127,6 +127,39 @@ describe('route evaluation: Envoy\'s choices over a route configuration', () => 
       assert.deepEqual(o.hop.responseHeaders, [['set-cookie', `sapp=${o.hop.cluster}; Path=/`]]);
     }
     assert.deepEqual(picked, { v1: 800, v2: 200 });
+  });
+
+  it('mutates the request level by level as Envoy does: cluster entry, route, virtual host, route configuration, each removing then adding by append_action', () => {
+    const config: EnvoyRouteConfiguration = {
+      name: 'http.80', request_headers_to_add: [{ header: { key: 'x-level', value: 'config' }, append_action: 'OVERWRITE_IF_EXISTS_OR_ADD' }],
+      virtual_hosts: [{
+        name: 'shop', domains: ['shop.example.com'], request_headers_to_remove: ['x-drop'],
+        request_headers_to_add: [{ header: { key: 'x-absent', value: 'vh' }, append_action: 'ADD_IF_ABSENT' }, { header: { key: 'x-only-if', value: 'vh' }, append_action: 'OVERWRITE_IF_EXISTS' }],
+        routes: [{
+          match: { prefix: '/' },
+          request_headers_to_add: [{ header: { key: 'X-Append', value: 'route' } }, { header: { key: 'x-legacy', value: 'route' }, append: false }, { header: { key: 'x-level', value: 'route' }, append_action: 'OVERWRITE_IF_EXISTS_OR_ADD' }],
+          route: { weighted_clusters: { clusters: [{ name: 'only', weight: 1, request_headers_to_add: [{ header: { key: 'x-absent', value: 'cluster' }, append_action: 'ADD_IF_ABSENT' }] }] } },
+        }],
+      }],
+    };
+    const o = routeRequest(config, { authority: 'shop.example.com', path: '/', headers: { 'x-append': 'client', 'x-legacy': 'client', 'x-drop': 'client' } }, 0);
+    assert.ok('hop' in o);
+    assert.deepEqual(o.hop.requestHeaders, {
+      'x-append': 'client,route', // APPEND_IF_EXISTS_OR_ADD, the default: a second value
+      'x-legacy': 'route', // append: false overwrites
+      'x-absent': 'cluster', // the cluster entry added it first; ADD_IF_ABSENT at the virtual host leaves it
+      'x-level': 'config', // the least specific level comes last, so its value stands
+    }, 'x-drop removed by the virtual host; x-only-if not added (OVERWRITE_IF_EXISTS adds nothing that is absent)');
+  });
+
+  it('matches a path-separated prefix as a whole segment, and ends a request at a route that answers itself', () => {
+    const config: EnvoyRouteConfiguration = { name: 'http.80', virtual_hosts: [vh('shop', ['shop.example.com'], [
+      { match: { path_separated_prefix: '/api' }, route: { cluster: 'api' } },
+      { match: { prefix: '/old' }, redirect: {} },
+      { match: { prefix: '/' }, direct_response: { status: 404 } },
+    ])] };
+    const at = (path: string) => clusterOf(routeRequest(config, { authority: 'shop.example.com', path }, 0));
+    assert.deepEqual(['/api', '/api/v1?x=1', '/apiv1', '/old/page', '/'].map(at), ['api', 'api', 'answered 404', 'answered 301', 'answered 404']);
   });
 
   it('says why nothing answers: no virtual host, no route', () => {

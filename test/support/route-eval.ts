@@ -21,13 +21,19 @@
 //    inverts the result (of a present_match too); a matcher field it does not know is an error, not a match;
 //  - the weighted clusters (config_impl.cc, RouteEntryImplBase::pickWeightedCluster): a random value modulo
 //    the total weight, the first cluster whose running total exceeds it; a cluster of weight 0 is never picked;
-//  - host_rewrite_literal (of the weighted-cluster entry, else of the route), and the request and response
-//    headers to add of the cluster entry, the route and the virtual host, in that order. Not modelled: their
-//    append_action (set or append) and the headers to remove, as no upstream response is simulated.
+//  - host_rewrite_literal (of the weighted-cluster entry, else of the route);
+//  - the request headers (source/common/router/header_parser.cc, HeaderParser::evaluateHeaders, and the
+//    route's finalizeRequestHeaders): level by level, the weighted-cluster entry, the route, the virtual host,
+//    then the route configuration (the most specific first, so a less specific level's value wins a
+//    conflict), each removing its headers_to_remove, then adding by append_action: APPEND_IF_EXISTS_OR_ADD
+//    (the default; a second value joined by ','), OVERWRITE_IF_EXISTS_OR_ADD, ADD_IF_ABSENT, OVERWRITE_IF_EXISTS;
+//  - the response headers to add of the same levels, in the same order, as a list (no upstream response is
+//    simulated, so nothing is overwritten);
+//  - a route that answers itself (direct_response, redirect) ends the request there.
 // Regular expressions are evaluated with JavaScript's RegExp: the same as RE2 for the expressions the
 // operator and istiod write (anchors, classes, alternation, no back-references).
 
-import type { EnvoyHeaderMatch, EnvoyHeaderValue, EnvoyRoute, EnvoyRouteConfiguration, EnvoyStringMatch, EnvoyVirtualHost, ProxyConfig } from './envoy-config.ts';
+import type { EnvoyHeaderMatch, EnvoyHeaderValue, EnvoyRequestMutations, EnvoyRoute, EnvoyRouteConfiguration, EnvoyStringMatch, EnvoyVirtualHost, ProxyConfig } from './envoy-config.ts';
 
 export interface EvalRequest {
   authority: string;
@@ -50,7 +56,8 @@ export interface Hop {
   responseHeaders: Array<[string, string]>;
 }
 
-export type RouteOutcome = { hop: Hop } | { noRoute: string };
+/** `answered`: the route answered itself (a direct response or a redirect) with this status. */
+export type RouteOutcome = { hop: Hop } | { noRoute: string } | { answered: { status: number; route: string } };
 
 /** The virtual host of `config` answering `authority`, by Envoy's search order (see the file's comment). */
 export function findVirtualHost(config: EnvoyRouteConfiguration, authority: string): EnvoyVirtualHost | undefined {
@@ -97,7 +104,7 @@ function headerMatches(h: EnvoyHeaderMatch, headers: Record<string, string>): bo
   return h.invert_match ? !result : result;
 }
 
-const KNOWN_MATCH = ['prefix', 'path', 'safe_regex', 'headers', 'case_sensitive'];
+const KNOWN_MATCH = ['prefix', 'path', 'path_separated_prefix', 'safe_regex', 'headers', 'case_sensitive'];
 
 function pathMatches(r: EnvoyRoute, path: string): boolean {
   const unknown = Object.keys(r.match).filter((k) => !KNOWN_MATCH.includes(k));
@@ -107,11 +114,31 @@ function pathMatches(r: EnvoyRoute, path: string): boolean {
   const fold = (s: string) => (caseSensitive ? s : s.toLowerCase());
   if (r.match.prefix !== undefined) return fold(p).startsWith(fold(r.match.prefix));
   if (r.match.path !== undefined) return fold(p) === fold(r.match.path);
+  // The prefix as a whole path segment: itself, or followed by "/" (a query is already cut off).
+  if (r.match.path_separated_prefix !== undefined) return fold(p) === fold(r.match.path_separated_prefix) || fold(p).startsWith(`${fold(r.match.path_separated_prefix)}/`);
   if (r.match.safe_regex !== undefined) return fullMatch(r.match.safe_regex.regex, p);
   throw new Error(`a path matcher this evaluation does not know: ${JSON.stringify(r.match)}`);
 }
 
 const added = (values: EnvoyHeaderValue[] | undefined): Array<[string, string]> => (values ?? []).map((v) => [v.header.key.toLowerCase(), v.header.value ?? '']);
+
+/** The request headers after each level's removals and additions, in the order the levels are given (see the file's comment). */
+function mutateRequest(incoming: Record<string, string>, levels: Array<EnvoyRequestMutations | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(incoming)) out[k.toLowerCase()] = v;
+  for (const level of levels) {
+    for (const k of level?.request_headers_to_remove ?? []) delete out[k.toLowerCase()];
+    for (const { header, append_action: action, append } of level?.request_headers_to_add ?? []) {
+      const k = header.key.toLowerCase(), value = header.value ?? '';
+      const present = Object.hasOwn(out, k);
+      const mode = action ?? (append === false ? 'OVERWRITE_IF_EXISTS_OR_ADD' : 'APPEND_IF_EXISTS_OR_ADD');
+      if (mode === 'ADD_IF_ABSENT' && present) continue;
+      if (mode === 'OVERWRITE_IF_EXISTS' && !present) continue;
+      out[k] = mode === 'APPEND_IF_EXISTS_OR_ADD' && present ? `${out[k]},${value}` : value;
+    }
+  }
+  return out;
+}
 
 /**
  * Envoy's decision on `req` with the route configuration `config`. `random` stands for Envoy's random value
@@ -126,8 +153,10 @@ export function routeRequest(config: EnvoyRouteConfiguration, req: EvalRequest, 
   const route = vh.routes[index];
   if (!route) return { noRoute: `no route of ${config.name}/${vh.name} matches ${req.path} with ${JSON.stringify(req.headers ?? {})}` };
   const name = route.name ?? `#${index}`;
+  if (route.direct_response) return { answered: { status: route.direct_response.status, route: name } };
+  if (route.redirect) return { answered: { status: 301, route: name } };
   let cluster = route.route?.cluster;
-  let entry: { host_rewrite_literal?: string; request_headers_to_add?: EnvoyHeaderValue[]; response_headers_to_add?: EnvoyHeaderValue[] } | undefined;
+  let entry: (EnvoyRequestMutations & { host_rewrite_literal?: string; response_headers_to_add?: EnvoyHeaderValue[] }) | undefined;
   const weighted = route.route?.weighted_clusters?.clusters;
   if (weighted) {
     const total = weighted.reduce((sum, c) => sum + c.weight, 0);
@@ -138,15 +167,14 @@ export function routeRequest(config: EnvoyRouteConfiguration, req: EvalRequest, 
     cluster = (entry as { name: string }).name;
   }
   if (!cluster) return { noRoute: `route ${name} of ${config.name}/${vh.name} sends nowhere (a redirect or a direct response)` };
-  const requestHeaders = { ...req.headers };
-  for (const [k, v] of [...added(entry?.request_headers_to_add), ...added(route.request_headers_to_add), ...added(vh.request_headers_to_add)]) requestHeaders[k] = v;
+  const requestHeaders = mutateRequest(req.headers ?? {}, [entry, route, vh, config]);
   return {
     hop: {
       routeConfig: config.name, virtualHost: vh.name, route: name, cluster,
       // A VirtualService destination's own authority lands on its weighted-cluster entry (istiod route.go processWeightedDestination).
       authority: entry?.host_rewrite_literal ?? route.route?.host_rewrite_literal ?? req.authority,
       requestHeaders,
-      responseHeaders: [...added(entry?.response_headers_to_add), ...added(route.response_headers_to_add), ...added(vh.response_headers_to_add)],
+      responseHeaders: [entry, route, vh, config].flatMap((level) => added(level?.response_headers_to_add)),
     },
   };
 }
@@ -191,6 +219,7 @@ export function traceRequest(config: ProxyConfig, first: string, req: EvalReques
     if (!rc) return { noRoute: `the proxy has no route configuration ${at.routeConfig} (it has ${at.config.routes.map((r) => r.name).join(', ')})` };
     const outcome = routeRequest(rc, request, random());
     if ('noRoute' in outcome) return outcome;
+    if ('answered' in outcome) return { noRoute: `route ${outcome.answered.route} of ${rc.name} answers itself (${outcome.answered.status})` };
     hops.push(outcome.hop);
     request = { authority: outcome.hop.authority, path: request.path, headers: outcome.hop.requestHeaders };
     at = next(outcome.hop.cluster);
