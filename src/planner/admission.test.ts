@@ -241,9 +241,9 @@ describe('admission: what the platform revokes is withdrawn', () => {
   });
 
   it('an HTTPRoute\'s parents and hostnames are read as the VirtualService\'s gateways and hosts', () => {
-    const route = gatewayApiRoute().render(app, knativeWorkload(true), { reachable: false }, { entries: [] } as never, []) as WorkloadObject;
+    const route = gatewayApiRoute().render(app, knativeWorkload(true), { reachable: false }, { entries: [] } as never, { inForce: [], routesReady: true }) as WorkloadObject;
     const problems = [problem('GatewayNotAllowed', 'spec.ingress.gateways[0]'), problem('HostConflict', 'spec.ingress.hosts[1]'), problem('InvalidSpec', 'spec.ingress.hosts[0]')];
     assert.deepEqual(revokedBy(app, problems, route).map((p) => p.reason), ['GatewayNotAllowed', 'HostConflict']);
-    assert.deepEqual(revokedBy(app, problems, istioRoute('gw').render(app, knativeWorkload(true), { reachable: false }, { entries: [] } as never, [])).map((p) => p.reason), ['GatewayNotAllowed', 'HostConflict']);
+    assert.deepEqual(revokedBy(app, problems, istioRoute('gw').render(app, knativeWorkload(true), { reachable: false }, { entries: [] } as never, { inForce: [], routesReady: true })).map((p) => p.reason), ['GatewayNotAllowed', 'HostConflict']);
   });
 });

@@ -221,7 +221,7 @@ function childOperations(o: ReconcileObservation, d: Decision): ChildOperation[]
     const serving = previous?.workload ?? workload;
     ops.push({
       id: 'route', action: 'ensure', kind: o.route.kind, write: o.route.write, ...(live ? { live } : {}),
-      desired: o.route.render(app, serving, { reachable, ...(plan.candidate?.revision ? { revision: plan.candidate.revision } : {}) }, traffic, d.serving.traffic),
+      desired: o.route.render(app, serving, { reachable, ...(plan.candidate?.revision ? { revision: plan.candidate.revision } : {}) }, traffic, { inForce: d.serving.traffic, routesReady: d.serving.routeReady, ...(live ? { live } : {}) }),
       why: `spec.ingress routes its hosts to the ${serving.kind.kind}${reachable ? ', header routes and mirroring to the candidate' : ''}`,
     });
     // Make before break across a router switch: the other router's route goes once ours is written

@@ -28,13 +28,20 @@ export interface Route {
   legacyName(app: Pick<ServerlessApp, 'metadata'>): string | undefined;
   /**
    * `candidate.reachable`: header routes, its weight and mirroring may reach the candidate revision.
-   * `inForce`: the split the data plane reports serving, with its tags (sticky sessions go to a tag only while it holds their version).
+   * `observed`: the split the data plane reports, with its tags, whether its routes carry it yet, and the route as it is
+   * (sticky sessions go to a tag only while it holds their version, and is routed).
    */
-  render(app: ServerlessApp, serving: Workload, candidate: { reachable: boolean; revision?: string }, traffic: TrafficPlan, inForce: TrafficStatus[]): WorkloadObject;
+  render(app: ServerlessApp, serving: Workload, candidate: { reachable: boolean; revision?: string }, traffic: TrafficPlan, observed: ObservedRouting): WorkloadObject;
   /** What of spec.ingress this router cannot do. */
   problems(app: ServerlessApp): SpecProblem[];
   /** What the route's own status says of it; undefined: the router reports no status to read (Istio's VirtualService). */
   admission(app: ServerlessApp, live: WorkloadObject | undefined): RouteAdmission | undefined;
+}
+
+export interface ObservedRouting {
+  inForce: TrafficStatus[];
+  routesReady: boolean;
+  live?: WorkloadObject;
 }
 
 export type RouterName = 'istio' | 'gateway-api';
@@ -46,8 +53,9 @@ export function istioRoute(localGateway: string): Route {
     product: 'istio',
     name: routeName,
     legacyName: (app) => app.metadata.name,
-    render: (app, serving, candidate, traffic, inForce) => renderVirtualService(app, {
-      localGateway, candidateReady: candidate.reachable, ...serving.hosts(app), traffic, inForce,
+    render: (app, serving, candidate, traffic, observed) => renderVirtualService(app, {
+      localGateway, candidateReady: candidate.reachable, ...serving.hosts(app), traffic,
+      inForce: observed.inForce, routesReady: observed.routesReady, ...(observed.live ? { live: observed.live as never } : {}),
       ...(candidate.revision ? { candidateRevision: candidate.revision } : {}),
     }) as unknown as WorkloadObject,
     problems: () => [],

@@ -147,20 +147,20 @@ describe('render', () => {
         ingress: { hosts: ['shop.example.com'], gateways: ['istio-system/public'], timeout: '10s', retries: { attempts: 3, perTryTimeout: '2s', retryOn: '5xx,connect-failure' } },
         rollout: { canaryPercent: 10, match: [{ header: 'X-Canary', exact: 'always' }, { header: 'x-user', regex: '^qa-.*' }] },
       });
-      const vs = renderVirtualService(app, { localGateway: 'knative-local-gateway.istio-system.svc.cluster.local', candidateReady: true, defaultHost: 'shop.team-a.svc.cluster.local', stableHost: 'stable-shop.team-a.svc.cluster.local', candidateHost: 'candidate-shop.team-a.svc.cluster.local', stableTag: 'stable', candidateTag: 'candidate', traffic: {}, inForce: [] });
+      const vs = renderVirtualService(app, { localGateway: 'knative-local-gateway.istio-system.svc.cluster.local', candidateReady: true, defaultHost: 'shop.team-a.svc.cluster.local', stableHost: 'stable-shop.team-a.svc.cluster.local', candidateHost: 'candidate-shop.team-a.svc.cluster.local', stableTag: 'stable', candidateTag: 'candidate', traffic: {}, inForce: [], routesReady: true });
       assertGolden(golden('virtual-service'), vs);
       new VirtualService(vs).validate();
     });
 
     it('has no header route while the candidate is not ready', () => {
       const app = containerApp({ ingress: { hosts: ['shop.example.com'] }, rollout: { match: [{ header: 'x-canary', exact: '1' }] } });
-      const vs = renderVirtualService(app, { localGateway: 'gw', candidateReady: false, defaultHost: 'd', stableHost: 's', candidateHost: 'c', stableTag: 'stable', candidateTag: 'candidate', traffic: {}, inForce: [] });
+      const vs = renderVirtualService(app, { localGateway: 'gw', candidateReady: false, defaultHost: 'd', stableHost: 's', candidateHost: 'c', stableTag: 'stable', candidateTag: 'candidate', traffic: {}, inForce: [], routesReady: true });
       assert.deepEqual(vs.spec?.http?.map((h) => h.name), ['default']);
     });
 
     it('mirrors a share of the default route to the candidate revision\'s private Service once the candidate is ready and warm (golden)', () => {
       const app = containerApp({ ingress: { hosts: ['shop.example.com'], gateways: ['istio-system/public'] }, rollout: { canaryPercent: 0, mirrorPercent: 25, match: [{ header: 'x-canary', exact: 'always' }] } });
-      const vs = renderVirtualService(app, { localGateway: 'knative-local-gateway.istio-system.svc.cluster.local', candidateReady: true, defaultHost: 'shop.team-a.svc.cluster.local', stableHost: 'stable-shop.team-a.svc.cluster.local', candidateHost: 'candidate-shop.team-a.svc.cluster.local', stableTag: 'stable', candidateTag: 'candidate', traffic: {}, inForce: [], candidateRevision: 'shop-00002-5f2c8e1a9b' });
+      const vs = renderVirtualService(app, { localGateway: 'knative-local-gateway.istio-system.svc.cluster.local', candidateReady: true, defaultHost: 'shop.team-a.svc.cluster.local', stableHost: 'stable-shop.team-a.svc.cluster.local', candidateHost: 'candidate-shop.team-a.svc.cluster.local', stableTag: 'stable', candidateTag: 'candidate', traffic: {}, inForce: [], routesReady: true, candidateRevision: 'shop-00002-5f2c8e1a9b' });
       assertGolden(golden('virtual-service-mirror'), vs);
       new VirtualService(vs).validate();
       assert.deepEqual(vs.spec?.http?.map((h) => [h.name, h.mirror?.host]), [['candidate-by-header', undefined], ['default', 'shop-00002-5f2c8e1a9b-private.team-a.svc.cluster.local']], 'header-matched requests already go to the candidate: only the default route is mirrored');
@@ -175,7 +175,7 @@ describe('render', () => {
     for (const c of noMirror) {
       it(`mirrors nothing ${c.what}`, () => {
         const app = containerApp({ ingress: { hosts: ['shop.example.com'] }, rollout: { ...(c.mirrorPercent !== undefined ? { mirrorPercent: c.mirrorPercent } : {}) } });
-        const vs = renderVirtualService(app, { localGateway: 'gw', candidateReady: c.candidateReady, defaultHost: 'd', stableHost: 's', candidateHost: 'c', stableTag: 'stable', candidateTag: 'candidate', traffic: {}, inForce: [], ...(c.candidateRevision ? { candidateRevision: c.candidateRevision } : {}) });
+        const vs = renderVirtualService(app, { localGateway: 'gw', candidateReady: c.candidateReady, defaultHost: 'd', stableHost: 's', candidateHost: 'c', stableTag: 'stable', candidateTag: 'candidate', traffic: {}, inForce: [], routesReady: true, ...(c.candidateRevision ? { candidateRevision: c.candidateRevision } : {}) });
         assert.deepEqual(vs.spec?.http?.map((h) => [h.mirror, h.mirrorPercentage]), [[undefined, undefined]]);
       });
     }
@@ -187,7 +187,7 @@ describe('render', () => {
     for (const v of visibility) {
       it(v.what, () => {
         const app = containerApp({ ingress: { hosts: ['shop.example.com'], ...(v.gateways ? { gateways: v.gateways } : {}) } });
-        const vs = renderVirtualService(app, { localGateway: 'gw', candidateReady: false, defaultHost: 'd', stableHost: 's', candidateHost: 'c', stableTag: 'stable', candidateTag: 'candidate', traffic: {}, inForce: [] });
+        const vs = renderVirtualService(app, { localGateway: 'gw', candidateReady: false, defaultHost: 'd', stableHost: 's', candidateHost: 'c', stableTag: 'stable', candidateTag: 'candidate', traffic: {}, inForce: [], routesReady: true });
         assert.deepEqual(vs.spec?.exportTo, v.exportTo);
         new VirtualService(vs).validate();
       });

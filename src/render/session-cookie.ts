@@ -40,6 +40,8 @@ export function sessionCookie(stickiness: Stickiness | undefined): SessionCookie
     name,
     setCookie: (version) => `${name}=${version}; ${attributes}`,
     // The cookie first or after "; ", its value whole (followed by ";" or the end).
-    cookieHeaderRegex: (version) => `(.*;[ ]*)?${escapeRegex(name)}=${version === undefined ? '[^;]*' : escapeRegex(version)}(;.*)?`,
+    // Anchored, though Envoy's safe_regex is a full match: Gateway API leaves a RegularExpression's semantics to
+    // the implementation, and one that searches must not take another cookie whose name ends alike.
+    cookieHeaderRegex: (version) => `^(.*;[ ]*)?${escapeRegex(name)}=${version === undefined ? '[^;]*' : escapeRegex(version)}(;.*)?$`,
   };
 }

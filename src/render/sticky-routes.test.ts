@@ -34,10 +34,10 @@ type Rule = [name: string, cookieVersion: string | undefined, target: string | u
 type Split = Array<[target: string | undefined, weight: number | undefined, setsCookie: string | undefined]>;
 
 /** Where each rule of the VirtualService leads: [name, cookie version it matches, authority, cookie it sets], and the default's split. */
-function vsShape(plan: TrafficPlan, reachable: boolean, inForce = caughtUp(plan, reachable), tags = KNATIVE_TAGS, hosts = HOSTS) {
+function vsShape(plan: TrafficPlan, reachable: boolean, inForce = caughtUp(plan, reachable), tags = KNATIVE_TAGS, hosts = HOSTS, routesReady = true, live?: { spec?: { http?: unknown[] } }) {
   // As the planner tells it (planner/reconcile.ts): reachable when the split lists the candidate.
   const candidateReady = splitReachesCandidate(plan, reachable);
-  const vs = renderVirtualService(app(), { localGateway: 'knative-local-gateway.istio-system.svc.cluster.local', candidateReady, ...hosts, ...tags, traffic: plan, inForce });
+  const vs = renderVirtualService(app(), { localGateway: 'knative-local-gateway.istio-system.svc.cluster.local', candidateReady, ...hosts, ...tags, traffic: plan, inForce, routesReady, ...(live ? { live } : {}) });
   new VirtualService(vs).validate();
   const http = vs.spec!.http!;
   const def = http.find((h) => h.name === 'default')!;
@@ -129,6 +129,38 @@ describe('sticky sessions, as both routers render them', () => {
     assert.deepEqual(vsShape(canary20, true, moved).split, [[HOSTS.defaultHost, 100, undefined]]);
   });
 
+  describe('VirtualService: a tag Knative reports before its routes carry it is trusted only where the live route already sent that version (make before break)', () => {
+    const at20 = renderVirtualService(app(), { localGateway: 'gw', candidateReady: true, ...HOSTS, ...KNATIVE_TAGS, traffic: canary20, inForce: caughtUp(canary20, true), routesReady: true });
+    const shape = (plan: TrafficPlan, inForce: TrafficStatus[], routesReady: boolean) => vsShape(plan, true, inForce, KNATIVE_TAGS, HOSTS, routesReady, at20 as never);
+
+    it('a weight step (the tags do not move): sessions stay on their tag hosts while Knative programs the new split', () => {
+      const at50: TrafficPlan = { stable: S, candidate: { ...C, percent: 50, ready: true } };
+      assert.deepEqual(shape(at50, caughtUp(at50, true), false).split, [[HOSTS.stableHost, 50, S.version], [HOSTS.candidateHost, 50, C.version]]);
+    });
+
+    it('a promotion (the stable tag moves to the candidate): the default host, naming no version, until Knative\'s routes carry it', () => {
+      const promoted: TrafficPlan = { stable: C, candidate: { ...C, percent: 100, ready: true } };
+      const reported: TrafficStatus[] = [{ revision: C.revision, percent: 100, tag: 'stable' }];
+      assert.deepEqual(shape(promoted, reported, false), { rules: [], split: [[HOSTS.defaultHost, 100, undefined]] });
+      assert.deepEqual(shape(promoted, reported, true), { rules: [['session-stable', C.version, HOSTS.stableHost, undefined]], split: [[HOSTS.stableHost, 100, C.version]] });
+    });
+
+    it('the promotion\'s first step (candidate at 100 under its own tag, which the live route already uses): its tag host at once', () => {
+      const toCandidate: TrafficPlan = { stable: S, candidate: { ...C, percent: 100, ready: true } };
+      const reported: TrafficStatus[] = [{ revision: S.revision, percent: 0, tag: 'stable' }, { revision: C.revision, percent: 100, tag: 'candidate' }];
+      assert.deepEqual(shape(toCandidate, reported, false).split, [[HOSTS.candidateHost, 100, C.version]]);
+    });
+
+    it('a new candidate replacing one mid-canary (the candidate tag moves): stable\'s sessions keep their host; the candidate\'s wait for Knative\'s routes', () => {
+      const C2 = { revision: 'shop-00003-cccc', version: '3333333333' };
+      const replaced: TrafficPlan = { stable: S, candidate: { ...C2, percent: 20, ready: true } };
+      const reported: TrafficStatus[] = [{ revision: S.revision, percent: 80, tag: 'stable' }, { revision: C2.revision, percent: 20, tag: 'candidate' }];
+      const vs = shape(replaced, reported, false);
+      assert.deepEqual(vs.rules.map((r) => r[0]), ['candidate-by-header', 'session-stable']);
+      assert.deepEqual(vs.split, [[HOSTS.defaultHost, 100, undefined]]);
+    });
+  });
+
   it('VirtualService on KServe: one version is reached at the default host while KServe reports it there at 100% (no "prev" tag without a canary)', () => {
     const kserve = { defaultHost: 'shop-predictor.team-a.svc.cluster.local', stableHost: 'prev-shop-predictor.team-a.svc.cluster.local', candidateHost: 'latest-shop-predictor.team-a.svc.cluster.local' };
     const tags = { stableTag: 'prev', candidateTag: 'latest' };
@@ -141,13 +173,13 @@ describe('sticky sessions, as both routers render them', () => {
 
   it('renders the canary at 20% on both routers (golden)', () => {
     const plan: TrafficPlan = { stable: S, candidate: { ...C, percent: 20, ready: true } };
-    assertGolden(golden('virtual-service-sticky'), renderVirtualService(app({ mirrorPercent: 10 }), { localGateway: 'knative-local-gateway.istio-system.svc.cluster.local', candidateReady: true, ...HOSTS, ...KNATIVE_TAGS, traffic: plan, inForce: caughtUp(plan, true), candidateRevision: C.revision }));
+    assertGolden(golden('virtual-service-sticky'), renderVirtualService(app({ mirrorPercent: 10 }), { localGateway: 'knative-local-gateway.istio-system.svc.cluster.local', candidateReady: true, ...HOSTS, ...KNATIVE_TAGS, traffic: plan, inForce: caughtUp(plan, true), routesReady: true, candidateRevision: C.revision }));
     assertGolden(golden('http-route-sticky'), renderHttpRoute(app({ mirrorPercent: 10 }), { traffic: plan, candidateReachable: true }));
   });
 
   it('mirrors stable traffic wherever it is routed: its session rule and the split, never the candidate\'s sessions', () => {
     const plan: TrafficPlan = { stable: S, candidate: { ...C, percent: 20, ready: true } };
-    const vs = renderVirtualService(app({ mirrorPercent: 10 }), { localGateway: 'gw', candidateReady: true, ...HOSTS, ...KNATIVE_TAGS, traffic: plan, inForce: caughtUp(plan, true), candidateRevision: C.revision });
+    const vs = renderVirtualService(app({ mirrorPercent: 10 }), { localGateway: 'gw', candidateReady: true, ...HOSTS, ...KNATIVE_TAGS, traffic: plan, inForce: caughtUp(plan, true), routesReady: true, candidateRevision: C.revision });
     assert.deepEqual(vs.spec!.http!.map((h) => [h.name, h.mirrorPercentage?.value]), [['candidate-by-header', undefined], ['session-stable', 10], ['session-candidate', undefined], ['session-other', 10], ['default', 10]]);
     const route = renderHttpRoute(app({ mirrorPercent: 10 }), { traffic: plan, candidateReachable: true });
     assert.deepEqual(route.spec.rules.map((r) => [r.name, r.filters?.[0]?.requestMirror.percent]), [['candidate-by-header', undefined], ['session-stable', 10], ['session-candidate', undefined], ['session-other', 10], ['default', 10]]);
@@ -156,7 +188,7 @@ describe('sticky sessions, as both routers render them', () => {
   it('is off by default: no cookie is set and the VirtualService leaves the split to Knative', () => {
     const plain = containerApp({ ingress: { hosts: ['shop.example.com'] } });
     const plan: TrafficPlan = { stable: S, candidate: { ...C, percent: 20, ready: true } };
-    const vs = renderVirtualService(plain, { localGateway: 'gw', candidateReady: true, ...HOSTS, ...KNATIVE_TAGS, traffic: plan, inForce: caughtUp(plan, true) });
+    const vs = renderVirtualService(plain, { localGateway: 'gw', candidateReady: true, ...HOSTS, ...KNATIVE_TAGS, traffic: plan, inForce: caughtUp(plan, true), routesReady: true });
     assert.deepEqual(vs.spec!.http!.map((h) => [h.name, h.rewrite?.authority, h.route?.length, h.route?.[0]?.headers]), [['default', HOSTS.defaultHost, 1, undefined]]);
   });
 });

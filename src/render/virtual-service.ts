@@ -37,7 +37,7 @@
 
 import type { IVirtualService } from '@kubernetes-models/istio/networking.istio.io/v1/VirtualService';
 import type { HeaderMatch, ServerlessApp, TrafficStatus } from '../api/v1alpha1/serverlessapp.ts';
-import { sessionCookie } from './session-cookie.ts';
+import { sessionCookie, type SessionCookie } from './session-cookie.ts';
 import { CANDIDATE_TAG, trafficSplit, type TrafficPlan, type TrafficShare } from './traffic.ts';
 import { childMetadata } from './metadata.ts';
 import { PRIVATE_SERVICE_PORT, privateServiceHost } from './private-service.ts';
@@ -57,8 +57,15 @@ export interface VirtualServiceOptions {
   candidateTag: string;
   /** The split, which the VirtualService carries itself when sessions are sticky. */
   traffic: TrafficPlan;
-  /** The split the data plane reports in force, with its tags: a tag host is a version's only while it reports the tag on its revision. */
+  /** The split the data plane reports, with its tags: a tag host is a version's only while it reports the tag on its revision. */
   inForce: TrafficStatus[];
+  /**
+   * Whether the data plane's routes carry what it reports (Knative's RoutesReady): Knative reports a tag before its
+   * gateway routes it. Until then a tag host counts only where `live` (the VirtualService as it is) already sends that
+   * version's sessions: make before break.
+   */
+  routesReady: boolean;
+  live?: { spec?: { http?: unknown[] } };
   /** The candidate's revision, the target of rollout.mirrorPercent (mirrored only while candidateReady). */
   candidateRevision?: string;
 }
@@ -101,7 +108,7 @@ export function renderVirtualService(app: ServerlessApp, o: VirtualServiceOption
   const weighted = trafficSplit(o.traffic, o.candidateReady).filter((s) => s.percent > 0);
   const setCookie = (version: string) => ({ add: { 'set-cookie': cookie.setCookie(version) } });
   const sessionMatch = (version: string | undefined) => [{ headers: { cookie: { regex: cookie.cookieHeaderRegex(version) } } }];
-  const hostOf = sessionHosts(o);
+  const hostOf = sessionHosts(o, cookie);
   const reached = weighted.map((s) => ({ share: s, host: hostOf(s, weighted.length === 1) }));
   // A request with a valid cookie goes to its version and sets nothing; the first without one is split and
   // told where it went. Stable's session first, then the candidate's; mirroring copies stable traffic
@@ -133,13 +140,34 @@ export function renderVirtualService(app: ServerlessApp, o: VirtualServiceOption
  * (Knative's stable/candidate, which the operator pins; KServe's prev/latest, which KServe moves itself). A
  * version serving alone may also be reached at the default host while the data plane reports it there at 100%.
  */
-function sessionHosts(o: VirtualServiceOptions): (share: TrafficShare, alone: boolean) => string | undefined {
+function sessionHosts(o: VirtualServiceOptions, cookie: SessionCookie): (share: TrafficShare, alone: boolean) => string | undefined {
+  const routed = liveSessionHosts(o.live, cookie);
+  const trusted = (version: string, host: string) => o.routesReady || routed.has(`${version} ${host}`);
   return (share, alone) => {
     const [host, tag] = share.tag === CANDIDATE_TAG ? [o.candidateHost, o.candidateTag] : [o.stableHost, o.stableTag];
-    if (o.inForce.some((t) => t.tag === tag && t.revision === share.revision)) return host;
-    if (alone && o.inForce.some((t) => t.revision === share.revision && t.percent === 100)) return o.defaultHost;
+    if (o.inForce.some((t) => t.tag === tag && t.revision === share.revision) && trusted(share.version, host)) return host;
+    if (alone && o.inForce.some((t) => t.revision === share.revision && t.percent === 100) && trusted(share.version, o.defaultHost)) return o.defaultHost;
     return undefined;
   };
+}
+
+/** "version host" for every place the live VirtualService sends a version's sessions (a session rule) or names it in a Set-Cookie. */
+function liveSessionHosts(live: VirtualServiceOptions['live'], cookie: SessionCookie): Set<string> {
+  const out = new Set<string>();
+  type Destination = { headers?: { request?: { set?: Record<string, string> }; response?: { add?: Record<string, string> } } };
+  type Rule = { match?: Array<{ headers?: { cookie?: { regex?: string } } }>; rewrite?: { authority?: string }; route?: Destination[] };
+  const versionIn = (setCookie: string | undefined) => /^[^=]+=([0-9a-f]+);/.exec(setCookie ?? '')?.[1];
+  for (const rule of (live?.spec?.http ?? []) as Rule[]) {
+    const regex = rule.match?.[0]?.headers?.cookie?.regex;
+    const matched = regex ? /=([0-9a-f]+)\(/.exec(regex)?.[1] : undefined;
+    if (matched && rule.rewrite?.authority && regex === cookie.cookieHeaderRegex(matched)) out.add(`${matched} ${rule.rewrite.authority}`);
+    for (const d of rule.route ?? []) {
+      const version = versionIn(d.headers?.response?.add?.['set-cookie']);
+      const host = d.headers?.request?.set?.[':authority'] ?? rule.rewrite?.authority;
+      if (version && host) out.add(`${version} ${host}`);
+    }
+  }
+  return out;
 }
 
 function virtualService(app: ServerlessApp, http: unknown[]): IVirtualService {

@@ -110,7 +110,13 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   for (const port of ports.map(Number)) {
     createServer((req, res) => {
       void config.current().then((c) => {
-        const answer = answerProbe(c, { port, host: req.headers.host ?? '', path: req.url ?? '/', headers: req.headers });
+        let answer: ProbeAnswer;
+        try {
+          answer = answerProbe(c, { port, host: req.headers.host ?? '', path: req.url ?? '/', headers: req.headers });
+        } catch (err) {
+          // A configuration the evaluation cannot read (a matcher it does not know): say so, and keep answering.
+          answer = { status: 500, headers: {}, why: `SIMULATED gateway cannot evaluate the proxy's routes: ${(err as Error).message}` };
+        }
         if (answer.status !== 200) log(`${answer.status} ${req.headers.host}${req.url} on :${port}: ${answer.why}`);
         res.writeHead(answer.status, answer.headers).end(answer.status === 200 ? '' : `${answer.why}\n`);
       });

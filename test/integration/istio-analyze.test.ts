@@ -28,7 +28,7 @@ const about = (messages: AnalysisMessage[], ...namespaces: string[]) =>
 function rendered(a: ServerlessApp, namespace: string) {
   const placed: ServerlessApp = { ...a, metadata: { ...a.metadata, namespace, uid: '00000000-0000-4000-8000-000000000001' } };
   const { localGateway } = parseConfig([], {});
-  return renderVirtualService(placed, { localGateway, candidateReady: false, ...knativeWorkload(true).hosts(placed), traffic: {}, inForce: [] });
+  return renderVirtualService(placed, { localGateway, candidateReady: false, ...knativeWorkload(true).hosts(placed), traffic: {}, inForce: [], routesReady: true });
 }
 
 describe('istioctl analyze over the operator\'s VirtualServices (integration)', function () {

@@ -36,7 +36,7 @@ const image = (tag: string) => `ghcr.io/acme/shop:${tag}`;
 /** The VirtualService the operator renders for `a` in `namespace`, no candidate (as istio-validation.test.ts). */
 function rendered(a: ServerlessApp, namespace: string) {
   const placed: ServerlessApp = { ...a, metadata: { ...a.metadata, namespace, uid: '00000000-0000-4000-8000-000000000001' } };
-  return renderVirtualService(placed, { localGateway: parseConfig([], {}).localGateway, candidateReady: false, ...knativeWorkload(true).hosts(placed), traffic: {}, inForce: [] });
+  return renderVirtualService(placed, { localGateway: parseConfig([], {}).localGateway, candidateReady: false, ...knativeWorkload(true).hosts(placed), traffic: {}, inForce: [], routesReady: true });
 }
 
 const headerNames = (r: EnvoyRoute) => (r.match.headers ?? []).map((h) => h.name);

@@ -53,7 +53,7 @@ function rendered(app: ServerlessApp, namespace: string): VirtualService {
     localGateway, candidateReady: true, ...workload.hosts(placed), candidateRevision: `${app.metadata.name}-00002`,
     // A canary at 20%, so a sticky app's split and session routes are validated too.
     traffic: { stable: { revision: `${app.metadata.name}-00001`, version: '0123456789' }, candidate: { revision: `${app.metadata.name}-00002`, version: 'abcdef0123', percent: 20, ready: true } },
-    inForce: [{ revision: `${app.metadata.name}-00001`, percent: 80, tag: workload.hosts(placed).stableTag }, { revision: `${app.metadata.name}-00002`, percent: 20, tag: workload.hosts(placed).candidateTag }],
+    inForce: [{ revision: `${app.metadata.name}-00001`, percent: 80, tag: workload.hosts(placed).stableTag }, { revision: `${app.metadata.name}-00002`, percent: 20, tag: workload.hosts(placed).candidateTag }], routesReady: true,
   }) as unknown as VirtualService;
 }
 

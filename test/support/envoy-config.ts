@@ -40,7 +40,7 @@ export interface EnvoyRoute extends EnvoyRequestMutations {
   redirect?: object;
   route?: {
     cluster?: string;
-    weighted_clusters?: { clusters: Array<EnvoyRequestMutations & { name: string; weight: number; host_rewrite_literal?: string; response_headers_to_add?: EnvoyHeaderValue[] }>; total_weight?: number };
+    weighted_clusters?: { clusters: Array<EnvoyRequestMutations & { name: string; weight?: number; host_rewrite_literal?: string; response_headers_to_add?: EnvoyHeaderValue[] }>; total_weight?: number };
     host_rewrite_literal?: string;
     timeout?: string;
     retry_policy?: { retry_on?: string; num_retries?: number; per_try_timeout?: string; retriable_status_codes?: number[] };
@@ -130,7 +130,7 @@ function appRoute(r: EnvoyRoute): AppRoute {
     const m = h.string_match ?? {};
     return m.exact !== undefined ? `${h.name}=${m.exact}` : m.prefix !== undefined ? `${h.name}^=${m.prefix}` : `${h.name}~=${m.safe_regex?.regex}`;
   });
-  const to = r.route?.weighted_clusters ? Object.fromEntries(r.route.weighted_clusters.clusters.map((c) => [c.name, c.weight])) : r.route?.cluster ? { [r.route.cluster]: 100 } : {};
+  const to = r.route?.weighted_clusters ? Object.fromEntries(r.route.weighted_clusters.clusters.map((c) => [c.name, c.weight ?? 0])) : r.route?.cluster ? { [r.route.cluster]: 100 } : {};
   const mirrors = r.route?.request_mirror_policies ?? [];
   if (mirrors.length > 1) throw new Error(`more than one mirror on a route: ${JSON.stringify(mirrors)}`);
   const [m] = mirrors;
@@ -268,7 +268,7 @@ export const KNATIVE_LOCAL_ROUTES = 'http.8081';
 
 /** The clusters a route sends to, with their weights (one backend is a plain cluster in Envoy: 100). */
 export const weightsOf = (r: EnvoyRoute | undefined): Record<string, number> => (r?.route?.cluster ? { [r.route.cluster]: 100 }
-  : Object.fromEntries(r?.route?.weighted_clusters?.clusters.map((c) => [c.name, c.weight]) ?? []));
+  : Object.fromEntries(r?.route?.weighted_clusters?.clusters.map((c) => [c.name, c.weight ?? 0]) ?? []));
 
 /** The traffic route for `host` on Knative's local gateway: the catch-all, after Knative's header-matched (probe) routes. */
 export function knativeTrafficRoute(c: ProxyConfig, host: string): EnvoyRoute | undefined {

@@ -53,7 +53,7 @@ export function reconcileOnce(app: ServerlessApp): Child[] {
           localGateway: 'knative-local-gateway.istio-system.svc.cluster.local', candidateReady: true,
           ...d.workload.hosts(current), candidateRevision: `${current.metadata.name}-candidate`,
           traffic: { stable: { revision: `${current.metadata.name}-stable`, version: '0123456789' }, candidate: { revision: `${current.metadata.name}-candidate`, version: 'abcdef0123', percent: 20, ready: true } },
-          inForce: [{ revision: `${current.metadata.name}-stable`, percent: 80, tag: d.workload.hosts(current).stableTag }, { revision: `${current.metadata.name}-candidate`, percent: 20, tag: d.workload.hosts(current).candidateTag }],
+          inForce: [{ revision: `${current.metadata.name}-stable`, percent: 80, tag: d.workload.hosts(current).stableTag }, { revision: `${current.metadata.name}-candidate`, percent: 20, tag: d.workload.hosts(current).candidateTag }], routesReady: true,
         }) as unknown as Child);
       }
       const status = composeStatus(current, { plan: d.plan, workload: d.serving, revisions: d.observed, ...(d.prewarm ? { prewarm: d.prewarm } : {}), scale: d.scale, now: NOW, describe: () => ({}) });

@@ -110,12 +110,14 @@ describe('route evaluation: Envoy\'s choices over a route configuration', () => 
   });
 
   it('rewrites the authority of the weighted cluster picked, as istiod writes a VirtualService destination\'s own authority', () => {
-    const split: EnvoyRouteConfiguration = { name: 'r', virtual_hosts: [vh('shop', ['shop.example.com'], [{ match: { prefix: '/' }, route: { host_rewrite_literal: 'shop.ns.svc.cluster.local', weighted_clusters: { clusters: [
+    const split = (routeRewrite?: string): EnvoyRouteConfiguration => ({ name: 'r', virtual_hosts: [vh('shop', ['shop.example.com'], [{ match: { prefix: '/' }, route: { ...(routeRewrite ? { host_rewrite_literal: routeRewrite } : {}), weighted_clusters: { clusters: [
       { name: 'local', weight: 1, host_rewrite_literal: 'stable-shop.ns.svc.cluster.local' },
       { name: 'local', weight: 1, host_rewrite_literal: 'candidate-shop.ns.svc.cluster.local' },
-    ] } } }])] };
-    const at = (random: number) => { const o = routeRequest(split, { authority: 'shop.example.com', path: '/' }, random); return 'hop' in o ? o.hop.authority : clusterOf(o); };
-    assert.deepEqual([at(0), at(1)], ['stable-shop.ns.svc.cluster.local', 'candidate-shop.ns.svc.cluster.local']);
+    ] } } }])] });
+    const at = (c: EnvoyRouteConfiguration, random: number) => { const o = routeRequest(c, { authority: 'shop.example.com', path: '/' }, random); return 'hop' in o ? o.hop.authority : clusterOf(o); };
+    assert.deepEqual([at(split(), 0), at(split(), 1)], ['stable-shop.ns.svc.cluster.local', 'candidate-shop.ns.svc.cluster.local']);
+    // Both set (istiod avoids it, route.go processDestination): the route's rewrite comes after the entry's, and stands.
+    assert.deepEqual([at(split('shop.ns.svc.cluster.local'), 0), at(split('shop.ns.svc.cluster.local'), 1)], ['shop.ns.svc.cluster.local', 'shop.ns.svc.cluster.local']);
   });
 
   it('splits by weight over every random value as Envoy does (80 of 100 to v1, none to a cluster of weight 0), and sets the cookie of the cluster picked', () => {

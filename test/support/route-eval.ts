@@ -21,7 +21,8 @@
 //    inverts the result (of a present_match too); a matcher field it does not know is an error, not a match;
 //  - the weighted clusters (config_impl.cc, RouteEntryImplBase::pickWeightedCluster): a random value modulo
 //    the total weight, the first cluster whose running total exceeds it; a cluster of weight 0 is never picked;
-//  - host_rewrite_literal (of the weighted-cluster entry, else of the route);
+//  - host_rewrite_literal: the weighted-cluster entry's, then the route's over it (RouteEntryImplBase::
+//    finalizeRequestHeaders applies the route's host rewrite after the entry's headers), so the route's wins;
 //  - the request headers (source/common/router/header_parser.cc, HeaderParser::evaluateHeaders, and the
 //    route's finalizeRequestHeaders): level by level, the weighted-cluster entry, the route, the virtual host,
 //    then the route configuration (the most specific first, so a less specific level's value wins a
@@ -159,11 +160,12 @@ export function routeRequest(config: EnvoyRouteConfiguration, req: EvalRequest, 
   let entry: (EnvoyRequestMutations & { host_rewrite_literal?: string; response_headers_to_add?: EnvoyHeaderValue[] }) | undefined;
   const weighted = route.route?.weighted_clusters?.clusters;
   if (weighted) {
-    const total = weighted.reduce((sum, c) => sum + c.weight, 0);
+    // A weight left out of the configuration is 0 (proto3's default).
+    const total = weighted.reduce((sum, c) => sum + (c.weight ?? 0), 0);
     if (total <= 0) return { noRoute: `route ${name} of ${config.name}/${vh.name} has no weight on any cluster` };
     const selected = random % total;
     let end = 0;
-    entry = weighted.find((c) => selected < (end += c.weight));
+    entry = weighted.find((c) => selected < (end += c.weight ?? 0));
     cluster = (entry as { name: string }).name;
   }
   if (!cluster) return { noRoute: `route ${name} of ${config.name}/${vh.name} sends nowhere (a redirect or a direct response)` };
@@ -172,7 +174,7 @@ export function routeRequest(config: EnvoyRouteConfiguration, req: EvalRequest, 
     hop: {
       routeConfig: config.name, virtualHost: vh.name, route: name, cluster,
       // A VirtualService destination's own authority lands on its weighted-cluster entry (istiod route.go processWeightedDestination).
-      authority: entry?.host_rewrite_literal ?? route.route?.host_rewrite_literal ?? req.authority,
+      authority: route.route?.host_rewrite_literal ?? entry?.host_rewrite_literal ?? req.authority,
       requestHeaders,
       responseHeaders: [entry, route, vh, config].flatMap((level) => added(level?.response_headers_to_add)),
     },
