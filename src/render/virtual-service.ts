@@ -108,7 +108,7 @@ export function renderVirtualService(app: ServerlessApp, o: VirtualServiceOption
   const weighted = trafficSplit(o.traffic, o.candidateReady).filter((s) => s.percent > 0);
   const setCookie = (version: string) => ({ add: { 'set-cookie': cookie.setCookie(version) } });
   const sessionMatch = (version: string | undefined) => [{ headers: { cookie: { regex: cookie.cookieHeaderRegex(version) } } }];
-  const hostOf = sessionHosts(o, cookie);
+  const hostOf = sessionHosts(o, cookie, weighted.map((s) => s.version));
   const reached = weighted.map((s) => ({ share: s, host: hostOf(s, weighted.length === 1) }));
   // A request with a valid cookie goes to its version and sets nothing; the first without one is split and
   // told where it went. Stable's session first, then the candidate's; mirroring copies stable traffic
@@ -140,8 +140,8 @@ export function renderVirtualService(app: ServerlessApp, o: VirtualServiceOption
  * (Knative's stable/candidate, which the operator pins; KServe's prev/latest, which KServe moves itself). A
  * version serving alone may also be reached at the default host while the data plane reports it there at 100%.
  */
-function sessionHosts(o: VirtualServiceOptions, cookie: SessionCookie): (share: TrafficShare, alone: boolean) => string | undefined {
-  const routed = liveSessionHosts(o.live, cookie);
+function sessionHosts(o: VirtualServiceOptions, cookie: SessionCookie, versions: string[]): (share: TrafficShare, alone: boolean) => string | undefined {
+  const routed = liveSessionHosts(o.live, cookie, versions);
   const trusted = (version: string, host: string) => o.routesReady || routed.has(`${version} ${host}`);
   return (share, alone) => {
     const [host, tag] = share.tag === CANDIDATE_TAG ? [o.candidateHost, o.candidateTag] : [o.stableHost, o.stableTag];
@@ -151,20 +151,21 @@ function sessionHosts(o: VirtualServiceOptions, cookie: SessionCookie): (share: 
   };
 }
 
-/** "version host" for every place the live VirtualService sends a version's sessions (a session rule) or names it in a Set-Cookie. */
-function liveSessionHosts(live: VirtualServiceOptions['live'], cookie: SessionCookie): Set<string> {
+/**
+ * "version host" for each of `versions` wherever the live VirtualService sends its sessions (a session rule) or
+ * names it in a Set-Cookie: what this renderer would have written for it, compared as written.
+ */
+function liveSessionHosts(live: VirtualServiceOptions['live'], cookie: SessionCookie, versions: string[]): Set<string> {
   const out = new Set<string>();
   type Destination = { headers?: { request?: { set?: Record<string, string> }; response?: { add?: Record<string, string> } } };
   type Rule = { match?: Array<{ headers?: { cookie?: { regex?: string } } }>; rewrite?: { authority?: string }; route?: Destination[] };
-  const versionIn = (setCookie: string | undefined) => /^[^=]+=([0-9a-f]+);/.exec(setCookie ?? '')?.[1];
   for (const rule of (live?.spec?.http ?? []) as Rule[]) {
-    const regex = rule.match?.[0]?.headers?.cookie?.regex;
-    const matched = regex ? /=([0-9a-f]+)\(/.exec(regex)?.[1] : undefined;
-    if (matched && rule.rewrite?.authority && regex === cookie.cookieHeaderRegex(matched)) out.add(`${matched} ${rule.rewrite.authority}`);
+    const matched = versions.find((v) => rule.match?.[0]?.headers?.cookie?.regex === cookie.cookieHeaderRegex(v));
+    if (matched && rule.rewrite?.authority) out.add(`${matched} ${rule.rewrite.authority}`);
     for (const d of rule.route ?? []) {
-      const version = versionIn(d.headers?.response?.add?.['set-cookie']);
+      const named = versions.find((v) => d.headers?.response?.add?.['set-cookie'] === cookie.setCookie(v));
       const host = d.headers?.request?.set?.[':authority'] ?? rule.rewrite?.authority;
-      if (version && host) out.add(`${version} ${host}`);
+      if (named && host) out.add(`${named} ${host}`);
     }
   }
   return out;

@@ -27,10 +27,10 @@ import { OffsetClock } from '../../src/runtime/clock.ts';
 import { app, applyApp, getKsvc, getRevision, knativeReady, readyTrue, reportedSplit, waitForApp, type AppSpec } from '../support/apps.ts';
 import { freshNamespace, testEnv } from '../support/cluster.ts';
 import {
-  gatewayWithProxy, KNATIVE_GATEWAY, KNATIVE_LOCAL_ROUTES, proxyConfig, serviceCluster, untilKnativeSplit, untilProxy, virtualHostsFor, weightsOf,
+  gatewayWithProxy, knativeNextHop, serviceCluster, untilKnativeSplit, untilProxy, virtualHostsFor, weightsOf,
   type ProxyConfig, type ProxyIdentity,
 } from '../support/envoy-config.ts';
-import { seededDraws, type NextHop } from '../support/route-eval.ts';
+import { seededDraws } from '../support/route-eval.ts';
 import { cookieVersions, flippedShare, newSessions, revisionRoute, step, type Route, type Session } from '../support/sessions.ts';
 import { LoopbackServer, promVector } from '../support/http-server.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
@@ -109,10 +109,7 @@ for (const router of ROUTERS) describe(`sticky sessions on the real Knative, rou
     }
     const ready = new Set<string>();
     for (const t of traffic) if (knativeReady(await getRevision(ns, t.revisionName!))) ready.add(t.revisionName!);
-    const knative = testEnv().dataPlane?.netGatewayApi ? await proxyConfig(KNATIVE_GATEWAY) : undefined;
-    const localGateway = serviceCluster('istio-system', 'knative-local-gateway');
-    const next: NextHop = (cluster) => (cluster === localGateway && knative ? { config: knative, routeConfig: KNATIVE_LOCAL_ROUTES } : undefined);
-    return revisionRoute({ config, host: host(), namespace: ns, knativeService, traffic, ready, next, random: seededDraws(NEW_SESSIONS) });
+    return revisionRoute({ config, host: host(), namespace: ns, knativeService, traffic, ready, next: await knativeNextHop(), random: seededDraws(NEW_SESSIONS) });
   }
 
   /** `count` requests from each session; every one routed to a Ready revision. */

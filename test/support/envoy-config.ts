@@ -290,6 +290,16 @@ export async function untilKnativeSplit(what: string, namespace: string, app: st
 }
 
 /**
+ * The hop after the Istio router's: Knative's local gateway's own routes, read from its proxy now, where the rig has
+ * them (ENVTEST_NETGW=on); without them a request ends on the local gateway's cluster.
+ */
+export async function knativeNextHop(): Promise<NextHop> {
+  const localGateway = serviceCluster('istio-system', 'knative-local-gateway');
+  const knative = testEnv().dataPlane?.netGatewayApi ? await proxyConfig(KNATIVE_GATEWAY) : undefined;
+  return (cluster) => (cluster === localGateway && knative ? { config: knative, routeConfig: KNATIVE_LOCAL_ROUTES } : undefined);
+}
+
+/**
  * Where `count` requests for `host` (with `headers`) end, by cluster, evaluated over the routes the gateway
  * proxy receives now (route-eval.ts: an evaluation of istiod's configuration, not traffic through an Envoy),
  * following the Istio router's hop to Knative's local gateway when the rig has Knative's routes there
@@ -300,9 +310,7 @@ export async function routedPopulation(proxy: ProxyIdentity, host: string, count
   const config = await proxyConfig(proxy);
   const first = virtualHostsFor(config, host)[0]?.routeConfig;
   if (!first) return { byCluster: {}, unrouted: [`no route configuration of the proxy answers ${host}`] };
-  const localGateway = serviceCluster('istio-system', 'knative-local-gateway');
-  const knative = testEnv().dataPlane?.netGatewayApi ? await proxyConfig(KNATIVE_GATEWAY) : undefined;
-  const next: NextHop = (cluster) => (cluster === localGateway && knative ? { config: knative, routeConfig: KNATIVE_LOCAL_ROUTES } : undefined);
+  const next = await knativeNextHop();
   const random = seededDraws(count);
   const byCluster: Record<string, number> = {};
   const unrouted: string[] = [];
