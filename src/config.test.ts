@@ -56,6 +56,8 @@ describe('operator flags', () => {
     });
 
     const accepted: Array<{ what: string; argv: string[]; env?: Record<string, string>; pick: (c: ReturnType<typeof parseConfig>) => unknown; want: unknown }> = [
+      { what: 'scoped analysis providers', argv: ['--analysis-providers', 'main=http://p:9090,team=http://t:9090', '--analysis-scoped-providers', 'team'], pick: (c) => c.analysisProviders, want: [{ name: 'main', url: 'http://p:9090' }, { name: 'team', url: 'http://t:9090', scoped: true }] },
+      { what: 'release-freeze floors per namespace', argv: ['--release-freeze-below', 'payments=50, *=10'], pick: (c) => c.releaseFreezeBelow, want: { payments: 50, '*': 10 } },
       { what: 'analysis providers as name=url', argv: ['--analysis-providers', 'main=http://prometheus.monitoring:9090, team=https://thanos.example.com/q/'], pick: (c) => c.analysisProviders, want: [{ name: 'main', url: 'http://prometheus.monitoring:9090' }, { name: 'team', url: 'https://thanos.example.com/q/' }] },
       { what: 'analysis providers from the environment', argv: [], env: { ANALYSIS_PROVIDERS: 'main=http://p:9090' }, pick: (c) => c.analysisProviders.map((p) => p.name), want: ['main'] },
       { what: '--allow-analysis-address', argv: ['--allow-analysis-address', 'true'], pick: (c) => c.allowAnalysisAddress, want: true },
@@ -87,6 +89,11 @@ describe('operator flags', () => {
       [['--analysis-providers', 'Main=http://p:9090'], /is not name=url with a lower-case DNS label/],
       [['--analysis-providers', 'main=http://p:9090/#'], /provider "main": a query or fragment/],
       [['--analysis-providers', 'main=http://a:1,main=http://b:2'], /defined twice/],
+      [['--analysis-providers', 'main=http://a:1', '--analysis-scoped-providers', 'other'], /--analysis-scoped-providers: "other" is not a provider of --analysis-providers \(main\)/],
+      [['--release-freeze-below', 'payments'], /--release-freeze-below: "payments" is not namespace=percent/],
+      [['--release-freeze-below', 'payments=101'], /the percent must be a number from 0 to 100/],
+      [['--release-freeze-below', 'payments='], /the percent must be a number from 0 to 100/],
+      [['--release-freeze-below', '*=5,*=6'], /"\*" is given twice/],
       [['--allowed-host-suffixes', '*.example.com'], /--allowed-host-suffixes: "\*.example.com" is not a DNS suffix/],
       [['--max-model-size', '12GB'], /--max-model-size: invalid quantity/],
       [['--allowed-service-accounts', 'team-a/runner'], /--allowed-service-accounts: "team-a\/runner" is not a service account name or \*/],

@@ -41,6 +41,8 @@ export interface OperatorConfig {
   analysisProviders: AnalysisProvider[];
   /** Whether apps may give their own rollout.analysis.prometheus.address. */
   allowAnalysisAddress: boolean;
+  /** The release-freeze floor per namespace in percent of the error budget, "*" for every other (apps with an SLO only). */
+  releaseFreezeBelow: Record<string, number>;
   /** Largest model.size accepted for a model cache, in bytes. */
   maxModelSizeBytes: number;
   /** Prefixes model.storageUri must start with; empty = any. */
@@ -132,6 +134,8 @@ const OPTIONS = {
   'allow-wildcard-hosts': { type: 'string', env: 'ALLOW_WILDCARD_HOSTS', help: 'true|false: apps may claim *.domain hosts (default false)' },
   'analysis-providers': { type: 'string', env: 'ANALYSIS_PROVIDERS', help: 'comma-separated Prometheus providers apps may name: name=url,... (default: none)' },
   'allow-analysis-address': { type: 'string', env: 'ALLOW_ANALYSIS_ADDRESS', help: 'true|false: apps may give their own Prometheus address, which the operator will fetch (default false)' },
+  'analysis-scoped-providers': { type: 'string', env: 'ANALYSIS_SCOPED_PROVIDERS', help: 'comma-separated providers (of --analysis-providers) that confine each query to the app\'s namespace (prom-label-proxy reading the namespace parameter): the values their queries return may be shown in status and Events (default: none; elsewhere a check says only passed or failed, since a tenant writes the query)' },
+  'release-freeze-below': { type: 'string', env: 'RELEASE_FREEZE_BELOW', help: 'the platform\'s release-freeze floor, in percent of the error budget, for apps with rollout.analysis.slo: namespace=percent,...,*=percent for every other namespace; an app\'s own freezeBelow may raise it, never lower it (default: none)' },
   'max-model-size': { type: 'string', env: 'MAX_MODEL_SIZE', help: `largest model.size a model cache may reserve on each node (default ${DEFAULTS.maxModelSize})` },
   'allowed-storage-uri-prefixes': { type: 'string', env: 'ALLOWED_STORAGE_URI_PREFIXES', help: 'comma-separated prefixes model.storageUri must start with, e.g. s3://models/,pvc://{namespace}/ (default: any)' },
   'allowed-service-accounts': { type: 'string', env: 'ALLOWED_SERVICE_ACCOUNTS', help: 'comma-separated service accounts apps may run their pods as (serviceAccountName), * for any (default: none)' },
@@ -217,7 +221,8 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv): OperatorCon
     allowedGateways: list(get('allowed-gateways')),
     allowedHostSuffixes: list(get('allowed-host-suffixes')).map(hostSuffix),
     allowWildcardHosts: bool('allow-wildcard-hosts', get('allow-wildcard-hosts'), false),
-    analysisProviders: providers(get('analysis-providers')),
+    analysisProviders: scoped(providers(get('analysis-providers')), list(get('analysis-scoped-providers'))),
+    releaseFreezeBelow: freezeFloors(list(get('release-freeze-below'))),
     allowAnalysisAddress: bool('allow-analysis-address', get('allow-analysis-address'), false),
     maxModelSizeBytes: size('max-model-size', get('max-model-size') ?? DEFAULTS.maxModelSize),
     allowedStorageUriPrefixes: storageUriPrefixes(list(get('allowed-storage-uri-prefixes'))),
@@ -336,6 +341,29 @@ function providers(value: string | undefined): AnalysisProvider[] {
     if (why) throw new ConfigError(`--analysis-providers: provider ${JSON.stringify(name)}: ${why}`);
     if (out.some((p) => p.name === name)) throw new ConfigError(`--analysis-providers: provider ${JSON.stringify(name)} is defined twice`);
     out.push({ name, url });
+  }
+  return out;
+}
+
+/** --analysis-scoped-providers: names of providers defined by --analysis-providers. */
+function scoped(all: AnalysisProvider[], names: string[]): AnalysisProvider[] {
+  for (const name of names) {
+    if (!all.some((p) => p.name === name)) throw new ConfigError(`--analysis-scoped-providers: ${JSON.stringify(name)} is not a provider of --analysis-providers (${all.map((p) => p.name).join(', ') || 'none'})`);
+  }
+  return all.map((p) => (names.includes(p.name) ? { ...p, scoped: true } : p));
+}
+
+/** --release-freeze-below: namespace=percent entries (a DNS label, or * for every other namespace), percent from 0 to 100. */
+function freezeFloors(entries: string[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const entry of entries) {
+    const at = entry.indexOf('=');
+    const namespace = entry.slice(0, at).trim();
+    const percent = Number(entry.slice(at + 1).trim());
+    if (at < 1 || (namespace !== '*' && !new RegExp(DNS_LABEL).test(namespace))) throw new ConfigError(`--release-freeze-below: ${JSON.stringify(entry)} is not namespace=percent (a namespace name, or * for every other)`);
+    if (!(percent >= 0 && percent <= 100) || entry.slice(at + 1).trim() === '') throw new ConfigError(`--release-freeze-below: ${JSON.stringify(entry)}: the percent must be a number from 0 to 100`);
+    if (namespace in out) throw new ConfigError(`--release-freeze-below: ${JSON.stringify(namespace)} is given twice`);
+    out[namespace] = percent;
   }
   return out;
 }

@@ -85,7 +85,7 @@ export async function createOperator(kc: KubeConfigSource, config: OperatorConfi
     ...(deps.warmupBackoffMs ? { warmupBackoffMs: deps.warmupBackoffMs } : {}),
     warmupSlots: { perNamespace: config.budgets.warmupsPerNamespace, total: config.budgets.concurrentWarmups },
     analysisSlots: { perNamespace: config.budgets.analysesPerNamespace, total: config.budgets.concurrentAnalyses },
-    cacheQuota, share,
+    cacheQuota, share, releaseFreezeBelow: config.releaseFreezeBelow,
   });
   // Registers its controller with the manager: claims no app of their namespace names are released after the grace.
   new HostClaimReleaser(manager, { releaseAfterMs: config.hostClaimReleaseAfterMs, namespaces: config.namespaces });

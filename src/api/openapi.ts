@@ -49,8 +49,9 @@ export function integer(description: string, o: Extra & { minimum?: number; maxi
   return node({ type: 'integer', format, description, ...defined({ minimum, maximum }) }, extra);
 }
 
-export function number(description: string, o: Extra = {}): Schema<number> {
-  return node({ type: 'number', description }, o);
+export function number(description: string, o: Extra & { minimum?: number; maximum?: number } = {}): Schema<number> {
+  const { minimum, maximum, ...extra } = o;
+  return node({ type: 'number', description, ...defined({ minimum, maximum }) }, extra);
 }
 
 export function boolean(description: string, o: Extra = {}): Schema<boolean> {

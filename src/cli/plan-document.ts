@@ -233,7 +233,8 @@ function describeEffect(e: Effect): string {
   switch (e.type) {
     case 'forgetWarmup': return 'drop the warmup task of a version that no longer warms up';
     case 'warmup': return `send warmup requests to revision ${e.revision} (version ${e.version}): ${e.spec.method ?? WARMUP_DEFAULTS.method} ${e.spec.path}, ${e.spec.count ?? WARMUP_DEFAULTS.count} must succeed`;
-    case 'analysis': return `run the checks of this step against candidate ${e.candidate.version} (revision ${e.candidate.revision})`;
+    case 'analysis': return `run the checks and burn-rate gates due now against candidate ${e.candidate.version} (revision ${e.candidate.revision})`;
+    case 'budget': return `read the error budget stable ${e.stable.version} left, for the release freeze`;
   }
 }
 

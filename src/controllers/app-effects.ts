@@ -10,7 +10,7 @@
 
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import type { AnalysisPolicy } from '../api/v1alpha1/analysis-target.ts';
-import { runChecks } from '../effects/analysis-checks.ts';
+import { readBudget, runChecks } from '../effects/analysis-checks.ts';
 import { WarmupRunner } from '../effects/warmup-runner.ts';
 import type { Effect, Observation } from '../planner/decide.ts';
 import { AnalysisRunner } from '../rollout/analysis-runner.ts';
@@ -67,6 +67,7 @@ export class AppEffects {
     if (e.type === 'forgetWarmup') this.warmups.forget(key);
     if (e.type === 'warmup') this.warmups.ensure({ key, version: e.version, revision: e.revision, namespace, app: name }, e.spec, e.startedAt);
     if (e.type === 'analysis') this.analyses.outcome(key, e.round, (signal) => runChecks(e.analysis, { app: name, namespace, revision: e.candidate.revision, version: e.version }, this.policy, {}, undefined, signal));
+    if (e.type === 'budget') this.analyses.outcome(key, e.round, (signal) => readBudget(e.analysis, { app: name, namespace, revision: e.stable.revision, version: e.stable.version }, this.policy, {}, undefined, signal));
   }
 
   /** The workers stopped: every task ends now, its request cut, and reports nothing. */

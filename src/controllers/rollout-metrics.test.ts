@@ -13,7 +13,7 @@ const app = (name: string, status?: ServerlessAppStatus, warmup = true): Serverl
 });
 
 const plan = (phase: RolloutPlan['phase'], events: RolloutPlan['events'] = []): RolloutPlan => ({
-  phase, events, analysisDue: false,
+  phase, events,
   promoted: { status: 'False', reason: 'x', message: 'x' }, progressing: { status: 'False', reason: 'x', message: 'x' },
 });
 

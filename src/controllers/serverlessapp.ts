@@ -32,6 +32,7 @@ import { NamespaceBudgets } from './budgets.ts';
 import { HostClaims } from './host-claims.ts';
 import type { ModelCacheQuota } from './model-cache-quota.ts';
 import { RolloutMetrics } from './rollout-metrics.ts';
+import { freezeFloorFor } from '../rollout/slo.ts';
 
 /** With the effects' settings (controllers/app-effects.ts): warmup URL template and backoff, both runners' slots. */
 export interface ServerlessAppOptions extends AppEffectsSettings {
@@ -50,6 +51,8 @@ export interface ServerlessAppOptions extends AppEffectsSettings {
   cacheQuota: ModelCacheQuota;
   /** Each namespace's share of the operator's time (runtime/namespace-share.ts); default: unbounded. */
   share?: NamespaceShare;
+  /** The platform's release-freeze floor per namespace (--release-freeze-below; config.ts freezeFloorFor). */
+  releaseFreezeBelow?: Record<string, number>;
 }
 
 export class ServerlessAppReconciler {
@@ -162,6 +165,7 @@ export class ServerlessAppReconciler {
     return {
       ...this.admissionOf(app), now: this.mgr.clock.now(), cacheScope: this.o.modelCacheScope,
       ...this.caches.children(app, this.kinds, this.route), ...this.effects.results(key), route: this.route,
+      releaseFreezeFloor: freezeFloorFor(this.o.releaseFreezeBelow ?? {}, app.metadata.namespace),
     };
   }
 

@@ -12,6 +12,7 @@ import { bufferReplicas, evaluatePrewarm, prewarmConfigured, warmupGaveUp, type 
 import type { WarmupProgress } from '../prewarm/warmup-progress.ts';
 import { controlledBy } from '../render/metadata.ts';
 import { failureHolds, isParked, planRollout, type AnalysisOutcome, type ObservedRevision, type RevisionRef, type RolloutInput, type RolloutPlan } from '../rollout/canary.ts';
+import { freezeFloor } from '../rollout/slo.ts';
 import { versionOf } from '../rollout/version.ts';
 import { scaleOf, type EffectiveScale } from '../scaling/windows.ts';
 import { isRevisionOf, observeRevision, type Revision } from './revisions.ts';
@@ -32,8 +33,10 @@ export interface Observation {
   revisions: Revision[];
   /** The warmup task the runner holds for this app, if any: an earlier effect's result. */
   warmup?: { version: string; revision: string; progress: WarmupProgress };
-  /** The last finished check round of this app, if any: an earlier effect's result. */
+  /** The last finished round of this app (checks, or a reading of the error budget), if any: an earlier effect's result. */
   analysis?: { round: string; outcome: AnalysisOutcome };
+  /** The platform's release-freeze floor for the app's namespace, in percent of the error budget (--release-freeze-below). */
+  releaseFreezeFloor?: number;
   /** What the app's route's own status says (routers that report one: Gateway API); absent: nothing to wait for. */
   routeAdmission?: RouteAdmission;
 }
@@ -44,7 +47,9 @@ export type Effect =
   /** Start (or keep) warmup requests to `revision`; idempotent for the same version and revision. */
   | { type: 'warmup'; version: string; revision: string; spec: WarmupSpec; startedAt: Date }
   /** Run check round `round` of `analysis` against the candidate; its end re-queues the app. `version`: the spec's version, which the checks' templates name. */
-  | { type: 'analysis'; round: string; analysis: Analysis; candidate: RevisionRef; version: string };
+  | { type: 'analysis'; round: string; analysis: Analysis; candidate: RevisionRef; version: string }
+  /** Read the error budget `stable` left over the SLO's window (round `round`, for the release freeze); its end re-queues the app. */
+  | { type: 'budget'; round: string; analysis: Analysis; stable: RevisionRef };
 
 export interface Decision {
   workload: Workload;
@@ -107,7 +112,11 @@ export function decide(o: Observation): Decision {
   const input: RolloutInput = {
     now, desired: { version, ...(desiredRevision ? { revision: desiredRevision } : {}) },
     ...(app.spec.rollout ? { rollout: app.spec.rollout } : {}),
-    previous: { ...(stable ? { stable } : {}), ...(app.status?.canary ? { canary: app.status.canary } : {}), ...(app.status?.phase ? { phase: app.status.phase } : {}) },
+    previous: {
+      ...(stable ? { stable } : {}), ...(app.status?.canary ? { canary: app.status.canary } : {}), ...(app.status?.phase ? { phase: app.status.phase } : {}),
+      ...(app.status?.release ? { release: app.status.release } : {}),
+    },
+    freezeFloor: freezeFloor(app.spec.rollout?.analysis?.slo, o.releaseFreezeFloor),
     revisions: [...observed.values()], isWarm,
     ...(prewarm && warmupGaveUp(prewarm.condition) ? { warmupFailed: prewarm.status?.lastError ?? 'no warmup request succeeded' } : {}),
     // The promotion gate reads the new workload's own report: during a kind switch that is the new kind's.
@@ -119,14 +128,16 @@ export function decide(o: Observation): Decision {
   let plan = withRouteAdmission(planRollout(input), o.routeAdmission);
   let analysed: AnalysisOutcome | undefined;
   const analysis = app.spec.rollout?.analysis;
-  if (plan.analysisDue && analysis && plan.candidate) {
-    // A round per candidate, step and step start: its outcome, once an earlier pass's round finished, decides the step.
-    const round = `${plan.candidate.version}/${plan.canary?.step ?? 0}/${plan.canary?.stepStartedAt ?? ''}`;
-    if (o.analysis?.round === round) {
+  const due = plan.due;
+  if (due && analysis && plan.candidate && plan.stable) {
+    // The rollout names each round: its outcome, once an earlier pass's round of that name finished, decides.
+    if (o.analysis?.round === due.round) {
       analysed = o.analysis.outcome;
-      plan = withRouteAdmission(planRollout({ ...input, analysis: analysed }), o.routeAdmission);
+      plan = withRouteAdmission(planRollout({ ...input, ...(due.kind === 'budget' ? { budget: analysed } : { analysis: analysed }) }), o.routeAdmission);
+    } else if (due.kind === 'budget') {
+      effects.push({ type: 'budget', round: due.round, analysis, stable: plan.stable });
     } else {
-      effects.push({ type: 'analysis', round, analysis, candidate: { version: plan.candidate.version, revision: plan.candidate.revision }, version });
+      effects.push({ type: 'analysis', round: due.round, analysis, candidate: { version: plan.candidate.version, revision: plan.candidate.revision }, version });
     }
   }
 

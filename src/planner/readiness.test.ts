@@ -52,6 +52,7 @@ function said(conditions: Array<Pick<Condition, 'type' | 'status' | 'reason'>>) 
 
 const firstVersion = (extra: Partial<RolloutInput>): Partial<RolloutInput> => ({ desired: V1, previous: {}, ...extra });
 const steps: RolloutSpec = { steps: [10, 50], interval: '5m' };
+const slo: RolloutSpec = { steps: [10, 50], analysis: { prometheus: { provider: 'main' }, slo: { objective: 99.9, errorRatio: 'x[{{window}}]', freezeBelow: 25 } } };
 const stepped: CanaryProgress = { version: 'v2', startedAt: '2026-11-23T09:59:00Z', step: 0, stepStartedAt: '2026-11-23T09:59:00Z', weight: 10, failedChecks: 0 };
 const failedAt = (reason: (typeof FAILURE_REASONS)[number]): CanaryProgress => ({ version: 'v2', startedAt: '2026-11-23T09:00:00Z', weight: 0, failure: { version: 'v2', reason, message: 'it failed', retry: 0 } });
 
@@ -102,6 +103,10 @@ const cases: Array<[string, Phase, Case, ReturnType<typeof said>]> = [
     { Ready: 'Unknown Promoting', Reconciling: 'True Promoting', Stalled: undefined, Paused: undefined }],
   ['Promoting over rollout.paused: not held', 'Promoting', { rollout: { promote: 'v2', paused: true }, traffic: split(50) },
     { Ready: 'Unknown Promoting', Reconciling: 'True Promoting', Stalled: undefined, Paused: undefined }],
+  ['Baking: all traffic on the candidate, the previous version held warm', 'Baking', { rollout: { canaryPercent: 100, bake: '10m' }, traffic: split(0) },
+    { Ready: 'Unknown Baking', Reconciling: 'True Baking', Stalled: undefined, Paused: undefined }],
+  ['Frozen: too little error budget left, the candidate waits', 'Frozen', { rollout: slo, input: { freezeFloor: 25, budget: { result: 'pass', message: 'read', budget: { remaining: 10, shown: false } } } },
+    { Ready: 'False ReleaseFrozen', Reconciling: undefined, Stalled: 'True ReleaseFrozen', Paused: undefined }],
   ['Stable: the candidate promoted', 'Stable', { rollout: { promote: 'v2' }, traffic: split(0) },
     { Ready: 'True Serving', Reconciling: undefined, Stalled: undefined, Paused: undefined }],
   ['RolledBack: canaryPercent 0, all traffic on stable', 'RolledBack', { rollout: { canaryPercent: 0 } },
@@ -150,7 +155,7 @@ describe('the status contract: each phase of the rollout machine read as Ready, 
 
   it('gives a Stalled app a message that says what to change', () => {
     const stalled = cases.filter(([, , , want]) => want.Stalled).map(([, , c]) => findCondition(read(c).conditions, 'Stalled')!.message);
-    for (const message of stalled) assert.match(message, /retry|remove abort|change the workload spec|Rename the app/, message);
+    for (const message of stalled) assert.match(message, /retry|remove abort|change the workload spec|Rename the app|rollout.releaseOverride/, message);
   });
 });
 

@@ -51,6 +51,8 @@ export function readingOf(r: ReadingInput): Reading {
   // A failure holds until rollout.retry or the workload spec changes; an abort until it is removed. Their messages say so.
   if (plan.phase === 'Failed') return { state: 'stalled', reason: plan.canary?.failure?.reason ?? plan.progressing.reason, message: plan.progressing.message };
   if (plan.phase === 'Aborted') return { state: 'stalled', reason: 'Aborted', message: plan.progressing.message };
+  // A freeze lifts on its own once the budget recovers, but until then only an edit (rollout.releaseOverride, or the old version back) moves it.
+  if (plan.phase === 'Frozen') return { state: 'stalled', reason: 'ReleaseFrozen', message: plan.progressing.message };
   const replacing = plan.phase === 'Stable' && r.desiredRevision && r.desiredRevision !== plan.stable?.revision ? r.revisions.get(r.desiredRevision) : undefined;
   if (replacing?.failed) {
     return {
@@ -108,7 +110,9 @@ function progress(r: ReadingInput): Reading {
     // Held where it stands: what the spec asks for until paused is removed.
     case 'Paused': return reached('Paused');
     case 'Promoting': return going('Promoting');
-    case 'Failed': case 'Aborted': throw new Error(`${plan.phase} is read as stalled before progress`);
+    // The rollout is not done until the bake ends: the previous version still holds its replicas.
+    case 'Baking': return going(plan.progressing.reason === 'AnalysisNoData' ? 'AnalysisNoData' : 'Baking');
+    case 'Failed': case 'Aborted': case 'Frozen': throw new Error(`${plan.phase} is read as stalled before progress`);
   }
 }
 

@@ -190,6 +190,7 @@ export function composeStatus(app: ServerlessApp, s: StatusInput): ServerlessApp
     },
     traffic: namedTargets(s.workload.traffic, plan),
     ...(plan.canary ? { canary: { ...plan.canary, trafficPercent: c ? reportedPercent(s.workload.traffic, c.revision) : 0 } } : {}),
+    ...(plan.release ? { release: plan.release } : {}),
     ...(s.prewarm?.status ? { prewarm: s.prewarm.status } : app.status?.prewarm ? { prewarm: app.status.prewarm } : {}),
     scaling: {
       minScale: scale.minScale,
@@ -244,7 +245,7 @@ export function significantStatus(status: unknown): unknown {
     conditions: (s.conditions ?? []).map((c) => (c.type === 'WorkloadReady' ? [c.type, c.status] : [c.type, c.status, c.reason])),
     versions: [version(s.versions?.stable), version(s.versions?.candidate)],
     traffic: (s.traffic ?? []).map((t) => [t.revision, t.percent]),
-    canary: s.canary, scaling: s.scaling, modelCache: s.modelCache,
+    canary: s.canary, release: s.release, scaling: s.scaling, modelCache: s.modelCache,
     prewarm,
   };
 }

@@ -96,7 +96,7 @@ describe('workloads: the cluster-local hosts the VirtualService rewrites to', ()
 });
 
 describe('workloads: Knative visibility', () => {
-  const plan = { phase: 'Pending' as const, events: [], analysisDue: false, initial: { version: 'v1', ready: false, warm: false },
+  const plan = { phase: 'Pending' as const, events: [], initial: { version: 'v1', ready: false, warm: false },
     promoted: { status: 'False' as const, reason: 'x', message: 'x' }, progressing: { status: 'False' as const, reason: 'x', message: 'x' } };
   const ctx = (app: ReturnType<typeof containerApp>) => ({ app, version: 'v1', plan, effective: { minScale: 0 }, prewarmReplicas: 0, revisions: [] });
   const cases: Array<[string, WorkloadObject, string | undefined]> = [
@@ -118,7 +118,7 @@ describe('workloads: a Knative revision is born with its bounds (Knative >= 1.21
   const annotationsOf = (o: WorkloadObject) => (o.spec as { template: { metadata: { name: string; annotations: Record<string, string> } } }).template.metadata;
   const render = (minScale: number, prewarmReplicas: number) => {
     const name = knativeWorkload(true).desiredRevision(app, 'v1', { minScale: 0 }, []);
-    const plan = { phase: 'Pending' as const, events: [], analysisDue: false, initial: { version: 'v1', ...(name ? { revision: name } : {}), ready: false, warm: false },
+    const plan = { phase: 'Pending' as const, events: [], initial: { version: 'v1', ...(name ? { revision: name } : {}), ready: false, warm: false },
       promoted: { status: 'False' as const, reason: 'x', message: 'x' }, progressing: { status: 'False' as const, reason: 'x', message: 'x' } };
     return annotationsOf(knativeWorkload(true).render({ app, version: 'v1', plan, effective: { minScale, maxScale: 10 }, prewarmReplicas, revisions: [] }));
   };

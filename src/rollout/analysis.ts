@@ -13,7 +13,7 @@
 // prom-label-proxy (-label namespace) reads to confine a query to a namespace:
 // a platform that puts one in front of its provider enforces the scope.
 
-export interface QueryVars { app: string; namespace: string; revision: string; version: string }
+export interface QueryVars { app: string; namespace: string; revision: string; version: string; window?: string }
 
 export interface AnalysisLimits {
   /** Total time for one query, body included. */
@@ -35,5 +35,5 @@ export function queryUrl(base: URL, query: string, namespace: string): URL {
 }
 
 export function renderQuery(query: string, vars: QueryVars): string {
-  return query.replace(/\{\{\s*(app|namespace|revision|version)\s*\}\}/g, (_, k: keyof QueryVars) => vars[k]);
+  return query.replace(/\{\{\s*(app|namespace|revision|version|window)\s*\}\}/g, (all: string, k: keyof QueryVars) => vars[k] ?? all);
 }

@@ -229,7 +229,8 @@ describe('rollout state machine', () => {
   });
 
   describe('automated steps', () => {
-    const steps: RolloutSpec = { steps: [10, 25, 50], interval: '1m', analysis: { prometheus: { address: 'http://127.0.0.1:9' }, checks: [{ name: 'ok', query: 'up', min: 1 }], failureThreshold: 2 } };
+    // A cadence as long as the interval: one round per step, at its end (continuous rounds: rollout-gates.test.ts).
+    const steps: RolloutSpec = { steps: [10, 25, 50], interval: '1m', analysis: { prometheus: { address: 'http://127.0.0.1:9' }, checks: [{ name: 'ok', query: 'up', min: 1 }], failureThreshold: 2, cadence: '1m' } };
     const pass: AnalysisOutcome = { result: 'pass', message: 'ok' };
     const fail: AnalysisOutcome = { result: 'fail', message: 'error rate too high' };
 
@@ -250,7 +251,7 @@ describe('rollout state machine', () => {
       assert.equal(p.requeueAfterMs, 30_000);
       r.advance(30_000);
       p = r.step('v2', 'shop-v2', steps);
-      assert.equal(p.analysisDue, true, 'checks are due at the interval');
+      assert.equal(p.due?.kind, 'checks', 'checks are due at the interval');
       p = r.step('v2', 'shop-v2', steps, pass);
       assert.equal(p.candidate?.percent, 25);
       r.advance(60_000);
@@ -465,13 +466,13 @@ describe('a failure holds until rollout.retry changes', () => {
 
 describe('a stopped version: its candidate state parks it, and its phase shows it (one rule)', () => {
   const states: Array<[CandidateState, boolean]> = [
-    ['starting', false], ['canary', false], ['testing', false], ['promoting', false],
-    ['rolledBack', true], ['aborted', true], ['failed', true],
+    ['starting', false], ['canary', false], ['testing', false], ['promoting', false], ['baking', false],
+    ['rolledBack', true], ['aborted', true], ['failed', true], ['frozen', true],
   ];
   for (const [state, parked] of states) it(`state ${state}: ${parked ? 'parked' : 'not parked'}`, () => assert.equal(isParked(state), parked));
   it('no candidate: not parked', () => assert.equal(isParked(undefined), false));
 
-  const stopped: Phase[] = ['RolledBack', 'Aborted', 'Failed'];
+  const stopped: Phase[] = ['RolledBack', 'Aborted', 'Failed', 'Frozen'];
   for (const phase of phases) {
     it(`phase ${phase}: ${stopped.includes(phase) ? 'stopped' : 'not stopped'}`, () => assert.equal(isStoppedPhase(phase), stopped.includes(phase)));
   }

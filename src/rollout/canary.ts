@@ -6,13 +6,22 @@
 //    is configured); the stable version is only replaced by a ready one;
 //  - the stable version is what status recorded, never "latest";
 //  - a rollout always ends: promoted, rolled back, aborted, or failed (revision
-//    failed, progress deadline, warmup or checks), with the stable version
-//    serving all traffic in every ending but the first;
-//  - precedence of the controls: abort > a recorded failure > promote > paused >
-//    a manual canaryPercent > automated steps.
-import type { FailureReason, Phase, RolloutSpec } from '../api/v1alpha1/serverlessapp.ts';
+//    failed, progress deadline, warmup, checks or a burn-rate gate), with the
+//    stable version serving all traffic in every ending but the first;
+//  - checks run at the analysis cadence while a step or the bake lasts, and
+//    once more at its end; a burn-rate gate that fires fails the candidate at
+//    once; a round without data holds the rollout where it is;
+//  - with a bake, a promoted version serves all traffic while the previous one
+//    is held warm at 0%, so a failure in the bake is a weight change back;
+//  - with a release freeze, a new version gets no traffic while the error
+//    budget read over the SLO's window is below the floor, unless the spec's
+//    override names it;
+//  - precedence of the controls: abort > a recorded failure > the release
+//    freeze > promote > paused > a manual canaryPercent > automated steps.
+import type { FailureReason, Phase, RolloutSpec, ServerlessAppStatus } from '../api/v1alpha1/serverlessapp.ts';
 import { parseDuration } from '../api/v1alpha1/duration.ts';
 import { ROLLOUT_DEFAULTS } from '../api/v1alpha1/defaults.ts';
+import { releaseGate, type ReleaseGate } from './release-freeze.ts';
 
 export interface RevisionRef { version: string; revision: string }
 
@@ -28,10 +37,14 @@ export interface ObservedRevision {
   replicas: number;
 }
 
-/** The outcome of the current step's metric checks, when they were due and run. */
+/**
+ * The outcome of a round of metric checks and burn-rate gates, when it was due and run (`burn`: a
+ * burn-rate gate fired, which fails the candidate at once); or, for a budget round, the reading of the
+ * remaining error budget (`budget`, in percent; `shown`: its value may be shown, see AnalysisProvider.scoped).
+ */
 export type AnalysisOutcome =
-  | { result: 'pass'; message: string }
-  | { result: 'fail'; message: string }
+  | { result: 'pass'; message: string; budget?: { remaining: number; shown: boolean } }
+  | { result: 'fail'; message: string; burn?: boolean }
   | { result: 'nodata'; message: string };
 
 export interface Failure { version: string; reason: FailureReason; message: string; at?: string; retry?: number }
@@ -57,30 +70,43 @@ export interface CanaryProgress {
   failedChecks?: number;
   message?: string;
   abortedVersion?: string;
+  /** When the last round of this step (or of the bake) ran: the next is due a cadence later. */
+  checkedAt?: string;
+  /** The release freeze let this candidate through (budget enough, or an override): it is not read again. */
+  released?: boolean;
+  /** When the bake began (all traffic on the candidate), and the replicas the previous version is held at. */
+  bakeStartedAt?: string;
+  bakeReplicas?: number;
 }
+
+export type ReleaseStatus = NonNullable<ServerlessAppStatus['release']>;
 
 export interface RolloutInput {
   now: Date;
   /** The version the spec asks for, and the revision that serves it (undefined while KServe has not created it). */
   desired: { version: string; revision?: string };
   rollout?: RolloutSpec;
-  previous: { stable?: RevisionRef; canary?: CanaryProgress; phase?: Phase };
+  previous: { stable?: RevisionRef; canary?: CanaryProgress; phase?: Phase; release?: ReleaseStatus };
   revisions: ObservedRevision[];
   /** Whether a version has finished prewarming (always true when prewarm is not configured). */
   isWarm: (version: string) => boolean;
   /** The desired version's warmup gave up (its last error). */
   warmupFailed?: string;
   analysis?: AnalysisOutcome;
+  /** The reading of the error budget the plan asked for (due: budget), once it finished. */
+  budget?: AnalysisOutcome;
+  /** The release freeze in force, in percent of the error budget (0: none; slo.ts freezeFloor). */
+  freezeFloor?: number;
   /** The traffic split the data plane reports now; a version counts as serving only once it is here. */
   traffic: Array<{ revision: string; percent: number }>;
 }
 
 /** The states in which the candidate is stopped, kept at 0% and scaled to zero, and the phase each shows. */
-const PARKED_PHASES = { rolledBack: 'RolledBack', aborted: 'Aborted', failed: 'Failed' } as const satisfies Record<string, Phase>;
+const PARKED_PHASES = { rolledBack: 'RolledBack', aborted: 'Aborted', failed: 'Failed', frozen: 'Frozen' } as const satisfies Record<string, Phase>;
 type ParkedState = keyof typeof PARKED_PHASES;
 
 /** The parked states (PARKED_PHASES) keep the candidate at 0% and scaled to zero; `testing` keeps it warm for header rules. */
-export type CandidateState = 'starting' | 'canary' | 'testing' | 'promoting' | ParkedState;
+export type CandidateState = 'starting' | 'canary' | 'testing' | 'promoting' | 'baking' | ParkedState;
 
 /** States in which the candidate gets no traffic and no replicas. */
 export function isParked(state: CandidateState | undefined): boolean {
@@ -113,8 +139,10 @@ export interface RolloutPlan {
   promoted: { status: 'True' | 'False'; reason: string; message: string };
   progressing: { status: 'True' | 'False'; reason: string; message: string };
   events: RolloutEvent[];
-  /** Run the metric checks of the current step before the next step (they are due). */
-  analysisDue: boolean;
+  /** A round is due before the rollout can go on: checks and gates (`round` names it: its outcome comes back as input.analysis), or a reading of the error budget (input.budget). */
+  due?: { kind: 'checks' | 'budget'; round: string };
+  /** status.release: the freeze's last reading and the override used, when a freeze is in force. */
+  release?: ReleaseStatus;
   requeueAfterMs?: number;
 }
 
@@ -155,9 +183,10 @@ export function planRollout(input: RolloutInput): RolloutPlan {
       ? { version: stable.version, revision: desired.revision } : stable;
     if (next !== stable) events.push({ type: 'Normal', reason: 'RevisionReplaced', message: `revision ${next.revision} of version ${stable.version} is ready and replaces ${stable.revision}` });
     return {
-      stable: next, phase: 'Stable', events, analysisDue: false,
+      stable: next, phase: 'Stable', events,
       promoted: { status: 'True', reason: 'Promoted', message: `version ${stable.version} serves all traffic` },
       progressing: NO_CANDIDATE,
+      ...(previous.release ? { release: previous.release } : {}),
     };
   }
 
@@ -188,7 +217,7 @@ function firstVersion(input: RolloutInput, ready: boolean): RolloutPlan {
     // Nothing else can serve: the data plane routes to the first version whenever it is ready, warm or not.
     const message = `first version ${version} failed (${failure.reason}): ${failure.message}; ${ready ? 'it serves anyway, as nothing else can' : 'nothing serves'}; ${RETRY_HINT}`;
     return {
-      initial, phase: 'Failed', analysisDue: false, canary: { version, failure },
+      initial, phase: 'Failed', canary: { version, failure },
       events: held ? [] : [{ type: 'Warning', reason: failure.reason, message }],
       promoted: { status: 'False', reason: failure.reason, message },
       progressing: { status: 'False', reason: failure.reason, message },
@@ -196,7 +225,7 @@ function firstVersion(input: RolloutInput, ready: boolean): RolloutPlan {
   }
   if (ready && warm && revision && reportedPercent(input.traffic, revision) === 100) {
     return {
-      stable: { version, revision }, phase: 'Stable', analysisDue: false,
+      stable: { version, revision }, phase: 'Stable',
       events: [{ type: 'Normal', reason: 'Ready', message: `first version ${version} is ready on revision ${revision}` }],
       promoted: { status: 'True', reason: 'Promoted', message: `version ${version} serves all traffic` },
       progressing: NO_CANDIDATE,
@@ -204,7 +233,7 @@ function firstVersion(input: RolloutInput, ready: boolean): RolloutPlan {
   }
   const waiting = !ready ? 'waiting for its revision to be ready' : !warm ? 'waiting for it to be prewarmed' : 'waiting for the data plane to route all traffic to it';
   return {
-    initial, phase: 'Pending', events: [], analysisDue: false,
+    initial, phase: 'Pending', events: [],
     promoted: { status: 'False', reason: 'FirstVersionStarting', message: `first version ${version}: ${waiting}` },
     progressing: NO_CANDIDATE,
   };
@@ -214,28 +243,62 @@ function candidateStep(input: RolloutInput, stable: RevisionRef, ready: boolean)
   const { desired, rollout, now } = input;
   const retry = rollout?.retry ?? 0;
   const prev = recorded(input.previous.canary);
-  const warm = ready && input.isWarm(desired.version);
-  const revision = desired.revision ?? '';
-  const manual = rollout?.canaryPercent;
-  const steps = rollout?.steps ?? [];
   const events: RolloutEvent[] = [];
-  const base = { version: desired.version, revision, ready, warm };
-  const waiting = revision ? input.revisions.find((r) => r.name === revision)?.waiting : undefined;
-  const notYet = !ready ? `candidate ${desired.version} is not ready yet${waiting ? ` (${waiting})` : ''}` : `candidate ${desired.version} is not prewarmed yet`;
-  const wasPhase = input.previous.phase;
 
   // Progress belongs to one candidate. Another version, a retry of a failed one, or
   // an abort lifted, starts from a clean slate (and its deadline from now).
   const own = prev.version === undefined || prev.version === desired.version ? prev : {};
   const retried = own.failure !== undefined && !failureHolds(own.failure, retry);
   const fresh: CanaryProgress = retried || (own.aborted && !rollout?.abort) ? {} : own;
+  const cadenceMs = parseDuration(rollout?.analysis?.cadence ?? ROLLOUT_DEFAULTS.cadence);
+  const gate = releaseGate(input, fresh, cadenceMs, events);
+  const released = gate.state === 'open' && (gate.now || !!fresh.released);
   const resumed = fresh.paused && !rollout?.paused;
-  const startedAt = resumed || !fresh.startedAt ? now.toISOString() : fresh.startedAt;
-  const identity: CanaryProgress = { version: desired.version, startedAt };
+  // The deadline counts from the release: time held by a freeze is not the candidate's.
+  const startedAt = resumed || !fresh.startedAt || (gate.state === 'open' && gate.now) ? now.toISOString() : fresh.startedAt;
+  const identity: CanaryProgress = { version: desired.version, startedAt, ...(released ? { released: true } : {}) };
+  const plan = candidateSteps(input, stable, ready, { events, own, fresh, identity, gate, cadenceMs, resumed });
+  return gate.release ? { ...plan, release: gate.release } : plan;
+}
+
+interface StepContext {
+  events: RolloutEvent[];
+  /** The candidate's recorded progress as it was. */
+  own: CanaryProgress;
+  /** The candidate's recorded progress, after a retry or a lifted abort cleared it. */
+  fresh: CanaryProgress;
+  /** What every progress of this candidate records. */
+  identity: CanaryProgress;
+  gate: ReleaseGate;
+  cadenceMs: number;
+  resumed: boolean | undefined;
+}
+
+/** A period of continuous analysis (a step, the bake): a round due now (`final` at its end), or when to look again. */
+function periodRound(start: number, end: number, checkedAt: string | undefined, cadenceMs: number, now: number): { due: 'round' | 'final' } | { wakeAt: number } {
+  if (now >= end) return { due: 'final' };
+  const checked = checkedAt ? Date.parse(checkedAt) : NaN;
+  const next = (checked >= start ? checked : start) + cadenceMs;
+  return now >= next ? { due: 'round' } : { wakeAt: Math.min(next, end) };
+}
+
+function candidateSteps(input: RolloutInput, stable: RevisionRef, ready: boolean, ctx: StepContext): RolloutPlan {
+  const { desired, rollout, now } = input;
+  const { events, own, fresh, identity, gate, cadenceMs, resumed } = ctx;
+  const retry = rollout?.retry ?? 0;
+  const warm = ready && input.isWarm(desired.version);
+  const revision = desired.revision ?? '';
+  const manual = rollout?.canaryPercent;
+  const steps = rollout?.steps ?? [];
+  const analysis = rollout?.analysis;
+  const base = { version: desired.version, revision, ready, warm };
+  const waiting = revision ? input.revisions.find((r) => r.name === revision)?.waiting : undefined;
+  const notYet = !ready ? `candidate ${desired.version} is not ready yet${waiting ? ` (${waiting})` : ''}` : `candidate ${desired.version} is not prewarmed yet`;
+  const wasPhase = input.previous.phase;
 
   const conditions = (promoted: ConditionOut, progressing: ConditionOut) => ({ promoted, progressing });
   const parked = (state: ParkedState, canary: CanaryProgress, reason: string, message: string): RolloutPlan => ({
-    stable, candidate: { ...base, percent: 0, state }, phase: PARKED_PHASES[state], events, analysisDue: false,
+    stable, candidate: { ...base, percent: 0, state }, phase: PARKED_PHASES[state], events,
     canary: { ...canary, weight: 0 },
     ...conditions({ status: 'False', reason, message }, { status: 'False', reason, message }),
   });
@@ -258,11 +321,27 @@ function candidateStep(input: RolloutInput, stable: RevisionRef, ready: boolean)
     return parked('failed', fresh, f.reason, `candidate ${desired.version} failed (${f.reason}): ${f.message}; all traffic on stable ${stable.version}; ${RETRY_HINT}`);
   }
 
-  // 3. New failures: the data plane gave up on the revision, warmup gave up, or the deadline passed.
+  // 3. The release freeze: no traffic, no replicas until the budget suffices or an override names the version.
+  if (gate.state === 'frozen') {
+    const { released: _r, ...held } = identity;
+    return { ...parked('frozen', held, 'ReleaseFrozen', gate.message), requeueAfterMs: gate.wakeAfterMs };
+  }
+  if (gate.state !== 'open') {
+    const reading = gate.state === 'reading';
+    const message = reading ? `reading the error budget before candidate ${desired.version} gets traffic (release freeze below ${input.freezeFloor}%)` : gate.message;
+    const { released: _r, ...held } = identity;
+    return {
+      stable, candidate: { ...base, percent: 0, state: 'starting' }, phase: 'Canary', events, canary: { ...held, weight: 0 },
+      ...(reading ? { due: { kind: 'budget' as const, round: gate.round } } : { requeueAfterMs: gate.wakeAfterMs }),
+      ...conditions({ status: 'False', reason: 'CanaryInProgress', message }, { status: reading ? 'True' : 'False', reason: reading ? 'ReadingErrorBudget' : 'BudgetNoData', message }),
+    };
+  }
+
+  // 4. New failures: the data plane gave up on the revision, warmup gave up, or the deadline passed.
   const gaveUp = startFailure(input, revision, ready, warm);
   if (gaveUp) return fail(gaveUp);
   const deadlineMs = parseDuration(rollout?.progressDeadline ?? ROLLOUT_DEFAULTS.progressDeadline);
-  const deadlineAt = Date.parse(startedAt) + deadlineMs;
+  const deadlineAt = Date.parse(identity.startedAt!) + deadlineMs;
   const paused = !!rollout?.paused && rollout.promote !== desired.version;
   if (!warm && !paused && now.getTime() >= deadlineAt) {
     return fail({ reason: 'ProgressDeadlineExceeded', message: `not ${ready ? 'warm' : 'ready'} within the progress deadline (${rollout?.progressDeadline ?? ROLLOUT_DEFAULTS.progressDeadline})` });
@@ -270,11 +349,22 @@ function candidateStep(input: RolloutInput, stable: RevisionRef, ready: boolean)
   /** Wake up in time to fail a candidate that is still starting at its deadline. */
   const deadlineWake = !warm && !paused ? { requeueAfterMs: Math.max(1, deadlineAt - now.getTime()) } : {};
 
-  /** `progress`: kept while traffic moves, so automated steps resume promoting on the next pass. */
-  const promote = (progress: CanaryProgress = {}): RolloutPlan => {
+  const finish = (how: string): RolloutPlan => {
+    events.push({ type: 'Normal', reason: 'Promoted', message: `version ${desired.version} (revision ${revision}) promoted to stable with all traffic${how}; ${stable.version} retired` });
+    return {
+      stable: { version: desired.version, revision }, phase: 'Stable', events,
+      ...conditions({ status: 'True', reason: 'Promoted', message: `version ${desired.version} serves all traffic` }, { status: 'False', reason: 'Promoted', message: 'rollout finished' }),
+    };
+  };
+
+  /**
+   * `progress`: kept while traffic moves, so automated steps resume promoting on the next pass.
+   * `withBake`: a bake follows once all traffic is on the candidate (not for rollout.promote, which skips checks).
+   */
+  const promote = (progress: CanaryProgress = {}, withBake = true): RolloutPlan => {
     if (!ready || !warm || !revision) {
       return {
-        stable, candidate: { ...base, percent: 0, state: 'promoting' }, phase: 'Promoting', events, analysisDue: false,
+        stable, candidate: { ...base, percent: 0, state: 'promoting' }, phase: 'Promoting', events,
         canary: { ...identity, weight: 0 }, ...deadlineWake,
         ...conditions({ status: 'False', reason: 'WaitingForCandidate', message: `promotion waits: ${notYet}` }, { status: 'True', reason: 'WaitingForCandidate', message: notYet }),
       };
@@ -284,22 +374,78 @@ function candidateStep(input: RolloutInput, stable: RevisionRef, ready: boolean)
       // Asked for, not done: the candidate is stable only once the data plane routes all traffic to it.
       const moving = `traffic moving to candidate ${desired.version}: the data plane reports ${served}% on ${revision}`;
       return {
-        stable, candidate: { ...base, percent: 100, state: 'promoting' }, phase: 'Promoting', events, analysisDue: false,
+        stable, candidate: { ...base, percent: 100, state: 'promoting' }, phase: 'Promoting', events,
         canary: { ...identity, ...progress, weight: 100 },
         ...conditions({ status: 'False', reason: 'TrafficMoving', message: moving }, { status: 'True', reason: 'Promoting', message: moving }),
       };
     }
-    events.push({ type: 'Normal', reason: 'Promoted', message: `version ${desired.version} (revision ${revision}) promoted to stable with all traffic; ${stable.version} retired` });
-    return {
-      stable: { version: desired.version, revision }, phase: 'Stable', events, analysisDue: false,
-      ...conditions({ status: 'True', reason: 'Promoted', message: `version ${desired.version} serves all traffic` }, { status: 'False', reason: 'Promoted', message: 'rollout finished' }),
+    return rollout?.bake && withBake ? bake(progress, rollout.bake) : finish('');
+  };
+
+  /** The round that decides a period's outcome is named by the candidate, the period and the last round before it. */
+  const roundKey = (period: string, startedAt: string, checkedAt: string | undefined) => `${desired.version}/${period}/${startedAt}/${checkedAt ?? ''}`;
+  const threshold = analysis?.failureThreshold ?? ROLLOUT_DEFAULTS.failureThreshold;
+
+  /**
+   * Judges the round due in a period of continuous analysis (a step, `where` "at 25%", or the bake):
+   * a failure, a hold (`hold` renders the period with new progress), or `passed` when its final round passed.
+   * No data and a failed round below the threshold start the period again: it needs a whole clean period.
+   */
+  const judge = (where: string, final: boolean, progress: CanaryProgress, restartField: 'stepStartedAt' | 'bakeStartedAt', round: string,
+    hold: (canary: CanaryProgress, extra?: Partial<RolloutPlan>) => RolloutPlan): RolloutPlan | { passed: string } => {
+    if (!analysis) return { passed: 'no checks configured' };
+    const outcome = input.analysis;
+    if (!outcome) return hold(progress, { due: { kind: 'checks', round } });
+    const at = now.toISOString();
+    const restart = { [restartField]: at, checkedAt: at };
+    const { halted: _h, ...going } = progress;
+    if (outcome.result === 'fail' && outcome.burn) {
+      return fail({ reason: 'BurnRateExceeded', message: `${where}: ${outcome.message}` }, { ...going, message: outcome.message });
+    }
+    if (outcome.result === 'nodata') {
+      if (!progress.halted) events.push({ type: 'Warning', reason: 'AnalysisNoData', message: `rollout halted ${where}: ${outcome.message} (no data is not a pass)` });
+      return hold({ ...progress, ...restart, halted: true, message: `halted: ${outcome.message}` }, { requeueAfterMs: cadenceMs });
+    }
+    if (outcome.result === 'fail') {
+      const failed = (progress.failedChecks ?? 0) + 1;
+      if (failed >= threshold) {
+        return fail({ reason: 'AnalysisFailed', message: `${failed} failed check rounds ${where}: ${outcome.message}` }, { ...going, failedChecks: failed, message: outcome.message });
+      }
+      events.push({ type: 'Warning', reason: 'CheckRoundFailed', message: `check round failed ${where} (${failed}/${threshold}): ${outcome.message}` });
+      return hold({ ...going, ...restart, failedChecks: failed, message: outcome.message }, { requeueAfterMs: cadenceMs });
+    }
+    if (!final) return hold({ ...going, checkedAt: at, message: outcome.message }, { requeueAfterMs: cadenceMs });
+    return { passed: outcome.message };
+  };
+
+  /** After promotion: all traffic on the candidate, the previous version held warm, the analysis still running. */
+  const bake = (progress: CanaryProgress, duration: string): RolloutPlan => {
+    const startedAt = fresh.bakeStartedAt ?? now.toISOString();
+    const stableReplicas = input.revisions.find((r) => r.name === stable.revision)?.replicas ?? 0;
+    const bakeReplicas = fresh.bakeReplicas ?? Math.max(1, stableReplicas);
+    const start = Date.parse(startedAt), end = start + parseDuration(duration);
+    const carried = fresh.bakeStartedAt ? pick(fresh, ['checkedAt', 'halted', 'message', 'failedChecks']) : {};
+    const state: CanaryProgress = { ...identity, ...progress, ...carried, weight: 100, bakeStartedAt: startedAt, bakeReplicas };
+    const hold = (canary: CanaryProgress, extra: Partial<RolloutPlan> = {}): RolloutPlan => {
+      const message = `version ${desired.version} serves all traffic; previous ${stable.version} is held warm (${canary.bakeReplicas} replicas) until ${new Date(Date.parse(canary.bakeStartedAt!) + end - start).toISOString()}, for a way back without a cold start`;
+      return {
+        stable, candidate: { ...base, percent: 100, state: 'baking' }, phase: 'Baking', events, canary: { ...canary, weight: 100 },
+        ...conditions({ status: 'False', reason: 'Baking', message },
+          canary.halted ? { status: 'False', reason: 'AnalysisNoData', message: canary.message ?? 'halted: no data' } : { status: 'True', reason: 'Baking', message }),
+        ...extra,
+      };
     };
+    if (!fresh.bakeStartedAt) events.push({ type: 'Normal', reason: 'Baking', message: `version ${desired.version} serves all traffic; baking for ${duration} with ${stable.version} held warm` });
+    const at = periodRound(start, end, analysis ? state.checkedAt : undefined, analysis ? cadenceMs : Infinity, now.getTime());
+    if ('wakeAt' in at) return hold(state, { requeueAfterMs: at.wakeAt - now.getTime() });
+    const judged = judge('during the bake', at.due === 'final', state, 'bakeStartedAt', roundKey('bake', startedAt, state.checkedAt), hold);
+    return 'passed' in judged ? finish(` after a bake of ${duration}`) : judged;
   };
 
   const canaryAt = (percent: number, canary: CanaryProgress, extra: Partial<RolloutPlan> = {}): RolloutPlan => {
     if (!ready || !warm || !revision) {
       return {
-        stable, candidate: { ...base, percent: 0, state: 'starting' }, phase: 'Canary', events, analysisDue: false,
+        stable, candidate: { ...base, percent: 0, state: 'starting' }, phase: 'Canary', events,
         canary: { ...identity, ...canary, weight: 0 }, ...deadlineWake,
         ...conditions({ status: 'False', reason: 'CanaryInProgress', message: notYet }, { status: 'True', reason: 'WaitingForCandidate', message: `${notYet}: it gets no traffic until it is` }),
         ...(extra.phase ? { phase: extra.phase } : {}),
@@ -309,7 +455,7 @@ function candidateStep(input: RolloutInput, stable: RevisionRef, ready: boolean)
       events.push({ type: 'Normal', reason: 'CanaryWeightChanged', message: `candidate ${desired.version} now gets ${percent}% of traffic, stable ${stable.version} ${100 - percent}%` });
     }
     return {
-      stable, candidate: { ...base, percent, state: 'canary' }, phase: 'Canary', events, analysisDue: false,
+      stable, candidate: { ...base, percent, state: 'canary' }, phase: 'Canary', events,
       canary: { ...identity, ...canary, weight: percent },
       ...conditions({ status: 'False', reason: 'CanaryInProgress', message: `candidate ${desired.version} at ${percent}%` },
         canary.halted
@@ -319,10 +465,10 @@ function candidateStep(input: RolloutInput, stable: RevisionRef, ready: boolean)
     };
   };
 
-  // 4. Promote this exact version now.
-  if (rollout?.promote === desired.version) return promote();
+  // 5. Promote this exact version now.
+  if (rollout?.promote === desired.version) return promote({}, false);
 
-  // 5. Paused: hold the weight in force; no step advances, no checks, no deadline.
+  // 6. Paused: hold the weight in force; no step advances, no checks, no deadline.
   if (paused) {
     const held = fresh.weight ?? 0;
     const message = `rollout paused at ${held}% (rollout.paused): remove paused to resume`;
@@ -333,7 +479,7 @@ function candidateStep(input: RolloutInput, stable: RevisionRef, ready: boolean)
   if (resumed) events.push({ type: 'Normal', reason: 'Resumed', message: `rollout resumed at ${fresh.weight ?? 0}%` });
   const { paused: _p, ...going } = fresh;
 
-  // 6. Manual control.
+  // 7. Manual control.
   if (manual !== undefined) {
     if (manual === 100) return promote();
     if (manual === 0 && rollout?.match?.length) {
@@ -341,7 +487,7 @@ function candidateStep(input: RolloutInput, stable: RevisionRef, ready: boolean)
       const message = `header testing: requests matching rollout.match reach candidate ${desired.version}${warm ? '' : ` once it is ${ready ? 'warm' : 'ready'}`}; all other traffic on stable ${stable.version}`;
       if (wasPhase !== 'Testing') events.push({ type: 'Normal', reason: 'Testing', message });
       return {
-        stable, candidate: { ...base, percent: 0, state: 'testing' }, phase: 'Testing', events, analysisDue: false,
+        stable, candidate: { ...base, percent: 0, state: 'testing' }, phase: 'Testing', events,
         canary: { ...identity, weight: 0 }, ...deadlineWake,
         ...conditions({ status: 'False', reason: 'Testing', message }, { status: 'True', reason: 'Testing', message }),
       };
@@ -355,7 +501,7 @@ function candidateStep(input: RolloutInput, stable: RevisionRef, ready: boolean)
   }
   if (steps.length === 0) return promote();
 
-  // 7. Automated steps.
+  // 8. Automated steps.
   if (!ready || !warm || !revision) return canaryAt(0, { step: 0, failedChecks: 0 });
   // Past the last step: promoting, waiting for the data plane to move the traffic.
   if ((going.step ?? 0) >= steps.length) return promote({ step: steps.length, failedChecks: going.failedChecks ?? 0 });
@@ -364,36 +510,25 @@ function candidateStep(input: RolloutInput, stable: RevisionRef, ready: boolean)
   const step = Math.min(going.step ?? 0, steps.length - 1);
   // A step's interval starts when its weight is in force; a resume starts it again.
   const stepStart = !resumed && going.stepStartedAt && going.weight !== undefined && going.weight > 0 ? new Date(going.stepStartedAt) : now;
+  const sameStep = stepStart.toISOString() === going.stepStartedAt;
   const progress: CanaryProgress = {
     step, stepStartedAt: stepStart.toISOString(), failedChecks: going.failedChecks ?? 0,
     ...(going.message ? { message: going.message } : {}), ...(going.halted ? { halted: true } : {}),
+    ...(sameStep && going.checkedAt ? { checkedAt: going.checkedAt } : {}),
   };
   const dueAt = stepStart.getTime() + intervalMs;
   const percent = steps[step]!;
-
-  if (now.getTime() < dueAt) {
-    return canaryAt(percent, progress, { requeueAfterMs: dueAt - now.getTime() });
-  }
-  if (rollout?.analysis && !input.analysis) {
-    return canaryAt(percent, progress, { analysisDue: true });
-  }
-  const outcome: AnalysisOutcome = input.analysis ?? { result: 'pass', message: 'no checks configured' };
-  const restart = { stepStartedAt: now.toISOString() };
-  if (outcome.result === 'nodata') {
-    if (!progress.halted) events.push({ type: 'Warning', reason: 'AnalysisNoData', message: `rollout halted at ${percent}%: ${outcome.message} (no data is not a pass)` });
-    return canaryAt(percent, { ...progress, ...restart, halted: true, message: `halted: ${outcome.message}` }, { requeueAfterMs: intervalMs });
-  }
-  if (outcome.result === 'fail') {
-    const failed = progress.failedChecks! + 1;
-    const threshold = rollout?.analysis?.failureThreshold ?? ROLLOUT_DEFAULTS.failureThreshold;
-    if (failed >= threshold) {
-      return fail({ reason: 'AnalysisFailed', message: `${failed} failed check rounds at ${percent}%: ${outcome.message}` }, { step, failedChecks: failed, message: outcome.message });
-    }
-    events.push({ type: 'Warning', reason: 'CheckRoundFailed', message: `check round failed at ${percent}% (${failed}/${threshold}): ${outcome.message}` });
-    const { halted: _h, ...resumedProgress } = progress;
-    return canaryAt(percent, { ...resumedProgress, ...restart, failedChecks: failed, message: outcome.message }, { requeueAfterMs: intervalMs });
-  }
+  const at = periodRound(stepStart.getTime(), dueAt, analysis ? progress.checkedAt : undefined, analysis ? cadenceMs : Infinity, now.getTime());
+  if ('wakeAt' in at) return canaryAt(percent, progress, { requeueAfterMs: at.wakeAt - now.getTime() });
+  const judged = judge(`at ${percent}%`, at.due === 'final', progress, 'stepStartedAt', roundKey(String(step), progress.stepStartedAt!, progress.checkedAt),
+    (canary, extra) => canaryAt(percent, canary, extra));
+  if (!('passed' in judged)) return judged;
   if (step + 1 >= steps.length) return promote({ step: steps.length, failedChecks: progress.failedChecks ?? 0 });
   const nextPercent = steps[step + 1]!;
-  return canaryAt(nextPercent, { step: step + 1, ...restart, failedChecks: progress.failedChecks, message: outcome.message }, { requeueAfterMs: intervalMs });
+  return canaryAt(nextPercent, { step: step + 1, stepStartedAt: now.toISOString(), failedChecks: progress.failedChecks ?? 0, message: judged.passed },
+    { requeueAfterMs: analysis ? Math.min(cadenceMs, intervalMs) : intervalMs });
+}
+
+function pick<T extends object, K extends keyof T>(o: T, keys: K[]): Partial<Pick<T, K>> {
+  return Object.fromEntries(keys.filter((k) => o[k] !== undefined).map((k) => [k, o[k]])) as Partial<Pick<T, K>>;
 }

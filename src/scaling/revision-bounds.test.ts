@@ -5,7 +5,7 @@ import { latestBounds, revisionBounds } from './revision-bounds.ts';
 const plan = (state: CandidateState, warm = true): RolloutPlan => ({
   stable: { version: 'v1', revision: 'shop-v1' },
   candidate: { version: 'v2', revision: 'shop-v2', percent: 0, ready: true, warm, state } satisfies Candidate,
-  phase: 'Canary', events: [], analysisDue: false,
+  phase: 'Canary', events: [],
   promoted: { status: 'False', reason: 'x', message: 'x' }, progressing: { status: 'True', reason: 'x', message: 'x' },
 });
 

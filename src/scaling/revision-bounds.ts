@@ -3,7 +3,8 @@
 // for a version still being prewarmed, zero for a rolled-back candidate and for
 // retired revisions (a min-scale left behind would keep them running forever:
 // knative/serving#4183), at least one replica for a candidate under header
-// testing (testers must not meet a cold start). Pure.
+// testing (testers must not meet a cold start), the replicas the previous
+// version had for it during a bake. Pure.
 
 import { isParked, type Candidate, type RolloutPlan } from '../rollout/canary.ts';
 import type { ScaleBounds } from './windows.ts';
@@ -20,7 +21,8 @@ export const RETIRED: ScaleBounds = { minScale: 0 };
 export function revisionBounds(plan: RolloutPlan, effective: ScaleBounds, prewarmReplicas: number): Map<string, ScaleBounds> {
   const out = new Map<string, ScaleBounds>();
   if (plan.initial?.revision) out.set(plan.initial.revision, plan.initial.warm ? effective : withBuffer(effective, prewarmReplicas));
-  if (plan.stable) out.set(plan.stable.revision, effective);
+  // During a bake the previous version keeps the replicas it had, at 0% traffic, to take it all back warm.
+  if (plan.stable) out.set(plan.stable.revision, plan.phase === 'Baking' ? withBuffer(effective, plan.canary?.bakeReplicas ?? 1) : effective);
   const c = plan.candidate;
   if (c?.revision && c.revision !== plan.stable?.revision) {
     out.set(c.revision, candidateBounds(c, effective, prewarmReplicas));

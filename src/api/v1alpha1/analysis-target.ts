@@ -9,8 +9,12 @@ import { excerpt } from '../../util/excerpt.ts';
 
 export type Analysis = NonNullable<RolloutSpec['analysis']>;
 
-/** A Prometheus server the platform lets apps query, by name. */
-export interface AnalysisProvider { name: string; url: string }
+/**
+ * A Prometheus server the platform lets apps query, by name. `scoped`: the platform says it confines each
+ * query to the app's namespace (prom-label-proxy in front of it), so the values a query returns may be
+ * shown in status and Events; elsewhere a tenant's query could read another namespace's series.
+ */
+export interface AnalysisProvider { name: string; url: string; scoped?: boolean }
 
 export interface AnalysisPolicy {
   providers: AnalysisProvider[];
@@ -22,7 +26,7 @@ export interface AnalysisPolicy {
 export const DEFAULT_ANALYSIS_POLICY: AnalysisPolicy = { providers: [], allowAddress: false };
 
 export type AnalysisTarget =
-  | { url: URL; label: string }
+  | { url: URL; label: string; scoped?: boolean }
   | { reason: 'AnalysisProviderNotFound' | 'AnalysisAddressNotAllowed' | 'InvalidSpec'; field: string; message: string };
 
 /** Where an app's queries go, or why they may go nowhere (a user's mistake, reported on the field). */
@@ -36,7 +40,7 @@ export function analysisTarget(analysis: Analysis, policy: AnalysisPolicy): Anal
         message: `analysis provider ${JSON.stringify(provider)} is not defined by the platform; defined: ${policy.providers.map((p) => p.name).join(', ') || '(none)'}`,
       };
     }
-    return { url: new URL(found.url), label: `provider ${JSON.stringify(found.name)}` };
+    return { url: new URL(found.url), label: `provider ${JSON.stringify(found.name)}`, ...(found.scoped ? { scoped: true } : {}) };
   }
   if (address === undefined) return { reason: 'InvalidSpec', field: 'spec.rollout.analysis.prometheus', message: 'set provider (a Prometheus the platform defines)' };
   if (!policy.allowAddress) {

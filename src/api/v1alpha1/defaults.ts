@@ -8,6 +8,20 @@ export const ROLLOUT_DEFAULTS = {
   interval: '1m',
   progressDeadline: '10m',
   failureThreshold: 2,
+  /** How often checks and burn-rate gates run during a step or a bake. */
+  cadence: '30s',
+} as const;
+
+/**
+ * The SRE workbook's multi-window, multi-burn-rate pairs for a page ("Alerting on SLOs", table 5-8):
+ * 2% of a 30-day budget spent in 1 hour, or 5% in 6 hours, each confirmed by a window a twelfth as long.
+ */
+export const SLO_DEFAULTS = {
+  window: '720h',
+  burnRates: [
+    { long: '1h', short: '5m', factor: 14.4 },
+    { long: '6h', short: '30m', factor: 6 },
+  ],
 } as const;
 
 export const SCALING_DEFAULTS = {

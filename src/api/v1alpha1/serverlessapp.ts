@@ -14,7 +14,7 @@ import { podTemplateFields, podTemplateRules } from './pod-template.ts';
 import { parseQuantity } from './quantity.ts';
 import { RETRY_ON_RULE } from './retry-on.ts';
 import { splitKey, type ObjectRef } from '../../util/object-key.ts';
-import { ROLLOUT_DEFAULTS, SCALING_DEFAULTS, STICKINESS_DEFAULTS, WARMUP_DEFAULTS, WINDOW_DEFAULTS } from './defaults.ts';
+import { ROLLOUT_DEFAULTS, SCALING_DEFAULTS, SLO_DEFAULTS, STICKINESS_DEFAULTS, WARMUP_DEFAULTS, WINDOW_DEFAULTS } from './defaults.ts';
 import { apiVersionOf, Kinds } from '../../util/kinds.ts';
 import { DNS_LABEL } from '../../util/k8s-names.ts';
 
@@ -196,6 +196,44 @@ export const analysisCheckSchema = object('A Prometheus check: the query\'s firs
   rules: [{ rule: 'has(self.min) || has(self.max)', message: 'a check needs min or max' }],
 });
 
+/** The longest SLO period: a longer one holds a budget spent months ago against today's release. */
+const SLO_WINDOW_MAX = { value: '2160h', why: '90 days; objectives are usually 28 or 30 days' };
+const QUERY_VARS = '{{app}}, {{namespace}}, {{version}} and {{revision}} are substituted as in checks';
+const windowQuery = (what: string) => string(`PromQL returning ${what} of one version over a window, with {{window}} where the range goes (e.g. [{{window}}]): the operator substitutes each window it reads (e.g. "5m"); ${QUERY_VARS}.`, {
+  minLength: 1, maxLength: 8192,
+  rules: [{ rule: "self.contains('{{window}}')", message: 'the query must use {{window}} (e.g. rate(...[{{window}}])): each burn-rate window reads its own range' }],
+});
+
+export const burnRateSchema = object('A multi-window burn-rate gate (the SRE workbook\'s): it fires when the version\'s error budget burns more than factor times faster than the objective allows over both windows, the long one showing the burn is real and the short one that it is still going on.', {
+  long: required(duration('The long window, e.g. "1h".', { min: { value: '1m', why: 'a rate needs a few scrapes' }, max: SLO_WINDOW_MAX })),
+  short: required(duration('The short window, e.g. "5m" (the workbook takes a twelfth of long).', { min: { value: '1m', why: 'a rate needs a few scrapes' }, max: SLO_WINDOW_MAX })),
+  factor: required(number('Burn rate that fires, in multiples of the sustainable rate: 14.4 over 1h spends 2% of a 30-day budget; 6 over 6h spends 5%.', { minimum: 1, maximum: 1000 })),
+}, {
+  rules: [{ rule: 'duration(self.short) < duration(self.long)', message: 'short must be a shorter window than long', fieldPath: '.short' }],
+});
+
+export const sloSchema = object('A service-level objective for the app, gating its releases on the error budget: during every step and the bake the candidate\'s burn rate is read at analysis.cadence, and a fast burn (both windows of a burnRates pair above its factor) rolls it back at once (phase Failed, reason BurnRateExceeded); with freezeBelow, a new version waits while too little budget remains. Give errorRatio, or good and total.', {
+  objective: required(number('The share of good requests to reach, in percent, e.g. 99.9 (an error budget of 0.1%).', { minimum: 50, maximum: 99.999 })),
+  window: duration('The period the objective covers: the remaining error budget (freezeBelow) is read over it.', { default: SLO_DEFAULTS.window, min: { value: '1h', why: 'a shorter budget is all noise' }, max: SLO_WINDOW_MAX }),
+  errorRatio: windowQuery('the share of failed requests (0 to 1)'),
+  good: windowQuery('the number (or rate) of good requests'),
+  total: windowQuery('the number (or rate) of all requests'),
+  burnRates: array(burnRateSchema, 'The gates; default the workbook\'s pairs: 14.4 over 1h and 5m, 6 over 6h and 30m. Any pair firing rolls the candidate back.', { minItems: 1, maxItems: 4, default: SLO_DEFAULTS.burnRates }),
+  freezeBelow: number('Release freeze: while less than this share (percent, 0..100) of the error budget remains, as the version serving all traffic measured it over window, a new version is not rolled out (Stalled, reason ReleaseFrozen) unless rollout.releaseOverride names it. The platform may set a higher floor per namespace (--release-freeze-below).', { minimum: 0, maximum: 100 }),
+}, {
+  rules: [
+    { rule: 'has(self.errorRatio) != (has(self.good) || has(self.total))', message: 'give errorRatio, or good and total, not both', fieldPath: '.errorRatio' },
+    { rule: 'has(self.good) == has(self.total)', message: 'good and total go together', fieldPath: '.total', reason: 'FieldValueRequired' },
+    { rule: `!has(self.burnRates) || self.burnRates.all(b, duration(b.long) <= duration(has(self.window) ? self.window : '${SLO_DEFAULTS.window}'))`, message: 'a burn-rate window cannot be longer than the SLO\'s window', fieldPath: '.burnRates' },
+  ],
+});
+
+export const releaseOverrideSchema = object('Lets one version through a release freeze (an urgent fix). Who and why are recorded in an Event and in status.release; remove it once the version is out.', {
+  version: required(string('The version hash to let through (status.versions.candidate.version, or kubectl sapp plan). Ignored for any other version.', { pattern: '^[0-9a-f]{10}$', maxLength: 10 })),
+  by: required(string('Who decided, e.g. a name or an on-call handle.', { minLength: 1, maxLength: 253 })),
+  reason: required(string('Why the freeze is overridden, e.g. an incident or a ticket.', { minLength: 1, maxLength: 1024 })),
+});
+
 /** Browsers keep a cookie at most 400 days (RFC 6265bis, "The Max-Age Attribute"). */
 const COOKIE_MAX_AGE = { value: '9600h', why: 'browsers keep a cookie at most 400 days' };
 const secureSet = '(has(self.secure) && self.secure)';
@@ -233,16 +271,22 @@ export const rolloutSchema = object('How a new version is rolled out. Edit canar
   mirrorPercent: integer('Traffic mirroring, off by default (needs spec.ingress): a copy of this share (0..100) of the stable traffic is sent to the candidate, and its responses are discarded. Only while the candidate is ready and warm. Copies are taken on the app\'s default route, which during a canary also carries the candidate\'s own share; they include writes (POST, PUT, ...), so the candidate must tolerate them.', { minimum: 0, maximum: 100 }),
   steps: array(integer('A canary percentage (1..99).', { minimum: 1, maximum: 99 }), 'Automated rollout: canary percentages to move through, e.g. [10, 25, 50]; after the last step the candidate is promoted. A manual canaryPercent always wins.', { maxItems: 20 }),
   interval: duration('Time at each step before its checks decide.', { default: ROLLOUT_DEFAULTS.interval, min: { value: MIN_ANALYSIS_INTERVAL, why: 'each step queries Prometheus' }, max: ROLLOUT_MAX }),
-  analysis: object('Metric checks that gate each automated step.', {
+  analysis: object('Metric checks and an SLO that gate each automated step and the bake. They run every cadence while a step or the bake lasts, and once more when a step ends.', {
     prometheus: required(object('The Prometheus server to query: a provider the platform defines (usual), or an address where the platform allows addresses.', {
       provider: string('Name of a Prometheus provider defined in the operator\'s configuration (--analysis-providers), e.g. "main".', { pattern: DNS_LABEL, maxLength: 63 }),
       address: string('Base URL, e.g. http://prometheus.monitoring:9090; accepted only where the platform allows analysis addresses (--allow-analysis-address). No credentials, query or fragment.', { pattern: '^https?://[^\\s?#@]+$', maxLength: 2048 }),
     }, {
       rules: [{ rule: 'has(self.provider) != has(self.address)', message: 'set exactly one of provider or address' }],
     })),
-    checks: required(array(analysisCheckSchema, 'Checks that must all pass for a step to advance. An empty result is not a pass: it halts the rollout.', { minItems: 1, maxItems: 16 })),
-    failureThreshold: integer('Failed check rounds before the candidate fails (phase Failed, all traffic back on stable).', { minimum: 1, maximum: 100, default: ROLLOUT_DEFAULTS.failureThreshold }),
+    checks: array(analysisCheckSchema, 'Checks that must all pass for a step to advance. An empty result is not a pass: it halts the rollout.', { minItems: 1, maxItems: 16 }),
+    slo: sloSchema,
+    cadence: duration('How often checks and burn-rate gates run while a step or the bake lasts: a candidate that starts failing is caught within one cadence, not at the step\'s end. Each round sends one query per check and per distinct burn-rate window.', { default: ROLLOUT_DEFAULTS.cadence, min: { value: MIN_ANALYSIS_INTERVAL, why: 'each round queries Prometheus' }, max: ROLLOUT_MAX }),
+    failureThreshold: integer('Failed check rounds before the candidate fails (phase Failed, all traffic back on stable). A burn-rate gate that fires fails it at once.', { minimum: 1, maximum: 100, default: ROLLOUT_DEFAULTS.failureThreshold }),
+  }, {
+    rules: [{ rule: 'has(self.checks) || has(self.slo)', message: 'analysis needs checks or an slo', fieldPath: '.checks', reason: 'FieldValueRequired' }],
   }),
+  bake: duration('After promotion, how long the previous version is kept warm (its replicas held, at 0% traffic) while the analysis keeps running on the new one (phase Baking): a failure in the bake moves all traffic back to the previous version at once, without a cold start; the bake\'s end retires it. Unset: no bake, the previous version retires on promotion.', { min: { value: MIN_ANALYSIS_INTERVAL, why: 'the bake is read at the analysis cadence' }, max: ROLLOUT_MAX }),
+  releaseOverride: releaseOverrideSchema,
   progressDeadline: duration('How long a candidate may take to become ready and warm. Past it the candidate fails (phase Failed, reason ProgressDeadlineExceeded) and the stable version keeps all traffic. Not counted while paused.', { default: ROLLOUT_DEFAULTS.progressDeadline, min: { value: '10s', why: 'a revision needs time to start' }, max: ROLLOUT_MAX }),
   paused: boolean('Hold the rollout where it is: automated steps do not advance, checks do not run and the progress deadline does not count. Remove (or set false) to resume; the current step then starts its interval again.'),
   abort: boolean('Stop the rollout: all traffic back on the stable version, the candidate kept at 0% and scaled to zero (phase Aborted). Remove (or set false) to start the candidate again from its first step.'),
@@ -328,14 +372,14 @@ const versionStatusSchema = object('A version of the app (a hash of container or
   summary: string('What this version runs, in short: the image name and tag (container apps) or the model format and file (model apps). The Stable and Candidate columns show it.'),
 });
 
-export const phases = ['Pending', 'Stable', 'Canary', 'Testing', 'Paused', 'Promoting', 'RolledBack', 'Aborted', 'Failed'] as const;
+export const phases = ['Pending', 'Stable', 'Canary', 'Testing', 'Paused', 'Promoting', 'Baking', 'RolledBack', 'Aborted', 'Frozen', 'Failed'] as const;
 
 /** Why a candidate failed (status.rollout.failure.reason, and the rollout event's reason). */
-export const FAILURE_REASONS = ['RevisionFailed', 'ProgressDeadlineExceeded', 'WarmupFailed', 'AnalysisFailed'] as const;
+export const FAILURE_REASONS = ['RevisionFailed', 'ProgressDeadlineExceeded', 'WarmupFailed', 'AnalysisFailed', 'BurnRateExceeded'] as const;
 
 export const statusSchema = object('Observed state, written by the operator from its first reconcile on. Until then, a new app reads as phase Pending with observedGeneration 0 (the API server\'s default).', {
   observedGeneration: integer('The spec generation this status describes.'),
-  phase: enumeration(phases, 'Pending (first version starting), Stable (one version serving), Canary (traffic split), Testing (candidate reached by header rules only), Paused (rollout.paused), Promoting (candidate taking all traffic), RolledBack (canaryPercent 0: candidate kept at 0%), Aborted (rollout.abort), Failed (the candidate failed: revision failed, progress deadline, warmup or checks; the stable version, if any, keeps all traffic). A spec the operator refuses keeps the phase it had and shows as Ready=False with the reason.'),
+  phase: enumeration(phases, 'Pending (first version starting), Stable (one version serving), Canary (traffic split), Testing (candidate reached by header rules only), Paused (rollout.paused), Promoting (candidate taking all traffic), Baking (the new version serves all traffic while rollout.bake lasts, the previous one kept warm to come back at once), RolledBack (canaryPercent 0: candidate kept at 0%), Aborted (rollout.abort), Frozen (a release freeze holds the candidate back: too little error budget remains; status.release says how much), Failed (the candidate failed: revision failed, progress deadline, warmup, checks or a burn-rate gate; the stable version, if any, keeps all traffic). A spec the operator refuses keeps the phase it had and shows as Ready=False with the reason.'),
   url: string('Public URL of the app.'),
   conditions: array(conditionSchema, `Read as kstatus reads them (Flux, kubectl wait; Argo CD's health check too), each with the generation it judged: Ready (True when the spec's desired state is reached and served: the first version ready, warm and routed; after an edit the new version promoted, a manual canaryPercent reached and held, or the rollout paused where it stands; Unknown while it is being reached, as during an automated canary; False when it cannot be, or for a problem being retried), Reconciling (True while the desired state is being reached, its reason what is in progress; absent otherwise), Stalled (True when only a new edit helps: a failed or aborted rollout, a refused spec; its reason the failure's, its message what to change; absent otherwise), Paused (True while rollout.paused holds the rollout). Informational: WorkloadReady (Knative/KServe's own Ready, reason and message), Prewarmed, CanaryProgressing, Promoted; with prewarm.cacheModel, ${MODEL_CACHED} (True: the model's LocalModelCache is written; False: why not, e.g. ModelCacheQuotaExceeded, ModelCacheLargerThanDeclared, ModelCacheRejected, ModelCacheConflict, ModelCacheNotInstalled, ModelCacheNotIsolated).`, { listType: 'map', listMapKeys: ['type'] }),
   versions: object('The stable version and the candidate, if any.', {
@@ -357,6 +401,10 @@ export const statusSchema = object('Observed state, written by the operator from
     failedChecks: integer('Failed check rounds so far.'),
     halted: boolean('The last check round returned no data: the rollout stays at its step until a round has data (no data is not a pass).'),
     message: string('Latest analysis outcome.'),
+    checkedAt: string('When the last check round of this step (or of the bake) ran: the next one is due a cadence later.', { format: 'date-time' }),
+    released: boolean('The release freeze let this candidate through (enough error budget, or rollout.releaseOverride): it is not held again.'),
+    bakeStartedAt: string('When the bake began: all traffic on the candidate, the previous version held warm.', { format: 'date-time' }),
+    bakeReplicas: integer('Replicas the previous version is held at during the bake (what it had when the bake began).'),
     abortedVersion: string('Deprecated (read from statuses written before 0.2): see failure.'),
     version: string('The candidate version this progress belongs to.'),
     startedAt: string('When the candidate started (or resumed) making progress: the progress deadline counts from here.', { format: 'date-time' }),
@@ -368,6 +416,20 @@ export const statusSchema = object('Observed state, written by the operator from
       message: required(string('Details.')),
       at: string('When.', { format: 'date-time' }),
       retry: integer('The rollout.retry value in force when it failed.'),
+    }),
+  }),
+  release: object('The release freeze (rollout.analysis.slo.freezeBelow, or the platform\'s floor for the namespace): the error budget last read, and an override in force.', {
+    version: string('The candidate version the reading was made for.'),
+    frozen: boolean('The candidate waits: less of the error budget remains than the policy asks for.'),
+    freezeBelow: number('The policy in force, in percent of the budget: the higher of the app\'s and the platform\'s.'),
+    budgetRemaining: number('Remaining error budget in percent (negative once overspent), as last read; shown only where the platform marks the Prometheus provider as confined to the namespace (--analysis-scoped-providers), since a tenant writes the query.'),
+    checkedAt: string('When the budget was last read.', { format: 'date-time' }),
+    message: string('What the last reading said.'),
+    override: object('rollout.releaseOverride as it was used: the version it let through, who, why and when.', {
+      version: required(string('The version let through.')),
+      by: required(string('Who, as the spec says.')),
+      reason: required(string('Why, as the spec says.')),
+      at: string('When the override let the version through.', { format: 'date-time' }),
     }),
   }),
   prewarm: object('Prewarming of the candidate (or first) version.', {
