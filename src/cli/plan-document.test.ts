@@ -114,6 +114,38 @@ describe('kubectl sapp plan (the plan document and its text)', () => {
     golden('canary', doc);
   });
 
+  it('SLO gates: the plan shows the burn-rate gates, the continuous checks and the bake; for an app in a release freeze, that the edit will wait and why', () => {
+    const slo = { objective: 99.9, errorRatio: 'sum(increase(requests_total{version="{{version}}",code=~"5.."}[{{window}}])) / sum(increase(requests_total{version="{{version}}"}[{{window}}]))', freezeBelow: 25 };
+    const gatedSpec: ServerlessAppSpec = { ...SPEC, container: { image: 'ghcr.io/acme/shop:2' }, rollout: { ...SPEC.rollout, bake: '30m', analysis: { prometheus: { provider: 'main' }, slo } } };
+    const withProvider = (input: PlanInput): PlanInput => ({ ...input, settings: { ...SETTINGS, policy: { ...SETTINGS.policy, analysis: { providers: [{ name: 'main', url: 'http://prometheus.monitoring:9090' }], allowAddress: false } } } });
+    const doc = plan(withProvider(edit(gatedSpec)));
+    assert.equal(doc.refused, false);
+    const stable = doc.rollout!.stable!.version;
+    assert.deepEqual(doc.rollout!.gates, [
+      'objective 99.9% over 720h; the candidate\'s burn rate is read every 30s during each step and the bake',
+      'fails at once (BurnRateExceeded) when it burns faster than 14.4x over both 1h and 5m',
+      'fails at once (BurnRateExceeded) when it burns faster than 6x over both 6h and 30m',
+      'release freeze: a new version waits while less than 25% of the error budget remains (rollout.releaseOverride lets one version through)',
+    ]);
+    assert.match(doc.rollout!.bake!, new RegExp(`^after promotion, a bake of 30m: \\w+ serves all traffic while ${stable} is held warm at 0% and the analysis keeps running every 30s; a failure in it moves all traffic back to ${stable} at once`));
+    assert.match(doc.rollout!.steps[1]!.after, /^5m after 20%, if its burn rate stays under the gates \(read every 30s\)$/);
+    assert.match(doc.rollout!.onFailure, /or a burn-rate gate fires/);
+    golden('slo-gated', doc);
+
+    const input = withProvider(edit(gatedSpec));
+    const message = 'release frozen: less of the error budget remains than the freeze policy\'s 25% over 720h; candidate 0123456789 waits at 0%';
+    // The live app's status (which the edited file carries over) says an earlier candidate is frozen.
+    const inFreeze = (spec: ServerlessAppSpec): PlanInput => {
+      const live = input.live!;
+      const status = { ...live.status, release: { version: '0123456789', frozen: true, freezeBelow: 25, message } };
+      return { ...input, live: { ...live, status }, edited: { ...input.edited, spec, status } };
+    };
+    const frozen = plan(inFreeze(gatedSpec));
+    assert.equal(frozen.rollout!.summary, `the edit will wait: ${message}`);
+    const overridden = plan(inFreeze({ ...gatedSpec, rollout: { ...gatedSpec.rollout, releaseOverride: { version: versionOf(gatedSpec), by: 'alice', reason: 'hotfix' } } }));
+    assert.doesNotMatch(overridden.rollout!.summary, /will wait/, 'an override naming the version lets the edit through');
+  });
+
   it('sticky sessions: the plan says the weights count new sessions, shows the cookie rules and how sessions move at the next step', () => {
     const sticky = { ...SPEC, container: { image: 'ghcr.io/acme/shop:2' }, ingress: { hosts: ['shop.example.com'] }, rollout: { ...SPEC.rollout, stickiness: { cookieName: 'shop-v' } } };
     const doc = plan(edit(sticky));

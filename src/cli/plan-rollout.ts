@@ -10,7 +10,8 @@ import { parseDuration } from '../api/v1alpha1/duration.ts';
 import { summarize } from '../rollout/version.ts';
 import { stableOf, type Decision } from '../planner/decide.ts';
 import { prewarmConfigured } from '../prewarm/prewarm.ts';
-import { ROLLOUT_DEFAULTS, WARMUP_DEFAULTS } from '../api/v1alpha1/defaults.ts';
+import { ROLLOUT_DEFAULTS, SLO_DEFAULTS, WARMUP_DEFAULTS } from '../api/v1alpha1/defaults.ts';
+import { burnRatePairs } from '../rollout/slo.ts';
 import { sessionCookie } from '../render/session-cookie.ts';
 import { stickySessions } from './sticky-sessions.ts';
 
@@ -38,6 +39,10 @@ export interface RolloutExplanation {
   onFailure: string;
   /** With rollout.stickiness: what the weights count, the cookie rules, and how sessions move at the next step. */
   sessions?: SessionsExplanation;
+  /** With rollout.analysis.slo: the burn-rate gates, when they run, and what firing does. */
+  gates?: string[];
+  /** With rollout.bake: what happens after the traffic is all on the candidate. */
+  bake?: string;
 }
 
 export interface SessionsExplanation {
@@ -78,7 +83,11 @@ export function explainRollout(app: ServerlessApp, d: Decision): RolloutExplanat
   const first = !stable;
   const deadline = rollout.progressDeadline ?? ROLLOUT_DEFAULTS.progressDeadline;
   const interval = rollout.interval ?? ROLLOUT_DEFAULTS.interval;
-  const analysis = rollout.analysis?.checks?.length ? `its ${rollout.analysis.checks.length === 1 ? 'check passes' : `${rollout.analysis.checks.length} checks pass`} (${rollout.analysis.checks.map((c) => c.name).join(', ')})` : undefined;
+  const checks = rollout.analysis?.checks ?? [];
+  const slo = rollout.analysis?.slo;
+  const gated = [...(checks.length ? [`${checks.length === 1 ? 'its check passes' : `its ${checks.length} checks pass`} (${checks.map((c) => c.name).join(', ')})`] : []), ...(slo ? ['its burn rate stays under the gates'] : [])];
+  const analysis = gated.length ? gated.join(' and ') : undefined;
+  const cadence = rollout.analysis?.cadence ?? ROLLOUT_DEFAULTS.cadence;
 
   const beforeTraffic: string[] = [];
   if (newVersion || first) {
@@ -100,6 +109,9 @@ export function explainRollout(app: ServerlessApp, d: Decision): RolloutExplanat
     steps.push({ weight: 100, after: once });
   } else if (!newVersion) {
     summary = d.plan.phase === 'Stable' ? `no new version: ${d.version} stays stable with all traffic` : `no new version: ${d.plan.progressing.message}`;
+  } else if (d.plan.phase === 'Frozen' || (frozenBefore(app) && rollout.releaseOverride?.version !== d.version && !rollout.abort)) {
+    // The operator's last reading (it knows the platform's floor): a new version waits the same way until the budget recovers.
+    summary = `the edit will wait: ${d.plan.phase === 'Frozen' ? d.plan.progressing.message : app.status!.release!.message ?? 'release frozen'}`;
   } else if (rollout.abort) {
     summary = `aborted (rollout.abort): candidate ${d.version} kept at 0% and scaled to zero; stable ${stable!.version} keeps all traffic`;
   } else if (d.plan.phase === 'Failed') {
@@ -118,19 +130,27 @@ export function explainRollout(app: ServerlessApp, d: Decision): RolloutExplanat
   } else if (rollout.steps?.length) {
     const ms = parseDuration(interval);
     const gate = analysis ? `, if ${analysis}` : '';
-    summary = `canary in ${rollout.steps.length} step${rollout.steps.length === 1 ? '' : 's'} (${rollout.steps.join('% → ')}%), every ${interval}${analysis ? ` gated by ${analysis}` : ''}, then promotion`;
+    summary = `canary in ${rollout.steps.length} step${rollout.steps.length === 1 ? '' : 's'} (${rollout.steps.join('% → ')}%), every ${interval}${analysis ? ` if ${analysis}` : ''}, then promotion`;
     const from = underWay ? canary.step! : 0;
     const startedAt = underWay ? Date.parse(canary.stepStartedAt!) : undefined;
     [...rollout.steps, 100].forEach((weight, i) => {
       const at = startedAt !== undefined && i >= from ? new Date(startedAt + (i - from) * ms).toISOString() : undefined;
-      steps.push({ weight, after: i === 0 ? 'once ready and warm' : `${interval} after ${rollout.steps![i - 1]}%${gate}`, ...(at ? { at } : {}) });
+      steps.push({ weight, after: i === 0 ? 'once ready and warm' : `${interval} after ${rollout.steps![i - 1]}%${gate}${analysis ? ` (read every ${cadence})` : ''}`, ...(at ? { at } : {}) });
     });
   } else {
     summary = `promotion of ${d.version} as soon as it is ready and warm (no spec.rollout.steps)`;
     steps.push({ weight: 100, after: 'once ready and warm' });
   }
 
-  const causes = ['the revision fails', `it is not ready and warm within ${deadline}`, ...(app.spec.prewarm?.warmup ? ['warmup gives up'] : []), ...(analysis ? ['a check fails'] : [])];
+  const bake = newVersion && rollout.bake && rollout.promote !== d.version
+    ? `after promotion, a bake of ${rollout.bake}: ${d.version} serves all traffic while ${stable!.version} is held warm at 0%${analysis ? ` and the analysis keeps running every ${cadence}` : ''}; a failure in it moves all traffic back to ${stable!.version} at once; its end retires ${stable!.version}`
+    : undefined;
+  const gates = slo ? [
+    `objective ${slo.objective}% over ${slo.window ?? SLO_DEFAULTS.window}; the candidate's burn rate is read every ${cadence} during each step${rollout.bake ? ' and the bake' : ''}`,
+    ...burnRatePairs(slo).map((p) => `fails at once (BurnRateExceeded) when it burns faster than ${p.factor}x over both ${p.long} and ${p.short}`),
+    ...(slo.freezeBelow !== undefined || app.status?.release ? [`release freeze: a new version waits while less than ${app.status?.release?.freezeBelow ?? slo.freezeBelow}% of the error budget remains (rollout.releaseOverride lets one version through)`] : []),
+  ] : undefined;
+  const causes = ['the revision fails', `it is not ready and warm within ${deadline}`, ...(app.spec.prewarm?.warmup ? ['warmup gives up'] : []), ...(checks.length ? ['a check fails'] : []), ...(slo ? ['a burn-rate gate fires'] : [])];
   const onFailure = first
     ? `if the revision fails${app.spec.prewarm?.warmup ? ' or warmup gives up' : ''}: phase Failed, nothing else serves; fix the spec or kubectl sapp retry`
     : `if ${causes.slice(0, -1).join(', ')} or ${causes.at(-1)}: all traffic back on stable ${stable!.version}, the candidate kept at 0% and scaled to zero (phase Failed); kubectl sapp retry starts it again`;
@@ -144,5 +164,11 @@ export function explainRollout(app: ServerlessApp, d: Decision): RolloutExplanat
     version: { version: d.version, summary: summarize(app.spec) },
     phase: { ...(app.status?.phase ? { now: app.status.phase } : {}), next: d.plan.phase },
     summary, beforeTraffic, steps, progressDeadline: deadline, onFailure,
+    ...(gates ? { gates } : {}), ...(bake ? { bake } : {}),
   };
+}
+
+/** The operator's last reading froze the release of an earlier candidate. */
+function frozenBefore(app: ServerlessApp): boolean {
+  return !!app.status?.release?.frozen;
 }

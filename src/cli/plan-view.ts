@@ -64,6 +64,11 @@ export function renderPlan(doc: PlanDocument): string {
       line('steps:', 2);
       for (const s of r.steps) line(`${String(s.weight).padStart(3)}%  ${s.after}${s.at ? ` (at ${s.at})` : ''}`, 4);
     }
+    if (r.bake) line(`bake: ${r.bake}`, 2);
+    if (r.gates) {
+      line('gates:', 2);
+      for (const g of r.gates) line(`- ${g}`, 4);
+    }
     if (r.sessions) {
       line(`sessions: ${r.sessions.summary}`, 2);
       for (const rule of r.sessions.rules) line(`- ${rule}`, 4);

@@ -5,10 +5,12 @@
 // redraws and the golden files pin the layout.
 
 import { escapeTerminalDeep } from '../util/terminal-text.ts';
-import type { ServerlessApp, VersionStatus } from '../api/v1alpha1/serverlessapp.ts';
+import type { Phase, ServerlessApp, VersionStatus } from '../api/v1alpha1/serverlessapp.ts';
 import { findCondition } from '../util/conditions.ts';
 import { ROLLOUT_DEFAULTS, WARMUP_DEFAULTS } from '../api/v1alpha1/defaults.ts';
 import { stickySessions } from './sticky-sessions.ts';
+import { burnRatePairs } from '../rollout/slo.ts';
+import { parseDuration } from '../api/v1alpha1/duration.ts';
 
 export interface ViewOptions {
   now: Date;
@@ -22,12 +24,14 @@ const LABEL_WIDTH = 17;
 const COLORS = { green: 32, yellow: 33, red: 31, dim: 2 } as const;
 type Color = keyof typeof COLORS;
 
-const PHASE_LOOK: Record<string, { symbol: string; color: Color }> = {
+const PHASE_LOOK: Record<Phase, { symbol: string; color: Color }> = {
   Stable: { symbol: '✔', color: 'green' },
   Pending: { symbol: '◌', color: 'yellow' },
   Canary: { symbol: '◌', color: 'yellow' },
   Testing: { symbol: '◌', color: 'yellow' },
   Promoting: { symbol: '◌', color: 'yellow' },
+  Baking: { symbol: '◌', color: 'yellow' },
+  Frozen: { symbol: '❄', color: 'red' },
   Paused: { symbol: '॥', color: 'yellow' },
   RolledBack: { symbol: '⚠', color: 'yellow' },
   Aborted: { symbol: '✖', color: 'red' },
@@ -52,7 +56,7 @@ export function renderStatus(app: ServerlessApp, opts: ViewOptions): string {
     if (value !== undefined && value !== '') lines.push([label, value, indent]);
   };
 
-  const look = status.phase ? PHASE_LOOK[status.phase]! : { symbol: '⚠', color: 'yellow' as const };
+  const look = status.phase ? PHASE_LOOK[status.phase] ?? { symbol: '⚠', color: 'yellow' as const } : { symbol: '⚠', color: 'yellow' as const };
   add('Name:', app.metadata.name);
   add('Namespace:', app.metadata.namespace);
   add('Phase:', paint(look.color, `${look.symbol} ${status.phase ?? 'Unknown (the operator has not reported yet)'}`));
@@ -89,13 +93,21 @@ export function renderStatus(app: ServerlessApp, opts: ViewOptions): string {
     add('Sessions:', stickySessions(app), 1);
     if (canary) {
       const steps = rollout.steps ?? [];
-      if (canary.step !== undefined && steps.length > 0) {
+      if (canary.step !== undefined && canary.step >= steps.length && steps.length > 0) add('Step:', `all ${steps.length} done`, 1);
+      else if (canary.step !== undefined && steps.length > 0) {
         add('Step:', `${canary.step + 1}/${steps.length} (${steps[canary.step] ?? '-'}%)${canary.stepStartedAt ? `, since ${ago(canary.stepStartedAt)}` : ''}`, 1);
       }
       if (canary.weight !== undefined || canary.trafficPercent !== undefined) {
         add('Weight:', `${canary.weight ?? '-'}% asked, ${canary.trafficPercent ?? '-'}% served${rollout.stickiness ? ' (of new sessions)' : ''}`, 1);
       }
       add('Analysis:', canary.message, 1);
+      const slo = rollout.analysis?.slo;
+      if (slo) add('Gates:', `SLO ${slo.objective}%: fails at once past ${burnRatePairs(slo).map((p) => `${p.factor}x over ${p.long} and ${p.short}`).join(', or ')}; read every ${rollout.analysis?.cadence ?? ROLLOUT_DEFAULTS.cadence}`, 1);
+      if (canary.checkedAt) add('Checked:', ago(canary.checkedAt), 1);
+      if (status.phase === 'Baking' && canary.bakeStartedAt && rollout.bake) {
+        const until = new Date(Date.parse(canary.bakeStartedAt) + parseDuration(rollout.bake)).toISOString();
+        add('Baking:', `all traffic on the candidate since ${ago(canary.bakeStartedAt)}; stable held warm (${canary.bakeReplicas ?? 1} replicas) until ${until}, then retired`, 1);
+      }
       if (rollout.analysis && canary.failedChecks !== undefined) add('Failed checks:', `${canary.failedChecks} (the candidate fails at ${rollout.analysis.failureThreshold ?? ROLLOUT_DEFAULTS.failureThreshold})`, 1);
       add('Started:', ago(canary.startedAt), 1);
       if (canary.halted) add('Halted:', paint('yellow', '॥ the last check round returned no data: the step holds until a round has data'), 1);
@@ -107,6 +119,16 @@ export function renderStatus(app: ServerlessApp, opts: ViewOptions): string {
         add('Failed:', paint('red', `✖ ${failure.version} ${failure.reason}: ${failure.message}${when}; kubectl sapp retry`), 1);
       }
     }
+  }
+
+  const release = status.release;
+  if (release) {
+    lines.push(['', '']);
+    add('Release:', release.frozen ? paint('red', `✖ ${release.message ?? 'frozen'}`) : release.message ?? 'not frozen');
+    add('Budget left:', release.budgetRemaining !== undefined ? `${release.budgetRemaining}% (freeze below ${release.freezeBelow}%)` : release.freezeBelow !== undefined ? `not shown (freeze below ${release.freezeBelow}%)` : undefined, 1);
+    add('Read:', ago(release.checkedAt), 1);
+    const o = release.override;
+    if (o) add('Override:', paint('yellow', `${o.version} let through by ${JSON.stringify(o.by)}: ${o.reason}${o.at ? ` (${ago(o.at)})` : ''}`), 1);
   }
 
   for (const [label, version] of [['Stable:', status.versions?.stable], ['Candidate:', candidate]] as const) {
