@@ -126,13 +126,15 @@ describe('operator flags', () => {
   });
 
   describe('budgets for background work', () => {
-    it('defaults to a fair share: 8 warmups per namespace of 64, 2 analysis rounds of 4, 1000 pending Events per namespace, 30m of a core after 2 s of CPU', () => {
-      assert.deepEqual(parseConfig([], {}).budgets, { warmupsPerNamespace: 8, concurrentWarmups: 64, analysesPerNamespace: 2, concurrentAnalyses: 4, pendingEventsPerNamespace: 1000, namespaceShare: { cpuMsPerSecond: 30, burstMs: 2_000 } });
+    it('defaults to a fair share: 8 warmups per namespace of 64, 2 analysis rounds of 4, 20 analysis queries a second per namespace, 1000 pending Events per namespace, 30m of a core after 2 s of CPU', () => {
+      assert.deepEqual(parseConfig([], {}).budgets, { warmupsPerNamespace: 8, concurrentWarmups: 64, analysesPerNamespace: 2, concurrentAnalyses: 4, analysisQueriesPerNamespace: 20, pendingEventsPerNamespace: 1000, namespaceShare: { cpuMsPerSecond: 30, burstMs: 2_000 } });
     });
 
     it('reads each from its flag or environment variable', () => {
-      const c = parseConfig(['--max-warmups-per-namespace', '2', '--max-concurrent-analyses', '9', '--namespace-cpu-share', '250m'], { MAX_CONCURRENT_WARMUPS: '10', MAX_ANALYSES_PER_NAMESPACE: '1', MAX_PENDING_EVENTS_PER_NAMESPACE: '50', NAMESPACE_CPU_BURST: '2s' });
-      assert.deepEqual(c.budgets, { warmupsPerNamespace: 2, concurrentWarmups: 10, analysesPerNamespace: 1, concurrentAnalyses: 9, pendingEventsPerNamespace: 50, namespaceShare: { cpuMsPerSecond: 250, burstMs: 2_000 } });
+      const c = parseConfig(['--max-warmups-per-namespace', '2', '--max-concurrent-analyses', '9', '--namespace-cpu-share', '250m', '--analysis-queries-per-namespace', '2.5'], { MAX_CONCURRENT_WARMUPS: '10', MAX_ANALYSES_PER_NAMESPACE: '1', MAX_PENDING_EVENTS_PER_NAMESPACE: '50', NAMESPACE_CPU_BURST: '2s' });
+      assert.deepEqual(c.budgets, { warmupsPerNamespace: 2, concurrentWarmups: 10, analysesPerNamespace: 1, concurrentAnalyses: 9, analysisQueriesPerNamespace: 2.5, pendingEventsPerNamespace: 50, namespaceShare: { cpuMsPerSecond: 250, burstMs: 2_000 } });
+      assert.equal(parseConfig(['--analysis-queries-per-namespace', '0'], {}).budgets.analysisQueriesPerNamespace, 0, '0: no limit');
+      assert.throws(() => parseConfig(['--analysis-queries-per-namespace', '0.01'], {}), /--analysis-queries-per-namespace must be a number of queries per second from 0.1 to 10000, or 0/);
     });
 
     for (const [flag, bad, why] of [['namespace-cpu-share', '5m', 'must be a CPU quantity from 10m to 64'], ['namespace-cpu-share', 'lots', 'invalid quantity'], ['namespace-cpu-burst', '0s', 'must be a duration from 10ms to 10m']] as const) {

@@ -10,7 +10,7 @@ import { DEFAULT_ALLOWED_TOLERATION_KEYS } from './api/v1alpha1/scheduling-polic
 import { DEFAULT_HOST_CLAIM_RELEASE_AFTER, DEFAULT_MAX_HOST_CLAIMS_PER_NAMESPACE, DEFAULT_MAX_MODEL_CACHE_PER_NAMESPACE, DEFAULT_MAX_MODEL_CACHES_PER_NAMESPACE, DEFAULT_MAX_MODEL_SIZE, DEFAULT_MODEL_CACHE_MIN_CHARGE, storageUriPrefixOverlap, type ValidationPolicy } from './api/v1alpha1/validation.ts';
 import { baseUrlProblem, type AnalysisProvider } from './api/v1alpha1/analysis-target.ts';
 import { privateServiceHost } from './render/private-service.ts';
-import { DEFAULT_ANALYSIS_SLOTS, DEFAULT_MAX_PENDING_EVENTS_PER_NAMESPACE, DEFAULT_WARMUP_SLOTS, MAX_PENDING_EVENTS } from './util/budget-defaults.ts';
+import { ANALYSIS_BURST_SECONDS, DEFAULT_ANALYSIS_QUERIES_PER_NAMESPACE, DEFAULT_ANALYSIS_SLOTS, DEFAULT_MAX_PENDING_EVENTS_PER_NAMESPACE, DEFAULT_WARMUP_SLOTS, MAX_PENDING_EVENTS } from './util/budget-defaults.ts';
 import { DEFAULT_LEASE_NAME, DEFAULT_METRICS_ADDR, DEFAULT_PROBE_ADDR, newReplicaIdentity } from './runtime/manager-defaults.ts';
 import { DEFAULT_SHARE, type ShareSettings } from './runtime/namespace-share.ts';
 import { DNS_LABEL, DNS_SUBDOMAIN, KEY_PREFIX_WILDCARD, QUALIFIED_KEY } from './util/k8s-names.ts';
@@ -95,6 +95,8 @@ export interface Budgets {
   concurrentWarmups: number;
   analysesPerNamespace: number;
   concurrentAnalyses: number;
+  /** Analysis queries one namespace may send per second (0: no limit). */
+  analysisQueriesPerNamespace: number;
   pendingEventsPerNamespace: number;
   /** Each namespace's share of the operator's CPU (runtime/namespace-share.ts). */
   namespaceShare: ShareSettings;
@@ -159,6 +161,7 @@ const OPTIONS = {
   'max-warmups-per-namespace': { type: 'string', env: 'MAX_WARMUPS_PER_NAMESPACE', help: `warmup tasks one namespace runs at once; more wait their turn (default ${DEFAULT_WARMUP_SLOTS.perNamespace})` },
   'max-concurrent-warmups': { type: 'string', env: 'MAX_CONCURRENT_WARMUPS', help: `warmup tasks the operator runs at once, shared round-robin by namespaces (default ${DEFAULT_WARMUP_SLOTS.total})` },
   'max-analyses-per-namespace': { type: 'string', env: 'MAX_ANALYSES_PER_NAMESPACE', help: `analysis rounds one namespace runs at once (default ${DEFAULT_ANALYSIS_SLOTS.perNamespace})` },
+  'analysis-queries-per-namespace': { type: 'string', env: 'ANALYSIS_QUERIES_PER_NAMESPACE', help: `Prometheus queries one namespace's analysis rounds may send per second, bursts of ${ANALYSIS_BURST_SECONDS} s allowed; past it its rounds wait (Event AnalysisBudgetExceeded, budget metric) and come less often than their cadence; 0 for no limit (default ${DEFAULT_ANALYSIS_QUERIES_PER_NAMESPACE})` },
   'max-concurrent-analyses': { type: 'string', env: 'MAX_CONCURRENT_ANALYSES', help: `analysis rounds the operator runs at once, shared round-robin by namespaces (default ${DEFAULT_ANALYSIS_SLOTS.total})` },
   'max-pending-events-per-namespace': { type: 'string', env: 'MAX_PENDING_EVENTS_PER_NAMESPACE', help: `Events one namespace may have waiting to be written; more are dropped and counted (default ${DEFAULT_MAX_PENDING_EVENTS_PER_NAMESPACE}; ${MAX_PENDING_EVENTS} for all)` },
   'namespace-cpu-share': { type: 'string', env: 'NAMESPACE_CPU_SHARE', help: `CPU of the operator one namespace may use in the long run, as a Kubernetes CPU quantity (default ${DEFAULT_SHARE.cpuMsPerSecond}m); past it (and its burst) its reconciles wait behind its own keys` },
@@ -251,6 +254,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv): OperatorCon
       concurrentWarmups: count('max-concurrent-warmups', get('max-concurrent-warmups'), DEFAULT_WARMUP_SLOTS.total),
       analysesPerNamespace: count('max-analyses-per-namespace', get('max-analyses-per-namespace'), DEFAULT_ANALYSIS_SLOTS.perNamespace),
       concurrentAnalyses: count('max-concurrent-analyses', get('max-concurrent-analyses'), DEFAULT_ANALYSIS_SLOTS.total),
+      analysisQueriesPerNamespace: queryRate(get('analysis-queries-per-namespace')),
       pendingEventsPerNamespace: count('max-pending-events-per-namespace', get('max-pending-events-per-namespace'), DEFAULT_MAX_PENDING_EVENTS_PER_NAMESPACE),
       namespaceShare: namespaceShare(get('namespace-cpu-share'), get('namespace-cpu-burst')),
     },
@@ -271,6 +275,14 @@ function namespaceShare(share: string | undefined, burst: string | undefined): S
   if (!(cores >= 0.01 && cores <= 64)) throw new ConfigError(`--namespace-cpu-share must be a CPU quantity from 10m to 64, got ${JSON.stringify(share)}`);
   if (!(burstMs >= 10 && burstMs <= 600_000)) throw new ConfigError(`--namespace-cpu-burst must be a duration from 10ms to 10m, got ${JSON.stringify(burst)}`);
   return { cpuMsPerSecond: cores * 1000, burstMs };
+}
+
+/** --analysis-queries-per-namespace: queries per second from 0.1 to 10,000, or 0 for no limit. */
+function queryRate(value: string | undefined): number {
+  if (value === undefined) return DEFAULT_ANALYSIS_QUERIES_PER_NAMESPACE;
+  const n = Number(value);
+  if (value.trim() === '' || !(n === 0 || (n >= 0.1 && n <= 10_000))) throw new ConfigError(`--analysis-queries-per-namespace must be a number of queries per second from 0.1 to 10000, or 0 for no limit, got ${JSON.stringify(value)}`);
+  return n;
 }
 
 /** A whole number from 1 to 100,000, for the budgets. */

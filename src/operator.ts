@@ -22,6 +22,7 @@ import type { KubeConfigSource } from './runtime/kubeconfig.ts';
 import type { Informer } from './runtime/informer.ts';
 import type { Logger } from './runtime/logging.ts';
 import { Manager } from './runtime/manager.ts';
+import { queryRateLimits } from './util/query-rate.ts';
 import { POLICY_CONFIGMAP, publishPolicy, withdrawPolicy, type EnforcedSettings } from './runtime/policy-publication.ts';
 
 export { detectCacheScope, detectInPlaceScaling, inPlaceScalingFromLabels } from './data-plane-settings.ts';
@@ -85,6 +86,7 @@ export async function createOperator(kc: KubeConfigSource, config: OperatorConfi
     ...(deps.warmupBackoffMs ? { warmupBackoffMs: deps.warmupBackoffMs } : {}),
     warmupSlots: { perNamespace: config.budgets.warmupsPerNamespace, total: config.budgets.concurrentWarmups },
     analysisSlots: { perNamespace: config.budgets.analysesPerNamespace, total: config.budgets.concurrentAnalyses },
+    ...(config.budgets.analysisQueriesPerNamespace > 0 ? { analysisRates: queryRateLimits(config.budgets.analysisQueriesPerNamespace) } : {}),
     cacheQuota, share, releaseFreezeBelow: config.releaseFreezeBelow,
   });
   // Registers its controller with the manager: claims no app of their namespace names are released after the grace.

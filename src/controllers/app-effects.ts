@@ -14,7 +14,9 @@ import { readBudget, runChecks } from '../effects/analysis-checks.ts';
 import { WarmupRunner } from '../effects/warmup-runner.ts';
 import type { Effect, Observation } from '../planner/decide.ts';
 import { AnalysisRunner } from '../rollout/analysis-runner.ts';
-import type { TimerClock } from '../runtime/clock.ts';
+import { sleep, type TimerClock } from '../runtime/clock.ts';
+import { budgetQueries, roundQueries } from '../rollout/analysis.ts';
+import type { RateLimits } from '../util/query-rate.ts';
 import type { SlotLimits } from '../util/fair-slots.ts';
 
 export interface AppEffectsOptions {
@@ -25,6 +27,8 @@ export interface AppEffectsOptions {
   /** Warmup tasks and analysis rounds at once, per namespace and in all (default: the runners'). */
   warmupSlots?: SlotLimits;
   analysisSlots?: SlotLimits;
+  /** Analysis queries each namespace may send per second (--analysis-queries-per-namespace; default: unbounded). */
+  analysisRates?: RateLimits;
   analysisPolicy: AnalysisPolicy;
   /** Look at the app again (its key, "namespace/name"). */
   requeue: (key: string) => void;
@@ -35,7 +39,7 @@ export interface AppEffectsOptions {
 }
 
 /** What the operator's configuration sets, passed through by the app controller. */
-export type AppEffectsSettings = Pick<AppEffectsOptions, 'warmupUrlTemplate' | 'warmupBackoffMs' | 'warmupSlots' | 'analysisSlots'>;
+export type AppEffectsSettings = Pick<AppEffectsOptions, 'warmupUrlTemplate' | 'warmupBackoffMs' | 'warmupSlots' | 'analysisSlots' | 'analysisRates'>;
 
 export class AppEffects {
   readonly warmups: WarmupRunner;
@@ -53,6 +57,7 @@ export class AppEffects {
     this.analyses = new AnalysisRunner({
       onDone: o.requeue, onWait: (key, message) => { o.budgetRefused(key, 'analysis'); o.warn(key, 'AnalysisBudgetExceeded', message); },
       ...(o.analysisSlots ? { slots: o.analysisSlots } : {}),
+      ...(o.analysisRates ? { rates: o.analysisRates, now: () => o.clock.now().getTime(), wait: (ms: number, signal: AbortSignal) => sleep(ms, signal, o.clock) } : {}),
     });
   }
 
@@ -66,8 +71,8 @@ export class AppEffects {
     const { namespace, name } = app.metadata;
     if (e.type === 'forgetWarmup') this.warmups.forget(key);
     if (e.type === 'warmup') this.warmups.ensure({ key, version: e.version, revision: e.revision, namespace, app: name }, e.spec, e.startedAt);
-    if (e.type === 'analysis') this.analyses.outcome(key, e.round, (signal) => runChecks(e.analysis, { app: name, namespace, revision: e.candidate.revision, version: e.version }, this.policy, {}, undefined, signal));
-    if (e.type === 'budget') this.analyses.outcome(key, e.round, (signal) => readBudget(e.analysis, { app: name, namespace, revision: e.stable.revision, version: e.stable.version }, this.policy, {}, undefined, signal));
+    if (e.type === 'analysis') this.analyses.outcome(key, e.round, (signal) => runChecks(e.analysis, { app: name, namespace, revision: e.candidate.revision, version: e.version }, this.policy, {}, undefined, signal), roundQueries(e.analysis));
+    if (e.type === 'budget') this.analyses.outcome(key, e.round, (signal) => readBudget(e.analysis, { app: name, namespace, revision: e.stable.revision, version: e.stable.version }, this.policy, {}, undefined, signal), budgetQueries(e.analysis));
   }
 
   /** The workers stopped: every task ends now, its request cut, and reports nothing. */

@@ -82,6 +82,31 @@ describe('AnalysisRunner', () => {
     assert.deepEqual(noisy.map((r) => r.started()), [true, true, false]);
   });
 
+  it('holds a namespace to its query rate: its rounds wait (saying so once each), another namespace\'s do not', async () => {
+    let now = 0;
+    const sleeps: Array<{ ms: number; wake: () => void }> = [];
+    const waits: Array<[string, string, string]> = [];
+    const runner = new AnalysisRunner({
+      onDone: () => {}, onWait: (k, m, limit) => waits.push([k, limit, m]), slots: { perNamespace: 8, total: 16 },
+      rates: { perSecond: 1, burst: 8 }, now: () => now, wait: (ms) => new Promise((wake) => sleeps.push({ ms, wake })),
+    });
+    const rounds = [deferred(), deferred(), deferred()];
+    rounds.forEach((r, i) => runner.outcome(`noisy/app-${i}`, 'r', r.run, 4));
+    const victim = deferred();
+    runner.outcome('victim/web', 'r', victim.run, 4);
+    await tick();
+    assert.deepEqual([...rounds, victim].map((r) => r.started()), [true, true, false, true], 'two rounds of 4 queries fit the burst of 8; the victim has its own');
+    assert.equal(waits.length, 1);
+    assert.deepEqual(waits[0]!.slice(0, 2), ['noisy/app-2', 'rate']);
+    assert.match(waits[0]![2], /waits 4s: namespace noisy has used its budget of 1 queries per second \(--analysis-queries-per-namespace\)/);
+    assert.deepEqual(sleeps.map((s) => s.ms), [4_000]);
+    now = 4_000;
+    sleeps[0]!.wake();
+    await tick();
+    await tick();
+    assert.ok(rounds[2]!.started(), 'it goes once the bucket holds its queries');
+  });
+
   it('does not turn a throwing onDone into an unhandled rejection', async () => {
     const rejections: unknown[] = [];
     const onRejection = (e: unknown) => rejections.push(e);

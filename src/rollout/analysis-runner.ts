@@ -6,9 +6,12 @@
 // fairly (util/fair-slots.ts): a few per namespace and a cap for all, handed
 // round-robin across namespaces; a round that waits says so (onWait). A round
 // that throws ends as "nodata", never as an unhandled rejection. A round replaced,
-// forgotten or stopped has its requests cut (the signal `run` is given).
+// forgotten or stopped has its requests cut (the signal `run` is given). With a
+// rate budget (util/query-rate.ts), a round first waits until its namespace may
+// send its queries: what one namespace sends to Prometheus is bounded by design.
 
 import { FairSlots, type SlotLimits } from '../util/fair-slots.ts';
+import { QueryRates, type RateLimits } from '../util/query-rate.ts';
 import type { AnalysisOutcome } from './canary.ts';
 import { namespaceOf } from '../util/object-key.ts';
 import { DEFAULT_ANALYSIS_SLOTS } from '../util/budget-defaults.ts';
@@ -16,10 +19,16 @@ import { DEFAULT_ANALYSIS_SLOTS } from '../util/budget-defaults.ts';
 export interface AnalysisRunnerOptions {
   /** Called when a round finished, with the app's key: re-queue it. */
   onDone: (key: string) => void;
-  /** A round waits for a slot: its namespace has `perNamespace` running, or the operator `total`. */
-  onWait?: (key: string, message: string, limit: 'namespace' | 'total') => void;
+  /** A round waits: for a slot (its namespace has `perNamespace` running, or the operator `total`), or for its namespace's query rate. */
+  onWait?: (key: string, message: string, limit: 'namespace' | 'total' | 'rate') => void;
   /** Rounds running at once, per namespace and in all (default DEFAULT_ANALYSIS_SLOTS). */
   slots?: SlotLimits;
+  /** Queries per namespace per second (default: unbounded); needs `now` and `wait`. */
+  rates?: RateLimits;
+  /** The clock the rate budget refills on, in ms. */
+  now?: () => number;
+  /** Waits `ms` (ends early, without error, when `signal` aborts). */
+  wait?: (ms: number, signal: AbortSignal) => Promise<void>;
 }
 
 
@@ -32,11 +41,13 @@ interface Round {
 export class AnalysisRunner {
   private readonly rounds = new Map<string, Round>();
   private readonly slots: FairSlots;
+  private readonly rates?: QueryRates;
   private readonly o: AnalysisRunnerOptions;
 
   constructor(o: AnalysisRunnerOptions) {
     this.o = o;
     this.slots = new FairSlots(o.slots ?? DEFAULT_ANALYSIS_SLOTS);
+    if (o.rates && o.now && o.wait) this.rates = new QueryRates(o.rates);
   }
 
   /**
@@ -44,13 +55,13 @@ export class AnalysisRunner {
    * it runs (the first call starts it with `run`, whose requests take the signal). A new round id
    * replaces the old.
    */
-  outcome(key: string, id: string, run: (signal: AbortSignal) => Promise<AnalysisOutcome>): AnalysisOutcome | undefined {
+  outcome(key: string, id: string, run: (signal: AbortSignal) => Promise<AnalysisOutcome>, queries = 1): AnalysisOutcome | undefined {
     const current = this.rounds.get(key);
     if (current?.id === id) return current.outcome;
     current?.cancel.abort();
     const round: Round = { id, cancel: new AbortController() };
     this.rounds.set(key, round);
-    this.start(key, round, run).catch(() => {
+    this.start(key, round, run, queries).catch(() => {
       // start() settles every round itself; only a throwing onDone lands here, and it must not become an unhandled rejection.
     });
     return undefined;
@@ -71,8 +82,21 @@ export class AnalysisRunner {
     for (const key of [...this.rounds.keys()]) this.forget(key);
   }
 
-  private async start(key: string, round: Round, run: (signal: AbortSignal) => Promise<AnalysisOutcome>): Promise<void> {
+  private async start(key: string, round: Round, run: (signal: AbortSignal) => Promise<AnalysisOutcome>, queries: number): Promise<void> {
     const namespace = namespaceOf(key);
+    // The rate first: a round waiting for its namespace's tokens holds no slot another namespace could use.
+    if (this.rates) {
+      const { signal } = round.cancel;
+      let told = false;
+      for (let ms = this.rates.take(namespace, queries, this.o.now!()); ms > 0; ms = this.rates.take(namespace, queries, this.o.now!())) {
+        if (!told) {
+          this.o.onWait?.(key, `analysis round waits ${Math.ceil(ms / 1000)}s: namespace ${namespace} has used its budget of ${this.rates.limits.perSecond} queries per second (--analysis-queries-per-namespace); its rounds come less often than their cadence`, 'rate');
+          told = true;
+        }
+        await this.o.wait!(ms, signal);
+        if (signal.aborted) return;
+      }
+    }
     const limit = this.slots.check(namespace);
     if (limit !== 'free') {
       const { perNamespace, total } = this.slots.limits;

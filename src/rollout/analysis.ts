@@ -13,6 +13,9 @@
 // prom-label-proxy (-label namespace) reads to confine a query to a namespace:
 // a platform that puts one in front of its provider enforces the scope.
 
+import type { Analysis } from '../api/v1alpha1/analysis-target.ts';
+import { gateWindows } from './slo.ts';
+
 export interface QueryVars { app: string; namespace: string; revision: string; version: string; window?: string }
 
 export interface AnalysisLimits {
@@ -32,6 +35,17 @@ export function queryUrl(base: URL, query: string, namespace: string): URL {
   u.search = new URLSearchParams({ query, namespace }).toString();
   u.hash = '';
   return u;
+}
+
+/** Queries one round sends: a check each, and per distinct burn-rate window one error ratio (or good and total). */
+export function roundQueries(analysis: Analysis): number {
+  const slo = analysis.slo;
+  return (analysis.checks?.length ?? 0) + (slo ? gateWindows(slo).length * (slo.errorRatio !== undefined ? 1 : 2) : 0);
+}
+
+/** Queries one reading of the error budget sends. */
+export function budgetQueries(analysis: Analysis): number {
+  return analysis.slo?.errorRatio !== undefined ? 1 : 2;
 }
 
 export function renderQuery(query: string, vars: QueryVars): string {

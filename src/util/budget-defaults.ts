@@ -10,6 +10,13 @@ export const DEFAULT_WARMUP_SLOTS: SlotLimits = { perNamespace: 8, total: 64 };
 /** Analysis rounds running at once, per namespace and in all. */
 export const DEFAULT_ANALYSIS_SLOTS: SlotLimits = { perNamespace: 2, total: 4 };
 /**
+ * Prometheus queries one namespace's analysis rounds send per second: 100 apps gated on the SRE workbook's
+ * four windows at a 30 s cadence send 13; a namespace past it waits, not the others (util/query-rate.ts).
+ */
+export const DEFAULT_ANALYSIS_QUERIES_PER_NAMESPACE = 20;
+/** The burst a namespace may send after a quiet spell, in seconds of its rate. */
+export const ANALYSIS_BURST_SECONDS = 5;
+/**
  * Events waiting to be written, in all: more are dropped (counted, and logged at most once a minute):
  * events are best effort, memory is not. An entry is about half a kilobyte, so a burst of 10,000 apps
  * each saying one thing while the API server is slow (measured: 6,396 of 10,000 dropped at 1,000) is kept.
