@@ -115,7 +115,7 @@ describe('kubectl sapp plan (the plan document and its text)', () => {
   });
 
   it('SLO gates: the plan shows the burn-rate gates, the continuous checks and the bake; for an app in a release freeze, that the edit will wait and why', () => {
-    const slo = { objective: 99.9, errorRatio: 'sum(increase(requests_total{version="{{version}}",code=~"5.."}[{{window}}])) / sum(increase(requests_total{version="{{version}}"}[{{window}}]))', freezeBelow: 25 };
+    const slo = { objective: 99.9, errorRatio: '(sum(increase(requests_total{version="{{version}}",code=~"5.."}[{{window}}])) or vector(0)) / sum(increase(requests_total{version="{{version}}"}[{{window}}]))', freezeBelow: 25 };
     const gatedSpec: ServerlessAppSpec = { ...SPEC, container: { image: 'ghcr.io/acme/shop:2' }, rollout: { ...SPEC.rollout, bake: '30m', analysis: { prometheus: { provider: 'main' }, slo } } };
     const withProvider = (input: PlanInput): PlanInput => ({ ...input, settings: { ...SETTINGS, policy: { ...SETTINGS.policy, analysis: { providers: [{ name: 'main', url: 'http://prometheus.monitoring:9090' }], allowAddress: false } } } });
     const doc = plan(withProvider(edit(gatedSpec)));

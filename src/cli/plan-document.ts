@@ -235,6 +235,7 @@ function describeEffect(e: Effect): string {
     case 'warmup': return `send warmup requests to revision ${e.revision} (version ${e.version}): ${e.spec.method ?? WARMUP_DEFAULTS.method} ${e.spec.path}, ${e.spec.count ?? WARMUP_DEFAULTS.count} must succeed`;
     case 'analysis': return `run the checks and burn-rate gates due now against candidate ${e.candidate.version} (revision ${e.candidate.revision})`;
     case 'budget': return `read the error budget stable ${e.stable.version} left, for the release freeze`;
+    case 'forgetAnalysis': return 'drop the last analysis round: no candidate is left for it';
   }
 }
 

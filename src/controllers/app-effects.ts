@@ -70,6 +70,7 @@ export class AppEffects {
   start(app: ServerlessApp, key: string, e: Effect): void {
     const { namespace, name } = app.metadata;
     if (e.type === 'forgetWarmup') this.warmups.forget(key);
+    if (e.type === 'forgetAnalysis') this.analyses.forget(key);
     if (e.type === 'warmup') this.warmups.ensure({ key, version: e.version, revision: e.revision, namespace, app: name }, e.spec, e.startedAt);
     if (e.type === 'analysis') this.analyses.outcome(key, e.round, (signal) => runChecks(e.analysis, { app: name, namespace, revision: e.candidate.revision, version: e.version }, this.policy, {}, undefined, signal), roundQueries(e.analysis));
     if (e.type === 'budget') this.analyses.outcome(key, e.round, (signal) => readBudget(e.analysis, { app: name, namespace, revision: e.stable.revision, version: e.stable.version }, this.policy, {}, undefined, signal), budgetQueries(e.analysis));

@@ -75,10 +75,13 @@ describe('RolloutMetrics', () => {
     m.analysisRound('fail');
     m.analysisRound('fail');
     m.analysisRound('nodata');
+    m.analysisRound('burn');
     assert.deepEqual(await series(registry, 'serverlessapp_analysis_rounds_total'), {
       'serverlessapp_analysis_rounds_total,result=pass': 0,
       'serverlessapp_analysis_rounds_total,result=fail': 2,
+      'serverlessapp_analysis_rounds_total,result=burn': 1,
       'serverlessapp_analysis_rounds_total,result=nodata': 1,
+      'serverlessapp_analysis_rounds_total,result=budget': 0,
     });
   });
 

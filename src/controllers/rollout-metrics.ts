@@ -21,7 +21,12 @@ const WARMUP_BUCKETS = [1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1200, 1800, 3600
 const OUTCOMES: Record<string, string> = {
   Promoted: 'promoted', RolledBack: 'rolled_back', Aborted: 'aborted', Testing: 'header_testing',
   ...Object.fromEntries(FAILURE_REASONS.map((reason) => [reason, 'failed'])),
+  // The SLO's own: a burn-rate gate that fired, a release held back by a freeze, one let through by an override.
+  BurnRateExceeded: 'burn_rate', ReleaseFrozen: 'frozen', ReleaseFreezeOverridden: 'freeze_overridden',
 };
+
+/** What a finished round counts as: its result, a burn-rate gate that fired, or a reading of the error budget. */
+export type RoundResult = AnalysisOutcome['result'] | 'burn' | 'budget';
 
 export class RolloutMetrics {
   private readonly weight: Gauge<'namespace' | 'name'>;
@@ -40,8 +45,8 @@ export class RolloutMetrics {
     this.weight = new Gauge({ name: 'serverlessapp_canary_weight', help: 'Traffic percentage of the candidate version.', labelNames: ['namespace', 'name'], registers });
     this.status = new Gauge({ name: 'serverlessapp_rollout_status', help: 'Rollout status: 0 progressing, 1 stable, 2 stopped (rolled back, aborted or failed).', labelNames: ['namespace', 'name'], registers });
     this.rejections = new Counter({ name: 'serverlessapp_write_rejections_total', help: 'Attempts to write a child that were refused, by kind: by the API server (admission webhook, schema; Ready=False ApplyRejected, retried with backoff, each retry counted) or because the object is not the app\'s (Ready=False NotOwned, counted at each reconcile that finds it).', labelNames: ['kind'], registers });
-    this.outcomes = new Counter({ name: 'serverlessapp_rollouts_total', help: 'Rollouts by result: promoted, rolled_back (canaryPercent 0), aborted (rollout.abort), failed (revision, progress deadline, warmup or checks), header_testing (started).', labelNames: ['result'], registers });
-    this.analysisRounds = new Counter({ name: 'serverlessapp_analysis_rounds_total', help: 'Canary check rounds finished, by result (pass, fail, nodata).', labelNames: ['result'], registers });
+    this.outcomes = new Counter({ name: 'serverlessapp_rollouts_total', help: 'Rollouts by result: promoted, rolled_back (canaryPercent 0), aborted (rollout.abort), failed (revision, progress deadline, warmup or checks), burn_rate (a burn-rate gate fired), header_testing (started); and releases frozen (held back by a release freeze) and freeze_overridden (let through by rollout.releaseOverride).', labelNames: ['result'], registers });
+    this.analysisRounds = new Counter({ name: 'serverlessapp_analysis_rounds_total', help: 'Analysis rounds finished, by result: pass, fail (a check), burn (a burn-rate gate fired), nodata; budget (a reading of the error budget for the release freeze).', labelNames: ['result'], registers });
     this.warmupDuration = new Histogram({ name: 'serverlessapp_warmup_duration_seconds', help: 'Time from a version\'s replicas being ready (warmup start) to it being warm, for versions with warmup requests.', buckets: WARMUP_BUCKETS, registers });
     this.warmupFailures = new Counter({ name: 'serverlessapp_warmup_failures_total', help: 'Versions whose warmup did not succeed before its deadline (the candidate fails: phase Failed, no traffic).', registers });
     this.windowTransitions = new Counter({ name: 'serverlessapp_window_transitions_total', help: 'Scale windows that opened, closed or entered their prewarm lead time, by change.', labelNames: ['change'], registers });
@@ -55,7 +60,7 @@ export class RolloutMetrics {
       },
     });
     // Zero series up front, so rate() and the dashboard's stacks work from the first scrape.
-    for (const result of ['pass', 'fail', 'nodata'] as const) this.analysisRounds.inc({ result }, 0);
+    for (const result of ['pass', 'fail', 'burn', 'nodata', 'budget'] as const) this.analysisRounds.inc({ result }, 0);
     for (const change of ['open', 'close', 'prewarm'] as const) this.windowTransitions.inc({ change }, 0);
     this.warmupFailures.inc(0);
   }
@@ -80,7 +85,7 @@ export class RolloutMetrics {
     else this.phaseOf.delete(key);
   }
 
-  analysisRound(result: AnalysisOutcome['result']): void {
+  analysisRound(result: RoundResult): void {
     this.analysisRounds.inc({ result });
   }
 

@@ -54,16 +54,21 @@ function ask(r: Round, template: string, window?: string): Promise<QueryResult> 
 
 /** The SLO's error ratio over `window`: its errorRatio query, or 1 - good/total. */
 async function errorRatioOver(r: Round, slo: Slo, window: string): Promise<{ value: number } | { nodata: string }> {
-  if (slo.errorRatio !== undefined) {
-    const q = await ask(r, slo.errorRatio, window);
-    return 'nodata' in q ? q : { value: Math.min(1, Math.max(0, q.value)) };
-  }
+  if (slo.errorRatio !== undefined) return ratioQuery(r, slo.errorRatio, window);
   const good = await ask(r, slo.good!, window);
   if ('nodata' in good) return { nodata: `good: ${good.nodata}` };
   const total = await ask(r, slo.total!, window);
   if ('nodata' in total) return { nodata: `total: ${total.nodata}` };
   const value = errorRatioOf(good.value, total.value);
   return value === undefined ? { nodata: 'no requests in the window (total is 0)' } : { value };
+}
+
+/** A query answering an error ratio: clamped to [0, 1]; no data says how Prometheus answers an empty numerator. */
+async function ratioQuery(r: Round, template: string, window: string): Promise<{ value: number } | { nodata: string }> {
+  const q = await ask(r, template, window);
+  if (!('nodata' in q)) return { value: Math.min(1, Math.max(0, q.value)) };
+  const hint = /or\s+vector\(0\)/.test(template) ? '' : ' (with no error in the window Prometheus has no series to sum: write the numerator as (sum(...) or vector(0)))';
+  return { nodata: `${q.nodata}${hint}` };
 }
 
 function start(analysis: Analysis, vars: QueryVars, policy: AnalysisPolicy, limits: AnalysisLimits, clock?: TimerClock, cancel?: AbortSignal): Round | AnalysisOutcome {
@@ -123,7 +128,7 @@ export async function readBudget(analysis: Analysis, vars: QueryVars, policy: An
   const r = start(analysis, vars, policy, limits, clock, cancel);
   if ('result' in r) return r;
   const window = slo.window ?? SLO_DEFAULTS.window;
-  const q = await errorRatioOver(r, slo, window);
+  const q = slo.budgetErrorRatio !== undefined ? await ratioQuery(r, slo.budgetErrorRatio, window) : await errorRatioOver(r, slo, window);
   if ('nodata' in q) return { result: 'nodata', message: `error budget over ${window}: ${q.nodata}` };
   return { result: 'pass', message: `error budget read over ${window}`, budget: { remaining: remainingBudget(q.value, slo.objective), shown: !!r.target.scoped } };
 }

@@ -49,7 +49,9 @@ export type Effect =
   /** Run check round `round` of `analysis` against the candidate; its end re-queues the app. `version`: the spec's version, which the checks' templates name. */
   | { type: 'analysis'; round: string; analysis: Analysis; candidate: RevisionRef; version: string }
   /** Read the error budget `stable` left over the SLO's window (round `round`, for the release freeze); its end re-queues the app. */
-  | { type: 'budget'; round: string; analysis: Analysis; stable: RevisionRef };
+  | { type: 'budget'; round: string; analysis: Analysis; stable: RevisionRef }
+  /** Drop the app's last round: no candidate is left for it to judge, and a candidate that comes back must not read it. */
+  | { type: 'forgetAnalysis' };
 
 export interface Decision {
   workload: Workload;
@@ -69,8 +71,9 @@ export interface Decision {
   prewarm: PrewarmEvaluation | undefined;
   prewarmReplicas: number;
   plan: RolloutPlan;
-  /** The check round outcome this plan applied, if one finished. */
+  /** The round outcome this plan applied, if one finished, and its kind (checks and gates, or a budget reading). */
   analysed?: AnalysisOutcome;
+  analysedKind?: 'checks' | 'budget';
   effects: Effect[];
   /** When to look again without an event: the next window transition, rollout step, deadline or warmup poll. */
   requeueAfterMs?: number;
@@ -141,6 +144,8 @@ export function decide(o: Observation): Decision {
     }
   }
 
+  if (!plan.candidate && o.analysis) effects.push({ type: 'forgetAnalysis' });
+
   const waits = [
     scale.next ? scale.next.at.getTime() - now.getTime() + 1 : undefined,
     plan.requeueAfterMs,
@@ -149,7 +154,7 @@ export function decide(o: Observation): Decision {
   return {
     workload, fresh, ...(previous ? { previous } : {}), ...(live ? { live } : {}), ...(other ? { other: { workload: theirs.workload, live: other } } : {}),
     serving, version, revisions, observed, scale, prewarm, prewarmReplicas: bufferReplicas(app.spec.prewarm), plan,
-    ...(analysed ? { analysed } : {}), effects,
+    ...(analysed ? { analysed, analysedKind: due!.kind } : {}), effects,
     ...(o.routeAdmission ? { routeAdmission: o.routeAdmission } : {}),
     ...(waits.length ? { requeueAfterMs: Math.max(1, Math.min(...waits)) } : {}),
   };

@@ -136,7 +136,8 @@ export interface ReportMetrics {
   rejectedKind?: string;
   /** Counted only when the status write happened, as the Events. */
   windowChanges: WindowChange[];
-  analysisRound?: AnalysisOutcome['result'];
+  /** What the round this plan applied counts as (controllers/rollout-metrics.ts RoundResult). */
+  analysisRound?: AnalysisOutcome['result'] | 'burn' | 'budget';
   prewarmed?: PrewarmEvaluation;
 }
 

@@ -9,7 +9,8 @@ import { summarize } from '../rollout/version.ts';
 import type { EffectiveScale } from '../scaling/windows.ts';
 import type { Decision } from './decide.ts';
 import { cacheNameFor } from './model-cache-plan.ts';
-import { withStatusWrite, type Outcome, type PlannedEvent, type Refusal, type Report, type WindowChange } from './plan.ts';
+import { withStatusWrite, type Outcome, type PlannedEvent, type Refusal, type Report, type ReportMetrics, type WindowChange } from './plan.ts';
+import type { AnalysisOutcome } from '../rollout/canary.ts';
 import type { ReconcileObservation } from './reconcile.ts';
 import { claimingStatus, coalescedWrite, composeStatus, refusedClaimStatus } from './status.ts';
 
@@ -67,7 +68,7 @@ export function reportReconcile(o: ReconcileObservation, d: Decision, outcome: O
   const metrics = {
     rollout: plan, windowChanges: windows.flatMap((w) => (w.change ? [w.change] : [])),
     ...(refusal ? { rejectedKind: refusal.kind } : {}),
-    ...(d.analysed ? { analysisRound: d.analysed.result } : {}),
+    ...(d.analysed ? { analysisRound: roundResult(d.analysed, d.analysedKind) } : {}),
     ...(prewarm ? { prewarmed: prewarm } : {}),
   };
   // A refused write is retried with backoff; an object the app does not own is not, but the plan's requeue is kept.
@@ -116,4 +117,10 @@ function describeSpec(app: ServerlessApp): Pick<VersionStatus, 'image' | 'storag
 function describeFrom(status: ServerlessApp['status'], version: string): Pick<VersionStatus, 'image' | 'storageUri' | 'summary'> {
   const v = [status?.versions?.stable, status?.versions?.candidate].find((x) => x?.version === version);
   return { ...(v?.image ? { image: v.image } : {}), ...(v?.storageUri ? { storageUri: v.storageUri } : {}), ...(v?.summary ? { summary: v.summary } : {}) };
+}
+
+/** What a round counts as in the metrics: a budget reading, a burn-rate gate that fired, or its result. */
+function roundResult(outcome: AnalysisOutcome, kind: Decision['analysedKind']): NonNullable<ReportMetrics['analysisRound']> {
+  if (kind === 'budget') return 'budget';
+  return outcome.result === 'fail' && outcome.burn ? 'burn' : outcome.result;
 }

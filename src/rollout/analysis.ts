@@ -45,7 +45,8 @@ export function roundQueries(analysis: Analysis): number {
 
 /** Queries one reading of the error budget sends. */
 export function budgetQueries(analysis: Analysis): number {
-  return analysis.slo?.errorRatio !== undefined ? 1 : 2;
+  const slo = analysis.slo;
+  return slo?.budgetErrorRatio !== undefined || slo?.errorRatio !== undefined ? 1 : 2;
 }
 
 export function renderQuery(query: string, vars: QueryVars): string {

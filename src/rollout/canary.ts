@@ -74,9 +74,10 @@ export interface CanaryProgress {
   checkedAt?: string;
   /** The release freeze let this candidate through (budget enough, or an override): it is not read again. */
   released?: boolean;
-  /** When the bake began (all traffic on the candidate), and the replicas the previous version is held at. */
+  /** When the bake began (all traffic on the candidate), the replicas the previous version is held at, and the revision baking. */
   bakeStartedAt?: string;
   bakeReplicas?: number;
+  bakeRevision?: string;
 }
 
 export type ReleaseStatus = NonNullable<ServerlessAppStatus['release']>;
@@ -164,6 +165,11 @@ function recorded(canary: CanaryProgress | undefined): CanaryProgress {
 }
 
 export function planRollout(input: RolloutInput): RolloutPlan {
+  const cut = bakeCutShort(input);
+  if (cut) {
+    const plan = planRollout({ ...input, previous: { ...input.previous, stable: cut.stable, canary: {} } });
+    return { ...plan, events: [cut.event, ...plan.events] };
+  }
   const { desired, previous } = input;
   const byName = new Map(input.revisions.map((r) => [r.name, r]));
   const isReady = (name?: string) => !!name && !!byName.get(name)?.ready;
@@ -186,11 +192,31 @@ export function planRollout(input: RolloutInput): RolloutPlan {
       stable: next, phase: 'Stable', events,
       promoted: { status: 'True', reason: 'Promoted', message: `version ${stable.version} serves all traffic` },
       progressing: NO_CANDIDATE,
-      ...(previous.release ? { release: previous.release } : {}),
+      ...auditOf(previous.release),
     };
   }
 
   return candidateStep(input, stable, isReady(desired.revision));
+}
+
+/**
+ * An edit to a third version during a bake: the baking version has served all traffic, so it is promoted
+ * now (its bake cut short) and the new version rolls out against it, not against the one it replaced.
+ */
+function bakeCutShort(input: RolloutInput): { stable: RevisionRef; event: RolloutEvent } | undefined {
+  const { stable, canary } = input.previous;
+  if (!stable || !canary?.bakeRevision || !canary.version || canary.failure || canary.aborted) return undefined;
+  if (input.desired.version === canary.version || input.desired.version === stable.version) return undefined;
+  return {
+    stable: { version: canary.version, revision: canary.bakeRevision },
+    event: { type: 'Normal', reason: 'Promoted', message: `version ${canary.version} (revision ${canary.bakeRevision}) promoted to stable: the edit to version ${input.desired.version} cut its bake short; ${stable.version} retired` },
+  };
+}
+
+/** What status.release keeps once no candidate waits: the override used, for the audit; a freeze no longer holds anything. */
+function auditOf(release: ReleaseStatus | undefined): { release?: ReleaseStatus } {
+  if (!release?.override) return {};
+  return { release: { ...(release.version ? { version: release.version } : {}), ...(release.freezeBelow !== undefined ? { freezeBelow: release.freezeBelow } : {}), override: release.override } };
 }
 
 /** How to try again, for messages. */
@@ -252,7 +278,8 @@ function candidateStep(input: RolloutInput, stable: RevisionRef, ready: boolean)
   const fresh: CanaryProgress = retried || (own.aborted && !rollout?.abort) ? {} : own;
   const cadenceMs = parseDuration(rollout?.analysis?.cadence ?? ROLLOUT_DEFAULTS.cadence);
   const gate = releaseGate(input, fresh, cadenceMs, events);
-  const released = gate.state === 'open' && (gate.now || !!fresh.released);
+  // Let through once, whatever the floor then: a floor set later does not hold back a rollout under way.
+  const released = gate.state === 'open';
   const resumed = fresh.paused && !rollout?.paused;
   // The deadline counts from the release: time held by a freeze is not the candidate's.
   const startedAt = resumed || !fresh.startedAt || (gate.state === 'open' && gate.now) ? now.toISOString() : fresh.startedAt;
@@ -321,18 +348,19 @@ function candidateSteps(input: RolloutInput, stable: RevisionRef, ready: boolean
     return parked('failed', fresh, f.reason, `candidate ${desired.version} failed (${f.reason}): ${f.message}; all traffic on stable ${stable.version}; ${RETRY_HINT}`);
   }
 
-  // 3. The release freeze: no traffic, no replicas until the budget suffices or an override names the version.
-  if (gate.state === 'frozen') {
-    const { released: _r, ...held } = identity;
-    return { ...parked('frozen', held, 'ReleaseFrozen', gate.message), requeueAfterMs: gate.wakeAfterMs };
-  }
+  // 3. The release freeze: no traffic and no replicas until the budget suffices or an override names the
+  // version; a frozen candidate stays Frozen while its budget is read again.
   if (gate.state !== 'open') {
+    const next = gate.state === 'reading' ? { due: { kind: 'budget' as const, round: gate.round } } : { requeueAfterMs: gate.wakeAfterMs };
+    const { released: _r, ...held } = identity;
+    if (gate.state === 'frozen' || gate.release?.frozen) {
+      return { ...parked('frozen', held, 'ReleaseFrozen', gate.state === 'frozen' ? gate.message : gate.release!.message ?? 'release frozen'), ...next };
+    }
+    // Not read yet, or read without data: held back the same way, shown as the canary waiting.
     const reading = gate.state === 'reading';
     const message = reading ? `reading the error budget before candidate ${desired.version} gets traffic (release freeze below ${input.freezeFloor}%)` : gate.message;
-    const { released: _r, ...held } = identity;
     return {
-      stable, candidate: { ...base, percent: 0, state: 'starting' }, phase: 'Canary', events, canary: { ...held, weight: 0 },
-      ...(reading ? { due: { kind: 'budget' as const, round: gate.round } } : { requeueAfterMs: gate.wakeAfterMs }),
+      ...parked('frozen', held, 'CanaryInProgress', message), phase: 'Canary', ...next,
       ...conditions({ status: 'False', reason: 'CanaryInProgress', message }, { status: reading ? 'True' : 'False', reason: reading ? 'ReadingErrorBudget' : 'BudgetNoData', message }),
     };
   }
@@ -369,6 +397,8 @@ function candidateSteps(input: RolloutInput, stable: RevisionRef, ready: boolean
         ...conditions({ status: 'False', reason: 'WaitingForCandidate', message: `promotion waits: ${notYet}` }, { status: 'True', reason: 'WaitingForCandidate', message: notYet }),
       };
     }
+    // Once the bake began it goes on through a moment the data plane reports less (a route re-admitted).
+    if (rollout?.bake && withBake && fresh.bakeStartedAt) return bake(progress, rollout.bake);
     const served = reportedPercent(input.traffic, revision);
     if (served < 100) {
       // Asked for, not done: the candidate is stable only once the data plane routes all traffic to it.
@@ -414,18 +444,19 @@ function candidateSteps(input: RolloutInput, stable: RevisionRef, ready: boolean
       events.push({ type: 'Warning', reason: 'CheckRoundFailed', message: `check round failed ${where} (${failed}/${threshold}): ${outcome.message}` });
       return hold({ ...going, ...restart, failedChecks: failed, message: outcome.message }, { requeueAfterMs: cadenceMs });
     }
-    if (!final) return hold({ ...going, checkedAt: at, message: outcome.message }, { requeueAfterMs: cadenceMs });
+    if (!final) return hold({ ...going, failedChecks: 0, checkedAt: at, message: outcome.message }, { requeueAfterMs: cadenceMs });
     return { passed: outcome.message };
   };
 
   /** After promotion: all traffic on the candidate, the previous version held warm, the analysis still running. */
   const bake = (progress: CanaryProgress, duration: string): RolloutPlan => {
-    const startedAt = fresh.bakeStartedAt ?? now.toISOString();
+    // A resume starts the bake again, as it starts a step's interval again.
+    const startedAt = fresh.bakeStartedAt && !resumed ? fresh.bakeStartedAt : now.toISOString();
     const stableReplicas = input.revisions.find((r) => r.name === stable.revision)?.replicas ?? 0;
     const bakeReplicas = fresh.bakeReplicas ?? Math.max(1, stableReplicas);
     const start = Date.parse(startedAt), end = start + parseDuration(duration);
     const carried = fresh.bakeStartedAt ? pick(fresh, ['checkedAt', 'halted', 'message', 'failedChecks']) : {};
-    const state: CanaryProgress = { ...identity, ...progress, ...carried, weight: 100, bakeStartedAt: startedAt, bakeReplicas };
+    const state: CanaryProgress = { ...identity, ...progress, ...carried, weight: 100, bakeStartedAt: startedAt, bakeReplicas, bakeRevision: revision };
     const hold = (canary: CanaryProgress, extra: Partial<RolloutPlan> = {}): RolloutPlan => {
       const message = `version ${desired.version} serves all traffic; previous ${stable.version} is held warm (${canary.bakeReplicas} replicas) until ${new Date(Date.parse(canary.bakeStartedAt!) + end - start).toISOString()}, for a way back without a cold start`;
       return {
@@ -523,9 +554,10 @@ function candidateSteps(input: RolloutInput, stable: RevisionRef, ready: boolean
   const judged = judge(`at ${percent}%`, at.due === 'final', progress, 'stepStartedAt', roundKey(String(step), progress.stepStartedAt!, progress.checkedAt),
     (canary, extra) => canaryAt(percent, canary, extra));
   if (!('passed' in judged)) return judged;
-  if (step + 1 >= steps.length) return promote({ step: steps.length, failedChecks: progress.failedChecks ?? 0 });
+  // A passing round ends a run of failed ones: failureThreshold counts consecutive failed rounds.
+  if (step + 1 >= steps.length) return promote({ step: steps.length, failedChecks: 0 });
   const nextPercent = steps[step + 1]!;
-  return canaryAt(nextPercent, { step: step + 1, stepStartedAt: now.toISOString(), failedChecks: progress.failedChecks ?? 0, message: judged.passed },
+  return canaryAt(nextPercent, { step: step + 1, stepStartedAt: now.toISOString(), failedChecks: 0, message: judged.passed },
     { requeueAfterMs: analysis ? Math.min(cadenceMs, intervalMs) : intervalMs });
 }
 

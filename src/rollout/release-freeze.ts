@@ -49,7 +49,9 @@ function judged(reading: AnalysisOutcome, base: ReleaseStatus, floor: number, wi
   const checkedAt = now.toISOString();
   const every = `read again every ${Math.round(cadenceMs / 1000)}s`;
   if (reading.result !== 'pass' || !reading.budget) {
+    // A freeze in force holds until a reading says otherwise.
     const message = `release waits: the error budget could not be read (${reading.message}); no data is not a pass; ${every}`;
+    if (last?.frozen) return { state: 'frozen', release: { ...last, checkedAt }, message: last.message ?? message, wakeAfterMs: cadenceMs };
     return { state: 'nodata', release: { ...base, checkedAt, message }, message, wakeAfterMs: cadenceMs };
   }
   const { remaining, shown } = reading.budget;

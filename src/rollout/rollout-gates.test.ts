@@ -4,7 +4,7 @@ import { parseDuration } from '../api/v1alpha1/duration.ts';
 import type { AnalysisPolicy } from '../api/v1alpha1/analysis-target.ts';
 import { readBudget, runChecks } from '../effects/analysis-checks.ts';
 import { revisionBounds } from '../scaling/revision-bounds.ts';
-import { ErrorSeries, ScriptedPrometheus, errorsAmong, seeded, type Bucket } from '../../test/support/scripted-prometheus.ts';
+import { ErrorSeries, ScriptedPrometheus, errorsAmong, seeded, since, type Bucket } from '../../test/support/scripted-prometheus.ts';
 import { planRollout, type CanaryProgress, type ObservedRevision, type ReleaseStatus, type RevisionRef, type RolloutEvent, type RolloutPlan } from './canary.ts';
 import { freezeFloor, gateWindows, judgeBurn, type Slo } from './slo.ts';
 
@@ -18,7 +18,7 @@ const CADENCE = 30_000;
 const RPS_BUCKET = 500; // requests per 10 s bucket
 
 /** The queries as examples/slo-gated-release.yaml writes them. */
-const ERROR_RATIO = 'sum(increase(requests_total{app="{{app}}",version="{{version}}",code=~"5.."}[{{window}}])) / sum(increase(requests_total{app="{{app}}",version="{{version}}"}[{{window}}]))';
+const ERROR_RATIO = '(sum(increase(requests_total{app="{{app}}",version="{{version}}",code=~"5.."}[{{window}}])) or vector(0)) / sum(increase(requests_total{app="{{app}}",version="{{version}}"}[{{window}}]))';
 const slo: Slo = { objective: 99.9, errorRatio: ERROR_RATIO };
 
 const spec = (extra: Partial<RolloutSpec> = {}, sloExtra: Partial<Slo> = {}): RolloutSpec => ({
@@ -36,6 +36,7 @@ const healthy = failing(() => 0.0002);
 
 const V1: RevisionRef = { version: 'v1', revision: 'shop-v1' };
 const V2: RevisionRef = { version: 'v2', revision: 'shop-v2' };
+const V3: RevisionRef = { version: 'v3', revision: 'shop-v3' };
 
 /** The controller's loop around the rollout machine: rounds run when due (at once, on the virtual clock), the plan is recorded as status. */
 class GatedRollout {
@@ -50,7 +51,17 @@ class GatedRollout {
   readonly revisions: ObservedRevision[] = [
     { name: V1.revision, version: 'v1', ready: true, replicas: 3 },
     { name: V2.revision, version: 'v2', ready: true, replicas: 1 },
+    { name: V3.revision, version: 'v3', ready: true, replicas: 1 },
   ];
+
+  /** The plan the machine makes now, without running a due round (what a reconcile writes while the round runs). */
+  peek(): RolloutPlan {
+    return planRollout({
+      now: this.now, desired: this.desired, rollout: this.rollout,
+      previous: { stable: this.stable, ...(this.canary ? { canary: this.canary } : {}), ...(this.phase ? { phase: this.phase } : {}), ...(this.release ? { release: this.release } : {}) },
+      revisions: this.revisions, isWarm: () => true, traffic: this.traffic, freezeFloor: freezeFloor(this.rollout.analysis?.slo, this.platformFloor),
+    });
+  }
 
   readonly prom: ScriptedPrometheus;
   /** The virtual clock, shared with the scripted Prometheus. */
@@ -58,6 +69,10 @@ class GatedRollout {
   rollout: RolloutSpec;
   /** The platform's floor for the namespace (--release-freeze-below). */
   platformFloor: number;
+  /** The version the spec asks for. */
+  desired: RevisionRef = V2;
+  /** Whether the platform marks the provider as confined to the namespace (values may be shown). */
+  scoped = true;
 
   constructor(prom: ScriptedPrometheus, time: { now: Date }, rollout: RolloutSpec, platformFloor = 0) {
     this.prom = prom;
@@ -75,14 +90,14 @@ class GatedRollout {
   }
 
   private policy(): AnalysisPolicy {
-    return { providers: [{ name: 'prom', url: this.prom.server.url, scoped: true }], allowAddress: false };
+    return { providers: [{ name: 'prom', url: this.prom.server.url, scoped: this.scoped }], allowAddress: false };
   }
 
   async tick(): Promise<RolloutPlan> {
     let plan!: RolloutPlan;
     for (let pass = 0; pass < 4; pass++) {
       const input = {
-        now: this.now, desired: V2, rollout: this.rollout,
+        now: this.now, desired: this.desired, rollout: this.rollout,
         previous: { stable: this.stable, ...(this.canary ? { canary: this.canary } : {}), ...(this.phase ? { phase: this.phase } : {}), ...(this.release ? { release: this.release } : {}) },
         revisions: this.revisions, isWarm: () => true, traffic: this.traffic, freezeFloor: freezeFloor(this.rollout.analysis?.slo, this.platformFloor),
       };
@@ -156,12 +171,12 @@ describe('SLO-gated releases on a virtual clock', function () {
 
   it('a fast burn in a step rolls all traffic back to stable within one cadence of the gate firing', async () => {
     const burnAt = T0 + 14 * MIN; // the second step (50%) began at about T0+10m
-    series.fill('v2', T0 + 6 * 60 * MIN, failing((t) => (t >= burnAt ? 0.2 : 0.0002)));
+    series.fill('v2', T0 + 6 * 60 * MIN, since(T0, failing((t) => (t >= burnAt ? 0.2 : 0.0002))));
     const r = rollout(spec());
     const plan = await r.run(60 * MIN, (p) => p.phase === 'Failed');
     assert.equal(plan.phase, 'Failed', `the burn never failed the candidate: ${r.reasons().join(', ')}`);
     assert.equal(plan.canary?.failure?.reason, 'BurnRateExceeded');
-    assert.match(plan.canary!.failure!.message, /at 50%: error budget burning faster than 14\.4x over both 1h and 5m \([\d.]+x and [\d.]+x\) \(objective 99\.9%\)/);
+    assert.match(plan.canary!.failure!.message, /at 50%: error budget burning faster than (14\.4x over both 1h and 5m|6x over both 6h and 30m) \([\d.]+x and [\d.]+x\) \(objective 99\.9%\)/);
     assert.deepEqual(r.traffic, [{ revision: V1.revision, percent: 100 }], 'all traffic back on stable');
     const fired = firstFiring('v2', slo, T0, T0 + 60 * MIN)!;
     const failedAt = r.events.find((e) => e.reason === 'BurnRateExceeded')!.at;
@@ -171,7 +186,7 @@ describe('SLO-gated releases on a virtual clock', function () {
 
   it('a slow burn within budget goes on: both steps, the bake, promoted', async () => {
     // 0.3% errors: 3x the sustainable rate, under both factors (14.4 and 6).
-    series.fill('v2', T0 + 6 * 60 * MIN, failing(() => 0.003));
+    series.fill('v2', T0 + 6 * 60 * MIN, since(T0, failing(() => 0.003)));
     const r = rollout(spec());
     const plan = await r.run(3 * 60 * MIN, (p) => p.phase === 'Stable');
     assert.equal(plan.phase, 'Stable', `not promoted: ${r.reasons().join(', ')}`);
@@ -184,7 +199,7 @@ describe('SLO-gated releases on a virtual clock', function () {
 
   it('a short spike inside the long window does not abort; the same spike sustained does', async () => {
     const spikeAt = T0 + 25 * MIN; // during the second step
-    series.fill('v2', T0 + 6 * 60 * MIN, failing((t) => (t >= spikeAt && t < spikeAt + MIN ? 0.06 : 0.0002)));
+    series.fill('v2', T0 + 6 * 60 * MIN, since(T0, failing((t) => (t >= spikeAt && t < spikeAt + MIN ? 0.06 : 0.0002))));
     const r = rollout(spec());
     const plan = await r.run(3 * 60 * MIN, (p) => p.phase === 'Stable' || p.phase === 'Failed');
     assert.equal(plan.phase, 'Stable', `a one-minute spike aborted the rollout: ${plan.canary?.failure?.message}`);
@@ -229,7 +244,7 @@ describe('SLO-gated releases on a virtual clock', function () {
 
   it('a burn during the bake moves all traffic back to the previous version, held warm, without a new revision', async () => {
     const bakeBurn = T0 + 30 * MIN; // steps end at about T0+20m; the bake lasts 30m
-    series.fill('v2', T0 + 6 * 60 * MIN, failing((t) => (t >= bakeBurn ? 0.25 : 0.0002)));
+    series.fill('v2', T0 + 6 * 60 * MIN, since(T0, failing((t) => (t >= bakeBurn ? 0.25 : 0.0002))));
     const r = rollout(spec());
     const baking = await r.run(60 * MIN, (p) => p.phase === 'Baking');
     assert.equal(baking.phase, 'Baking');
@@ -247,7 +262,7 @@ describe('SLO-gated releases on a virtual clock', function () {
   });
 
   it('no data halts: the step does not end while Prometheus is unreachable, and goes on once it answers', async () => {
-    series.fill('v2', T0 + 6 * 60 * MIN, healthy);
+    series.fill('v2', T0 + 6 * 60 * MIN, since(T0, healthy));
     const r = rollout(spec());
     await r.run(2 * MIN);
     prom.down = true;
@@ -262,7 +277,7 @@ describe('SLO-gated releases on a virtual clock', function () {
   });
 
   it('threshold checks run continuously too: a check going bad mid-step fails the candidate within cadence x failureThreshold', async () => {
-    series.fill('v2', T0 + 6 * 60 * MIN, failing((t) => (t >= T0 + 3 * MIN ? 0.01 : 0.0002)));
+    series.fill('v2', T0 + 6 * 60 * MIN, since(T0, failing((t) => (t >= T0 + 3 * MIN ? 0.01 : 0.0002))));
     // The check reads the 1m error ratio: under 0.5% passes.
     const checks = [{ name: 'errors', query: ERROR_RATIO.replaceAll('{{window}}', '1m'), max: 0.005 }];
     const r = rollout({ steps: [10, 50], interval: '10m', analysis: { prometheus: { provider: 'prom' }, checks, cadence: '30s', failureThreshold: 2 } });
@@ -272,12 +287,49 @@ describe('SLO-gated releases on a virtual clock', function () {
     assert.ok(failedAt <= T0 + 4 * MIN + 2 * CADENCE, `failed at +${(failedAt - T0) / 1000}s, not within the first step`);
   });
 
+  it('shows no figure from a provider the platform does not confine to the namespace: only which gate fired', async () => {
+    series.fill('v2', T0 + 6 * 60 * MIN, since(T0, failing((t) => (t >= T0 + 2 * MIN ? 0.2 : 0.0002))));
+    const r = rollout(spec());
+    r.scoped = false;
+    const plan = await r.run(30 * MIN, (p) => p.phase === 'Failed');
+    assert.equal(plan.canary?.failure?.reason, 'BurnRateExceeded');
+    assert.match(plan.canary!.failure!.message, /faster than (14\.4x over both 1h and 5m|6x over both 6h and 30m) \(objective 99\.9%\)$/);
+    assert.doesNotMatch(JSON.stringify([plan, r.events]), /\d+(\.\d+)?x and \d/, 'no burn rate the query returned');
+  });
+
+  it('says how to fix an error ratio without `or vector(0)`: Prometheus answers nothing for a window without errors, and no data halts', async () => {
+    series.fill('v2', T0 + 6 * 60 * MIN, since(T0, () => ({ total: 500, errors: 0 })));
+    const r = rollout(spec({}, { errorRatio: ERROR_RATIO.replace(' or vector(0))', ')').replace('(sum(', 'sum(') }));
+    const plan = await r.run(5 * MIN);
+    assert.equal(plan.progressing.reason, 'AnalysisNoData');
+    assert.match(plan.progressing.message, /query returned no data \(with no error in the window Prometheus has no series to sum: write the numerator as \(sum\(\.\.\.\) or vector\(0\)\)\)/);
+  });
+
+  it('a bake holds through a pause (its clock starting again on resume), and an edit to a third version promotes the baking one', async () => {
+    series.fill('v2', T0 + 6 * 60 * MIN, since(T0, healthy)).fill('v3', T0 + 6 * 60 * MIN, since(T0, healthy));
+    const r = rollout(spec());
+    await r.run(60 * MIN, (p) => p.phase === 'Baking');
+    r.rollout = spec({ paused: true });
+    let plan = await r.run(40 * MIN);
+    assert.equal(plan.phase, 'Paused', 'a pause holds the bake past its end');
+    assert.deepEqual(revisionBounds(plan, { minScale: 0 }, 0).get(V1.revision), { minScale: 3 }, 'the previous version is still held warm');
+    r.rollout = spec();
+    plan = await r.run(MIN);
+    assert.equal(plan.phase, 'Baking', 'resumed: the bake starts again');
+    r.desired = V3;
+    plan = await r.tick();
+    assert.deepEqual(plan.stable, V2, 'the baking version is promoted');
+    assert.match(r.events.find((e) => e.reason === 'Promoted')?.message ?? '', /version v2 \(revision shop-v2\) promoted to stable: the edit to version v3 cut its bake short; v1 retired/);
+    assert.equal(plan.candidate?.version, 'v3');
+    assert.deepEqual(r.traffic, [{ revision: V2.revision, percent: 90 }, { revision: V3.revision, percent: 10 }], 'v3 rolls out against v2');
+  });
+
   describe('the release freeze', () => {
     /** v1's last 30 days spent `spent` of a 99.9% budget. */
     const spend = (spent: number) => {
       series = prom.series = new ErrorSeries(T0 - 721 * 60 * MIN);
       series.fill('v1', T0 + 6 * 60 * MIN, failing(() => 0.001 * spent));
-      series.fill('v2', T0 + 6 * 60 * MIN, healthy);
+      series.fill('v2', T0 + 6 * 60 * MIN, since(T0, healthy));
     };
 
     it('freezes a new version while too little budget remains; an override names it, passes, and is recorded', async () => {
@@ -290,6 +342,11 @@ describe('SLO-gated releases on a virtual clock', function () {
       assert.ok(Math.abs(r.release!.budgetRemaining! - 10) < 1, `remaining ${r.release?.budgetRemaining}%`);
       assert.match(plan.progressing.message, /release frozen: (9|10)(\.\d+)?% of the error budget remains over 720h, below the freeze policy of 25%.*rollout\.releaseOverride/);
       assert.equal(r.reasons().filter((x) => x === 'ReleaseFrozen').length, 1, 'one event when it freezes');
+      // While the budget is read again, the candidate stays Frozen: no traffic, no replicas, Stalled does not flap.
+      r.now = new Date(r.now.getTime() + CADENCE);
+      const rereading = r.peek();
+      assert.deepEqual([rereading.phase, rereading.due?.kind, rereading.candidate?.state], ['Frozen', 'budget', 'frozen']);
+      assert.deepEqual(revisionBounds(rereading, { minScale: 2 }, 1).get(V2.revision), { minScale: 0 });
       const reads = prom.queries.length;
       assert.ok(reads >= (5 * MIN) / CADENCE - 1, `the budget is read again every cadence while frozen (${reads} reads)`);
 
@@ -304,6 +361,18 @@ describe('SLO-gated releases on a virtual clock', function () {
       r.rollout = spec({}, { freezeBelow: 25 });
       plan = await r.run(3 * 60 * MIN, (p) => p.phase === 'Stable' || p.phase === 'Frozen');
       assert.equal(plan.phase, 'Stable');
+      assert.deepEqual(r.release?.override && { ...r.release.override, at: undefined }, { version: 'v2', by: 'alice@oncall', reason: 'INC-4211 hotfix', at: undefined }, 'the override stays on record after promotion');
+      assert.notEqual(r.release?.frozen, true, 'nothing is frozen any more');
+    });
+
+    it('hides the remaining budget from a provider the platform does not confine to the namespace', async () => {
+      spend(0.9);
+      const r = rollout(spec({}, { freezeBelow: 25 }));
+      r.scoped = false;
+      const plan = await r.run(MIN);
+      assert.equal(plan.phase, 'Frozen');
+      assert.equal(r.release?.budgetRemaining, undefined);
+      assert.match(plan.progressing.message, /^release frozen: less of the error budget remains than the freeze policy's 25% over 720h;/);
     });
 
     it('lets a new version through when enough budget remains (the control)', async () => {
@@ -333,6 +402,7 @@ describe('SLO-gated releases on a virtual clock', function () {
       assert.equal(plan.candidate?.percent, 0);
       assert.equal(plan.progressing.reason, 'BudgetNoData');
       assert.ok(!r.canary?.released);
+      assert.deepEqual(revisionBounds(plan, { minScale: 2 }, 1).get(V2.revision), { minScale: 0 }, 'held back: no replicas either');
       prom.down = false;
       plan = await r.run(2 * MIN);
       assert.equal(plan.candidate?.percent, 10);

@@ -21,8 +21,9 @@ export const RETIRED: ScaleBounds = { minScale: 0 };
 export function revisionBounds(plan: RolloutPlan, effective: ScaleBounds, prewarmReplicas: number): Map<string, ScaleBounds> {
   const out = new Map<string, ScaleBounds>();
   if (plan.initial?.revision) out.set(plan.initial.revision, plan.initial.warm ? effective : withBuffer(effective, prewarmReplicas));
-  // During a bake the previous version keeps the replicas it had, at 0% traffic, to take it all back warm.
-  if (plan.stable) out.set(plan.stable.revision, plan.phase === 'Baking' ? withBuffer(effective, plan.canary?.bakeReplicas ?? 1) : effective);
+  // During a bake (paused in it too) the previous version keeps the replicas it had, at 0% traffic, to take it all back warm.
+  const baking = plan.canary?.bakeReplicas !== undefined && !!plan.candidate && !isParked(plan.candidate.state);
+  if (plan.stable) out.set(plan.stable.revision, baking ? withBuffer(effective, plan.canary!.bakeReplicas!) : effective);
   const c = plan.candidate;
   if (c?.revision && c.revision !== plan.stable?.revision) {
     out.set(c.revision, candidateBounds(c, effective, prewarmReplicas));

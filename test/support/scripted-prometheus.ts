@@ -1,11 +1,13 @@
 // A scripted Prometheus for SLO tests: each version's requests and errors in
 // fixed buckets of a virtual clock, answered over the instant-query API for the
 // three query shapes the tests write (examples/slo-gated-release.yaml's):
-//   error ratio  sum(increase(requests_total{version="V",code=~"5.."}[W])) / sum(increase(requests_total{version="V"}[W]))
+//   error ratio  (sum(increase(requests_total{version="V",code=~"5.."}[W])) or vector(0)) / sum(increase(requests_total{version="V"}[W]))
 //   good         sum(increase(requests_total{version="V",code!~"5.."}[W]))
 //   total        sum(increase(requests_total{version="V"}[W]))
 // A window with no requests answers an empty vector (no data), as Prometheus
-// answers 0/0 (NaN) once `sum` drops it. Prefix sums make any window O(1), so
+// does once `sum` has no series to add; so does an error ratio whose window
+// holds no error, unless its numerator is `... or vector(0)` (Prometheus has
+// no 5xx series to sum then, and empty / anything is empty). Prefix sums make any window O(1), so
 // a trace of weeks replays in milliseconds. SIMULATED: this is not Prometheus.
 
 import type { ServerResponse } from 'node:http';
@@ -38,6 +40,17 @@ export class ErrorSeries {
     return this;
   }
 
+  /** Drops `version`'s buckets from `atMs` on, so that a later fill scripts what happens from then (a burn that starts). */
+  truncate(version: string, atMs: number): this {
+    const c = this.cumulative.get(version);
+    const keep = Math.max(1, Math.floor((atMs - this.startMs) / this.bucketMs) + 1);
+    if (c && c.total.length > keep) {
+      c.total.length = keep;
+      c.errors.length = keep;
+    }
+    return this;
+  }
+
   /** Requests and errors of `version` in the window (atMs - windowMs, atMs], in whole buckets. */
   window(version: string, windowMs: number, atMs: number): Bucket {
     const c = this.cumulative.get(version);
@@ -62,7 +75,12 @@ export function evaluate(series: ErrorSeries, query: string, atMs: number): numb
   const range = /\[([0-9a-z]+)\]/.exec(query)?.[1];
   if (version === undefined || range === undefined) return undefined;
   const w = series.window(version, parseDuration(range), atMs);
-  if (query.includes(' / ')) return w.total > 0 ? w.errors / w.total : undefined;
+  if (query.includes(' / ')) {
+    // As Prometheus: no 5xx series in the window is an empty numerator, and an empty vector divided is empty,
+    // unless the query says `or vector(0)`.
+    if (w.errors === 0 && !/or\s+vector\(0\)/.test(query)) return undefined;
+    return w.total > 0 ? w.errors / w.total : undefined;
+  }
   if (query.includes('code!~')) return w.total > 0 ? w.total - w.errors : undefined;
   return w.total > 0 ? w.total : undefined;
 }
@@ -100,6 +118,11 @@ export class ScriptedPrometheus {
   stop(): Promise<void> {
     return this.server.stop();
   }
+}
+
+/** A version that exists from `startMs` on: no requests before (its long windows hold only its life so far). */
+export function since(startMs: number, bucket: (atMs: number) => Bucket): (atMs: number) => Bucket {
+  return (atMs) => (atMs < startMs ? { total: 0, errors: 0 } : bucket(atMs));
 }
 
 /** A deterministic pseudo-random stream (mulberry32): the same seed replays the same trace. */

@@ -55,6 +55,14 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 
 {{/* Analysis providers as the operator reads them: name=url,... (sorted by name). */}}
+{{- define "serverlessapp-operator.releaseFreezeBelow" -}}
+{{- $entries := list -}}
+{{- range $namespace, $percent := .Values.analysis.releaseFreezeBelow -}}
+{{- $entries = append $entries (printf "%s=%v" $namespace $percent) -}}
+{{- end -}}
+{{- join "," $entries -}}
+{{- end }}
+
 {{- define "serverlessapp-operator.analysisProviders" -}}
 {{- $entries := list -}}
 {{- range $name, $url := .Values.analysis.providers -}}
