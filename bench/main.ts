@@ -22,6 +22,7 @@ import { buildDist, DATA_PLANE_LABEL, operatorCommand, sourceRevision, startBenc
 import { logSummary, waitIdle } from './operator-metrics.ts';
 import { table, toRecord, type Results } from './report.ts';
 import { measureRefusedRestart, measureRestart, refusedRestartTable } from './restart.ts';
+import { analysisTable, measureAnalysisCost } from './analysis.ts';
 import { STORMS, type StormName } from './storms.ts';
 import { secondsSince } from './stats.ts';
 import { measureSteady } from './steady.ts';
@@ -41,6 +42,7 @@ const USAGE = `Usage: npm run bench -- [--apps 1000] [--data-plane auto|real|sta
                         [--operator-arg=--namespace-cpu-share=30m ...]
        npm run bench -- --scenario memory [--memory-counts 0,50,200,500,1000] [--memory-refused-counts 0,50,230] [--json FILE]
        npm run bench -- --scenario restart-refused [--refused-apps 5000] [--json FILE] [--cpu-prof DIR]
+       npm run bench -- --scenario analysis [--analysis-apps 1000] [--analysis-seconds 60] [--json FILE]
   --data-plane auto: the real Knative and KServe below ${REAL_DATA_PLANE_BELOW} apps, the SIMULATED stand-in from there on
   --peer kserve: only the side-by-side run, the operator (model apps -> InferenceServices) then the real KServe
                  controller (InferenceServices -> Knative Services) on one API server, no data plane
@@ -53,6 +55,9 @@ const USAGE = `Usage: npm run bench -- [--apps 1000] [--data-plane auto|real|sta
                  on a bare Knative Service, and the operator's CPU on the noisy namespace against the API server's
   --scenario restart-refused: the operator restarted with --refused-apps refused model apps in one namespace,
                  against an empty namespace's restart plus a bare LIST of the apps (bench/restart.ts)
+  --scenario analysis: --analysis-apps apps in a canary step gated on an SLO at a 10 s cadence: the queries per
+                 second sent to a loopback Prometheus and the operator's CPU, with the per-namespace query
+                 budget and without it (bench/analysis.ts)
   --operator-arg: a flag for the operator beside the ones the benchmark sets (repeat for more), e.g. a namespace share
   --tenant-fairness: each namespace writes as a tenant user of its own instead of the admin, and the pair of
                  phases runs once per setting, in order: off (the API server's built-in FlowSchemas) or on (a
@@ -96,6 +101,8 @@ const { values } = parseArgs({
     'plan-baseline': { type: 'string' },
     'memory-counts': { type: 'string', default: '0,50,200,500,1000' },
     'memory-refused-counts': { type: 'string', default: '0,50,230' },
+    'analysis-apps': { type: 'string', default: '1000' },
+    'analysis-seconds': { type: 'string', default: '60' },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
@@ -117,8 +124,8 @@ const editCount = Math.min(int('edits', 1), apps);
 const windowApps = int('window-apps', 1);
 const steadyMs = int('steady-seconds', 1) * 1000;
 const idleMs = int('idle-seconds', 1) * 1000;
-if (values.scenario !== undefined && !['noisy-neighbour', 'plan', 'memory', 'restart-refused'].includes(values.scenario)) {
-  console.error(`--scenario must be noisy-neighbour, plan, memory or restart-refused\n${USAGE}`);
+if (values.scenario !== undefined && !['noisy-neighbour', 'plan', 'memory', 'restart-refused', 'analysis'].includes(values.scenario)) {
+  console.error(`--scenario must be noisy-neighbour, plan, memory, restart-refused or analysis\n${USAGE}`);
   process.exit(2);
 }
 const stormNames = values.storms?.split(',');
@@ -165,6 +172,7 @@ if (values.scenario === 'noisy-neighbour') process.exit(await noisyNeighbour());
 if (values.scenario === 'plan') process.exit(await planScenario());
 if (values.scenario === 'memory') process.exit(await memoryScenario());
 if (values.scenario === 'restart-refused') process.exit(await restartRefused());
+if (values.scenario === 'analysis') process.exit(await analysisScenario());
 log(`${apps} apps, operator --concurrency ${concurrency}; data plane: ${DATA_PLANE_LABEL[dataPlane]} (${dataPlaneReason}); starting the control plane`);
 const env = await startBenchEnv({
   dataPlane, namespaces: [...APP_NAMESPACES, WINDOWS, REAL_WINDOWS], otherNamespaces: [CEILING],
@@ -291,6 +299,16 @@ async function noisyNeighbour(): Promise<number> {
     writeRecord(record);
     // SIGTERM, so that node writes the profile.
     if (values['cpu-prof']) await op.stop();
+  });
+}
+
+async function analysisScenario(): Promise<number> {
+  const count = int('analysis-apps', 10);
+  log(`continuous analysis at ${count} apps; starting the control plane (the stand-in data plane)`);
+  return onControlPlaneOfItsOwn('standin', APP_NAMESPACES, async (aenv) => {
+    const result = await measureAnalysisCost(aenv, APP_NAMESPACES, count, int('analysis-seconds', 10) * 1000, log);
+    console.log(analysisTable(result));
+    writeRecord({ scenario: 'analysis', operator: { command: operatorCommand(), builtFrom }, operatorConcurrency: concurrency, startedAt, seconds: secondsSince(started), ...result });
   });
 }
 

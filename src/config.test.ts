@@ -126,8 +126,8 @@ describe('operator flags', () => {
   });
 
   describe('budgets for background work', () => {
-    it('defaults to a fair share: 8 warmups per namespace of 64, 2 analysis rounds of 4, 20 analysis queries a second per namespace, 1000 pending Events per namespace, 30m of a core after 2 s of CPU', () => {
-      assert.deepEqual(parseConfig([], {}).budgets, { warmupsPerNamespace: 8, concurrentWarmups: 64, analysesPerNamespace: 2, concurrentAnalyses: 4, analysisQueriesPerNamespace: 20, pendingEventsPerNamespace: 1000, namespaceShare: { cpuMsPerSecond: 30, burstMs: 2_000 } });
+    it('defaults to a fair share: 8 warmups per namespace of 64, 4 analysis rounds of 16, 20 analysis queries a second per namespace, 1000 pending Events per namespace, 30m of a core after 2 s of CPU', () => {
+      assert.deepEqual(parseConfig([], {}).budgets, { warmupsPerNamespace: 8, concurrentWarmups: 64, analysesPerNamespace: 4, concurrentAnalyses: 16, analysisQueriesPerNamespace: 20, pendingEventsPerNamespace: 1000, namespaceShare: { cpuMsPerSecond: 30, burstMs: 2_000 } });
     });
 
     it('reads each from its flag or environment variable', () => {

@@ -87,7 +87,7 @@ export class ServerlessAppReconciler {
     this.kinds = { knative: knativeWorkload(o.inPlaceBounds, o.clusterLocal), kserve: kserveWorkload(o.inPlaceBounds, o.clusterLocal) };
     this.effects = new AppEffects({
       clock: mgr.clock, analysisPolicy: o.policy.analysis, warmupUrlTemplate: o.warmupUrlTemplate, warmupBackoffMs: o.warmupBackoffMs,
-      warmupSlots: o.warmupSlots, analysisSlots: o.analysisSlots,
+      warmupSlots: o.warmupSlots, analysisSlots: o.analysisSlots, ...(o.analysisRates ? { analysisRates: o.analysisRates } : {}),
       requeue: (key) => this.controller.enqueue(splitKey(key)),
       budgetRefused: (key, budget) => this.mgr.metrics.budgetRefused(splitKey(key).namespace, budget),
       warn: (key, reason, message) => {

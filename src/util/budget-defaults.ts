@@ -7,8 +7,13 @@ import type { SlotLimits } from './fair-slots.ts';
 
 /** Warmup tasks running at once, per namespace and in all. */
 export const DEFAULT_WARMUP_SLOTS: SlotLimits = { perNamespace: 8, total: 64 };
-/** Analysis rounds running at once, per namespace and in all. */
-export const DEFAULT_ANALYSIS_SLOTS: SlotLimits = { perNamespace: 2, total: 4 };
+/**
+ * Analysis rounds running at once, per namespace and in all. Rounds wait on Prometheus, not on the CPU:
+ * with continuous rounds (a cadence of 10 s at 1,000 apps is 100 rounds a second) 4 in all held the
+ * throughput near 75 rounds a second (docs/benchmarks.md, "Continuous analysis"); the query rate per
+ * namespace (DEFAULT_ANALYSIS_QUERIES_PER_NAMESPACE) is what bounds a namespace's load on Prometheus.
+ */
+export const DEFAULT_ANALYSIS_SLOTS: SlotLimits = { perNamespace: 4, total: 16 };
 /**
  * Prometheus queries one namespace's analysis rounds send per second: 100 apps gated on the SRE workbook's
  * four windows at a 30 s cadence send 13; a namespace past it waits, not the others (util/query-rate.ts).

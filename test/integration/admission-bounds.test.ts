@@ -22,6 +22,31 @@ const regexes = (n: number, length: number) => Array.from({ length: n }, (_, i) 
 
 interface Attack { name: string; spec: AppSpec; refusal: RegExp }
 
+function sloAttacks(): Attack[] {
+  const ratio = '(sum(increase(e{version="{{version}}"}[{{window}}])) or vector(0)) / sum(increase(t{version="{{version}}"}[{{window}}]))';
+  /** `analysis`: more of rollout.analysis beside the slo. */
+  const gated = (slo: Record<string, unknown>, analysis: Record<string, unknown> = {}): AppSpec => ({
+    ...container(), rollout: { steps: [10], analysis: { prometheus: { provider: 'main' }, slo: { objective: 99.9, errorRatio: ratio, ...slo } as never, ...analysis } },
+  });
+  return [
+    { name: 'an SLO objective of 100% (no budget at all) is refused', spec: gated({ objective: 100 }), refusal: /spec\.rollout\.analysis\.slo\.objective: Invalid value: 100: .*less than or equal to 99\.999/ },
+    { name: 'an SLO objective under 50% is refused', spec: gated({ objective: 20 }), refusal: /spec\.rollout\.analysis\.slo\.objective: Invalid value: 20: .*greater than or equal to 50/ },
+    { name: 'an SLO window over 90 days is refused', spec: gated({ window: '2161h' }), refusal: /spec\.rollout\.analysis\.slo\.window: Invalid value: .*must be at most 2160h \(90 days/ },
+    { name: 'an error-ratio query without {{window}} is refused', spec: gated({ errorRatio: 'sum(rate(errors[5m]))' }), refusal: /spec\.rollout\.analysis\.slo\.errorRatio: Invalid value: .*the query must use \{\{window\}\}/ },
+    { name: 'an SLO with errorRatio and good/total both is refused', spec: gated({ good: 'g[{{window}}]', total: 't[{{window}}]' }), refusal: /spec\.rollout\.analysis\.slo\.errorRatio: Invalid value: .*give the error ratio one way: errorRatio, or good and total/ },
+    { name: 'an SLO with good but no total is refused', spec: gated({ errorRatio: undefined, good: 'g[{{window}}]' }), refusal: /spec\.rollout\.analysis\.slo\.total: Required value: good and total go together/ },
+    { name: 'a burn-rate pair whose short window is not shorter is refused', spec: gated({ burnRates: [{ long: '5m', short: '1h', factor: 14.4 }] }), refusal: /spec\.rollout\.analysis\.slo\.burnRates\[0\]\.short: Invalid value: .*short must be a shorter window than long/ },
+    { name: 'a burn-rate factor under 1 (firing within budget) is refused', spec: gated({ burnRates: [{ long: '1h', short: '5m', factor: 0.5 }] }), refusal: /spec\.rollout\.analysis\.slo\.burnRates\[0\]\.factor: Invalid value: 0\.5: .*greater than or equal to 1/ },
+    { name: 'a burn-rate window longer than the SLO\'s window is refused', spec: gated({ window: '24h', burnRates: [{ long: '48h', short: '1h', factor: 2 }] }), refusal: /spec\.rollout\.analysis\.slo\.burnRates: Invalid value: .*a burn-rate window cannot be longer than the SLO's window/ },
+    { name: 'a freeze floor over 100% is refused', spec: gated({ freezeBelow: 101 }), refusal: /spec\.rollout\.analysis\.slo\.freezeBelow: Invalid value: 101: .*less than or equal to 100/ },
+    { name: 'an analysis cadence under 10s is refused', spec: gated({}, { cadence: '1s' }), refusal: /spec\.rollout\.analysis\.cadence: Invalid value: .*must be at least 10s/ },
+    { name: 'a bake over 24h is refused', spec: { ...container(), rollout: { steps: [10], bake: '25h' } }, refusal: /spec\.rollout\.bake: Invalid value: .*must be at most 24h/ },
+    { name: 'an analysis with neither checks nor an slo is refused', spec: { ...container(), rollout: { steps: [10], analysis: { prometheus: { provider: 'main' } } as never } }, refusal: /spec\.rollout\.analysis\.checks: Required value: analysis needs checks or an slo/ },
+    { name: 'a release override without who and why is refused', spec: { ...container(), rollout: { releaseOverride: { version: '0123456789' } as never } }, refusal: /spec\.rollout\.releaseOverride\.by: Required value/ },
+    { name: 'a release override naming no version hash is refused', spec: { ...container(), rollout: { releaseOverride: { version: 'latest', by: 'a', reason: 'b' } } }, refusal: /spec\.rollout\.releaseOverride\.version: Invalid value: "latest"/ },
+  ];
+}
+
 const attacks: Attack[] = [
   { name: 'a readiness probe host is refused at admission', spec: container({ readinessProbe: { httpGet: { host: '169.254.169.254', path: '/latest/meta-data/', port: 80 } } }), refusal: /spec\.container\.readinessProbe\.httpGet\.host: Forbidden: httpGet\.host is not allowed: a probe checks the pod itself/ },
   { name: 'a liveness probe tcpSocket host is refused at admission', spec: container({ livenessProbe: { tcpSocket: { host: '10.0.0.1', port: 22 } } }), refusal: /spec\.container\.livenessProbe\.tcpSocket\.host: Forbidden: tcpSocket\.host is not allowed/ },
@@ -46,6 +71,8 @@ const attacks: Attack[] = [
   { name: 'a session cookie path with "%" is refused (attack: an Envoy format command in a header the gateway adds)', spec: { ...container(), ingress, rollout: { stickiness: { path: '/%ENVIRONMENT(HOME)%' } } }, refusal: /spec\.rollout\.stickiness\.path: Invalid value: .*other than ";" and "%"/ },
   { name: 'a "__host-" session cookie (any case) that is not secure is refused', spec: { ...container(), ingress, rollout: { stickiness: { cookieName: '__host-shop' } } }, refusal: /spec\.rollout\.stickiness\.cookieName: Invalid value: .*a "__Host-" cookie \(in any case\) needs secure: true/ },
   { name: 'sticky sessions without spec.ingress are refused', spec: { ...container(), rollout: { stickiness: {} } }, refusal: /spec\.rollout\.stickiness: Invalid value: .*rollout\.stickiness needs spec\.ingress/ },
+  // SLO-gated releases (issue 37): the objective, windows, factors and the override are bounded and named.
+  ...sloAttacks(),
   { name: 'a scaleToZeroAfter over 1h is refused', spec: { ...container(), scaling: { scaleToZeroAfter: '61m' } }, refusal: /spec\.scaling\.scaleToZeroAfter: Invalid value: .*must be at most 1h/ },
   { name: 'a route timeout over 1h is refused', spec: { ...container(), ingress: { ...ingress, timeout: '2h', retries: { attempts: 1, perTryTimeout: '2h' } } }, refusal: /^(?=.*spec\.ingress\.timeout: Invalid value: "2h": must be at most 1h)(?=.*spec\.ingress\.retries\.perTryTimeout: Invalid value: "2h": must be at most 1h)/s },
   { name: `header regexes past ${MAX_REGEX_BYTES} characters in all are refused (attack: stall the operator with regexes)`, spec: { ...container(), ingress, rollout: { match: regexes(16, 1000) } }, refusal: new RegExp(`spec\\.rollout\\.match: Invalid value: .*the regexes of match total more than ${MAX_REGEX_BYTES} characters`) },

@@ -17,6 +17,7 @@ import { OffsetClock } from '../../src/runtime/clock.ts';
 import { Kinds } from '../../src/util/kinds.ts';
 import { app, applyApp, condition, readyTrue, reportedSplit, userClient, waitForApp, type AppSpec } from '../support/apps.ts';
 import { freshNamespace } from '../support/cluster.ts';
+import { judge } from '../support/gitops-judge.ts';
 import { ErrorSeries, ScriptedPrometheus, errorsAmong, seeded, since, type Bucket } from '../support/scripted-prometheus.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
 import { READY_MS, SETTLE_MS } from '../support/wait.ts';
@@ -35,6 +36,12 @@ const failing = (p: (atMs: number) => number, seed = 3) => {
 const healthy = failing(() => 0.0002);
 
 interface Annotated { metadata: { name: string; annotations?: Record<string, string>; labels?: Record<string, string> } }
+
+/** What kstatus (Flux, kubectl wait) and Argo CD's health check conclude, asked of their own code. */
+async function toolsRead(a: ServerlessApp): Promise<string> {
+  const j = await judge(a);
+  return `${j.kstatus.status} / ${j.argocd?.status ?? 'no health'}`;
+}
 
 /** The Knative revisions of a Knative Service (a KServe predictor's included). */
 async function revisions(ns: string, service: string): Promise<Annotated[]> {
@@ -133,7 +140,8 @@ describe('SLO-gated releases on the real Knative and KServe, controlled clock (i
     assert.match(failure.message, /at (10|50)%: error budget burning faster than (14\.4x over both 1h and 5m|6x over both 6h and 30m) \([\d.]+x and [\d.]+x\) \(objective 99\.9%\)/);
     const fired = firstFiring(v2, burnAt, Date.parse(failure.at!))!;
     assert.ok(fired !== undefined && Date.parse(failure.at!) - fired <= CADENCE_MS + 1_000, `failed at ${failure.at}, ${(Date.parse(failure.at!) - fired) / 1000}s after the gate fired on the series (cadence ${CADENCE})`);
-    assert.equal(condition(a, 'Stalled')?.reason, 'BurnRateExceeded', 'kstatus reads a failed rollout');
+    assert.equal(condition(a, 'Stalled')?.reason, 'BurnRateExceeded');
+    assert.equal(await toolsRead(a), 'Failed / Degraded', 'a rollout the gate stopped looks failed to kstatus and Argo CD');
     await waitForApp(ns, 'shop', (x) => x.status?.canary?.trafficPercent === 0, 'Knative moved all traffic back', SETTLE_MS);
     const split = await reportedSplit(ns, 'shop');
     assert.equal(split['stable'], 100, `Knative routes all traffic to stable ${v1.status!.versions!.stable!.revision}: ${JSON.stringify(split)}`);
@@ -150,6 +158,7 @@ describe('SLO-gated releases on the real Knative and KServe, controlled clock (i
     await waitForApp(ns, 'shop', (x) => x.status?.canary?.trafficPercent === 10, 'step 1: Knative serves 10%', READY_MS);
     const baking = await cadenceUntil('shop', (x) => x.status?.phase === 'Baking', 'the steps pass and the bake begins');
     const candidateRev = baking.status!.versions!.candidate!.revision!;
+    assert.equal(await toolsRead(baking), 'InProgress / Progressing', 'the rollout is not done until the bake ends');
     assert.deepEqual(await reportedSplit(ns, 'shop'), { stable: 0, candidate: 100 }, 'all traffic on the new version in the bake');
     const held = (await revisions(ns, 'shop')).find((r) => r.metadata.name === stableRev);
     assert.equal(held?.metadata.annotations?.[MIN_SCALE], String(baking.status!.canary!.bakeReplicas), 'the previous revision holds its replicas');
@@ -178,6 +187,7 @@ describe('SLO-gated releases on the real Knative and KServe, controlled clock (i
     await applyApp(app(ns, 'shop', v2spec));
     const frozen = await waitForApp(ns, 'shop', (x) => x.status?.phase === 'Frozen', 'the release is frozen', READY_MS);
     assert.equal(condition(frozen, 'Stalled')?.reason, 'ReleaseFrozen');
+    assert.equal(await toolsRead(frozen), 'Failed / Degraded', 'a frozen release reads as stuck until an edit or the budget moves it');
     assert.match(condition(frozen, 'Stalled')!.message, /release frozen: (9|10)(\.\d+)?% of the error budget remains over 720h, below the freeze policy of 25%/);
     assert.equal(frozen.status?.release?.frozen, true);
     assert.deepEqual((frozen.status?.traffic ?? []).filter((t) => t.percent > 0).map((t) => [t.revision, t.percent]), [[v1.status!.versions!.stable!.revision, 100]], 'nothing reaches the new version');

@@ -13,6 +13,10 @@
 import type { ServerResponse } from 'node:http';
 import { parseDuration } from '../../src/api/v1alpha1/duration.ts';
 import { LoopbackServer, promVector, type Recorded } from './http-server.ts';
+import { seededRandom } from '../../src/testing/regex-sample.ts';
+
+/** A deterministic pseudo-random stream: the same seed replays the same trace. */
+export const seeded = seededRandom;
 
 export interface Bucket { total: number; errors: number }
 
@@ -123,18 +127,6 @@ export class ScriptedPrometheus {
 /** A version that exists from `startMs` on: no requests before (its long windows hold only its life so far). */
 export function since(startMs: number, bucket: (atMs: number) => Bucket): (atMs: number) => Bucket {
   return (atMs) => (atMs < startMs ? { total: 0, errors: 0 } : bucket(atMs));
-}
-
-/** A deterministic pseudo-random stream (mulberry32): the same seed replays the same trace. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** Errors among `n` requests each failing with probability `p`: Poisson for few expected (Knuth), else normal (Box-Muller). */
