@@ -29,8 +29,8 @@ function sloAttacks(): Attack[] {
     ...container(), rollout: { steps: [10], analysis: { prometheus: { provider: 'main' }, slo: { objective: 99.9, errorRatio: ratio, ...slo } as never, ...analysis } },
   });
   return [
-    { name: 'an SLO objective of 100% (no budget at all) is refused', spec: gated({ objective: 100 }), refusal: /spec\.rollout\.analysis\.slo\.objective: Invalid value: 100: .*less than or equal to 99\.999/ },
-    { name: 'an SLO objective under 50% is refused', spec: gated({ objective: 20 }), refusal: /spec\.rollout\.analysis\.slo\.objective: Invalid value: 20: .*greater than or equal to 50/ },
+    { name: 'an SLO objective of 100% (no budget at all) is refused', spec: gated({ objective: 100 }), refusal: /spec\.rollout\.analysis\.slo\.objective: Invalid value: .*must be from 50 to 99\.999 \(percent; 100 leaves no error budget\)/ },
+    { name: 'an SLO objective under 50% is refused', spec: gated({ objective: 20 }), refusal: /spec\.rollout\.analysis\.slo\.objective: Invalid value: .*must be from 50 to 99\.999/ },
     { name: 'an SLO window over 90 days is refused', spec: gated({ window: '2161h' }), refusal: /spec\.rollout\.analysis\.slo\.window: Invalid value: .*must be at most 2160h \(90 days/ },
     { name: 'an error-ratio query without {{window}} is refused', spec: gated({ errorRatio: 'sum(rate(errors[5m]))' }), refusal: /spec\.rollout\.analysis\.slo\.errorRatio: Invalid value: .*the query must use \{\{window\}\}/ },
     { name: 'an SLO with errorRatio and good/total both is refused', spec: gated({ good: 'g[{{window}}]', total: 't[{{window}}]' }), refusal: /spec\.rollout\.analysis\.slo\.errorRatio: Invalid value: .*give the error ratio one way: errorRatio, or good and total/ },

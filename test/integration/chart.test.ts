@@ -82,11 +82,11 @@ describe('Helm chart: rendering', function () {
       knativeInPlaceScaling: 'false', knativeVisibility: 'external', localGateway: 'local-gw.istio-system.svc.cluster.local', router: 'gateway-api', logLevel: 'debug', concurrency: 12,
       metrics: { port: 9090 }, healthProbePort: 9091, leaderElection: { leaseName: 'my-lease' },
       allowedHostSuffixes: ['{namespace}.apps.example.com'], allowWildcardHosts: true,
-      analysis: { providers: { main: 'http://prometheus.monitoring:9090' }, allowAddress: true },
+      analysis: { providers: { main: 'http://prometheus.monitoring:9090', team: 'http://thanos.monitoring:9090' }, allowAddress: true, scopedProviders: ['team'], releaseFreezeBelow: { payments: 50, '*': 12.5 } },
       allowedServiceAccounts: ['model-reader', 'shop-runner'],
       allowedPodMetadataKeys: ['sidecar.istio.io/inject', 'proxy.istio.io/*'], allowSecretReferences: true,
       scheduling: { allowedTolerationKeys: ['nvidia.com/gpu', 'dedicated'], allowCrossNamespacePodAffinity: true, allowNodePinning: true },
-      budgets: { warmupsPerNamespace: 3, concurrentWarmups: 30, analysesPerNamespace: 1, concurrentAnalyses: 6, pendingEventsPerNamespace: 200, namespaceCpuShare: '250m', namespaceCpuBurst: '8s' },
+      budgets: { warmupsPerNamespace: 3, concurrentWarmups: 30, analysesPerNamespace: 1, concurrentAnalyses: 6, analysisQueriesPerNamespace: 7.5, pendingEventsPerNamespace: 200, namespaceCpuShare: '250m', namespaceCpuBurst: '8s' },
       hostClaims: { maxPerNamespace: 10, releaseAfter: '2h' },
     };
     const env = podEnv(operatorContainer(await renderChart(values, { namespace: 'ops' })).env, { namespace: 'ops', name: 'pod-1' });
@@ -98,13 +98,14 @@ describe('Helm chart: rendering', function () {
       modelCacheNodeGroup: 'gpu-a100', modelCacheScope: 'cluster', knativeInPlaceScaling: 'false', knativeVisibility: 'external',
       localGateway: 'local-gw.istio-system.svc.cluster.local', router: 'gateway-api',
       allowedHostSuffixes: ['{namespace}.apps.example.com'], allowWildcardHosts: true,
-      analysisProviders: [{ name: 'main', url: 'http://prometheus.monitoring:9090' }], allowAnalysisAddress: true,
+      analysisProviders: [{ name: 'main', url: 'http://prometheus.monitoring:9090' }, { name: 'team', url: 'http://thanos.monitoring:9090', scoped: true }], allowAnalysisAddress: true,
+      releaseFreezeBelow: { payments: 50, '*': 12.5 },
       maxModelSizeBytes: 20 * 2 ** 30, maxModelCacheBytesPerNamespace: 50 * 2 ** 30, maxModelCachesPerNamespace: 7, modelCacheMinChargeBytes: 2 * 2 ** 30, allowedStorageUriPrefixes: ['s3://models/{namespace}/'],
       allowedServiceAccounts: ['model-reader', 'shop-runner'],
       allowedPodMetadataKeys: ['sidecar.istio.io/inject', 'proxy.istio.io/*'], allowSecretReferences: true,
       allowedTolerationKeys: ['nvidia.com/gpu', 'dedicated'], allowCrossNamespacePodAffinity: true, allowNodePinning: true,
       maxHostClaimsPerNamespace: 10, hostClaimReleaseAfterMs: 2 * 3_600_000,
-      budgets: { warmupsPerNamespace: 3, concurrentWarmups: 30, analysesPerNamespace: 1, concurrentAnalyses: 6, pendingEventsPerNamespace: 200, namespaceShare: { cpuMsPerSecond: 250, burstMs: 8000 } },
+      budgets: { warmupsPerNamespace: 3, concurrentWarmups: 30, analysesPerNamespace: 1, concurrentAnalyses: 6, analysisQueriesPerNamespace: 7.5, pendingEventsPerNamespace: 200, namespaceShare: { cpuMsPerSecond: 250, burstMs: 8000 } },
     });
   });
 

@@ -213,7 +213,10 @@ export const burnRateSchema = object('A multi-window burn-rate gate (the SRE wor
 });
 
 export const sloSchema = object('A service-level objective for the app, gating its releases on the error budget: during every step and the bake the candidate\'s burn rate is read at analysis.cadence, and a fast burn (both windows of a burnRates pair above its factor) rolls it back at once (phase Failed, reason BurnRateExceeded); with freezeBelow, a new version waits while too little budget remains. Give errorRatio, or good and total.', {
-  objective: required(number('The share of good requests to reach, in percent, e.g. 99.9 (an error budget of 0.1%).', { minimum: 50, maximum: 99.999 })),
+  // A CEL rule, not minimum/maximum: the API server prints a maximum of 99.999 as "99" in its refusal.
+  objective: required(number('The share of good requests to reach, in percent, from 50 to 99.999, e.g. 99.9 (an error budget of 0.1%).', {
+    rules: [{ rule: 'self >= 50.0 && self <= 99.999', message: 'must be from 50 to 99.999 (percent; 100 leaves no error budget)' }],
+  })),
   window: duration('The period the objective covers: the remaining error budget (freezeBelow) is read over it.', { default: SLO_DEFAULTS.window, min: { value: '1h', why: 'a shorter budget is all noise' }, max: SLO_WINDOW_MAX }),
   errorRatio: windowQuery('the share of failed requests (0 to 1)'),
   good: windowQuery('the number (or rate) of good requests'),
