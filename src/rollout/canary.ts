@@ -301,9 +301,13 @@ interface StepContext {
   resumed: boolean | undefined;
 }
 
-/** A period of continuous analysis (a step, the bake): a round due now (`final` at its end), or when to look again. */
-function periodRound(start: number, end: number, checkedAt: string | undefined, cadenceMs: number, now: number): { due: 'round' | 'final' } | { wakeAt: number } {
+/**
+ * A period of continuous analysis (a step, the bake): a round due now (`final` at its end), or when to look
+ * again. Without analysis (`cadenceMs` undefined) only its end.
+ */
+function periodRound(start: number, end: number, checkedAt: string | undefined, cadenceMs: number | undefined, now: number): { due: 'round' | 'final' } | { wakeAt: number } {
   if (now >= end) return { due: 'final' };
+  if (cadenceMs === undefined) return { wakeAt: end };
   const checked = checkedAt ? Date.parse(checkedAt) : NaN;
   const next = (checked >= start ? checked : start) + cadenceMs;
   return now >= next ? { due: 'round' } : { wakeAt: Math.min(next, end) };
@@ -415,6 +419,8 @@ function candidateSteps(input: RolloutInput, stable: RevisionRef, ready: boolean
   /** The round that decides a period's outcome is named by the candidate, the period and the last round before it. */
   const roundKey = (period: string, startedAt: string, checkedAt: string | undefined) => `${desired.version}/${period}/${startedAt}/${checkedAt ?? ''}`;
   const threshold = analysis?.failureThreshold ?? ROLLOUT_DEFAULTS.failureThreshold;
+  /** How often a period's rounds come: every cadence with analysis; without, none before its end. */
+  const roundsEvery = analysis ? cadenceMs : undefined;
 
   /**
    * Judges the round due in a period of continuous analysis (a step, `where` "at 25%", or the bake):
@@ -454,11 +460,12 @@ function candidateSteps(input: RolloutInput, stable: RevisionRef, ready: boolean
     const startedAt = fresh.bakeStartedAt && !resumed ? fresh.bakeStartedAt : now.toISOString();
     const stableReplicas = input.revisions.find((r) => r.name === stable.revision)?.replicas ?? 0;
     const bakeReplicas = fresh.bakeReplicas ?? Math.max(1, stableReplicas);
-    const start = Date.parse(startedAt), end = start + parseDuration(duration);
+    const bakeMs = parseDuration(duration);
+    const start = Date.parse(startedAt), end = start + bakeMs;
     const carried = fresh.bakeStartedAt ? pick(fresh, ['checkedAt', 'halted', 'message', 'failedChecks']) : {};
     const state: CanaryProgress = { ...identity, ...progress, ...carried, weight: 100, bakeStartedAt: startedAt, bakeReplicas, bakeRevision: revision };
     const hold = (canary: CanaryProgress, extra: Partial<RolloutPlan> = {}): RolloutPlan => {
-      const message = `version ${desired.version} serves all traffic; previous ${stable.version} is held warm (${canary.bakeReplicas} replicas) until ${new Date(Date.parse(canary.bakeStartedAt!) + end - start).toISOString()}, for a way back without a cold start`;
+      const message = `version ${desired.version} serves all traffic; previous ${stable.version} is held warm (${canary.bakeReplicas} replicas) until ${new Date(Date.parse(canary.bakeStartedAt!) + bakeMs).toISOString()}, for a way back without a cold start`;
       return {
         stable, candidate: { ...base, percent: 100, state: 'baking' }, phase: 'Baking', events, canary: { ...canary, weight: 100 },
         ...conditions({ status: 'False', reason: 'Baking', message },
@@ -467,7 +474,7 @@ function candidateSteps(input: RolloutInput, stable: RevisionRef, ready: boolean
       };
     };
     if (!fresh.bakeStartedAt) events.push({ type: 'Normal', reason: 'Baking', message: `version ${desired.version} serves all traffic; baking for ${duration} with ${stable.version} held warm` });
-    const at = periodRound(start, end, analysis ? state.checkedAt : undefined, analysis ? cadenceMs : Infinity, now.getTime());
+    const at = periodRound(start, end, state.checkedAt, roundsEvery, now.getTime());
     if ('wakeAt' in at) return hold(state, { requeueAfterMs: at.wakeAt - now.getTime() });
     const judged = judge('during the bake', at.due === 'final', state, 'bakeStartedAt', roundKey('bake', startedAt, state.checkedAt), hold);
     return 'passed' in judged ? finish(` after a bake of ${duration}`) : judged;
@@ -549,7 +556,7 @@ function candidateSteps(input: RolloutInput, stable: RevisionRef, ready: boolean
   };
   const dueAt = stepStart.getTime() + intervalMs;
   const percent = steps[step]!;
-  const at = periodRound(stepStart.getTime(), dueAt, analysis ? progress.checkedAt : undefined, analysis ? cadenceMs : Infinity, now.getTime());
+  const at = periodRound(stepStart.getTime(), dueAt, progress.checkedAt, roundsEvery, now.getTime());
   if ('wakeAt' in at) return canaryAt(percent, progress, { requeueAfterMs: at.wakeAt - now.getTime() });
   const judged = judge(`at ${percent}%`, at.due === 'final', progress, 'stepStartedAt', roundKey(String(step), progress.stepStartedAt!, progress.checkedAt),
     (canary, extra) => canaryAt(percent, canary, extra));

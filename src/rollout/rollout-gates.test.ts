@@ -4,8 +4,8 @@ import { parseDuration } from '../api/v1alpha1/duration.ts';
 import type { AnalysisPolicy } from '../api/v1alpha1/analysis-target.ts';
 import { readBudget, runChecks } from '../effects/analysis-checks.ts';
 import { revisionBounds } from '../scaling/revision-bounds.ts';
-import { ErrorSeries, ScriptedPrometheus, errorsAmong, seeded, since, type Bucket } from '../../test/support/scripted-prometheus.ts';
-import { planRollout, type CanaryProgress, type ObservedRevision, type ReleaseStatus, type RevisionRef, type RolloutEvent, type RolloutPlan } from './canary.ts';
+import { ErrorSeries, ScriptedPrometheus, errorsAmong, ratiosAt, seeded, since, type Bucket } from '../../test/support/scripted-prometheus.ts';
+import { planRollout, type CanaryProgress, type ObservedRevision, type ReleaseStatus, type RevisionRef, type RolloutEvent, type RolloutInput, type RolloutPlan } from './canary.ts';
 import { freezeFloor, gateWindows, judgeBurn, type Slo } from './slo.ts';
 
 // SLO-gated releases on a virtual clock (issue 37): the rollout machine, the real query code
@@ -54,13 +54,18 @@ class GatedRollout {
     { name: V3.revision, version: 'v3', ready: true, replicas: 1 },
   ];
 
-  /** The plan the machine makes now, without running a due round (what a reconcile writes while the round runs). */
-  peek(): RolloutPlan {
-    return planRollout({
+  /** What the controller hands the machine: the status as recorded, the data plane as it reports. */
+  private input(): RolloutInput {
+    return {
       now: this.now, desired: this.desired, rollout: this.rollout,
       previous: { stable: this.stable, ...(this.canary ? { canary: this.canary } : {}), ...(this.phase ? { phase: this.phase } : {}), ...(this.release ? { release: this.release } : {}) },
       revisions: this.revisions, isWarm: () => true, traffic: this.traffic, freezeFloor: freezeFloor(this.rollout.analysis?.slo, this.platformFloor),
-    });
+    };
+  }
+
+  /** The plan the machine makes now, without running a due round (what a reconcile writes while the round runs). */
+  peek(): RolloutPlan {
+    return planRollout(this.input());
   }
 
   readonly prom: ScriptedPrometheus;
@@ -96,11 +101,7 @@ class GatedRollout {
   async tick(): Promise<RolloutPlan> {
     let plan!: RolloutPlan;
     for (let pass = 0; pass < 4; pass++) {
-      const input = {
-        now: this.now, desired: this.desired, rollout: this.rollout,
-        previous: { stable: this.stable, ...(this.canary ? { canary: this.canary } : {}), ...(this.phase ? { phase: this.phase } : {}), ...(this.release ? { release: this.release } : {}) },
-        revisions: this.revisions, isWarm: () => true, traffic: this.traffic, freezeFloor: freezeFloor(this.rollout.analysis?.slo, this.platformFloor),
-      };
+      const input = this.input();
       plan = planRollout(input);
       if (plan.due) {
         this.rounds++;
@@ -163,7 +164,7 @@ describe('SLO-gated releases on a virtual clock', function () {
   /** When the workbook's gate first fires on the series, read straight from it (the test's own oracle). */
   function firstFiring(version: string, s: Slo, fromMs: number, toMs: number): number | undefined {
     for (let t = fromMs; t <= toMs; t += 10_000) {
-      const ratios = new Map(gateWindows(s).map((w) => [w, series.ratio(version, parseDuration(w), t) ?? 0]));
+      const ratios = ratiosAt(series, version, gateWindows(s), t);
       if (judgeBurn(s, ratios).fired) return t;
     }
     return undefined;
@@ -227,7 +228,7 @@ describe('SLO-gated releases on a virtual clock', function () {
       // Skip the first 6 hours: every window then holds a full history.
       for (let h = 6; h < days * 24; h++, hours++) {
         for (let t = T0 + h * 60 * MIN; t < T0 + (h + 1) * 60 * MIN; t += CADENCE) {
-          const ratios = new Map(gateWindows(s).map((w) => [w, trace.ratio('v', parseDuration(w), t) ?? 0]));
+          const ratios = ratiosAt(trace, 'v', gateWindows(s), t);
           if (judgeBurn(s, ratios).fired) {
             count++;
             break;

@@ -18,7 +18,7 @@ import { Kinds } from '../../src/util/kinds.ts';
 import { app, applyApp, condition, readyTrue, reportedSplit, userClient, waitForApp, type AppSpec } from '../support/apps.ts';
 import { freshNamespace } from '../support/cluster.ts';
 import { judge } from '../support/gitops-judge.ts';
-import { ErrorSeries, ScriptedPrometheus, errorsAmong, seeded, since, type Bucket } from '../support/scripted-prometheus.ts';
+import { ErrorSeries, ScriptedPrometheus, errorsAmong, ratiosAt, seeded, since, type Bucket } from '../support/scripted-prometheus.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
 import { READY_MS, SETTLE_MS } from '../support/wait.ts';
 
@@ -92,7 +92,7 @@ describe('SLO-gated releases on the real Knative and KServe, controlled clock (i
   /** When the workbook's gate first fires on the scripted series (the test's oracle, read from the series itself). */
   function firstFiring(version: string, fromMs: number, toMs: number): number | undefined {
     for (let t = fromMs; t <= toMs; t += 5_000) {
-      const ratios = new Map(gateWindows(SLO).map((w) => [w, series.ratio(version, parseDuration(w), t) ?? 0]));
+      const ratios = ratiosAt(series, version, gateWindows(SLO), t);
       if (judgeBurn(SLO, ratios).fired) return t;
     }
     return undefined;

@@ -73,6 +73,11 @@ export class ErrorSeries {
   }
 }
 
+/** The error ratio of `version` over each of `windows` at `atMs` (0 without requests): what a gate round reads, straight from the series. */
+export function ratiosAt(series: ErrorSeries, version: string, windows: readonly string[], atMs: number): Map<string, number> {
+  return new Map(windows.map((w) => [w, series.ratio(version, parseDuration(w), atMs) ?? 0]));
+}
+
 /** The value of one query at `atMs`, or undefined (no data) for no requests, an unknown shape or version. */
 export function evaluate(series: ErrorSeries, query: string, atMs: number): number | undefined {
   const version = /version="([^"]*)"/.exec(query)?.[1];
