@@ -20,11 +20,15 @@ describe('QueryRates (a token bucket per namespace)', () => {
     assert.ok(sent >= 5 * 60 - 4, `${sent} queries in 60 s: the rate is used, not starved`);
   });
 
-  it('a round costing more than the burst waits for a full bucket, then goes', () => {
+  it('a round costing more than the burst waits for a full bucket, then goes, charged in full', () => {
     const rates = new QueryRates({ perSecond: 1, burst: 4 });
     assert.equal(rates.take('a', 4, 0), 0);
     assert.equal(rates.take('a', 9, 0), 4_000);
     assert.equal(rates.take('a', 9, 4_000), 0);
+    assert.equal(rates.take('a', 1, 4_000), 6_000, 'the 5 queries past the burst are paid back before the next round');
+    let sent = 0;
+    for (let t = 0; t < 600_000; t += 100) if (rates.take('b', 32, t) === 0) sent += 32;
+    assert.ok(sent <= 4 + 32 + 600, `rounds of 32 queries held to 1 a second over 10 minutes: ${sent}`);
   });
 
   it('forgets a namespace whose bucket is full again', () => {

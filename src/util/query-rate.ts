@@ -30,7 +30,8 @@ export class QueryRates {
 
   /**
    * Takes `cost` tokens for `namespace` at `nowMs` and answers 0; or, when the bucket holds too few, takes
-   * nothing and answers how many milliseconds until it will (a cost past the burst waits for a full bucket).
+   * nothing and answers how many milliseconds until it will. A cost past the burst waits for a full bucket
+   * and is then charged in full, the bucket going below zero: the rounds after it wait for the rest.
    */
   take(namespace: string, cost: number, nowMs: number): number {
     const { perSecond, burst } = this.limits;
@@ -38,7 +39,7 @@ export class QueryRates {
     const tokens = Math.min(burst, b.tokens + (Math.max(0, nowMs - b.atMs) / 1000) * perSecond);
     const need = Math.min(cost, burst);
     if (tokens >= need) {
-      const left = tokens - need;
+      const left = tokens - cost;
       // A full bucket is the default: only namespaces that used some are remembered.
       if (left >= burst) this.#buckets.delete(namespace);
       else this.#buckets.set(namespace, { tokens: left, atMs: nowMs });
