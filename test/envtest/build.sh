@@ -3,8 +3,8 @@
 # script, once: the control plane (kube-apiserver, kube-controller-manager,
 # kube-scheduler, etcd), KWOK's simulated nodes, the real Knative Serving
 # (controller, webhook, autoscaler) and, with ENVTEST_NETGW=on, its Gateway API
-# network ingress (net-gateway-api's controller), KServe's controller and its local model
-# cache controller and node agent, kubectl, istiod (Istio's pilot-discovery) with xds-dump
+# network ingress (net-gateway-api's controller), KServe's controller, its local model
+# cache controller and node agent and its LLMInferenceService manager, kubectl, istiod (Istio's pilot-discovery) with xds-dump
 # and istio-analyze, helm, and the GitOps judges (kstatus, gopher-lua). Each
 # module's binaries are cached outside the repo under a key made of the
 # module's files and the Go version, so a second run reuses them and a changed
@@ -79,10 +79,11 @@ build knative '' knative-controller=knative.dev/serving/cmd/controller knative-w
 # Serving's pin, so most of its packages come from Serving's build.
 netgw=${ENVTEST_NETGW:-off}
 [ "$netgw" != on ] || build netgw '' net-gateway-api-controller=.
-# The manager and KServe's local model cache (its controller and the node agent
-# the localmodel chart runs as a DaemonSet) share one module and build cache.
+# The manager, KServe's local model cache (its controller and the node agent
+# the localmodel chart runs as a DaemonSet) and the LLMInferenceService manager
+# (llmisvc, with its webhooks) share one module and build cache.
 build kserve '' kserve-manager=github.com/kserve/kserve/cmd/manager kserve-localmodel=github.com/kserve/kserve/cmd/localmodel \
-  kserve-localmodelnode=github.com/kserve/kserve/cmd/localmodelnode
+  kserve-localmodelnode=github.com/kserve/kserve/cmd/localmodelnode kserve-llmisvc=github.com/kserve/kserve/cmd/llmisvc
 # Helm's own Makefile stamps the Kubernetes version `helm template` assumes
 # (and checks a chart's kubeVersion against) from its client-go, v0.N -> 1.N;
 # without it a source build assumes v1.20 and refuses charts that need newer.

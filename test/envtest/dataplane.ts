@@ -30,6 +30,7 @@ import { spawnDetached, supervise, waitHealthy, type LaunchOptions, type Running
 import { startIstiod } from './istiod.ts';
 import { INGRESS_CLASS, startNetGatewayApi } from './net-gateway-api.ts';
 import { startKServe } from './kserve.ts';
+import { startLlmIsvc, type LlmIsvc } from './kserve-llmisvc.ts';
 import { startLocalModel } from './kserve-localmodel.ts';
 import { runModelDownload } from './model-download.ts';
 import { downloadModule } from './upstream-crds.ts';
@@ -80,6 +81,12 @@ export interface DataPlane {
   readonly istio: boolean;
   /** Whether Knative's KIngresses go through the real net-gateway-api (ENVTEST_NETGW=on), not the status stand-in. */
   readonly netGatewayApi: boolean;
+  /**
+   * Starts KServe's LLMInferenceService manager (kserve-llmisvc.ts) on first call, and resolves once it
+   * admits; later calls share it. Started on demand: it watches every Pod, Secret and ConfigMap of the
+   * cluster, which only the LLM tests need. Needs KServe and istiod.
+   */
+  llmisvc(): Promise<LlmIsvc>;
   /**
    * Makes Service `namespace/name`'s `port` reach `localPort` in the main
    * namespace (where the process playing it listens), for kube-apiserver's
@@ -294,6 +301,8 @@ export async function startDataPlane(host: DataPlaneHost, opts: DataPlaneOptions
       + `${withKnative ? 'Knative Serving 1.21' : 'no Knative'}${withIstio ? ', istiod (no Envoy runs)' : ''}`
       + `${withNetGatewayApi ? ', net-gateway-api (gateway data plane SIMULATED for its probes)' : withKnative ? ', KIngress status SIMULATED' : ''}${withKServe ? ', KServe 0.20 with its local model cache (model downloads SIMULATED)' : ''})`);
 
+    const rig = { binDir: host.binDir, dir, kubeConfig: kc, kubeconfigInNs: kubeconfig, exposeService, launchInNs };
+    let llmisvc: Promise<LlmIsvc> | undefined;
     return {
       netns,
       get processes() { return running.map((p) => ({ name: p.name, pid: p.pid, binary: p.binary })); },
@@ -304,6 +313,11 @@ export async function startDataPlane(host: DataPlaneHost, opts: DataPlaneOptions
       kserve: withKServe,
       istio: withIstio,
       netGatewayApi: withNetGatewayApi,
+      llmisvc() {
+        if (!withKServe || !withIstio) return Promise.reject(new EnvtestError('the LLMInferenceService manager needs the rig\'s KServe and istiod (ENVTEST_ISTIO=off turns istiod off)'));
+        llmisvc ??= startLlmIsvc(rig);
+        return llmisvc;
+      },
       exposeService,
       async pods(namespace) {
         const list = namespace ? await core.listNamespacedPod({ namespace }) : await core.listPodForAllNamespaces();

@@ -82,6 +82,9 @@ export async function startIstiod(rig: IstiodRig): Promise<Istiod> {
     REVISION: 'default', PILOT_CERT_PROVIDER: 'istiod', POD_NAME: 'istiod-rig', POD_NAMESPACE: ISTIO_NAMESPACE,
     SERVICE_ACCOUNT: 'istiod', CLUSTER_ID: 'Kubernetes', PILOT_ENABLE_ANALYSIS: 'false',
     VALIDATION_WEBHOOK_CONFIG_NAME: '',
+    // Its InferencePool support (off by default, pilot/pkg/features/experimental.go), which KServe's
+    // LLMInferenceService routes use: without it istiod refuses them with ResolvedRefs=False InvalidKind.
+    ENABLE_GATEWAY_API_INFERENCE_EXTENSION: 'true',
   });
   try {
     await applyAll(api, webhook);

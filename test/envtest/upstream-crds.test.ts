@@ -26,4 +26,11 @@ describe('the upstream pins', () => {
     const networkingCrds = UPSTREAM_CRD_SOURCES.find((s) => s.module === 'knative.dev/networking');
     assert.equal(networkingCrds?.version, required(netgw!, 'knative.dev/networking'), 'the KIngress CRD net-gateway-api reconciles');
   });
+
+  it('installs the Inference Extension CRDs of the version KServe\'s llmisvc manager is built with', () => {
+    const goMod = readFileSync(new URL('./kserve/go.mod', import.meta.url), 'utf8');
+    const source = UPSTREAM_CRD_SOURCES.find((s) => s.module === 'sigs.k8s.io/gateway-api-inference-extension');
+    assert.equal(source?.version, required(goMod, 'sigs.k8s.io/gateway-api-inference-extension'));
+    assert.equal(UPSTREAM_CRD_SOURCES.find((s) => s.module === 'github.com/kserve/kserve')?.version, required(goMod, 'github.com/kserve/kserve'));
+  });
 });

@@ -1,5 +1,5 @@
 // Installs the real CustomResourceDefinitions our operator writes against
-// (Knative Serving, KServe, Istio networking, Gateway API), read at setup time from the
+// (Knative Serving, KServe, Istio networking, Gateway API and its Inference Extension), read at setup time from the
 // upstream Go modules at the versions pinned below, plus this project's own CRDs
 // from crds/. Nothing upstream is copied into the repository: `go mod download`
 // fetches each module once into GOMODCACHE, checked against the Go checksum database.
@@ -46,6 +46,9 @@ export const UPSTREAM_CRD_SOURCES: readonly CrdSource[] = [
   { module: 'github.com/kserve/kserve', version: 'v0.20.0', path: 'config/crd/full' },
   { module: 'istio.io/api', version: 'v1.31.0-rc.0.0.20260824154656-b943409680a7', path: 'kubernetes/customresourcedefinitions.gen.yaml' },
   { module: 'sigs.k8s.io/gateway-api', version: 'v1.6.3', path: 'config/crd/standard' },
+  // The Gateway API Inference Extension KServe's llmisvc is built against (kserve/go.mod): its InferencePool
+  // (inference.networking.k8s.io/v1, the only version istiod implements) and the x-k8s.io alpha kinds.
+  { module: 'sigs.k8s.io/gateway-api-inference-extension', version: 'v1.5.0', path: 'config/crd/bases' },
 ];
 
 export interface CrdSource {
