@@ -71,6 +71,7 @@ export interface OperatorConfig {
   hostClaimReleaseAfterMs: number;
   /** How the operator reaches one revision for warmup requests. */
   warmupUrlTemplate: string;
+  llmWarmupUrlTemplate: string;
   modelCacheNodeGroup: string;
   /** namespace (default); cluster or auto (cluster when KServe lacks the namespaced kind) are the platform's opt-in to cluster-scoped caches. */
   modelCacheScope: 'auto' | 'cluster' | 'namespace';
@@ -105,6 +106,8 @@ export interface Budgets {
 /** The flags' defaults, stated once: the help shows them and parseConfig uses them. */
 const DEFAULTS = {
   concurrency: 4,
+  // KServe's LLM workload Service, on vLLM's port (plain HTTP unless KServe's enableLLMInferenceServiceTLS is on).
+  llmWarmupUrlTemplate: 'http://{service}.{namespace}.svc.cluster.local:8000{path}',
   logLevel: 'info',
   leaderElectionNamespace: 'serverlessapp-system',
   maxModelSize: DEFAULT_MAX_MODEL_SIZE,
@@ -152,6 +155,7 @@ const OPTIONS = {
   'max-host-claims-per-namespace': { type: 'string', env: 'MAX_HOST_CLAIMS_PER_NAMESPACE', help: `most hosts (HostClaims) one namespace may hold (default ${DEFAULT_MAX_HOST_CLAIMS_PER_NAMESPACE})` },
   'host-claim-release-after': { type: 'string', env: 'HOST_CLAIM_RELEASE_AFTER', help: `how long a host no app of its namespace names stays the namespace's before its HostClaim is released, e.g. 1h, 24h (default ${DEFAULTS.hostClaimReleaseAfter}): an app deleted and re-created within it keeps its host` },
   'warmup-url-template': { type: 'string', env: 'WARMUP_URL_TEMPLATE', help: 'URL of one revision, with {revision} {namespace} {app} {version} {path}' },
+  'llm-warmup-url-template': { type: 'string', env: 'LLM_WARMUP_URL_TEMPLATE', help: 'URL of one LLM version (serving llm), with {service} (its KServe workload Service) {revision} {namespace} {app} {version} {path}' },
   'model-cache-node-group': { type: 'string', env: 'MODEL_CACHE_NODE_GROUP', help: `LocalModelNodeGroup for model caches (default "${DEFAULTS.modelCacheNodeGroup}")` },
   'model-cache-scope': { type: 'string', env: 'MODEL_CACHE_SCOPE', help: `namespace|cluster|auto (default ${DEFAULTS.modelCacheScope}; cluster and auto opt in to cluster-scoped caches)` },
   'knative-inplace-scaling': { type: 'string', env: 'KNATIVE_INPLACE_SCALING', help: `auto|true|false (default ${DEFAULTS.knativeInPlaceScaling}: detect Knative >= 1.21)` },
@@ -241,6 +245,7 @@ export function parseConfig(argv: string[], env: NodeJS.ProcessEnv): OperatorCon
     maxHostClaimsPerNamespace: count('max-host-claims-per-namespace', get('max-host-claims-per-namespace'), DEFAULT_MAX_HOST_CLAIMS_PER_NAMESPACE),
     hostClaimReleaseAfterMs: releaseAfter(get('host-claim-release-after') ?? DEFAULTS.hostClaimReleaseAfter),
     warmupUrlTemplate: get('warmup-url-template') ?? `http://${privateServiceHost('{revision}', '{namespace}')}{path}`,
+    llmWarmupUrlTemplate: get('llm-warmup-url-template') ?? DEFAULTS.llmWarmupUrlTemplate,
     modelCacheNodeGroup: get('model-cache-node-group') ?? DEFAULTS.modelCacheNodeGroup,
     modelCacheScope: oneOf('model-cache-scope', get('model-cache-scope') ?? DEFAULTS.modelCacheScope, ['namespace', 'cluster', 'auto'] as const),
     knativeInPlaceScaling: oneOf('knative-inplace-scaling', get('knative-inplace-scaling') ?? DEFAULTS.knativeInPlaceScaling, ['auto', 'true', 'false'] as const),

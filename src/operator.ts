@@ -81,7 +81,7 @@ export async function createOperator(kc: KubeConfigSource, config: OperatorConfi
   });
   usage = new ModelCacheUsage(manager, config.leaderElectionNamespace, (keys) => cacheQuota.remeasured(keys));
   apps = new ServerlessAppReconciler(manager, {
-    policy, warmupUrlTemplate: config.warmupUrlTemplate, route: routerFor(config.router, config.localGateway),
+    policy, warmupUrlTemplate: config.warmupUrlTemplate, llmWarmupUrlTemplate: config.llmWarmupUrlTemplate, route: routerFor(config.router, config.localGateway),
     inPlaceBounds, clusterLocal, concurrency: config.concurrency, modelCacheScope: cacheScope,
     ...(deps.warmupBackoffMs ? { warmupBackoffMs: deps.warmupBackoffMs } : {}),
     warmupSlots: { perNamespace: config.budgets.warmupsPerNamespace, total: config.budgets.concurrentWarmups },

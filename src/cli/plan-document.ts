@@ -8,6 +8,7 @@
 // The JSON document is versioned (apiVersion serverlessapp.io/plan/v1): fields
 // are only ever added within v1; a change of meaning is a new version.
 
+import { llmWorkload, memberRevision, routingMember } from '../planner/llm-workload.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import type { SpecProblem } from '../api/v1alpha1/validation.ts';
 import { cacheNameFor, cacheScopeProblem, wantsCache } from '../controllers/model-cache.ts';
@@ -52,6 +53,8 @@ export interface PlanInput {
   routes: AppRoutes;
   /** The app's own revisions (by its label). */
   revisions: Revision[];
+  /** An LLM app's LLMInferenceServices, one per live version (by the same label); absent: none. */
+  llmMembers?: WorkloadObject[];
   settings: PlatformSettings;
   /** The HostClaims and the namespace's other apps the operator's host and budget rules read; absent: none read. */
   namespace?: NamespaceView;
@@ -145,10 +148,11 @@ export function planChildren(input: PlanInput): Planned {
     app: edited, now: input.now,
     knative: { workload: knativeWorkload(settings.inPlaceBounds, settings.clusterLocal), ...(input.knative ? { live: input.knative } : {}) },
     kserve: { workload: kserveWorkload(settings.inPlaceBounds, settings.clusterLocal), ...(input.kserve ? { live: input.kserve } : {}) },
+    llm: { workload: llmWorkload(), members: (input.llmMembers ?? []).map(memberRevision), objects: input.llmMembers ?? [], ...(routingMember(input.llmMembers ?? []) ? { live: routingMember(input.llmMembers ?? [])! } : {}) },
     revisions: input.revisions,
     policy: settings.policy, cacheScope: settings.cacheScope,
     hosts, budgets,
-    unserved: { knative: [], kserve: [], istio: [], gatewayApi: [] },
+    unserved: { knative: [], kserve: [], istio: [], gatewayApi: [], llm: [] },
     route: routerFor(settings.router, settings.localGateway),
     routes: input.routes,
   });

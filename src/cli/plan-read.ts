@@ -128,6 +128,8 @@ async function assemble(client: KubeClient, r: {
     optional(client.get<WorkloadObject>(Kinds.InferenceService, namespace, name), undefined),
     Promise.all(routeReads.map(([kind, objectName]) => optional(client.get<WorkloadObject>(kind, namespace, objectName), undefined))),
     optional(client.list<Revision>(Kinds.KnativeRevision, namespace, { labelSelector: revisionsSelector(name), resourceVersion: '0' }).then((l) => l.items), [] as Revision[]),
+    // An LLM app's versions (by the same label); none where KServe's LLMInferenceService is not installed.
+    optional(client.list<WorkloadObject>(Kinds.LLMInferenceService, namespace, { labelSelector: revisionsSelector(name), resourceVersion: '0' }).then((l) => l.items), [] as WorkloadObject[]),
   ]));
   // The app's dry run waits for the stored app only, not for the platform's settings (two round trips).
   const settingsRead = started(platformSettings(client, r.operator, now, r.warn));
@@ -145,12 +147,12 @@ async function assemble(client: KubeClient, r: {
       edited = { ...file, ...(live?.status ? { status: live.status } : {}) };
     }
   }
-  const [[knative, kserve, routeObjects, revisions], view, settings] = await Promise.all([children, r.fileReads ?? namespaceReads(client, edited, notes), settingsRead]);
+  const [[knative, kserve, routeObjects, revisions, llmMembers], view, settings] = await Promise.all([children, r.fileReads ?? namespaceReads(client, edited, notes), settingsRead]);
   return {
     now, source: file ? 'file' : 'live', ...(live ? { live } : {}), edited, ...(appRefused ? { appRefused } : {}),
     ...(knative ? { knative } : {}), ...(kserve ? { kserve } : {}),
     routes: routesOf(settings, edited, new Map(routeReads.map(([kind, objectName], i) => [routeKey(kind, objectName), routeObjects[i]]))),
-    revisions, settings, namespace: view, notes,
+    revisions, llmMembers, settings, namespace: view, notes,
   };
 }
 

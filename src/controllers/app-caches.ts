@@ -1,5 +1,5 @@
 // What a ServerlessApp reconcile reads of its children: the caches of Knative
-// Services, InferenceServices, VirtualServices and HTTPRoutes (ours only, by label) and the
+// Services, InferenceServices, LLMInferenceServices, VirtualServices and HTTPRoutes (ours only, by label) and the
 // app's Revisions (found through an index, never by scanning a namespace).
 // Each data plane is optional: a missing CRD only stops the apps that need it.
 
@@ -18,6 +18,8 @@ import type { Manager } from '../runtime/manager.ts';
 import type { Projection } from '../runtime/object-decode.ts';
 import { Kinds, type ResourceKind } from '../util/kinds.ts';
 import { ownedBy } from './children.ts';
+import { memberRevision, routingMember, slimMember } from '../planner/llm-workload.ts';
+import { controllingAppRef } from '../render/metadata.ts';
 import { routingManager } from '../planner/write-rules.ts';
 import { unservedKinds } from './data-plane.ts';
 import { objectKey, type ObjectRef } from '../util/object-key.ts';
@@ -59,6 +61,8 @@ export class AppCaches {
   /** Only under the gateway-api router (its RBAC grants HTTPRoutes only then). */
   private readonly httpRoutes: Informer<WorkloadObject> | undefined;
   private readonly revisions: Informer<Revision>;
+  /** LLM apps' members (one LLMInferenceService per live version), found by their app's key. */
+  private readonly llmMembers: Informer<WorkloadObject>;
 
   constructor(mgr: Manager, route: Route) {
     const child = (kind: ResourceKind) => childInformer(mgr, kind);
@@ -70,15 +74,20 @@ export class AppCaches {
     // their app's garbage collection (docs/install.md, Routers).
     this.httpRoutes = route.kind === Kinds.HTTPRoute ? child(Kinds.HTTPRoute) : undefined;
     this.revisions = mgr.informer<Revision>(Kinds.KnativeRevision, { labelSelector: revisionsSelector(), transform: slimRevision, optional: true, indexBy: revisionAppKey });
+    const keep = keepAppliedFields(mgr.client.fieldManager);
+    this.llmMembers = mgr.informer<WorkloadObject>(Kinds.LLMInferenceService, {
+      labelSelector: MANAGED_SELECTOR, transform: (m) => slimMember(keep(m)), optional: true,
+      indexBy: (m) => { const app = controllingAppRef(m); return app ? objectKey(app.namespace, app.name) : undefined; },
+    });
   }
 
   /** A child changed: look at the app that controls it (a Revision: the app its label names). */
   watchedBy(controller: Controller): void {
-    controller.watches(this.services, ownedBy).watches(this.inferenceServices, ownedBy).watches(this.virtualServices, ownedBy)
+    controller.watches(this.services, ownedBy).watches(this.inferenceServices, ownedBy).watches(this.virtualServices, ownedBy).watches(this.llmMembers, ownedBy)
       .watches(this.revisions, (r) => { const app = revisionApp(r); return app ? [app] : []; });
     // A data plane installed (or removed) while running: every app may need to know.
     if (this.httpRoutes) controller.watches(this.httpRoutes, ownedBy);
-    for (const i of [this.services, this.inferenceServices, this.virtualServices, ...(this.httpRoutes ? [this.httpRoutes] : []), this.revisions]) i.onServedChange(() => controller.enqueueAll());
+    for (const i of [this.services, this.inferenceServices, this.virtualServices, ...(this.httpRoutes ? [this.httpRoutes] : []), this.revisions, this.llmMembers]) i.onServedChange(() => controller.enqueueAll());
   }
 
   /** Whether any of the app's routes (ours, ours before 0.2, the retired router's) carries `host`, as the caches hold them. */
@@ -96,16 +105,18 @@ export class AppCaches {
   }
 
   unserved(): UnservedKinds {
-    return unservedKinds({ knative: [this.services, this.revisions], kserve: [this.inferenceServices], istio: [this.virtualServices], gatewayApi: this.httpRoutes ? [this.httpRoutes] : [] });
+    return unservedKinds({ knative: [this.services, this.revisions], kserve: [this.inferenceServices], istio: [this.virtualServices], gatewayApi: this.httpRoutes ? [this.httpRoutes] : [], llm: [this.llmMembers] });
   }
 
   /** The app's workloads of both kinds, its revisions and routes, as the caches hold them. */
-  children(app: ServerlessApp, kinds: { knative: Workload; kserve: Workload }, route: Route): Pick<ReconcileObservation, 'knative' | 'kserve' | 'revisions' | 'routes'> {
+  children(app: ServerlessApp, kinds: { knative: Workload; kserve: Workload; llm: Workload }, route: Route): Pick<ReconcileObservation, 'knative' | 'kserve' | 'llm' | 'revisions' | 'routes'> {
     const { namespace, name } = app.metadata;
     const routes = this.routesOf(app, route);
+    const members = this.llmMembers.byIndex(objectKey(namespace, name));
     return {
       knative: { workload: kinds.knative, ...optional('live', this.services.get(namespace, name)) },
       kserve: { workload: kinds.kserve, ...optional('live', this.inferenceServices.get(namespace, name)) },
+      llm: { workload: kinds.llm, members: members.map(memberRevision), objects: members, ...optional('live', routingMember(members)) },
       revisions: this.revisions.byIndex(objectKey(namespace, name)),
       routes,
     };

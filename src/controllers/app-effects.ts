@@ -22,6 +22,7 @@ import type { SlotLimits } from '../util/fair-slots.ts';
 export interface AppEffectsOptions {
   clock: TimerClock;
   warmupUrlTemplate: string;
+  llmWarmupUrlTemplate: string;
   /** Backoff of failing warmup requests (tests shorten it). */
   warmupBackoffMs?: number;
   /** Warmup tasks and analysis rounds at once, per namespace and in all (default: the runners'). */
@@ -39,7 +40,7 @@ export interface AppEffectsOptions {
 }
 
 /** What the operator's configuration sets, passed through by the app controller. */
-export type AppEffectsSettings = Pick<AppEffectsOptions, 'warmupUrlTemplate' | 'warmupBackoffMs' | 'warmupSlots' | 'analysisSlots' | 'analysisRates'>;
+export type AppEffectsSettings = Pick<AppEffectsOptions, 'warmupUrlTemplate' | 'llmWarmupUrlTemplate' | 'warmupBackoffMs' | 'warmupSlots' | 'analysisSlots' | 'analysisRates'>;
 
 export class AppEffects {
   readonly warmups: WarmupRunner;
@@ -49,7 +50,7 @@ export class AppEffects {
   constructor(o: AppEffectsOptions) {
     this.policy = o.analysisPolicy;
     this.warmups = new WarmupRunner({
-      clock: o.clock, urlTemplate: o.warmupUrlTemplate, onProgress: o.requeue,
+      clock: o.clock, urlTemplate: o.warmupUrlTemplate, llmUrlTemplate: o.llmWarmupUrlTemplate, onProgress: o.requeue,
       onRetry: (key, message) => o.warn(key, 'WarmupRetry', message),
       onWait: (key, message) => { o.budgetRefused(key, 'warmup'); o.warn(key, 'WarmupBudgetExceeded', message); },
       ...(o.warmupBackoffMs ? { initialBackoffMs: o.warmupBackoffMs } : {}), ...(o.warmupSlots ? { slots: o.warmupSlots } : {}),
@@ -71,7 +72,7 @@ export class AppEffects {
     const { namespace, name } = app.metadata;
     if (e.type === 'forgetWarmup') this.warmups.forget(key);
     if (e.type === 'forgetAnalysis') this.analyses.forget(key);
-    if (e.type === 'warmup') this.warmups.ensure({ key, version: e.version, revision: e.revision, namespace, app: name }, e.spec, e.startedAt);
+    if (e.type === 'warmup') this.warmups.ensure({ key, version: e.version, revision: e.revision, namespace, app: name, ...(e.llm ? { llm: e.llm } : {}) }, e.spec, e.startedAt);
     if (e.type === 'analysis') this.analyses.outcome(key, e.round, (signal) => runChecks(e.analysis, { app: name, namespace, revision: e.candidate.revision, version: e.version }, this.policy, {}, undefined, signal), roundQueries(e.analysis));
     if (e.type === 'budget') this.analyses.outcome(key, e.round, (signal) => readBudget(e.analysis, { app: name, namespace, revision: e.stable.revision, version: e.stable.version }, this.policy, {}, undefined, signal), budgetQueries(e.analysis));
   }

@@ -7,7 +7,7 @@ import { unservedKinds, type DataPlaneKinds } from './data-plane.ts';
 const app = (spec: ServerlessApp['spec']): ServerlessApp => ({ apiVersion: 'serverlessapp.io/v1alpha1', kind: 'ServerlessApp', metadata: { name: 'shop', namespace: 'team-a' }, spec });
 const kinds = (missing: string[] = []): DataPlaneKinds => {
   const k = (kind: (typeof Kinds)[keyof typeof Kinds]) => ({ kind, served: () => !missing.includes(kind.plural) });
-  return { knative: [k(Kinds.KnativeService), k(Kinds.KnativeRevision)], kserve: [k(Kinds.InferenceService)], istio: [k(Kinds.VirtualService)], gatewayApi: [k(Kinds.HTTPRoute)] };
+  return { knative: [k(Kinds.KnativeService), k(Kinds.KnativeRevision)], kserve: [k(Kinds.InferenceService)], istio: [k(Kinds.VirtualService)], gatewayApi: [k(Kinds.HTTPRoute)], llm: [k(Kinds.LLMInferenceService)] };
 };
 const missingDataPlane = (a: ServerlessApp, k: DataPlaneKinds) => planned(a, unservedKinds(k));
 const container = { container: { image: 'shop:1' } };

@@ -16,5 +16,5 @@ export type DataPlaneKinds = Record<keyof UnservedKinds, ServedKind[]>;
 
 export function unservedKinds(kinds: DataPlaneKinds): UnservedKinds {
   const unserved = (list: ServedKind[]) => list.filter((k) => !k.served()).map((k) => `${crdName(k.kind)}/${k.kind.version}`);
-  return { knative: unserved(kinds.knative), kserve: unserved(kinds.kserve), istio: unserved(kinds.istio), gatewayApi: unserved(kinds.gatewayApi) };
+  return { knative: unserved(kinds.knative), kserve: unserved(kinds.kserve), istio: unserved(kinds.istio), gatewayApi: unserved(kinds.gatewayApi), llm: unserved(kinds.llm) };
 }

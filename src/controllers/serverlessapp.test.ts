@@ -61,7 +61,7 @@ describe('ServerlessAppReconciler', () => {
   function reconcilerWith(app: ServerlessApp, clock: ManualClock, mgr = new Manager({ kubeConfig, logger: createLogger({ silent: true }), clock })): ServerlessAppReconciler {
     const policy = validationPolicy(parseConfig([], {}));
     const r = new ServerlessAppReconciler(mgr, {
-      policy, warmupUrlTemplate: 'http://{revision}-private.{namespace}.svc.cluster.local', route: istioRoute('knative-local-gateway'),
+      policy, warmupUrlTemplate: 'http://{revision}-private.{namespace}.svc.cluster.local', llmWarmupUrlTemplate: 'http://{service}.{namespace}.svc.cluster.local:8000', route: istioRoute('knative-local-gateway'),
       inPlaceBounds: true, clusterLocal: true, concurrency: 1, modelCacheScope: 'namespace', cacheQuota: new ModelCacheQuota(policy, 'namespace'),
     });
     // The informer is not started (no watch here): the app is what its cache would hold.

@@ -16,6 +16,7 @@ import { leaving, nextLookMs, planApp, type AppObservation } from '../planner/re
 import type { Route } from '../planner/route.ts';
 import { changedBeyondLabels } from '../planner/app-triggers.ts';
 import { kserveWorkload, knativeWorkload, type Workload } from '../planner/workloads.ts';
+import { llmWorkload } from '../planner/llm-workload.ts';
 import type { CacheScope } from '../render/local-model-cache.ts';
 import { Controller, keepingRequeue, refusedWriteRetry, type ReconcileContext, type Request, type Result } from '../runtime/controller.ts';
 import type { Informer } from '../runtime/informer.ts';
@@ -65,7 +66,7 @@ export class ServerlessAppReconciler {
   private readonly budgets: NamespaceBudgets;
   private readonly children: ChildWriter;
   private readonly metrics: RolloutMetrics;
-  private readonly kinds: { knative: Workload; kserve: Workload };
+  private readonly kinds: { knative: Workload; kserve: Workload; llm: Workload };
   private readonly route: Route;
   private readonly mgr: Manager;
   private readonly o: ServerlessAppOptions;
@@ -84,9 +85,9 @@ export class ServerlessAppReconciler {
     this.hosts = new HostClaims(claims, (a, host) => this.caches.servesHost(a, host, this.route));
     this.budgets = new NamespaceBudgets(o.cacheQuota, claims, o.policy.maxHostClaimsPerNamespace);
     this.metrics = new RolloutMetrics(mgr.metrics.registry);
-    this.kinds = { knative: knativeWorkload(o.inPlaceBounds, o.clusterLocal), kserve: kserveWorkload(o.inPlaceBounds, o.clusterLocal) };
+    this.kinds = { knative: knativeWorkload(o.inPlaceBounds, o.clusterLocal), kserve: kserveWorkload(o.inPlaceBounds, o.clusterLocal), llm: llmWorkload() };
     this.effects = new AppEffects({
-      clock: mgr.clock, analysisPolicy: o.policy.analysis, warmupUrlTemplate: o.warmupUrlTemplate, warmupBackoffMs: o.warmupBackoffMs,
+      clock: mgr.clock, analysisPolicy: o.policy.analysis, warmupUrlTemplate: o.warmupUrlTemplate, llmWarmupUrlTemplate: o.llmWarmupUrlTemplate, warmupBackoffMs: o.warmupBackoffMs,
       warmupSlots: o.warmupSlots, analysisSlots: o.analysisSlots, ...(o.analysisRates ? { analysisRates: o.analysisRates } : {}),
       requeue: (key) => this.controller.enqueue(splitKey(key)),
       budgetRefused: (key, budget) => this.mgr.metrics.budgetRefused(splitKey(key).namespace, budget),

@@ -39,7 +39,7 @@ describe('warmup runner', () => {
   });
 
   it('sends `count` requests with method, headers and body straight to the revision', async () => {
-    const runner = new WarmupRunner({ clock: systemClock, urlTemplate: `${server.url}/{revision}{path}`, onProgress: () => {} });
+    const runner = new WarmupRunner({ clock: systemClock, urlTemplate: `${server.url}/{revision}{path}`, llmUrlTemplate: `${server.url}/llm/{service}{path}`, onProgress: () => {} });
     runner.ensure(target, { path: '/predict', method: 'POST', headers: { 'x-warmup': '1' }, body: '{"a":1}', count: 3 }, new Date());
     const p = await until(runner, 'succeeded');
     assert.equal(p.succeeded, 3);
@@ -51,7 +51,7 @@ describe('warmup runner', () => {
     let calls = 0;
     server.handler = (_r, res) => { res.statusCode = ++calls <= 2 ? 503 : 200; res.end(); };
     const retries: string[] = [];
-    const runner = new WarmupRunner({ clock: systemClock, urlTemplate: server.url, onProgress: () => {}, onRetry: (_k, m) => retries.push(m), initialBackoffMs: 10 });
+    const runner = new WarmupRunner({ clock: systemClock, urlTemplate: server.url, llmUrlTemplate: `${server.url}/llm/{service}{path}`, onProgress: () => {}, onRetry: (_k, m) => retries.push(m), initialBackoffMs: 10 });
     runner.ensure(target, { path: '/', count: 1 }, new Date());
     const p = await until(runner, 'succeeded');
     assert.deepEqual([p.sent, p.succeeded, retries.length], [3, 1, 2]);
@@ -60,7 +60,7 @@ describe('warmup runner', () => {
 
   it('fails past the deadline when the endpoint keeps answering 5xx', async () => {
     server.handler = (_r, res) => { res.statusCode = 500; res.end(); };
-    const runner = new WarmupRunner({ clock: systemClock, urlTemplate: server.url, onProgress: () => {}, initialBackoffMs: 10 });
+    const runner = new WarmupRunner({ clock: systemClock, urlTemplate: server.url, llmUrlTemplate: `${server.url}/llm/{service}{path}`, onProgress: () => {}, initialBackoffMs: 10 });
     runner.ensure(target, { path: '/', deadline: '300ms' }, new Date());
     const p = await until(runner, 'failed');
     assert.equal(p.succeeded, 0);
@@ -70,7 +70,7 @@ describe('warmup runner', () => {
   it('gives up on a hanging endpoint at the deadline without blocking anything else', async () => {
     server.handler = (r, res) => { if (r.url === '/ok') res.end(); /* else never answers */ };
     const clock = new ManualClock();
-    const runner = new WarmupRunner({ clock, urlTemplate: `${server.url}{path}`, onProgress: () => {}, initialBackoffMs: 10 });
+    const runner = new WarmupRunner({ clock, urlTemplate: `${server.url}{path}`, llmUrlTemplate: `${server.url}/llm/{service}{path}`, onProgress: () => {}, initialBackoffMs: 10 });
     const other = { ...target, key: 'team-b/cart', namespace: 'team-b', app: 'cart' };
     const startedAt = clock.now();
     runner.ensure(target, { path: '/hang', timeout: '100ms', deadline: '400ms' }, startedAt);
@@ -86,7 +86,7 @@ describe('warmup runner', () => {
   it('stop() cuts a request in flight at once and reports nothing after it', async () => {
     server.handler = () => { /* never answers */ };
     const reports: string[] = [];
-    const runner = new WarmupRunner({ clock: systemClock, urlTemplate: server.url, onProgress: (k) => reports.push(k), onRetry: (k) => reports.push(k) });
+    const runner = new WarmupRunner({ clock: systemClock, urlTemplate: server.url, llmUrlTemplate: `${server.url}/llm/{service}{path}`, onProgress: (k) => reports.push(k), onRetry: (k) => reports.push(k) });
     runner.ensure(target, { path: '/', timeout: '10m', deadline: '10m' }, new Date());
     await waitFor('the warmup request to reach the server', () => server.requests.length === 1 || undefined);
     runner.stop();
@@ -118,7 +118,7 @@ describe('warmup runner', () => {
       server.handler = (_r, res) => h.handler(res);
       const retries: string[] = [];
       const clock = new ManualClock();
-      const runner = new WarmupRunner({ clock, urlTemplate: server.url, onProgress: () => {}, onRetry: (_k, m) => retries.push(m), initialBackoffMs: 10, maxResponseBytes: 1024 });
+      const runner = new WarmupRunner({ clock, urlTemplate: server.url, llmUrlTemplate: `${server.url}/llm/{service}{path}`, onProgress: () => {}, onRetry: (_k, m) => retries.push(m), initialBackoffMs: 10, maxResponseBytes: 1024 });
       runner.ensure(target, { path: '/', ...h.spec }, clock.now());
       // Each request sent and failed is reported as a retry before its backoff: the runner then waits on the clock for nothing else.
       const inBackoff = () => retries.length === runner.sent;
@@ -133,7 +133,7 @@ describe('warmup runner', () => {
   }
 
   it('never sends a Host header a tenant set', async () => {
-    const runner = new WarmupRunner({ clock: systemClock, urlTemplate: server.url, onProgress: () => {}, initialBackoffMs: 10 });
+    const runner = new WarmupRunner({ clock: systemClock, urlTemplate: server.url, llmUrlTemplate: `${server.url}/llm/{service}{path}`, onProgress: () => {}, initialBackoffMs: 10 });
     runner.ensure(target, { path: '/', headers: { Host: 'internal-admin.example.com' }, deadline: '200ms' }, new Date());
     const p = await until(runner, 'failed');
     assert.match(p.lastError ?? '', /header "Host" is not allowed/);
@@ -145,7 +145,7 @@ describe('warmup runner', () => {
     server.handler = (_r, res) => { held.push(res); };
     const waits: Array<[string, string]> = [];
     const runner = new WarmupRunner({
-      clock: systemClock, urlTemplate: `${server.url}/{namespace}/{app}{path}`, onProgress: () => {},
+      clock: systemClock, urlTemplate: `${server.url}/{namespace}/{app}{path}`, llmUrlTemplate: `${server.url}/llm/{service}{path}`, onProgress: () => {},
       onWait: (key, _m, limit) => waits.push([key, limit]), slots: { perNamespace: 1, total: 10 },
     });
     const at = (namespace: string, app: string) => ({ ...target, key: `${namespace}/${app}`, namespace, app });
@@ -163,7 +163,7 @@ describe('warmup runner', () => {
 
   it('ends a task whose work throws as failed, reporting it, never as an unhandled rejection', async () => {
     const progressed: string[] = [];
-    const runner = new WarmupRunner({ clock: systemClock, urlTemplate: server.url, onProgress: (k) => progressed.push(k) });
+    const runner = new WarmupRunner({ clock: systemClock, urlTemplate: server.url, llmUrlTemplate: `${server.url}/llm/{service}{path}`, onProgress: (k) => progressed.push(k) });
     runner.ensure(target, { path: '/', deadline: 'not a duration' }, new Date());
     const p = await until(runner, 'failed');
     assert.match(p.lastError ?? '', /^warmup failed: /);
@@ -174,7 +174,7 @@ describe('warmup runner', () => {
     server.handler = (_r, res) => { res.statusCode = 503; res.end(); };
     const clock = new ManualClock();
     const retries: string[] = [];
-    const runner = new WarmupRunner({ clock, urlTemplate: server.url, onProgress: () => {}, onRetry: (_k, m) => retries.push(m), initialBackoffMs: 1000 });
+    const runner = new WarmupRunner({ clock, urlTemplate: server.url, llmUrlTemplate: `${server.url}/llm/{service}{path}`, onProgress: () => {}, onRetry: (_k, m) => retries.push(m), initialBackoffMs: 1000 });
     runner.ensure(target, { path: '/', deadline: '10m' }, clock.now());
     await waitFor('the first request to fail and its backoff to start', () => retries.length === 1);
     assert.equal(clock.pending, 1, 'only the backoff: the request\'s deadline went with it');

@@ -25,6 +25,8 @@ export interface WarmupRunnerOptions {
   clock: TimerClock;
   /** e.g. "http://{revision}-private.{namespace}.svc.cluster.local"; {path} may appear, else the path is appended. */
   urlTemplate: string;
+  /** An LLM version's, e.g. "http://{service}.{namespace}.svc.cluster.local:8000{path}" ({service}: its KServe workload Service). */
+  llmUrlTemplate: string;
   /** Called whenever a task makes progress or ends: the owner re-enqueues the app. */
   onProgress: (key: string) => void;
   onRetry?: (key: string, message: string) => void;
@@ -110,7 +112,7 @@ export class WarmupRunner {
     const want = spec.count ?? WARMUP_DEFAULTS.count;
     const deadline = startedAt.getTime() + parseDuration(spec.deadline ?? WARMUP_DEFAULTS.deadline);
     const timeout = parseDuration(spec.timeout ?? WARMUP_DEFAULTS.timeout);
-    const url = warmupUrl(this.o.urlTemplate, t, spec.path);
+    const url = warmupUrl(t.llm ? this.o.llmUrlTemplate : this.o.urlTemplate, t, spec.path);
     let backoff = this.o.initialBackoffMs ?? 500;
     const p = { sent: 0, succeeded: 0, lastError: undefined as string | undefined, startedAt };
     while (!task.cancel.signal.aborted) {

@@ -74,10 +74,10 @@ function refusals(app: ServerlessApp): Array<[ProblemReason, Partial<ReconcileOb
     ...(ingress ? {
       HostConflict: { hosts: { ...noHostIssues, conflicts: [problem('HostConflict', 'spec.ingress.hosts[0]')] } },
       HostNotAllowed: { policy: { allowedGateways: ['*'], allowedHostSuffixes: ['.elsewhere.test'] } },
-      IstioNotInstalled: { unserved: { knative: [], kserve: [], istio: ['virtualservices.networking.istio.io/v1'], gatewayApi: [] } },
+      IstioNotInstalled: { unserved: { knative: [], kserve: [], istio: ['virtualservices.networking.istio.io/v1'], gatewayApi: [], llm: [] } },
     } : {}),
-    ...(app.spec.model ? { KServeNotInstalled: { unserved: { knative: [], kserve: ['inferenceservices.serving.kserve.io/v1beta1'], istio: [], gatewayApi: [] } } } : {}),
-    KnativeNotInstalled: { unserved: { knative: ['services.serving.knative.dev/v1'], kserve: [], istio: [], gatewayApi: [] } },
+    ...(app.spec.model ? { KServeNotInstalled: { unserved: { knative: [], kserve: ['inferenceservices.serving.kserve.io/v1beta1'], istio: [], gatewayApi: [], llm: [] } } } : {}),
+    KnativeNotInstalled: { unserved: { knative: ['services.serving.knative.dev/v1'], kserve: [], istio: [], gatewayApi: [], llm: [] } },
     ...(ingress && !ingress.gateways ? { RouterUnsupported: { route: gatewayApiRoute() } } : {}),
   };
   return PROBLEM_REASONS.map((reason) => [reason, genuine[reason] ?? { budgets: [problem(reason)] }]);

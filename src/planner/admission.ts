@@ -19,6 +19,7 @@
 //   node model cache goes (a refused app holds no cache budget, so it holds no
 //   cache disk either).
 
+import { servesLlm } from '../api/v1alpha1/serving.ts';
 import type { HostClaim } from '../api/v1alpha1/hostclaim.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { normaliseHost, validateApp, type SpecProblem, type ValidationPolicy } from '../api/v1alpha1/validation.ts';
@@ -61,7 +62,8 @@ export type Admission =
  */
 export function admission(o: AdmissionObservation): Admission {
   const { app } = o;
-  const problems = [...validateApp(app, o.policy), ...o.route.problems(app), ...o.hosts.problems, ...(o.budgets ?? []), ...missingDataPlane(app, o.unserved, o.route.product)];
+  // An LLM app's route is KServe's (planner/llm-workload.ts): the platform's router has no say in it.
+  const problems = [...validateApp(app, o.policy), ...(servesLlm(app.spec) ? [] : o.route.problems(app)), ...o.hosts.problems, ...(o.budgets ?? []), ...missingDataPlane(app, o.unserved, o.route.product)];
   if (problems.length) return { verdict: 'refused', problems };
   if (o.hosts.conflicts.length) return { verdict: 'refused', problems: o.hosts.conflicts };
   if (o.hosts.missing.length) return { verdict: 'claiming', claims: o.hosts.missing };

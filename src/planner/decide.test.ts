@@ -79,7 +79,7 @@ class Cluster {
       kserve: { workload: this.workloads.kserve, ...(objects.InferenceService ? { live: objects.InferenceService } : {}) },
       revisions: this.revisions,
       ...(this.warmup ? { warmup: this.warmup } : {}), ...(this.analysis ? { analysis: this.analysis } : {}),
-      hosts: { problems: [], conflicts: [], missing: [] }, unserved: { knative: [], kserve: [], istio: [], gatewayApi: [] },
+      hosts: { problems: [], conflicts: [], missing: [] }, unserved: { knative: [], kserve: [], istio: [], gatewayApi: [], llm: [] },
       route: this.route,
       routes: { ...(objects[this.route.kind.kind] ? { live: objects[this.route.kind.kind] } : {}), ...(objects.LegacyVirtualService ? { legacy: objects.LegacyVirtualService } : {}) },
     });

@@ -8,6 +8,8 @@
 
 import type { Analysis } from '../api/v1alpha1/analysis-target.ts';
 import type { ServerlessApp, WarmupSpec } from '../api/v1alpha1/serverlessapp.ts';
+import { servesLlm } from '../api/v1alpha1/serving.ts';
+import { memberService } from '../render/llm-inference-service.ts';
 import { bufferReplicas, evaluatePrewarm, prewarmConfigured, warmupGaveUp, type PrewarmEvaluation } from '../prewarm/prewarm.ts';
 import type { WarmupProgress } from '../prewarm/warmup-progress.ts';
 import { controlledBy } from '../render/metadata.ts';
@@ -15,9 +17,9 @@ import { failureHolds, isParked, planRollout, type AnalysisOutcome, type Observe
 import { freezeFloor } from '../rollout/slo.ts';
 import { versionOf } from '../rollout/version.ts';
 import { scaleOf, type EffectiveScale } from '../scaling/windows.ts';
-import { isRevisionOf, observeRevision, type Revision } from './revisions.ts';
+import { isRevisionOf, type Revision } from './revisions.ts';
 import type { RouteAdmission } from './route-admission.ts';
-import { madeBy, type Workload, type WorkloadObject, type WorkloadSummary } from './workloads.ts';
+import type { Workload, WorkloadObject, WorkloadSummary } from './workloads.ts';
 
 
 /** While a version warms up or its replicas come up, look again this often even without events. */
@@ -29,6 +31,11 @@ export interface Observation {
   /** The two workload kinds (pure renderers and readers), and what the caches hold of each. */
   knative: { workload: Workload; live?: WorkloadObject };
   kserve: { workload: Workload; live?: WorkloadObject };
+  /**
+   * LLM apps (planner/llm-workload.ts): their LLMInferenceServices, one per live version, read as revisions
+   * (`members`), and the one whose route carries the traffic (`live`). Absent where the kind is not served.
+   */
+  llm?: { workload: Workload; live?: WorkloadObject; members: Revision[]; objects: WorkloadObject[] };
   /** Revisions in the app's namespace (the planner picks the app's own). */
   revisions: Revision[];
   /** The warmup task the runner holds for this app, if any: an earlier effect's result. */
@@ -44,8 +51,8 @@ export interface Observation {
 export type Effect =
   /** Drop the app's warmup task (its version no longer warms, or a retry starts it afresh). */
   | { type: 'forgetWarmup' }
-  /** Start (or keep) warmup requests to `revision`; idempotent for the same version and revision. */
-  | { type: 'warmup'; version: string; revision: string; spec: WarmupSpec; startedAt: Date }
+  /** Start (or keep) warmup requests to `revision` (an LLM app's member: by its workload Service); idempotent for the same version and revision. */
+  | { type: 'warmup'; version: string; revision: string; spec: WarmupSpec; startedAt: Date; llm?: { service: string } }
   /** Run check round `round` of `analysis` against the candidate; its end re-queues the app. `version`: the spec's version, which the checks' templates name. */
   | { type: 'analysis'; round: string; analysis: Analysis; candidate: RevisionRef; version: string }
   /** Read the error budget `stable` left over the SLO's window (round `round`, for the release freeze); its end re-queues the app. */
@@ -83,19 +90,22 @@ export interface Decision {
 
 export function decide(o: Observation): Decision {
   const { app, now } = o;
-  const [mine, theirs] = app.spec.model ? [o.kserve, o.knative] : [o.knative, o.kserve];
+  // An LLM app never switches kind (the schema refuses it): nothing of the other kinds is its to serve or remove.
+  const llm = servesLlm(app.spec) ? o.llm : undefined;
+  if (servesLlm(app.spec) && !llm) throw new Error('an LLM app is planned only where LLMInferenceServices are served (admission refuses it otherwise)');
+  const [mine, theirs] = llm ? [llm, { workload: o.knative.workload }] : app.spec.model ? [o.kserve, o.knative] : [o.knative, o.kserve];
   const workload = mine.workload, live = mine.live, other = theirs.live;
   const version = versionOf(app.spec);
   // Revisions an earlier workload of the same name left behind (a kind switched back) are not ours: they can carry the very name the new one will use.
-  const revisions = o.revisions
+  const revisions = (llm ? llm.members : o.revisions)
     .filter((r) => isRevisionOf(r, app) && !workload.isStale(r, app, live) && !theirs.workload.isStale(r, app, other));
-  const observed = new Map(revisions.map((r) => [r.metadata.name, observeRevision(r)]));
+  const observed = new Map(revisions.map((r) => [r.metadata.name, workload.observe(r)]));
   const scale = scaleOf(app.spec, now);
   const desiredRevision = workload.desiredRevision(app, version, scale, revisions);
   const stable = stableOf(app);
   // A stable revision that does not run in this kind's workload (a container <-> model switch): the
   // new kind starts on its own, and (make before break) the other kind serves until it is stable here.
-  const stableHere = !!stable && revisions.some((r) => r.metadata.name === stable.revision && madeBy(r, workload.knativeServiceName(app)));
+  const stableHere = !!stable && revisions.some((r) => r.metadata.name === stable.revision && workload.runs(r, app));
   const fresh = !!stable && !stableHere && stable.version !== version;
   // Only this app's own (by uid, as the executor removes it): an earlier app of the same name left its workload to the garbage collector.
   const previous = fresh && other && controlledBy(app, other) ? { workload: theirs.workload, live: other } : undefined;
@@ -186,7 +196,7 @@ function prewarmStep(o: Observation, version: string, revision: string | undefin
   let evaluation = evaluatePrewarm(app.spec.prewarm, version, rev, previous, revision ? progress : undefined, now);
   if (evaluation.startWarmup && revision && app.spec.prewarm?.warmup) {
     const startedAt = new Date(evaluation.status?.startedAt ?? now.toISOString());
-    effects.push({ type: 'warmup', version, revision, spec: app.spec.prewarm.warmup, startedAt });
+    effects.push({ type: 'warmup', version, revision, spec: app.spec.prewarm.warmup, startedAt, ...(servesLlm(app.spec) ? { llm: { service: memberService(revision) } } : {}) });
     // The runner keeps a task it already has for this version and revision, else starts one now.
     evaluation = evaluatePrewarm(app.spec.prewarm, version, rev, previous, progress ?? { phase: 'running', sent: 0, succeeded: 0, startedAt }, now);
   }

@@ -5,7 +5,9 @@ import assert from 'node:assert/strict';
 import { hostClaimFor } from '../api/v1alpha1/hostclaim.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { modelCacheName, type CacheScope } from '../render/local-model-cache.ts';
-import { containerApp, modelApp } from '../testing/apps.ts';
+import { containerApp, llmApp, modelApp } from '../testing/apps.ts';
+import { versionOf } from '../rollout/version.ts';
+import { llmWorkload } from './llm-workload.ts';
 import { withStatusWrite, type ExecutedOperation, type Plan, type PlannedEvent, type Refusal } from './plan.ts';
 import { CLAIM_RECHECK_MS, nextLookMs, planApp, planReconcile, type AppObservation, type AppPlan, type ReconcileObservation } from './reconcile.ts';
 import { gatewayApiRoute, istioRoute } from './route.ts';
@@ -16,7 +18,7 @@ const now = new Date('2026-11-23T09:00:00Z');
 const observe = (app: ServerlessApp, o: Partial<ReconcileObservation> = {}): ReconcileObservation => ({
   app, now, policy: { allowedGateways: ['*'] }, cacheScope: 'namespace',
   knative: { workload: knativeWorkload(true) }, kserve: { workload: kserveWorkload(true) }, revisions: [],
-  hosts: { problems: [], conflicts: [], missing: [] }, unserved: { knative: [], kserve: [], istio: [], gatewayApi: [] },
+  hosts: { problems: [], conflicts: [], missing: [] }, unserved: { knative: [], kserve: [], istio: [], gatewayApi: [], llm: [] },
   route: istioRoute('gw'), routes: {}, ...o,
 });
 const ops = (p: Plan) => p.operations.map((op) => `${op.action} ${op.id}${op.when ? ` when ${op.when.op} ${op.when.outcome.join('|')}` : ''}`);
@@ -67,7 +69,7 @@ describe('planReconcile', () => {
     ['first start: the workload and the route, no guard', observe(withIngress), ['ensure workload', 'ensure route'], undefined],
     ['no ingress: the workload only', observe(containerApp()), ['ensure workload'], undefined],
     ['a spec problem: no child touched', observe(containerApp({ ingress: { hosts: ['shop.example.com'], gateways: ['istio-system/public'] } }), { policy: { allowedGateways: [] } }), [], undefined],
-    ['a data plane not served: no child touched', observe(withIngress, { unserved: { knative: [], kserve: [], istio: ['virtualservices.networking.istio.io/v1'], gatewayApi: [] } }), [], undefined],
+    ['a data plane not served: no child touched', observe(withIngress, { unserved: { knative: [], kserve: [], istio: ['virtualservices.networking.istio.io/v1'], gatewayApi: [], llm: [] } }), [], undefined],
     ['another namespace holds a host: no claim, no child', observe(withIngress, { hosts: { problems: [], conflicts: [{ reason: 'HostConflict', field: 'spec.ingress.hosts[0]', message: 'held' }], missing: [hostClaimFor('shop.example.com', 'team-a')!] } }), [], undefined],
     ['a free host: claimed first, and nothing else until the claim shows', observe(withIngress, { hosts: { problems: [], conflicts: [], missing: [hostClaimFor('shop.example.com', 'team-a')!] } }), ['claim host-claim/shop.example.com'], CLAIM_RECHECK_MS],
     ['our VirtualService of the app\'s name (before 0.2): removed', observe(withIngress, { routes: { legacy: { apiVersion: 'networking.istio.io/v1', kind: 'VirtualService', metadata: { name: 'shop', namespace: 'team-a' } } } }), ['ensure workload', 'remove legacy-route', 'ensure route'], undefined],
@@ -197,9 +199,9 @@ describe('planReconcile', () => {
     }
 
     it('needs the Gateway API CRDs, not Istio\'s', () => {
-      const p = planReconcile(observe(gwApp, { route: gatewayApiRoute(), unserved: { knative: [], kserve: [], istio: ['virtualservices.networking.istio.io/v1'], gatewayApi: [] } }));
+      const p = planReconcile(observe(gwApp, { route: gatewayApiRoute(), unserved: { knative: [], kserve: [], istio: ['virtualservices.networking.istio.io/v1'], gatewayApi: [], llm: [] } }));
       assert.deepEqual(ops(p), ['ensure workload', 'ensure route']);
-      const q = planReconcile(observe(gwApp, { route: gatewayApiRoute(), unserved: { knative: [], kserve: [], istio: [], gatewayApi: ['httproutes.gateway.networking.k8s.io/v1'] } }));
+      const q = planReconcile(observe(gwApp, { route: gatewayApiRoute(), unserved: { knative: [], kserve: [], istio: [], gatewayApi: ['httproutes.gateway.networking.k8s.io/v1'], llm: [] } }));
       assert.deepEqual(q.problems.map((x) => x.reason), ['GatewayAPINotInstalled']);
     });
   });
@@ -218,5 +220,30 @@ describe('an app report\'s Events go with its status write (an Event belongs to 
     const p = planReconcile(observe(containerApp({ ingress: { hosts: ['shop.example.com'], gateways: ['istio-system/public'] } }), { policy: { allowedGateways: [] } }));
     const r = p.report({ operations: [] });
     assert.deepEqual([r.eventsFor(true).map((e) => e.reason), r.eventsFor(false)], [['GatewayNotAllowed'], []]);
+  });
+});
+
+describe('an LLM app\'s plan (model.serving llm)', () => {
+  const llm = { workload: llmWorkload(), members: [], objects: [] };
+  it('writes one LLMInferenceService for its first version and no route of ours, whatever the router: KServe routes it', () => {
+    for (const route of [istioRoute('gw'), gatewayApiRoute()]) {
+      const p = planReconcile(observe(llmApp(), { llm, route, policy: { allowedGateways: ['*'] } }));
+      assert.deepEqual(p.problems, []);
+      assert.deepEqual(ops(p), [`ensure llm/chat-${versionOf(llmApp().spec)}`]);
+      assert.equal((p.operations[0]!.desired!.spec as { router: { route: { weight: number } } }).router.route.weight, 100);
+    }
+  });
+
+  it('is served on KServe\'s own ingress Gateway by path without spec.ingress, under either router', () => {
+    const app = llmApp({ ingress: undefined });
+    const p = planReconcile(observe(app, { llm, route: gatewayApiRoute() }));
+    assert.deepEqual(p.problems, []);
+    assert.deepEqual((p.operations[0]!.desired!.spec as { router: { gateway: unknown } }).router.gateway, {});
+  });
+
+  it('is refused, naming model.serving, where KServe\'s LLMInferenceService is not installed: nothing written', () => {
+    const p = planReconcile(observe(llmApp(), { llm, unserved: { knative: [], kserve: [], istio: [], gatewayApi: [], llm: ['llminferenceservices.serving.kserve.io/v1alpha2'] } }));
+    assert.deepEqual(p.problems.map((x) => [x.reason, x.field]), [['LLMInferenceServiceNotInstalled', 'spec.model.serving']]);
+    assert.deepEqual(ops(p), []);
   });
 });

@@ -25,6 +25,11 @@ import { claimsReport, reportReconcile } from './report.ts';
 import { retiredRouteKind, type AppRoutes, type Route } from './route.ts';
 import { invalidSpecStatus } from './status.ts';
 import { trafficPlan, type WorkloadObject } from './workloads.ts';
+import { MAX_RETAINED, memberPlan, type MemberPlan } from './llm-workload.ts';
+import { memberName, renderLlmMember } from '../render/llm-inference-service.ts';
+import { servesLlm } from '../api/v1alpha1/serving.ts';
+import { parseDuration } from '../api/v1alpha1/duration.ts';
+import { ROLLOUT_DEFAULTS } from '../api/v1alpha1/defaults.ts';
 
 
 /** After creating host claims, when to look again should their events not come first. */
@@ -73,11 +78,14 @@ export function planReconcile(o: ReconcileObservation): Plan {
   const verdict = admission(o);
   if (verdict.verdict === 'refused') return refusedPlan(o, verdict.problems);
   if (verdict.verdict === 'claiming') return claimPlan(app, verdict.claims, o.now);
-  const routeAdmission = app.spec.ingress ? o.route.admission(app, o.routes.live) : undefined;
+  // An LLM app's route is KServe's, whose acceptance its members' Ready reports: ours has nothing to say.
+  const routeAdmission = app.spec.ingress && !servesLlm(app.spec) ? o.route.admission(app, o.routes.live) : undefined;
   const d = decide({ ...o, ...(routeAdmission ? { routeAdmission } : {}) });
+  const members = servesLlm(app.spec) ? memberPlan(app, d.plan, d.scale, d.prewarmReplicas, d.revisions, o.now) : undefined;
+  const requeueAfterMs = [d.requeueAfterMs, members?.requeueAfterMs].filter((x): x is number => x !== undefined);
   return {
-    decision: d, problems: [], operations: childOperations(o, d), effects: d.effects,
-    ...(d.requeueAfterMs !== undefined ? { requeueAfterMs: d.requeueAfterMs } : {}),
+    decision: d, problems: [], operations: members ? memberOperations(o, members) : childOperations(o, d), effects: d.effects,
+    ...(requeueAfterMs.length ? { requeueAfterMs: Math.min(...requeueAfterMs) } : {}),
     // Served again: a route the platform had withdrawn is back (RouteWithdrawn goes).
     report: (outcome) => withoutCondition(reportReconcile(o, d, outcome), ROUTE_WITHDRAWN),
   };
@@ -250,6 +258,32 @@ function childOperations(o: ReconcileObservation, d: Decision): ChildOperation[]
     ops.push({ id: 'previous-workload', action: 'remove', kind: Kinds.InferenceService, live: previous.live, why: `version ${plan.candidate.version} is ready and warm on the ${workload.kind.kind}` });
   }
   return ops;
+}
+
+/**
+ * An LLM app's members (planner/llm-workload.ts memberPlan), each its own write: those losing weight first,
+ * so a rollback takes the candidate's share away before anything else moves (KServe weights are
+ * proportional: every intermediate split lies between the old and the new one). Then the replaced ones
+ * past their retention go. KServe routes an LLM app, so no route of ours is written.
+ */
+function memberOperations(o: ReconcileObservation, p: MemberPlan): ChildOperation[] {
+  const { app } = o;
+  const live = new Map((o.llm?.objects ?? []).map((m) => [m.metadata.name, m]));
+  const liveWeight = (name: string) => Number((live.get(name)?.spec as { router?: { route?: { weight?: number } } } | undefined)?.router?.route?.weight ?? 0);
+  const writes = p.members.map((m) => ({ m, name: memberName(app.metadata.name, m.version) }))
+    .sort((a, b) => (a.m.weight - liveWeight(a.name)) - (b.m.weight - liveWeight(b.name)));
+  return [
+    ...writes.map(({ m, name }): ChildOperation => ({
+      id: `llm/${name}`, action: 'ensure', kind: Kinds.LLMInferenceService, write: 'apply',
+      desired: renderLlmMember(app, m) as unknown as WorkloadObject, ...(live.has(name) ? { live: live.get(name)! } : {}),
+      why: m.stopped
+        ? `version ${m.version} is ${m.retiredAt ? `replaced: kept stopped until ${new Date(Date.parse(m.retiredAt) + parseDuration(app.spec.rollout?.retainPrevious ?? ROLLOUT_DEFAULTS.retainPrevious)).toISOString()}` : 'parked: stopped at weight 0'}`
+        : `version ${m.version} runs ${m.replicas} replica${m.replicas === 1 ? '' : 's'} at weight ${m.weight}`,
+    })),
+    ...p.remove.flatMap((name): ChildOperation[] => live.has(name)
+      ? [{ id: `llm/${name}`, action: 'remove', kind: Kinds.LLMInferenceService, live: live.get(name)!, why: `${name} was replaced longer ago than rollout.retainPrevious (or more than ${MAX_RETAINED} are kept)` }]
+      : []),
+  ];
 }
 
 /** Knative >= 1.21 applies min/max-scale edits on a live Revision without a new revision. */

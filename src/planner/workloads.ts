@@ -8,7 +8,7 @@ import { boundsAnnotations, INITIAL_SCALE, templateAutoscaling } from '../render
 import { renderInferenceService } from '../render/inference-service.ts';
 import { knativeTemplate, renderKnativeService } from '../render/knative-service.ts';
 import { CANDIDATE_TAG, KSERVE_LATEST_TAG, KSERVE_PREVIOUS_TAG, STABLE_TAG, kserveRouter, knativeRouter, tagHost, trafficInForce, type KnativeTrafficTarget, type TrafficPlan } from '../render/traffic.ts';
-import type { RolloutPlan } from '../rollout/canary.ts';
+import type { ObservedRevision, RolloutPlan } from '../rollout/canary.ts';
 import { Kinds, type ResourceKind } from '../util/kinds.ts';
 import { latestBounds, revisionBounds } from '../scaling/revision-bounds.ts';
 import type { ScaleBounds } from '../scaling/windows.ts';
@@ -73,8 +73,12 @@ export interface Workload {
   readonly write: WriteRuleName;
   /** Whether scale bounds are set on live Revisions (Knative >= 1.21) rather than in the workload. */
   readonly boundsOnRevisions: boolean;
-  /** The Knative Service that runs the app's revisions of this kind (madeBy tells its revisions): ours, or KServe's predictor. */
+  /** The Knative Service that runs the app's revisions of this kind (madeBy tells its revisions): ours, or KServe's predictor; none for LLM apps. */
   knativeServiceName(app: ServerlessApp): string;
+  /** Whether `r` (a Revision, or an LLM app's member read as one) runs in this kind's workload of `app`. */
+  runs(r: Revision, app: ServerlessApp): boolean;
+  /** What the rollout reads of one of its revisions (readiness, replicas, why not ready). */
+  observe(r: Revision): ObservedRevision;
   /** The revision the spec's version runs on: known in advance (Knative) or read back (KServe). */
   desiredRevision(app: ServerlessApp, version: string, effective: ScaleBounds, revisions: Revision[]): string | undefined;
   render(ctx: RenderContext): WorkloadObject;
@@ -186,6 +190,8 @@ export function knativeWorkload(inPlaceBounds: boolean, clusterLocal = true): Wo
     write: 'named-template',
     boundsOnRevisions: inPlaceBounds,
     knativeServiceName: serviceName,
+    runs: (r, app) => madeBy(r, serviceName(app)),
+    observe: observeRevision,
     desiredRevision: (app, version, effective) => template(app, version, effective).revision,
     render: ({ app, version, plan, effective, prewarmReplicas, revisions }) => {
       const t = template(app, version, effective, plan, prewarmReplicas);
@@ -217,6 +223,8 @@ export function kserveWorkload(inPlaceBounds: boolean, clusterLocal = true): Wor
     write: 'apply',
     boundsOnRevisions: inPlaceBounds,
     knativeServiceName: predictorName,
+    runs: (r, app) => madeBy(r, predictorName(app)),
+    observe: observeRevision,
     desiredRevision: (_app, version, _effective, revisions) =>
       newestFirst(revisions).find((r) => observeRevision(r).version === version)?.metadata.name,
     render: ({ app, version, plan, effective, prewarmReplicas, revisions }) => {

@@ -14,10 +14,13 @@ export interface WarmupTarget {
   revision: string;
   namespace: string;
   app: string;
+  /** An LLM app's member: its requests go by the LLM template to its own workload Service (`service`). */
+  llm?: { service: string };
 }
 
 export function warmupUrl(template: string, t: WarmupTarget, path: string): string {
   const filled = template
+    .replaceAll('{service}', t.llm?.service ?? '{service}')
     .replaceAll('{revision}', t.revision).replaceAll('{namespace}', t.namespace)
     .replaceAll('{app}', t.app).replaceAll('{version}', t.version);
   return filled.includes('{path}') ? filled.replaceAll('{path}', path) : filled.replace(/\/$/, '') + path;

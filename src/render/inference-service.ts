@@ -24,7 +24,9 @@ export interface InferenceService {
 
 export function renderInferenceService(app: ServerlessApp, version: string, bounds: ScaleBounds, traffic: { canaryTrafficPercent?: number }): InferenceService {
   const model = app.spec.model;
-  if (!model) throw new Error('renderInferenceService needs a model app');
+  // The schema requires format unless serving is llm, which renders an LLMInferenceService instead.
+  if (!model?.format) throw new Error('renderInferenceService needs a predictor model app (with format)');
+  const format = model.format;
   const scaling = app.spec.scaling ?? {};
   const annotations = podAnnotations(model, scaling.scaleToZeroAfter ? { [SCALE_TO_ZERO_RETENTION]: scaling.scaleToZeroAfter } : {});
   return {
@@ -54,7 +56,7 @@ export function renderInferenceService(app: ServerlessApp, version: string, boun
         // The predictor embeds a core/v1 PodSpec.
         ...renderPodSpecFields(model),
         model: {
-          modelFormat: { name: model.format.name, ...(model.format.version ? { version: model.format.version } : {}) },
+          modelFormat: { name: format.name, ...(format.version ? { version: format.version } : {}) },
           storageUri: model.storageUri,
           ...(model.runtime ? { runtime: model.runtime } : {}),
           ...(model.protocolVersion ? { protocolVersion: model.protocolVersion } : {}),

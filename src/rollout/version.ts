@@ -29,7 +29,7 @@ export function revisionName(app: string, version: string, templateSettings: Rec
 /**
  * What a version runs, in a few characters for a printer column: the image's last
  * path element with its tag (a digest shortened to 12 hex digits), or the model
- * format and the last two elements of its URI.
+ * format ("llm" for an LLM) and the last two elements of its URI.
  */
 export function summarize(spec: ServerlessAppSpec): string {
   if (spec.container) {
@@ -39,5 +39,6 @@ export function summarize(spec: ServerlessAppSpec): string {
   }
   const m = spec.model!;
   const tail = m.storageUri.replace(/^[a-z0-9]+:\/\//, '').replace(/\/+$/, '').split('/').slice(-2).join('/');
+  if (!m.format) return `llm ${tail}`;
   return `${m.format.name}${m.format.version ? `@${m.format.version}` : ''} ${tail}`;
 }

@@ -21,7 +21,8 @@
 // (prev() skips the spring-forward day and returns the repeated 02:30 twice).
 // Wall time is mapped to instants in util/schedule.ts, with offsets from Intl.
 
-import { WINDOW_DEFAULTS } from '../api/v1alpha1/defaults.ts';
+import { LLM_DEFAULT_REPLICAS, WINDOW_DEFAULTS } from '../api/v1alpha1/defaults.ts';
+import { servesLlm } from '../api/v1alpha1/serving.ts';
 import { parseDuration } from '../api/v1alpha1/duration.ts';
 import type { ServerlessAppSpec } from '../api/v1alpha1/serverlessapp.ts';
 import type { ScaleWindow } from '../api/v1alpha1/window-validation.ts';
@@ -175,9 +176,10 @@ export function effectiveScale(base: ScaleBounds, windows: ScaleWindow[], leadTi
  * An app's bounds at `now`: its spec's base bounds, windows and prewarm lead time
  * read in one place, so the operator and a plan's schedule agree on them.
  */
-export function scaleOf(spec: Pick<ServerlessAppSpec, 'scaling' | 'prewarm'>, now: Date): EffectiveScale {
+export function scaleOf(spec: Pick<ServerlessAppSpec, 'scaling' | 'prewarm' | 'model'>, now: Date): EffectiveScale {
   const scaling = spec.scaling ?? {};
-  const base = { minScale: scaling.minScale ?? 0, ...(scaling.maxScale !== undefined ? { maxScale: scaling.maxScale } : {}) };
+  // An LLM has no activator to wake it from zero: its versions run a replica unless told otherwise.
+  const base = { minScale: scaling.minScale ?? (servesLlm(spec) ? LLM_DEFAULT_REPLICAS : 0), ...(scaling.maxScale !== undefined ? { maxScale: scaling.maxScale } : {}) };
   const leadTimeMs = spec.prewarm?.leadTime ? parseDuration(spec.prewarm.leadTime) : 0;
   return effectiveScale(base, scaling.windows ?? [], leadTimeMs, now);
 }

@@ -7,6 +7,6 @@ import type { AdmissionObservation } from '../planner/admission.ts';
 export function servedAs(app: ServerlessApp, policy: Partial<ValidationPolicy> = {}, o: Partial<AdmissionObservation> = {}): AdmissionObservation {
   return {
     app, policy: { ...policy, allowedGateways: policy.allowedGateways ?? ['*'] }, route: { problems: () => [], product: 'istio' },
-    hosts: { problems: [], conflicts: [], missing: [] }, unserved: { knative: [], kserve: [], istio: [], gatewayApi: [] }, ...o,
+    hosts: { problems: [], conflicts: [], missing: [] }, unserved: { knative: [], kserve: [], istio: [], gatewayApi: [], llm: [] }, ...o,
   };
 }

@@ -61,3 +61,24 @@ export function modelApp(overrides: Partial<ServerlessApp['spec']> = {}): Server
     },
   };
 }
+
+/** An LLM app (model.serving: llm) behind a gateway, with warmup by a short completion. */
+export function llmApp(overrides: Partial<ServerlessApp['spec']> = {}): ServerlessApp {
+  return {
+    apiVersion: 'serverlessapp.io/v1alpha1', kind: 'ServerlessApp',
+    metadata: { name: 'chat', namespace: 'ml', uid: '99999999-3333-4444-5555-666666666666', generation: 1 },
+    spec: {
+      model: {
+        serving: 'llm', storageUri: 'hf://Qwen/Qwen2.5-7B-Instruct', servedModelName: 'Qwen/Qwen2.5-7B-Instruct',
+        env: [{ name: 'VLLM_ADDITIONAL_ARGS', value: '--max-model-len 8192' }],
+        resources: { limits: { 'nvidia.com/gpu': 1, memory: '32Gi' }, requests: { cpu: '4', memory: '16Gi' } },
+        nodeSelector: { 'nvidia.com/gpu.present': 'true' },
+        tolerations: [{ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' }],
+      },
+      scaling: { minScale: 2 },
+      prewarm: { warmup: { path: '/v1/completions', method: 'POST', body: '{"model":"Qwen/Qwen2.5-7B-Instruct","prompt":"Hi","max_tokens":1}', count: 2 } },
+      ingress: { hosts: ['chat.example.com'], gateways: ['gateways/public'] },
+      ...overrides,
+    },
+  };
+}

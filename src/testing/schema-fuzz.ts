@@ -41,9 +41,9 @@ export const ATTACK_KEYS = [
   'serving.kserve.io/deploymentMode', 'serverlessapp.io/app', 'app.kubernetes.io/name', 'app',
 ];
 
-interface OneOf { kind: 'exactly' | 'atLeast'; fields: string[] }
+interface OneOf { kind: 'exactly' | 'atLeast' | 'unlessSet'; fields: string[] }
 
-/** "exactly one of" and "at least one of" groups, read from an object's CEL rules. */
+/** "exactly one of", "at least one of" and "required unless another field says otherwise" groups, read from an object's CEL rules. */
 export function fieldGroups(schema: JSONSchema): OneOf[] {
   const rules = (schema['x-kubernetes-validations'] as Array<{ rule: string }> | undefined) ?? [];
   const out: OneOf[] = [];
@@ -53,7 +53,10 @@ export function fieldGroups(schema: JSONSchema): OneOf[] {
     m = /^\[((?:has\(self\.\w+\)(?:, )?)+)\]\.filter\(x, x\)\.size\(\) == 1$/.exec(rule);
     if (m) { out.push({ kind: 'exactly', fields: [...m[1]!.matchAll(/has\(self\.(\w+)\)/g)].map((x) => x[1]!) }); continue; }
     m = /^has\(self\.(\w+)\) \|\| has\(self\.(\w+)\)$/.exec(rule);
-    if (m) out.push({ kind: 'atLeast', fields: [m[1]!, m[2]!] });
+    if (m) { out.push({ kind: 'atLeast', fields: [m[1]!, m[2]!] }); continue; }
+    // e.g. model.format, required unless serving is "llm": present whenever the first field is absent.
+    m = /^has\(self\.(\w+)\) && self\.\1 == '[^']*' \|\| has\(self\.(\w+)\)$/.exec(rule);
+    if (m) out.push({ kind: 'unlessSet', fields: [m[1]!, m[2]!] });
   }
   return out;
 }
@@ -193,6 +196,7 @@ export class SchemaFuzzer {
         present.add(keep);
       }
       if (g.kind === 'atLeast' && on.length === 0) present.add(this.pick(g.fields));
+      if (g.kind === 'unlessSet' && !present.has(g.fields[0]!)) present.add(g.fields[1]!);
     }
     const out: Record<string, unknown> = {};
     for (const name of Object.keys(props)) if (present.has(name)) out[name] = this.value(props[name]!, mode);

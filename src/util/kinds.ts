@@ -16,6 +16,8 @@ export const Kinds = {
   KnativeService: { group: 'serving.knative.dev', version: 'v1', kind: 'Service', plural: 'services', namespaced: true },
   KnativeRevision: { group: 'serving.knative.dev', version: 'v1', kind: 'Revision', plural: 'revisions', namespaced: true },
   InferenceService: { group: 'serving.kserve.io', version: 'v1beta1', kind: 'InferenceService', plural: 'inferenceservices', namespaced: true },
+  /** KServe's LLM serving (its llmisvc manager); v1alpha2 is the storage version in 0.20. */
+  LLMInferenceService: { group: 'serving.kserve.io', version: 'v1alpha2', kind: 'LLMInferenceService', plural: 'llminferenceservices', namespaced: true },
   VirtualService: { group: 'networking.istio.io', version: 'v1', kind: 'VirtualService', plural: 'virtualservices', namespaced: true },
   HTTPRoute: { group: 'gateway.networking.k8s.io', version: 'v1', kind: 'HTTPRoute', plural: 'httproutes', namespaced: true },
   LocalModelCache: { group: 'serving.kserve.io', version: 'v1alpha1', kind: 'LocalModelCache', plural: 'localmodelcaches', namespaced: false },

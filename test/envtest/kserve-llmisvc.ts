@@ -29,6 +29,8 @@ import { downloadModule, UPSTREAM_CRD_SOURCES } from './upstream-crds.ts';
 export const LLMISVC_WEBHOOK = { namespace: 'kserve', name: 'llmisvc-webhook-server-service', port: 443, localPort: 9445 } as const;
 /** inferenceservice-config's `kserveIngressGateway`: where a managed LLM route attaches unless the service names gateways. */
 export const KSERVE_INGRESS_GATEWAY = { namespace: 'kserve', name: 'kserve-ingress-gateway' } as const;
+/** The address a simulated gateway's Service resolves to: the rig's main network namespace (dataplane.ts MAIN_POD_IP), where no proxy listens. */
+const SIMULATED_GATEWAY_IP = '10.250.0.2';
 
 export interface LlmIsvc {
   readonly process: RunningProcess;
@@ -43,7 +45,7 @@ export async function startLlmIsvc(rig: KServeRig): Promise<LlmIsvc> {
   const tmp = join(rig.dir, 'llmisvc-tmp');
   const caPem = await writeWebhookCertificate(join(tmp, 'k8s-webhook-server', 'serving-certs'), LLMISVC_WEBHOOK);
   const api = KubernetesObjectApi.makeApiClient(rig.kubeConfig);
-  await applyAll(api, [ingressGateway()]);
+  await applyAll(api, ingressGateway());
   const manager = rig.launchInNs('kserve-llmisvc', join(rig.binDir, 'kserve-llmisvc'), [
     `--webhook-port=${LLMISVC_WEBHOOK.localPort}`,
     // Its defaults (:8443, :8081) are other processes' in the same namespace; nothing scrapes them here.
@@ -72,17 +74,34 @@ export async function startLlmIsvc(rig: KServeRig): Promise<LlmIsvc> {
   return { process: manager, stop: () => manager.stop() };
 }
 
-/** The Gateway the managed routes attach to: istiod's class, its address given, so istiod treats it as manually deployed. */
-function ingressGateway(): KubernetesObject {
-  const { namespace, name } = KSERVE_INGRESS_GATEWAY;
-  return {
-    apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', metadata: { name, namespace },
-    spec: {
-      gatewayClassName: 'istio',
-      addresses: [{ type: 'Hostname', value: `${name}.${namespace}.svc.cluster.local` }],
-      listeners: [{ name: 'http', port: 80, protocol: 'HTTP', allowedRoutes: { namespaces: { from: 'All' } } }],
+/** The Gateway the managed routes attach to (inferenceservice-config's kserveIngressGateway), open to every namespace. */
+function ingressGateway(): KubernetesObject[] {
+  return istioGateway(KSERVE_INGRESS_GATEWAY.namespace, KSERVE_INGRESS_GATEWAY.name, 'All');
+}
+
+/**
+ * A Gateway of istiod's class that istiod marks Programmed (what KServe waits for on a gateway an
+ * LLMInferenceService names, router_discovery.go IsGatewayReady): a Hostname address, so istiod treats it as
+ * manually deployed and starts nothing, and the Service that address names with one ready endpoint, which
+ * istiod must find to assign the address. The endpoint is SIMULATED (the main network namespace's address:
+ * no Envoy listens there, no request is proxied).
+ */
+export function istioGateway(namespace: string, name: string, from: 'All' | 'Same'): KubernetesObject[] {
+  return [
+    { apiVersion: 'v1', kind: 'Service', metadata: { name, namespace }, spec: { ports: [{ name: 'http', port: 80 }] } },
+    {
+      apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: `${name}-simulated`, namespace, labels: { 'kubernetes.io/service-name': name } },
+      addressType: 'IPv4', endpoints: [{ addresses: [SIMULATED_GATEWAY_IP], conditions: { ready: true } }], ports: [{ name: 'http', port: 80, protocol: 'TCP' }],
     },
-  } as KubernetesObject;
+    {
+      apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', metadata: { name, namespace },
+      spec: {
+        gatewayClassName: 'istio',
+        addresses: [{ type: 'Hostname', value: `${name}.${namespace}.svc.cluster.local` }],
+        listeners: [{ name: 'http', port: 80, protocol: 'HTTP', allowedRoutes: { namespaces: { from } } }],
+      },
+    },
+  ] as unknown as KubernetesObject[];
 }
 
 /** The preset LLMInferenceServiceConfigs config/llmisvcconfig's kustomization lists, in its namespace. */

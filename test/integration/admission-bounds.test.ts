@@ -47,6 +47,23 @@ function sloAttacks(): Attack[] {
   ];
 }
 
+function llmAttacks(): Attack[] {
+  const gpu = { limits: { 'nvidia.com/gpu': 1 } };
+  const llm = (model: Record<string, unknown> = {}, more: Partial<AppSpec> = {}): AppSpec => ({ model: { serving: 'llm', storageUri: 'hf://acme/chat', resources: gpu, ...model } as never, ...more });
+  return [
+    { name: 'an LLM app without a GPU limit is refused', spec: llm({ resources: { limits: { memory: '32Gi' } } }), refusal: /spec\.model\.resources: Required value: serving "llm" needs GPUs: set resources\.limits, e\.g\. "nvidia\.com\/gpu": 1/ },
+    { name: 'an LLM app from a URI its storage initializer does not read is refused', spec: llm({ storageUri: 'gs://acme/chat' }), refusal: /spec\.model\.storageUri: Invalid value: .*serving "llm" reads hf:\/\/, s3:\/\/, pvc:\/\/ or oci:\/\/ URIs/ },
+    { name: 'an LLM app with a predictor format is refused', spec: llm({ format: { name: 'sklearn' } }), refusal: /spec\.model\.format: Invalid value: .*format does not apply to serving "llm"/ },
+    { name: 'an LLM app with args is refused, naming VLLM_ADDITIONAL_ARGS', spec: llm({ args: ['--max-model-len=8192'] }), refusal: /spec\.model\.args: Invalid value: .*VLLM_ADDITIONAL_ARGS/ },
+    { name: 'a predictor model without format is refused', spec: { model: { storageUri: 'gs://acme/m' } as never }, refusal: /spec\.model\.format: Required value: format is required \(unless serving is "llm"\)/ },
+    { name: 'an LLM app with header rules is refused (KServe\'s group splits by weight only)', spec: llm({}, { ingress, rollout: { match: [{ header: 'x-canary', exact: 'y' }] } }), refusal: /spec\.rollout\.match: Invalid value: .*does not apply to serving "llm": KServe's group splits by weight only/ },
+    { name: 'an LLM app with a maxScale is refused', spec: llm({}, { scaling: { maxScale: 4 } }), refusal: /spec\.scaling\.maxScale: Invalid value: .*an LLM version runs minScale replicas/ },
+    { name: 'an LLM served model name with a space is refused', spec: llm({ servedModelName: 'my model' }), refusal: /spec\.model\.servedModelName: Invalid value: "my model"/ },
+    { name: 'an LLM retention over a week is refused', spec: llm({}, { rollout: { retainPrevious: '169h' } }), refusal: /spec\.rollout\.retainPrevious: Invalid value: .*must be at most 168h/ },
+    { name: 'LLM canary steps out of range are refused', spec: llm({}, { rollout: { steps: [0, 100] } }), refusal: /spec\.rollout\.steps\[0\]: Invalid value: 0: .*greater than or equal to 1/ },
+  ];
+}
+
 const attacks: Attack[] = [
   { name: 'a readiness probe host is refused at admission', spec: container({ readinessProbe: { httpGet: { host: '169.254.169.254', path: '/latest/meta-data/', port: 80 } } }), refusal: /spec\.container\.readinessProbe\.httpGet\.host: Forbidden: httpGet\.host is not allowed: a probe checks the pod itself/ },
   { name: 'a liveness probe tcpSocket host is refused at admission', spec: container({ livenessProbe: { tcpSocket: { host: '10.0.0.1', port: 22 } } }), refusal: /spec\.container\.livenessProbe\.tcpSocket\.host: Forbidden: tcpSocket\.host is not allowed/ },
@@ -73,6 +90,8 @@ const attacks: Attack[] = [
   { name: 'sticky sessions without spec.ingress are refused', spec: { ...container(), rollout: { stickiness: {} } }, refusal: /spec\.rollout\.stickiness: Invalid value: .*rollout\.stickiness needs spec\.ingress/ },
   // SLO-gated releases (issue 37): the objective, windows, factors and the override are bounded and named.
   ...sloAttacks(),
+  // LLM apps (issue 36): what KServe's LLMInferenceService needs, and what its group route cannot do, refused by name.
+  ...llmAttacks(),
   { name: 'a scaleToZeroAfter over 1h is refused', spec: { ...container(), scaling: { scaleToZeroAfter: '61m' } }, refusal: /spec\.scaling\.scaleToZeroAfter: Invalid value: .*must be at most 1h/ },
   { name: 'a route timeout over 1h is refused', spec: { ...container(), ingress: { ...ingress, timeout: '2h', retries: { attempts: 1, perTryTimeout: '2h' } } }, refusal: /^(?=.*spec\.ingress\.timeout: Invalid value: "2h": must be at most 1h)(?=.*spec\.ingress\.retries\.perTryTimeout: Invalid value: "2h": must be at most 1h)/s },
   { name: `header regexes past ${MAX_REGEX_BYTES} characters in all are refused (attack: stall the operator with regexes)`, spec: { ...container(), ingress, rollout: { match: regexes(16, 1000) } }, refusal: new RegExp(`spec\\.rollout\\.match: Invalid value: .*the regexes of match total more than ${MAX_REGEX_BYTES} characters`) },
@@ -137,5 +156,15 @@ describe('admission bounds: durations, model.size, probe hosts, the regex budget
     const sticky = await userClient().apply<ServerlessApp>(app(ns, 'sticky-edge', { ...container(), ingress, rollout: { stickiness: { cookieName: '__Host-s', maxAge: '9600h', secure: true, sameSite: 'None' } } }), { dryRun: true });
     assert.deepEqual(sticky.spec.rollout?.stickiness, { cookieName: '__Host-s', maxAge: '9600h', path: '/', secure: true, httpOnly: true, sameSite: 'None' }, 'the defaults the API server fills');
     await userClient().apply(app(ns, 'model-edge-bytes', model(1_048_576)), { dryRun: true });
+    await userClient().apply(app(ns, 'llm-edge', { model: { serving: 'llm', storageUri: 'oci://registry/acme/chat:1', servedModelName: 'acme/Chat-7B.v2', resources: { limits: { 'amd.com/gpu': 8 } } }, rollout: { retainPrevious: '168h' } }), { dryRun: true });
+  });
+
+  it('refuses switching an existing app to or from serving llm, naming model.serving (no make-before-break between the kinds)', async () => {
+    await userClient().apply(app(ns, 'switcher', { model: { format: { name: 'sklearn' }, storageUri: 's3://acme/m' } }));
+    await assert.rejects(userClient().apply(app(ns, 'switcher', { model: { serving: 'llm', storageUri: 's3://acme/m', resources: { limits: { 'nvidia.com/gpu': 1 } } } })), (err: unknown) => {
+      assert.ok(err instanceof ApiError && err.code === 422, String(err));
+      assert.match(err.message, /spec\.model\.serving: Invalid value: .*model\.serving "llm" cannot be set on or removed from an existing app: create a new app/);
+      return true;
+    });
   });
 });

@@ -11,7 +11,7 @@ import { specProblem } from '../../src/cli/commands.ts';
 import { parseConfig } from '../../src/config.ts';
 import { Kinds } from '../../src/util/kinds.ts';
 import { app, applyApp, condition, getApp, readyTrue, userClient, waitForApp } from '../support/apps.ts';
-import { freshNamespace } from '../support/cluster.ts';
+import { freshNamespace, testEnv } from '../support/cluster.ts';
 import { podEnv, renderChart, type RenderedObject } from '../support/helm.ts';
 import { LoopbackServer } from '../support/http-server.ts';
 import { startOperator, type RunningOperator } from '../support/operator.ts';
@@ -41,6 +41,8 @@ describe('examples/ under the chart\'s default settings, on the real Knative and
         }
       }
     }
+    // An LLM example needs KServe's llmisvc manager (started on demand: it watches every Pod of the cluster).
+    if (files.some((f) => /llm/.test(f))) await testEnv().dataPlane?.llmisvc();
     warmup = await new LoopbackServer().start();
     warmup.handler = (_req, res) => res.end('{"predictions":[0]}');
     const objects = await renderChart({}, { namespace: 'serverlessapp-system' });
@@ -56,7 +58,7 @@ describe('examples/ under the chart\'s default settings, on the real Knative and
       // cluster DNS or revision that answers (no request is ever served), so a
       // loopback server plays the revision.
       metricsAddr: '127.0.0.1:0', probeAddr: '127.0.0.1:0', leaderElect: false, logLevel: process.env.OPERATOR_LOG_LEVEL ?? 'error',
-      warmupUrlTemplate: `${warmup.url}/{namespace}/{revision}{path}`,
+      warmupUrlTemplate: `${warmup.url}/{namespace}/{revision}{path}`, llmWarmupUrlTemplate: `${warmup.url}/{namespace}/{revision}{path}`,
       // The one setting examples gating on Prometheus say the platform makes first (chart value
       // analysis.providers.main): a first version runs no round, so nothing is queried.
       analysisProviders: [{ name: 'main', url: warmup.url }],

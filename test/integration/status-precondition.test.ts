@@ -65,7 +65,7 @@ describe('the status write is bound to the read its plan was made from (integrat
     const opened = async () => (await mgr.metrics.registry.getSingleMetric('serverlessapp_window_transitions_total')!.get()).values.find((v) => v.labels.change === 'open')?.value ?? 0;
     const policy = validationPolicy(parseConfig([], {}));
     const r = new ServerlessAppReconciler(mgr, {
-      policy, warmupUrlTemplate: 'http://{revision}-private.{namespace}.svc.cluster.local', route: istioRoute('knative-local-gateway'),
+      policy, warmupUrlTemplate: 'http://{revision}-private.{namespace}.svc.cluster.local', llmWarmupUrlTemplate: 'http://{service}.{namespace}.svc.cluster.local:8000', route: istioRoute('knative-local-gateway'),
       inPlaceBounds: true, clusterLocal: true, concurrency: 1, modelCacheScope: 'namespace', cacheQuota: new ModelCacheQuota(policy, 'namespace'),
     });
     // The informers are not started: the app cache holds what the test says.

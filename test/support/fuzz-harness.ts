@@ -1,6 +1,7 @@
 // One reconcile's pure half for a generated app, and the invariants its
 // rendered children must hold: shared by the schema fuzzer (src/schema-fuzz.test.ts)
 // and the admission fuzz test (test/integration/fuzz-admission.test.ts).
+import { llmWorkload } from '../../src/planner/llm-workload.ts';
 import { serverlessAppCRD } from '../../src/api/v1alpha1/crd.ts';
 import { OPERATOR_LABEL_KEYS, RESERVED_KEY_PATTERN } from '../../src/api/v1alpha1/pod-template.ts';
 import type { ServerlessApp } from '../../src/api/v1alpha1/serverlessapp.ts';
@@ -46,7 +47,7 @@ export function reconcileOnce(app: ServerlessApp): Child[] {
     let current = app;
     // Twice: the second pass reads the status the first one reported, as the next reconcile would.
     for (let pass = 0; pass < 2; pass++) {
-      const d = decide({ app: current, now: NOW, knative: { workload: knativeWorkload(inPlace) }, kserve: { workload: kserveWorkload(inPlace) }, revisions: [] });
+      const d = decide({ app: current, now: NOW, knative: { workload: knativeWorkload(inPlace) }, kserve: { workload: kserveWorkload(inPlace) }, llm: { workload: llmWorkload(), members: [], objects: [] }, revisions: [] });
       children.push(desiredWorkload(current, d) as Child);
       if (current.spec.ingress) {
         children.push(renderVirtualService(current, {

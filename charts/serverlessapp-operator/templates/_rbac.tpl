@@ -34,6 +34,10 @@ ConfigMaps, no Pods, no wildcards.
   - apiGroups: [serving.kserve.io]
     resources: [inferenceservices]
     verbs: [get, list, watch, create, patch, delete]
+  # LLM apps (model.serving: llm): one per live version; a replaced one is deleted after rollout.retainPrevious.
+  - apiGroups: [serving.kserve.io]
+    resources: [llminferenceservices]
+    verbs: [get, list, watch, create, patch, delete]
   {{- if ne .Values.modelCache.scope "cluster" }}
   # Model caches owned by their app; deleted when the model changes or caching stops.
   - apiGroups: [serving.kserve.io]

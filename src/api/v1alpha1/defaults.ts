@@ -10,7 +10,12 @@ export const ROLLOUT_DEFAULTS = {
   failureThreshold: 2,
   /** How often checks and burn-rate gates run during a step or a bake. */
   cadence: '30s',
+  /** LLM apps: how long a replaced version is kept stopped. */
+  retainPrevious: '1h',
 } as const;
+
+/** LLM apps: replicas of a version when spec.scaling sets no minScale (an LLM has no activator to wake it from zero). */
+export const LLM_DEFAULT_REPLICAS = 1;
 
 /**
  * The SRE workbook's multi-window, multi-burn-rate pairs for a page ("Alerting on SLOs", table 5-8):

@@ -7,6 +7,6 @@ export const PROBLEM_REASONS = [
   'InvalidSpec', 'InvalidSchedule', 'GatewayNotAllowed', 'HostNotAllowed',
   'AnalysisProviderNotFound', 'AnalysisAddressNotAllowed', 'ModelSizeNotAllowed', 'StorageUriNotAllowed', 'ServiceAccountNotAllowed',
   'PodMetadataNotAllowed', 'SchedulingNotAllowed', 'SecretReferenceNotAllowed', 'ModelCacheQuotaExceeded', 'ModelCacheLargerThanDeclared', 'HostClaimQuotaExceeded',
-  'HostConflict', 'KnativeNotInstalled', 'KServeNotInstalled', 'IstioNotInstalled', 'GatewayAPINotInstalled', 'RouterUnsupported',
+  'HostConflict', 'KnativeNotInstalled', 'KServeNotInstalled', 'IstioNotInstalled', 'GatewayAPINotInstalled', 'LLMInferenceServiceNotInstalled', 'RouterUnsupported',
 ] as const;
 export type ProblemReason = (typeof PROBLEM_REASONS)[number];

@@ -14,7 +14,8 @@ import { podTemplateFields, podTemplateRules } from './pod-template.ts';
 import { parseQuantity } from './quantity.ts';
 import { RETRY_ON_RULE } from './retry-on.ts';
 import { splitKey, type ObjectRef } from '../../util/object-key.ts';
-import { ROLLOUT_DEFAULTS, SCALING_DEFAULTS, SLO_DEFAULTS, STICKINESS_DEFAULTS, WARMUP_DEFAULTS, WINDOW_DEFAULTS } from './defaults.ts';
+import { LLM, PREDICTOR, SERVING_MODES } from './serving.ts';
+import { LLM_DEFAULT_REPLICAS, ROLLOUT_DEFAULTS, SCALING_DEFAULTS, SLO_DEFAULTS, STICKINESS_DEFAULTS, WARMUP_DEFAULTS, WINDOW_DEFAULTS } from './defaults.ts';
 import { apiVersionOf, Kinds } from '../../util/kinds.ts';
 import { DNS_LABEL } from '../../util/k8s-names.ts';
 
@@ -30,6 +31,11 @@ export const MODEL_FORMATS = [
   'sklearn', 'xgboost', 'lightgbm', 'tensorflow', 'pytorch', 'onnx', 'triton', 'pmml', 'paddle',
   'mlflow', 'huggingface', 'custom',
 ] as const;
+
+/** CEL, on spec.model: the app serves an LLM. */
+const IS_LLM = `has(self.serving) && self.serving == '${LLM}'`;
+/** What KServe puts in a route path and a header value: a Hugging Face style name, e.g. "meta-llama/Llama-3.1-8B-Instruct". */
+const SERVED_MODEL_NAME = '^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$';
 
 /** Where KServe's storage initializer puts the model in the model server's container. */
 const KSERVE_MODEL_DIR = '/mnt/models';
@@ -107,12 +113,14 @@ export const containerSchema = object(
   }, { rules: podTemplateRules });
 
 export const modelSchema = object(
-  'A model app, served by a KServe InferenceService in Knative (serverless) mode. Changing any field here makes a new version.', {
-    format: required(object('The model format; picks the KServe serving runtime.', {
+  'A model app. serving picks how KServe serves it: a predictor (an InferenceService in Knative (serverless) mode, the default) or an LLM (one LLMInferenceService per live version, vLLM workers behind Gateway API, traffic split by the group weights the operator sets). Changing any field here makes a new version.', {
+    serving: enumeration(SERVING_MODES, `How KServe serves the model. Unset or "${PREDICTOR}": an InferenceService in Knative mode, with format picking the runtime. "${LLM}": a large language model on KServe's LLMInferenceService (serving.kserve.io/v1alpha2, KServe 0.20's llmisvc manager): vLLM on GPUs, one LLMInferenceService per live version in one routing group whose weights the rollout sets; needs resources.limits with a GPU, takes no format, runtime or protocolVersion. Cannot be changed on an existing app (create a new one).`),
+    servedModelName: string(`${LLM} only: the model name clients ask for (the "model" of a completion request, and the path /publishers/<namespace>/models/<name>/v1/...), the same for every version so the address never changes. Default: the app's name.`, { pattern: SERVED_MODEL_NAME, maxLength: 128 }),
+    format: object('The model format; picks the KServe serving runtime. Required unless serving is llm.', {
       name: required(enumeration(MODEL_FORMATS, 'Model format name. Use "custom" together with runtime for anything else.')),
       version: string('Format version, e.g. "1" for sklearn 1.x.', { maxLength: 64 }),
-    })),
-    storageUri: required(string('Where the model is stored: gs://, s3://, pvc://, hf://, oci:// or http(s):// URI.', { pattern: STORAGE_URI_PATTERN, maxLength: 2048 })),
+    }),
+    storageUri: required(string('Where the model is stored: gs://, s3://, pvc://, hf://, oci:// or http(s):// URI (for serving llm: hf://, s3://, pvc:// or oci://, what KServe\'s LLM storage initializer reads).', { pattern: STORAGE_URI_PATTERN, maxLength: 2048 })),
     size: quantity(`Approximate size of the model, e.g. "12Gi", at least ${MIN_MODEL_SIZE}: the node cache reserves this much, and the namespace's cache budget is charged it (or the platform's minimum per cache, if more). Required with prewarm.cacheModel.`, {
       // A "1", "1m" or "0.000001" names no real model's files: what the agent downloads is whatever the URI holds.
       rules: [{ rule: `type(self) == int ? self >= ${parseQuantity(MIN_MODEL_SIZE)} : (!isQuantity(self) || quantity(self).compareTo(quantity('${MIN_MODEL_SIZE}')) >= 0)`, message: `must be at least ${MIN_MODEL_SIZE}, e.g. "12Gi": the size of the model's files, which the node cache reserves` }],
@@ -125,7 +133,14 @@ export const modelSchema = object(
     ...podTemplateFields,
   }, {
     rules: [
-      { rule: `self.format.name != 'custom' || has(self.runtime)`, message: 'runtime is required when format.name is "custom"', fieldPath: '.runtime', reason: 'FieldValueRequired' },
+      { rule: `${IS_LLM} || has(self.format)`, message: `format is required (unless serving is "${LLM}")`, fieldPath: '.format', reason: 'FieldValueRequired' },
+      { rule: `!has(self.format) || self.format.name != 'custom' || has(self.runtime)`, message: 'runtime is required when format.name is "custom"', fieldPath: '.runtime', reason: 'FieldValueRequired' },
+      ...(['format', 'runtime', 'protocolVersion'] as const).map((f) => ({ rule: `!(${IS_LLM}) || !has(self.${f})`, message: `${f} does not apply to serving "${LLM}": KServe runs vLLM (its llm-d image) for every LLM`, fieldPath: `.${f}` })),
+      { rule: `!(${IS_LLM}) || !has(self.args)`, message: `args do not apply to serving "${LLM}": KServe's vLLM command line takes extra arguments from the env variable VLLM_ADDITIONAL_ARGS`, fieldPath: '.args' },
+      ...(['containerConcurrency', 'timeoutSeconds'] as const).map((f) => ({ rule: `!(${IS_LLM}) || !has(self.${f})`, message: `${f} is Knative's and does not apply to serving "${LLM}" (no Knative revision runs it)`, fieldPath: `.${f}` })),
+      { rule: `${IS_LLM} || !has(self.servedModelName)`, message: `servedModelName applies to serving "${LLM}" only`, fieldPath: '.servedModelName' },
+      { rule: `!(${IS_LLM}) || self.storageUri.matches('^(hf|s3|pvc|oci)://')`, message: `serving "${LLM}" reads hf://, s3://, pvc:// or oci:// URIs (KServe's LLM storage initializer)`, fieldPath: '.storageUri' },
+      { rule: `!(${IS_LLM}) || (has(self.resources) && has(self.resources.limits) && self.resources.limits.exists(k, k.endsWith('/gpu')))`, message: `serving "${LLM}" needs GPUs: set resources.limits, e.g. "nvidia.com/gpu": 1 (KServe's vLLM image is built for CUDA)`, fieldPath: '.resources', reason: 'FieldValueRequired' },
       ...podTemplateRules,
       { rule: `!has(self.volumeMounts) || self.volumeMounts.all(m, m.mountPath != '${KSERVE_MODEL_DIR}' && !m.mountPath.startsWith('${KSERVE_MODEL_DIR}/'))`, message: `mountPath must not be under ${KSERVE_MODEL_DIR}: KServe puts the model there`, fieldPath: '.volumeMounts' },
     ],
@@ -291,6 +306,7 @@ export const rolloutSchema = object('How a new version is rolled out. Edit canar
   }),
   bake: duration('After promotion, how long the previous version is kept warm (its replicas held, at 0% traffic) while the analysis keeps running on the new one (phase Baking): a failure in the bake moves all traffic back to the previous version at once, without a cold start; the bake\'s end retires it. Unset: no bake, the previous version retires on promotion.', { min: { value: MIN_ANALYSIS_INTERVAL, why: 'the bake is read at the analysis cadence' }, max: ROLLOUT_MAX }),
   releaseOverride: releaseOverrideSchema,
+  retainPrevious: duration(`serving "${LLM}" only: how long the version a promotion (or a new edit) replaced is kept, stopped (KServe's serving.kserve.io/stop: its pods and routes go, its LLMInferenceService stays), so that going back to it within this time restarts that LLMInferenceService instead of making a new one. Past it, it is deleted. Default ${ROLLOUT_DEFAULTS.retainPrevious}.`, { min: { value: '1m', why: 'a rollback needs time to be decided' }, max: { value: '168h', why: 'a stopped version holds its name and objects; a week covers a release cycle' } }),
   progressDeadline: duration('How long a candidate may take to become ready and warm. Past it the candidate fails (phase Failed, reason ProgressDeadlineExceeded) and the stable version keeps all traffic. Not counted while paused.', { default: ROLLOUT_DEFAULTS.progressDeadline, min: { value: '10s', why: 'a revision needs time to start' }, max: ROLLOUT_MAX }),
   paused: boolean('Hold the rollout where it is: automated steps do not advance, checks do not run and the progress deadline does not count. Remove (or set false) to resume; the current step then starts its interval again.'),
   abort: boolean('Stop the rollout: all traffic back on the stable version, the candidate kept at 0% and scaled to zero (phase Aborted). Remove (or set false) to start the candidate again from its first step.'),
@@ -328,6 +344,21 @@ export const ingressSchema = object('Public routing through an Istio VirtualServ
  */
 export const MAX_APP_SPEC_BYTES = 128 * 1024;
 
+const SPEC_IS_LLM = `has(self.model) && has(self.model.serving) && self.model.serving == '${LLM}'`;
+const VERSION_PATH = 'each version answers on its own path, /<namespace>/<app>-<version>/v1/..., on the same host';
+/** spec fields that an LLM app cannot use: [parent, field, why]. */
+const LLM_ONLY_NOT: ReadonlyArray<readonly [string, string, string]> = [
+  ['rollout', 'match', `KServe's group splits by weight only; ${VERSION_PATH}`],
+  ['rollout', 'mirrorPercent', `KServe's group route does not mirror; ${VERSION_PATH}`],
+  ['rollout', 'stickiness', `KServe's group route keeps no session; ${VERSION_PATH}`],
+  ['ingress', 'timeout', 'KServe\'s LLM route sets its own (none: completions stream)'],
+  ['ingress', 'retries', 'KServe\'s LLM route sets its own'],
+  ['scaling', 'maxScale', `an LLM version runs minScale replicas (default ${LLM_DEFAULT_REPLICAS}); KServe's LLM autoscaler (WVA) is not used`],
+  ['scaling', 'target', 'no Knative autoscaler runs an LLM'],
+  ['scaling', 'scaleToZeroAfter', 'no Knative autoscaler runs an LLM; a window with minScale 0 stops its replicas'],
+  ['prewarm', 'replicas', 'a new LLM version starts with the app\'s replicas'],
+];
+
 export const specSchema = object(`What the app runs and how it is served, scaled and rolled out. At most ${MAX_APP_SPEC_BYTES / 1024} KiB of JSON: the operator refuses a larger spec (Ready=False InvalidSpec on spec) without reading it; large values belong in a ConfigMap or Secret (envFrom, volumes).`, {
   container: containerSchema,
   model: modelSchema,
@@ -338,11 +369,19 @@ export const specSchema = object(`What the app runs and how it is served, scaled
 }, {
   rules: [
     { rule: 'has(self.container) != has(self.model)', message: 'exactly one of container or model must be set' },
+    // An LLM runs as LLMInferenceServices in a routing group, the others as one Knative-backed workload: no make-before-break exists between them.
+    { rule: `(has(self.model) && has(self.model.serving) && self.model.serving == '${LLM}') == (has(oldSelf.model) && has(oldSelf.model.serving) && oldSelf.model.serving == '${LLM}')`, message: `model.serving "${LLM}" cannot be set on or removed from an existing app: create a new app for it (and move the host over)`, fieldPath: '.model.serving' },
     { rule: '!has(self.prewarm) || !has(self.prewarm.cacheModel) || !self.prewarm.cacheModel || has(self.model)', message: 'cacheModel needs a model app', fieldPath: '.prewarm.cacheModel' },
     { rule: '!has(self.prewarm) || !has(self.prewarm.cacheModel) || !self.prewarm.cacheModel || !has(self.model) || has(self.model.size)', message: 'cacheModel needs model.size (the cache reserves it on each node)', fieldPath: '.model.size', reason: 'FieldValueRequired' },
     { rule: '!has(self.rollout) || !has(self.rollout.match) || size(self.rollout.match) == 0 || has(self.ingress)', message: 'rollout.match needs spec.ingress (header routing is done by the VirtualService)', fieldPath: '.rollout.match' },
     { rule: '!has(self.rollout) || !has(self.rollout.mirrorPercent) || self.rollout.mirrorPercent == 0 || has(self.ingress)', message: 'rollout.mirrorPercent needs spec.ingress (mirroring is done by the VirtualService)', fieldPath: '.rollout.mirrorPercent' },
     { rule: '!has(self.rollout) || !has(self.rollout.stickiness) || has(self.ingress)', message: 'rollout.stickiness needs spec.ingress (sessions are kept by the app\'s route)', fieldPath: '.rollout.stickiness' },
+    // An LLM's route is KServe's (one per version, weights rewritten by its group logic): what our own route or Knative does has no place to go.
+    ...LLM_ONLY_NOT.map(([path, field, why]) => ({ rule: `!(${SPEC_IS_LLM}) || !has(self.${path}) || !has(self.${path}.${field})`, message: `${path}.${field} does not apply to serving "${LLM}": ${why}`, fieldPath: `.${path}.${field}` })),
+    { rule: `!(${SPEC_IS_LLM}) || !has(self.scaling) || !has(self.scaling.windows) || self.scaling.windows.all(w, !has(w.maxScale))`, message: `a window's maxScale does not apply to serving "${LLM}": an LLM version runs minScale replicas`, fieldPath: '.scaling.windows' },
+    { rule: `!(${SPEC_IS_LLM}) || !has(self.ingress) || (has(self.ingress.gateways) && size(self.ingress.gateways) > 0)`, message: `serving "${LLM}" with spec.ingress needs ingress.gateways: the Gateway API Gateways KServe's route puts the hosts on (without spec.ingress the app is served on KServe's own gateway, by path)`, fieldPath: '.ingress.gateways', reason: 'FieldValueRequired' },
+    // minScale defaults to 0 once spec.scaling is set: for an LLM that is no replica at all, which only a window may mean.
+    { rule: `!(${SPEC_IS_LLM}) || !has(self.scaling) || (has(self.scaling.windows) && size(self.scaling.windows) > 0) || (has(self.scaling.minScale) && self.scaling.minScale >= 1)`, message: `serving "${LLM}" with no window needs minScale of at least 1: no activator wakes an LLM from zero (a window with minScale 0 stops it for the window's duration)`, fieldPath: '.scaling.minScale' },
   ],
 });
 

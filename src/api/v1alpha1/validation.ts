@@ -14,6 +14,7 @@
 // compiled regexes, yearly window checks) are kept per namespace: a tenant
 // storming new content evicts only its own entries (util/lru.ts NamespacedLru).
 
+import { LLM, servesLlm } from './serving.ts';
 import { createHash } from 'node:crypto';
 import { DURATION_PATTERN, parseDuration } from './duration.ts';
 import { DEFAULT_ALLOWED_POD_METADATA_KEYS, podMetadataProblems } from './pod-metadata.ts';
@@ -326,6 +327,9 @@ function checkApp(app: ServerlessApp, policy: ValidationPolicy): SpecProblem[] {
   const add = (reason: ProblemReason, field: string, message: string) => problems.push({ reason, field, message });
   const { spec } = app;
   const { namespace } = app.metadata;
+  // The CRD's CEL rule, checked again because the predictor renderer needs it: a spec that never passed
+  // admission (stored before the rule, or read from a file) must be refused, not crash the planner.
+  if (spec.model && !servesLlm(spec) && !spec.model.format) add('InvalidSpec', 'spec.model.format', `format is required (unless serving is "${LLM}")`);
   const windows = spec.scaling?.windows ?? [];
   for (const p of validateWindows(windows, namespace)) {
     const index = windows.findIndex((w) => w.name === p.window);
