@@ -115,6 +115,12 @@ describe('LLM apps: one LLMInferenceService per live version in the app\'s group
       assert.deepEqual(mp.remove, [m('aaaaaaaaaa')]);
     });
 
+    it('gives each serving version the window\'s replicas while a window (or its lead time) applies, and the app\'s outside it', () => {
+      const windowed = llmApp({ scaling: { minScale: 1, windows: [{ name: 'business-hours', schedule: '0 8 * * 1-5', duration: '10h', timeZone: 'UTC', minScale: 4 }] }, prewarm: { leadTime: '5m' } });
+      const replicas = (at: string) => memberPlan(windowed, plan({ stable: { version: V1, revision: m(V1) } }), scaleOf(windowed.spec, new Date(at)), 0, revs(live(V1)), new Date(at)).members[0]!.replicas;
+      assert.deepEqual([replicas('2030-01-07T07:50:00Z'), replicas('2030-01-07T07:56:00Z'), replicas('2030-01-07T12:00:00Z'), replicas('2030-01-07T18:00:00Z')], [1, 4, 4, 1]);
+    });
+
     it('gives a baking previous version its held replicas at weight 0, not stopped', () => {
       const p = plan({ stable: { version: V1, revision: m(V1) }, candidate: { version: V2, revision: m(V2), percent: 100, ready: true, warm: true, state: 'canary' } as never, canary: { bakeReplicas: 3 } as never });
       const mp = memberPlan(app, p, effective, 0, revs(live(V1), live(V2)), NOW);

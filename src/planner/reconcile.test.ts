@@ -7,7 +7,9 @@ import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import { modelCacheName, type CacheScope } from '../render/local-model-cache.ts';
 import { containerApp, llmApp, modelApp } from '../testing/apps.ts';
 import { versionOf } from '../rollout/version.ts';
-import { llmWorkload } from './llm-workload.ts';
+import { llmWorkload, memberRevision, routingMember } from './llm-workload.ts';
+import { renderLlmMember } from '../render/llm-inference-service.ts';
+import type { WorkloadObject } from './workloads.ts';
 import { withStatusWrite, type ExecutedOperation, type Plan, type PlannedEvent, type Refusal } from './plan.ts';
 import { CLAIM_RECHECK_MS, nextLookMs, planApp, planReconcile, type AppObservation, type AppPlan, type ReconcileObservation } from './reconcile.ts';
 import { gatewayApiRoute, istioRoute } from './route.ts';
@@ -245,5 +247,33 @@ describe('an LLM app\'s plan (model.serving llm)', () => {
     const p = planReconcile(observe(llmApp(), { llm, unserved: { knative: [], kserve: [], istio: [], gatewayApi: [], llm: ['llminferenceservices.serving.kserve.io/v1alpha2'] } }));
     assert.deepEqual(p.problems.map((x) => [x.reason, x.field]), [['LLMInferenceServiceNotInstalled', 'spec.model.serving']]);
     assert.deepEqual(ops(p), []);
+  });
+});
+
+describe('an LLM app\'s members across an edit', () => {
+  const v1 = llmApp({ prewarm: undefined });
+  const v2 = llmApp({ prewarm: undefined, model: { ...v1.spec.model!, storageUri: 'hf://Qwen/Qwen2.5-14B-Instruct' }, rollout: { canaryPercent: 100 } });
+  const [h1, h2] = [versionOf(v1.spec), versionOf(v2.spec)];
+  /** A live member as KServe left it: Ready with a ready replica, in the group with `weight`, rendered from `app`'s version. */
+  const member = (app: ServerlessApp, weight: number, created: string): WorkloadObject => {
+    const obj = renderLlmMember(app, { version: versionOf(app.spec), weight, replicas: 2, stopped: false }) as unknown as WorkloadObject;
+    return { ...obj, metadata: { ...obj.metadata, creationTimestamp: created, uid: `uid-${versionOf(app.spec)}` }, status: { conditions: [{ type: 'Ready', status: 'True' }, { type: 'RouterReady', status: 'True' }], workloads: { primary: { readyReplicas: 2 } }, router: { group: { name: 'chat', members: [{ name: `chat-${h1}`, weight: 100 }, { name: `chat-${h2}`, weight: 0 }] } } } as WorkloadObject['status'] };
+  };
+  const objects = [member(v1, 100, '2026-11-23T08:00:00Z'), member(v2, 0, '2026-11-23T08:30:00Z')];
+  const observed = (app: ServerlessApp) => observe({ ...app, status: { phase: 'Stable', versions: { stable: { version: h1, revision: `chat-${h1}` } } } as ServerlessApp['status'] }, {
+    llm: { workload: llmWorkload(), members: objects.map(memberRevision), objects, live: routingMember(objects)! },
+  });
+  const uri = (p: Plan, member: string) => ((p.operations.find((op) => op.id === `llm/${member}`)?.desired?.spec as { model: { uri: string } }).model.uri);
+
+  it('keeps each version\'s own model: the stable member is never re-rendered from the edited spec', () => {
+    const p = planReconcile(observed(v2));
+    assert.equal(uri(p, `chat-${h1}`), v1.spec.model!.storageUri);
+    assert.equal(uri(p, `chat-${h2}`), v2.spec.model!.storageUri);
+  });
+
+  it('writes the member gaining weight first, so the group never passes through weights that add up to 0 (Istio answers 500)', () => {
+    const p = planReconcile(observed(v2));
+    const weights = p.operations.filter((op) => op.action === 'ensure').map((op) => [op.id, (op.desired!.spec as { router: { route: { weight: number } } }).router.route.weight]);
+    assert.deepEqual(weights, [[`llm/chat-${h2}`, 100], [`llm/chat-${h1}`, 0]], 'the candidate to 100 before the stable to 0');
   });
 });

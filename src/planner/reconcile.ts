@@ -26,7 +26,8 @@ import { retiredRouteKind, type AppRoutes, type Route } from './route.ts';
 import { invalidSpecStatus } from './status.ts';
 import { trafficPlan, type WorkloadObject } from './workloads.ts';
 import { MAX_RETAINED, memberPlan, type MemberPlan } from './llm-workload.ts';
-import { memberName, renderLlmMember } from '../render/llm-inference-service.ts';
+import { liveWorkload, memberName, renderLlmMember, versionWorkload } from '../render/llm-inference-service.ts';
+import { versionOf } from '../rollout/version.ts';
 import { servesLlm } from '../api/v1alpha1/serving.ts';
 import { parseDuration } from '../api/v1alpha1/duration.ts';
 import { ROLLOUT_DEFAULTS } from '../api/v1alpha1/defaults.ts';
@@ -261,21 +262,28 @@ function childOperations(o: ReconcileObservation, d: Decision): ChildOperation[]
 }
 
 /**
- * An LLM app's members (planner/llm-workload.ts memberPlan), each its own write: those losing weight first,
- * so a rollback takes the candidate's share away before anything else moves (KServe weights are
- * proportional: every intermediate split lies between the old and the new one). Then the replaced ones
- * past their retention go. KServe routes an LLM app, so no route of ours is written.
+ * An LLM app's members (planner/llm-workload.ts memberPlan), each its own write: those gaining weight first.
+ * KServe weights are proportional and Istio answers 500 where a rule's weights add up to 0 (istio
+ * conversion.go): raising first keeps a positive weight in every intermediate split (100/0 -> 0/100 passes
+ * 100/100, never 0/0), and each such split lies between the old and the new one. Then the replaced ones past
+ * their retention go. KServe routes an LLM app, so no route of ours is written.
  */
 function memberOperations(o: ReconcileObservation, p: MemberPlan): ChildOperation[] {
   const { app } = o;
   const live = new Map((o.llm?.objects ?? []).map((m) => [m.metadata.name, m]));
   const liveWeight = (name: string) => Number((live.get(name)?.spec as { router?: { route?: { weight?: number } } } | undefined)?.router?.route?.weight ?? 0);
-  const writes = p.members.map((m) => ({ m, name: memberName(app.metadata.name, m.version) }))
-    .sort((a, b) => (a.m.weight - liveWeight(a.name)) - (b.m.weight - liveWeight(b.name)));
+  const version = versionOf(app.spec);
+  // The spec's version from the spec; any other from its own live member (its model is not the spec's any more).
+  // One without a live member cannot be rendered, and is not made up from the spec.
+  const writes = p.members.flatMap((m) => {
+    const name = memberName(app.metadata.name, m.version);
+    const workload = m.version === version ? versionWorkload(app, m.version) : live.has(name) ? liveWorkload(live.get(name)!) : undefined;
+    return workload ? [{ m, name, workload }] : [];
+  }).sort((a, b) => (b.m.weight - liveWeight(b.name)) - (a.m.weight - liveWeight(a.name)));
   return [
-    ...writes.map(({ m, name }): ChildOperation => ({
+    ...writes.map(({ m, name, workload }): ChildOperation => ({
       id: `llm/${name}`, action: 'ensure', kind: Kinds.LLMInferenceService, write: 'apply',
-      desired: renderLlmMember(app, m) as unknown as WorkloadObject, ...(live.has(name) ? { live: live.get(name)! } : {}),
+      desired: renderLlmMember(app, m, workload) as unknown as WorkloadObject, ...(live.has(name) ? { live: live.get(name)! } : {}),
       why: m.stopped
         ? `version ${m.version} is ${m.retiredAt ? `replaced: kept stopped until ${new Date(Date.parse(m.retiredAt) + parseDuration(app.spec.rollout?.retainPrevious ?? ROLLOUT_DEFAULTS.retainPrevious)).toISOString()}` : 'parked: stopped at weight 0'}`
         : `version ${m.version} runs ${m.replicas} replica${m.replicas === 1 ? '' : 's'} at weight ${m.weight}`,

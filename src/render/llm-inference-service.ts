@@ -62,9 +62,52 @@ export function memberService(member: string): string {
   return childName(member, '-kserve-workload-svc');
 }
 
-export function renderLlmMember(app: ServerlessApp, member: LlmMember): LlmInferenceService {
+/**
+ * What one version runs: its model, pod template and pod metadata. The spec's version's comes from the app
+ * (versionWorkload); any other version's from its own live member (liveWorkload), since the app's spec now
+ * describes another model: the operator changes only the weight, replicas, stop and route of those.
+ */
+export interface VersionWorkload {
+  model: { uri: string; name: string };
+  labels: Record<string, string>;
+  annotations?: Record<string, string>;
+  template: Record<string, unknown>;
+}
+
+/** The spec's version, from the app's spec.model. */
+export function versionWorkload(app: ServerlessApp, version: string): VersionWorkload {
   const model = app.spec.model;
-  if (!model) throw new Error('renderLlmMember needs a model app');
+  if (!model) throw new Error('versionWorkload needs a model app');
+  // KServe copies spec.labels over its pod template's, whose app.kubernetes.io/{name,part-of,component} are its
+  // Deployment's selector (workload.go GetWorkloadLabelSelector): the pods carry our own keys only.
+  const labels = Object.fromEntries(Object.entries(podLabels(model, { [APP_LABEL]: app.metadata.name, [VERSION_LABEL]: version }))
+    .filter(([k]) => !KSERVE_SELECTOR_KEYS.includes(k)));
+  const annotations = podAnnotations(model, {});
+  return {
+    // One served name for every member: KServe routes a group only over members serving the same names (router_group.go).
+    model: { uri: model.storageUri, name: model.servedModelName ?? app.metadata.name },
+    // WorkloadSpec labels and annotations go on the pods KServe makes.
+    labels, ...(Object.keys(annotations).length ? { annotations } : {}),
+    template: {
+      ...renderPodSpecFields(model),
+      containers: [{
+        name: MAIN_CONTAINER,
+        ...(model.env ? { env: model.env } : {}),
+        ...(model.resources ? { resources: model.resources } : {}),
+        ...renderVolumeMounts(model),
+      }],
+    },
+  };
+}
+
+/** Another version's, as its live member holds it (what the operator applied when it was the spec's); undefined if it holds none. */
+export function liveWorkload(live: { spec?: unknown }): VersionWorkload | undefined {
+  const spec = live.spec as Partial<VersionWorkload> | undefined;
+  if (!spec?.model?.uri || !spec.template) return undefined;
+  return { model: { uri: spec.model.uri, name: spec.model.name ?? '' }, labels: spec.labels ?? {}, ...(spec.annotations ? { annotations: spec.annotations } : {}), template: spec.template };
+}
+
+export function renderLlmMember(app: ServerlessApp, member: LlmMember, workload: VersionWorkload = versionWorkload(app, member.version)): LlmInferenceService {
   const name = memberName(app.metadata.name, member.version);
   // The routing-group label is what KServe's defaulter sets from router.route.group
   // (llm_inference_service_defaults.go): rendered here, so a default is never a field we drop on the next apply.
@@ -74,31 +117,16 @@ export function renderLlmMember(app: ServerlessApp, member: LlmMember): LlmInfer
     ...(member.retiredAt ? { [RETIRED_AT_ANNOTATION]: member.retiredAt } : {}),
   };
   const ingress = app.spec.ingress;
-  // KServe copies spec.labels over its pod template's, whose app.kubernetes.io/{name,part-of,component} are its
-  // Deployment's selector (workload.go GetWorkloadLabelSelector): the pods carry our own keys only.
-  const podOwn = Object.fromEntries(Object.entries(podLabels(model, { [APP_LABEL]: app.metadata.name, [VERSION_LABEL]: member.version }))
-    .filter(([k]) => !KSERVE_SELECTOR_KEYS.includes(k)));
-  const podAnn = podAnnotations(model, {});
   return {
     apiVersion: apiVersionOf(Kinds.LLMInferenceService),
     kind: Kinds.LLMInferenceService.kind,
     metadata: { ...own, ...(Object.keys(annotations).length ? { annotations } : {}) },
     spec: {
-      // One served name for every member: KServe routes a group only over members serving the same names (router_group.go).
-      model: { uri: model.storageUri, name: model.servedModelName ?? app.metadata.name },
+      model: workload.model,
       replicas: member.replicas,
-      // WorkloadSpec labels and annotations go on the pods KServe makes.
-      labels: podOwn,
-      ...(Object.keys(podAnn).length ? { annotations: podAnn } : {}),
-      template: {
-        ...renderPodSpecFields(model),
-        containers: [{
-          name: MAIN_CONTAINER,
-          ...(model.env ? { env: model.env } : {}),
-          ...(model.resources ? { resources: model.resources } : {}),
-          ...renderVolumeMounts(model),
-        }],
-      },
+      labels: workload.labels,
+      ...(workload.annotations ? { annotations: workload.annotations } : {}),
+      template: workload.template,
       router: {
         route: { group: app.metadata.name, weight: member.weight, ...(ingress ? { http: { spec: hostRoute(app, name, ingress.hosts) } } : {}) },
         // The app's gateways (namespace/name, allowed by the platform), or KServe's own (inferenceservice-config's

@@ -159,11 +159,19 @@ describe('admission bounds: durations, model.size, probe hosts, the regex budget
     await userClient().apply(app(ns, 'llm-edge', { model: { serving: 'llm', storageUri: 'oci://registry/acme/chat:1', servedModelName: 'acme/Chat-7B.v2', resources: { limits: { 'amd.com/gpu': 8 } } }, rollout: { retainPrevious: '168h' } }), { dryRun: true });
   });
 
-  it('refuses switching an existing app to or from serving llm, naming model.serving (no make-before-break between the kinds)', async () => {
+  it('refuses switching an existing app to or from serving llm, or an LLM\'s served name, naming the field', async () => {
     await userClient().apply(app(ns, 'switcher', { model: { format: { name: 'sklearn' }, storageUri: 's3://acme/m' } }));
     await assert.rejects(userClient().apply(app(ns, 'switcher', { model: { serving: 'llm', storageUri: 's3://acme/m', resources: { limits: { 'nvidia.com/gpu': 1 } } } })), (err: unknown) => {
       assert.ok(err instanceof ApiError && err.code === 422, String(err));
       assert.match(err.message, /spec\.model\.serving: Invalid value: .*model\.serving "llm" cannot be set on or removed from an existing app: create a new app/);
+      return true;
+    });
+    // KServe splits a group only across versions serving the same name: a new one would never get traffic.
+    const llm = (servedModelName: string) => app(ns, 'namer', { model: { serving: 'llm', storageUri: 's3://acme/m', servedModelName, resources: { limits: { 'nvidia.com/mig-1g.10gb': 1 } } } });
+    await userClient().apply(llm('acme/chat'));
+    await assert.rejects(userClient().apply(llm('acme/chat-2')), (err: unknown) => {
+      assert.ok(err instanceof ApiError && err.code === 422, String(err));
+      assert.match(err.message, /spec\.model\.servedModelName: Invalid value: .*servedModelName cannot change: KServe splits traffic only across versions serving the same name/);
       return true;
     });
   });

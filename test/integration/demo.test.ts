@@ -19,9 +19,6 @@ import { freshNamespace, testEnv } from '../support/cluster.ts';
 import { proxyConfig, type ProxyIdentity } from '../support/envoy-config.ts';
 import { startOperator, testKubeConfig, type RunningOperator } from '../support/operator.ts';
 
-/** KServe's llmisvc manager can run here (the rig's KServe and istiod): the story then tells its LLM step. */
-const llm = () => !!(testEnv().dataPlane?.kserve && testEnv().dataPlane?.istio);
-
 describe('the demo story (integration)', function () {
   this.timeout(900_000);
   let op: RunningOperator;
@@ -32,14 +29,12 @@ describe('the demo story (integration)', function () {
 
   before(async () => {
     ns = await freshNamespace('demo');
-    // The story's LLM step needs KServe's llmisvc manager (the rig starts it on demand).
-    if (llm()) await testEnv().dataPlane!.llmisvc();
     warmup = await new ModelServer().start();
     prometheus = await new PrometheusStandIn().start();
     clock = new OffsetClock(new Date(DEMO_CLOCK_START));
     op = await startOperator({
       namespaces: [ns], allowedGateways: ['istio-system/public-gateway'],
-      warmupUrlTemplate: `${warmup.url}/{namespace}/{revision}{path}`, llmWarmupUrlTemplate: `${warmup.url}/{namespace}/{revision}{path}`,
+      warmupUrlTemplate: `${warmup.url}/{namespace}/{revision}{path}`,
       analysisProviders: [{ name: ANALYSIS_PROVIDER, url: prometheus.url }],
     }, { clock, warmupBackoffMs: 50 });
   });
@@ -55,7 +50,7 @@ describe('the demo story (integration)', function () {
       // Per wait: real Knative takes seconds per revision, and scales an idle revision to zero in about a minute.
       kubeConfig: testKubeConfig(), namespace: ns, clock, timeoutMs: 180_000,
       resync: () => op.apps.controller.enqueueAll(),
-      warmupRequests: () => warmup.requests, llm: llm(),
+      warmupRequests: () => warmup.requests,
       failWarmups: (failing) => { warmup.failing = failing; },
       analysisQueries: () => prometheus.queries(),
       print: (text) => lines.push(...text.split('\n')),
@@ -64,11 +59,7 @@ describe('the demo story (integration)', function () {
     const out = lines.join('\n');
 
     const done = lines.filter((l) => /^\s+\[[a-z]: done\]$/.test(l)).map((l) => l.trim());
-    assert.deepEqual(done, ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', ...(llm() ? ['j'] : [])].map((step) => `[${step}: done]`));
-    if (llm()) {
-      assert.match(out, /^\s+chat-\S+\s+90\s+1\s+\s+True/m, 'the LLM group at 90/10, as its LLMInferenceServices show it');
-      assert.match(out, /is stopped \(KServe removed its pods and its own route\)/);
-    }
+    assert.deepEqual(done, ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i'].map((step) => `[${step}: done]`));
     assert.match(out, /loopback server answered the 5 warmup requests/);
     assert.match(out, /^\s+shop-\S+\s+80%\s+stable\s/m, 'the 80/20 split is printed');
     assert.match(out, /^\s+shop-\S+\s+20%\s+candidate\s/m);

@@ -67,7 +67,7 @@ describe('KServe\'s llmisvc manager on the rig (integration)', function () {
     assert.equal(findCondition(route.status?.parents?.[0]?.conditions, 'Accepted')?.status, 'True', 'istiod accepted it');
   });
 
-  it('splits a group by the members\' weights once both are routable, and a stopped member keeps its place at weight 0', async () => {
+  it('splits a group by the members\' weights once both are routable, and routes nothing to a stopped member', async () => {
     const ns = await freshNamespace('llm-group');
     await api.create(llm(ns, 'v1', memberSpec(100)));
     await waitReady(ns, 'v1');
@@ -88,7 +88,10 @@ describe('KServe\'s llmisvc manager on the rig (integration)', function () {
     }, { timeoutMs: SETTLE_MS, intervalMs: 1_000 });
     assert.deepEqual(weightsOf(route), { 'v1-kserve-workload-svc': 100, 'v2-kserve-workload-svc': 25 });
 
-    // Stopped: its workload and its own route go; it stays in its peers' routes at weight 0, and comes back when unstopped.
+    // Stopped: its workload and its own route go, and its peers route nothing to it, and it comes back when unstopped.
+    // Whether a peer lists it at weight 0 or not at all depends on timing: a stopped member's status.addresses go, so
+    // its model names shrink to spec.model.name, which no longer equals a serving peer's set once the Gateway is
+    // Programmed and addresses carry the publisher names (router_group.go: a "divergent" member is left out).
     const stop = (name: string, value: string | null) => api.patch({ ...LLM, metadata: { namespace: ns, name, annotations: { [STOP]: value } } } as unknown as KubernetesObject,
       undefined, undefined, 'llm-test', undefined, PatchStrategy.MergePatch);
     await stop('v1', 'true');
@@ -97,11 +100,11 @@ describe('KServe\'s llmisvc manager on the rig (integration)', function () {
       return findCondition(o?.status?.conditions, 'Ready')?.reason === 'Stopped' ? o : undefined;
     }, { timeoutMs: SETTLE_MS, intervalMs: 1_000 });
     assert.equal(findCondition(stopped.status?.conditions, 'Ready')?.status, 'False');
-    route = await waitFor('v2\'s route keeps v1 at weight 0 and v1\'s own route is gone', async () => {
+    route = await waitFor('v2\'s route gives v1 no weight and v1\'s own route is gone', async () => {
       const [own, peer] = await Promise.all(['v1', 'v2'].map((n) => read<HttpRoute>('gateway.networking.k8s.io/v1', 'HTTPRoute', ns, `${n}-kserve-route`)));
-      return !own && weightsOf(peer)['v1-kserve-workload-svc'] === 0 ? peer : undefined;
+      return !own && peer && !weightsOf(peer)['v1-kserve-workload-svc'] ? peer : undefined;
     }, { timeoutMs: SETTLE_MS, intervalMs: 1_000 });
-    assert.deepEqual(weightsOf(route), { 'v1-kserve-workload-svc': 0, 'v2-kserve-workload-svc': 25 });
+    assert.equal(weightsOf(route)['v2-kserve-workload-svc'], 25);
     await stop('v1', null);
     await waitReady(ns, 'v1');
   });

@@ -139,8 +139,10 @@ export const modelSchema = object(
       { rule: `!(${IS_LLM}) || !has(self.args)`, message: `args do not apply to serving "${LLM}": KServe's vLLM command line takes extra arguments from the env variable VLLM_ADDITIONAL_ARGS`, fieldPath: '.args' },
       ...(['containerConcurrency', 'timeoutSeconds'] as const).map((f) => ({ rule: `!(${IS_LLM}) || !has(self.${f})`, message: `${f} is Knative's and does not apply to serving "${LLM}" (no Knative revision runs it)`, fieldPath: `.${f}` })),
       { rule: `${IS_LLM} || !has(self.servedModelName)`, message: `servedModelName applies to serving "${LLM}" only`, fieldPath: '.servedModelName' },
+      // KServe splits a group only across members serving the same model names (router_group.go): a new name would never get traffic.
+      { rule: `has(self.servedModelName) == has(oldSelf.servedModelName) && (!has(self.servedModelName) || self.servedModelName == oldSelf.servedModelName)`, message: `servedModelName cannot change: KServe splits traffic only across versions serving the same name (create a new app for another name)`, fieldPath: '.servedModelName' },
       { rule: `!(${IS_LLM}) || self.storageUri.matches('^(hf|s3|pvc|oci)://')`, message: `serving "${LLM}" reads hf://, s3://, pvc:// or oci:// URIs (KServe's LLM storage initializer)`, fieldPath: '.storageUri' },
-      { rule: `!(${IS_LLM}) || (has(self.resources) && has(self.resources.limits) && self.resources.limits.exists(k, k.endsWith('/gpu')))`, message: `serving "${LLM}" needs GPUs: set resources.limits, e.g. "nvidia.com/gpu": 1 (KServe's vLLM image is built for CUDA)`, fieldPath: '.resources', reason: 'FieldValueRequired' },
+      { rule: `!(${IS_LLM}) || (has(self.resources) && has(self.resources.limits) && self.resources.limits.exists(k, k.endsWith('/gpu') || k.startsWith('nvidia.com/mig-') || k.startsWith('gpu.intel.com/')))`, message: `serving "${LLM}" needs GPUs: set resources.limits, e.g. "nvidia.com/gpu": 1 (KServe's vLLM image is built for CUDA)`, fieldPath: '.resources', reason: 'FieldValueRequired' },
       ...podTemplateRules,
       { rule: `!has(self.volumeMounts) || self.volumeMounts.all(m, m.mountPath != '${KSERVE_MODEL_DIR}' && !m.mountPath.startsWith('${KSERVE_MODEL_DIR}/'))`, message: `mountPath must not be under ${KSERVE_MODEL_DIR}: KServe puts the model there`, fieldPath: '.volumeMounts' },
     ],
