@@ -69,6 +69,12 @@ describe('LLM apps: one LLMInferenceService per live version in the app\'s group
       assert.deepEqual([starting.ready, starting.failed, starting.waiting], [false, undefined, 'MinimumReplicasUnavailable: Deployment does not have minimum availability.']);
       assert.equal(observeMember(memberRevision(live(V2, { replicas: 0 }))).ready, false, 'Ready with no ready replica: not routable');
       assert.equal(observeMember(memberRevision(live(V2, { stopped: true }))).ready, false, 'a stopped member is not ready, even before KServe says so');
+      // A weight change rewrites the routes: KServe's Ready is False until istiod accepts their new generation.
+      const rewritten = live(V2);
+      rewritten.status!.conditions = [{ type: 'Ready', status: 'False', reason: 'HTTPRoutesNotReady', message: 'The following HTTPRoutes are not ready: ...' }, { type: 'WorkloadsReady', status: 'True' }];
+      assert.equal(observeMember(memberRevision(rewritten)).ready, true, 'its workloads serve: the rollout does not start over');
+      rewritten.status!.conditions = [{ type: 'Ready', status: 'False', reason: 'MinimumReplicasUnavailable' }, { type: 'WorkloadsReady', status: 'False' }];
+      assert.equal(observeMember(memberRevision(rewritten)).ready, false);
     });
 
     it('takes the split from the oldest member that is not stopped (its route wins in Istio), weights as proportions', () => {

@@ -21,6 +21,9 @@ import type { KnativeCondition, Revision } from './revisions.ts';
 import type { Workload, WorkloadObject, WorkloadSummary } from './workloads.ts';
 import { UNREPORTED } from './workloads.ts';
 
+/** KServe's Ready reasons that speak of its routes and gateways only (lifecycle.go, router.go): the workloads may serve. */
+const ROUTER_REASONS = ['HTTPRoutesNotReady', 'GatewaysNotReady', 'RouterNotReady'];
+
 /** Replaced versions kept stopped at once, newest first: each holds objects (not pods) until its retention ends. */
 export const MAX_RETAINED = 3;
 
@@ -44,12 +47,15 @@ export function isStopped(m: { metadata: { annotations?: Record<string, string> 
 export function memberRevision(m: WorkloadObject): Revision {
   const status = m.status as MemberStatus | undefined;
   const { name, namespace = '', labels, annotations, creationTimestamp, uid } = m.metadata;
-  const ready = findCondition(status?.conditions, 'Ready');
+  const conditions = ['Ready', 'WorkloadsReady'].flatMap((type) => {
+    const c = findCondition(status?.conditions, type);
+    return c ? [{ type, status: c.status, ...(c.reason ? { reason: c.reason } : {}), ...(c.message ? { message: c.message } : {}) }] : [];
+  });
   return {
     apiVersion: m.apiVersion, kind: m.kind,
     metadata: { name, namespace, ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}), ...(creationTimestamp ? { creationTimestamp } : {}), ...(uid ? { uid } : {}) },
     status: {
-      ...(ready ? { conditions: [{ type: 'Ready', status: ready.status, ...(ready.reason ? { reason: ready.reason } : {}), ...(ready.message ? { message: ready.message } : {}) }] } : {}),
+      ...(conditions.length ? { conditions } : {}),
       actualReplicas: status?.workloads?.primary?.readyReplicas ?? 0,
     },
   };
@@ -73,20 +79,26 @@ export function slimMember(m: WorkloadObject): WorkloadObject {
 }
 
 /**
- * Ready when KServe says so and a replica is ready: only then do its peers route to it (router_group.go,
- * routable). KServe's Ready=False reasons are all ones it keeps working on (pods starting, a route not yet
- * accepted, a stopped member): the rollout's progress deadline decides when a version has failed.
+ * Ready when its workloads are ready with a replica and KServe's Ready is True, or False only for its router:
+ * KServe's Ready drops to False (HTTPRoutesNotReady) for a moment at every weight change, until istiod has
+ * accepted the rewritten route's new generation (router_discovery.go IsHTTPRouteReady), and an automated
+ * rollout must not start over from its first step for that. Routing is judged by the traffic in force
+ * instead: KServe gives a member it cannot route to no place in its peers' routes (router_group.go), so no
+ * share is in force for it, whatever its weight. KServe's other Ready=False reasons are all ones it keeps
+ * working on (pods starting, a stopped member): the rollout's progress deadline decides when a version failed.
  */
 export function observeMember(r: Revision): ObservedRevision {
   const ready = findCondition(r.status?.conditions, 'Ready');
+  const workloads = findCondition(r.status?.conditions, 'WorkloadsReady');
   const replicas = r.status?.actualReplicas ?? 0;
   const stopped = isStopped(r);
-  const waiting = stopped ? 'Stopped: starting it again (its serving.kserve.io/stop annotation is being removed)'
+  const serving = !stopped && replicas > 0 && (ready?.status === 'True' || (workloads?.status === 'True' && ROUTER_REASONS.includes(ready?.reason ?? '')));
+  const waiting = serving ? undefined : stopped ? 'Stopped: starting it again (its serving.kserve.io/stop annotation is being removed)'
     : ready?.status === 'False' ? `${ready.reason ?? 'NotReady'}: ${ready.message ?? 'no message'}`
       : ready?.status === 'True' && replicas === 0 ? 'NoReadyReplicas: KServe reports it Ready with no ready replica' : undefined;
   return {
     name: r.metadata.name, version: r.metadata.labels?.[VERSION_LABEL] ?? '',
-    ready: !stopped && ready?.status === 'True' && replicas > 0, replicas,
+    ready: serving, replicas,
     ...(waiting ? { waiting } : {}),
   };
 }
