@@ -34,6 +34,8 @@ export interface DemoEnvironment {
   warmup: ModelServer;
   prometheus: PrometheusStandIn;
   router: DemoRouter;
+  /** KServe's llmisvc manager runs: the story tells the LLM step. */
+  llm: boolean;
   /** Under gateway-api: the parent Gateway "namespace/name" the routes attach to. */
   gateway?: string;
   /** Stops the operator, the stand-ins, the loopback servers and the control plane. */
@@ -68,6 +70,13 @@ export async function startEnvironment(log: (line: string) => void, router: Demo
       log(`router gateway-api: created Gateway ${DEMO_GATEWAY} (class istio, a Hostname address: istiod accepts routes on it and deploys nothing; SIMULATED: no Envoy runs behind it, no request is proxied)`);
     }
 
+    // KServe's LLMInferenceService manager, for the LLM step: started before the operator, which then serves LLM apps at once.
+    const llm = !!(controlPlane.dataPlane?.kserve && controlPlane.dataPlane.istio);
+    if (llm) {
+      started = performance.now();
+      await controlPlane.dataPlane!.llmisvc();
+      log(`KServe's llmisvc manager (LLMInferenceService, its webhooks and presets) ready in ${seconds(started)}; KWOK pods stand in for vLLM (SIMULATED)`);
+    }
     const warmup = await new ModelServer().start();
     stops.push(() => warmup.stop());
     const prometheus = await new PrometheusStandIn().start();
@@ -91,6 +100,7 @@ export async function startEnvironment(log: (line: string) => void, router: Demo
       '--allowed-gateways', DEMO_GATEWAY,
       '--router', router,
       '--warmup-url-template', `${warmup.url}/{namespace}/{revision}{path}`,
+      '--llm-warmup-url-template', `${warmup.url}/{namespace}/{revision}{path}`,
       '--analysis-providers', `${ANALYSIS_PROVIDER}=${prometheus.url}`,
     ], { LOG_LEVEL: process.env.LOG_LEVEL ?? 'error' });
     const clock = new OffsetClock(new Date(config.clockStart!));
@@ -103,7 +113,7 @@ export async function startEnvironment(log: (line: string) => void, router: Demo
     log(`operator running in-process (metrics http://127.0.0.1:${operator.manager.ports.metrics}/metrics, `
       + `router ${router}, warmup requests to ${warmup.url}, analysis provider "${ANALYSIS_PROVIDER}" at ${prometheus.url}, in-place revision scaling: ${operator.settings.inPlaceBounds})`);
 
-    return { controlPlane, kubeConfig, operator, clock, warmup, prometheus, router, ...(router === 'gateway-api' ? { gateway: DEMO_GATEWAY } : {}), stop };
+    return { controlPlane, kubeConfig, operator, clock, warmup, prometheus, router, llm, ...(router === 'gateway-api' ? { gateway: DEMO_GATEWAY } : {}), stop };
   } catch (err) {
     await stop();
     throw err;

@@ -146,7 +146,7 @@ try {
   await runStory({
     kubeConfig: running.kubeConfig, namespace: NAMESPACE, clock: running.clock, print: say,
     resync: () => running.operator.apps.controller.enqueueAll(),
-    warmupRequests: () => running.warmup.requests,
+    warmupRequests: () => running.warmup.requests, llm: running.llm,
     failWarmups: (failing) => { running.warmup.failing = failing; },
     analysisQueries: () => running.prometheus.queries(),
     router: running.router, ...(running.gateway ? { gateway: running.gateway } : {}),

@@ -30,6 +30,8 @@ export interface StoryEnv {
   lastStep?: 'd' | 'i';
   /** The configuration istiod sends a proxy (the rig's istiod): with it, step c replays browser sessions over shop's routes. */
   proxyConfig?(proxy: ProxyIdentity): Promise<ProxyConfig>;
+  /** KServe's llmisvc manager runs (the rig's, with istiod): the story ends with step j), an LLM's rollout by group weights. */
+  llm?: boolean;
   /** Per wait; default 120 s (real Knative scales an idle revision to zero about a minute after it started). */
   timeoutMs?: number;
 }

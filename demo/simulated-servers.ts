@@ -2,7 +2,7 @@
 // ports: the model server that answers the operator's warmup requests
 // (switchable to 503, for the failed warmup step) and a Prometheus stand-in
 // that answers every instant query with one passing sample (for the automated
-// analysis step). On a cluster warmup goes to the revision's private Service
+// analysis steps: a success rate, or the LLM step's latencies and error rate). On a cluster warmup goes to the revision's private Service
 // and queries to the platform's Prometheus; here both are SIMULATED.
 
 import { LoopbackServer, promVector } from '../test/support/http-server.ts';
@@ -29,11 +29,21 @@ export class ModelServer extends LoopbackServer {
   }
 }
 
-/** Prometheus' instant-query API answering `value` to every query. */
+/** What the stand-in answers the LLM step's checks (examples/llm-chat-canary.yaml), by the metric the query reads: a healthy LLM. */
+export const SIMULATED_LLM_FIGURES: ReadonlyArray<readonly [RegExp, number]> = [
+  [/time_to_first_token/, 0.42], // seconds, p95
+  [/inter_token_latency/, 0.031], // seconds, p95
+  [/istio_requests_total/, 0.002], // share of 5xx
+];
+
+/** Prometheus' instant-query API answering `value` to every query (the LLM checks' metrics their SIMULATED_LLM_FIGURES). */
 export class PrometheusStandIn extends LoopbackServer {
   constructor(value = SIMULATED_SUCCESS_RATE) {
     super();
-    this.handler = (_req, res) => res.end(promVector(value));
+    this.handler = (req, res) => {
+      const query = new URL(req.url, 'http://prometheus').searchParams.get('query') ?? '';
+      res.end(promVector(SIMULATED_LLM_FIGURES.find(([metric]) => metric.test(query))?.[1] ?? value));
+    };
   }
 
   /** The PromQL of every query received, in order. */

@@ -3,7 +3,8 @@
 // canary, a header route and a promotion; a bad version is rolled back, a good
 // one moves through automated steps gated by a Prometheus check; a model
 // version fails its warmup and a retry promotes it; then a scale window with a
-// lead time prewarms, opens and closes on the demo clock. Each step edits the
+// lead time prewarms, opens and closes on the demo clock; with KServe's llmisvc
+// manager, an LLM's rollout by group weights (story-llm.ts). Each step edits the
 // spec as a user would, waits for the real status and Events and prints what
 // `kubectl` would show. `npm run demo` runs it on a local control plane;
 // test/integration/demo.test.ts runs it so it cannot rot. The rollout steps
@@ -21,6 +22,7 @@ import { Kinds } from '../src/util/kinds.ts';
 import { condition, Observer, routeAccepted, routeWeights } from './observe.ts';
 import type { Scene, StoryEnv } from './scene.ts';
 import { automatedSteps, failedWarmup, rollBack } from './story-rollouts.ts';
+import { llmRollout } from './story-llm.ts';
 import { replaySessions, SHOP_STICKINESS } from './story-sessions.ts';
 import { berlinTime, formatApps, formatHttpRoute, formatRevisions, formatRoutes, ROUTES_SIMULATED, type GatewayHttpRoute, type RevisionRow } from './table.ts';
 
@@ -252,6 +254,7 @@ export async function runStory(env: StoryEnv): Promise<void> {
         + `${shop.spec.scaling?.scaleToZeroAfter ?? 'its retention period'} (scaleToZeroAfter), then scales it to zero; no request reaches it here (the network is simulated)`,
       `next transition: ${shopI.status?.scaling?.nextTransition?.change} at ${berlinTime(new Date(shopI.status!.scaling!.nextTransition!.at))} (Tuesday's lead time)`,
     ], 'i');
+    if (env.llm) await llmRollout(scene);
   } finally {
     see.close();
   }

@@ -19,6 +19,9 @@ import { freshNamespace, testEnv } from '../support/cluster.ts';
 import { proxyConfig, type ProxyIdentity } from '../support/envoy-config.ts';
 import { startOperator, testKubeConfig, type RunningOperator } from '../support/operator.ts';
 
+/** KServe's llmisvc manager can run here (the rig's KServe and istiod): the story then tells its LLM step. */
+const llm = () => !!(testEnv().dataPlane?.kserve && testEnv().dataPlane?.istio);
+
 describe('the demo story (integration)', function () {
   this.timeout(900_000);
   let op: RunningOperator;
@@ -29,12 +32,14 @@ describe('the demo story (integration)', function () {
 
   before(async () => {
     ns = await freshNamespace('demo');
+    // The story's LLM step needs KServe's llmisvc manager (the rig starts it on demand).
+    if (llm()) await testEnv().dataPlane!.llmisvc();
     warmup = await new ModelServer().start();
     prometheus = await new PrometheusStandIn().start();
     clock = new OffsetClock(new Date(DEMO_CLOCK_START));
     op = await startOperator({
       namespaces: [ns], allowedGateways: ['istio-system/public-gateway'],
-      warmupUrlTemplate: `${warmup.url}/{namespace}/{revision}{path}`,
+      warmupUrlTemplate: `${warmup.url}/{namespace}/{revision}{path}`, llmWarmupUrlTemplate: `${warmup.url}/{namespace}/{revision}{path}`,
       analysisProviders: [{ name: ANALYSIS_PROVIDER, url: prometheus.url }],
     }, { clock, warmupBackoffMs: 50 });
   });
@@ -50,7 +55,7 @@ describe('the demo story (integration)', function () {
       // Per wait: real Knative takes seconds per revision, and scales an idle revision to zero in about a minute.
       kubeConfig: testKubeConfig(), namespace: ns, clock, timeoutMs: 180_000,
       resync: () => op.apps.controller.enqueueAll(),
-      warmupRequests: () => warmup.requests,
+      warmupRequests: () => warmup.requests, llm: llm(),
       failWarmups: (failing) => { warmup.failing = failing; },
       analysisQueries: () => prometheus.queries(),
       print: (text) => lines.push(...text.split('\n')),
@@ -59,7 +64,11 @@ describe('the demo story (integration)', function () {
     const out = lines.join('\n');
 
     const done = lines.filter((l) => /^\s+\[[a-z]: done\]$/.test(l)).map((l) => l.trim());
-    assert.deepEqual(done, ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i'].map((step) => `[${step}: done]`));
+    assert.deepEqual(done, ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', ...(llm() ? ['j'] : [])].map((step) => `[${step}: done]`));
+    if (llm()) {
+      assert.match(out, /^\s+chat-\S+\s+90\s+1\s+\s+True/m, 'the LLM group at 90/10, as its LLMInferenceServices show it');
+      assert.match(out, /is stopped \(KServe removed its pods and its own route\)/);
+    }
     assert.match(out, /loopback server answered the 5 warmup requests/);
     assert.match(out, /^\s+shop-\S+\s+80%\s+stable\s/m, 'the 80/20 split is printed');
     assert.match(out, /^\s+shop-\S+\s+20%\s+candidate\s/m);
@@ -80,8 +89,10 @@ describe('the demo story (integration)', function () {
     for (const reason of ['CanaryWeightChanged', 'Promoted', 'RolledBack', 'WindowPrewarming', 'WindowOpened', 'WindowClosed']) assert.match(out, new RegExp(`Event Normal ${reason} on shop`));
     assert.match(out, /Event Warning WarmupFailed on fraud/);
 
-    const queried = prometheus.queries();
+    // shop's rounds (the LLM step's checks read vLLM's and Istio's metrics of chat's pods).
+    const queried = prometheus.queries().filter((q) => !/vllm:|istio_requests_total/.test(q));
     assert.equal(queried.length, 2, 'one check round per automated step');
+    if (llm()) assert.ok(prometheus.queries().some((q) => q.includes('vllm:time_to_first_token_seconds_bucket') && q.includes(`namespace="${ns}"`)), 'the LLM step\'s checks ran against its candidate');
     assert.ok(queried.every((q) => q.includes(`namespace_name="${ns}"`) && /revision_name="shop-\w+"/.test(q)), `queries about the candidate: ${queried.join(' | ')}`);
 
     const shop = await getApp(ns, 'shop');
