@@ -15,13 +15,13 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
 import { Kinds, type ResourceKind } from '../../src/util/kinds.ts';
 import { userClient } from '../support/apps.ts';
-import { freshNamespace } from '../support/cluster.ts';
+import { freshNamespace, testEnv } from '../support/cluster.ts';
 import { SETTLE_MS, waitFor } from '../support/wait.ts';
 
 const dir = new URL('../../src/render/testdata/', import.meta.url).pathname;
 
 // The goldens' specs, as loosely as the checks below reach into them.
-interface Doc { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; annotations?: Record<string, string> }; spec: any }
+interface Doc { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> }; spec: any }
 
 interface Check {
   /** What only the defaulting webhook adds: proof that it ran on the dry run. */
@@ -60,6 +60,12 @@ const checks: Record<string, Check> = {
     broken: (v) => { v.spec.http[0].retries = { attempts: 0, retryOn: '5xx' }; },
     refusedBy: /^admission webhook "validation\.istio\.io" denied the request: .*http retry policy configured when attempts are set to 0/,
   },
+  LLMInferenceService: {
+    // KServe's llmisvc manager serves the webhooks; the CRD's schema bounds a weight.
+    defaulted: (l) => assert.equal(l.metadata.labels?.['serving.kserve.io/routing-group'], l.spec.router.route.group, 'the routing-group label KServe\'s defaulter sets, as rendered'),
+    broken: (l) => { l.spec.router.route.weight = -1; },
+    refusedBy: /spec\.router\.route\.weight in body should be greater than or equal to 0/,
+  },
   HTTPRoute: {
     // No webhook judges Gateway API routes (istiod's validates Istio's own groups only): the CRD's schema does.
     broken: (h) => { h.spec.hostnames = ['Not A Hostname']; },
@@ -75,6 +81,8 @@ function kindOf(doc: Doc): ResourceKind {
 
 describe('rendered objects on the real admission chain (integration)', function () {
   this.timeout(600_000);
+  // LLMInferenceServices are admitted by KServe's llmisvc manager, which the rig starts on demand.
+  before(async () => { if (testEnv().dataPlane?.kserve && testEnv().dataPlane?.istio) await testEnv().dataPlane!.llmisvc(); });
   for (const file of readdirSync(dir).filter((f) => f.endsWith('.golden.yaml'))) {
     it(`${file} is admitted by the pinned CRDs and the real webhooks, which refuse it with one field broken`, async () => {
       const docs = parseAllDocuments(readFileSync(dir + file, 'utf8')).map((d) => d.toJSON() as Doc);

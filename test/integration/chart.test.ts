@@ -78,7 +78,7 @@ describe('Helm chart: rendering', function () {
   it('hands each value to the operator as its own parser reads it', async () => {
     const values = {
       watchNamespaces: ['team-a', 'team-b'], allowedGateways: ['istio-system/public', '{namespace}/*'],
-      warmupUrlTemplate: 'http://{revision}.{namespace}.svc:8012{path}', modelCache: { nodeGroup: 'gpu-a100', scope: 'cluster', maxModelSize: '20Gi', maxBytesPerNamespace: '50Gi', maxCachesPerNamespace: 7, minChargePerCache: '2Gi', allowedStorageUriPrefixes: ['s3://models/{namespace}/'] },
+      warmupUrlTemplate: 'http://{revision}.{namespace}.svc:8012{path}', llmWarmupUrlTemplate: 'https://{service}.{namespace}.svc:8443{path}', modelCache: { nodeGroup: 'gpu-a100', scope: 'cluster', maxModelSize: '20Gi', maxBytesPerNamespace: '50Gi', maxCachesPerNamespace: 7, minChargePerCache: '2Gi', allowedStorageUriPrefixes: ['s3://models/{namespace}/'] },
       knativeInPlaceScaling: 'false', knativeVisibility: 'external', localGateway: 'local-gw.istio-system.svc.cluster.local', router: 'gateway-api', logLevel: 'debug', concurrency: 12,
       metrics: { port: 9090 }, healthProbePort: 9091, leaderElection: { leaseName: 'my-lease' },
       allowedHostSuffixes: ['{namespace}.apps.example.com'], allowWildcardHosts: true,
@@ -95,6 +95,7 @@ describe('Helm chart: rendering', function () {
       namespaces: ['team-a', 'team-b'], concurrency: 12, logLevel: 'debug', metricsAddr: ':9090', probeAddr: ':9091',
       leaderElect: true, leaderElectionNamespace: 'ops', leaderElectionId: 'my-lease', identity: 'pod-1',
       allowedGateways: ['istio-system/public', '{namespace}/*'], warmupUrlTemplate: 'http://{revision}.{namespace}.svc:8012{path}',
+      llmWarmupUrlTemplate: 'https://{service}.{namespace}.svc:8443{path}',
       modelCacheNodeGroup: 'gpu-a100', modelCacheScope: 'cluster', knativeInPlaceScaling: 'false', knativeVisibility: 'external',
       localGateway: 'local-gw.istio-system.svc.cluster.local', router: 'gateway-api',
       allowedHostSuffixes: ['{namespace}.apps.example.com'], allowWildcardHosts: true,

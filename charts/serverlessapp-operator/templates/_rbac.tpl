@@ -35,9 +35,10 @@ ConfigMaps, no Pods, no wildcards.
     resources: [inferenceservices]
     verbs: [get, list, watch, create, patch, delete]
   # LLM apps (model.serving: llm): one per live version; a replaced one is deleted after rollout.retainPrevious.
+  # Read always (the operator's cache of them); written only where the platform serves LLM apps (llm.enabled).
   - apiGroups: [serving.kserve.io]
     resources: [llminferenceservices]
-    verbs: [get, list, watch, create, patch, delete]
+    verbs: [list, watch{{ if .Values.llm.enabled }}, get, create, patch, delete{{ end }}]
   {{- if ne .Values.modelCache.scope "cluster" }}
   # Model caches owned by their app; deleted when the model changes or caching stops.
   - apiGroups: [serving.kserve.io]
