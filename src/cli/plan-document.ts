@@ -8,7 +8,7 @@
 // The JSON document is versioned (apiVersion serverlessapp.io/plan/v1): fields
 // are only ever added within v1; a change of meaning is a new version.
 
-import { llmWorkload, memberRevision, routingMember } from '../planner/llm-workload.ts';
+import { llmObservation, llmWorkload } from '../planner/llm-workload.ts';
 import type { ServerlessApp } from '../api/v1alpha1/serverlessapp.ts';
 import type { SpecProblem } from '../api/v1alpha1/validation.ts';
 import { cacheNameFor, cacheScopeProblem, wantsCache } from '../controllers/model-cache.ts';
@@ -148,7 +148,7 @@ export function planChildren(input: PlanInput): Planned {
     app: edited, now: input.now,
     knative: { workload: knativeWorkload(settings.inPlaceBounds, settings.clusterLocal), ...(input.knative ? { live: input.knative } : {}) },
     kserve: { workload: kserveWorkload(settings.inPlaceBounds, settings.clusterLocal), ...(input.kserve ? { live: input.kserve } : {}) },
-    llm: { workload: llmWorkload(), members: (input.llmMembers ?? []).map(memberRevision), objects: input.llmMembers ?? [], ...(routingMember(input.llmMembers ?? []) ? { live: routingMember(input.llmMembers ?? [])! } : {}) },
+    llm: llmObservation(llmWorkload(), input.llmMembers ?? []),
     revisions: input.revisions,
     policy: settings.policy, cacheScope: settings.cacheScope,
     hosts, budgets,

@@ -18,7 +18,7 @@ import type { Manager } from '../runtime/manager.ts';
 import type { Projection } from '../runtime/object-decode.ts';
 import { Kinds, type ResourceKind } from '../util/kinds.ts';
 import { ownedBy } from './children.ts';
-import { memberRevision, routingMember, slimMember } from '../planner/llm-workload.ts';
+import { llmObservation, slimMember } from '../planner/llm-workload.ts';
 import { controllingAppRef } from '../render/metadata.ts';
 import { routingManager } from '../planner/write-rules.ts';
 import { unservedKinds } from './data-plane.ts';
@@ -116,7 +116,7 @@ export class AppCaches {
     return {
       knative: { workload: kinds.knative, ...optional('live', this.services.get(namespace, name)) },
       kserve: { workload: kinds.kserve, ...optional('live', this.inferenceServices.get(namespace, name)) },
-      llm: { workload: kinds.llm, members: members.map(memberRevision), objects: members, ...optional('live', routingMember(members)) },
+      llm: llmObservation(kinds.llm, members),
       revisions: this.revisions.byIndex(objectKey(namespace, name)),
       routes,
     };

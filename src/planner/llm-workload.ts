@@ -113,6 +113,12 @@ export function routingMember(members: readonly WorkloadObject[]): WorkloadObjec
     .sort((a, b) => (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') || a.metadata.name.localeCompare(b.metadata.name))[0];
 }
 
+/** What the planner observes of an LLM app (decide.ts Observation.llm): its members as revisions, and the one routing. */
+export function llmObservation(workload: Workload, objects: WorkloadObject[]): { workload: Workload; live?: WorkloadObject; members: Revision[]; objects: WorkloadObject[] } {
+  const live = routingMember(objects);
+  return { workload, members: objects.map(memberRevision), objects, ...(live ? { live } : {}) };
+}
+
 /**
  * The split in force: the routing member's status.router.group, which KServe writes after its route
  * (router_group_status.go): the members its route lists, each weight proportional. Stopped ones carry 0.
